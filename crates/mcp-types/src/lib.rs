@@ -1,0 +1,61 @@
+//! Model Context Protocol types for every schema revision, generated from the official JSON schemas.
+//!
+//! Each revision is a module behind a cargo feature (`v2024_11_05`, `v2025_03_26`, `v2025_06_18`,
+//! `v2025_11_25`, `v2026_07_28`, `draft`); any combination compiles together. The latest released
+//! revision (`v2026_07_28`) is the default feature and is re-exported at the crate root.
+//!
+//! The modules are produced by `cargo xtask codegen` (see `xtask/`); this file and the few modules
+//! next to it are the hand-written parts every revision shares: [`RequestId`], [`ProgressToken`],
+//! [`ErrorObject`] and the [`error_codes`], [`ResultType`], [`ProtocolVersion`], the raw JSON Schema
+//! holders [`ObjectSchema`] and [`JsonSchema`], and the lsp-types style [`Request`] and
+//! [`Notification`] traits.
+//!
+//! ```
+//! # #[cfg(feature = "v2026_07_28")] {
+//! use mcp_types::{ClientRequest, Request as _, CallToolRequest};
+//!
+//! let bytes = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{
+//!     "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+//!              "io.modelcontextprotocol/clientCapabilities":{}},
+//!     "name":"get_weather","arguments":{"city":"Paris"}}}"#;
+//! let ClientRequest::CallTool(call) = serde_json::from_slice(bytes).unwrap() else { panic!() };
+//! assert_eq!(call.params.name, "get_weather");
+//! assert_eq!(CallToolRequest::METHOD, "tools/call");
+//! # }
+//! ```
+
+
+mod common;
+pub mod error_codes;
+mod generated;
+#[doc(hidden)]
+pub mod private;
+mod schema;
+mod version;
+
+pub use common::{ErrorObject, ProgressToken, RequestId, ResultType};
+pub use generated::*;
+pub use schema::{JsonSchema, ObjectSchema, SchemaError};
+pub use version::ProtocolVersion;
+
+#[cfg(feature = "v2026_07_28")]
+pub use generated::v2026_07_28::*;
+
+/// A JSON object with arbitrary members (`_meta` values, tool arguments, capability settings).
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;
+
+/// A request method, in the style of `lsp-types`: the method name, its params and its result.
+///
+/// Implemented by every request type of every revision, so that a caller can decode a response by
+/// the method it sent: `serde_json::from_value::<<CallToolRequest as Request>::Result>(result)`.
+pub trait Request {
+    const METHOD: &'static str;
+    type Params: serde::Serialize + serde::de::DeserializeOwned;
+    type Result: serde::Serialize + serde::de::DeserializeOwned;
+}
+
+/// A notification method: its name and its params.
+pub trait Notification {
+    const METHOD: &'static str;
+    type Params: serde::Serialize + serde::de::DeserializeOwned;
+}

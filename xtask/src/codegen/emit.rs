@@ -1,0 +1,715 @@
+//! Model → Rust tokens. Structs get hand-rolled (de)serializers: unknown members go to `extra`
+//! without `#[serde(flatten)]` (which buffers every object), `const` members are checked, and
+//! errors name the type and field.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+use serde_json::Value;
+
+use super::docs::Docs;
+use super::model::*;
+
+pub fn ident(name: &str) -> Ident {
+    match name {
+        "type" | "ref" | "enum" | "const" | "match" | "mod" | "move" | "return" | "static" | "use" | "where" | "async"
+        | "await" | "dyn" | "fn" | "for" | "impl" | "in" | "let" | "loop" | "mut" | "pub" | "struct" | "trait" | "true"
+        | "false" | "while" | "box" | "final" | "override" | "priv" | "abstract" | "become" | "do" | "macro" | "try"
+        | "yield" | "virtual" | "unsized" | "typeof" | "gen" => Ident::new_raw(name, Span::call_site()),
+        _ => Ident::new(name, Span::call_site()),
+    }
+}
+
+pub fn ty_tokens(ty: &Ty) -> TokenStream {
+    match ty {
+        Ty::String => quote!(::std::string::String),
+        Ty::Bool => quote!(bool),
+        Ty::I64 => quote!(i64),
+        Ty::U64 => quote!(u64),
+        Ty::Number => quote!(::serde_json::Number),
+        Ty::Value => quote!(::serde_json::Value),
+        Ty::Object => quote!(crate::JsonObject),
+        Ty::Vec(inner) => {
+            let inner = ty_tokens(inner);
+            quote!(::std::vec::Vec<#inner>)
+        }
+        Ty::Map(inner) => {
+            let inner = ty_tokens(inner);
+            quote!(::std::collections::BTreeMap<::std::string::String, #inner>)
+        }
+        Ty::Named(n) => {
+            let n = ident(n);
+            quote!(#n)
+        }
+        Ty::Path(p) => syn::parse_str::<syn::Type>(p).map(|t| quote!(#t)).expect("valid path"),
+    }
+}
+
+fn doc_attrs(docs: &Docs, text: Option<&str>) -> TokenStream {
+    let lines = docs.lines(text.unwrap_or(""));
+    quote!(#(#[doc = #lines])*)
+}
+
+pub fn module(m: &Module, docs: &Docs) -> TokenStream {
+    let mut out = TokenStream::new();
+    for item in &m.items {
+        out.extend(match item {
+            Item::Struct(s) => struct_tokens(s, docs),
+            Item::Union(u) => union_tokens(u, docs),
+            Item::Alias(a) => {
+                let name = ident(&a.name);
+                let ty = ty_tokens(&a.ty);
+                let doc = doc_attrs(docs, a.doc.as_deref());
+                quote!(#doc pub type #name = #ty;)
+            }
+            Item::Reexport { path, doc, .. } => {
+                let path: syn::Path = syn::parse_str(path).unwrap();
+                let doc = doc_attrs(docs, Some(doc));
+                quote!(#doc pub use #path;)
+            }
+        });
+    }
+    for e in m.enums.keys() {
+        let name = ident(e);
+        out.extend(quote! {
+            impl crate::private::MatchScore for #name {
+                fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
+                    value.as_str().and_then(|s| s.parse::<#name>().ok()).map(|_| 1)
+                }
+            }
+        });
+    }
+    for msg in &m.messages {
+        out.extend(message_tokens(msg, m));
+    }
+    out.extend(method_impls(m));
+    out
+}
+
+fn const_tokens(value: &Value) -> TokenStream {
+    match value {
+        Value::String(s) => quote!(#s),
+        Value::Number(n) if n.is_i64() => {
+            let n = n.as_i64().unwrap();
+            quote!(#n)
+        }
+        other => panic!("unsupported const {other}"),
+    }
+}
+
+fn struct_tokens(s: &StructDef, docs: &Docs) -> TokenStream {
+    let name = ident(&s.name);
+    let name_str = s.schema_name.clone().unwrap_or_else(|| s.name.clone());
+    let doc = doc_attrs(docs, s.doc.as_deref());
+    let default = s.default.then(|| quote!(Default,));
+
+    let mut field_defs = Vec::new();
+    for f in &s.fields {
+        let id = ident(&f.ident);
+        let ty = ty_tokens(&f.ty);
+        let ty = if f.required && !f.nullable { ty } else { quote!(::std::option::Option<#ty>) };
+        let mut text = f.doc.clone().unwrap_or_default();
+        if f.json != f.ident && f.json.contains('/') {
+            text = format!("`{}`{}{}", f.json, if text.is_empty() { "" } else { ": " }, text);
+        }
+        if f.default_if_absent {
+            text.push_str("\n\nDecoded as `complete` when absent (results of servers older than 2026-07-28).");
+        }
+        let fdoc = doc_attrs(docs, Some(&text));
+        field_defs.push(quote!(#fdoc pub #id: #ty,));
+    }
+    let extra_def = s.open.then(|| {
+        quote! {
+            /// Members the schema does not define, kept so that re-encoding loses nothing.
+            pub extra: crate::JsonObject,
+        }
+    });
+
+    // Associated consts: `CallToolRequest::METHOD`, `TextContent::TYPE`, `ParseError::CODE`.
+    let assoc: Vec<TokenStream> = s
+        .consts
+        .iter()
+        .filter(|c| c.json != "jsonrpc")
+        .map(|c| {
+            let cname = format_ident!("{}", super::model::field_ident(&c.json).to_uppercase());
+            let value = const_tokens(&c.value);
+            let ty = if c.value.is_string() { quote!(&'static str) } else { quote!(i64) };
+            let text = format!("The `{}` member every `{}` carries.", c.json, name_str);
+            quote!(#[doc = #text] pub const #cname: #ty = #value;)
+        })
+        .collect();
+
+    // Constructor over the required fields.
+    let required: Vec<&Field> = s.fields.iter().filter(|f| f.required && !f.default_if_absent).collect();
+    let params = required.iter().map(|f| {
+        let id = ident(&f.ident);
+        if f.nullable {
+            let ty = ty_tokens(&f.ty);
+            quote!(#id: ::std::option::Option<#ty>)
+        } else if f.ty == Ty::String {
+            quote!(#id: impl ::std::convert::Into<::std::string::String>)
+        } else {
+            let ty = ty_tokens(&f.ty);
+            quote!(#id: #ty)
+        }
+    });
+    let inits = s.fields.iter().map(|f| {
+        let id = ident(&f.ident);
+        if f.required && !f.default_if_absent {
+            if f.ty == Ty::String && !f.nullable { quote!(#id: #id.into(),) } else { quote!(#id,) }
+        } else if f.default_if_absent {
+            quote!(#id: ::std::default::Default::default(),)
+        } else {
+            quote!(#id: ::std::option::Option::None,)
+        }
+    });
+    let extra_init = s.open.then(|| quote!(extra: crate::JsonObject::new(),));
+    let new_doc = format!("A `{name_str}` with the given required members and no optional ones.");
+
+    // Serialize.
+    let const_count = s.consts.len();
+    let mut len_terms = vec![quote!(#const_count)];
+    let mut ser_entries = Vec::new();
+    for c in &s.consts {
+        let key = &c.json;
+        let value = const_tokens(&c.value);
+        ser_entries.push(quote!(map.serialize_entry(#key, &#value)?;));
+    }
+    for f in &s.fields {
+        let key = &f.json;
+        let id = ident(&f.ident);
+        if f.required {
+            len_terms.push(quote!(1usize));
+            ser_entries.push(quote!(map.serialize_entry(#key, &self.#id)?;));
+        } else {
+            len_terms.push(quote!(usize::from(self.#id.is_some())));
+            ser_entries.push(quote!(if let ::std::option::Option::Some(value) = &self.#id { map.serialize_entry(#key, value)?; }));
+        }
+    }
+    if s.open {
+        len_terms.push(quote!(self.extra.len()));
+        ser_entries.push(quote!(for (key, value) in &self.extra { map.serialize_entry(key, value)?; }));
+    }
+
+    // Deserialize.
+    let slots = s.fields.iter().map(|f| {
+        let slot = format_ident!("f_{}", f.ident.trim_start_matches("r#"));
+        let ty = ty_tokens(&f.ty);
+        let ty = if f.nullable && f.required { quote!(::std::option::Option<#ty>) } else { ty };
+        quote!(let mut #slot: ::std::option::Option<#ty> = ::std::option::Option::None;)
+    });
+    let seen = s.consts.iter().map(|c| {
+        let flag = format_ident!("seen_{}", super::model::field_ident(&c.json));
+        quote!(let mut #flag = false;)
+    });
+    let mut arms = Vec::new();
+    for f in &s.fields {
+        let key = &f.json;
+        let slot = format_ident!("f_{}", f.ident.trim_start_matches("r#"));
+        arms.push(quote! {
+            #key => {
+                if #slot.is_some() {
+                    return ::std::result::Result::Err(crate::private::duplicate_field(#name_str, #key));
+                }
+                #slot = ::std::option::Option::Some(map.next_value().map_err(|e| crate::private::in_field(#key, e))?);
+            }
+        });
+    }
+    for c in &s.consts {
+        let key = &c.json;
+        let flag = format_ident!("seen_{}", super::model::field_ident(&c.json));
+        let check = match &c.value {
+            Value::String(v) => quote!(crate::private::expect_const_str(&mut map, #name_str, #key, #v)?;),
+            Value::Number(n) => {
+                let n = n.as_i64().unwrap();
+                quote!(crate::private::expect_const_i64(&mut map, #name_str, #key, #n)?;)
+            }
+            other => panic!("unsupported const {other}"),
+        };
+        arms.push(quote! {
+            #key => {
+                if #flag {
+                    return ::std::result::Result::Err(crate::private::duplicate_field(#name_str, #key));
+                }
+                #check
+                #flag = true;
+            }
+        });
+    }
+    let unknown_arm = if s.open {
+        quote! {
+            _ => {
+                let value: ::serde_json::Value = map.next_value()?;
+                extra.insert(key.into_owned(), value);
+            }
+        }
+    } else {
+        quote! {
+            other => {
+                return ::std::result::Result::Err(::serde::de::Error::custom(format_args!("`{}`: unknown field `{}`", #name_str, other)));
+            }
+        }
+    };
+    let extra_decl = s.open.then(|| quote!(let mut extra = crate::JsonObject::new();));
+    let const_checks = s.consts.iter().map(|c| {
+        let key = &c.json;
+        let flag = format_ident!("seen_{}", super::model::field_ident(&c.json));
+        quote!(if !#flag { return ::std::result::Result::Err(crate::private::missing_field(#name_str, #key)); })
+    });
+    let finish = s.fields.iter().map(|f| {
+        let id = ident(&f.ident);
+        let slot = format_ident!("f_{}", f.ident.trim_start_matches("r#"));
+        let key = &f.json;
+        if f.default_if_absent {
+            quote!(#id: #slot.unwrap_or_default(),)
+        } else if f.required {
+            quote!(#id: #slot.ok_or_else(|| crate::private::missing_field(#name_str, #key))?,)
+        } else {
+            quote!(#id: #slot,)
+        }
+    });
+    let extra_finish = s.open.then(|| quote!(extra,));
+    let map_binding = if s.fields.is_empty() && s.consts.is_empty() && !s.open { quote!(map) } else { quote!(mut map) };
+
+    // Scoring for unions that no member discriminates.
+    let required_keys: Vec<&str> = s
+        .fields
+        .iter()
+        .filter(|f| f.required && !f.default_if_absent)
+        .map(|f| f.json.as_str())
+        .chain(s.consts.iter().filter(|c| !c.value.is_string()).map(|c| c.json.as_str()))
+        .collect();
+    let tag_terms = s.score_tags.iter().map(|(k, vs, optional)| quote!((#k, &[#(#vs),*], #optional)));
+
+    quote! {
+        #doc
+        #[derive(Debug, Clone, PartialEq, Eq, #default)]
+        pub struct #name {
+            #(#field_defs)*
+            #extra_def
+        }
+
+        impl #name {
+            #(#assoc)*
+            #[doc = #new_doc]
+            #[allow(clippy::too_many_arguments)]
+            pub fn new(#(#params),*) -> Self {
+                #name { #(#inits)* #extra_init }
+            }
+        }
+
+        impl ::serde::Serialize for #name {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                use ::serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(::std::option::Option::Some(#(#len_terms)+*))?;
+                #(#ser_entries)*
+                map.end()
+            }
+        }
+
+        impl crate::private::VisitObject for #name {
+            fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(#map_binding: A) -> ::std::result::Result<Self, A::Error> {
+                #(#slots)*
+                #(#seen)*
+                #extra_decl
+                while let ::std::option::Option::Some(key) = map.next_key::<crate::private::Key>()? {
+                    match key.as_str() {
+                        #(#arms)*
+                        #unknown_arm
+                    }
+                }
+                #(#const_checks)*
+                ::std::result::Result::Ok(#name { #(#finish)* #extra_finish })
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for #name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
+                crate::private::deserialize_object(deserializer, #name_str)
+            }
+        }
+
+        impl crate::private::MatchScore for #name {
+            fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
+                crate::private::object_score(value, &[#(#required_keys),*], &[#(#tag_terms),*])
+            }
+        }
+    }
+}
+
+fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
+    let name = ident(&u.name);
+    let name_str = u.schema_name.clone().unwrap_or_else(|| u.name.clone());
+    let mut doc_text = u.doc.clone().unwrap_or_default();
+    let how = match &u.strategy {
+        Strategy::Tag { key, default, other, .. } => {
+            let mut s = format!("Decoded by the `{key}` member");
+            if let Some(d) = default {
+                s.push_str(&format!(" (absent: `{}`)", u.variants[*d].ident));
+            }
+            if other.is_some() {
+                s.push_str("; an unknown method decodes as `Other`, a known method with bad params is an error");
+            }
+            s + "."
+        }
+        Strategy::Score => "Decoded by shape: the variant whose required members and tags all fit, the most \
+                            specific one winning; a tie between variants is an error, never a guess."
+            .into(),
+    };
+    if !doc_text.is_empty() {
+        doc_text.push_str("\n\n");
+    }
+    doc_text.push_str(&how);
+    let doc = doc_attrs(docs, Some(&doc_text));
+
+    let mut variant_defs = Vec::new();
+    let mut ser_arms = Vec::new();
+    for v in &u.variants {
+        let id = ident(&v.ident);
+        let ty = ty_tokens(&v.ty);
+        let vdoc = match &v.tags[..] {
+            [] => String::new(),
+            tags => format!("`{}`", tags.join("`, `")),
+        };
+        let vdoc = doc_attrs(docs, Some(&vdoc));
+        variant_defs.push(quote!(#vdoc #id(#ty),));
+        ser_arms.push(quote!(Self::#id(value) => ::serde::Serialize::serialize(value, serializer),));
+    }
+    let mut other_impl = TokenStream::new();
+    if let Strategy::Tag { other: Some(other), .. } = &u.strategy {
+        let ty = ty_tokens(other);
+        variant_defs.push(quote!(
+            /// A method this revision does not define (an extension), kept as received.
+            Other(#ty),
+        ));
+        ser_arms.push(quote!(Self::Other(value) => ::serde::Serialize::serialize(value, serializer),));
+        let method_arms = u.variants.iter().map(|v| {
+            let id = ident(&v.ident);
+            let tag = &v.tags[0];
+            quote!(Self::#id(_) => #tag,)
+        });
+        let id_impl = match other {
+            Ty::Named(n) if n.starts_with("JsonRpc") => {
+                let is_request = n == "JsonRpcRequest";
+                is_request.then(|| {
+                    let id_arms = u.variants.iter().map(|v| {
+                        let vid = ident(&v.ident);
+                        quote!(Self::#vid(value) => &value.id,)
+                    });
+                    quote! {
+                        /// The JSON-RPC id of the request.
+                        pub fn id(&self) -> &crate::RequestId {
+                            match self {
+                                #(#id_arms)*
+                                Self::Other(value) => &value.id,
+                            }
+                        }
+                    }
+                })
+            }
+            _ => None,
+        };
+        other_impl = quote! {
+            impl #name {
+                /// The method name, as sent on the wire.
+                pub fn method(&self) -> &str {
+                    match self {
+                        #(#method_arms)*
+                        Self::Other(value) => &value.method,
+                    }
+                }
+                #id_impl
+            }
+        };
+    }
+
+    let de_impl = match &u.strategy {
+        Strategy::Tag { key, decode: Decode::Stream, default, other } => {
+            let arms = u.variants.iter().map(|v| {
+                let id = ident(&v.ident);
+                let ty = ty_tokens(&v.ty);
+                let tags = &v.tags;
+                let what = format!("`{}` `{}`", name_str, v.tags[0]);
+                quote!(#(#tags)|* => <#ty as crate::private::VisitObject>::visit_object(map).map(Self::#id).map_err(|e| crate::private::in_variant(#what, e)),)
+            });
+            let all_tags: Vec<&String> = u.variants.iter().flat_map(|v| &v.tags).collect();
+            let fallback = match other {
+                Some(ty) => {
+                    let ty = ty_tokens(ty);
+                    quote!(_ => <#ty as crate::private::VisitObject>::visit_object(map).map(Self::Other),)
+                }
+                None => quote!(other => ::std::result::Result::Err(crate::private::unknown_tag(#name_str, #key, other, &[#(#all_tags),*])),),
+            };
+            let default_tag = match default {
+                Some(d) => {
+                    let t = &u.variants[*d].tags[0];
+                    quote!(::std::option::Option::Some(#t))
+                }
+                None => quote!(::std::option::Option::None),
+            };
+            quote! {
+                impl crate::private::TaggedUnion for #name {
+                    const NAME: &'static str = #name_str;
+                    const TAG: &'static str = #key;
+                    const DEFAULT_TAG: ::std::option::Option<&'static str> = #default_tag;
+                    fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(tag: &str, map: crate::private::Resumed<A>) -> ::std::result::Result<Self, A::Error> {
+                        match tag {
+                            #(#arms)*
+                            #fallback
+                        }
+                    }
+                }
+
+                impl crate::private::VisitObject for #name {
+                    fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(map: A) -> ::std::result::Result<Self, A::Error> {
+                        crate::private::visit_tagged(map)
+                    }
+                }
+
+                impl<'de> ::serde::Deserialize<'de> for #name {
+                    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
+                        deserializer.deserialize_map(crate::private::TaggedVisitor::<Self>::new())
+                    }
+                }
+            }
+        }
+        Strategy::Tag { key, decode: Decode::RawProbe, default, .. } => {
+            let arms = u.variants.iter().enumerate().map(|(i, v)| {
+                let id = ident(&v.ident);
+                let tags = &v.tags;
+                let what = format!("`{}` as `{}`", name_str, v.ident);
+                let pat = if *default == Some(i) {
+                    quote!(::std::option::Option::None #(| ::std::option::Option::Some(#tags))*)
+                } else {
+                    quote!(#(::std::option::Option::Some(#tags))|*)
+                };
+                quote!(#pat => crate::private::from_raw(#what, raw.get()).map(Self::#id),)
+            });
+            let all_tags: Vec<&String> = u.variants.iter().flat_map(|v| &v.tags).collect();
+            quote! {
+                impl<'de> ::serde::Deserialize<'de> for #name {
+                    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
+                        let raw = <::std::boxed::Box<::serde_json::value::RawValue> as ::serde::Deserialize>::deserialize(deserializer)?;
+                        let tag = crate::private::probe_tag(raw.get(), #key).map_err(::serde::de::Error::custom)?;
+                        match tag.as_deref() {
+                            #(#arms)*
+                            ::std::option::Option::Some(other) => ::std::result::Result::Err(crate::private::unknown_tag(#name_str, #key, other, &[#(#all_tags),*])),
+                            #[allow(unreachable_patterns)]
+                            ::std::option::Option::None => ::std::result::Result::Err(crate::private::missing_field(#name_str, #key)),
+                        }
+                    }
+                }
+            }
+        }
+        Strategy::Score => {
+            let scores = u.variants.iter().map(|v| {
+                let ty = ty_tokens(&v.ty);
+                let id = &v.ident;
+                quote!((#id, <#ty as crate::private::MatchScore>::match_score(&value)),)
+            });
+            let arms = u.variants.iter().enumerate().map(|(i, v)| {
+                let id = ident(&v.ident);
+                let vname = &v.ident;
+                quote!(#i => crate::private::from_value(#name_str, #vname, value).map(Self::#id),)
+            });
+            quote! {
+                impl<'de> ::serde::Deserialize<'de> for #name {
+                    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
+                        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
+                        let scores = [#(#scores)*];
+                        match crate::private::pick_variant::<D::Error>(#name_str, &value, &scores)? {
+                            #(#arms)*
+                            _ => ::std::unreachable!(),
+                        }
+                    }
+                }
+            }
+        }
+    };
+
+    let score_terms = u.variants.iter().map(|v| {
+        let ty = ty_tokens(&v.ty);
+        quote!(<#ty as crate::private::MatchScore>::match_score(value),)
+    });
+    let other_score = match &u.strategy {
+        Strategy::Tag { other: Some(ty), .. } => {
+            let ty = ty_tokens(ty);
+            quote!(<#ty as crate::private::MatchScore>::match_score(value).map(|_| 0),)
+        }
+        _ => quote!(),
+    };
+
+    quote! {
+        #doc
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub enum #name {
+            #(#variant_defs)*
+        }
+
+        #other_impl
+
+        impl ::serde::Serialize for #name {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                match self {
+                    #(#ser_arms)*
+                }
+            }
+        }
+
+        #de_impl
+
+        impl crate::private::MatchScore for #name {
+            fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
+                [#(#score_terms)* #other_score].into_iter().flatten().max()
+            }
+        }
+    }
+}
+
+fn message_tokens(msg: &MessageDef, m: &Module) -> TokenStream {
+    let name = ident(&msg.name);
+    let name_str = &msg.name;
+    let doc = &msg.doc;
+    let union_tags = |schema_name: &str| -> Vec<String> {
+        m.items
+            .iter()
+            .find_map(|i| match i {
+                Item::Union(u) if u.schema_name.as_deref() == Some(schema_name) => {
+                    Some(u.variants.iter().flat_map(|v| v.tags.clone()).collect())
+                }
+                _ => None,
+            })
+            .unwrap_or_default()
+    };
+    let notif = ident(&msg.notification);
+    let notif_tags = union_tags(&msg.notification);
+    let (req_variant, req_arm, req_unknown, req_ser) = match &msg.request {
+        Some(r) => {
+            let req = ident(r);
+            let tags = union_tags(r);
+            (
+                quote!(Request(#req),),
+                quote!(#(#tags)|* => <#req as crate::private::TaggedUnion>::dispatch(&method, rest).map(Self::Request),),
+                quote!(<#req as crate::private::TaggedUnion>::dispatch(&method, rest).map(Self::Request)),
+                quote!(Self::Request(value) => ::serde::Serialize::serialize(value, serializer),),
+            )
+        }
+        None => (
+            quote!(),
+            quote!(),
+            quote!(::std::result::Result::Err(::serde::de::Error::custom(format_args!("`{}`: `{}` is not a request method of this revision", #name_str, method)))),
+            quote!(),
+        ),
+    };
+    let (resp_variants, resp_arms, resp_ser) = if msg.responses {
+        (
+            quote! {
+                /// A successful response; decode `result` by the request's method.
+                Response(JsonRpcResultResponse),
+                /// An error response.
+                Error(JsonRpcErrorResponse),
+            },
+            quote! {
+                "result" => return <JsonRpcResultResponse as crate::private::VisitObject>::visit_object(crate::private::Resumed::new(buffered, ::std::option::Option::Some(key.into_owned()), map)).map(Self::Response),
+                "error" => return <JsonRpcErrorResponse as crate::private::VisitObject>::visit_object(crate::private::Resumed::new(buffered, ::std::option::Option::Some(key.into_owned()), map)).map(Self::Error),
+            },
+            quote! {
+                Self::Response(value) => ::serde::Serialize::serialize(value, serializer),
+                Self::Error(value) => ::serde::Serialize::serialize(value, serializer),
+            },
+        )
+    } else {
+        (quote!(), quote!(), quote!())
+    };
+    let expecting = if msg.responses { "`method`, `result` or `error`" } else { "`method`" };
+    quote! {
+        #[doc = #doc]
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub enum #name {
+            #req_variant
+            Notification(#notif),
+            #resp_variants
+        }
+
+        impl ::serde::Serialize for #name {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                match self {
+                    #req_ser
+                    Self::Notification(value) => ::serde::Serialize::serialize(value, serializer),
+                    #resp_ser
+                }
+            }
+        }
+
+        impl crate::private::VisitObject for #name {
+            fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(mut map: A) -> ::std::result::Result<Self, A::Error> {
+                let mut buffered: ::std::vec::Vec<(::std::string::String, ::serde_json::Value)> = ::std::vec::Vec::new();
+                while let ::std::option::Option::Some(key) = map.next_key::<crate::private::Key>()? {
+                    match key.as_str() {
+                        "method" => {
+                            let method = map.next_value::<crate::private::Str>()?.0.into_owned();
+                            buffered.push(("method".to_owned(), ::serde_json::Value::String(method.clone())));
+                            let rest = crate::private::Resumed::new(buffered, ::std::option::Option::None, map);
+                            return match method.as_str() {
+                                #req_arm
+                                #(#notif_tags)|* => <#notif as crate::private::TaggedUnion>::dispatch(&method, rest).map(Self::Notification),
+                                _ => {
+                                    // An extension method: its `id` decides request or notification.
+                                    let (buffered, has_id) = crate::private::drain_checking(rest, "id")?;
+                                    let rest = crate::private::Resumed::new(buffered, ::std::option::Option::None, crate::private::EmptyMap::<A::Error>::new());
+                                    if has_id {
+                                        #req_unknown
+                                    } else {
+                                        <#notif as crate::private::TaggedUnion>::dispatch(&method, rest).map(Self::Notification)
+                                    }
+                                }
+                            };
+                        }
+                        #resp_arms
+                        _ => {
+                            let value: ::serde_json::Value = map.next_value()?;
+                            buffered.push((key.into_owned(), value));
+                        }
+                    }
+                }
+                ::std::result::Result::Err(::serde::de::Error::custom(format_args!("`{}`: not a JSON-RPC message of this revision (no {})", #name_str, #expecting)))
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for #name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
+                crate::private::deserialize_object(deserializer, #name_str)
+            }
+        }
+    }
+}
+
+fn method_impls(m: &Module) -> TokenStream {
+    let mut out = TokenStream::new();
+    for r in &m.requests {
+        let ty = ident(&r.ty);
+        let method = &r.method;
+        let params = ty_tokens(&r.params);
+        let result = ty_tokens(r.result.as_ref().expect("requests have results"));
+        out.extend(quote! {
+            impl crate::Request for #ty {
+                const METHOD: &'static str = #method;
+                type Params = #params;
+                type Result = #result;
+            }
+        });
+    }
+    for n in &m.notifications {
+        let ty = ident(&n.ty);
+        let method = &n.method;
+        let params = ty_tokens(&n.params);
+        out.extend(quote! {
+            impl crate::Notification for #ty {
+                const METHOD: &'static str = #method;
+                type Params = #params;
+            }
+        });
+    }
+    out
+}

@@ -1,0 +1,927 @@
+//! Schema → intermediate model: named structs, unions and aliases, with every naming and
+//! discrimination decision made here so that the emitter only prints.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use anyhow::{Context, bail};
+use serde_json::{Map, Value};
+
+/// A Rust type expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ty {
+    String,
+    Bool,
+    I64,
+    U64,
+    /// `serde_json::Number`: keeps `50` as `50` and `0.5` as `0.5`.
+    Number,
+    Value,
+    /// `serde_json::Map<String, Value>`.
+    Object,
+    Vec(Box<Ty>),
+    /// `BTreeMap<String, T>`.
+    Map(Box<Ty>),
+    /// A type generated into this module.
+    Named(String),
+    /// A hand-written type of the crate (`crate::RequestId`).
+    Path(&'static str),
+}
+
+#[derive(Debug)]
+pub struct Field {
+    pub json: String,
+    pub ident: String,
+    pub ty: Ty,
+    pub required: bool,
+    /// `null` is a valid value (required nullable fields are `Option` but always encoded).
+    pub nullable: bool,
+    /// Absent means `Default::default()` (`resultType`).
+    pub default_if_absent: bool,
+    pub doc: Option<String>,
+}
+
+/// A required `const` member: not stored, checked on decode, written on encode.
+#[derive(Debug)]
+pub struct ConstField {
+    pub json: String,
+    pub value: Value,
+}
+
+#[derive(Debug)]
+pub struct StructDef {
+    pub name: String,
+    pub schema_name: Option<String>,
+    pub doc: Option<String>,
+    pub fields: Vec<Field>,
+    pub consts: Vec<ConstField>,
+    /// Unknown members are kept in `extra` (every object the schema does not close).
+    pub open: bool,
+    /// `(member, values, optional)`: string tags checked when scoring union variants.
+    pub score_tags: Vec<(String, Vec<String>, bool)>,
+    pub default: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Decode {
+    /// Read keys until the tag, then decode the variant from the rest of the object.
+    Stream,
+    /// Capture the raw object, find the tag, then decode the variant (tags that come last).
+    RawProbe,
+}
+
+#[derive(Debug)]
+pub enum Strategy {
+    Tag {
+        key: String,
+        decode: Decode,
+        /// Variant index used when the tag is absent.
+        default: Option<usize>,
+        /// Type of the catch-all variant for unknown tags (unknown methods stay representable).
+        other: Option<Ty>,
+    },
+    /// Buffer the value and pick the most specific fitting variant; ties are errors.
+    Score,
+}
+
+#[derive(Debug)]
+pub struct Variant {
+    pub ident: String,
+    pub ty: Ty,
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug)]
+pub struct UnionDef {
+    pub name: String,
+    pub schema_name: Option<String>,
+    pub doc: Option<String>,
+    pub variants: Vec<Variant>,
+    pub strategy: Strategy,
+}
+
+#[derive(Debug)]
+pub struct AliasDef {
+    pub name: String,
+    pub doc: Option<String>,
+    pub ty: Ty,
+}
+
+#[derive(Debug)]
+pub enum Item {
+    Struct(StructDef),
+    Union(UnionDef),
+    Alias(AliasDef),
+    /// A schema definition replaced by a hand-written crate type, re-exported under its name.
+    Reexport { path: &'static str, doc: String },
+}
+
+#[derive(Debug)]
+pub struct EnumSpec {
+    pub values: Vec<String>,
+    pub doc: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct Method {
+    pub method: String,
+    pub ty: String,
+    pub params: Ty,
+    pub result: Option<Ty>,
+}
+
+/// Typed top-level message unions for revisions whose request types carry `id`.
+#[derive(Debug)]
+pub struct MessageDef {
+    pub name: String,
+    pub doc: String,
+    pub request: Option<String>,
+    pub notification: String,
+    pub responses: bool,
+}
+
+#[derive(Debug)]
+pub struct Module {
+    pub items: Vec<Item>,
+    pub enums: BTreeMap<String, EnumSpec>,
+    pub requests: Vec<Method>,
+    pub notifications: Vec<Method>,
+    pub messages: Vec<MessageDef>,
+    /// Schema definition name → Rust name, for doc links.
+    pub names: BTreeMap<String, String>,
+}
+
+/// Definitions replaced by hand-written types shared by every revision.
+fn replacement(def: &str) -> Option<(Ty, &'static str)> {
+    Some(match def {
+        "RequestId" => (Ty::Path("crate::RequestId"), "crate::RequestId"),
+        "ProgressToken" => (Ty::Path("crate::ProgressToken"), "crate::ProgressToken"),
+        "Error" => (Ty::Path("crate::ErrorObject"), "crate::ErrorObject"),
+        "ResultType" => (Ty::Path("crate::ResultType"), "crate::ResultType"),
+        _ => return None,
+    })
+}
+
+/// Definitions whose schema form is worse than plain JSON (the schema's `JSONValue` rejects
+/// fractions and `null`, which the TypeScript source allows).
+fn json_alias(def: &str) -> Option<Ty> {
+    Some(match def {
+        "JSONValue" => Ty::Value,
+        "JSONObject" => Ty::Object,
+        "JSONArray" => Ty::Vec(Box::new(Ty::Value)),
+        _ => return None,
+    })
+}
+
+pub fn rust_type_name(def: &str) -> String {
+    match def {
+        "Result" => "ResultBase".into(),
+        "Request" => "RequestBase".into(),
+        "Notification" => "NotificationBase".into(),
+        _ => def.replace("JSONRPC", "JsonRpc").replace("JSON", "Json").replace("URL", "Url"),
+    }
+}
+
+pub fn pascal(s: &str) -> String {
+    let mut out = String::new();
+    let mut upper = true;
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            if upper {
+                out.extend(c.to_uppercase());
+            } else {
+                out.push(c);
+            }
+            upper = false;
+        } else {
+            upper = true;
+        }
+    }
+    out
+}
+
+/// `io.modelcontextprotocol/protocolVersion` → `protocol_version`, `_meta` → `meta`, `isError` → `is_error`.
+pub fn field_ident(json: &str) -> String {
+    let base = json.rsplit('/').next().unwrap_or(json);
+    let mut out = String::new();
+    for (i, c) in base.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out.trim_matches('_').to_string()
+}
+
+pub fn build(schema: &Value) -> anyhow::Result<Module> {
+    let (defs, prefix) = if let Some(d) = schema.get("$defs").and_then(Value::as_object) {
+        (d, "#/$defs/")
+    } else {
+        (
+            schema.get("definitions").and_then(Value::as_object).context("schema has neither $defs nor definitions")?,
+            "#/definitions/",
+        )
+    };
+    let mut b = Builder {
+        defs,
+        prefix,
+        items: Vec::new(),
+        enums: BTreeMap::new(),
+        enum_names: HashMap::new(),
+        taken: BTreeSet::new(),
+        kinds: HashMap::new(),
+    };
+    let mut names = BTreeMap::new();
+    for name in defs.keys() {
+        b.taken.insert(rust_type_name(name));
+        names.insert(name.clone(), rust_type_name(name));
+    }
+    for (name, def) in defs {
+        b.build_def(name, def).with_context(|| format!("definition {name}"))?;
+    }
+    b.mark_defaults();
+    let (requests, notifications) = b.methods()?;
+    let messages = b.messages();
+    Ok(Module { items: b.items, enums: b.enums, requests, notifications, messages, names })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Struct,
+    Union,
+    Enum,
+    Other,
+}
+
+struct Builder<'a> {
+    defs: &'a Map<String, Value>,
+    prefix: &'static str,
+    items: Vec<Item>,
+    enums: BTreeMap<String, EnumSpec>,
+    /// (field name, values) → enum name, so identical inline enums share one type.
+    enum_names: HashMap<(String, Vec<String>), String>,
+    taken: BTreeSet<String>,
+    kinds: HashMap<String, Kind>,
+}
+
+fn description(schema: &Value) -> Option<String> {
+    schema.get("description").and_then(Value::as_str).map(str::to_owned)
+}
+
+fn string_values(schema: &Value) -> Option<Vec<String>> {
+    if let Some(c) = schema.get("const").and_then(Value::as_str) {
+        return Some(vec![c.to_owned()]);
+    }
+    schema.get("enum")?.as_array()?.iter().map(|v| v.as_str().map(str::to_owned)).collect()
+}
+
+impl<'a> Builder<'a> {
+    fn ref_name<'s>(&self, schema: &'s Value) -> Option<&'s str> {
+        schema.get("$ref")?.as_str()?.strip_prefix(self.prefix)
+    }
+
+    fn def(&self, name: &str) -> anyhow::Result<&'a Value> {
+        self.defs.get(name).with_context(|| format!("unresolved $ref {name}"))
+    }
+
+    /// Follows `$ref` chains to the schema object that describes the shape.
+    fn resolve(&self, schema: &'a Value) -> anyhow::Result<&'a Value> {
+        let mut s = schema;
+        while let Some(name) = s.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix(self.prefix)) {
+            s = self.def(name)?;
+        }
+        Ok(s)
+    }
+
+    fn ref_ty(&self, name: &str) -> anyhow::Result<Ty> {
+        if let Some((ty, _)) = replacement(name) {
+            return Ok(ty);
+        }
+        if let Some(ty) = json_alias(name) {
+            return Ok(ty);
+        }
+        self.def(name)?;
+        Ok(Ty::Named(rust_type_name(name)))
+    }
+
+    fn claim(&mut self, name: String) -> anyhow::Result<String> {
+        if !self.taken.insert(name.clone()) {
+            bail!("generated type name {name} is used twice; add a naming rule in codegen/model.rs");
+        }
+        Ok(name)
+    }
+
+    fn build_def(&mut self, name: &str, def: &'a Value) -> anyhow::Result<()> {
+        let rust = rust_type_name(name);
+        let doc = description(def);
+        if let Some((_, path)) = replacement(name) {
+            self.kinds.insert(rust.clone(), Kind::Other);
+            self.items.push(Item::Reexport {
+                path,
+                doc: format!("The schema's `{name}` is the shared [`{path}`]."),
+            });
+            return Ok(());
+        }
+        if let Some(ty) = json_alias(name) {
+            self.kinds.insert(rust.clone(), Kind::Other);
+            let why = "The schema's form admits no fractions and no `null`, which the protocol's \
+                       TypeScript source allows, so plain JSON is used.";
+            self.items.push(Item::Alias(AliasDef {
+                name: rust,
+                doc: Some(format!("`{name}`: any JSON value of this shape. {why}")),
+                ty,
+            }));
+            return Ok(());
+        }
+        if let Some(target) = self.ref_name(def) {
+            let ty = self.ref_ty(target)?;
+            self.kinds.insert(rust.clone(), Kind::Other);
+            self.items.push(Item::Alias(AliasDef { name: rust, doc, ty }));
+            return Ok(());
+        }
+        if let Some(members) = def.get("anyOf").and_then(Value::as_array) {
+            self.kinds.insert(rust.clone(), Kind::Union);
+            return self.build_union(rust, Some(name.into()), doc, members);
+        }
+        // 2026-07-28 spells the one-member `ClientNotification` union as a copy of
+        // `CancelledNotification`; it stays a union here, like in every other revision.
+        if matches!(name, "ClientRequest" | "ServerRequest" | "ClientNotification" | "ServerNotification")
+            && let Some(same) = self.equal_def_except(def, name)
+        {
+            self.kinds.insert(rust.clone(), Kind::Union);
+            let member = serde_json::json!({ "$ref": format!("{}{same}", self.prefix) });
+            let members: &'a [Value] = Box::leak(vec![member].into_boxed_slice());
+            return self.build_union(rust, Some(name.into()), doc, members);
+        }
+        if def.get("allOf").is_some() || is_struct_schema(def) {
+            self.kinds.insert(rust.clone(), Kind::Struct);
+            return self.build_struct(rust, Some(name.into()), def);
+        }
+        if let Some(values) = string_values(def) {
+            self.kinds.insert(rust.clone(), Kind::Enum);
+            self.enums.insert(rust, EnumSpec { values, doc });
+            return Ok(());
+        }
+        let ty = self.field_ty(&rust, "", def)?;
+        self.kinds.insert(rust.clone(), Kind::Other);
+        self.items.push(Item::Alias(AliasDef { name: rust, doc, ty }));
+        Ok(())
+    }
+
+    /// Properties and required names of an object schema, merging `allOf` members in order.
+    fn collect_props(&self, schema: &'a Value, props: &mut Vec<(String, &'a Value)>, required: &mut BTreeSet<String>) -> anyhow::Result<()> {
+        let schema = self.resolve(schema)?;
+        if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
+            for member in all {
+                self.collect_props(member, props, required)?;
+            }
+        }
+        if let Some(p) = schema.get("properties").and_then(Value::as_object) {
+            for (k, v) in p {
+                match props.iter_mut().find(|(name, _)| name == k) {
+                    Some(slot) => slot.1 = v,
+                    None => props.push((k.clone(), v)),
+                }
+            }
+        }
+        if let Some(r) = schema.get("required").and_then(Value::as_array) {
+            required.extend(r.iter().filter_map(Value::as_str).map(str::to_owned));
+        }
+        Ok(())
+    }
+
+    fn build_struct(&mut self, name: String, schema_name: Option<String>, schema: &'a Value) -> anyhow::Result<()> {
+        let mut props = Vec::new();
+        let mut required = BTreeSet::new();
+        self.collect_props(schema, &mut props, &mut required)?;
+        let mut fields = Vec::new();
+        let mut consts = Vec::new();
+        let mut score_tags = Vec::new();
+        for (json, prop) in props {
+            let prop_resolved = self.resolve(prop)?;
+            let is_required = required.contains(&json);
+            if let Some(value) = prop.get("const").or_else(|| prop_resolved.get("const")) {
+                if is_required {
+                    if let Some(s) = value.as_str() {
+                        score_tags.push((json.clone(), vec![s.to_owned()], false));
+                    }
+                    consts.push(ConstField { json, value: value.clone() });
+                    continue;
+                } else if let Some(s) = value.as_str() {
+                    score_tags.push((json.clone(), vec![s.to_owned()], true));
+                }
+            }
+            let (ty, default_if_absent) = if json == "resultType" {
+                (Ty::Path("crate::ResultType"), true)
+            } else {
+                (self.field_ty(&name, &json, prop)?, false)
+            };
+            let nullable = prop_resolved
+                .get("type")
+                .and_then(Value::as_array)
+                .is_some_and(|t| t.iter().any(|v| v == "null"));
+            fields.push(Field {
+                ident: field_ident(&json),
+                doc: description(prop),
+                json,
+                ty,
+                required: is_required,
+                nullable,
+                default_if_absent,
+            });
+        }
+        // resultType discriminates 2026-07-28 results: `input_required` only on InputRequiredResult.
+        if fields.iter().any(|f| f.json == "resultType") && schema_name.as_deref() != Some("Result") {
+            let input_required = schema_name.as_deref() == Some("InputRequiredResult");
+            score_tags.push((
+                "resultType".into(),
+                vec![if input_required { "input_required" } else { "complete" }.into()],
+                !input_required,
+            ));
+        }
+        let open = schema.get("additionalProperties") != Some(&Value::Bool(false));
+        let doc = description(schema);
+        self.items.push(Item::Struct(StructDef { name, schema_name, doc, fields, consts, open, score_tags, default: false }));
+        Ok(())
+    }
+
+    fn inline_name(&self, parent: &str, json: &str) -> String {
+        match json {
+            "_meta" => format!("{parent}Meta"),
+            "error" => format!("{parent}Object"),
+            "data" if parent.ends_with("ErrorObject") => format!("{}Data", parent.trim_end_matches("Object")),
+            "result" if parent.ends_with("ResultResponse") => {
+                format!("{}Outcome", parent.trim_end_matches("ResultResponse"))
+            }
+            "tasks" if parent.ends_with("Capabilities") => {
+                format!("{}TasksCapability", parent.trim_end_matches("Capabilities"))
+            }
+            _ if parent == "ClientCapabilities" || parent == "ServerCapabilities" => {
+                format!("{}Capability", pascal(json))
+            }
+            _ => format!("{parent}{}", pascal(json)),
+        }
+    }
+
+    fn field_ty(&mut self, parent: &str, json: &str, prop: &'a Value) -> anyhow::Result<Ty> {
+        if let Some(target) = self.ref_name(prop) {
+            return self.ref_ty(target);
+        }
+        if parent == "Tool" && (json == "inputSchema" || json == "outputSchema") {
+            let requires_object = prop
+                .get("properties")
+                .and_then(|p| p.get("type"))
+                .and_then(|t| t.get("const"))
+                .is_some_and(|c| c == "object")
+                && prop.get("required").and_then(Value::as_array).is_some_and(|r| r.iter().any(|v| v == "type"));
+            return Ok(Ty::Path(if requires_object { "crate::ObjectSchema" } else { "crate::JsonSchema" }));
+        }
+        if parent == "JsonRpcError" && json == "error" {
+            return Ok(Ty::Path("crate::ErrorObject"));
+        }
+        if let Some(values) = string_values(prop) {
+            return Ok(Ty::Named(self.inline_enum(parent, json, values, description(prop))?));
+        }
+        if let Some(members) = prop.get("anyOf").and_then(Value::as_array) {
+            let name = self.claim(self.inline_name(parent, json))?;
+            self.kinds.insert(name.clone(), Kind::Union);
+            self.build_union(name.clone(), None, description(prop), members)?;
+            return Ok(Ty::Named(name));
+        }
+        if prop.get("allOf").is_some() {
+            let name = self.claim(self.inline_name(parent, json))?;
+            self.kinds.insert(name.clone(), Kind::Struct);
+            self.build_struct(name.clone(), None, prop)?;
+            return Ok(Ty::Named(name));
+        }
+        let types: Vec<&str> = match prop.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).filter(|t| *t != "null").collect(),
+            _ => vec![],
+        };
+        if types.len() > 1 {
+            let members: Vec<Value> = types.iter().map(|t| serde_json::json!({ "type": t })).collect();
+            let members: &'a [Value] = Box::leak(members.into_boxed_slice());
+            let name = self.claim(self.inline_name(parent, json))?;
+            self.kinds.insert(name.clone(), Kind::Union);
+            self.build_union(name.clone(), None, description(prop), members)?;
+            return Ok(Ty::Named(name));
+        }
+        Ok(match types.first().copied() {
+            Some("string") => Ty::String,
+            Some("boolean") => Ty::Bool,
+            Some("integer") => {
+                if prop.get("minimum").and_then(Value::as_f64).is_some_and(|m| m >= 0.0) {
+                    Ty::U64
+                } else {
+                    Ty::I64
+                }
+            }
+            Some("number") => Ty::Number,
+            Some("array") => match prop.get("items") {
+                Some(items) => Ty::Vec(Box::new(self.field_ty(parent, &format!("{json}Item"), items)?)),
+                None => Ty::Vec(Box::new(Ty::Value)),
+            },
+            Some("object") => {
+                if has_properties(prop) {
+                    let name = self.claim(self.inline_name(parent, json))?;
+                    self.kinds.insert(name.clone(), Kind::Struct);
+                    self.build_struct(name.clone(), None, prop)?;
+                    Ty::Named(name)
+                } else {
+                    match prop.get("additionalProperties") {
+                        Some(ap @ Value::Object(o)) if !o.is_empty() => {
+                            Ty::Map(Box::new(self.field_ty(parent, &format!("{json}Value"), ap)?))
+                        }
+                        _ => Ty::Object,
+                    }
+                }
+            }
+            Some(other) => bail!("unsupported type {other} at {parent}.{json}"),
+            None => Ty::Value,
+        })
+    }
+
+    fn inline_enum(&mut self, parent: &str, json: &str, values: Vec<String>, doc: Option<String>) -> anyhow::Result<String> {
+        let key = (json.to_owned(), values.clone());
+        if let Some(name) = self.enum_names.get(&key) {
+            return Ok(name.clone());
+        }
+        // A field name used with different value sets elsewhere gets its parent's name in front.
+        let clash = self.defs_use_field_with_other_values(json, &values);
+        let short = pascal(json);
+        let name = if !clash && !self.taken.contains(&short) { short } else { format!("{parent}{}", pascal(json)) };
+        let name = self.claim(name)?;
+        self.kinds.insert(name.clone(), Kind::Enum);
+        self.enum_names.insert(key, name.clone());
+        self.enums.insert(name.clone(), EnumSpec { values, doc });
+        Ok(name)
+    }
+
+    fn defs_use_field_with_other_values(&self, json: &str, values: &[String]) -> bool {
+        fn walk(v: &Value, json: &str, values: &[String], found: &mut bool) {
+            match v {
+                Value::Object(o) => {
+                    if let Some(Value::Object(props)) = o.get("properties")
+                        && let Some(p) = props.get(json)
+                        && let Some(vs) = string_values(p)
+                        && vs != values
+                    {
+                        *found = true;
+                    }
+                    o.values().for_each(|c| walk(c, json, values, found));
+                }
+                Value::Array(a) => a.iter().for_each(|c| walk(c, json, values, found)),
+                _ => {}
+            }
+        }
+        let mut found = false;
+        self.defs.values().for_each(|d| walk(d, json, values, &mut found));
+        found
+    }
+
+    /// Finds a definition equal to an inline schema (ignoring descriptions), so that inline copies
+    /// such as the batch arrays of `JSONRPCMessage` reuse the named type.
+    fn equal_def(&self, schema: &Value) -> Option<String> {
+        self.equal_def_except(schema, "")
+    }
+
+    fn equal_def_except(&self, schema: &Value, except: &str) -> Option<String> {
+        fn strip(v: &Value) -> Value {
+            match v {
+                Value::Object(o) => Value::Object(
+                    o.iter().filter(|(k, _)| *k != "description").map(|(k, v)| (k.clone(), strip(v))).collect(),
+                ),
+                Value::Array(a) => Value::Array(a.iter().map(strip).collect()),
+                other => other.clone(),
+            }
+        }
+        let target = strip(schema);
+        self.defs.iter().find(|(n, d)| *n != except && strip(d) == target).map(|(n, _)| n.clone())
+    }
+
+    fn build_union(&mut self, name: String, schema_name: Option<String>, doc: Option<String>, members: &'a [Value]) -> anyhow::Result<()> {
+        struct M<'v> {
+            ty: Ty,
+            def: Option<String>,
+            shape: Option<&'v Value>,
+        }
+        // `{"type": ["string", "integer", "boolean"]}` members are one member per type.
+        let mut expanded: Vec<&'a Value> = Vec::new();
+        for member in members {
+            match member.get("type").and_then(Value::as_array) {
+                Some(types) if member.get("$ref").is_none() && member.get("properties").is_none() => {
+                    for t in types {
+                        let leaked: &'a Value = Box::leak(Box::new(serde_json::json!({ "type": t })));
+                        expanded.push(leaked);
+                    }
+                }
+                _ => expanded.push(member),
+            }
+        }
+        let mut ms = Vec::new();
+        for (i, member) in expanded.into_iter().enumerate() {
+            if let Some(target) = self.ref_name(member) {
+                ms.push(M { ty: self.ref_ty(target)?, def: Some(target.to_owned()), shape: Some(self.resolve(member)?) });
+            } else if member.get("type").and_then(Value::as_str) == Some("array")
+                && let Some(def) = self.equal_def(member)
+            {
+                ms.push(M { ty: self.ref_ty(&def)?, def: Some(def.clone()), shape: Some(self.def(&def)?) });
+            } else {
+                let hint = format!("{}", member.get("type").and_then(Value::as_str).map(pascal).unwrap_or_else(|| format!("Variant{i}")));
+                let ty = self.field_ty(&name, &hint, member)?;
+                ms.push(M { ty, def: None, shape: Some(member) });
+            }
+        }
+        let member_names: Vec<String> = ms
+            .iter()
+            .map(|m| match (&m.def, &m.ty) {
+                (Some(def), _) => rust_type_name(def),
+                (None, Ty::Named(n)) => n.clone(),
+                _ => String::new(),
+            })
+            .collect();
+
+        // Tag discrimination: every member is an object whose `key` is a string const (or, for at
+        // most one member, an optional const that is the default).
+        let mut strategy = Strategy::Score;
+        let mut tags: Vec<Vec<String>> = vec![Vec::new(); ms.len()];
+        'keys: for key in ["method", "type", "mode", "resultType"] {
+            let mut default = None;
+            let mut seen = BTreeSet::new();
+            let mut found = Vec::new();
+            for (i, m) in ms.iter().enumerate() {
+                let Some(shape) = m.shape else { continue 'keys };
+                let mut props = Vec::new();
+                let mut required = BTreeSet::new();
+                if !matches!(m.ty, Ty::Named(_)) || self.collect_props(shape, &mut props, &mut required).is_err() {
+                    continue 'keys;
+                }
+                let values = if key == "resultType" {
+                    if !props.iter().any(|(k, _)| k == "resultType") || m.def.as_deref() == Some("Result") {
+                        continue 'keys;
+                    }
+                    if m.def.as_deref() == Some("InputRequiredResult") {
+                        vec!["input_required".to_owned()]
+                    } else {
+                        if default.replace(i).is_some() {
+                            continue 'keys;
+                        }
+                        vec!["complete".to_owned()]
+                    }
+                } else {
+                    let Some((_, p)) = props.iter().find(|(k, _)| k == key) else { continue 'keys };
+                    let Some(values) = string_values(self.resolve(p)?) else { continue 'keys };
+                    if p.get("const").is_none() && self.resolve(p)?.get("const").is_none() {
+                        continue 'keys;
+                    }
+                    if !required.contains(key) && default.replace(i).is_some() {
+                        continue 'keys;
+                    }
+                    values
+                };
+                for v in &values {
+                    if !seen.insert(v.clone()) {
+                        continue 'keys;
+                    }
+                }
+                found.push(values);
+            }
+            tags = found;
+            strategy = Strategy::Tag {
+                key: key.into(),
+                decode: if key == "resultType" { Decode::RawProbe } else { Decode::Stream },
+                default,
+                other: None,
+            };
+            break;
+        }
+
+        let is_message_union = matches!(
+            schema_name.as_deref(),
+            Some("ClientRequest" | "ServerRequest" | "ClientNotification" | "ServerNotification")
+        );
+        if is_message_union && let Strategy::Tag { other, .. } = &mut strategy {
+            let request = schema_name.as_deref().unwrap().ends_with("Request");
+            let with_envelope = ms.first().and_then(|m| m.shape).and_then(|s| s.get("properties")).is_some_and(|p| p.get("jsonrpc").is_some());
+            let def = match (request, with_envelope) {
+                (true, true) => "JSONRPCRequest",
+                (true, false) => "Request",
+                (false, true) => "JSONRPCNotification",
+                (false, false) => "Notification",
+            };
+            *other = Some(self.ref_ty(def)?);
+        }
+
+        let variants = ms
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let ident = match &strategy {
+                    Strategy::Tag { key, .. } if key == "resultType" => {
+                        if tags[i][0] == "input_required" { "InputRequired".to_owned() } else { "Complete".to_owned() }
+                    }
+                    Strategy::Tag { key, .. } if key == "type" || key == "mode" => pascal(&tags[i][0]),
+                    _ => variant_ident(&m.ty, &member_names[i], &member_names),
+                };
+                Variant { ident, ty: m.ty.clone(), tags: tags.get(i).cloned().unwrap_or_default() }
+            })
+            .collect::<Vec<_>>();
+        let mut seen = BTreeSet::new();
+        for v in &variants {
+            if !seen.insert(v.ident.clone()) {
+                bail!("union {name} has two variants named {}", v.ident);
+            }
+        }
+        self.items.push(Item::Union(UnionDef { name, schema_name, doc, variants, strategy }));
+        Ok(())
+    }
+
+    fn mark_defaults(&mut self) {
+        let mut defaultable: BTreeSet<String> = BTreeSet::new();
+        loop {
+            let mut changed = false;
+            let snapshot = defaultable.clone();
+            let aliases: HashMap<String, Ty> = self
+                .items
+                .iter()
+                .filter_map(|i| match i {
+                    Item::Alias(a) => Some((a.name.clone(), a.ty.clone())),
+                    _ => None,
+                })
+                .collect();
+            let is_default = |ty: &Ty| -> bool {
+                fn go(ty: &Ty, d: &BTreeSet<String>, aliases: &HashMap<String, Ty>, depth: usize) -> bool {
+                    match ty {
+                        Ty::String | Ty::Bool | Ty::I64 | Ty::U64 | Ty::Value | Ty::Object | Ty::Vec(_) | Ty::Map(_) => true,
+                        Ty::Number => false,
+                        Ty::Path(p) => matches!(*p, "crate::ResultType" | "crate::ObjectSchema" | "crate::ErrorObject"),
+                        Ty::Named(n) => {
+                            d.contains(n) || (depth < 8 && aliases.get(n).is_some_and(|t| go(t, d, aliases, depth + 1)))
+                        }
+                    }
+                }
+                go(ty, &snapshot, &aliases, 0)
+            };
+            for item in &mut self.items {
+                if let Item::Struct(s) = item
+                    && !s.default
+                    && s.fields.iter().filter(|f| f.required && !f.nullable).all(|f| is_default(&f.ty))
+                {
+                    s.default = true;
+                    defaultable.insert(s.name.clone());
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    fn find_struct(&self, name: &str) -> Option<&StructDef> {
+        self.items.iter().find_map(|i| match i {
+            Item::Struct(s) if s.name == name => Some(s),
+            _ => None,
+        })
+    }
+
+    fn find_union(&self, schema_name: &str) -> Option<&UnionDef> {
+        self.items.iter().find_map(|i| match i {
+            Item::Union(u) if u.schema_name.as_deref() == Some(schema_name) => Some(u),
+            _ => None,
+        })
+    }
+
+    /// Every request and notification type with its method, params and result.
+    fn methods(&self) -> anyhow::Result<(Vec<Method>, Vec<Method>)> {
+        let mut requests = Vec::new();
+        let mut notifications = Vec::new();
+        let mut seen = BTreeSet::new();
+        for (union, is_request) in [
+            ("ClientRequest", true),
+            ("ServerRequest", true),
+            ("InputRequest", true),
+            ("ClientNotification", false),
+            ("ServerNotification", false),
+        ] {
+            let Some(u) = self.find_union(union) else { continue };
+            for v in &u.variants {
+                let Ty::Named(ty) = &v.ty else { continue };
+                if !seen.insert(ty.clone()) {
+                    continue;
+                }
+                let s = self.find_struct(ty).with_context(|| format!("{union} member {ty} is not a struct"))?;
+                let method = s
+                    .consts
+                    .iter()
+                    .find(|c| c.json == "method")
+                    .and_then(|c| c.value.as_str())
+                    .with_context(|| format!("{ty} has no method const"))?
+                    .to_owned();
+                let params = s.fields.iter().find(|f| f.json == "params").map(|f| f.ty.clone()).unwrap_or(Ty::Object);
+                let result = if is_request { Some(self.result_of(ty)) } else { None };
+                let m = Method { method, ty: ty.clone(), params, result };
+                if is_request { requests.push(m) } else { notifications.push(m) }
+            }
+        }
+        Ok((requests, notifications))
+    }
+
+    fn result_of(&self, request: &str) -> Ty {
+        let base = request.trim_end_matches("Request");
+        let outcome = format!("{base}Outcome");
+        if self.taken.contains(&outcome) && self.kinds.get(&outcome) == Some(&Kind::Union) {
+            return Ty::Named(outcome);
+        }
+        let result = format!("{base}Result");
+        if self.kinds.contains_key(&result) {
+            return Ty::Named(result);
+        }
+        if self.kinds.contains_key("EmptyResult") {
+            return Ty::Named("EmptyResult".into());
+        }
+        Ty::Named("ResultBase".into())
+    }
+
+    fn messages(&self) -> Vec<MessageDef> {
+        let has = |n: &str| self.find_union(n).is_some();
+        let request_with_id = self
+            .find_union("ClientRequest")
+            .and_then(|u| u.variants.first())
+            .and_then(|v| if let Ty::Named(n) = &v.ty { self.find_struct(n) } else { None })
+            .is_some_and(|s| s.fields.iter().any(|f| f.json == "id"));
+        if !request_with_id {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        if has("ClientNotification") {
+            out.push(MessageDef {
+                name: "ClientMessage".into(),
+                doc: "Any message a client sends, decoded straight into its typed form: requests and \
+                      notifications by `method`, responses by the presence of `result` or `error`."
+                    .into(),
+                request: has("ClientRequest").then(|| "ClientRequest".into()),
+                notification: "ClientNotification".into(),
+                responses: has("ServerRequest"),
+            });
+        }
+        if has("ServerNotification") {
+            out.push(MessageDef {
+                name: "ServerMessage".into(),
+                doc: "Any message a server sends, decoded straight into its typed form. A response's \
+                      `result` is decoded generically; decode it by the method of the request it \
+                      answers with [`crate::Request::Result`]."
+                    .into(),
+                request: has("ServerRequest").then(|| "ServerRequest".into()),
+                notification: "ServerNotification".into(),
+                responses: true,
+            });
+        }
+        out
+    }
+}
+
+fn has_properties(schema: &Value) -> bool {
+    schema.get("properties").and_then(Value::as_object).is_some_and(|p| !p.is_empty())
+}
+
+fn is_struct_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object") && has_properties(schema)
+}
+
+/// Variant name for a union member: the member type with the suffix all members share removed
+/// (`CallToolRequest` → `CallTool` in `ClientRequest`), the `JsonRpc` prefix removed, scalars by kind.
+fn variant_ident(ty: &Ty, member: &str, all: &[String]) -> String {
+    match ty {
+        Ty::String => return "String".into(),
+        Ty::Bool => return "Boolean".into(),
+        Ty::I64 | Ty::U64 => return "Integer".into(),
+        Ty::Number => return "Number".into(),
+        Ty::Vec(inner) if member.is_empty() => {
+            return match **inner {
+                Ty::String => "StringList".into(),
+                _ => "List".into(),
+            };
+        }
+        Ty::Object if member.is_empty() => return "Object".into(),
+        _ => {}
+    }
+    let mut name = member.to_owned();
+    let named: Vec<&String> = all.iter().filter(|n| !n.is_empty()).collect();
+    for suffix in ["Request", "Notification", "Result"] {
+        let enough = named.len() > 1 || suffix != "Result";
+        if enough && named.iter().all(|n| n.ends_with(suffix)) && name.len() > suffix.len() {
+            name.truncate(name.len() - suffix.len());
+        }
+    }
+    if named.len() > 1 && named.iter().all(|n| n.starts_with("JsonRpc")) {
+        name = name.trim_start_matches("JsonRpc").to_owned();
+    }
+    if name.is_empty() { pascal(member) } else { name }
+}

@@ -1,0 +1,83 @@
+//! Project automation, run as `cargo xtask <command>` (alias in `.cargo/config.toml`).
+//!
+//! * `cargo xtask schema sync [--from DIR]` fills the ignored working copies under `schema/<rev>/`
+//!   from a local directory or the pinned upstream URLs, verifying every sha256 in `schema/pins.toml`.
+//! * `cargo xtask schema pin --from DIR` rewrites `schema/pins.toml` from a directory (used when the
+//!   upstream commit is bumped).
+//! * `cargo xtask codegen [--check]` syncs when needed and regenerates `crates/mcp-types/src/generated/`;
+//!   with `--check` it writes nothing and fails when the committed files differ. See [`codegen`] for the
+//!   pipeline.
+
+mod codegen;
+mod schema;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "xtask", about = "Project automation for the MCP workspace")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate `mcp-types` from the pinned MCP schemas.
+    Codegen {
+        /// Fail (naming the files) instead of writing when the generated code is out of date.
+        #[arg(long)]
+        check: bool,
+        /// Directory with `<rev>/schema.json` to sync from (else `MCP_SCHEMA_DIR`, else `../shared/mcp-schema`).
+        #[arg(long)]
+        from: Option<PathBuf>,
+    },
+    /// Manage the pinned upstream schema files.
+    Schema {
+        #[command(subcommand)]
+        command: SchemaCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SchemaCommand {
+    /// Copy or download every pinned file into `schema/<rev>/` and verify its sha256.
+    Sync {
+        /// Directory laid out as `<rev>/schema.json` and `<rev>/examples/...`.
+        #[arg(long)]
+        from: Option<PathBuf>,
+    },
+    /// Rewrite `schema/pins.toml` from the files of a directory.
+    Pin {
+        #[arg(long)]
+        from: PathBuf,
+        /// Upstream commit the directory was taken from.
+        #[arg(long)]
+        commit: String,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let root = workspace_root();
+    match cli.command {
+        Command::Codegen { check, from } => {
+            schema::sync(&root, from.as_deref(), schema::Quiet::Yes)?;
+            codegen::run(&root, check)
+        }
+        Command::Schema { command: SchemaCommand::Sync { from } } => {
+            schema::sync(&root, from.as_deref(), schema::Quiet::No)
+        }
+        Command::Schema { command: SchemaCommand::Pin { from, commit } } => {
+            schema::pin(&root, &from, &commit)
+        }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the workspace root")
+        .to_path_buf()
+}
