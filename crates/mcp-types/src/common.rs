@@ -219,7 +219,7 @@ impl<'de> Deserialize<'de> for ErrorObject {
 
 impl private::MatchScore for ErrorObject {
     fn match_score(value: &Value) -> Option<usize> {
-        private::object_score(value, &["code", "message"], &[])
+        private::object_score(value, &["code", "message"], &[], &["code", "message", "data"])
     }
 }
 

@@ -308,9 +308,10 @@ impl<T> MatchScore for std::collections::BTreeMap<String, T> {
     }
 }
 
-/// Score of an object against required members and string tags (`(member, allowed values)`; an
-/// empty value list means the member must be absent or one of the tags of a defaulted variant).
-pub fn object_score(value: &Value, required: &[&str], tags: &[(&str, &[&str], bool)]) -> Option<usize> {
+/// Score of an object against required members, string tags (`(member, allowed values,
+/// optional)`) and declared members: required members and tags count most, then how many of the
+/// object's members the type declares, then (for otherwise equal fits) the type declaring fewer.
+pub fn object_score(value: &Value, required: &[&str], tags: &[(&str, &[&str], bool)], declared: &[&str]) -> Option<usize> {
     let object = value.as_object()?;
     for (key, allowed, optional) in tags {
         match object.get(*key) {
@@ -319,7 +320,11 @@ pub fn object_score(value: &Value, required: &[&str], tags: &[(&str, &[&str], bo
             _ => return None,
         }
     }
-    required.iter().all(|key| object.contains_key(*key)).then_some(required.len() + tags.len())
+    if !required.iter().all(|key| object.contains_key(*key)) {
+        return None;
+    }
+    let covered = object.keys().filter(|k| declared.contains(&k.as_str())).count();
+    Some((required.len() + tags.len()) * 1_000_000 + covered * 1_000 + 999usize.saturating_sub(declared.len()))
 }
 
 /// Picks the best-scoring variant; a tie between different variants is an error, not a guess.

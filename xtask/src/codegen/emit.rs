@@ -279,6 +279,14 @@ fn struct_tokens(s: &StructDef, docs: &Docs) -> TokenStream {
         .chain(s.consts.iter().filter(|c| !c.value.is_string()).map(|c| c.json.as_str()))
         .collect();
     let tag_terms = s.score_tags.iter().map(|(k, vs, optional)| quote!((#k, &[#(#vs),*], #optional)));
+    let declared: Vec<&str> = s.fields.iter().map(|f| f.json.as_str()).chain(s.consts.iter().map(|c| c.json.as_str())).collect();
+    // Required members of a generated type must fit that type too (tells apart unions whose
+    // members differ only below the top level, like the titled and untitled enum schemas).
+    let nested = s.fields.iter().filter(|f| f.required && !f.nullable && matches!(f.ty, Ty::Named(_))).map(|f| {
+        let ty = ty_tokens(&f.ty);
+        let key = &f.json;
+        quote!(score += <#ty as crate::private::MatchScore>::match_score(&value[#key])?;)
+    });
 
     quote! {
         #doc
@@ -330,7 +338,10 @@ fn struct_tokens(s: &StructDef, docs: &Docs) -> TokenStream {
 
         impl crate::private::MatchScore for #name {
             fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-                crate::private::object_score(value, &[#(#required_keys),*], &[#(#tag_terms),*])
+                #[allow(unused_mut)]
+                let mut score = crate::private::object_score(value, &[#(#required_keys),*], &[#(#tag_terms),*], &[#(#declared),*])?;
+                #(#nested)*
+                ::std::option::Option::Some(score)
             }
         }
     }
@@ -366,9 +377,13 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
     for v in &u.variants {
         let id = ident(&v.ident);
         let ty = ty_tokens(&v.ty);
-        let vdoc = match &v.tags[..] {
-            [] => String::new(),
-            tags => format!("`{}`", tags.join("`, `")),
+        let vdoc = match (&v.tags[..], v.same_as) {
+            (_, Some(j)) => format!(
+                "Same shape as [`{0}::{1}`]: a decoded value is always `{1}`; build this variant to send it.",
+                u.name, u.variants[j].ident
+            ),
+            ([], None) => String::new(),
+            (tags, None) => format!("`{}`", tags.join("`, `")),
         };
         let vdoc = doc_attrs(docs, Some(&vdoc));
         variant_defs.push(quote!(#vdoc #id(#ty),));
@@ -504,7 +519,11 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
             let scores = u.variants.iter().map(|v| {
                 let ty = ty_tokens(&v.ty);
                 let id = &v.ident;
-                quote!((#id, <#ty as crate::private::MatchScore>::match_score(&value)),)
+                if v.same_as.is_some() {
+                    quote!((#id, ::std::option::Option::None),)
+                } else {
+                    quote!((#id, <#ty as crate::private::MatchScore>::match_score(&value)),)
+                }
             });
             let arms = u.variants.iter().enumerate().map(|(i, v)| {
                 let id = ident(&v.ident);

@@ -88,6 +88,8 @@ pub struct Variant {
     pub ident: String,
     pub ty: Ty,
     pub tags: Vec<String>,
+    /// Same shape as an earlier variant (ignoring descriptions): decoding yields that one.
+    pub same_as: Option<usize>,
 }
 
 #[derive(Debug)]
@@ -405,6 +407,13 @@ impl<'a> Builder<'a> {
         for (json, prop) in props {
             let prop_resolved = self.resolve(prop)?;
             let is_required = required.contains(&json);
+            if is_required
+                && prop.get("const").is_none()
+                && prop_resolved.get("const").is_none()
+                && let Some(values) = string_values(prop_resolved)
+            {
+                score_tags.push((json.clone(), values, false));
+            }
             if let Some(value) = prop.get("const").or_else(|| prop_resolved.get("const")) {
                 if is_required {
                     if let Some(s) = value.as_str() {
@@ -592,17 +601,8 @@ impl<'a> Builder<'a> {
     }
 
     fn equal_def_except(&self, schema: &Value, except: &str) -> Option<String> {
-        fn strip(v: &Value) -> Value {
-            match v {
-                Value::Object(o) => Value::Object(
-                    o.iter().filter(|(k, _)| *k != "description").map(|(k, v)| (k.clone(), strip(v))).collect(),
-                ),
-                Value::Array(a) => Value::Array(a.iter().map(strip).collect()),
-                other => other.clone(),
-            }
-        }
-        let target = strip(schema);
-        self.defs.iter().find(|(n, d)| *n != except && strip(d) == target).map(|(n, _)| n.clone())
+        let target = strip_descriptions(schema);
+        self.defs.iter().find(|(n, d)| *n != except && strip_descriptions(d) == target).map(|(n, _)| n.clone())
     }
 
     fn build_union(&mut self, name: String, schema_name: Option<String>, doc: Option<String>, members: &'a [Value]) -> anyhow::Result<()> {
@@ -729,7 +729,13 @@ impl<'a> Builder<'a> {
                     Strategy::Tag { key, .. } if key == "type" || key == "mode" => pascal(&tags[i][0]),
                     _ => variant_ident(&m.ty, &member_names[i], &member_names),
                 };
-                Variant { ident, ty: m.ty.clone(), tags: tags.get(i).cloned().unwrap_or_default() }
+                let same_as = (0..i).find(|&j| {
+                    matches!(strategy, Strategy::Score)
+                        && m.def.is_some()
+                        && ms[j].def.is_some()
+                        && ms[j].shape.map(strip_descriptions) == m.shape.map(strip_descriptions)
+                });
+                Variant { ident, ty: m.ty.clone(), tags: tags.get(i).cloned().unwrap_or_default(), same_as }
             })
             .collect::<Vec<_>>();
         let mut seen = BTreeSet::new();
@@ -924,4 +930,14 @@ fn variant_ident(ty: &Ty, member: &str, all: &[String]) -> String {
         name = name.trim_start_matches("JsonRpc").to_owned();
     }
     if name.is_empty() { pascal(member) } else { name }
+}
+
+fn strip_descriptions(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => Value::Object(
+            o.iter().filter(|(k, _)| *k != "description").map(|(k, v)| (k.clone(), strip_descriptions(v))).collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(strip_descriptions).collect()),
+        other => other.clone(),
+    }
 }

@@ -120,7 +120,14 @@ impl<'de> ::serde::Deserialize<'de> for AnnotatedAnnotations {
 }
 impl crate::private::MatchScore for AnnotatedAnnotations {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["audience", "priority"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Base for objects that include optional annotations for the client. The client can use annotations to inform how objects are used or displayed
@@ -204,7 +211,9 @@ impl<'de> ::serde::Deserialize<'de> for Annotated {
 }
 impl crate::private::MatchScore for Annotated {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["annotations"])?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -343,7 +352,14 @@ impl<'de> ::serde::Deserialize<'de> for BlobResourceContents {
 }
 impl crate::private::MatchScore for BlobResourceContents {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["blob", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["blob", "uri"],
+            &[],
+            &["blob", "mimeType", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -454,7 +470,14 @@ impl<'de> ::serde::Deserialize<'de> for CallToolRequestParams {
 }
 impl crate::private::MatchScore for CallToolRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["arguments", "name"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Used by the client to invoke a tool provided by the server.
@@ -561,11 +584,18 @@ impl<'de> ::serde::Deserialize<'de> for CallToolRequest {
 }
 impl crate::private::MatchScore for CallToolRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["tools/call"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <CallToolRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -800,7 +830,14 @@ impl<'de> ::serde::Deserialize<'de> for CallToolResult {
 }
 impl crate::private::MatchScore for CallToolResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content"],
+            &[],
+            &["_meta", "content", "isError"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -915,7 +952,14 @@ impl<'de> ::serde::Deserialize<'de> for CancelledNotificationParams {
 }
 impl crate::private::MatchScore for CancelledNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["requestId"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["requestId"],
+            &[],
+            &["reason", "requestId"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
@@ -1034,11 +1078,18 @@ impl<'de> ::serde::Deserialize<'de> for CancelledNotification {
 }
 impl crate::private::MatchScore for CancelledNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["notifications/cancelled"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <CancelledNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the client supports listing roots.
@@ -1126,7 +1177,9 @@ impl<'de> ::serde::Deserialize<'de> for RootsCapability {
 }
 impl crate::private::MatchScore for RootsCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["listChanged"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
@@ -1266,7 +1319,14 @@ impl<'de> ::serde::Deserialize<'de> for ClientCapabilities {
 }
 impl crate::private::MatchScore for ClientCapabilities {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["experimental", "roots", "sampling"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
@@ -1823,7 +1883,14 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsArgument {
 }
 impl crate::private::MatchScore for CompleteRequestParamsArgument {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "value"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "value"],
+            &[],
+            &["name", "value"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -2018,7 +2085,22 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequestParams {
 }
 impl crate::private::MatchScore for CompleteRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["argument", "ref"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["argument", "ref"],
+            &[],
+            &["argument", "ref"],
+        )?;
+        score
+            += <CompleteRequestParamsArgument as crate::private::MatchScore>::match_score(
+                &value["argument"],
+            )?;
+        score
+            += <CompleteRequestParamsRef as crate::private::MatchScore>::match_score(
+                &value["ref"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request from the client to the server, to ask for completion options.
@@ -2125,11 +2207,18 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequest {
 }
 impl crate::private::MatchScore for CompleteRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["completion/complete"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <CompleteRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -2267,7 +2356,14 @@ impl<'de> ::serde::Deserialize<'de> for CompleteResultCompletion {
 }
 impl crate::private::MatchScore for CompleteResultCompletion {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["values"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["values"],
+            &[],
+            &["hasMore", "total", "values"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a completion/complete request
@@ -2376,7 +2472,18 @@ impl<'de> ::serde::Deserialize<'de> for CompleteResult {
 }
 impl crate::private::MatchScore for CompleteResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["completion"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["completion"],
+            &[],
+            &["_meta", "completion"],
+        )?;
+        score
+            += <CompleteResultCompletion as crate::private::MatchScore>::match_score(
+                &value["completion"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -2635,7 +2742,23 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestParams {
 }
 impl crate::private::MatchScore for CreateMessageRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["maxTokens", "messages"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["maxTokens", "messages"],
+            &[],
+            &[
+                "includeContext",
+                "maxTokens",
+                "messages",
+                "metadata",
+                "modelPreferences",
+                "stopSequences",
+                "systemPrompt",
+                "temperature",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
@@ -2748,11 +2871,18 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageRequest {
 }
 impl crate::private::MatchScore for CreateMessageRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["sampling/createMessage"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <CreateMessageRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -3024,7 +3154,19 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResult {
 }
 impl crate::private::MatchScore for CreateMessageResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content", "model", "role"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content", "model", "role"],
+            &[("role", &["assistant", "user"], false)],
+            &["_meta", "content", "model", "role", "stopReason"],
+        )?;
+        score
+            += <CreateMessageResultContent as crate::private::MatchScore>::match_score(
+                &value["content"],
+            )?;
+        score += <Role as crate::private::MatchScore>::match_score(&value["role"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An opaque token used to represent a cursor for pagination.
@@ -3143,7 +3285,14 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceAnnotations {
 }
 impl crate::private::MatchScore for EmbeddedResourceAnnotations {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["audience", "priority"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -3354,11 +3503,18 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResource {
 }
 impl crate::private::MatchScore for EmbeddedResource {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["resource"],
             &[("type", &["resource"], false)],
-        )
+            &["annotations", "resource", "type"],
+        )?;
+        score
+            += <EmbeddedResourceResource as crate::private::MatchScore>::match_score(
+                &value["resource"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 pub type EmptyResult = ResultBase;
@@ -3476,7 +3632,14 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptRequestParams {
 }
 impl crate::private::MatchScore for GetPromptRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["arguments", "name"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Used by the client to get a prompt provided by the server.
@@ -3583,11 +3746,18 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptRequest {
 }
 impl crate::private::MatchScore for GetPromptRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["prompts/get"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <GetPromptRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a prompts/get request from the client.
@@ -3721,7 +3891,14 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptResult {
 }
 impl crate::private::MatchScore for GetPromptResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["messages"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["messages"],
+            &[],
+            &["_meta", "description", "messages"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -3838,7 +4015,14 @@ impl<'de> ::serde::Deserialize<'de> for ImageContentAnnotations {
 }
 impl crate::private::MatchScore for ImageContentAnnotations {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["audience", "priority"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An image provided to or from an LLM.
@@ -3993,11 +4177,14 @@ impl<'de> ::serde::Deserialize<'de> for ImageContent {
 }
 impl crate::private::MatchScore for ImageContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["data", "mimeType"],
             &[("type", &["image"], false)],
-        )
+            &["annotations", "data", "mimeType", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Describes the name and version of an MCP implementation.
@@ -4102,7 +4289,14 @@ impl<'de> ::serde::Deserialize<'de> for Implementation {
 }
 impl crate::private::MatchScore for Implementation {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "version"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "version"],
+            &[],
+            &["name", "version"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -4243,11 +4437,22 @@ impl<'de> ::serde::Deserialize<'de> for InitializeRequestParams {
 }
 impl crate::private::MatchScore for InitializeRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["capabilities", "clientInfo", "protocolVersion"],
             &[],
-        )
+            &["capabilities", "clientInfo", "protocolVersion"],
+        )?;
+        score
+            += <ClientCapabilities as crate::private::MatchScore>::match_score(
+                &value["capabilities"],
+            )?;
+        score
+            += <Implementation as crate::private::MatchScore>::match_score(
+                &value["clientInfo"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// This request is sent from the client to the server when it first connects, asking it to begin initialization.
@@ -4360,11 +4565,18 @@ impl<'de> ::serde::Deserialize<'de> for InitializeRequest {
 }
 impl crate::private::MatchScore for InitializeRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["initialize"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <InitializeRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// After receiving an initialize request from the client, the server sends this response.
@@ -4553,11 +4765,22 @@ impl<'de> ::serde::Deserialize<'de> for InitializeResult {
 }
 impl crate::private::MatchScore for InitializeResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["capabilities", "protocolVersion", "serverInfo"],
             &[],
-        )
+            &["_meta", "capabilities", "instructions", "protocolVersion", "serverInfo"],
+        )?;
+        score
+            += <ServerCapabilities as crate::private::MatchScore>::match_score(
+                &value["capabilities"],
+            )?;
+        score
+            += <Implementation as crate::private::MatchScore>::match_score(
+                &value["serverInfo"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -4644,7 +4867,9 @@ impl<'de> ::serde::Deserialize<'de> for InitializedNotificationParams {
 }
 impl crate::private::MatchScore for InitializedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// This notification is sent from the client to the server after initialization has finished.
@@ -4757,11 +4982,14 @@ impl<'de> ::serde::Deserialize<'de> for InitializedNotification {
 }
 impl crate::private::MatchScore for InitializedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["notifications/initialized"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A response to a request that indicates an error occurred.
@@ -4878,11 +5106,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcError {
 }
 impl crate::private::MatchScore for JsonRpcError {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["error", "id"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["error", "id", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -5049,7 +5280,9 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcNotificationParams {
 }
 impl crate::private::MatchScore for JsonRpcNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A notification which does not expect a response.
@@ -5185,7 +5418,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcNotification {
 }
 impl crate::private::MatchScore for JsonRpcNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[("jsonrpc", &["2.0"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[("jsonrpc", &["2.0"], false)],
+            &["method", "params", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -5273,7 +5513,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcRequestParamsMeta {
 }
 impl crate::private::MatchScore for JsonRpcRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -5359,7 +5606,9 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcRequestParams {
 }
 impl crate::private::MatchScore for JsonRpcRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request that expects a response.
@@ -5505,11 +5754,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcRequest {
 }
 impl crate::private::MatchScore for JsonRpcRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "method"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "method", "params", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A successful (non-error) response to a request.
@@ -5630,11 +5882,18 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResponse {
 }
 impl crate::private::MatchScore for JsonRpcResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "result"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "result", "jsonrpc"],
+        )?;
+        score
+            += <ResultBase as crate::private::MatchScore>::match_score(
+                &value["result"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -5722,7 +5981,9 @@ impl<'de> ::serde::Deserialize<'de> for ListPromptsRequestParams {
 }
 impl crate::private::MatchScore for ListPromptsRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["cursor"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of prompts and prompt templates the server has.
@@ -5835,7 +6096,14 @@ impl<'de> ::serde::Deserialize<'de> for ListPromptsRequest {
 }
 impl crate::private::MatchScore for ListPromptsRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("method", &["prompts/list"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("method", &["prompts/list"], false)],
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a prompts/list request from the client.
@@ -5970,7 +6238,14 @@ impl<'de> ::serde::Deserialize<'de> for ListPromptsResult {
 }
 impl crate::private::MatchScore for ListPromptsResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["prompts"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["prompts"],
+            &[],
+            &["_meta", "nextCursor", "prompts"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -6061,7 +6336,9 @@ impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesRequestParams {
 }
 impl crate::private::MatchScore for ListResourceTemplatesRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["cursor"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of resource templates the server has.
@@ -6174,11 +6451,14 @@ impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesRequest {
 }
 impl crate::private::MatchScore for ListResourceTemplatesRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["resources/templates/list"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a resources/templates/list request from the client.
@@ -6321,7 +6601,14 @@ impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesResult {
 }
 impl crate::private::MatchScore for ListResourceTemplatesResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["resourceTemplates"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["resourceTemplates"],
+            &[],
+            &["_meta", "nextCursor", "resourceTemplates"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -6409,7 +6696,9 @@ impl<'de> ::serde::Deserialize<'de> for ListResourcesRequestParams {
 }
 impl crate::private::MatchScore for ListResourcesRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["cursor"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of resources the server has.
@@ -6522,11 +6811,14 @@ impl<'de> ::serde::Deserialize<'de> for ListResourcesRequest {
 }
 impl crate::private::MatchScore for ListResourcesRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["resources/list"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a resources/list request from the client.
@@ -6664,7 +6956,14 @@ impl<'de> ::serde::Deserialize<'de> for ListResourcesResult {
 }
 impl crate::private::MatchScore for ListResourcesResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["resources"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["resources"],
+            &[],
+            &["_meta", "nextCursor", "resources"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -6752,7 +7051,14 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParamsMeta {
 }
 impl crate::private::MatchScore for ListRootsRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -6838,7 +7144,9 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParams {
 }
 impl crate::private::MatchScore for ListRootsRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the server to request a list of root URIs from the client. Roots allow
@@ -6951,7 +7259,14 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsRequest {
 }
 impl crate::private::MatchScore for ListRootsRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("method", &["roots/list"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("method", &["roots/list"], false)],
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The client's response to a roots/list request from the server.
@@ -7059,7 +7374,14 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsResult {
 }
 impl crate::private::MatchScore for ListRootsResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["roots"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["roots"],
+            &[],
+            &["_meta", "roots"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -7147,7 +7469,9 @@ impl<'de> ::serde::Deserialize<'de> for ListToolsRequestParams {
 }
 impl crate::private::MatchScore for ListToolsRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["cursor"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of tools the server has.
@@ -7254,7 +7578,14 @@ impl<'de> ::serde::Deserialize<'de> for ListToolsRequest {
 }
 impl crate::private::MatchScore for ListToolsRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("method", &["tools/list"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("method", &["tools/list"], false)],
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a tools/list request from the client.
@@ -7386,7 +7717,14 @@ impl<'de> ::serde::Deserialize<'de> for ListToolsResult {
 }
 impl crate::private::MatchScore for ListToolsResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["tools"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["tools"],
+            &[],
+            &["_meta", "nextCursor", "tools"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -7527,7 +7865,33 @@ impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotificationParams {
 }
 impl crate::private::MatchScore for LoggingMessageNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["data", "level"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["data", "level"],
+            &[
+                (
+                    "level",
+                    &[
+                        "alert",
+                        "critical",
+                        "debug",
+                        "emergency",
+                        "error",
+                        "info",
+                        "notice",
+                        "warning",
+                    ],
+                    false,
+                ),
+            ],
+            &["data", "level", "logger"],
+        )?;
+        score
+            += <LoggingLevel as crate::private::MatchScore>::match_score(
+                &value["level"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
@@ -7640,11 +8004,18 @@ impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotification {
 }
 impl crate::private::MatchScore for LoggingMessageNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["notifications/message"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <LoggingMessageNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Hints to use for model selection.
@@ -7737,7 +8108,9 @@ impl<'de> ::serde::Deserialize<'de> for ModelHint {
 }
 impl crate::private::MatchScore for ModelHint {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["name"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's preferences for model selection, requested of the client during sampling.
@@ -7919,7 +8292,14 @@ impl<'de> ::serde::Deserialize<'de> for ModelPreferences {
 }
 impl crate::private::MatchScore for ModelPreferences {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["costPriority", "hints", "intelligencePriority", "speedPriority"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8006,7 +8386,9 @@ impl<'de> ::serde::Deserialize<'de> for NotificationBaseParams {
 }
 impl crate::private::MatchScore for NotificationBaseParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8108,7 +8490,14 @@ impl<'de> ::serde::Deserialize<'de> for NotificationBase {
 }
 impl crate::private::MatchScore for NotificationBase {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[],
+            &["method", "params"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8196,7 +8585,9 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedRequestParams {
 }
 impl crate::private::MatchScore for PaginatedRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["cursor"])?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8301,7 +8692,14 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedRequest {
 }
 impl crate::private::MatchScore for PaginatedRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[],
+            &["method", "params"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8410,7 +8808,14 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedResult {
 }
 impl crate::private::MatchScore for PaginatedResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["_meta", "nextCursor"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8498,7 +8903,14 @@ impl<'de> ::serde::Deserialize<'de> for PingRequestParamsMeta {
 }
 impl crate::private::MatchScore for PingRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8581,7 +8993,9 @@ impl<'de> ::serde::Deserialize<'de> for PingRequestParams {
 }
 impl crate::private::MatchScore for PingRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
@@ -8688,7 +9102,14 @@ impl<'de> ::serde::Deserialize<'de> for PingRequest {
 }
 impl crate::private::MatchScore for PingRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("method", &["ping"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("method", &["ping"], false)],
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -8829,7 +9250,14 @@ impl<'de> ::serde::Deserialize<'de> for ProgressNotificationParams {
 }
 impl crate::private::MatchScore for ProgressNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["progress", "progressToken"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["progress", "progressToken"],
+            &[],
+            &["progress", "progressToken", "total"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An out-of-band notification used to inform the receiver of a progress update for a long-running request.
@@ -8942,11 +9370,18 @@ impl<'de> ::serde::Deserialize<'de> for ProgressNotification {
 }
 impl crate::private::MatchScore for ProgressNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["notifications/progress"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <ProgressNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The schema's `ProgressToken` is the shared [`crate::ProgressToken`].
@@ -9073,7 +9508,14 @@ impl<'de> ::serde::Deserialize<'de> for Prompt {
 }
 impl crate::private::MatchScore for Prompt {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["arguments", "description", "name"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Describes an argument that a prompt can accept.
@@ -9201,7 +9643,14 @@ impl<'de> ::serde::Deserialize<'de> for PromptArgument {
 }
 impl crate::private::MatchScore for PromptArgument {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["description", "name", "required"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -9291,7 +9740,9 @@ impl<'de> ::serde::Deserialize<'de> for PromptListChangedNotificationParams {
 }
 impl crate::private::MatchScore for PromptListChangedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
@@ -9404,11 +9855,14 @@ impl<'de> ::serde::Deserialize<'de> for PromptListChangedNotification {
 }
 impl crate::private::MatchScore for PromptListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["notifications/prompts/list_changed"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -9608,7 +10062,19 @@ impl<'de> ::serde::Deserialize<'de> for PromptMessage {
 }
 impl crate::private::MatchScore for PromptMessage {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content", "role"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content", "role"],
+            &[("role", &["assistant", "user"], false)],
+            &["content", "role"],
+        )?;
+        score
+            += <PromptMessageContent as crate::private::MatchScore>::match_score(
+                &value["content"],
+            )?;
+        score += <Role as crate::private::MatchScore>::match_score(&value["role"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Identifies a prompt.
@@ -9716,11 +10182,14 @@ impl<'de> ::serde::Deserialize<'de> for PromptReference {
 }
 impl crate::private::MatchScore for PromptReference {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["name"],
             &[("type", &["ref/prompt"], false)],
-        )
+            &["name", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -9805,7 +10274,9 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceRequestParams {
 }
 impl crate::private::MatchScore for ReadResourceRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &["uri"], &[], &["uri"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to the server, to read a specific resource URI.
@@ -9918,11 +10389,18 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceRequest {
 }
 impl crate::private::MatchScore for ReadResourceRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["resources/read"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <ReadResourceRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -10109,7 +10587,14 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResult {
 }
 impl crate::private::MatchScore for ReadResourceResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["contents"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["contents"],
+            &[],
+            &["_meta", "contents"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -10197,7 +10682,14 @@ impl<'de> ::serde::Deserialize<'de> for RequestBaseParamsMeta {
 }
 impl crate::private::MatchScore for RequestBaseParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -10280,7 +10772,9 @@ impl<'de> ::serde::Deserialize<'de> for RequestBaseParams {
 }
 impl crate::private::MatchScore for RequestBaseParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -10382,7 +10876,14 @@ impl<'de> ::serde::Deserialize<'de> for RequestBase {
 }
 impl crate::private::MatchScore for RequestBase {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[],
+            &["method", "params"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The schema's `RequestId` is the shared [`crate::RequestId`].
@@ -10501,7 +11002,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceAnnotations {
 }
 impl crate::private::MatchScore for ResourceAnnotations {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["audience", "priority"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A known resource that the server is capable of reading.
@@ -10692,7 +11200,14 @@ impl<'de> ::serde::Deserialize<'de> for Resource {
 }
 impl crate::private::MatchScore for Resource {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "uri"],
+            &[],
+            &["annotations", "description", "mimeType", "name", "size", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The contents of a specific resource or sub-resource.
@@ -10801,7 +11316,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceContents {
 }
 impl crate::private::MatchScore for ResourceContents {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["mimeType", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -10891,7 +11413,9 @@ impl<'de> ::serde::Deserialize<'de> for ResourceListChangedNotificationParams {
 }
 impl crate::private::MatchScore for ResourceListChangedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
@@ -11010,11 +11534,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceListChangedNotification {
 }
 impl crate::private::MatchScore for ResourceListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["notifications/resources/list_changed"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A reference to a resource or resource template definition.
@@ -11120,11 +11647,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceReference {
 }
 impl crate::private::MatchScore for ResourceReference {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["uri"],
             &[("type", &["ref/resource"], false)],
-        )
+            &["uri", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -11241,7 +11771,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceTemplateAnnotations {
 }
 impl crate::private::MatchScore for ResourceTemplateAnnotations {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["audience", "priority"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A template description for resources available on the server.
@@ -11431,7 +11968,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceTemplate {
 }
 impl crate::private::MatchScore for ResourceTemplate {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "uriTemplate"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "uriTemplate"],
+            &[],
+            &["annotations", "description", "mimeType", "name", "uriTemplate"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -11519,7 +12063,9 @@ impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotificationParams {
 }
 impl crate::private::MatchScore for ResourceUpdatedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &["uri"], &[], &["uri"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
@@ -11632,11 +12178,18 @@ impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotification {
 }
 impl crate::private::MatchScore for ResourceUpdatedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["notifications/resources/updated"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <ResourceUpdatedNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -11717,7 +12270,9 @@ impl<'de> ::serde::Deserialize<'de> for ResultBase {
 }
 impl crate::private::MatchScore for ResultBase {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Represents a root directory or file that the server can operate on.
@@ -11822,7 +12377,14 @@ impl<'de> ::serde::Deserialize<'de> for Root {
 }
 impl crate::private::MatchScore for Root {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["name", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -11912,7 +12474,9 @@ impl<'de> ::serde::Deserialize<'de> for RootsListChangedNotificationParams {
 }
 impl crate::private::MatchScore for RootsListChangedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A notification from the client to the server, informing it that the list of roots has changed.
@@ -12027,11 +12591,14 @@ impl<'de> ::serde::Deserialize<'de> for RootsListChangedNotification {
 }
 impl crate::private::MatchScore for RootsListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["notifications/roots/list_changed"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -12219,7 +12786,19 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessage {
 }
 impl crate::private::MatchScore for SamplingMessage {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content", "role"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content", "role"],
+            &[("role", &["assistant", "user"], false)],
+            &["content", "role"],
+        )?;
+        score
+            += <SamplingMessageContent as crate::private::MatchScore>::match_score(
+                &value["content"],
+            )?;
+        score += <Role as crate::private::MatchScore>::match_score(&value["role"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the server offers any prompt templates.
@@ -12307,7 +12886,9 @@ impl<'de> ::serde::Deserialize<'de> for PromptsCapability {
 }
 impl crate::private::MatchScore for PromptsCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["listChanged"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the server offers any resources to read.
@@ -12419,7 +13000,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourcesCapability {
 }
 impl crate::private::MatchScore for ResourcesCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["listChanged", "subscribe"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the server offers any tools to call.
@@ -12507,7 +13095,9 @@ impl<'de> ::serde::Deserialize<'de> for ToolsCapability {
 }
 impl crate::private::MatchScore for ToolsCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["listChanged"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
@@ -12695,7 +13285,14 @@ impl<'de> ::serde::Deserialize<'de> for ServerCapabilities {
 }
 impl crate::private::MatchScore for ServerCapabilities {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["experimental", "logging", "prompts", "resources", "tools"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
@@ -13247,7 +13844,33 @@ impl<'de> ::serde::Deserialize<'de> for SetLevelRequestParams {
 }
 impl crate::private::MatchScore for SetLevelRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["level"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["level"],
+            &[
+                (
+                    "level",
+                    &[
+                        "alert",
+                        "critical",
+                        "debug",
+                        "emergency",
+                        "error",
+                        "info",
+                        "notice",
+                        "warning",
+                    ],
+                    false,
+                ),
+            ],
+            &["level"],
+        )?;
+        score
+            += <LoggingLevel as crate::private::MatchScore>::match_score(
+                &value["level"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request from the client to the server, to enable or adjust logging.
@@ -13354,11 +13977,18 @@ impl<'de> ::serde::Deserialize<'de> for SetLevelRequest {
 }
 impl crate::private::MatchScore for SetLevelRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["logging/setLevel"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <SetLevelRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -13443,7 +14073,9 @@ impl<'de> ::serde::Deserialize<'de> for SubscribeRequestParams {
 }
 impl crate::private::MatchScore for SubscribeRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &["uri"], &[], &["uri"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
@@ -13550,11 +14182,18 @@ impl<'de> ::serde::Deserialize<'de> for SubscribeRequest {
 }
 impl crate::private::MatchScore for SubscribeRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["resources/subscribe"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <SubscribeRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -13671,7 +14310,14 @@ impl<'de> ::serde::Deserialize<'de> for TextContentAnnotations {
 }
 impl crate::private::MatchScore for TextContentAnnotations {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["audience", "priority"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Text provided to or from an LLM.
@@ -13798,7 +14444,14 @@ impl<'de> ::serde::Deserialize<'de> for TextContent {
 }
 impl crate::private::MatchScore for TextContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["text"], &[("type", &["text"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["text"],
+            &[("type", &["text"], false)],
+            &["annotations", "text", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -13937,7 +14590,14 @@ impl<'de> ::serde::Deserialize<'de> for TextResourceContents {
 }
 impl crate::private::MatchScore for TextResourceContents {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["text", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["text", "uri"],
+            &[],
+            &["mimeType", "text", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Definition for a tool the client can call.
@@ -14063,7 +14723,14 @@ impl<'de> ::serde::Deserialize<'de> for Tool {
 }
 impl crate::private::MatchScore for Tool {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["inputSchema", "name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["inputSchema", "name"],
+            &[],
+            &["description", "inputSchema", "name"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -14153,7 +14820,9 @@ impl<'de> ::serde::Deserialize<'de> for ToolListChangedNotificationParams {
 }
 impl crate::private::MatchScore for ToolListChangedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
@@ -14266,11 +14935,14 @@ impl<'de> ::serde::Deserialize<'de> for ToolListChangedNotification {
 }
 impl crate::private::MatchScore for ToolListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["notifications/tools/list_changed"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -14355,7 +15027,9 @@ impl<'de> ::serde::Deserialize<'de> for UnsubscribeRequestParams {
 }
 impl crate::private::MatchScore for UnsubscribeRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &["uri"], &[], &["uri"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
@@ -14468,11 +15142,18 @@ impl<'de> ::serde::Deserialize<'de> for UnsubscribeRequest {
 }
 impl crate::private::MatchScore for UnsubscribeRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["resources/unsubscribe"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <UnsubscribeRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 impl crate::private::MatchScore for IncludeContext {

@@ -115,7 +115,14 @@ impl<'de> ::serde::Deserialize<'de> for Annotations {
 }
 impl crate::private::MatchScore for Annotations {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["audience", "priority"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Audio provided to or from an LLM.
@@ -271,11 +278,14 @@ impl<'de> ::serde::Deserialize<'de> for AudioContent {
 }
 impl crate::private::MatchScore for AudioContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["data", "mimeType"],
             &[("type", &["audio"], false)],
-        )
+            &["annotations", "data", "mimeType", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -414,7 +424,14 @@ impl<'de> ::serde::Deserialize<'de> for BlobResourceContents {
 }
 impl crate::private::MatchScore for BlobResourceContents {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["blob", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["blob", "uri"],
+            &[],
+            &["blob", "mimeType", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -525,7 +542,14 @@ impl<'de> ::serde::Deserialize<'de> for CallToolRequestParams {
 }
 impl crate::private::MatchScore for CallToolRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["arguments", "name"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Used by the client to invoke a tool provided by the server.
@@ -632,11 +656,18 @@ impl<'de> ::serde::Deserialize<'de> for CallToolRequest {
 }
 impl crate::private::MatchScore for CallToolRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["tools/call"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <CallToolRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -883,7 +914,14 @@ impl<'de> ::serde::Deserialize<'de> for CallToolResult {
 }
 impl crate::private::MatchScore for CallToolResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content"],
+            &[],
+            &["_meta", "content", "isError"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -998,7 +1036,14 @@ impl<'de> ::serde::Deserialize<'de> for CancelledNotificationParams {
 }
 impl crate::private::MatchScore for CancelledNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["requestId"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["requestId"],
+            &[],
+            &["reason", "requestId"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
@@ -1117,11 +1162,18 @@ impl<'de> ::serde::Deserialize<'de> for CancelledNotification {
 }
 impl crate::private::MatchScore for CancelledNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["notifications/cancelled"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <CancelledNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the client supports listing roots.
@@ -1209,7 +1261,9 @@ impl<'de> ::serde::Deserialize<'de> for RootsCapability {
 }
 impl crate::private::MatchScore for RootsCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["listChanged"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
@@ -1349,7 +1403,14 @@ impl<'de> ::serde::Deserialize<'de> for ClientCapabilities {
 }
 impl crate::private::MatchScore for ClientCapabilities {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["experimental", "roots", "sampling"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
@@ -1906,7 +1967,14 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsArgument {
 }
 impl crate::private::MatchScore for CompleteRequestParamsArgument {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "value"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "value"],
+            &[],
+            &["name", "value"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -2101,7 +2169,22 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequestParams {
 }
 impl crate::private::MatchScore for CompleteRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["argument", "ref"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["argument", "ref"],
+            &[],
+            &["argument", "ref"],
+        )?;
+        score
+            += <CompleteRequestParamsArgument as crate::private::MatchScore>::match_score(
+                &value["argument"],
+            )?;
+        score
+            += <CompleteRequestParamsRef as crate::private::MatchScore>::match_score(
+                &value["ref"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request from the client to the server, to ask for completion options.
@@ -2208,11 +2291,18 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequest {
 }
 impl crate::private::MatchScore for CompleteRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["completion/complete"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <CompleteRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -2350,7 +2440,14 @@ impl<'de> ::serde::Deserialize<'de> for CompleteResultCompletion {
 }
 impl crate::private::MatchScore for CompleteResultCompletion {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["values"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["values"],
+            &[],
+            &["hasMore", "total", "values"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a completion/complete request
@@ -2459,7 +2556,18 @@ impl<'de> ::serde::Deserialize<'de> for CompleteResult {
 }
 impl crate::private::MatchScore for CompleteResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["completion"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["completion"],
+            &[],
+            &["_meta", "completion"],
+        )?;
+        score
+            += <CompleteResultCompletion as crate::private::MatchScore>::match_score(
+                &value["completion"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -2718,7 +2826,23 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestParams {
 }
 impl crate::private::MatchScore for CreateMessageRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["maxTokens", "messages"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["maxTokens", "messages"],
+            &[],
+            &[
+                "includeContext",
+                "maxTokens",
+                "messages",
+                "metadata",
+                "modelPreferences",
+                "stopSequences",
+                "systemPrompt",
+                "temperature",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
@@ -2831,11 +2955,18 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageRequest {
 }
 impl crate::private::MatchScore for CreateMessageRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["sampling/createMessage"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <CreateMessageRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -3119,7 +3250,19 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResult {
 }
 impl crate::private::MatchScore for CreateMessageResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content", "model", "role"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content", "model", "role"],
+            &[("role", &["assistant", "user"], false)],
+            &["_meta", "content", "model", "role", "stopReason"],
+        )?;
+        score
+            += <CreateMessageResultContent as crate::private::MatchScore>::match_score(
+                &value["content"],
+            )?;
+        score += <Role as crate::private::MatchScore>::match_score(&value["role"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An opaque token used to represent a cursor for pagination.
@@ -3333,11 +3476,18 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResource {
 }
 impl crate::private::MatchScore for EmbeddedResource {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["resource"],
             &[("type", &["resource"], false)],
-        )
+            &["annotations", "resource", "type"],
+        )?;
+        score
+            += <EmbeddedResourceResource as crate::private::MatchScore>::match_score(
+                &value["resource"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 pub type EmptyResult = ResultBase;
@@ -3455,7 +3605,14 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptRequestParams {
 }
 impl crate::private::MatchScore for GetPromptRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["arguments", "name"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Used by the client to get a prompt provided by the server.
@@ -3562,11 +3719,18 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptRequest {
 }
 impl crate::private::MatchScore for GetPromptRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["prompts/get"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <GetPromptRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a prompts/get request from the client.
@@ -3700,7 +3864,14 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptResult {
 }
 impl crate::private::MatchScore for GetPromptResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["messages"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["messages"],
+            &[],
+            &["_meta", "description", "messages"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An image provided to or from an LLM.
@@ -3856,11 +4027,14 @@ impl<'de> ::serde::Deserialize<'de> for ImageContent {
 }
 impl crate::private::MatchScore for ImageContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["data", "mimeType"],
             &[("type", &["image"], false)],
-        )
+            &["annotations", "data", "mimeType", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Describes the name and version of an MCP implementation.
@@ -3965,7 +4139,14 @@ impl<'de> ::serde::Deserialize<'de> for Implementation {
 }
 impl crate::private::MatchScore for Implementation {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "version"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "version"],
+            &[],
+            &["name", "version"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -4106,11 +4287,22 @@ impl<'de> ::serde::Deserialize<'de> for InitializeRequestParams {
 }
 impl crate::private::MatchScore for InitializeRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["capabilities", "clientInfo", "protocolVersion"],
             &[],
-        )
+            &["capabilities", "clientInfo", "protocolVersion"],
+        )?;
+        score
+            += <ClientCapabilities as crate::private::MatchScore>::match_score(
+                &value["capabilities"],
+            )?;
+        score
+            += <Implementation as crate::private::MatchScore>::match_score(
+                &value["clientInfo"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// This request is sent from the client to the server when it first connects, asking it to begin initialization.
@@ -4223,11 +4415,18 @@ impl<'de> ::serde::Deserialize<'de> for InitializeRequest {
 }
 impl crate::private::MatchScore for InitializeRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["initialize"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <InitializeRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// After receiving an initialize request from the client, the server sends this response.
@@ -4416,11 +4615,22 @@ impl<'de> ::serde::Deserialize<'de> for InitializeResult {
 }
 impl crate::private::MatchScore for InitializeResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["capabilities", "protocolVersion", "serverInfo"],
             &[],
-        )
+            &["_meta", "capabilities", "instructions", "protocolVersion", "serverInfo"],
+        )?;
+        score
+            += <ServerCapabilities as crate::private::MatchScore>::match_score(
+                &value["capabilities"],
+            )?;
+        score
+            += <Implementation as crate::private::MatchScore>::match_score(
+                &value["serverInfo"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -4507,7 +4717,9 @@ impl<'de> ::serde::Deserialize<'de> for InitializedNotificationParams {
 }
 impl crate::private::MatchScore for InitializedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// This notification is sent from the client to the server after initialization has finished.
@@ -4620,11 +4832,14 @@ impl<'de> ::serde::Deserialize<'de> for InitializedNotification {
 }
 impl crate::private::MatchScore for InitializedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["notifications/initialized"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -4868,11 +5083,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcError {
 }
 impl crate::private::MatchScore for JsonRpcError {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["error", "id"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["error", "id", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
@@ -5065,7 +5283,9 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcNotificationParams {
 }
 impl crate::private::MatchScore for JsonRpcNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A notification which does not expect a response.
@@ -5201,7 +5421,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcNotification {
 }
 impl crate::private::MatchScore for JsonRpcNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[("jsonrpc", &["2.0"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[("jsonrpc", &["2.0"], false)],
+            &["method", "params", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -5289,7 +5516,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcRequestParamsMeta {
 }
 impl crate::private::MatchScore for JsonRpcRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -5375,7 +5609,9 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcRequestParams {
 }
 impl crate::private::MatchScore for JsonRpcRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request that expects a response.
@@ -5521,11 +5757,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcRequest {
 }
 impl crate::private::MatchScore for JsonRpcRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "method"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "method", "params", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A successful (non-error) response to a request.
@@ -5646,11 +5885,18 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResponse {
 }
 impl crate::private::MatchScore for JsonRpcResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "result"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "result", "jsonrpc"],
+        )?;
+        score
+            += <ResultBase as crate::private::MatchScore>::match_score(
+                &value["result"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -5738,7 +5984,9 @@ impl<'de> ::serde::Deserialize<'de> for ListPromptsRequestParams {
 }
 impl crate::private::MatchScore for ListPromptsRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["cursor"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of prompts and prompt templates the server has.
@@ -5851,7 +6099,14 @@ impl<'de> ::serde::Deserialize<'de> for ListPromptsRequest {
 }
 impl crate::private::MatchScore for ListPromptsRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("method", &["prompts/list"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("method", &["prompts/list"], false)],
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a prompts/list request from the client.
@@ -5986,7 +6241,14 @@ impl<'de> ::serde::Deserialize<'de> for ListPromptsResult {
 }
 impl crate::private::MatchScore for ListPromptsResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["prompts"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["prompts"],
+            &[],
+            &["_meta", "nextCursor", "prompts"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -6077,7 +6339,9 @@ impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesRequestParams {
 }
 impl crate::private::MatchScore for ListResourceTemplatesRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["cursor"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of resource templates the server has.
@@ -6190,11 +6454,14 @@ impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesRequest {
 }
 impl crate::private::MatchScore for ListResourceTemplatesRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["resources/templates/list"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a resources/templates/list request from the client.
@@ -6337,7 +6604,14 @@ impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesResult {
 }
 impl crate::private::MatchScore for ListResourceTemplatesResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["resourceTemplates"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["resourceTemplates"],
+            &[],
+            &["_meta", "nextCursor", "resourceTemplates"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -6425,7 +6699,9 @@ impl<'de> ::serde::Deserialize<'de> for ListResourcesRequestParams {
 }
 impl crate::private::MatchScore for ListResourcesRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["cursor"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of resources the server has.
@@ -6538,11 +6814,14 @@ impl<'de> ::serde::Deserialize<'de> for ListResourcesRequest {
 }
 impl crate::private::MatchScore for ListResourcesRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["resources/list"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a resources/list request from the client.
@@ -6680,7 +6959,14 @@ impl<'de> ::serde::Deserialize<'de> for ListResourcesResult {
 }
 impl crate::private::MatchScore for ListResourcesResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["resources"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["resources"],
+            &[],
+            &["_meta", "nextCursor", "resources"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -6768,7 +7054,14 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParamsMeta {
 }
 impl crate::private::MatchScore for ListRootsRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -6854,7 +7147,9 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParams {
 }
 impl crate::private::MatchScore for ListRootsRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the server to request a list of root URIs from the client. Roots allow
@@ -6967,7 +7262,14 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsRequest {
 }
 impl crate::private::MatchScore for ListRootsRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("method", &["roots/list"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("method", &["roots/list"], false)],
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The client's response to a roots/list request from the server.
@@ -7075,7 +7377,14 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsResult {
 }
 impl crate::private::MatchScore for ListRootsResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["roots"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["roots"],
+            &[],
+            &["_meta", "roots"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -7163,7 +7472,9 @@ impl<'de> ::serde::Deserialize<'de> for ListToolsRequestParams {
 }
 impl crate::private::MatchScore for ListToolsRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["cursor"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of tools the server has.
@@ -7270,7 +7581,14 @@ impl<'de> ::serde::Deserialize<'de> for ListToolsRequest {
 }
 impl crate::private::MatchScore for ListToolsRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("method", &["tools/list"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("method", &["tools/list"], false)],
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a tools/list request from the client.
@@ -7402,7 +7720,14 @@ impl<'de> ::serde::Deserialize<'de> for ListToolsResult {
 }
 impl crate::private::MatchScore for ListToolsResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["tools"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["tools"],
+            &[],
+            &["_meta", "nextCursor", "tools"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -7543,7 +7868,33 @@ impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotificationParams {
 }
 impl crate::private::MatchScore for LoggingMessageNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["data", "level"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["data", "level"],
+            &[
+                (
+                    "level",
+                    &[
+                        "alert",
+                        "critical",
+                        "debug",
+                        "emergency",
+                        "error",
+                        "info",
+                        "notice",
+                        "warning",
+                    ],
+                    false,
+                ),
+            ],
+            &["data", "level", "logger"],
+        )?;
+        score
+            += <LoggingLevel as crate::private::MatchScore>::match_score(
+                &value["level"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
@@ -7656,11 +8007,18 @@ impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotification {
 }
 impl crate::private::MatchScore for LoggingMessageNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["notifications/message"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <LoggingMessageNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Hints to use for model selection.
@@ -7753,7 +8111,9 @@ impl<'de> ::serde::Deserialize<'de> for ModelHint {
 }
 impl crate::private::MatchScore for ModelHint {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["name"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's preferences for model selection, requested of the client during sampling.
@@ -7935,7 +8295,14 @@ impl<'de> ::serde::Deserialize<'de> for ModelPreferences {
 }
 impl crate::private::MatchScore for ModelPreferences {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["costPriority", "hints", "intelligencePriority", "speedPriority"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8022,7 +8389,9 @@ impl<'de> ::serde::Deserialize<'de> for NotificationBaseParams {
 }
 impl crate::private::MatchScore for NotificationBaseParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8124,7 +8493,14 @@ impl<'de> ::serde::Deserialize<'de> for NotificationBase {
 }
 impl crate::private::MatchScore for NotificationBase {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[],
+            &["method", "params"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8212,7 +8588,9 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedRequestParams {
 }
 impl crate::private::MatchScore for PaginatedRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["cursor"])?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8317,7 +8695,14 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedRequest {
 }
 impl crate::private::MatchScore for PaginatedRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[],
+            &["method", "params"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8426,7 +8811,14 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedResult {
 }
 impl crate::private::MatchScore for PaginatedResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["_meta", "nextCursor"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8514,7 +8906,14 @@ impl<'de> ::serde::Deserialize<'de> for PingRequestParamsMeta {
 }
 impl crate::private::MatchScore for PingRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8597,7 +8996,9 @@ impl<'de> ::serde::Deserialize<'de> for PingRequestParams {
 }
 impl crate::private::MatchScore for PingRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
@@ -8704,7 +9105,14 @@ impl<'de> ::serde::Deserialize<'de> for PingRequest {
 }
 impl crate::private::MatchScore for PingRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("method", &["ping"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("method", &["ping"], false)],
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -8868,7 +9276,14 @@ impl<'de> ::serde::Deserialize<'de> for ProgressNotificationParams {
 }
 impl crate::private::MatchScore for ProgressNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["progress", "progressToken"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["progress", "progressToken"],
+            &[],
+            &["message", "progress", "progressToken", "total"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An out-of-band notification used to inform the receiver of a progress update for a long-running request.
@@ -8981,11 +9396,18 @@ impl<'de> ::serde::Deserialize<'de> for ProgressNotification {
 }
 impl crate::private::MatchScore for ProgressNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["notifications/progress"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <ProgressNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The schema's `ProgressToken` is the shared [`crate::ProgressToken`].
@@ -9112,7 +9534,14 @@ impl<'de> ::serde::Deserialize<'de> for Prompt {
 }
 impl crate::private::MatchScore for Prompt {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["arguments", "description", "name"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Describes an argument that a prompt can accept.
@@ -9240,7 +9669,14 @@ impl<'de> ::serde::Deserialize<'de> for PromptArgument {
 }
 impl crate::private::MatchScore for PromptArgument {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["description", "name", "required"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -9330,7 +9766,9 @@ impl<'de> ::serde::Deserialize<'de> for PromptListChangedNotificationParams {
 }
 impl crate::private::MatchScore for PromptListChangedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
@@ -9443,11 +9881,14 @@ impl<'de> ::serde::Deserialize<'de> for PromptListChangedNotification {
 }
 impl crate::private::MatchScore for PromptListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["notifications/prompts/list_changed"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -9659,7 +10100,19 @@ impl<'de> ::serde::Deserialize<'de> for PromptMessage {
 }
 impl crate::private::MatchScore for PromptMessage {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content", "role"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content", "role"],
+            &[("role", &["assistant", "user"], false)],
+            &["content", "role"],
+        )?;
+        score
+            += <PromptMessageContent as crate::private::MatchScore>::match_score(
+                &value["content"],
+            )?;
+        score += <Role as crate::private::MatchScore>::match_score(&value["role"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Identifies a prompt.
@@ -9767,11 +10220,14 @@ impl<'de> ::serde::Deserialize<'de> for PromptReference {
 }
 impl crate::private::MatchScore for PromptReference {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["name"],
             &[("type", &["ref/prompt"], false)],
-        )
+            &["name", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -9856,7 +10312,9 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceRequestParams {
 }
 impl crate::private::MatchScore for ReadResourceRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &["uri"], &[], &["uri"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to the server, to read a specific resource URI.
@@ -9969,11 +10427,18 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceRequest {
 }
 impl crate::private::MatchScore for ReadResourceRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["resources/read"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <ReadResourceRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -10160,7 +10625,14 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResult {
 }
 impl crate::private::MatchScore for ReadResourceResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["contents"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["contents"],
+            &[],
+            &["_meta", "contents"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -10248,7 +10720,14 @@ impl<'de> ::serde::Deserialize<'de> for RequestBaseParamsMeta {
 }
 impl crate::private::MatchScore for RequestBaseParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -10331,7 +10810,9 @@ impl<'de> ::serde::Deserialize<'de> for RequestBaseParams {
 }
 impl crate::private::MatchScore for RequestBaseParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -10433,7 +10914,14 @@ impl<'de> ::serde::Deserialize<'de> for RequestBase {
 }
 impl crate::private::MatchScore for RequestBase {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[],
+            &["method", "params"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The schema's `RequestId` is the shared [`crate::RequestId`].
@@ -10627,7 +11115,14 @@ impl<'de> ::serde::Deserialize<'de> for Resource {
 }
 impl crate::private::MatchScore for Resource {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "uri"],
+            &[],
+            &["annotations", "description", "mimeType", "name", "size", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The contents of a specific resource or sub-resource.
@@ -10736,7 +11231,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceContents {
 }
 impl crate::private::MatchScore for ResourceContents {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["mimeType", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -10826,7 +11328,9 @@ impl<'de> ::serde::Deserialize<'de> for ResourceListChangedNotificationParams {
 }
 impl crate::private::MatchScore for ResourceListChangedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
@@ -10945,11 +11449,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceListChangedNotification {
 }
 impl crate::private::MatchScore for ResourceListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["notifications/resources/list_changed"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A reference to a resource or resource template definition.
@@ -11055,11 +11562,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceReference {
 }
 impl crate::private::MatchScore for ResourceReference {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["uri"],
             &[("type", &["ref/resource"], false)],
-        )
+            &["uri", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A template description for resources available on the server.
@@ -11250,7 +11760,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceTemplate {
 }
 impl crate::private::MatchScore for ResourceTemplate {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "uriTemplate"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "uriTemplate"],
+            &[],
+            &["annotations", "description", "mimeType", "name", "uriTemplate"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -11338,7 +11855,9 @@ impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotificationParams {
 }
 impl crate::private::MatchScore for ResourceUpdatedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &["uri"], &[], &["uri"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
@@ -11451,11 +11970,18 @@ impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotification {
 }
 impl crate::private::MatchScore for ResourceUpdatedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["notifications/resources/updated"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <ResourceUpdatedNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -11536,7 +12062,9 @@ impl<'de> ::serde::Deserialize<'de> for ResultBase {
 }
 impl crate::private::MatchScore for ResultBase {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Represents a root directory or file that the server can operate on.
@@ -11641,7 +12169,14 @@ impl<'de> ::serde::Deserialize<'de> for Root {
 }
 impl crate::private::MatchScore for Root {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["name", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -11731,7 +12266,9 @@ impl<'de> ::serde::Deserialize<'de> for RootsListChangedNotificationParams {
 }
 impl crate::private::MatchScore for RootsListChangedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A notification from the client to the server, informing it that the list of roots has changed.
@@ -11846,11 +12383,14 @@ impl<'de> ::serde::Deserialize<'de> for RootsListChangedNotification {
 }
 impl crate::private::MatchScore for RootsListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["notifications/roots/list_changed"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -12050,7 +12590,19 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessage {
 }
 impl crate::private::MatchScore for SamplingMessage {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content", "role"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content", "role"],
+            &[("role", &["assistant", "user"], false)],
+            &["content", "role"],
+        )?;
+        score
+            += <SamplingMessageContent as crate::private::MatchScore>::match_score(
+                &value["content"],
+            )?;
+        score += <Role as crate::private::MatchScore>::match_score(&value["role"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the server offers any prompt templates.
@@ -12138,7 +12690,9 @@ impl<'de> ::serde::Deserialize<'de> for PromptsCapability {
 }
 impl crate::private::MatchScore for PromptsCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["listChanged"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the server offers any resources to read.
@@ -12250,7 +12804,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourcesCapability {
 }
 impl crate::private::MatchScore for ResourcesCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["listChanged", "subscribe"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the server offers any tools to call.
@@ -12338,7 +12899,9 @@ impl<'de> ::serde::Deserialize<'de> for ToolsCapability {
 }
 impl crate::private::MatchScore for ToolsCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["listChanged"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
@@ -12550,7 +13113,14 @@ impl<'de> ::serde::Deserialize<'de> for ServerCapabilities {
 }
 impl crate::private::MatchScore for ServerCapabilities {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["completions", "experimental", "logging", "prompts", "resources", "tools"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
@@ -13102,7 +13672,33 @@ impl<'de> ::serde::Deserialize<'de> for SetLevelRequestParams {
 }
 impl crate::private::MatchScore for SetLevelRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["level"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["level"],
+            &[
+                (
+                    "level",
+                    &[
+                        "alert",
+                        "critical",
+                        "debug",
+                        "emergency",
+                        "error",
+                        "info",
+                        "notice",
+                        "warning",
+                    ],
+                    false,
+                ),
+            ],
+            &["level"],
+        )?;
+        score
+            += <LoggingLevel as crate::private::MatchScore>::match_score(
+                &value["level"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request from the client to the server, to enable or adjust logging.
@@ -13209,11 +13805,18 @@ impl<'de> ::serde::Deserialize<'de> for SetLevelRequest {
 }
 impl crate::private::MatchScore for SetLevelRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["logging/setLevel"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <SetLevelRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -13298,7 +13901,9 @@ impl<'de> ::serde::Deserialize<'de> for SubscribeRequestParams {
 }
 impl crate::private::MatchScore for SubscribeRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &["uri"], &[], &["uri"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
@@ -13405,11 +14010,18 @@ impl<'de> ::serde::Deserialize<'de> for SubscribeRequest {
 }
 impl crate::private::MatchScore for SubscribeRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["resources/subscribe"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <SubscribeRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Text provided to or from an LLM.
@@ -13537,7 +14149,14 @@ impl<'de> ::serde::Deserialize<'de> for TextContent {
 }
 impl crate::private::MatchScore for TextContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["text"], &[("type", &["text"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["text"],
+            &[("type", &["text"], false)],
+            &["annotations", "text", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -13676,7 +14295,14 @@ impl<'de> ::serde::Deserialize<'de> for TextResourceContents {
 }
 impl crate::private::MatchScore for TextResourceContents {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["text", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["text", "uri"],
+            &[],
+            &["mimeType", "text", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Definition for a tool the client can call.
@@ -13825,7 +14451,14 @@ impl<'de> ::serde::Deserialize<'de> for Tool {
 }
 impl crate::private::MatchScore for Tool {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["inputSchema", "name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["inputSchema", "name"],
+            &[],
+            &["annotations", "description", "inputSchema", "name"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Additional properties describing a Tool to clients.
@@ -14030,7 +14663,20 @@ impl<'de> ::serde::Deserialize<'de> for ToolAnnotations {
 }
 impl crate::private::MatchScore for ToolAnnotations {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &[
+                "destructiveHint",
+                "idempotentHint",
+                "openWorldHint",
+                "readOnlyHint",
+                "title",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -14120,7 +14766,9 @@ impl<'de> ::serde::Deserialize<'de> for ToolListChangedNotificationParams {
 }
 impl crate::private::MatchScore for ToolListChangedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
@@ -14233,11 +14881,14 @@ impl<'de> ::serde::Deserialize<'de> for ToolListChangedNotification {
 }
 impl crate::private::MatchScore for ToolListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["notifications/tools/list_changed"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -14322,7 +14973,9 @@ impl<'de> ::serde::Deserialize<'de> for UnsubscribeRequestParams {
 }
 impl crate::private::MatchScore for UnsubscribeRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &["uri"], &[], &["uri"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
@@ -14435,11 +15088,18 @@ impl<'de> ::serde::Deserialize<'de> for UnsubscribeRequest {
 }
 impl crate::private::MatchScore for UnsubscribeRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["resources/unsubscribe"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <UnsubscribeRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 impl crate::private::MatchScore for IncludeContext {

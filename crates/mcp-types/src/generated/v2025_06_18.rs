@@ -144,7 +144,14 @@ impl<'de> ::serde::Deserialize<'de> for Annotations {
 }
 impl crate::private::MatchScore for Annotations {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["audience", "lastModified", "priority"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Audio provided to or from an LLM.
@@ -321,11 +328,14 @@ impl<'de> ::serde::Deserialize<'de> for AudioContent {
 }
 impl crate::private::MatchScore for AudioContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["data", "mimeType"],
             &[("type", &["audio"], false)],
-        )
+            &["_meta", "annotations", "data", "mimeType", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Base interface for metadata with name (identifier) and title (display name) properties.
@@ -435,7 +445,14 @@ impl<'de> ::serde::Deserialize<'de> for BaseMetadata {
 }
 impl crate::private::MatchScore for BaseMetadata {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["name", "title"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -598,7 +615,14 @@ impl<'de> ::serde::Deserialize<'de> for BlobResourceContents {
 }
 impl crate::private::MatchScore for BlobResourceContents {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["blob", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["blob", "uri"],
+            &[],
+            &["_meta", "blob", "mimeType", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -747,7 +771,14 @@ impl<'de> ::serde::Deserialize<'de> for BooleanSchema {
 }
 impl crate::private::MatchScore for BooleanSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("type", &["boolean"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("type", &["boolean"], false)],
+            &["default", "description", "title", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -858,7 +889,14 @@ impl<'de> ::serde::Deserialize<'de> for CallToolRequestParams {
 }
 impl crate::private::MatchScore for CallToolRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["arguments", "name"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Used by the client to invoke a tool provided by the server.
@@ -965,11 +1003,18 @@ impl<'de> ::serde::Deserialize<'de> for CallToolRequest {
 }
 impl crate::private::MatchScore for CallToolRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["tools/call"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <CallToolRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a tool call.
@@ -1136,7 +1181,14 @@ impl<'de> ::serde::Deserialize<'de> for CallToolResult {
 }
 impl crate::private::MatchScore for CallToolResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content"],
+            &[],
+            &["_meta", "content", "isError", "structuredContent"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1251,7 +1303,14 @@ impl<'de> ::serde::Deserialize<'de> for CancelledNotificationParams {
 }
 impl crate::private::MatchScore for CancelledNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["requestId"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["requestId"],
+            &[],
+            &["reason", "requestId"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
@@ -1370,11 +1429,18 @@ impl<'de> ::serde::Deserialize<'de> for CancelledNotification {
 }
 impl crate::private::MatchScore for CancelledNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["notifications/cancelled"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <CancelledNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the client supports listing roots.
@@ -1462,7 +1528,9 @@ impl<'de> ::serde::Deserialize<'de> for RootsCapability {
 }
 impl crate::private::MatchScore for RootsCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["listChanged"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
@@ -1626,7 +1694,14 @@ impl<'de> ::serde::Deserialize<'de> for ClientCapabilities {
 }
 impl crate::private::MatchScore for ClientCapabilities {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["elicitation", "experimental", "roots", "sampling"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
@@ -2194,7 +2269,14 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsArgument {
 }
 impl crate::private::MatchScore for CompleteRequestParamsArgument {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "value"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "value"],
+            &[],
+            &["name", "value"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Additional, optional context for completions
@@ -2286,7 +2368,9 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsContext {
 }
 impl crate::private::MatchScore for CompleteRequestParamsContext {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["arguments"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -2509,7 +2593,22 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequestParams {
 }
 impl crate::private::MatchScore for CompleteRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["argument", "ref"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["argument", "ref"],
+            &[],
+            &["argument", "context", "ref"],
+        )?;
+        score
+            += <CompleteRequestParamsArgument as crate::private::MatchScore>::match_score(
+                &value["argument"],
+            )?;
+        score
+            += <CompleteRequestParamsRef as crate::private::MatchScore>::match_score(
+                &value["ref"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request from the client to the server, to ask for completion options.
@@ -2616,11 +2715,18 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequest {
 }
 impl crate::private::MatchScore for CompleteRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["completion/complete"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <CompleteRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -2758,7 +2864,14 @@ impl<'de> ::serde::Deserialize<'de> for CompleteResultCompletion {
 }
 impl crate::private::MatchScore for CompleteResultCompletion {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["values"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["values"],
+            &[],
+            &["hasMore", "total", "values"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a completion/complete request
@@ -2867,7 +2980,18 @@ impl<'de> ::serde::Deserialize<'de> for CompleteResult {
 }
 impl crate::private::MatchScore for CompleteResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["completion"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["completion"],
+            &[],
+            &["_meta", "completion"],
+        )?;
+        score
+            += <CompleteResultCompletion as crate::private::MatchScore>::match_score(
+                &value["completion"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -3238,7 +3362,23 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestParams {
 }
 impl crate::private::MatchScore for CreateMessageRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["maxTokens", "messages"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["maxTokens", "messages"],
+            &[],
+            &[
+                "includeContext",
+                "maxTokens",
+                "messages",
+                "metadata",
+                "modelPreferences",
+                "stopSequences",
+                "systemPrompt",
+                "temperature",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
@@ -3351,11 +3491,18 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageRequest {
 }
 impl crate::private::MatchScore for CreateMessageRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["sampling/createMessage"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <CreateMessageRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -3639,7 +3786,19 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResult {
 }
 impl crate::private::MatchScore for CreateMessageResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content", "model", "role"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content", "model", "role"],
+            &[("role", &["assistant", "user"], false)],
+            &["_meta", "content", "model", "role", "stopReason"],
+        )?;
+        score
+            += <CreateMessageResultContent as crate::private::MatchScore>::match_score(
+                &value["content"],
+            )?;
+        score += <Role as crate::private::MatchScore>::match_score(&value["role"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An opaque token used to represent a cursor for pagination.
@@ -3801,11 +3960,14 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestParamsRequestedSchema {
 }
 impl crate::private::MatchScore for ElicitRequestParamsRequestedSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["properties"],
             &[("type", &["object"], false)],
-        )
+            &["properties", "required", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -3923,7 +4085,18 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
 }
 impl crate::private::MatchScore for ElicitRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["message", "requestedSchema"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["message", "requestedSchema"],
+            &[],
+            &["message", "requestedSchema"],
+        )?;
+        score
+            += <ElicitRequestParamsRequestedSchema as crate::private::MatchScore>::match_score(
+                &value["requestedSchema"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request from the server to elicit additional information from the user via the client.
@@ -4030,11 +4203,18 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequest {
 }
 impl crate::private::MatchScore for ElicitRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["elicitation/create"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <ElicitRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -4235,7 +4415,15 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResult {
 }
 impl crate::private::MatchScore for ElicitResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["action"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["action"],
+            &[("action", &["accept", "cancel", "decline"], false)],
+            &["_meta", "action", "content"],
+        )?;
+        score += <Action as crate::private::MatchScore>::match_score(&value["action"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -4468,11 +4656,18 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResource {
 }
 impl crate::private::MatchScore for EmbeddedResource {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["resource"],
             &[("type", &["resource"], false)],
-        )
+            &["_meta", "annotations", "resource", "type"],
+        )?;
+        score
+            += <EmbeddedResourceResource as crate::private::MatchScore>::match_score(
+                &value["resource"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 pub type EmptyResult = ResultBase;
@@ -4639,7 +4834,14 @@ impl<'de> ::serde::Deserialize<'de> for EnumSchema {
 }
 impl crate::private::MatchScore for EnumSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["enum"], &[("type", &["string"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["enum"],
+            &[("type", &["string"], false)],
+            &["description", "enum", "enumNames", "title", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -4756,7 +4958,14 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptRequestParams {
 }
 impl crate::private::MatchScore for GetPromptRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["arguments", "name"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Used by the client to get a prompt provided by the server.
@@ -4863,11 +5072,18 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptRequest {
 }
 impl crate::private::MatchScore for GetPromptRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["prompts/get"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <GetPromptRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a prompts/get request from the client.
@@ -5001,7 +5217,14 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptResult {
 }
 impl crate::private::MatchScore for GetPromptResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["messages"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["messages"],
+            &[],
+            &["_meta", "description", "messages"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An image provided to or from an LLM.
@@ -5178,11 +5401,14 @@ impl<'de> ::serde::Deserialize<'de> for ImageContent {
 }
 impl crate::private::MatchScore for ImageContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["data", "mimeType"],
             &[("type", &["image"], false)],
-        )
+            &["_meta", "annotations", "data", "mimeType", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Describes the name and version of an MCP implementation, with an optional title for UI representation.
@@ -5316,7 +5542,14 @@ impl<'de> ::serde::Deserialize<'de> for Implementation {
 }
 impl crate::private::MatchScore for Implementation {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "version"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "version"],
+            &[],
+            &["name", "title", "version"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -5457,11 +5690,22 @@ impl<'de> ::serde::Deserialize<'de> for InitializeRequestParams {
 }
 impl crate::private::MatchScore for InitializeRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["capabilities", "clientInfo", "protocolVersion"],
             &[],
-        )
+            &["capabilities", "clientInfo", "protocolVersion"],
+        )?;
+        score
+            += <ClientCapabilities as crate::private::MatchScore>::match_score(
+                &value["capabilities"],
+            )?;
+        score
+            += <Implementation as crate::private::MatchScore>::match_score(
+                &value["clientInfo"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// This request is sent from the client to the server when it first connects, asking it to begin initialization.
@@ -5574,11 +5818,18 @@ impl<'de> ::serde::Deserialize<'de> for InitializeRequest {
 }
 impl crate::private::MatchScore for InitializeRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["initialize"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <InitializeRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// After receiving an initialize request from the client, the server sends this response.
@@ -5767,11 +6018,22 @@ impl<'de> ::serde::Deserialize<'de> for InitializeResult {
 }
 impl crate::private::MatchScore for InitializeResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["capabilities", "protocolVersion", "serverInfo"],
             &[],
-        )
+            &["_meta", "capabilities", "instructions", "protocolVersion", "serverInfo"],
+        )?;
+        score
+            += <ServerCapabilities as crate::private::MatchScore>::match_score(
+                &value["capabilities"],
+            )?;
+        score
+            += <Implementation as crate::private::MatchScore>::match_score(
+                &value["serverInfo"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -5858,7 +6120,9 @@ impl<'de> ::serde::Deserialize<'de> for InitializedNotificationParams {
 }
 impl crate::private::MatchScore for InitializedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// This notification is sent from the client to the server after initialization has finished.
@@ -5971,11 +6235,14 @@ impl<'de> ::serde::Deserialize<'de> for InitializedNotification {
 }
 impl crate::private::MatchScore for InitializedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["notifications/initialized"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A response to a request that indicates an error occurred.
@@ -6092,11 +6359,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcError {
 }
 impl crate::private::MatchScore for JsonRpcError {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["error", "id"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["error", "id", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
@@ -6265,7 +6535,9 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcNotificationParams {
 }
 impl crate::private::MatchScore for JsonRpcNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A notification which does not expect a response.
@@ -6401,7 +6673,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcNotification {
 }
 impl crate::private::MatchScore for JsonRpcNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[("jsonrpc", &["2.0"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[("jsonrpc", &["2.0"], false)],
+            &["method", "params", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -6490,7 +6769,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcRequestParamsMeta {
 }
 impl crate::private::MatchScore for JsonRpcRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -6577,7 +6863,9 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcRequestParams {
 }
 impl crate::private::MatchScore for JsonRpcRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request that expects a response.
@@ -6723,11 +7011,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcRequest {
 }
 impl crate::private::MatchScore for JsonRpcRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "method"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "method", "params", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A successful (non-error) response to a request.
@@ -6848,11 +7139,18 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResponse {
 }
 impl crate::private::MatchScore for JsonRpcResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "result"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "result", "jsonrpc"],
+        )?;
+        score
+            += <ResultBase as crate::private::MatchScore>::match_score(
+                &value["result"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -6940,7 +7238,9 @@ impl<'de> ::serde::Deserialize<'de> for ListPromptsRequestParams {
 }
 impl crate::private::MatchScore for ListPromptsRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["cursor"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of prompts and prompt templates the server has.
@@ -7053,7 +7353,14 @@ impl<'de> ::serde::Deserialize<'de> for ListPromptsRequest {
 }
 impl crate::private::MatchScore for ListPromptsRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("method", &["prompts/list"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("method", &["prompts/list"], false)],
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a prompts/list request from the client.
@@ -7188,7 +7495,14 @@ impl<'de> ::serde::Deserialize<'de> for ListPromptsResult {
 }
 impl crate::private::MatchScore for ListPromptsResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["prompts"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["prompts"],
+            &[],
+            &["_meta", "nextCursor", "prompts"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -7279,7 +7593,9 @@ impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesRequestParams {
 }
 impl crate::private::MatchScore for ListResourceTemplatesRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["cursor"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of resource templates the server has.
@@ -7392,11 +7708,14 @@ impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesRequest {
 }
 impl crate::private::MatchScore for ListResourceTemplatesRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["resources/templates/list"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a resources/templates/list request from the client.
@@ -7539,7 +7858,14 @@ impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesResult {
 }
 impl crate::private::MatchScore for ListResourceTemplatesResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["resourceTemplates"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["resourceTemplates"],
+            &[],
+            &["_meta", "nextCursor", "resourceTemplates"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -7627,7 +7953,9 @@ impl<'de> ::serde::Deserialize<'de> for ListResourcesRequestParams {
 }
 impl crate::private::MatchScore for ListResourcesRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["cursor"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of resources the server has.
@@ -7740,11 +8068,14 @@ impl<'de> ::serde::Deserialize<'de> for ListResourcesRequest {
 }
 impl crate::private::MatchScore for ListResourcesRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["resources/list"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a resources/list request from the client.
@@ -7882,7 +8213,14 @@ impl<'de> ::serde::Deserialize<'de> for ListResourcesResult {
 }
 impl crate::private::MatchScore for ListResourcesResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["resources"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["resources"],
+            &[],
+            &["_meta", "nextCursor", "resources"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -7971,7 +8309,14 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParamsMeta {
 }
 impl crate::private::MatchScore for ListRootsRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8058,7 +8403,9 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParams {
 }
 impl crate::private::MatchScore for ListRootsRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the server to request a list of root URIs from the client. Roots allow
@@ -8171,7 +8518,14 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsRequest {
 }
 impl crate::private::MatchScore for ListRootsRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("method", &["roots/list"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("method", &["roots/list"], false)],
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The client's response to a roots/list request from the server.
@@ -8279,7 +8633,14 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsResult {
 }
 impl crate::private::MatchScore for ListRootsResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["roots"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["roots"],
+            &[],
+            &["_meta", "roots"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8367,7 +8728,9 @@ impl<'de> ::serde::Deserialize<'de> for ListToolsRequestParams {
 }
 impl crate::private::MatchScore for ListToolsRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["cursor"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of tools the server has.
@@ -8474,7 +8837,14 @@ impl<'de> ::serde::Deserialize<'de> for ListToolsRequest {
 }
 impl crate::private::MatchScore for ListToolsRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("method", &["tools/list"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("method", &["tools/list"], false)],
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a tools/list request from the client.
@@ -8606,7 +8976,14 @@ impl<'de> ::serde::Deserialize<'de> for ListToolsResult {
 }
 impl crate::private::MatchScore for ListToolsResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["tools"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["tools"],
+            &[],
+            &["_meta", "nextCursor", "tools"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -8747,7 +9124,33 @@ impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotificationParams {
 }
 impl crate::private::MatchScore for LoggingMessageNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["data", "level"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["data", "level"],
+            &[
+                (
+                    "level",
+                    &[
+                        "alert",
+                        "critical",
+                        "debug",
+                        "emergency",
+                        "error",
+                        "info",
+                        "notice",
+                        "warning",
+                    ],
+                    false,
+                ),
+            ],
+            &["data", "level", "logger"],
+        )?;
+        score
+            += <LoggingLevel as crate::private::MatchScore>::match_score(
+                &value["level"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
@@ -8860,11 +9263,18 @@ impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotification {
 }
 impl crate::private::MatchScore for LoggingMessageNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["notifications/message"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <LoggingMessageNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Hints to use for model selection.
@@ -8957,7 +9367,9 @@ impl<'de> ::serde::Deserialize<'de> for ModelHint {
 }
 impl crate::private::MatchScore for ModelHint {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["name"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's preferences for model selection, requested of the client during sampling.
@@ -9139,7 +9551,14 @@ impl<'de> ::serde::Deserialize<'de> for ModelPreferences {
 }
 impl crate::private::MatchScore for ModelPreferences {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["costPriority", "hints", "intelligencePriority", "speedPriority"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -9226,7 +9645,9 @@ impl<'de> ::serde::Deserialize<'de> for NotificationBaseParams {
 }
 impl crate::private::MatchScore for NotificationBaseParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -9328,7 +9749,14 @@ impl<'de> ::serde::Deserialize<'de> for NotificationBase {
 }
 impl crate::private::MatchScore for NotificationBase {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[],
+            &["method", "params"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -9492,7 +9920,18 @@ impl<'de> ::serde::Deserialize<'de> for NumberSchema {
 }
 impl crate::private::MatchScore for NumberSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["type"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["type"],
+            &[("type", &["integer", "number"], false)],
+            &["description", "maximum", "minimum", "title", "type"],
+        )?;
+        score
+            += <NumberSchemaType as crate::private::MatchScore>::match_score(
+                &value["type"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -9580,7 +10019,9 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedRequestParams {
 }
 impl crate::private::MatchScore for PaginatedRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["cursor"])?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -9685,7 +10126,14 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedRequest {
 }
 impl crate::private::MatchScore for PaginatedRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[],
+            &["method", "params"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -9794,7 +10242,14 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedResult {
 }
 impl crate::private::MatchScore for PaginatedResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["_meta", "nextCursor"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -9883,7 +10338,14 @@ impl<'de> ::serde::Deserialize<'de> for PingRequestParamsMeta {
 }
 impl crate::private::MatchScore for PingRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -9967,7 +10429,9 @@ impl<'de> ::serde::Deserialize<'de> for PingRequestParams {
 }
 impl crate::private::MatchScore for PingRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
@@ -10074,7 +10538,14 @@ impl<'de> ::serde::Deserialize<'de> for PingRequest {
 }
 impl crate::private::MatchScore for PingRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("method", &["ping"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("method", &["ping"], false)],
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Restricted schema definitions that only allow primitive types
@@ -10342,7 +10813,14 @@ impl<'de> ::serde::Deserialize<'de> for ProgressNotificationParams {
 }
 impl crate::private::MatchScore for ProgressNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["progress", "progressToken"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["progress", "progressToken"],
+            &[],
+            &["message", "progress", "progressToken", "total"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An out-of-band notification used to inform the receiver of a progress update for a long-running request.
@@ -10455,11 +10933,18 @@ impl<'de> ::serde::Deserialize<'de> for ProgressNotification {
 }
 impl crate::private::MatchScore for ProgressNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["notifications/progress"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <ProgressNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The schema's `ProgressToken` is the shared [`crate::ProgressToken`].
@@ -10632,7 +11117,14 @@ impl<'de> ::serde::Deserialize<'de> for Prompt {
 }
 impl crate::private::MatchScore for Prompt {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["_meta", "arguments", "description", "name", "title"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Describes an argument that a prompt can accept.
@@ -10786,7 +11278,14 @@ impl<'de> ::serde::Deserialize<'de> for PromptArgument {
 }
 impl crate::private::MatchScore for PromptArgument {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["description", "name", "required", "title"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -10876,7 +11375,9 @@ impl<'de> ::serde::Deserialize<'de> for PromptListChangedNotificationParams {
 }
 impl crate::private::MatchScore for PromptListChangedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
@@ -10989,11 +11490,14 @@ impl<'de> ::serde::Deserialize<'de> for PromptListChangedNotification {
 }
 impl crate::private::MatchScore for PromptListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["notifications/prompts/list_changed"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Describes a message returned as part of a prompt.
@@ -11098,7 +11602,19 @@ impl<'de> ::serde::Deserialize<'de> for PromptMessage {
 }
 impl crate::private::MatchScore for PromptMessage {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content", "role"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content", "role"],
+            &[("role", &["assistant", "user"], false)],
+            &["content", "role"],
+        )?;
+        score
+            += <ContentBlock as crate::private::MatchScore>::match_score(
+                &value["content"],
+            )?;
+        score += <Role as crate::private::MatchScore>::match_score(&value["role"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Identifies a prompt.
@@ -11234,11 +11750,14 @@ impl<'de> ::serde::Deserialize<'de> for PromptReference {
 }
 impl crate::private::MatchScore for PromptReference {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["name"],
             &[("type", &["ref/prompt"], false)],
-        )
+            &["name", "title", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -11323,7 +11842,9 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceRequestParams {
 }
 impl crate::private::MatchScore for ReadResourceRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &["uri"], &[], &["uri"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to the server, to read a specific resource URI.
@@ -11436,11 +11957,18 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceRequest {
 }
 impl crate::private::MatchScore for ReadResourceRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["resources/read"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <ReadResourceRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -11627,7 +12155,14 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResult {
 }
 impl crate::private::MatchScore for ReadResourceResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["contents"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["contents"],
+            &[],
+            &["_meta", "contents"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -11716,7 +12251,14 @@ impl<'de> ::serde::Deserialize<'de> for RequestBaseParamsMeta {
 }
 impl crate::private::MatchScore for RequestBaseParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -11800,7 +12342,9 @@ impl<'de> ::serde::Deserialize<'de> for RequestBaseParams {
 }
 impl crate::private::MatchScore for RequestBaseParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -11902,7 +12446,14 @@ impl<'de> ::serde::Deserialize<'de> for RequestBase {
 }
 impl crate::private::MatchScore for RequestBase {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[],
+            &["method", "params"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The schema's `RequestId` is the shared [`crate::RequestId`].
@@ -12141,7 +12692,23 @@ impl<'de> ::serde::Deserialize<'de> for Resource {
 }
 impl crate::private::MatchScore for Resource {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "uri"],
+            &[],
+            &[
+                "_meta",
+                "annotations",
+                "description",
+                "mimeType",
+                "name",
+                "size",
+                "title",
+                "uri",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The contents of a specific resource or sub-resource.
@@ -12271,7 +12838,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceContents {
 }
 impl crate::private::MatchScore for ResourceContents {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["_meta", "mimeType", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
@@ -12540,11 +13114,24 @@ impl<'de> ::serde::Deserialize<'de> for ResourceLink {
 }
 impl crate::private::MatchScore for ResourceLink {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["name", "uri"],
             &[("type", &["resource_link"], false)],
-        )
+            &[
+                "_meta",
+                "annotations",
+                "description",
+                "mimeType",
+                "name",
+                "size",
+                "title",
+                "uri",
+                "type",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -12634,7 +13221,9 @@ impl<'de> ::serde::Deserialize<'de> for ResourceListChangedNotificationParams {
 }
 impl crate::private::MatchScore for ResourceListChangedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
@@ -12753,11 +13342,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceListChangedNotification {
 }
 impl crate::private::MatchScore for ResourceListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["notifications/resources/list_changed"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A template description for resources available on the server.
@@ -12992,7 +13584,22 @@ impl<'de> ::serde::Deserialize<'de> for ResourceTemplate {
 }
 impl crate::private::MatchScore for ResourceTemplate {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "uriTemplate"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "uriTemplate"],
+            &[],
+            &[
+                "_meta",
+                "annotations",
+                "description",
+                "mimeType",
+                "name",
+                "title",
+                "uriTemplate",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A reference to a resource or resource template definition.
@@ -13104,11 +13711,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceTemplateReference {
 }
 impl crate::private::MatchScore for ResourceTemplateReference {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["uri"],
             &[("type", &["ref/resource"], false)],
-        )
+            &["uri", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -13196,7 +13806,9 @@ impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotificationParams {
 }
 impl crate::private::MatchScore for ResourceUpdatedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &["uri"], &[], &["uri"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
@@ -13309,11 +13921,18 @@ impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotification {
 }
 impl crate::private::MatchScore for ResourceUpdatedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["notifications/resources/updated"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <ResourceUpdatedNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -13394,7 +14013,9 @@ impl<'de> ::serde::Deserialize<'de> for ResultBase {
 }
 impl crate::private::MatchScore for ResultBase {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Represents a root directory or file that the server can operate on.
@@ -13520,7 +14141,14 @@ impl<'de> ::serde::Deserialize<'de> for Root {
 }
 impl crate::private::MatchScore for Root {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["_meta", "name", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -13610,7 +14238,9 @@ impl<'de> ::serde::Deserialize<'de> for RootsListChangedNotificationParams {
 }
 impl crate::private::MatchScore for RootsListChangedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A notification from the client to the server, informing it that the list of roots has changed.
@@ -13725,11 +14355,14 @@ impl<'de> ::serde::Deserialize<'de> for RootsListChangedNotification {
 }
 impl crate::private::MatchScore for RootsListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["notifications/roots/list_changed"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -13929,7 +14562,19 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessage {
 }
 impl crate::private::MatchScore for SamplingMessage {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content", "role"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content", "role"],
+            &[("role", &["assistant", "user"], false)],
+            &["content", "role"],
+        )?;
+        score
+            += <SamplingMessageContent as crate::private::MatchScore>::match_score(
+                &value["content"],
+            )?;
+        score += <Role as crate::private::MatchScore>::match_score(&value["role"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the server offers any prompt templates.
@@ -14017,7 +14662,9 @@ impl<'de> ::serde::Deserialize<'de> for PromptsCapability {
 }
 impl crate::private::MatchScore for PromptsCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["listChanged"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the server offers any resources to read.
@@ -14129,7 +14776,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourcesCapability {
 }
 impl crate::private::MatchScore for ResourcesCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["listChanged", "subscribe"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the server offers any tools to call.
@@ -14217,7 +14871,9 @@ impl<'de> ::serde::Deserialize<'de> for ToolsCapability {
 }
 impl crate::private::MatchScore for ToolsCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["listChanged"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
@@ -14429,7 +15085,14 @@ impl<'de> ::serde::Deserialize<'de> for ServerCapabilities {
 }
 impl crate::private::MatchScore for ServerCapabilities {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["completions", "experimental", "logging", "prompts", "resources", "tools"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
@@ -14994,7 +15657,33 @@ impl<'de> ::serde::Deserialize<'de> for SetLevelRequestParams {
 }
 impl crate::private::MatchScore for SetLevelRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["level"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["level"],
+            &[
+                (
+                    "level",
+                    &[
+                        "alert",
+                        "critical",
+                        "debug",
+                        "emergency",
+                        "error",
+                        "info",
+                        "notice",
+                        "warning",
+                    ],
+                    false,
+                ),
+            ],
+            &["level"],
+        )?;
+        score
+            += <LoggingLevel as crate::private::MatchScore>::match_score(
+                &value["level"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request from the client to the server, to enable or adjust logging.
@@ -15101,11 +15790,18 @@ impl<'de> ::serde::Deserialize<'de> for SetLevelRequest {
 }
 impl crate::private::MatchScore for SetLevelRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["logging/setLevel"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <SetLevelRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -15294,7 +15990,14 @@ impl<'de> ::serde::Deserialize<'de> for StringSchema {
 }
 impl crate::private::MatchScore for StringSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("type", &["string"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("type", &["string"], false)],
+            &["description", "format", "maxLength", "minLength", "title", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -15379,7 +16082,9 @@ impl<'de> ::serde::Deserialize<'de> for SubscribeRequestParams {
 }
 impl crate::private::MatchScore for SubscribeRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &["uri"], &[], &["uri"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
@@ -15486,11 +16191,18 @@ impl<'de> ::serde::Deserialize<'de> for SubscribeRequest {
 }
 impl crate::private::MatchScore for SubscribeRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["resources/subscribe"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <SubscribeRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Text provided to or from an LLM.
@@ -15639,7 +16351,14 @@ impl<'de> ::serde::Deserialize<'de> for TextContent {
 }
 impl crate::private::MatchScore for TextContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["text"], &[("type", &["text"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["text"],
+            &[("type", &["text"], false)],
+            &["_meta", "annotations", "text", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -15802,7 +16521,14 @@ impl<'de> ::serde::Deserialize<'de> for TextResourceContents {
 }
 impl crate::private::MatchScore for TextResourceContents {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["text", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["text", "uri"],
+            &[],
+            &["_meta", "mimeType", "text", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Definition for a tool the client can call.
@@ -16021,7 +16747,22 @@ impl<'de> ::serde::Deserialize<'de> for Tool {
 }
 impl crate::private::MatchScore for Tool {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["inputSchema", "name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["inputSchema", "name"],
+            &[],
+            &[
+                "_meta",
+                "annotations",
+                "description",
+                "inputSchema",
+                "name",
+                "outputSchema",
+                "title",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Additional properties describing a Tool to clients.
@@ -16226,7 +16967,20 @@ impl<'de> ::serde::Deserialize<'de> for ToolAnnotations {
 }
 impl crate::private::MatchScore for ToolAnnotations {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &[
+                "destructiveHint",
+                "idempotentHint",
+                "openWorldHint",
+                "readOnlyHint",
+                "title",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -16316,7 +17070,9 @@ impl<'de> ::serde::Deserialize<'de> for ToolListChangedNotificationParams {
 }
 impl crate::private::MatchScore for ToolListChangedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
@@ -16429,11 +17185,14 @@ impl<'de> ::serde::Deserialize<'de> for ToolListChangedNotification {
 }
 impl crate::private::MatchScore for ToolListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("method", &["notifications/tools/list_changed"], false)],
-        )
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -16518,7 +17277,9 @@ impl<'de> ::serde::Deserialize<'de> for UnsubscribeRequestParams {
 }
 impl crate::private::MatchScore for UnsubscribeRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &["uri"], &[], &["uri"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
@@ -16631,11 +17392,18 @@ impl<'de> ::serde::Deserialize<'de> for UnsubscribeRequest {
 }
 impl crate::private::MatchScore for UnsubscribeRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["resources/unsubscribe"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <UnsubscribeRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 impl crate::private::MatchScore for Action {

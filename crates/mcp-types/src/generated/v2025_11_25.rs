@@ -144,7 +144,14 @@ impl<'de> ::serde::Deserialize<'de> for Annotations {
 }
 impl crate::private::MatchScore for Annotations {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["audience", "lastModified", "priority"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Audio provided to or from an LLM.
@@ -321,11 +328,14 @@ impl<'de> ::serde::Deserialize<'de> for AudioContent {
 }
 impl crate::private::MatchScore for AudioContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["data", "mimeType"],
             &[("type", &["audio"], false)],
-        )
+            &["_meta", "annotations", "data", "mimeType", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Base interface for metadata with name (identifier) and title (display name) properties.
@@ -435,7 +445,14 @@ impl<'de> ::serde::Deserialize<'de> for BaseMetadata {
 }
 impl crate::private::MatchScore for BaseMetadata {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["name", "title"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -598,7 +615,14 @@ impl<'de> ::serde::Deserialize<'de> for BlobResourceContents {
 }
 impl crate::private::MatchScore for BlobResourceContents {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["blob", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["blob", "uri"],
+            &[],
+            &["_meta", "blob", "mimeType", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -747,7 +771,14 @@ impl<'de> ::serde::Deserialize<'de> for BooleanSchema {
 }
 impl crate::private::MatchScore for BooleanSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("type", &["boolean"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("type", &["boolean"], false)],
+            &["default", "description", "title", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Used by the client to invoke a tool provided by the server.
@@ -891,11 +922,18 @@ impl<'de> ::serde::Deserialize<'de> for CallToolRequest {
 }
 impl crate::private::MatchScore for CallToolRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["tools/call"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <CallToolRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -984,7 +1022,14 @@ impl<'de> ::serde::Deserialize<'de> for CallToolRequestParamsMeta {
 }
 impl crate::private::MatchScore for CallToolRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `tools/call` request.
@@ -1150,7 +1195,14 @@ impl<'de> ::serde::Deserialize<'de> for CallToolRequestParams {
 }
 impl crate::private::MatchScore for CallToolRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["_meta", "arguments", "name", "task"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a tool call.
@@ -1317,7 +1369,14 @@ impl<'de> ::serde::Deserialize<'de> for CallToolResult {
 }
 impl crate::private::MatchScore for CallToolResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content"],
+            &[],
+            &["_meta", "content", "isError", "structuredContent"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -1404,7 +1463,14 @@ impl<'de> ::serde::Deserialize<'de> for CancelTaskRequestParams {
 }
 impl crate::private::MatchScore for CancelTaskRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["taskId"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["taskId"],
+            &[],
+            &["taskId"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request to cancel a task.
@@ -1560,11 +1626,18 @@ impl<'de> ::serde::Deserialize<'de> for CancelTaskRequest {
 }
 impl crate::private::MatchScore for CancelTaskRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["tasks/cancel"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <CancelTaskRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The response to a tasks/cancel request.
@@ -1822,11 +1895,33 @@ impl<'de> ::serde::Deserialize<'de> for CancelTaskResult {
 }
 impl crate::private::MatchScore for CancelTaskResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["createdAt", "lastUpdatedAt", "status", "taskId", "ttl"],
-            &[],
-        )
+            &[
+                (
+                    "status",
+                    &["cancelled", "completed", "failed", "input_required", "working"],
+                    false,
+                ),
+            ],
+            &[
+                "_meta",
+                "createdAt",
+                "lastUpdatedAt",
+                "pollInterval",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttl",
+            ],
+        )?;
+        score
+            += <TaskStatus as crate::private::MatchScore>::match_score(
+                &value["status"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
@@ -1971,14 +2066,21 @@ impl<'de> ::serde::Deserialize<'de> for CancelledNotification {
 }
 impl crate::private::MatchScore for CancelledNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/cancelled"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        score
+            += <CancelledNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `notifications/cancelled` notification.
@@ -2118,7 +2220,14 @@ impl<'de> ::serde::Deserialize<'de> for CancelledNotificationParams {
 }
 impl crate::private::MatchScore for CancelledNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["_meta", "reason", "requestId"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the client supports elicitation from the server.
@@ -2226,7 +2335,9 @@ impl<'de> ::serde::Deserialize<'de> for ElicitationCapability {
 }
 impl crate::private::MatchScore for ElicitationCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["form", "url"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the client supports listing roots.
@@ -2314,7 +2425,9 @@ impl<'de> ::serde::Deserialize<'de> for RootsCapability {
 }
 impl crate::private::MatchScore for RootsCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["listChanged"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the client supports sampling from an LLM.
@@ -2427,7 +2540,14 @@ impl<'de> ::serde::Deserialize<'de> for SamplingCapability {
 }
 impl crate::private::MatchScore for SamplingCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["context", "tools"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Task support for elicitation-related requests.
@@ -2518,7 +2638,9 @@ impl<'de> ::serde::Deserialize<'de> for ClientTasksCapabilityRequestsElicitation
 }
 impl crate::private::MatchScore for ClientTasksCapabilityRequestsElicitation {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["create"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Task support for sampling-related requests.
@@ -2610,7 +2732,14 @@ impl<'de> ::serde::Deserialize<'de> for ClientTasksCapabilityRequestsSampling {
 }
 impl crate::private::MatchScore for ClientTasksCapabilityRequestsSampling {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["createMessage"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Specifies which request types can be augmented with tasks.
@@ -2726,7 +2855,14 @@ impl<'de> ::serde::Deserialize<'de> for ClientTasksCapabilityRequests {
 }
 impl crate::private::MatchScore for ClientTasksCapabilityRequests {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["elicitation", "sampling"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the client supports task-augmented requests.
@@ -2862,7 +2998,14 @@ impl<'de> ::serde::Deserialize<'de> for ClientTasksCapability {
 }
 impl crate::private::MatchScore for ClientTasksCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["cancel", "list", "requests"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
@@ -3050,7 +3193,14 @@ impl<'de> ::serde::Deserialize<'de> for ClientCapabilities {
 }
 impl crate::private::MatchScore for ClientCapabilities {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["elicitation", "experimental", "roots", "sampling", "tasks"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
@@ -3516,7 +3666,9 @@ impl crate::private::MatchScore for ClientRequest {
 pub enum ClientResult {
     ResultBase(ResultBase),
     GetTaskResult(GetTaskResult),
+    /// Same shape as [`ClientResult::ResultBase`]: a decoded value is always `ResultBase`; build this variant to send it.
     GetTaskPayloadResult(GetTaskPayloadResult),
+    /// Same shape as [`ClientResult::GetTaskResult`]: a decoded value is always `GetTaskResult`; build this variant to send it.
     CancelTaskResult(CancelTaskResult),
     ListTasksResult(ListTasksResult),
     CreateMessageResult(CreateMessageResult),
@@ -3568,14 +3720,8 @@ impl<'de> ::serde::Deserialize<'de> for ClientResult {
                 "GetTaskResult",
                 <GetTaskResult as crate::private::MatchScore>::match_score(&value),
             ),
-            (
-                "GetTaskPayloadResult",
-                <GetTaskPayloadResult as crate::private::MatchScore>::match_score(&value),
-            ),
-            (
-                "CancelTaskResult",
-                <CancelTaskResult as crate::private::MatchScore>::match_score(&value),
-            ),
+            ("GetTaskPayloadResult", ::std::option::Option::None),
+            ("CancelTaskResult", ::std::option::Option::None),
             (
                 "ListTasksResult",
                 <ListTasksResult as crate::private::MatchScore>::match_score(&value),
@@ -3790,11 +3936,18 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequest {
 }
 impl crate::private::MatchScore for CompleteRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["completion/complete"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <CompleteRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -3883,7 +4036,14 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsMeta {
 }
 impl crate::private::MatchScore for CompleteRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The argument's information
@@ -3999,7 +4159,14 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsArgument {
 }
 impl crate::private::MatchScore for CompleteRequestParamsArgument {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "value"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "value"],
+            &[],
+            &["name", "value"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Additional, optional context for completions
@@ -4091,7 +4258,9 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsContext {
 }
 impl crate::private::MatchScore for CompleteRequestParamsContext {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["arguments"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -4338,7 +4507,22 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequestParams {
 }
 impl crate::private::MatchScore for CompleteRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["argument", "ref"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["argument", "ref"],
+            &[],
+            &["_meta", "argument", "context", "ref"],
+        )?;
+        score
+            += <CompleteRequestParamsArgument as crate::private::MatchScore>::match_score(
+                &value["argument"],
+            )?;
+        score
+            += <CompleteRequestParamsRef as crate::private::MatchScore>::match_score(
+                &value["ref"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -4476,7 +4660,14 @@ impl<'de> ::serde::Deserialize<'de> for CompleteResultCompletion {
 }
 impl crate::private::MatchScore for CompleteResultCompletion {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["values"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["values"],
+            &[],
+            &["hasMore", "total", "values"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a completion/complete request
@@ -4585,7 +4776,18 @@ impl<'de> ::serde::Deserialize<'de> for CompleteResult {
 }
 impl crate::private::MatchScore for CompleteResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["completion"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["completion"],
+            &[],
+            &["_meta", "completion"],
+        )?;
+        score
+            += <CompleteResultCompletion as crate::private::MatchScore>::match_score(
+                &value["completion"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -4851,14 +5053,21 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageRequest {
 }
 impl crate::private::MatchScore for CreateMessageRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["sampling/createMessage"], false),
             ],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <CreateMessageRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -4950,7 +5159,14 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestParamsMeta {
 }
 impl crate::private::MatchScore for CreateMessageRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `sampling/createMessage` request.
@@ -5320,7 +5536,27 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestParams {
 }
 impl crate::private::MatchScore for CreateMessageRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["maxTokens", "messages"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["maxTokens", "messages"],
+            &[],
+            &[
+                "_meta",
+                "includeContext",
+                "maxTokens",
+                "messages",
+                "metadata",
+                "modelPreferences",
+                "stopSequences",
+                "systemPrompt",
+                "task",
+                "temperature",
+                "toolChoice",
+                "tools",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -5652,7 +5888,19 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResult {
 }
 impl crate::private::MatchScore for CreateMessageResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content", "model", "role"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content", "model", "role"],
+            &[("role", &["assistant", "user"], false)],
+            &["_meta", "content", "model", "role", "stopReason"],
+        )?;
+        score
+            += <CreateMessageResultContent as crate::private::MatchScore>::match_score(
+                &value["content"],
+            )?;
+        score += <Role as crate::private::MatchScore>::match_score(&value["role"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A response to a task-augmented request.
@@ -5758,7 +6006,15 @@ impl<'de> ::serde::Deserialize<'de> for CreateTaskResult {
 }
 impl crate::private::MatchScore for CreateTaskResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["task"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["task"],
+            &[],
+            &["_meta", "task"],
+        )?;
+        score += <Task as crate::private::MatchScore>::match_score(&value["task"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An opaque token used to represent a cursor for pagination.
@@ -5904,11 +6160,18 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequest {
 }
 impl crate::private::MatchScore for ElicitRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["elicitation/create"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <ElicitRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -5997,7 +6260,14 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestFormParamsMeta {
 }
 impl crate::private::MatchScore for ElicitRequestFormParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A restricted subset of JSON Schema.
@@ -6179,11 +6449,14 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestFormParamsRequestedSchema {
 }
 impl crate::private::MatchScore for ElicitRequestFormParamsRequestedSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["properties"],
             &[("type", &["object"], false)],
-        )
+            &["$schema", "properties", "required", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The parameters for a request to elicit non-sensitive information from the user via a form in the client.
@@ -6380,11 +6653,18 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestFormParams {
 }
 impl crate::private::MatchScore for ElicitRequestFormParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["message", "requestedSchema"],
             &[("mode", &["form"], true)],
-        )
+            &["_meta", "message", "mode", "requestedSchema", "task"],
+        )?;
+        score
+            += <ElicitRequestFormParamsRequestedSchema as crate::private::MatchScore>::match_score(
+                &value["requestedSchema"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The parameters for a request to elicit additional information from the user via the client.
@@ -6564,7 +6844,14 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestUrlParamsMeta {
 }
 impl crate::private::MatchScore for ElicitRequestUrlParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The parameters for a request to elicit information from the user via a URL in the client.
@@ -6785,11 +7072,14 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestUrlParams {
 }
 impl crate::private::MatchScore for ElicitRequestUrlParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["elicitationId", "message", "url"],
             &[("mode", &["url"], false)],
-        )
+            &["_meta", "elicitationId", "message", "task", "url", "mode"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -7010,7 +7300,15 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResult {
 }
 impl crate::private::MatchScore for ElicitResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["action"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["action"],
+            &[("action", &["accept", "cancel", "decline"], false)],
+            &["_meta", "action", "content"],
+        )?;
+        score += <Action as crate::private::MatchScore>::match_score(&value["action"])?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -7102,7 +7400,14 @@ impl<'de> ::serde::Deserialize<'de> for ElicitationCompleteNotificationParams {
 }
 impl crate::private::MatchScore for ElicitationCompleteNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["elicitationId"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["elicitationId"],
+            &[],
+            &["elicitationId"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it of a completion of a out-of-band elicitation request.
@@ -7248,14 +7553,21 @@ impl<'de> ::serde::Deserialize<'de> for ElicitationCompleteNotification {
 }
 impl crate::private::MatchScore for ElicitationCompleteNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/elicitation/complete"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        score
+            += <ElicitationCompleteNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -7488,11 +7800,18 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResource {
 }
 impl crate::private::MatchScore for EmbeddedResource {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["resource"],
             &[("type", &["resource"], false)],
-        )
+            &["_meta", "annotations", "resource", "type"],
+        )?;
+        score
+            += <EmbeddedResourceResource as crate::private::MatchScore>::match_score(
+                &value["resource"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 pub type EmptyResult = ResultBase;
@@ -7778,11 +8097,18 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptRequest {
 }
 impl crate::private::MatchScore for GetPromptRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["prompts/get"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <GetPromptRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -7871,7 +8197,14 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptRequestParamsMeta {
 }
 impl crate::private::MatchScore for GetPromptRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `prompts/get` request.
@@ -8013,7 +8346,14 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptRequestParams {
 }
 impl crate::private::MatchScore for GetPromptRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["_meta", "arguments", "name"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a prompts/get request from the client.
@@ -8147,7 +8487,14 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptResult {
 }
 impl crate::private::MatchScore for GetPromptResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["messages"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["messages"],
+            &[],
+            &["_meta", "description", "messages"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8234,7 +8581,14 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskPayloadRequestParams {
 }
 impl crate::private::MatchScore for GetTaskPayloadRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["taskId"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["taskId"],
+            &[],
+            &["taskId"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request to retrieve the result of a completed task.
@@ -8393,11 +8747,18 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskPayloadRequest {
 }
 impl crate::private::MatchScore for GetTaskPayloadRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["tasks/result"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <GetTaskPayloadRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The response to a tasks/result request.
@@ -8487,7 +8848,9 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskPayloadResult {
 }
 impl crate::private::MatchScore for GetTaskPayloadResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8574,7 +8937,14 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskRequestParams {
 }
 impl crate::private::MatchScore for GetTaskRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["taskId"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["taskId"],
+            &[],
+            &["taskId"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request to retrieve the state of a task.
@@ -8718,11 +9088,18 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskRequest {
 }
 impl crate::private::MatchScore for GetTaskRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["tasks/get"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <GetTaskRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The response to a tasks/get request.
@@ -8974,11 +9351,33 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskResult {
 }
 impl crate::private::MatchScore for GetTaskResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["createdAt", "lastUpdatedAt", "status", "taskId", "ttl"],
-            &[],
-        )
+            &[
+                (
+                    "status",
+                    &["cancelled", "completed", "failed", "input_required", "working"],
+                    false,
+                ),
+            ],
+            &[
+                "_meta",
+                "createdAt",
+                "lastUpdatedAt",
+                "pollInterval",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttl",
+            ],
+        )?;
+        score
+            += <TaskStatus as crate::private::MatchScore>::match_score(
+                &value["status"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optionally-sized icon that can be displayed in a user interface.
@@ -9136,7 +9535,14 @@ impl<'de> ::serde::Deserialize<'de> for Icon {
 }
 impl crate::private::MatchScore for Icon {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["src"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["src"],
+            &[],
+            &["mimeType", "sizes", "src", "theme"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Base interface to add `icons` property.
@@ -9226,7 +9632,9 @@ impl<'de> ::serde::Deserialize<'de> for Icons {
 }
 impl crate::private::MatchScore for Icons {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["icons"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An image provided to or from an LLM.
@@ -9403,11 +9811,14 @@ impl<'de> ::serde::Deserialize<'de> for ImageContent {
 }
 impl crate::private::MatchScore for ImageContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["data", "mimeType"],
             &[("type", &["image"], false)],
-        )
+            &["_meta", "annotations", "data", "mimeType", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Describes the MCP implementation.
@@ -9621,7 +10032,14 @@ impl<'de> ::serde::Deserialize<'de> for Implementation {
 }
 impl crate::private::MatchScore for Implementation {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "version"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "version"],
+            &[],
+            &["description", "icons", "name", "title", "version", "websiteUrl"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// This request is sent from the client to the server when it first connects, asking it to begin initialization.
@@ -9777,11 +10195,18 @@ impl<'de> ::serde::Deserialize<'de> for InitializeRequest {
 }
 impl crate::private::MatchScore for InitializeRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["initialize"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <InitializeRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -9870,7 +10295,14 @@ impl<'de> ::serde::Deserialize<'de> for InitializeRequestParamsMeta {
 }
 impl crate::private::MatchScore for InitializeRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for an `initialize` request.
@@ -10036,11 +10468,22 @@ impl<'de> ::serde::Deserialize<'de> for InitializeRequestParams {
 }
 impl crate::private::MatchScore for InitializeRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["capabilities", "clientInfo", "protocolVersion"],
             &[],
-        )
+            &["_meta", "capabilities", "clientInfo", "protocolVersion"],
+        )?;
+        score
+            += <ClientCapabilities as crate::private::MatchScore>::match_score(
+                &value["capabilities"],
+            )?;
+        score
+            += <Implementation as crate::private::MatchScore>::match_score(
+                &value["clientInfo"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// After receiving an initialize request from the client, the server sends this response.
@@ -10229,11 +10672,22 @@ impl<'de> ::serde::Deserialize<'de> for InitializeResult {
 }
 impl crate::private::MatchScore for InitializeResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["capabilities", "protocolVersion", "serverInfo"],
             &[],
-        )
+            &["_meta", "capabilities", "instructions", "protocolVersion", "serverInfo"],
+        )?;
+        score
+            += <ServerCapabilities as crate::private::MatchScore>::match_score(
+                &value["capabilities"],
+            )?;
+        score
+            += <Implementation as crate::private::MatchScore>::match_score(
+                &value["serverInfo"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// This notification is sent from the client to the server after initialization has finished.
@@ -10370,14 +10824,17 @@ impl<'de> ::serde::Deserialize<'de> for InitializedNotification {
 }
 impl crate::private::MatchScore for InitializedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/initialized"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A response to a request that indicates an error occurred.
@@ -10507,7 +10964,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcErrorResponse {
 }
 impl crate::private::MatchScore for JsonRpcErrorResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["error"], &[("jsonrpc", &["2.0"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["error"],
+            &[("jsonrpc", &["2.0"], false)],
+            &["error", "id", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
@@ -10734,7 +11198,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcNotification {
 }
 impl crate::private::MatchScore for JsonRpcNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[("jsonrpc", &["2.0"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[("jsonrpc", &["2.0"], false)],
+            &["method", "params", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request that expects a response.
@@ -10880,11 +11351,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcRequest {
 }
 impl crate::private::MatchScore for JsonRpcRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "method"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "method", "params", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A response to a request, containing either the result or error.
@@ -11086,11 +11560,18 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResultResponse {
 }
 impl crate::private::MatchScore for JsonRpcResultResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "result"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "result", "jsonrpc"],
+        )?;
+        score
+            += <ResultBase as crate::private::MatchScore>::match_score(
+                &value["result"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Use TitledSingleSelectEnumSchema instead.
@@ -11301,7 +11782,14 @@ impl<'de> ::serde::Deserialize<'de> for LegacyTitledEnumSchema {
 }
 impl crate::private::MatchScore for LegacyTitledEnumSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["enum"], &[("type", &["string"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["enum"],
+            &[("type", &["string"], false)],
+            &["default", "description", "enum", "enumNames", "title", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of prompts and prompt templates the server has.
@@ -11458,11 +11946,14 @@ impl<'de> ::serde::Deserialize<'de> for ListPromptsRequest {
 }
 impl crate::private::MatchScore for ListPromptsRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id"],
             &[("jsonrpc", &["2.0"], false), ("method", &["prompts/list"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a prompts/list request from the client.
@@ -11597,7 +12088,14 @@ impl<'de> ::serde::Deserialize<'de> for ListPromptsResult {
 }
 impl crate::private::MatchScore for ListPromptsResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["prompts"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["prompts"],
+            &[],
+            &["_meta", "nextCursor", "prompts"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of resource templates the server has.
@@ -11757,14 +12255,17 @@ impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesRequest {
 }
 impl crate::private::MatchScore for ListResourceTemplatesRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id"],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["resources/templates/list"], false),
             ],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a resources/templates/list request from the client.
@@ -11907,7 +12408,14 @@ impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesResult {
 }
 impl crate::private::MatchScore for ListResourceTemplatesResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["resourceTemplates"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["resourceTemplates"],
+            &[],
+            &["_meta", "nextCursor", "resourceTemplates"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of resources the server has.
@@ -12064,11 +12572,14 @@ impl<'de> ::serde::Deserialize<'de> for ListResourcesRequest {
 }
 impl crate::private::MatchScore for ListResourcesRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id"],
             &[("jsonrpc", &["2.0"], false), ("method", &["resources/list"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a resources/list request from the client.
@@ -12206,7 +12717,14 @@ impl<'de> ::serde::Deserialize<'de> for ListResourcesResult {
 }
 impl crate::private::MatchScore for ListResourcesResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["resources"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["resources"],
+            &[],
+            &["_meta", "nextCursor", "resources"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the server to request a list of root URIs from the client. Roots allow
@@ -12360,11 +12878,14 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsRequest {
 }
 impl crate::private::MatchScore for ListRootsRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id"],
             &[("jsonrpc", &["2.0"], false), ("method", &["roots/list"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The client's response to a roots/list request from the server.
@@ -12472,7 +12993,14 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsResult {
 }
 impl crate::private::MatchScore for ListRootsResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["roots"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["roots"],
+            &[],
+            &["_meta", "roots"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request to retrieve a list of tasks.
@@ -12620,11 +13148,14 @@ impl<'de> ::serde::Deserialize<'de> for ListTasksRequest {
 }
 impl crate::private::MatchScore for ListTasksRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id"],
             &[("jsonrpc", &["2.0"], false), ("method", &["tasks/list"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The response to a tasks/list request.
@@ -12756,7 +13287,14 @@ impl<'de> ::serde::Deserialize<'de> for ListTasksResult {
 }
 impl crate::private::MatchScore for ListTasksResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["tasks"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["tasks"],
+            &[],
+            &["_meta", "nextCursor", "tasks"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of tools the server has.
@@ -12904,11 +13442,14 @@ impl<'de> ::serde::Deserialize<'de> for ListToolsRequest {
 }
 impl crate::private::MatchScore for ListToolsRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id"],
             &[("jsonrpc", &["2.0"], false), ("method", &["tools/list"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's response to a tools/list request from the client.
@@ -13040,7 +13581,14 @@ impl<'de> ::serde::Deserialize<'de> for ListToolsResult {
 }
 impl crate::private::MatchScore for ListToolsResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["tools"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["tools"],
+            &[],
+            &["_meta", "nextCursor", "tools"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
@@ -13177,14 +13725,21 @@ impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotification {
 }
 impl crate::private::MatchScore for LoggingMessageNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/message"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        score
+            += <LoggingMessageNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `notifications/message` notification.
@@ -13349,7 +13904,33 @@ impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotificationParams {
 }
 impl crate::private::MatchScore for LoggingMessageNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["data", "level"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["data", "level"],
+            &[
+                (
+                    "level",
+                    &[
+                        "alert",
+                        "critical",
+                        "debug",
+                        "emergency",
+                        "error",
+                        "info",
+                        "notice",
+                        "warning",
+                    ],
+                    false,
+                ),
+            ],
+            &["_meta", "data", "level", "logger"],
+        )?;
+        score
+            += <LoggingLevel as crate::private::MatchScore>::match_score(
+                &value["level"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Hints to use for model selection.
@@ -13442,7 +14023,9 @@ impl<'de> ::serde::Deserialize<'de> for ModelHint {
 }
 impl crate::private::MatchScore for ModelHint {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["name"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's preferences for model selection, requested of the client during sampling.
@@ -13624,7 +14207,14 @@ impl<'de> ::serde::Deserialize<'de> for ModelPreferences {
 }
 impl crate::private::MatchScore for ModelPreferences {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["costPriority", "hints", "intelligencePriority", "speedPriority"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -13807,7 +14397,14 @@ impl<'de> ::serde::Deserialize<'de> for NotificationBase {
 }
 impl crate::private::MatchScore for NotificationBase {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[],
+            &["method", "params"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -13894,7 +14491,9 @@ impl<'de> ::serde::Deserialize<'de> for NotificationParams {
 }
 impl crate::private::MatchScore for NotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14078,7 +14677,18 @@ impl<'de> ::serde::Deserialize<'de> for NumberSchema {
 }
 impl crate::private::MatchScore for NumberSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["type"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["type"],
+            &[("type", &["integer", "number"], false)],
+            &["default", "description", "maximum", "minimum", "title", "type"],
+        )?;
+        score
+            += <NumberSchemaType as crate::private::MatchScore>::match_score(
+                &value["type"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14226,11 +14836,14 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedRequest {
 }
 impl crate::private::MatchScore for PaginatedRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "method"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "method", "params", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -14319,7 +14932,14 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedRequestParamsMeta {
 }
 impl crate::private::MatchScore for PaginatedRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Common parameters for paginated requests.
@@ -14432,7 +15052,14 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedRequestParams {
 }
 impl crate::private::MatchScore for PaginatedRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["_meta", "cursor"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -14541,7 +15168,14 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedResult {
 }
 impl crate::private::MatchScore for PaginatedResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["_meta", "nextCursor"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
@@ -14685,11 +15319,14 @@ impl<'de> ::serde::Deserialize<'de> for PingRequest {
 }
 impl crate::private::MatchScore for PingRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id"],
             &[("jsonrpc", &["2.0"], false), ("method", &["ping"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Restricted schema definitions that only allow primitive types
@@ -15018,14 +15655,21 @@ impl<'de> ::serde::Deserialize<'de> for ProgressNotification {
 }
 impl crate::private::MatchScore for ProgressNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/progress"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        score
+            += <ProgressNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `notifications/progress` notification.
@@ -15214,7 +15858,14 @@ impl<'de> ::serde::Deserialize<'de> for ProgressNotificationParams {
 }
 impl crate::private::MatchScore for ProgressNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["progress", "progressToken"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["progress", "progressToken"],
+            &[],
+            &["_meta", "message", "progress", "progressToken", "total"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The schema's `ProgressToken` is the shared [`crate::ProgressToken`].
@@ -15416,7 +16067,14 @@ impl<'de> ::serde::Deserialize<'de> for Prompt {
 }
 impl crate::private::MatchScore for Prompt {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["_meta", "arguments", "description", "icons", "name", "title"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Describes an argument that a prompt can accept.
@@ -15570,7 +16228,14 @@ impl<'de> ::serde::Deserialize<'de> for PromptArgument {
 }
 impl crate::private::MatchScore for PromptArgument {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["description", "name", "required", "title"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
@@ -15707,14 +16372,17 @@ impl<'de> ::serde::Deserialize<'de> for PromptListChangedNotification {
 }
 impl crate::private::MatchScore for PromptListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/prompts/list_changed"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Describes a message returned as part of a prompt.
@@ -15819,7 +16487,19 @@ impl<'de> ::serde::Deserialize<'de> for PromptMessage {
 }
 impl crate::private::MatchScore for PromptMessage {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content", "role"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content", "role"],
+            &[("role", &["assistant", "user"], false)],
+            &["content", "role"],
+        )?;
+        score
+            += <ContentBlock as crate::private::MatchScore>::match_score(
+                &value["content"],
+            )?;
+        score += <Role as crate::private::MatchScore>::match_score(&value["role"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Identifies a prompt.
@@ -15955,11 +16635,14 @@ impl<'de> ::serde::Deserialize<'de> for PromptReference {
 }
 impl crate::private::MatchScore for PromptReference {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["name"],
             &[("type", &["ref/prompt"], false)],
-        )
+            &["name", "title", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to the server, to read a specific resource URI.
@@ -16115,11 +16798,18 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceRequest {
 }
 impl crate::private::MatchScore for ReadResourceRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["resources/read"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <ReadResourceRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -16208,7 +16898,14 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceRequestParamsMeta {
 }
 impl crate::private::MatchScore for ReadResourceRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `resources/read` request.
@@ -16319,7 +17016,14 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceRequestParams {
 }
 impl crate::private::MatchScore for ReadResourceRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["_meta", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -16506,7 +17210,14 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResult {
 }
 impl crate::private::MatchScore for ReadResourceResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["contents"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["contents"],
+            &[],
+            &["_meta", "contents"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Metadata for associating messages with a task.
@@ -16595,7 +17306,14 @@ impl<'de> ::serde::Deserialize<'de> for RelatedTaskMetadata {
 }
 impl crate::private::MatchScore for RelatedTaskMetadata {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["taskId"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["taskId"],
+            &[],
+            &["taskId"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -16697,7 +17415,14 @@ impl<'de> ::serde::Deserialize<'de> for RequestBase {
 }
 impl crate::private::MatchScore for RequestBase {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[],
+            &["method", "params"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The schema's `RequestId` is the shared [`crate::RequestId`].
@@ -16788,7 +17513,14 @@ impl<'de> ::serde::Deserialize<'de> for RequestParamsMeta {
 }
 impl crate::private::MatchScore for RequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Common params for any request.
@@ -16873,7 +17605,9 @@ impl<'de> ::serde::Deserialize<'de> for RequestParams {
 }
 impl crate::private::MatchScore for RequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A known resource that the server is capable of reading.
@@ -17139,7 +17873,24 @@ impl<'de> ::serde::Deserialize<'de> for Resource {
 }
 impl crate::private::MatchScore for Resource {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "uri"],
+            &[],
+            &[
+                "_meta",
+                "annotations",
+                "description",
+                "icons",
+                "mimeType",
+                "name",
+                "size",
+                "title",
+                "uri",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The contents of a specific resource or sub-resource.
@@ -17269,7 +18020,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceContents {
 }
 impl crate::private::MatchScore for ResourceContents {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["_meta", "mimeType", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
@@ -17567,11 +18325,25 @@ impl<'de> ::serde::Deserialize<'de> for ResourceLink {
 }
 impl crate::private::MatchScore for ResourceLink {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["name", "uri"],
             &[("type", &["resource_link"], false)],
-        )
+            &[
+                "_meta",
+                "annotations",
+                "description",
+                "icons",
+                "mimeType",
+                "name",
+                "size",
+                "title",
+                "uri",
+                "type",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
@@ -17717,14 +18489,17 @@ impl<'de> ::serde::Deserialize<'de> for ResourceListChangedNotification {
 }
 impl crate::private::MatchScore for ResourceListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/resources/list_changed"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -17813,7 +18588,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceRequestParamsMeta {
 }
 impl crate::private::MatchScore for ResourceRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Common parameters when working with resources.
@@ -17924,7 +18706,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceRequestParams {
 }
 impl crate::private::MatchScore for ResourceRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["_meta", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A template description for resources available on the server.
@@ -18188,7 +18977,23 @@ impl<'de> ::serde::Deserialize<'de> for ResourceTemplate {
 }
 impl crate::private::MatchScore for ResourceTemplate {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "uriTemplate"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "uriTemplate"],
+            &[],
+            &[
+                "_meta",
+                "annotations",
+                "description",
+                "icons",
+                "mimeType",
+                "name",
+                "title",
+                "uriTemplate",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A reference to a resource or resource template definition.
@@ -18300,11 +19105,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceTemplateReference {
 }
 impl crate::private::MatchScore for ResourceTemplateReference {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["uri"],
             &[("type", &["ref/resource"], false)],
-        )
+            &["uri", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
@@ -18441,14 +19249,21 @@ impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotification {
 }
 impl crate::private::MatchScore for ResourceUpdatedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/resources/updated"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        score
+            += <ResourceUpdatedNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `notifications/resources/updated` notification.
@@ -18562,7 +19377,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotificationParams {
 }
 impl crate::private::MatchScore for ResourceUpdatedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["_meta", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -18643,7 +19465,9 @@ impl<'de> ::serde::Deserialize<'de> for ResultBase {
 }
 impl crate::private::MatchScore for ResultBase {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Represents a root directory or file that the server can operate on.
@@ -18769,7 +19593,14 @@ impl<'de> ::serde::Deserialize<'de> for Root {
 }
 impl crate::private::MatchScore for Root {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["_meta", "name", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A notification from the client to the server, informing it that the list of roots has changed.
@@ -18908,14 +19739,17 @@ impl<'de> ::serde::Deserialize<'de> for RootsListChangedNotification {
 }
 impl crate::private::MatchScore for RootsListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/roots/list_changed"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -19176,7 +20010,19 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessage {
 }
 impl crate::private::MatchScore for SamplingMessage {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content", "role"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content", "role"],
+            &[("role", &["assistant", "user"], false)],
+            &["_meta", "content", "role"],
+        )?;
+        score
+            += <SamplingMessageContent as crate::private::MatchScore>::match_score(
+                &value["content"],
+            )?;
+        score += <Role as crate::private::MatchScore>::match_score(&value["role"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -19383,7 +20229,9 @@ impl<'de> ::serde::Deserialize<'de> for PromptsCapability {
 }
 impl crate::private::MatchScore for PromptsCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["listChanged"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the server offers any resources to read.
@@ -19495,7 +20343,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourcesCapability {
 }
 impl crate::private::MatchScore for ResourcesCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["listChanged", "subscribe"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Task support for tool-related requests.
@@ -19586,7 +20441,9 @@ impl<'de> ::serde::Deserialize<'de> for ServerTasksCapabilityRequestsTools {
 }
 impl crate::private::MatchScore for ServerTasksCapabilityRequestsTools {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["call"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Specifies which request types can be augmented with tasks.
@@ -19674,7 +20531,9 @@ impl<'de> ::serde::Deserialize<'de> for ServerTasksCapabilityRequests {
 }
 impl crate::private::MatchScore for ServerTasksCapabilityRequests {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["tools"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the server supports task-augmented requests.
@@ -19810,7 +20669,14 @@ impl<'de> ::serde::Deserialize<'de> for ServerTasksCapability {
 }
 impl crate::private::MatchScore for ServerTasksCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["cancel", "list", "requests"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the server offers any tools to call.
@@ -19898,7 +20764,9 @@ impl<'de> ::serde::Deserialize<'de> for ToolsCapability {
 }
 impl crate::private::MatchScore for ToolsCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["listChanged"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
@@ -20134,7 +21002,22 @@ impl<'de> ::serde::Deserialize<'de> for ServerCapabilities {
 }
 impl crate::private::MatchScore for ServerCapabilities {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &[
+                "completions",
+                "experimental",
+                "logging",
+                "prompts",
+                "resources",
+                "tasks",
+                "tools",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
@@ -20556,7 +21439,9 @@ pub enum ServerResult {
     ListToolsResult(ListToolsResult),
     CallToolResult(CallToolResult),
     GetTaskResult(GetTaskResult),
+    /// Same shape as [`ServerResult::ResultBase`]: a decoded value is always `ResultBase`; build this variant to send it.
     GetTaskPayloadResult(GetTaskPayloadResult),
+    /// Same shape as [`ServerResult::GetTaskResult`]: a decoded value is always `GetTaskResult`; build this variant to send it.
     CancelTaskResult(CancelTaskResult),
     ListTasksResult(ListTasksResult),
     CompleteResult(CompleteResult),
@@ -20660,14 +21545,8 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
                 "GetTaskResult",
                 <GetTaskResult as crate::private::MatchScore>::match_score(&value),
             ),
-            (
-                "GetTaskPayloadResult",
-                <GetTaskPayloadResult as crate::private::MatchScore>::match_score(&value),
-            ),
-            (
-                "CancelTaskResult",
-                <CancelTaskResult as crate::private::MatchScore>::match_score(&value),
-            ),
+            ("GetTaskPayloadResult", ::std::option::Option::None),
+            ("CancelTaskResult", ::std::option::Option::None),
             (
                 "ListTasksResult",
                 <ListTasksResult as crate::private::MatchScore>::match_score(&value),
@@ -20910,11 +21789,18 @@ impl<'de> ::serde::Deserialize<'de> for SetLevelRequest {
 }
 impl crate::private::MatchScore for SetLevelRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["logging/setLevel"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <SetLevelRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -21003,7 +21889,14 @@ impl<'de> ::serde::Deserialize<'de> for SetLevelRequestParamsMeta {
 }
 impl crate::private::MatchScore for SetLevelRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `logging/setLevel` request.
@@ -21116,7 +22009,33 @@ impl<'de> ::serde::Deserialize<'de> for SetLevelRequestParams {
 }
 impl crate::private::MatchScore for SetLevelRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["level"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["level"],
+            &[
+                (
+                    "level",
+                    &[
+                        "alert",
+                        "critical",
+                        "debug",
+                        "emergency",
+                        "error",
+                        "info",
+                        "notice",
+                        "warning",
+                    ],
+                    false,
+                ),
+            ],
+            &["_meta", "level"],
+        )?;
+        score
+            += <LoggingLevel as crate::private::MatchScore>::match_score(
+                &value["level"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -21406,7 +22325,22 @@ impl<'de> ::serde::Deserialize<'de> for StringSchema {
 }
 impl crate::private::MatchScore for StringSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("type", &["string"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("type", &["string"], false)],
+            &[
+                "default",
+                "description",
+                "format",
+                "maxLength",
+                "minLength",
+                "title",
+                "type",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
@@ -21553,11 +22487,18 @@ impl<'de> ::serde::Deserialize<'de> for SubscribeRequest {
 }
 impl crate::private::MatchScore for SubscribeRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["resources/subscribe"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <SubscribeRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -21646,7 +22587,14 @@ impl<'de> ::serde::Deserialize<'de> for SubscribeRequestParamsMeta {
 }
 impl crate::private::MatchScore for SubscribeRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `resources/subscribe` request.
@@ -21757,7 +22705,14 @@ impl<'de> ::serde::Deserialize<'de> for SubscribeRequestParams {
 }
 impl crate::private::MatchScore for SubscribeRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["_meta", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Data associated with a task.
@@ -21966,11 +22921,32 @@ impl<'de> ::serde::Deserialize<'de> for Task {
 }
 impl crate::private::MatchScore for Task {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["createdAt", "lastUpdatedAt", "status", "taskId", "ttl"],
-            &[],
-        )
+            &[
+                (
+                    "status",
+                    &["cancelled", "completed", "failed", "input_required", "working"],
+                    false,
+                ),
+            ],
+            &[
+                "createdAt",
+                "lastUpdatedAt",
+                "pollInterval",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttl",
+            ],
+        )?;
+        score
+            += <TaskStatus as crate::private::MatchScore>::match_score(
+                &value["status"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -22062,7 +23038,14 @@ impl<'de> ::serde::Deserialize<'de> for TaskAugmentedRequestParamsMeta {
 }
 impl crate::private::MatchScore for TaskAugmentedRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Common params for any task-augmented request.
@@ -22179,7 +23162,14 @@ impl<'de> ::serde::Deserialize<'de> for TaskAugmentedRequestParams {
 }
 impl crate::private::MatchScore for TaskAugmentedRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["_meta", "task"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Metadata for augmenting a request with task execution.
@@ -22260,7 +23250,9 @@ impl<'de> ::serde::Deserialize<'de> for TaskMetadata {
 }
 impl crate::private::MatchScore for TaskMetadata {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["ttl"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications.
@@ -22397,14 +23389,21 @@ impl<'de> ::serde::Deserialize<'de> for TaskStatusNotification {
 }
 impl crate::private::MatchScore for TaskStatusNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/tasks/status"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        score
+            += <TaskStatusNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `notifications/tasks/status` notification.
@@ -22674,11 +23673,33 @@ impl<'de> ::serde::Deserialize<'de> for TaskStatusNotificationParams {
 }
 impl crate::private::MatchScore for TaskStatusNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["createdAt", "lastUpdatedAt", "status", "taskId", "ttl"],
-            &[],
-        )
+            &[
+                (
+                    "status",
+                    &["cancelled", "completed", "failed", "input_required", "working"],
+                    false,
+                ),
+            ],
+            &[
+                "_meta",
+                "createdAt",
+                "lastUpdatedAt",
+                "pollInterval",
+                "status",
+                "statusMessage",
+                "taskId",
+                "ttl",
+            ],
+        )?;
+        score
+            += <TaskStatus as crate::private::MatchScore>::match_score(
+                &value["status"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Text provided to or from an LLM.
@@ -22827,7 +23848,14 @@ impl<'de> ::serde::Deserialize<'de> for TextContent {
 }
 impl crate::private::MatchScore for TextContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["text"], &[("type", &["text"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["text"],
+            &[("type", &["text"], false)],
+            &["_meta", "annotations", "text", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -22990,7 +24018,14 @@ impl<'de> ::serde::Deserialize<'de> for TextResourceContents {
 }
 impl crate::private::MatchScore for TextResourceContents {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["text", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["text", "uri"],
+            &[],
+            &["_meta", "mimeType", "text", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -23108,7 +24143,14 @@ impl<'de> ::serde::Deserialize<'de> for TitledMultiSelectEnumSchemaItemsAnyOfIte
 }
 impl crate::private::MatchScore for TitledMultiSelectEnumSchemaItemsAnyOfItem {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["const", "title"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["const", "title"],
+            &[],
+            &["const", "title"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Schema for array items with enum options and display labels.
@@ -23203,7 +24245,14 @@ impl<'de> ::serde::Deserialize<'de> for TitledMultiSelectEnumSchemaItems {
 }
 impl crate::private::MatchScore for TitledMultiSelectEnumSchemaItems {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["anyOf"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["anyOf"],
+            &[],
+            &["anyOf"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Schema for multiple-selection enumeration with display titles for each option.
@@ -23440,7 +24489,18 @@ impl<'de> ::serde::Deserialize<'de> for TitledMultiSelectEnumSchema {
 }
 impl crate::private::MatchScore for TitledMultiSelectEnumSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["items"], &[("type", &["array"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["items"],
+            &[("type", &["array"], false)],
+            &["default", "description", "items", "maxItems", "minItems", "title", "type"],
+        )?;
+        score
+            += <TitledMultiSelectEnumSchemaItems as crate::private::MatchScore>::match_score(
+                &value["items"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -23558,7 +24618,14 @@ impl<'de> ::serde::Deserialize<'de> for TitledSingleSelectEnumSchemaOneOfItem {
 }
 impl crate::private::MatchScore for TitledSingleSelectEnumSchemaOneOfItem {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["const", "title"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["const", "title"],
+            &[],
+            &["const", "title"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Schema for single-selection enumeration with display titles for each option.
@@ -23747,7 +24814,14 @@ impl<'de> ::serde::Deserialize<'de> for TitledSingleSelectEnumSchema {
 }
 impl crate::private::MatchScore for TitledSingleSelectEnumSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["oneOf"], &[("type", &["string"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["oneOf"],
+            &[("type", &["string"], false)],
+            &["default", "description", "oneOf", "title", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Definition for a tool the client can call.
@@ -24019,7 +25093,24 @@ impl<'de> ::serde::Deserialize<'de> for Tool {
 }
 impl crate::private::MatchScore for Tool {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["inputSchema", "name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["inputSchema", "name"],
+            &[],
+            &[
+                "_meta",
+                "annotations",
+                "description",
+                "execution",
+                "icons",
+                "inputSchema",
+                "name",
+                "outputSchema",
+                "title",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Additional properties describing a Tool to clients.
@@ -24224,7 +25315,20 @@ impl<'de> ::serde::Deserialize<'de> for ToolAnnotations {
 }
 impl crate::private::MatchScore for ToolAnnotations {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &[
+                "destructiveHint",
+                "idempotentHint",
+                "openWorldHint",
+                "readOnlyHint",
+                "title",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Controls tool selection behavior for sampling requests.
@@ -24309,7 +25413,9 @@ impl<'de> ::serde::Deserialize<'de> for ToolChoice {
 }
 impl crate::private::MatchScore for ToolChoice {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["mode"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Execution-related properties for a tool.
@@ -24405,7 +25511,9 @@ impl<'de> ::serde::Deserialize<'de> for ToolExecution {
 }
 impl crate::private::MatchScore for ToolExecution {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["taskSupport"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
@@ -24542,14 +25650,17 @@ impl<'de> ::serde::Deserialize<'de> for ToolListChangedNotification {
 }
 impl crate::private::MatchScore for ToolListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/tools/list_changed"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The result of a tool use, provided by the user back to the assistant.
@@ -24775,11 +25886,14 @@ impl<'de> ::serde::Deserialize<'de> for ToolResultContent {
 }
 impl crate::private::MatchScore for ToolResultContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["content", "toolUseId"],
             &[("type", &["tool_result"], false)],
-        )
+            &["_meta", "content", "isError", "structuredContent", "toolUseId", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request from the assistant to call a tool.
@@ -24955,11 +26069,14 @@ impl<'de> ::serde::Deserialize<'de> for ToolUseContent {
 }
 impl crate::private::MatchScore for ToolUseContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "input", "name"],
             &[("type", &["tool_use"], false)],
-        )
+            &["_meta", "id", "input", "name", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -25050,7 +26167,14 @@ impl<'de> ::serde::Deserialize<'de> for UrlElicitationRequiredErrorData {
 }
 impl crate::private::MatchScore for UrlElicitationRequiredErrorData {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["elicitations"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["elicitations"],
+            &[],
+            &["elicitations"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -25196,7 +26320,18 @@ impl<'de> ::serde::Deserialize<'de> for UrlElicitationRequiredErrorObject {
 }
 impl crate::private::MatchScore for UrlElicitationRequiredErrorObject {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["data", "message", "code"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["data", "message", "code"],
+            &[],
+            &["data", "message", "code"],
+        )?;
+        score
+            += <UrlElicitationRequiredErrorData as crate::private::MatchScore>::match_score(
+                &value["data"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An error response that indicates that the server requires the client to provide additional information via an elicitation request.
@@ -25329,7 +26464,18 @@ impl<'de> ::serde::Deserialize<'de> for UrlElicitationRequiredError {
 }
 impl crate::private::MatchScore for UrlElicitationRequiredError {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["error"], &[("jsonrpc", &["2.0"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["error"],
+            &[("jsonrpc", &["2.0"], false)],
+            &["error", "id", "jsonrpc"],
+        )?;
+        score
+            += <UrlElicitationRequiredErrorObject as crate::private::MatchScore>::match_score(
+                &value["error"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
@@ -25485,14 +26631,21 @@ impl<'de> ::serde::Deserialize<'de> for UnsubscribeRequest {
 }
 impl crate::private::MatchScore for UnsubscribeRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["resources/unsubscribe"], false),
             ],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <UnsubscribeRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -25581,7 +26734,14 @@ impl<'de> ::serde::Deserialize<'de> for UnsubscribeRequestParamsMeta {
 }
 impl crate::private::MatchScore for UnsubscribeRequestParamsMeta {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["progressToken"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `resources/unsubscribe` request.
@@ -25692,7 +26852,14 @@ impl<'de> ::serde::Deserialize<'de> for UnsubscribeRequestParams {
 }
 impl crate::private::MatchScore for UnsubscribeRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["_meta", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Schema for the array items.
@@ -25812,7 +26979,14 @@ impl<'de> ::serde::Deserialize<'de> for UntitledMultiSelectEnumSchemaItems {
 }
 impl crate::private::MatchScore for UntitledMultiSelectEnumSchemaItems {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["enum"], &[("type", &["string"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["enum"],
+            &[("type", &["string"], false)],
+            &["enum", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Schema for multiple-selection enumeration without display titles for options.
@@ -26049,7 +27223,18 @@ impl<'de> ::serde::Deserialize<'de> for UntitledMultiSelectEnumSchema {
 }
 impl crate::private::MatchScore for UntitledMultiSelectEnumSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["items"], &[("type", &["array"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["items"],
+            &[("type", &["array"], false)],
+            &["default", "description", "items", "maxItems", "minItems", "title", "type"],
+        )?;
+        score
+            += <UntitledMultiSelectEnumSchemaItems as crate::private::MatchScore>::match_score(
+                &value["items"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Schema for single-selection enumeration without display titles for options.
@@ -26239,7 +27424,14 @@ impl<'de> ::serde::Deserialize<'de> for UntitledSingleSelectEnumSchema {
 }
 impl crate::private::MatchScore for UntitledSingleSelectEnumSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["enum"], &[("type", &["string"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["enum"],
+            &[("type", &["string"], false)],
+            &["default", "description", "enum", "title", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 impl crate::private::MatchScore for Action {

@@ -144,7 +144,14 @@ impl<'de> ::serde::Deserialize<'de> for Annotations {
 }
 impl crate::private::MatchScore for Annotations {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["audience", "lastModified", "priority"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Audio provided to or from an LLM.
@@ -320,11 +327,14 @@ impl<'de> ::serde::Deserialize<'de> for AudioContent {
 }
 impl crate::private::MatchScore for AudioContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["data", "mimeType"],
             &[("type", &["audio"], false)],
-        )
+            &["_meta", "annotations", "data", "mimeType", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Base interface for metadata with name (identifier) and title (display name) properties.
@@ -434,7 +444,14 @@ impl<'de> ::serde::Deserialize<'de> for BaseMetadata {
 }
 impl crate::private::MatchScore for BaseMetadata {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["name", "title"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -596,7 +613,14 @@ impl<'de> ::serde::Deserialize<'de> for BlobResourceContents {
 }
 impl crate::private::MatchScore for BlobResourceContents {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["blob", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["blob", "uri"],
+            &[],
+            &["_meta", "blob", "mimeType", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -745,7 +769,14 @@ impl<'de> ::serde::Deserialize<'de> for BooleanSchema {
 }
 impl crate::private::MatchScore for BooleanSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("type", &["boolean"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("type", &["boolean"], false)],
+            &["default", "description", "title", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A result that supports a time-to-live (TTL) hint for client-side caching.
@@ -922,11 +953,21 @@ impl<'de> ::serde::Deserialize<'de> for CacheableResult {
 }
 impl crate::private::MatchScore for CacheableResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["cacheScope", "ttlMs"],
-            &[("resultType", &["complete"], true)],
-        )
+            &[
+                ("cacheScope", &["private", "public"], false),
+                ("resultType", &["complete"], true),
+            ],
+            &["_meta", "cacheScope", "resultType", "ttlMs"],
+        )?;
+        score
+            += <CacheScope as crate::private::MatchScore>::match_score(
+                &value["cacheScope"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Used by the client to invoke a tool provided by the server.
@@ -1070,11 +1111,18 @@ impl<'de> ::serde::Deserialize<'de> for CallToolRequest {
 }
 impl crate::private::MatchScore for CallToolRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["tools/call"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <CallToolRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `tools/call` request.
@@ -1260,7 +1308,18 @@ impl<'de> ::serde::Deserialize<'de> for CallToolRequestParams {
 }
 impl crate::private::MatchScore for CallToolRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["_meta", "name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["_meta", "name"],
+            &[],
+            &["_meta", "arguments", "inputResponses", "name", "requestState"],
+        )?;
+        score
+            += <RequestMetaObject as crate::private::MatchScore>::match_score(
+                &value["_meta"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The result returned by the server for a [`tools/call`](CallToolRequest) request.
@@ -1458,11 +1517,14 @@ impl<'de> ::serde::Deserialize<'de> for CallToolResult {
 }
 impl crate::private::MatchScore for CallToolResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["content"],
             &[("resultType", &["complete"], true)],
-        )
+            &["_meta", "content", "isError", "resultType", "structuredContent"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `resultType` member (absent: `Complete`).
@@ -1668,11 +1730,18 @@ impl<'de> ::serde::Deserialize<'de> for CallToolResultResponse {
 }
 impl crate::private::MatchScore for CallToolResultResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "result"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "result", "jsonrpc"],
+        )?;
+        score
+            += <CallToolOutcome as crate::private::MatchScore>::match_score(
+                &value["result"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// This notification is sent by the client to indicate that it is cancelling a request it previously issued.
@@ -1815,14 +1884,21 @@ impl<'de> ::serde::Deserialize<'de> for CancelledNotification {
 }
 impl crate::private::MatchScore for CancelledNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/cancelled"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        score
+            += <CancelledNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `notifications/cancelled` notification.
@@ -1960,7 +2036,14 @@ impl<'de> ::serde::Deserialize<'de> for CancelledNotificationParams {
 }
 impl crate::private::MatchScore for CancelledNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["requestId"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["requestId"],
+            &[],
+            &["_meta", "reason", "requestId"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the client supports elicitation from the server.
@@ -2068,7 +2151,9 @@ impl<'de> ::serde::Deserialize<'de> for ElicitationCapability {
 }
 impl crate::private::MatchScore for ElicitationCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["form", "url"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the client supports sampling from an LLM.
@@ -2181,7 +2266,14 @@ impl<'de> ::serde::Deserialize<'de> for SamplingCapability {
 }
 impl crate::private::MatchScore for SamplingCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["context", "tools"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
@@ -2378,7 +2470,14 @@ impl<'de> ::serde::Deserialize<'de> for ClientCapabilities {
 }
 impl crate::private::MatchScore for ClientCapabilities {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["elicitation", "experimental", "extensions", "roots", "sampling"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// This notification is sent by the client to indicate that it is cancelling a request it previously issued.
@@ -2836,11 +2935,18 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequest {
 }
 impl crate::private::MatchScore for CompleteRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["completion/complete"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <CompleteRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The argument's information
@@ -2956,7 +3062,14 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsArgument {
 }
 impl crate::private::MatchScore for CompleteRequestParamsArgument {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "value"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "value"],
+            &[],
+            &["name", "value"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Additional, optional context for completions
@@ -3048,7 +3161,9 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsContext {
 }
 impl crate::private::MatchScore for CompleteRequestParamsContext {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["arguments"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -3297,7 +3412,26 @@ impl<'de> ::serde::Deserialize<'de> for CompleteRequestParams {
 }
 impl crate::private::MatchScore for CompleteRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["_meta", "argument", "ref"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["_meta", "argument", "ref"],
+            &[],
+            &["_meta", "argument", "context", "ref"],
+        )?;
+        score
+            += <RequestMetaObject as crate::private::MatchScore>::match_score(
+                &value["_meta"],
+            )?;
+        score
+            += <CompleteRequestParamsArgument as crate::private::MatchScore>::match_score(
+                &value["argument"],
+            )?;
+        score
+            += <CompleteRequestParamsRef as crate::private::MatchScore>::match_score(
+                &value["ref"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -3435,7 +3569,14 @@ impl<'de> ::serde::Deserialize<'de> for CompleteResultCompletion {
 }
 impl crate::private::MatchScore for CompleteResultCompletion {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["values"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["values"],
+            &[],
+            &["hasMore", "total", "values"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The result returned by the server for a [`completion/complete`](CompleteRequest) request.
@@ -3573,11 +3714,18 @@ impl<'de> ::serde::Deserialize<'de> for CompleteResult {
 }
 impl crate::private::MatchScore for CompleteResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["completion"],
             &[("resultType", &["complete"], true)],
-        )
+            &["_meta", "completion", "resultType"],
+        )?;
+        score
+            += <CompleteResultCompletion as crate::private::MatchScore>::match_score(
+                &value["completion"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A successful response from the server for a [`completion/complete`](CompleteRequest) request.
@@ -3710,11 +3858,18 @@ impl<'de> ::serde::Deserialize<'de> for CompleteResultResponse {
 }
 impl crate::private::MatchScore for CompleteResultResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "result"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "result", "jsonrpc"],
+        )?;
+        score
+            += <CompleteResult as crate::private::MatchScore>::match_score(
+                &value["result"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -3937,11 +4092,18 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageRequest {
 }
 impl crate::private::MatchScore for CreateMessageRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["sampling/createMessage"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <CreateMessageRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `sampling/createMessage` request.
@@ -4259,7 +4421,25 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestParams {
 }
 impl crate::private::MatchScore for CreateMessageRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["maxTokens", "messages"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["maxTokens", "messages"],
+            &[],
+            &[
+                "includeContext",
+                "maxTokens",
+                "messages",
+                "metadata",
+                "modelPreferences",
+                "stopSequences",
+                "systemPrompt",
+                "temperature",
+                "toolChoice",
+                "tools",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -4590,7 +4770,19 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResult {
 }
 impl crate::private::MatchScore for CreateMessageResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content", "model", "role"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content", "model", "role"],
+            &[("role", &["assistant", "user"], false)],
+            &["_meta", "content", "model", "role", "stopReason"],
+        )?;
+        score
+            += <CreateMessageResultContent as crate::private::MatchScore>::match_score(
+                &value["content"],
+            )?;
+        score += <Role as crate::private::MatchScore>::match_score(&value["role"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An opaque token used to represent a cursor for pagination.
@@ -4739,11 +4931,18 @@ impl<'de> ::serde::Deserialize<'de> for DiscoverRequest {
 }
 impl crate::private::MatchScore for DiscoverRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["server/discover"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <RequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The result returned by the server for a [`server/discover`](DiscoverRequest) request.
@@ -5010,11 +5209,33 @@ impl<'de> ::serde::Deserialize<'de> for DiscoverResult {
 }
 impl crate::private::MatchScore for DiscoverResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["cacheScope", "capabilities", "supportedVersions", "ttlMs"],
-            &[("resultType", &["complete"], true)],
-        )
+            &[
+                ("cacheScope", &["private", "public"], false),
+                ("resultType", &["complete"], true),
+            ],
+            &[
+                "_meta",
+                "cacheScope",
+                "capabilities",
+                "instructions",
+                "resultType",
+                "supportedVersions",
+                "ttlMs",
+            ],
+        )?;
+        score
+            += <CacheScope as crate::private::MatchScore>::match_score(
+                &value["cacheScope"],
+            )?;
+        score
+            += <ServerCapabilities as crate::private::MatchScore>::match_score(
+                &value["capabilities"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A successful response from the server for a [`server/discover`](DiscoverRequest) request.
@@ -5147,11 +5368,18 @@ impl<'de> ::serde::Deserialize<'de> for DiscoverResultResponse {
 }
 impl crate::private::MatchScore for DiscoverResultResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "result"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "result", "jsonrpc"],
+        )?;
+        score
+            += <DiscoverResult as crate::private::MatchScore>::match_score(
+                &value["result"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request from the server to elicit additional information from the user via the client.
@@ -5258,11 +5486,18 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequest {
 }
 impl crate::private::MatchScore for ElicitRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[("method", &["elicitation/create"], false)],
-        )
+            &["params", "method"],
+        )?;
+        score
+            += <ElicitRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A restricted subset of JSON Schema.
@@ -5444,11 +5679,14 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestFormParamsRequestedSchema {
 }
 impl crate::private::MatchScore for ElicitRequestFormParamsRequestedSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["properties"],
             &[("type", &["object"], false)],
-        )
+            &["$schema", "properties", "required", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The parameters for a request to elicit non-sensitive information from the user via a form in the client.
@@ -5593,11 +5831,18 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestFormParams {
 }
 impl crate::private::MatchScore for ElicitRequestFormParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["message", "requestedSchema"],
             &[("mode", &["form"], true)],
-        )
+            &["message", "mode", "requestedSchema"],
+        )?;
+        score
+            += <ElicitRequestFormParamsRequestedSchema as crate::private::MatchScore>::match_score(
+                &value["requestedSchema"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The parameters for a request to elicit additional information from the user via the client.
@@ -5828,11 +6073,14 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestUrlParams {
 }
 impl crate::private::MatchScore for ElicitRequestUrlParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["message", "url"],
             &[("mode", &["url"], false)],
-        )
+            &["message", "url", "mode"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -6033,7 +6281,15 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResult {
 }
 impl crate::private::MatchScore for ElicitResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["action"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["action"],
+            &[("action", &["accept", "cancel", "decline"], false)],
+            &["action", "content"],
+        )?;
+        score += <Action as crate::private::MatchScore>::match_score(&value["action"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -6265,11 +6521,18 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResource {
 }
 impl crate::private::MatchScore for EmbeddedResource {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["resource"],
             &[("type", &["resource"], false)],
-        )
+            &["_meta", "annotations", "resource", "type"],
+        )?;
+        score
+            += <EmbeddedResourceResource as crate::private::MatchScore>::match_score(
+                &value["resource"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Common result fields.
@@ -6556,11 +6819,18 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptRequest {
 }
 impl crate::private::MatchScore for GetPromptRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["prompts/get"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <GetPromptRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `prompts/get` request.
@@ -6750,7 +7020,18 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptRequestParams {
 }
 impl crate::private::MatchScore for GetPromptRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["_meta", "name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["_meta", "name"],
+            &[],
+            &["_meta", "arguments", "inputResponses", "name", "requestState"],
+        )?;
+        score
+            += <RequestMetaObject as crate::private::MatchScore>::match_score(
+                &value["_meta"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The result returned by the server for a [`prompts/get`](GetPromptRequest) request.
@@ -6912,11 +7193,14 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptResult {
 }
 impl crate::private::MatchScore for GetPromptResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["messages"],
             &[("resultType", &["complete"], true)],
-        )
+            &["_meta", "description", "messages", "resultType"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `resultType` member (absent: `Complete`).
@@ -7122,11 +7406,18 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptResultResponse {
 }
 impl crate::private::MatchScore for GetPromptResultResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "result"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "result", "jsonrpc"],
+        )?;
+        score
+            += <GetPromptOutcome as crate::private::MatchScore>::match_score(
+                &value["result"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -7264,7 +7555,14 @@ impl<'de> ::serde::Deserialize<'de> for HeaderMismatchErrorObject {
 }
 impl crate::private::MatchScore for HeaderMismatchErrorObject {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["message", "code"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["message", "code"],
+            &[],
+            &["data", "message", "code"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Returned when a server rejects a request because the values in the HTTP
@@ -7397,7 +7695,18 @@ impl<'de> ::serde::Deserialize<'de> for HeaderMismatchError {
 }
 impl crate::private::MatchScore for HeaderMismatchError {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["error"], &[("jsonrpc", &["2.0"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["error"],
+            &[("jsonrpc", &["2.0"], false)],
+            &["error", "id", "jsonrpc"],
+        )?;
+        score
+            += <HeaderMismatchErrorObject as crate::private::MatchScore>::match_score(
+                &value["error"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optionally-sized icon that can be displayed in a user interface.
@@ -7555,7 +7864,14 @@ impl<'de> ::serde::Deserialize<'de> for Icon {
 }
 impl crate::private::MatchScore for Icon {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["src"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["src"],
+            &[],
+            &["mimeType", "sizes", "src", "theme"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Base interface to add `icons` property.
@@ -7645,7 +7961,9 @@ impl<'de> ::serde::Deserialize<'de> for Icons {
 }
 impl crate::private::MatchScore for Icons {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["icons"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An image provided to or from an LLM.
@@ -7821,11 +8139,14 @@ impl<'de> ::serde::Deserialize<'de> for ImageContent {
 }
 impl crate::private::MatchScore for ImageContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["data", "mimeType"],
             &[("type", &["image"], false)],
-        )
+            &["_meta", "annotations", "data", "mimeType", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Describes the MCP implementation.
@@ -8040,7 +8361,14 @@ impl<'de> ::serde::Deserialize<'de> for Implementation {
 }
 impl crate::private::MatchScore for Implementation {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "version"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "version"],
+            &[],
+            &["description", "icons", "name", "title", "version", "websiteUrl"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `method` member.
@@ -8309,11 +8637,14 @@ impl<'de> ::serde::Deserialize<'de> for InputRequiredResult {
 }
 impl crate::private::MatchScore for InputRequiredResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[("resultType", &["input_required"], false)],
-        )
+            &["_meta", "inputRequests", "requestState", "resultType"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -8517,7 +8848,18 @@ impl<'de> ::serde::Deserialize<'de> for InputResponseRequestParams {
 }
 impl crate::private::MatchScore for InputResponseRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["_meta"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["_meta"],
+            &[],
+            &["_meta", "inputResponses", "requestState"],
+        )?;
+        score
+            += <RequestMetaObject as crate::private::MatchScore>::match_score(
+                &value["_meta"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A map of client responses to server-initiated requests.
@@ -8654,7 +8996,14 @@ impl<'de> ::serde::Deserialize<'de> for InternalError {
 }
 impl crate::private::MatchScore for InternalError {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["message", "code"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["message", "code"],
+            &[],
+            &["data", "message", "code"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A JSON-RPC error indicating that the method parameters are invalid or malformed.
@@ -8796,7 +9145,14 @@ impl<'de> ::serde::Deserialize<'de> for InvalidParamsError {
 }
 impl crate::private::MatchScore for InvalidParamsError {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["message", "code"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["message", "code"],
+            &[],
+            &["data", "message", "code"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A JSON-RPC error indicating that the request is not a valid request object. This error is returned when the message structure does not conform to the JSON-RPC 2.0 specification requirements for a request (e.g., missing required fields like `jsonrpc` or `method`, or using invalid types for these fields).
@@ -8935,7 +9291,14 @@ impl<'de> ::serde::Deserialize<'de> for InvalidRequestError {
 }
 impl crate::private::MatchScore for InvalidRequestError {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["message", "code"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["message", "code"],
+            &[],
+            &["data", "message", "code"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// `JSONArray`: any JSON value of this shape. The schema's form admits no fractions and no `null`, which the protocol's TypeScript source allows, so plain JSON is used.
@@ -9069,7 +9432,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcErrorResponse {
 }
 impl crate::private::MatchScore for JsonRpcErrorResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["error"], &[("jsonrpc", &["2.0"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["error"],
+            &[("jsonrpc", &["2.0"], false)],
+            &["error", "id", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
@@ -9296,7 +9666,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcNotification {
 }
 impl crate::private::MatchScore for JsonRpcNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[("jsonrpc", &["2.0"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[("jsonrpc", &["2.0"], false)],
+            &["method", "params", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request that expects a response.
@@ -9442,11 +9819,14 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcRequest {
 }
 impl crate::private::MatchScore for JsonRpcRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "method"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "method", "params", "jsonrpc"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A response to a request, containing either the result or error.
@@ -9648,11 +10028,18 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResultResponse {
 }
 impl crate::private::MatchScore for JsonRpcResultResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "result"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "result", "jsonrpc"],
+        )?;
+        score
+            += <ResultBase as crate::private::MatchScore>::match_score(
+                &value["result"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// `JSONValue`: any JSON value of this shape. The schema's form admits no fractions and no `null`, which the protocol's TypeScript source allows, so plain JSON is used.
@@ -9865,7 +10252,14 @@ impl<'de> ::serde::Deserialize<'de> for LegacyTitledEnumSchema {
 }
 impl crate::private::MatchScore for LegacyTitledEnumSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["enum"], &[("type", &["string"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["enum"],
+            &[("type", &["string"], false)],
+            &["default", "description", "enum", "enumNames", "title", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of prompts and prompt templates the server has.
@@ -10021,11 +10415,18 @@ impl<'de> ::serde::Deserialize<'de> for ListPromptsRequest {
 }
 impl crate::private::MatchScore for ListPromptsRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["prompts/list"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <PaginatedRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The result returned by the server for a [`prompts/list`](ListPromptsRequest) request.
@@ -10255,11 +10656,21 @@ impl<'de> ::serde::Deserialize<'de> for ListPromptsResult {
 }
 impl crate::private::MatchScore for ListPromptsResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["cacheScope", "prompts", "ttlMs"],
-            &[("resultType", &["complete"], true)],
-        )
+            &[
+                ("cacheScope", &["private", "public"], false),
+                ("resultType", &["complete"], true),
+            ],
+            &["_meta", "cacheScope", "nextCursor", "prompts", "resultType", "ttlMs"],
+        )?;
+        score
+            += <CacheScope as crate::private::MatchScore>::match_score(
+                &value["cacheScope"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A successful response from the server for a [`prompts/list`](ListPromptsRequest) request.
@@ -10392,11 +10803,18 @@ impl<'de> ::serde::Deserialize<'de> for ListPromptsResultResponse {
 }
 impl crate::private::MatchScore for ListPromptsResultResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "result"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "result", "jsonrpc"],
+        )?;
+        score
+            += <ListPromptsResult as crate::private::MatchScore>::match_score(
+                &value["result"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of resource templates the server has.
@@ -10555,14 +10973,21 @@ impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesRequest {
 }
 impl crate::private::MatchScore for ListResourceTemplatesRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["resources/templates/list"], false),
             ],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <PaginatedRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The result returned by the server for a [`resources/templates/list`](ListResourceTemplatesRequest) request.
@@ -10803,11 +11228,28 @@ impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesResult {
 }
 impl crate::private::MatchScore for ListResourceTemplatesResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["cacheScope", "resourceTemplates", "ttlMs"],
-            &[("resultType", &["complete"], true)],
-        )
+            &[
+                ("cacheScope", &["private", "public"], false),
+                ("resultType", &["complete"], true),
+            ],
+            &[
+                "_meta",
+                "cacheScope",
+                "nextCursor",
+                "resourceTemplates",
+                "resultType",
+                "ttlMs",
+            ],
+        )?;
+        score
+            += <CacheScope as crate::private::MatchScore>::match_score(
+                &value["cacheScope"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A successful response from the server for a [`resources/templates/list`](ListResourceTemplatesRequest) request.
@@ -10946,11 +11388,18 @@ impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesResultResponse {
 }
 impl crate::private::MatchScore for ListResourceTemplatesResultResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "result"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "result", "jsonrpc"],
+        )?;
+        score
+            += <ListResourceTemplatesResult as crate::private::MatchScore>::match_score(
+                &value["result"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of resources the server has.
@@ -11106,11 +11555,18 @@ impl<'de> ::serde::Deserialize<'de> for ListResourcesRequest {
 }
 impl crate::private::MatchScore for ListResourcesRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["resources/list"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <PaginatedRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The result returned by the server for a [`resources/list`](ListResourcesRequest) request.
@@ -11346,11 +11802,21 @@ impl<'de> ::serde::Deserialize<'de> for ListResourcesResult {
 }
 impl crate::private::MatchScore for ListResourcesResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["cacheScope", "resources", "ttlMs"],
-            &[("resultType", &["complete"], true)],
-        )
+            &[
+                ("cacheScope", &["private", "public"], false),
+                ("resultType", &["complete"], true),
+            ],
+            &["_meta", "cacheScope", "nextCursor", "resources", "resultType", "ttlMs"],
+        )?;
+        score
+            += <CacheScope as crate::private::MatchScore>::match_score(
+                &value["cacheScope"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A successful response from the server for a [`resources/list`](ListResourcesRequest) request.
@@ -11483,11 +11949,18 @@ impl<'de> ::serde::Deserialize<'de> for ListResourcesResultResponse {
 }
 impl crate::private::MatchScore for ListResourcesResultResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "result"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "result", "jsonrpc"],
+        )?;
+        score
+            += <ListResourcesResult as crate::private::MatchScore>::match_score(
+                &value["result"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -11573,7 +12046,9 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParams {
 }
 impl crate::private::MatchScore for ListRootsRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the server to request a list of root URIs from the client. Roots allow
@@ -11686,7 +12161,14 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsRequest {
 }
 impl crate::private::MatchScore for ListRootsRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("method", &["roots/list"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("method", &["roots/list"], false)],
+            &["params", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The result returned by the client for a [`roots/list`](ListRootsRequest) request.
@@ -11772,7 +12254,14 @@ impl<'de> ::serde::Deserialize<'de> for ListRootsResult {
 }
 impl crate::private::MatchScore for ListRootsResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["roots"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["roots"],
+            &[],
+            &["roots"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to request a list of tools the server has.
@@ -11919,11 +12408,18 @@ impl<'de> ::serde::Deserialize<'de> for ListToolsRequest {
 }
 impl crate::private::MatchScore for ListToolsRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["tools/list"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <PaginatedRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The result returned by the server for a [`tools/list`](ListToolsRequest) request.
@@ -12150,11 +12646,21 @@ impl<'de> ::serde::Deserialize<'de> for ListToolsResult {
 }
 impl crate::private::MatchScore for ListToolsResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["cacheScope", "tools", "ttlMs"],
-            &[("resultType", &["complete"], true)],
-        )
+            &[
+                ("cacheScope", &["private", "public"], false),
+                ("resultType", &["complete"], true),
+            ],
+            &["_meta", "cacheScope", "nextCursor", "resultType", "tools", "ttlMs"],
+        )?;
+        score
+            += <CacheScope as crate::private::MatchScore>::match_score(
+                &value["cacheScope"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A successful response from the server for a [`tools/list`](ListToolsRequest) request.
@@ -12287,11 +12793,18 @@ impl<'de> ::serde::Deserialize<'de> for ListToolsResultResponse {
 }
 impl crate::private::MatchScore for ListToolsResultResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "result"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "result", "jsonrpc"],
+        )?;
+        score
+            += <ListToolsResult as crate::private::MatchScore>::match_score(
+                &value["result"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`.
@@ -12428,14 +12941,21 @@ impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotification {
 }
 impl crate::private::MatchScore for LoggingMessageNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/message"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        score
+            += <LoggingMessageNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `notifications/message` notification.
@@ -12599,7 +13119,33 @@ impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotificationParams {
 }
 impl crate::private::MatchScore for LoggingMessageNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["data", "level"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["data", "level"],
+            &[
+                (
+                    "level",
+                    &[
+                        "alert",
+                        "critical",
+                        "debug",
+                        "emergency",
+                        "error",
+                        "info",
+                        "notice",
+                        "warning",
+                    ],
+                    false,
+                ),
+            ],
+            &["_meta", "data", "level", "logger"],
+        )?;
+        score
+            += <LoggingLevel as crate::private::MatchScore>::match_score(
+                &value["level"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
@@ -12758,7 +13304,14 @@ impl<'de> ::serde::Deserialize<'de> for MethodNotFoundError {
 }
 impl crate::private::MatchScore for MethodNotFoundError {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["message", "code"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["message", "code"],
+            &[],
+            &["data", "message", "code"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -12851,7 +13404,18 @@ impl<'de> ::serde::Deserialize<'de> for MissingRequiredClientCapabilityErrorData
 }
 impl crate::private::MatchScore for MissingRequiredClientCapabilityErrorData {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["requiredCapabilities"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["requiredCapabilities"],
+            &[],
+            &["requiredCapabilities"],
+        )?;
+        score
+            += <ClientCapabilities as crate::private::MatchScore>::match_score(
+                &value["requiredCapabilities"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -12999,7 +13563,18 @@ impl<'de> ::serde::Deserialize<'de> for MissingRequiredClientCapabilityErrorObje
 }
 impl crate::private::MatchScore for MissingRequiredClientCapabilityErrorObject {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["data", "message", "code"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["data", "message", "code"],
+            &[],
+            &["data", "message", "code"],
+        )?;
+        score
+            += <MissingRequiredClientCapabilityErrorData as crate::private::MatchScore>::match_score(
+                &value["data"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Returned when processing a request requires a capability the client did not
@@ -13142,7 +13717,18 @@ impl<'de> ::serde::Deserialize<'de> for MissingRequiredClientCapabilityError {
 }
 impl crate::private::MatchScore for MissingRequiredClientCapabilityError {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["error"], &[("jsonrpc", &["2.0"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["error"],
+            &[("jsonrpc", &["2.0"], false)],
+            &["error", "id", "jsonrpc"],
+        )?;
+        score
+            += <MissingRequiredClientCapabilityErrorObject as crate::private::MatchScore>::match_score(
+                &value["error"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Hints to use for model selection.
@@ -13235,7 +13821,9 @@ impl<'de> ::serde::Deserialize<'de> for ModelHint {
 }
 impl crate::private::MatchScore for ModelHint {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["name"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The server's preferences for model selection, requested of the client during sampling.
@@ -13417,7 +14005,14 @@ impl<'de> ::serde::Deserialize<'de> for ModelPreferences {
 }
 impl crate::private::MatchScore for ModelPreferences {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["costPriority", "hints", "intelligencePriority", "speedPriority"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -13600,7 +14195,14 @@ impl<'de> ::serde::Deserialize<'de> for NotificationBase {
 }
 impl crate::private::MatchScore for NotificationBase {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[],
+            &["method", "params"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Extends [`MetaObject`] with additional notification-specific fields. All key naming rules from `MetaObject` apply.
@@ -13701,7 +14303,14 @@ impl<'de> ::serde::Deserialize<'de> for NotificationMetaObject {
 }
 impl crate::private::MatchScore for NotificationMetaObject {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["io.modelcontextprotocol/subscriptionId"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Common params for any notification.
@@ -13788,7 +14397,9 @@ impl<'de> ::serde::Deserialize<'de> for NotificationParams {
 }
 impl crate::private::MatchScore for NotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["_meta"])?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13972,7 +14583,18 @@ impl<'de> ::serde::Deserialize<'de> for NumberSchema {
 }
 impl crate::private::MatchScore for NumberSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["type"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["type"],
+            &[("type", &["integer", "number"], false)],
+            &["default", "description", "maximum", "minimum", "title", "type"],
+        )?;
+        score
+            += <NumberSchemaType as crate::private::MatchScore>::match_score(
+                &value["type"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14122,11 +14744,18 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedRequest {
 }
 impl crate::private::MatchScore for PaginatedRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "method", "params"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "method", "params", "jsonrpc"],
+        )?;
+        score
+            += <PaginatedRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Common params for paginated requests.
@@ -14240,7 +14869,18 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedRequestParams {
 }
 impl crate::private::MatchScore for PaginatedRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["_meta"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["_meta"],
+            &[],
+            &["_meta", "cursor"],
+        )?;
+        score
+            += <RequestMetaObject as crate::private::MatchScore>::match_score(
+                &value["_meta"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -14378,7 +15018,14 @@ impl<'de> ::serde::Deserialize<'de> for PaginatedResult {
 }
 impl crate::private::MatchScore for PaginatedResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("resultType", &["complete"], true)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("resultType", &["complete"], true)],
+            &["_meta", "nextCursor", "resultType"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A JSON-RPC error indicating that invalid JSON was received by the server. This error is returned when the server cannot parse the JSON text of a message.
@@ -14505,7 +15152,14 @@ impl<'de> ::serde::Deserialize<'de> for ParseError {
 }
 impl crate::private::MatchScore for ParseError {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["message", "code"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["message", "code"],
+            &[],
+            &["data", "message", "code"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Restricted schema definitions that only allow primitive types
@@ -14834,14 +15488,21 @@ impl<'de> ::serde::Deserialize<'de> for ProgressNotification {
 }
 impl crate::private::MatchScore for ProgressNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/progress"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        score
+            += <ProgressNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a [`notifications/progress`](ProgressNotification) notification.
@@ -15029,7 +15690,14 @@ impl<'de> ::serde::Deserialize<'de> for ProgressNotificationParams {
 }
 impl crate::private::MatchScore for ProgressNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["progress", "progressToken"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["progress", "progressToken"],
+            &[],
+            &["_meta", "message", "progress", "progressToken", "total"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The schema's `ProgressToken` is the shared [`crate::ProgressToken`].
@@ -15230,7 +15898,14 @@ impl<'de> ::serde::Deserialize<'de> for Prompt {
 }
 impl crate::private::MatchScore for Prompt {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["_meta", "arguments", "description", "icons", "name", "title"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Describes an argument that a prompt can accept.
@@ -15384,7 +16059,14 @@ impl<'de> ::serde::Deserialize<'de> for PromptArgument {
 }
 impl crate::private::MatchScore for PromptArgument {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name"],
+            &[],
+            &["description", "name", "required", "title"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a [`subscriptions/listen`](SubscriptionsListenRequest) stream when the client requested it via the `promptsListChanged` filter field.
@@ -15521,14 +16203,17 @@ impl<'de> ::serde::Deserialize<'de> for PromptListChangedNotification {
 }
 impl crate::private::MatchScore for PromptListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/prompts/list_changed"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Describes a message returned as part of a prompt.
@@ -15633,7 +16318,19 @@ impl<'de> ::serde::Deserialize<'de> for PromptMessage {
 }
 impl crate::private::MatchScore for PromptMessage {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content", "role"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content", "role"],
+            &[("role", &["assistant", "user"], false)],
+            &["content", "role"],
+        )?;
+        score
+            += <ContentBlock as crate::private::MatchScore>::match_score(
+                &value["content"],
+            )?;
+        score += <Role as crate::private::MatchScore>::match_score(&value["role"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Identifies a prompt.
@@ -15769,11 +16466,14 @@ impl<'de> ::serde::Deserialize<'de> for PromptReference {
 }
 impl crate::private::MatchScore for PromptReference {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["name"],
             &[("type", &["ref/prompt"], false)],
-        )
+            &["name", "title", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to the server, to read a specific resource URI.
@@ -15929,11 +16629,18 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceRequest {
 }
 impl crate::private::MatchScore for ReadResourceRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
             &[("jsonrpc", &["2.0"], false), ("method", &["resources/read"], false)],
-        )
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <ReadResourceRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `resources/read` request.
@@ -16094,7 +16801,18 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceRequestParams {
 }
 impl crate::private::MatchScore for ReadResourceRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["_meta", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["_meta", "uri"],
+            &[],
+            &["_meta", "inputResponses", "requestState", "uri"],
+        )?;
+        score
+            += <RequestMetaObject as crate::private::MatchScore>::match_score(
+                &value["_meta"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -16380,11 +17098,21 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResult {
 }
 impl crate::private::MatchScore for ReadResourceResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["cacheScope", "contents", "ttlMs"],
-            &[("resultType", &["complete"], true)],
-        )
+            &[
+                ("cacheScope", &["private", "public"], false),
+                ("resultType", &["complete"], true),
+            ],
+            &["_meta", "cacheScope", "contents", "resultType", "ttlMs"],
+        )?;
+        score
+            += <CacheScope as crate::private::MatchScore>::match_score(
+                &value["cacheScope"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `resultType` member (absent: `Complete`).
@@ -16593,11 +17321,18 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultResponse {
 }
 impl crate::private::MatchScore for ReadResourceResultResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "result"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "result", "jsonrpc"],
+        )?;
+        score
+            += <ReadResourceOutcome as crate::private::MatchScore>::match_score(
+                &value["result"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -16699,7 +17434,14 @@ impl<'de> ::serde::Deserialize<'de> for RequestBase {
 }
 impl crate::private::MatchScore for RequestBase {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["method"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["method"],
+            &[],
+            &["method", "params"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The schema's `RequestId` is the shared [`crate::RequestId`].
@@ -16931,14 +17673,27 @@ impl<'de> ::serde::Deserialize<'de> for RequestMetaObject {
 }
 impl crate::private::MatchScore for RequestMetaObject {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[
                 "io.modelcontextprotocol/clientCapabilities",
                 "io.modelcontextprotocol/protocolVersion",
             ],
             &[],
-        )
+            &[
+                "io.modelcontextprotocol/clientCapabilities",
+                "io.modelcontextprotocol/clientInfo",
+                "io.modelcontextprotocol/logLevel",
+                "io.modelcontextprotocol/protocolVersion",
+                "progressToken",
+            ],
+        )?;
+        score
+            += <ClientCapabilities as crate::private::MatchScore>::match_score(
+                &value["io.modelcontextprotocol/clientCapabilities"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Common params for any request.
@@ -17019,7 +17774,18 @@ impl<'de> ::serde::Deserialize<'de> for RequestParams {
 }
 impl crate::private::MatchScore for RequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["_meta"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["_meta"],
+            &[],
+            &["_meta"],
+        )?;
+        score
+            += <RequestMetaObject as crate::private::MatchScore>::match_score(
+                &value["_meta"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A known resource that the server is capable of reading.
@@ -17284,7 +18050,24 @@ impl<'de> ::serde::Deserialize<'de> for Resource {
 }
 impl crate::private::MatchScore for Resource {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "uri"],
+            &[],
+            &[
+                "_meta",
+                "annotations",
+                "description",
+                "icons",
+                "mimeType",
+                "name",
+                "size",
+                "title",
+                "uri",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The contents of a specific resource or sub-resource.
@@ -17413,7 +18196,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceContents {
 }
 impl crate::private::MatchScore for ResourceContents {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["_meta", "mimeType", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
@@ -17710,11 +18500,25 @@ impl<'de> ::serde::Deserialize<'de> for ResourceLink {
 }
 impl crate::private::MatchScore for ResourceLink {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["name", "uri"],
             &[("type", &["resource_link"], false)],
-        )
+            &[
+                "_meta",
+                "annotations",
+                "description",
+                "icons",
+                "mimeType",
+                "name",
+                "size",
+                "title",
+                "uri",
+                "type",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a [`subscriptions/listen`](SubscriptionsListenRequest) stream when the client requested it via the `resourcesListChanged` filter field.
@@ -17860,14 +18664,17 @@ impl<'de> ::serde::Deserialize<'de> for ResourceListChangedNotification {
 }
 impl crate::private::MatchScore for ResourceListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/resources/list_changed"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Common params for resource-related requests.
@@ -17980,7 +18787,18 @@ impl<'de> ::serde::Deserialize<'de> for ResourceRequestParams {
 }
 impl crate::private::MatchScore for ResourceRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["_meta", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["_meta", "uri"],
+            &[],
+            &["_meta", "uri"],
+        )?;
+        score
+            += <RequestMetaObject as crate::private::MatchScore>::match_score(
+                &value["_meta"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A template description for resources available on the server.
@@ -18243,7 +19061,23 @@ impl<'de> ::serde::Deserialize<'de> for ResourceTemplate {
 }
 impl crate::private::MatchScore for ResourceTemplate {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["name", "uriTemplate"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["name", "uriTemplate"],
+            &[],
+            &[
+                "_meta",
+                "annotations",
+                "description",
+                "icons",
+                "mimeType",
+                "name",
+                "title",
+                "uriTemplate",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A reference to a resource or resource template definition.
@@ -18355,11 +19189,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceTemplateReference {
 }
 impl crate::private::MatchScore for ResourceTemplateReference {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["uri"],
             &[("type", &["ref/resource"], false)],
-        )
+            &["uri", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a [`subscriptions/listen`](SubscriptionsListenRequest) request.
@@ -18496,14 +19333,21 @@ impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotification {
 }
 impl crate::private::MatchScore for ResourceUpdatedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/resources/updated"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        score
+            += <ResourceUpdatedNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a `notifications/resources/updated` notification.
@@ -18616,7 +19460,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotificationParams {
 }
 impl crate::private::MatchScore for ResourceUpdatedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["_meta", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Common result fields.
@@ -18726,7 +19577,14 @@ impl<'de> ::serde::Deserialize<'de> for ResultBase {
 }
 impl crate::private::MatchScore for ResultBase {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["_meta", "resultType"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Extends [`MetaObject`] with additional result-specific fields. All key naming rules from `MetaObject` apply.
@@ -18827,7 +19685,14 @@ impl<'de> ::serde::Deserialize<'de> for ResultMetaObject {
 }
 impl crate::private::MatchScore for ResultMetaObject {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["io.modelcontextprotocol/serverInfo"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The schema's `ResultType` is the shared [`crate::ResultType`].
@@ -18954,7 +19819,14 @@ impl<'de> ::serde::Deserialize<'de> for Root {
 }
 impl crate::private::MatchScore for Root {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["uri"],
+            &[],
+            &["_meta", "name", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
@@ -19214,7 +20086,19 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessage {
 }
 impl crate::private::MatchScore for SamplingMessage {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["content", "role"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["content", "role"],
+            &[("role", &["assistant", "user"], false)],
+            &["_meta", "content", "role"],
+        )?;
+        score
+            += <SamplingMessageContent as crate::private::MatchScore>::match_score(
+                &value["content"],
+            )?;
+        score += <Role as crate::private::MatchScore>::match_score(&value["role"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `type` member.
@@ -19421,7 +20305,9 @@ impl<'de> ::serde::Deserialize<'de> for PromptsCapability {
 }
 impl crate::private::MatchScore for PromptsCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["listChanged"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the server offers any resources to read.
@@ -19533,7 +20419,14 @@ impl<'de> ::serde::Deserialize<'de> for ResourcesCapability {
 }
 impl crate::private::MatchScore for ResourcesCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &["listChanged", "subscribe"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Present if the server offers any tools to call.
@@ -19621,7 +20514,9 @@ impl<'de> ::serde::Deserialize<'de> for ToolsCapability {
 }
 impl crate::private::MatchScore for ToolsCapability {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["listChanged"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
@@ -19866,7 +20761,22 @@ impl<'de> ::serde::Deserialize<'de> for ServerCapabilities {
 }
 impl crate::private::MatchScore for ServerCapabilities {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &[
+                "completions",
+                "experimental",
+                "extensions",
+                "logging",
+                "prompts",
+                "resources",
+                "tools",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
@@ -20573,7 +21483,22 @@ impl<'de> ::serde::Deserialize<'de> for StringSchema {
 }
 impl crate::private::MatchScore for StringSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[("type", &["string"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[("type", &["string"], false)],
+            &[
+                "default",
+                "description",
+                "format",
+                "maxLength",
+                "minLength",
+                "title",
+                "type",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The set of notification types a client may opt in to on a
@@ -20755,7 +21680,19 @@ impl<'de> ::serde::Deserialize<'de> for SubscriptionFilter {
 }
 impl crate::private::MatchScore for SubscriptionFilter {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &[
+                "promptsListChanged",
+                "resourceSubscriptions",
+                "resourcesListChanged",
+                "toolsListChanged",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent by the server to acknowledge that a
@@ -20912,14 +21849,21 @@ impl<'de> ::serde::Deserialize<'de> for SubscriptionsAcknowledgedNotification {
 }
 impl crate::private::MatchScore for SubscriptionsAcknowledgedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["params"],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/subscriptions/acknowledged"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        score
+            += <SubscriptionsAcknowledgedNotificationParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a [`notifications/subscriptions/acknowledged`](SubscriptionsAcknowledgedNotification) notification.
@@ -21037,7 +21981,18 @@ impl<'de> ::serde::Deserialize<'de> for SubscriptionsAcknowledgedNotificationPar
 }
 impl crate::private::MatchScore for SubscriptionsAcknowledgedNotificationParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["notifications"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["notifications"],
+            &[],
+            &["_meta", "notifications"],
+        )?;
+        score
+            += <SubscriptionFilter as crate::private::MatchScore>::match_score(
+                &value["notifications"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Sent from the client to open a long-lived channel for receiving notifications
@@ -21198,11 +22153,21 @@ impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenRequest {
 }
 impl crate::private::MatchScore for SubscriptionsListenRequest {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "params"],
-            &[("jsonrpc", &["2.0"], false), ("method", &["subscriptions/listen"], false)],
-        )
+            &[
+                ("jsonrpc", &["2.0"], false),
+                ("method", &["subscriptions/listen"], false),
+            ],
+            &["id", "params", "jsonrpc", "method"],
+        )?;
+        score
+            += <SubscriptionsListenRequestParams as crate::private::MatchScore>::match_score(
+                &value["params"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Parameters for a [`subscriptions/listen`](SubscriptionsListenRequest) request.
@@ -21319,7 +22284,22 @@ impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenRequestParams {
 }
 impl crate::private::MatchScore for SubscriptionsListenRequestParams {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["_meta", "notifications"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["_meta", "notifications"],
+            &[],
+            &["_meta", "notifications"],
+        )?;
+        score
+            += <RequestMetaObject as crate::private::MatchScore>::match_score(
+                &value["_meta"],
+            )?;
+        score
+            += <SubscriptionFilter as crate::private::MatchScore>::match_score(
+                &value["notifications"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The response to a [`subscriptions/listen`](SubscriptionsListenRequest)
@@ -21439,11 +22419,18 @@ impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenResult {
 }
 impl crate::private::MatchScore for SubscriptionsListenResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["_meta"],
             &[("resultType", &["complete"], true)],
-        )
+            &["_meta", "resultType"],
+        )?;
+        score
+            += <SubscriptionsListenResultMetaObject as crate::private::MatchScore>::match_score(
+                &value["_meta"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Extends [`ResultMetaObject`] with the subscription-stream identifier carried by a
@@ -21584,11 +22571,17 @@ impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenResultMetaObject {
 }
 impl crate::private::MatchScore for SubscriptionsListenResultMetaObject {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["io.modelcontextprotocol/subscriptionId"],
             &[],
-        )
+            &[
+                "io.modelcontextprotocol/serverInfo",
+                "io.modelcontextprotocol/subscriptionId",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A successful response from the server for a [`subscriptions/listen`](SubscriptionsListenRequest)
@@ -21728,11 +22721,18 @@ impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenResultResponse {
 }
 impl crate::private::MatchScore for SubscriptionsListenResultResponse {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "result"],
             &[("jsonrpc", &["2.0"], false)],
-        )
+            &["id", "result", "jsonrpc"],
+        )?;
+        score
+            += <SubscriptionsListenResult as crate::private::MatchScore>::match_score(
+                &value["result"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Text provided to or from an LLM.
@@ -21880,7 +22880,14 @@ impl<'de> ::serde::Deserialize<'de> for TextContent {
 }
 impl crate::private::MatchScore for TextContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["text"], &[("type", &["text"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["text"],
+            &[("type", &["text"], false)],
+            &["_meta", "annotations", "text", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -22042,7 +23049,14 @@ impl<'de> ::serde::Deserialize<'de> for TextResourceContents {
 }
 impl crate::private::MatchScore for TextResourceContents {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["text", "uri"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["text", "uri"],
+            &[],
+            &["_meta", "mimeType", "text", "uri"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -22160,7 +23174,14 @@ impl<'de> ::serde::Deserialize<'de> for TitledMultiSelectEnumSchemaItemsAnyOfIte
 }
 impl crate::private::MatchScore for TitledMultiSelectEnumSchemaItemsAnyOfItem {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["const", "title"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["const", "title"],
+            &[],
+            &["const", "title"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Schema for array items with enum options and display labels.
@@ -22255,7 +23276,14 @@ impl<'de> ::serde::Deserialize<'de> for TitledMultiSelectEnumSchemaItems {
 }
 impl crate::private::MatchScore for TitledMultiSelectEnumSchemaItems {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["anyOf"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["anyOf"],
+            &[],
+            &["anyOf"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Schema for multiple-selection enumeration with display titles for each option.
@@ -22492,7 +23520,18 @@ impl<'de> ::serde::Deserialize<'de> for TitledMultiSelectEnumSchema {
 }
 impl crate::private::MatchScore for TitledMultiSelectEnumSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["items"], &[("type", &["array"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["items"],
+            &[("type", &["array"], false)],
+            &["default", "description", "items", "maxItems", "minItems", "title", "type"],
+        )?;
+        score
+            += <TitledMultiSelectEnumSchemaItems as crate::private::MatchScore>::match_score(
+                &value["items"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -22610,7 +23649,14 @@ impl<'de> ::serde::Deserialize<'de> for TitledSingleSelectEnumSchemaOneOfItem {
 }
 impl crate::private::MatchScore for TitledSingleSelectEnumSchemaOneOfItem {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["const", "title"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["const", "title"],
+            &[],
+            &["const", "title"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Schema for single-selection enumeration with display titles for each option.
@@ -22799,7 +23845,14 @@ impl<'de> ::serde::Deserialize<'de> for TitledSingleSelectEnumSchema {
 }
 impl crate::private::MatchScore for TitledSingleSelectEnumSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["oneOf"], &[("type", &["string"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["oneOf"],
+            &[("type", &["string"], false)],
+            &["default", "description", "oneOf", "title", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Definition for a tool the client can call.
@@ -23061,7 +24114,23 @@ impl<'de> ::serde::Deserialize<'de> for Tool {
 }
 impl crate::private::MatchScore for Tool {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["inputSchema", "name"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["inputSchema", "name"],
+            &[],
+            &[
+                "_meta",
+                "annotations",
+                "description",
+                "icons",
+                "inputSchema",
+                "name",
+                "outputSchema",
+                "title",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Additional properties describing a [`Tool`] to clients.
@@ -23266,7 +24335,20 @@ impl<'de> ::serde::Deserialize<'de> for ToolAnnotations {
 }
 impl crate::private::MatchScore for ToolAnnotations {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &[],
+            &[],
+            &[
+                "destructiveHint",
+                "idempotentHint",
+                "openWorldHint",
+                "readOnlyHint",
+                "title",
+            ],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Controls tool selection behavior for sampling requests.
@@ -23351,7 +24433,9 @@ impl<'de> ::serde::Deserialize<'de> for ToolChoice {
 }
 impl crate::private::MatchScore for ToolChoice {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &[], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(value, &[], &[], &["mode"])?;
+        ::std::option::Option::Some(score)
     }
 }
 /// An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a [`subscriptions/listen`](SubscriptionsListenRequest) stream when the client requested it via the `toolsListChanged` filter field.
@@ -23488,14 +24572,17 @@ impl<'de> ::serde::Deserialize<'de> for ToolListChangedNotification {
 }
 impl crate::private::MatchScore for ToolListChangedNotification {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &[],
             &[
                 ("jsonrpc", &["2.0"], false),
                 ("method", &["notifications/tools/list_changed"], false),
             ],
-        )
+            &["params", "jsonrpc", "method"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// The result of a tool use, provided by the user back to the assistant.
@@ -23720,11 +24807,14 @@ impl<'de> ::serde::Deserialize<'de> for ToolResultContent {
 }
 impl crate::private::MatchScore for ToolResultContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["content", "toolUseId"],
             &[("type", &["tool_result"], false)],
-        )
+            &["_meta", "content", "isError", "structuredContent", "toolUseId", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// A request from the assistant to call a tool.
@@ -23898,11 +24988,14 @@ impl<'de> ::serde::Deserialize<'de> for ToolUseContent {
 }
 impl crate::private::MatchScore for ToolUseContent {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
             value,
             &["id", "input", "name"],
             &[("type", &["tool_use"], false)],
-        )
+            &["_meta", "id", "input", "name", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -24023,7 +25116,14 @@ impl<'de> ::serde::Deserialize<'de> for UnsupportedProtocolVersionErrorData {
 }
 impl crate::private::MatchScore for UnsupportedProtocolVersionErrorData {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["requested", "supported"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["requested", "supported"],
+            &[],
+            &["requested", "supported"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -24169,7 +25269,18 @@ impl<'de> ::serde::Deserialize<'de> for UnsupportedProtocolVersionErrorObject {
 }
 impl crate::private::MatchScore for UnsupportedProtocolVersionErrorObject {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["data", "message", "code"], &[])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["data", "message", "code"],
+            &[],
+            &["data", "message", "code"],
+        )?;
+        score
+            += <UnsupportedProtocolVersionErrorData as crate::private::MatchScore>::match_score(
+                &value["data"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Returned when the request's protocol version is unknown to the server or
@@ -24311,7 +25422,18 @@ impl<'de> ::serde::Deserialize<'de> for UnsupportedProtocolVersionError {
 }
 impl crate::private::MatchScore for UnsupportedProtocolVersionError {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["error"], &[("jsonrpc", &["2.0"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["error"],
+            &[("jsonrpc", &["2.0"], false)],
+            &["error", "id", "jsonrpc"],
+        )?;
+        score
+            += <UnsupportedProtocolVersionErrorObject as crate::private::MatchScore>::match_score(
+                &value["error"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Schema for the array items.
@@ -24431,7 +25553,14 @@ impl<'de> ::serde::Deserialize<'de> for UntitledMultiSelectEnumSchemaItems {
 }
 impl crate::private::MatchScore for UntitledMultiSelectEnumSchemaItems {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["enum"], &[("type", &["string"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["enum"],
+            &[("type", &["string"], false)],
+            &["enum", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Schema for multiple-selection enumeration without display titles for options.
@@ -24668,7 +25797,18 @@ impl<'de> ::serde::Deserialize<'de> for UntitledMultiSelectEnumSchema {
 }
 impl crate::private::MatchScore for UntitledMultiSelectEnumSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["items"], &[("type", &["array"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["items"],
+            &[("type", &["array"], false)],
+            &["default", "description", "items", "maxItems", "minItems", "title", "type"],
+        )?;
+        score
+            += <UntitledMultiSelectEnumSchemaItems as crate::private::MatchScore>::match_score(
+                &value["items"],
+            )?;
+        ::std::option::Option::Some(score)
     }
 }
 /// Schema for single-selection enumeration without display titles for options.
@@ -24858,7 +25998,14 @@ impl<'de> ::serde::Deserialize<'de> for UntitledSingleSelectEnumSchema {
 }
 impl crate::private::MatchScore for UntitledSingleSelectEnumSchema {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
-        crate::private::object_score(value, &["enum"], &[("type", &["string"], false)])
+        #[allow(unused_mut)]
+        let mut score = crate::private::object_score(
+            value,
+            &["enum"],
+            &[("type", &["string"], false)],
+            &["default", "description", "enum", "title", "type"],
+        )?;
+        ::std::option::Option::Some(score)
     }
 }
 impl crate::private::MatchScore for Action {

@@ -1,0 +1,165 @@
+//! The test registry: for every revision, a table of its types and unions, so that the example
+//! and fixture tests in `tests/` can decode a file by the schema name of its folder and check which
+//! variant each union picks. Generated beside the types so the two never drift apart.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::emit::{ident, ty_tokens};
+use super::model::{Item, Module, Strategy, Ty};
+
+pub fn registry(module: &Module, module_name: &str) -> TokenStream {
+    let m = ident(module_name);
+    let mut types = Vec::new();
+    for item in &module.items {
+        let (schema, ty) = match item {
+            Item::Struct(s) => match &s.schema_name {
+                Some(n) => (n.clone(), ident(&s.name)),
+                None => continue,
+            },
+            Item::Union(u) => match &u.schema_name {
+                Some(n) => (n.clone(), ident(&u.name)),
+                None => continue,
+            },
+            Item::Alias(a) => {
+                let Some((schema, _)) = module.names.iter().find(|(_, r)| **r == a.name) else { continue };
+                (schema.clone(), ident(&a.name))
+            }
+            Item::Reexport { .. } => continue,
+        };
+        types.push(quote!(crate::TypeEntry { schema: #schema, roundtrip: crate::roundtrip::<#m::#ty> },));
+    }
+    for (name, _) in &module.enums {
+        if let Some((schema, _)) = module.names.iter().find(|(_, r)| *r == name) {
+            let ty = ident(name);
+            types.push(quote!(crate::TypeEntry { schema: #schema, roundtrip: crate::roundtrip::<#m::#ty> },));
+        }
+    }
+
+    let schema_of = |ty: &Ty| -> Option<String> {
+        let Ty::Named(n) = ty else { return None };
+        module.names.iter().find(|(_, r)| *r == n).map(|(s, _)| s.clone())
+    };
+    let mut unions = Vec::new();
+    for item in &module.items {
+        let Item::Union(u) = item else { continue };
+        let uname = ident(&u.name);
+        let label = u.schema_name.clone().unwrap_or_else(|| u.name.clone());
+        let members: Vec<TokenStream> = u
+            .variants
+            .iter()
+            .filter_map(|v| schema_of(&v.ty).map(|s| (s, u.variants[v.same_as.unwrap_or(0).max(0)].ident.clone(), v)))
+            .map(|(s, canonical, v)| (s, if v.same_as.is_some() { canonical } else { v.ident.clone() }))
+            .map(|(s, v)| quote!((#s, #v),))
+            .collect();
+        let arms = u.variants.iter().map(|v| {
+            let id = ident(&v.ident);
+            let name = &v.ident;
+            quote!(#m::#uname::#id(_) => #name,)
+        });
+        let other = matches!(&u.strategy, Strategy::Tag { other: Some(_), .. }).then(|| quote!(#m::#uname::Other(_) => "Other",));
+        unions.push(quote! {
+            crate::UnionEntry {
+                union: #label,
+                members: &[#(#members)*],
+                decode: |text| {
+                    let value: #m::#uname = serde_json::from_str(text).map_err(|e| e.to_string())?;
+                                        let variant = match &value { #(#arms)* #other _ => "?" };
+                    Ok((variant, serde_json::to_value(&value).map_err(|e| e.to_string())?))
+                },
+            },
+        });
+    }
+    for msg in &module.messages {
+        let mname = ident(&msg.name);
+        let mut members = Vec::new();
+        let mut push_union = |union: &str, variant: &str| {
+            for item in &module.items {
+                if let Item::Union(u) = item
+                    && u.schema_name.as_deref() == Some(union)
+                {
+                    for v in &u.variants {
+                        if let Some(s) = schema_of(&v.ty) {
+                            members.push(quote!((#s, #variant),));
+                        }
+                    }
+                }
+            }
+        };
+        if let Some(r) = &msg.request {
+            push_union(r, "Request");
+        }
+        push_union(&msg.notification, "Notification");
+        let response_arms = if msg.responses {
+            for (schema, _) in &module.names {
+                if schema.ends_with("ResultResponse") {
+                    members.push(quote!((#schema, "Response"),));
+                } else if schema == "JSONRPCErrorResponse" || schema.ends_with("Error") && module.names.contains_key("HeaderMismatchError") && is_error_response(module, schema) {
+                    members.push(quote!((#schema, "Error"),));
+                }
+            }
+            quote!(#m::#mname::Response(_) => "Response", #m::#mname::Error(_) => "Error",)
+        } else {
+            quote!()
+        };
+        let request_arm = msg.request.as_ref().map(|_| quote!(#m::#mname::Request(_) => "Request",));
+        let label = &msg.name;
+        unions.push(quote! {
+            crate::UnionEntry {
+                union: #label,
+                members: &[#(#members)*],
+                decode: |text| {
+                    let value: #m::#mname = serde_json::from_str(text).map_err(|e| e.to_string())?;
+                                        let variant = match &value { #request_arm #m::#mname::Notification(_) => "Notification", #response_arms _ => "?" };
+                    Ok((variant, serde_json::to_value(&value).map_err(|e| e.to_string())?))
+                },
+            },
+        });
+    }
+
+    let results = module.requests.iter().map(|r| {
+        let ty = ident(&r.ty);
+        let method = &r.method;
+        let result = ty_tokens(r.result.as_ref().unwrap());
+        let outcome = match r.result.as_ref().unwrap() {
+            Ty::Named(n) if n.ends_with("Outcome") => {
+                let n = ident(n);
+                quote! {
+                                        match &value { #m::#n::Complete(_) => "Complete", #m::#n::InputRequired(_) => "InputRequired", _ => "?" }
+                }
+            }
+            _ => quote!("Complete"),
+        };
+        let request = module.names.iter().find(|(_, r)| **r == r_name(&ty)).map(|(s, _)| s.clone()).unwrap_or_default();
+        quote! {
+            crate::ResultEntry {
+                request: #request,
+                method: #method,
+                decode: |result| {
+                    let value: #m::#result = serde_json::from_value(result.clone()).map_err(|e| e.to_string())?;
+                    let variant = #outcome;
+                    Ok((variant, serde_json::to_value(&value).map_err(|e| e.to_string())?))
+                },
+            },
+        }
+    });
+
+    quote! {
+        use mcp_types::#m;
+        pub fn types() -> Vec<crate::TypeEntry> { vec![#(#types)*] }
+        pub fn unions() -> Vec<crate::UnionEntry> { vec![#(#unions)*] }
+        pub fn results() -> Vec<crate::ResultEntry> { vec![#(#results)*] }
+    }
+}
+
+/// The 2026-07-28 error types that are whole JSON-RPC error responses (not bare error objects).
+fn is_error_response(module: &Module, schema: &str) -> bool {
+    module.items.iter().any(|item| match item {
+        Item::Struct(s) => s.schema_name.as_deref() == Some(schema) && s.fields.iter().any(|f| f.json == "error"),
+        _ => false,
+    })
+}
+
+fn r_name(ident: &proc_macro2::Ident) -> String {
+    ident.to_string()
+}
