@@ -58,9 +58,10 @@ pub fn types() -> Vec<crate::TypeEntry> {
         draft::EmbeddedResource > }, crate ::TypeEntry { schema : "EmptyResult",
         roundtrip : crate ::roundtrip:: < draft::EmptyResult > }, crate ::TypeEntry {
         schema : "EnumSchema", roundtrip : crate ::roundtrip:: < draft::EnumSchema > },
-        crate ::TypeEntry { schema : "GetPromptRequest", roundtrip : crate ::roundtrip::
-        < draft::GetPromptRequest > }, crate ::TypeEntry { schema :
-        "GetPromptRequestParams", roundtrip : crate ::roundtrip:: <
+        crate ::TypeEntry { schema : "Error", roundtrip : crate ::roundtrip:: <
+        mcp_types::ErrorObject > }, crate ::TypeEntry { schema : "GetPromptRequest",
+        roundtrip : crate ::roundtrip:: < draft::GetPromptRequest > }, crate ::TypeEntry
+        { schema : "GetPromptRequestParams", roundtrip : crate ::roundtrip:: <
         draft::GetPromptRequestParams > }, crate ::TypeEntry { schema :
         "GetPromptResult", roundtrip : crate ::roundtrip:: < draft::GetPromptResult > },
         crate ::TypeEntry { schema : "GetPromptResultResponse", roundtrip : crate
@@ -154,24 +155,27 @@ pub fn types() -> Vec<crate::TypeEntry> {
         ::TypeEntry { schema : "ProgressNotification", roundtrip : crate ::roundtrip:: <
         draft::ProgressNotification > }, crate ::TypeEntry { schema :
         "ProgressNotificationParams", roundtrip : crate ::roundtrip:: <
-        draft::ProgressNotificationParams > }, crate ::TypeEntry { schema : "Prompt",
-        roundtrip : crate ::roundtrip:: < draft::Prompt > }, crate ::TypeEntry { schema :
-        "PromptArgument", roundtrip : crate ::roundtrip:: < draft::PromptArgument > },
-        crate ::TypeEntry { schema : "PromptListChangedNotification", roundtrip : crate
-        ::roundtrip:: < draft::PromptListChangedNotification > }, crate ::TypeEntry {
-        schema : "PromptMessage", roundtrip : crate ::roundtrip:: < draft::PromptMessage
-        > }, crate ::TypeEntry { schema : "PromptReference", roundtrip : crate
-        ::roundtrip:: < draft::PromptReference > }, crate ::TypeEntry { schema :
-        "ReadResourceRequest", roundtrip : crate ::roundtrip:: <
-        draft::ReadResourceRequest > }, crate ::TypeEntry { schema :
-        "ReadResourceRequestParams", roundtrip : crate ::roundtrip:: <
-        draft::ReadResourceRequestParams > }, crate ::TypeEntry { schema :
-        "ReadResourceResult", roundtrip : crate ::roundtrip:: < draft::ReadResourceResult
-        > }, crate ::TypeEntry { schema : "ReadResourceResultResponse", roundtrip : crate
-        ::roundtrip:: < draft::ReadResourceResultResponse > }, crate ::TypeEntry { schema
-        : "Request", roundtrip : crate ::roundtrip:: < draft::RequestBase > }, crate
-        ::TypeEntry { schema : "RequestMetaObject", roundtrip : crate ::roundtrip:: <
-        draft::RequestMetaObject > }, crate ::TypeEntry { schema : "RequestParams",
+        draft::ProgressNotificationParams > }, crate ::TypeEntry { schema :
+        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken > },
+        crate ::TypeEntry { schema : "Prompt", roundtrip : crate ::roundtrip:: <
+        draft::Prompt > }, crate ::TypeEntry { schema : "PromptArgument", roundtrip :
+        crate ::roundtrip:: < draft::PromptArgument > }, crate ::TypeEntry { schema :
+        "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        draft::PromptListChangedNotification > }, crate ::TypeEntry { schema :
+        "PromptMessage", roundtrip : crate ::roundtrip:: < draft::PromptMessage > },
+        crate ::TypeEntry { schema : "PromptReference", roundtrip : crate ::roundtrip:: <
+        draft::PromptReference > }, crate ::TypeEntry { schema : "ReadResourceRequest",
+        roundtrip : crate ::roundtrip:: < draft::ReadResourceRequest > }, crate
+        ::TypeEntry { schema : "ReadResourceRequestParams", roundtrip : crate
+        ::roundtrip:: < draft::ReadResourceRequestParams > }, crate ::TypeEntry { schema
+        : "ReadResourceResult", roundtrip : crate ::roundtrip:: <
+        draft::ReadResourceResult > }, crate ::TypeEntry { schema :
+        "ReadResourceResultResponse", roundtrip : crate ::roundtrip:: <
+        draft::ReadResourceResultResponse > }, crate ::TypeEntry { schema : "Request",
+        roundtrip : crate ::roundtrip:: < draft::RequestBase > }, crate ::TypeEntry {
+        schema : "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId > },
+        crate ::TypeEntry { schema : "RequestMetaObject", roundtrip : crate ::roundtrip::
+        < draft::RequestMetaObject > }, crate ::TypeEntry { schema : "RequestParams",
         roundtrip : crate ::roundtrip:: < draft::RequestParams > }, crate ::TypeEntry {
         schema : "Resource", roundtrip : crate ::roundtrip:: < draft::Resource > }, crate
         ::TypeEntry { schema : "ResourceContents", roundtrip : crate ::roundtrip:: <
@@ -190,27 +194,29 @@ pub fn types() -> Vec<crate::TypeEntry> {
         draft::ResourceUpdatedNotificationParams > }, crate ::TypeEntry { schema :
         "Result", roundtrip : crate ::roundtrip:: < draft::ResultBase > }, crate
         ::TypeEntry { schema : "ResultMetaObject", roundtrip : crate ::roundtrip:: <
-        draft::ResultMetaObject > }, crate ::TypeEntry { schema : "Root", roundtrip :
-        crate ::roundtrip:: < draft::Root > }, crate ::TypeEntry { schema :
-        "SamplingMessage", roundtrip : crate ::roundtrip:: < draft::SamplingMessage > },
-        crate ::TypeEntry { schema : "SamplingMessageContentBlock", roundtrip : crate
-        ::roundtrip:: < draft::SamplingMessageContentBlock > }, crate ::TypeEntry {
-        schema : "ServerCapabilities", roundtrip : crate ::roundtrip:: <
-        draft::ServerCapabilities > }, crate ::TypeEntry { schema : "ServerNotification",
-        roundtrip : crate ::roundtrip:: < draft::ServerNotification > }, crate
-        ::TypeEntry { schema : "ServerResult", roundtrip : crate ::roundtrip:: <
-        draft::ServerResult > }, crate ::TypeEntry { schema : "SingleSelectEnumSchema",
-        roundtrip : crate ::roundtrip:: < draft::SingleSelectEnumSchema > }, crate
-        ::TypeEntry { schema : "StringSchema", roundtrip : crate ::roundtrip:: <
-        draft::StringSchema > }, crate ::TypeEntry { schema : "SubscriptionFilter",
-        roundtrip : crate ::roundtrip:: < draft::SubscriptionFilter > }, crate
-        ::TypeEntry { schema : "SubscriptionsAcknowledgedNotification", roundtrip : crate
-        ::roundtrip:: < draft::SubscriptionsAcknowledgedNotification > }, crate
-        ::TypeEntry { schema : "SubscriptionsAcknowledgedNotificationParams", roundtrip :
-        crate ::roundtrip:: < draft::SubscriptionsAcknowledgedNotificationParams > },
-        crate ::TypeEntry { schema : "SubscriptionsListenRequest", roundtrip : crate
-        ::roundtrip:: < draft::SubscriptionsListenRequest > }, crate ::TypeEntry { schema
-        : "SubscriptionsListenRequestParams", roundtrip : crate ::roundtrip:: <
+        draft::ResultMetaObject > }, crate ::TypeEntry { schema : "ResultType", roundtrip
+        : crate ::roundtrip:: < mcp_types::ResultType > }, crate ::TypeEntry { schema :
+        "Root", roundtrip : crate ::roundtrip:: < draft::Root > }, crate ::TypeEntry {
+        schema : "SamplingMessage", roundtrip : crate ::roundtrip:: <
+        draft::SamplingMessage > }, crate ::TypeEntry { schema :
+        "SamplingMessageContentBlock", roundtrip : crate ::roundtrip:: <
+        draft::SamplingMessageContentBlock > }, crate ::TypeEntry { schema :
+        "ServerCapabilities", roundtrip : crate ::roundtrip:: < draft::ServerCapabilities
+        > }, crate ::TypeEntry { schema : "ServerNotification", roundtrip : crate
+        ::roundtrip:: < draft::ServerNotification > }, crate ::TypeEntry { schema :
+        "ServerResult", roundtrip : crate ::roundtrip:: < draft::ServerResult > }, crate
+        ::TypeEntry { schema : "SingleSelectEnumSchema", roundtrip : crate ::roundtrip::
+        < draft::SingleSelectEnumSchema > }, crate ::TypeEntry { schema : "StringSchema",
+        roundtrip : crate ::roundtrip:: < draft::StringSchema > }, crate ::TypeEntry {
+        schema : "SubscriptionFilter", roundtrip : crate ::roundtrip:: <
+        draft::SubscriptionFilter > }, crate ::TypeEntry { schema :
+        "SubscriptionsAcknowledgedNotification", roundtrip : crate ::roundtrip:: <
+        draft::SubscriptionsAcknowledgedNotification > }, crate ::TypeEntry { schema :
+        "SubscriptionsAcknowledgedNotificationParams", roundtrip : crate ::roundtrip:: <
+        draft::SubscriptionsAcknowledgedNotificationParams > }, crate ::TypeEntry {
+        schema : "SubscriptionsListenRequest", roundtrip : crate ::roundtrip:: <
+        draft::SubscriptionsListenRequest > }, crate ::TypeEntry { schema :
+        "SubscriptionsListenRequestParams", roundtrip : crate ::roundtrip:: <
         draft::SubscriptionsListenRequestParams > }, crate ::TypeEntry { schema :
         "SubscriptionsListenResult", roundtrip : crate ::roundtrip:: <
         draft::SubscriptionsListenResult > }, crate ::TypeEntry { schema :

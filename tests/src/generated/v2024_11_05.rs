@@ -79,11 +79,12 @@ pub fn types() -> Vec<crate::TypeEntry> {
         > }, crate ::TypeEntry { schema : "PingRequest", roundtrip : crate ::roundtrip::
         < v2024_11_05::PingRequest > }, crate ::TypeEntry { schema :
         "ProgressNotification", roundtrip : crate ::roundtrip:: <
-        v2024_11_05::ProgressNotification > }, crate ::TypeEntry { schema : "Prompt",
-        roundtrip : crate ::roundtrip:: < v2024_11_05::Prompt > }, crate ::TypeEntry {
-        schema : "PromptArgument", roundtrip : crate ::roundtrip:: <
-        v2024_11_05::PromptArgument > }, crate ::TypeEntry { schema :
-        "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ProgressNotification > }, crate ::TypeEntry { schema :
+        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken > },
+        crate ::TypeEntry { schema : "Prompt", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::Prompt > }, crate ::TypeEntry { schema : "PromptArgument", roundtrip
+        : crate ::roundtrip:: < v2024_11_05::PromptArgument > }, crate ::TypeEntry {
+        schema : "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
         v2024_11_05::PromptListChangedNotification > }, crate ::TypeEntry { schema :
         "PromptMessage", roundtrip : crate ::roundtrip:: < v2024_11_05::PromptMessage >
         }, crate ::TypeEntry { schema : "PromptReference", roundtrip : crate
@@ -93,12 +94,13 @@ pub fn types() -> Vec<crate::TypeEntry> {
         "ReadResourceResult", roundtrip : crate ::roundtrip:: <
         v2024_11_05::ReadResourceResult > }, crate ::TypeEntry { schema : "Request",
         roundtrip : crate ::roundtrip:: < v2024_11_05::RequestBase > }, crate ::TypeEntry
-        { schema : "Resource", roundtrip : crate ::roundtrip:: < v2024_11_05::Resource >
-        }, crate ::TypeEntry { schema : "ResourceContents", roundtrip : crate
-        ::roundtrip:: < v2024_11_05::ResourceContents > }, crate ::TypeEntry { schema :
-        "ResourceListChangedNotification", roundtrip : crate ::roundtrip:: <
-        v2024_11_05::ResourceListChangedNotification > }, crate ::TypeEntry { schema :
-        "ResourceReference", roundtrip : crate ::roundtrip:: <
+        { schema : "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId >
+        }, crate ::TypeEntry { schema : "Resource", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::Resource > }, crate ::TypeEntry { schema : "ResourceContents",
+        roundtrip : crate ::roundtrip:: < v2024_11_05::ResourceContents > }, crate
+        ::TypeEntry { schema : "ResourceListChangedNotification", roundtrip : crate
+        ::roundtrip:: < v2024_11_05::ResourceListChangedNotification > }, crate
+        ::TypeEntry { schema : "ResourceReference", roundtrip : crate ::roundtrip:: <
         v2024_11_05::ResourceReference > }, crate ::TypeEntry { schema :
         "ResourceTemplate", roundtrip : crate ::roundtrip:: <
         v2024_11_05::ResourceTemplate > }, crate ::TypeEntry { schema :

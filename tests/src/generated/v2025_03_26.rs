@@ -85,11 +85,12 @@ pub fn types() -> Vec<crate::TypeEntry> {
         > }, crate ::TypeEntry { schema : "PingRequest", roundtrip : crate ::roundtrip::
         < v2025_03_26::PingRequest > }, crate ::TypeEntry { schema :
         "ProgressNotification", roundtrip : crate ::roundtrip:: <
-        v2025_03_26::ProgressNotification > }, crate ::TypeEntry { schema : "Prompt",
-        roundtrip : crate ::roundtrip:: < v2025_03_26::Prompt > }, crate ::TypeEntry {
-        schema : "PromptArgument", roundtrip : crate ::roundtrip:: <
-        v2025_03_26::PromptArgument > }, crate ::TypeEntry { schema :
-        "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ProgressNotification > }, crate ::TypeEntry { schema :
+        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken > },
+        crate ::TypeEntry { schema : "Prompt", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::Prompt > }, crate ::TypeEntry { schema : "PromptArgument", roundtrip
+        : crate ::roundtrip:: < v2025_03_26::PromptArgument > }, crate ::TypeEntry {
+        schema : "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
         v2025_03_26::PromptListChangedNotification > }, crate ::TypeEntry { schema :
         "PromptMessage", roundtrip : crate ::roundtrip:: < v2025_03_26::PromptMessage >
         }, crate ::TypeEntry { schema : "PromptReference", roundtrip : crate
@@ -99,12 +100,13 @@ pub fn types() -> Vec<crate::TypeEntry> {
         "ReadResourceResult", roundtrip : crate ::roundtrip:: <
         v2025_03_26::ReadResourceResult > }, crate ::TypeEntry { schema : "Request",
         roundtrip : crate ::roundtrip:: < v2025_03_26::RequestBase > }, crate ::TypeEntry
-        { schema : "Resource", roundtrip : crate ::roundtrip:: < v2025_03_26::Resource >
-        }, crate ::TypeEntry { schema : "ResourceContents", roundtrip : crate
-        ::roundtrip:: < v2025_03_26::ResourceContents > }, crate ::TypeEntry { schema :
-        "ResourceListChangedNotification", roundtrip : crate ::roundtrip:: <
-        v2025_03_26::ResourceListChangedNotification > }, crate ::TypeEntry { schema :
-        "ResourceReference", roundtrip : crate ::roundtrip:: <
+        { schema : "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId >
+        }, crate ::TypeEntry { schema : "Resource", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::Resource > }, crate ::TypeEntry { schema : "ResourceContents",
+        roundtrip : crate ::roundtrip:: < v2025_03_26::ResourceContents > }, crate
+        ::TypeEntry { schema : "ResourceListChangedNotification", roundtrip : crate
+        ::roundtrip:: < v2025_03_26::ResourceListChangedNotification > }, crate
+        ::TypeEntry { schema : "ResourceReference", roundtrip : crate ::roundtrip:: <
         v2025_03_26::ResourceReference > }, crate ::TypeEntry { schema :
         "ResourceTemplate", roundtrip : crate ::roundtrip:: <
         v2025_03_26::ResourceTemplate > }, crate ::TypeEntry { schema :

@@ -93,11 +93,12 @@ pub fn types() -> Vec<crate::TypeEntry> {
         { schema : "PrimitiveSchemaDefinition", roundtrip : crate ::roundtrip:: <
         v2025_06_18::PrimitiveSchemaDefinition > }, crate ::TypeEntry { schema :
         "ProgressNotification", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::ProgressNotification > }, crate ::TypeEntry { schema : "Prompt",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::Prompt > }, crate ::TypeEntry {
-        schema : "PromptArgument", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::PromptArgument > }, crate ::TypeEntry { schema :
-        "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ProgressNotification > }, crate ::TypeEntry { schema :
+        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken > },
+        crate ::TypeEntry { schema : "Prompt", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::Prompt > }, crate ::TypeEntry { schema : "PromptArgument", roundtrip
+        : crate ::roundtrip:: < v2025_06_18::PromptArgument > }, crate ::TypeEntry {
+        schema : "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
         v2025_06_18::PromptListChangedNotification > }, crate ::TypeEntry { schema :
         "PromptMessage", roundtrip : crate ::roundtrip:: < v2025_06_18::PromptMessage >
         }, crate ::TypeEntry { schema : "PromptReference", roundtrip : crate
@@ -107,13 +108,15 @@ pub fn types() -> Vec<crate::TypeEntry> {
         "ReadResourceResult", roundtrip : crate ::roundtrip:: <
         v2025_06_18::ReadResourceResult > }, crate ::TypeEntry { schema : "Request",
         roundtrip : crate ::roundtrip:: < v2025_06_18::RequestBase > }, crate ::TypeEntry
-        { schema : "Resource", roundtrip : crate ::roundtrip:: < v2025_06_18::Resource >
-        }, crate ::TypeEntry { schema : "ResourceContents", roundtrip : crate
-        ::roundtrip:: < v2025_06_18::ResourceContents > }, crate ::TypeEntry { schema :
-        "ResourceLink", roundtrip : crate ::roundtrip:: < v2025_06_18::ResourceLink > },
-        crate ::TypeEntry { schema : "ResourceListChangedNotification", roundtrip : crate
-        ::roundtrip:: < v2025_06_18::ResourceListChangedNotification > }, crate
-        ::TypeEntry { schema : "ResourceTemplate", roundtrip : crate ::roundtrip:: <
+        { schema : "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId >
+        }, crate ::TypeEntry { schema : "Resource", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::Resource > }, crate ::TypeEntry { schema : "ResourceContents",
+        roundtrip : crate ::roundtrip:: < v2025_06_18::ResourceContents > }, crate
+        ::TypeEntry { schema : "ResourceLink", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ResourceLink > }, crate ::TypeEntry { schema :
+        "ResourceListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ResourceListChangedNotification > }, crate ::TypeEntry { schema :
+        "ResourceTemplate", roundtrip : crate ::roundtrip:: <
         v2025_06_18::ResourceTemplate > }, crate ::TypeEntry { schema :
         "ResourceTemplateReference", roundtrip : crate ::roundtrip:: <
         v2025_06_18::ResourceTemplateReference > }, crate ::TypeEntry { schema :

@@ -61,10 +61,12 @@ pub fn types() -> Vec<crate::TypeEntry> {
         v2025_11_25::EmbeddedResource > }, crate ::TypeEntry { schema : "EmptyResult",
         roundtrip : crate ::roundtrip:: < v2025_11_25::EmptyResult > }, crate ::TypeEntry
         { schema : "EnumSchema", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::EnumSchema > }, crate ::TypeEntry { schema : "GetPromptRequest",
-        roundtrip : crate ::roundtrip:: < v2025_11_25::GetPromptRequest > }, crate
-        ::TypeEntry { schema : "GetPromptRequestParams", roundtrip : crate ::roundtrip::
-        < v2025_11_25::GetPromptRequestParams > }, crate ::TypeEntry { schema :
+        v2025_11_25::EnumSchema > }, crate ::TypeEntry { schema : "Error", roundtrip :
+        crate ::roundtrip:: < mcp_types::ErrorObject > }, crate ::TypeEntry { schema :
+        "GetPromptRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::GetPromptRequest > }, crate ::TypeEntry { schema :
+        "GetPromptRequestParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::GetPromptRequestParams > }, crate ::TypeEntry { schema :
         "GetPromptResult", roundtrip : crate ::roundtrip:: < v2025_11_25::GetPromptResult
         > }, crate ::TypeEntry { schema : "GetTaskPayloadRequest", roundtrip : crate
         ::roundtrip:: < v2025_11_25::GetTaskPayloadRequest > }, crate ::TypeEntry {
@@ -145,10 +147,11 @@ pub fn types() -> Vec<crate::TypeEntry> {
         v2025_11_25::ProgressNotification > }, crate ::TypeEntry { schema :
         "ProgressNotificationParams", roundtrip : crate ::roundtrip:: <
         v2025_11_25::ProgressNotificationParams > }, crate ::TypeEntry { schema :
-        "Prompt", roundtrip : crate ::roundtrip:: < v2025_11_25::Prompt > }, crate
-        ::TypeEntry { schema : "PromptArgument", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::PromptArgument > }, crate ::TypeEntry { schema :
-        "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken > },
+        crate ::TypeEntry { schema : "Prompt", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::Prompt > }, crate ::TypeEntry { schema : "PromptArgument", roundtrip
+        : crate ::roundtrip:: < v2025_11_25::PromptArgument > }, crate ::TypeEntry {
+        schema : "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
         v2025_11_25::PromptListChangedNotification > }, crate ::TypeEntry { schema :
         "PromptMessage", roundtrip : crate ::roundtrip:: < v2025_11_25::PromptMessage >
         }, crate ::TypeEntry { schema : "PromptReference", roundtrip : crate
@@ -162,8 +165,9 @@ pub fn types() -> Vec<crate::TypeEntry> {
         "RelatedTaskMetadata", roundtrip : crate ::roundtrip:: <
         v2025_11_25::RelatedTaskMetadata > }, crate ::TypeEntry { schema : "Request",
         roundtrip : crate ::roundtrip:: < v2025_11_25::RequestBase > }, crate ::TypeEntry
-        { schema : "RequestParams", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::RequestParams > }, crate ::TypeEntry { schema : "Resource",
+        { schema : "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId >
+        }, crate ::TypeEntry { schema : "RequestParams", roundtrip : crate ::roundtrip::
+        < v2025_11_25::RequestParams > }, crate ::TypeEntry { schema : "Resource",
         roundtrip : crate ::roundtrip:: < v2025_11_25::Resource > }, crate ::TypeEntry {
         schema : "ResourceContents", roundtrip : crate ::roundtrip:: <
         v2025_11_25::ResourceContents > }, crate ::TypeEntry { schema : "ResourceLink",

@@ -63,10 +63,12 @@ pub fn types() -> Vec<crate::TypeEntry> {
         < v2026_07_28::EmbeddedResource > }, crate ::TypeEntry { schema : "EmptyResult",
         roundtrip : crate ::roundtrip:: < v2026_07_28::EmptyResult > }, crate ::TypeEntry
         { schema : "EnumSchema", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::EnumSchema > }, crate ::TypeEntry { schema : "GetPromptRequest",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::GetPromptRequest > }, crate
-        ::TypeEntry { schema : "GetPromptRequestParams", roundtrip : crate ::roundtrip::
-        < v2026_07_28::GetPromptRequestParams > }, crate ::TypeEntry { schema :
+        v2026_07_28::EnumSchema > }, crate ::TypeEntry { schema : "Error", roundtrip :
+        crate ::roundtrip:: < mcp_types::ErrorObject > }, crate ::TypeEntry { schema :
+        "GetPromptRequest", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::GetPromptRequest > }, crate ::TypeEntry { schema :
+        "GetPromptRequestParams", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::GetPromptRequestParams > }, crate ::TypeEntry { schema :
         "GetPromptResult", roundtrip : crate ::roundtrip:: < v2026_07_28::GetPromptResult
         > }, crate ::TypeEntry { schema : "GetPromptResultResponse", roundtrip : crate
         ::roundtrip:: < v2026_07_28::GetPromptResultResponse > }, crate ::TypeEntry {
@@ -166,10 +168,11 @@ pub fn types() -> Vec<crate::TypeEntry> {
         v2026_07_28::ProgressNotification > }, crate ::TypeEntry { schema :
         "ProgressNotificationParams", roundtrip : crate ::roundtrip:: <
         v2026_07_28::ProgressNotificationParams > }, crate ::TypeEntry { schema :
-        "Prompt", roundtrip : crate ::roundtrip:: < v2026_07_28::Prompt > }, crate
-        ::TypeEntry { schema : "PromptArgument", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::PromptArgument > }, crate ::TypeEntry { schema :
-        "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken > },
+        crate ::TypeEntry { schema : "Prompt", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::Prompt > }, crate ::TypeEntry { schema : "PromptArgument", roundtrip
+        : crate ::roundtrip:: < v2026_07_28::PromptArgument > }, crate ::TypeEntry {
+        schema : "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
         v2026_07_28::PromptListChangedNotification > }, crate ::TypeEntry { schema :
         "PromptMessage", roundtrip : crate ::roundtrip:: < v2026_07_28::PromptMessage >
         }, crate ::TypeEntry { schema : "PromptReference", roundtrip : crate
@@ -183,17 +186,18 @@ pub fn types() -> Vec<crate::TypeEntry> {
         "ReadResourceResultResponse", roundtrip : crate ::roundtrip:: <
         v2026_07_28::ReadResourceResultResponse > }, crate ::TypeEntry { schema :
         "Request", roundtrip : crate ::roundtrip:: < v2026_07_28::RequestBase > }, crate
-        ::TypeEntry { schema : "RequestMetaObject", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::RequestMetaObject > }, crate ::TypeEntry { schema : "RequestParams",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::RequestParams > }, crate
-        ::TypeEntry { schema : "Resource", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::Resource > }, crate ::TypeEntry { schema : "ResourceContents",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::ResourceContents > }, crate
-        ::TypeEntry { schema : "ResourceLink", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::ResourceLink > }, crate ::TypeEntry { schema :
-        "ResourceListChangedNotification", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::ResourceListChangedNotification > }, crate ::TypeEntry { schema :
-        "ResourceRequestParams", roundtrip : crate ::roundtrip:: <
+        ::TypeEntry { schema : "RequestId", roundtrip : crate ::roundtrip:: <
+        mcp_types::RequestId > }, crate ::TypeEntry { schema : "RequestMetaObject",
+        roundtrip : crate ::roundtrip:: < v2026_07_28::RequestMetaObject > }, crate
+        ::TypeEntry { schema : "RequestParams", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::RequestParams > }, crate ::TypeEntry { schema : "Resource",
+        roundtrip : crate ::roundtrip:: < v2026_07_28::Resource > }, crate ::TypeEntry {
+        schema : "ResourceContents", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ResourceContents > }, crate ::TypeEntry { schema : "ResourceLink",
+        roundtrip : crate ::roundtrip:: < v2026_07_28::ResourceLink > }, crate
+        ::TypeEntry { schema : "ResourceListChangedNotification", roundtrip : crate
+        ::roundtrip:: < v2026_07_28::ResourceListChangedNotification > }, crate
+        ::TypeEntry { schema : "ResourceRequestParams", roundtrip : crate ::roundtrip:: <
         v2026_07_28::ResourceRequestParams > }, crate ::TypeEntry { schema :
         "ResourceTemplate", roundtrip : crate ::roundtrip:: <
         v2026_07_28::ResourceTemplate > }, crate ::TypeEntry { schema :
@@ -205,12 +209,14 @@ pub fn types() -> Vec<crate::TypeEntry> {
         v2026_07_28::ResourceUpdatedNotificationParams > }, crate ::TypeEntry { schema :
         "Result", roundtrip : crate ::roundtrip:: < v2026_07_28::ResultBase > }, crate
         ::TypeEntry { schema : "ResultMetaObject", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::ResultMetaObject > }, crate ::TypeEntry { schema : "Root", roundtrip
-        : crate ::roundtrip:: < v2026_07_28::Root > }, crate ::TypeEntry { schema :
-        "SamplingMessage", roundtrip : crate ::roundtrip:: < v2026_07_28::SamplingMessage
-        > }, crate ::TypeEntry { schema : "SamplingMessageContentBlock", roundtrip :
-        crate ::roundtrip:: < v2026_07_28::SamplingMessageContentBlock > }, crate
-        ::TypeEntry { schema : "ServerCapabilities", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ResultMetaObject > }, crate ::TypeEntry { schema : "ResultType",
+        roundtrip : crate ::roundtrip:: < mcp_types::ResultType > }, crate ::TypeEntry {
+        schema : "Root", roundtrip : crate ::roundtrip:: < v2026_07_28::Root > }, crate
+        ::TypeEntry { schema : "SamplingMessage", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::SamplingMessage > }, crate ::TypeEntry { schema :
+        "SamplingMessageContentBlock", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::SamplingMessageContentBlock > }, crate ::TypeEntry { schema :
+        "ServerCapabilities", roundtrip : crate ::roundtrip:: <
         v2026_07_28::ServerCapabilities > }, crate ::TypeEntry { schema :
         "ServerNotification", roundtrip : crate ::roundtrip:: <
         v2026_07_28::ServerNotification > }, crate ::TypeEntry { schema : "ServerResult",

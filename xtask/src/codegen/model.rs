@@ -114,7 +114,7 @@ pub enum Item {
     Union(UnionDef),
     Alias(AliasDef),
     /// A schema definition replaced by a hand-written crate type, re-exported under its name.
-    Reexport { path: &'static str, doc: String },
+    Reexport { path: &'static str, schema_name: String, doc: String },
 }
 
 #[derive(Debug)]
@@ -325,6 +325,7 @@ impl<'a> Builder<'a> {
             self.kinds.insert(rust.clone(), Kind::Other);
             self.items.push(Item::Reexport {
                 path,
+                schema_name: name.into(),
                 doc: format!("The schema's `{name}` is the shared [`{path}`]."),
             });
             return Ok(());

@@ -25,7 +25,11 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
                 let Some((schema, _)) = module.names.iter().find(|(_, r)| **r == a.name) else { continue };
                 (schema.clone(), ident(&a.name))
             }
-            Item::Reexport { .. } => continue,
+            Item::Reexport { path, schema_name, .. } => {
+                let path: syn::Path = syn::parse_str(&path.replace("crate::", "mcp_types::")).unwrap();
+                types.push(quote!(crate::TypeEntry { schema: #schema_name, roundtrip: crate::roundtrip::<#path> },));
+                continue;
+            }
         };
         types.push(quote!(crate::TypeEntry { schema: #schema, roundtrip: crate::roundtrip::<#m::#ty> },));
     }
