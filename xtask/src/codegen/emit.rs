@@ -163,7 +163,9 @@ fn struct_tokens(s: &StructDef, docs: &Docs) -> TokenStream {
         }
     });
     let extra_init = s.open.then(|| quote!(extra: crate::JsonObject::new(),));
-    let new_doc = format!("A `{name_str}` with the given required members and no optional ones.");
+    let new_doc = format!(
+        "A `{name_str}` with the given required members (in the schema's alphabetical order) and no optional ones."
+    );
 
     // Serialize.
     let const_count = s.consts.len();

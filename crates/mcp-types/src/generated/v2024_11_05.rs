@@ -22,7 +22,7 @@ pub struct AnnotatedAnnotations {
     pub extra: crate::JsonObject,
 }
 impl AnnotatedAnnotations {
-    ///A `AnnotatedAnnotations` with the given required members and no optional ones.
+    ///A `AnnotatedAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         AnnotatedAnnotations {
@@ -138,7 +138,7 @@ pub struct Annotated {
     pub extra: crate::JsonObject,
 }
 impl Annotated {
-    ///A `Annotated` with the given required members and no optional ones.
+    ///A `Annotated` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Annotated {
@@ -228,7 +228,7 @@ pub struct BlobResourceContents {
     pub extra: crate::JsonObject,
 }
 impl BlobResourceContents {
-    ///A `BlobResourceContents` with the given required members and no optional ones.
+    ///A `BlobResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         blob: impl ::std::convert::Into<::std::string::String>,
@@ -370,7 +370,7 @@ pub struct CallToolRequestParams {
     pub extra: crate::JsonObject,
 }
 impl CallToolRequestParams {
-    ///A `CallToolRequestParams` with the given required members and no optional ones.
+    ///A `CallToolRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         CallToolRequestParams {
@@ -490,7 +490,7 @@ pub struct CallToolRequest {
 impl CallToolRequest {
     ///The `method` member every `CallToolRequest` carries.
     pub const METHOD: &'static str = "tools/call";
-    ///A `CallToolRequest` with the given required members and no optional ones.
+    ///A `CallToolRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: CallToolRequestParams) -> Self {
         CallToolRequest {
@@ -716,7 +716,7 @@ pub struct CallToolResult {
     pub extra: crate::JsonObject,
 }
 impl CallToolResult {
-    ///A `CallToolResult` with the given required members and no optional ones.
+    ///A `CallToolResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(content: ::std::vec::Vec<CallToolResultContentItem>) -> Self {
         CallToolResult {
@@ -852,7 +852,7 @@ pub struct CancelledNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl CancelledNotificationParams {
-    ///A `CancelledNotificationParams` with the given required members and no optional ones.
+    ///A `CancelledNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(request_id: crate::RequestId) -> Self {
         CancelledNotificationParams {
@@ -978,7 +978,7 @@ pub struct CancelledNotification {
 impl CancelledNotification {
     ///The `method` member every `CancelledNotification` carries.
     pub const METHOD: &'static str = "notifications/cancelled";
-    ///A `CancelledNotification` with the given required members and no optional ones.
+    ///A `CancelledNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: CancelledNotificationParams) -> Self {
         CancelledNotification {
@@ -1101,7 +1101,7 @@ pub struct RootsCapability {
     pub extra: crate::JsonObject,
 }
 impl RootsCapability {
-    ///A `RootsCapability` with the given required members and no optional ones.
+    ///A `RootsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         RootsCapability {
@@ -1197,7 +1197,7 @@ pub struct ClientCapabilities {
     pub extra: crate::JsonObject,
 }
 impl ClientCapabilities {
-    ///A `ClientCapabilities` with the given required members and no optional ones.
+    ///A `ClientCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ClientCapabilities {
@@ -1781,7 +1781,7 @@ pub struct CompleteRequestParamsArgument {
     pub extra: crate::JsonObject,
 }
 impl CompleteRequestParamsArgument {
-    ///A `CompleteRequestParamsArgument` with the given required members and no optional ones.
+    ///A `CompleteRequestParamsArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -1985,7 +1985,7 @@ pub struct CompleteRequestParams {
     pub extra: crate::JsonObject,
 }
 impl CompleteRequestParams {
-    ///A `CompleteRequestParams` with the given required members and no optional ones.
+    ///A `CompleteRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         argument: CompleteRequestParamsArgument,
@@ -2113,7 +2113,7 @@ pub struct CompleteRequest {
 impl CompleteRequest {
     ///The `method` member every `CompleteRequest` carries.
     pub const METHOD: &'static str = "completion/complete";
-    ///A `CompleteRequest` with the given required members and no optional ones.
+    ///A `CompleteRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: CompleteRequestParams) -> Self {
         CompleteRequest {
@@ -2233,7 +2233,7 @@ pub struct CompleteResultCompletion {
     pub extra: crate::JsonObject,
 }
 impl CompleteResultCompletion {
-    ///A `CompleteResultCompletion` with the given required members and no optional ones.
+    ///A `CompleteResultCompletion` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(values: ::std::vec::Vec<::std::string::String>) -> Self {
         CompleteResultCompletion {
@@ -2376,7 +2376,7 @@ pub struct CompleteResult {
     pub extra: crate::JsonObject,
 }
 impl CompleteResult {
-    ///A `CompleteResult` with the given required members and no optional ones.
+    ///A `CompleteResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(completion: CompleteResultCompletion) -> Self {
         CompleteResult {
@@ -2505,7 +2505,7 @@ pub struct CreateMessageRequestParams {
     pub extra: crate::JsonObject,
 }
 impl CreateMessageRequestParams {
-    ///A `CreateMessageRequestParams` with the given required members and no optional ones.
+    ///A `CreateMessageRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(max_tokens: i64, messages: ::std::vec::Vec<SamplingMessage>) -> Self {
         CreateMessageRequestParams {
@@ -2771,7 +2771,7 @@ pub struct CreateMessageRequest {
 impl CreateMessageRequest {
     ///The `method` member every `CreateMessageRequest` carries.
     pub const METHOD: &'static str = "sampling/createMessage";
-    ///A `CreateMessageRequest` with the given required members and no optional ones.
+    ///A `CreateMessageRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: CreateMessageRequestParams) -> Self {
         CreateMessageRequest {
@@ -2983,7 +2983,7 @@ pub struct CreateMessageResult {
     pub extra: crate::JsonObject,
 }
 impl CreateMessageResult {
-    ///A `CreateMessageResult` with the given required members and no optional ones.
+    ///A `CreateMessageResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         content: CreateMessageResultContent,
@@ -3187,7 +3187,7 @@ pub struct EmbeddedResourceAnnotations {
     pub extra: crate::JsonObject,
 }
 impl EmbeddedResourceAnnotations {
-    ///A `EmbeddedResourceAnnotations` with the given required members and no optional ones.
+    ///A `EmbeddedResourceAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         EmbeddedResourceAnnotations {
@@ -3382,7 +3382,7 @@ pub struct EmbeddedResource {
 impl EmbeddedResource {
     ///The `type` member every `EmbeddedResource` carries.
     pub const TYPE: &'static str = "resource";
-    ///A `EmbeddedResource` with the given required members and no optional ones.
+    ///A `EmbeddedResource` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(resource: EmbeddedResourceResource) -> Self {
         EmbeddedResource {
@@ -3530,7 +3530,7 @@ pub struct GetPromptRequestParams {
     pub extra: crate::JsonObject,
 }
 impl GetPromptRequestParams {
-    ///A `GetPromptRequestParams` with the given required members and no optional ones.
+    ///A `GetPromptRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         GetPromptRequestParams {
@@ -3652,7 +3652,7 @@ pub struct GetPromptRequest {
 impl GetPromptRequest {
     ///The `method` member every `GetPromptRequest` carries.
     pub const METHOD: &'static str = "prompts/get";
-    ///A `GetPromptRequest` with the given required members and no optional ones.
+    ///A `GetPromptRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: GetPromptRequestParams) -> Self {
         GetPromptRequest {
@@ -3772,7 +3772,7 @@ pub struct GetPromptResult {
     pub extra: crate::JsonObject,
 }
 impl GetPromptResult {
-    ///A `GetPromptResult` with the given required members and no optional ones.
+    ///A `GetPromptResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(messages: ::std::vec::Vec<PromptMessage>) -> Self {
         GetPromptResult {
@@ -3917,7 +3917,7 @@ pub struct ImageContentAnnotations {
     pub extra: crate::JsonObject,
 }
 impl ImageContentAnnotations {
-    ///A `ImageContentAnnotations` with the given required members and no optional ones.
+    ///A `ImageContentAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ImageContentAnnotations {
@@ -4039,7 +4039,7 @@ pub struct ImageContent {
 impl ImageContent {
     ///The `type` member every `ImageContent` carries.
     pub const TYPE: &'static str = "image";
-    ///A `ImageContent` with the given required members and no optional ones.
+    ///A `ImageContent` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         data: impl ::std::convert::Into<::std::string::String>,
@@ -4196,7 +4196,7 @@ pub struct Implementation {
     pub extra: crate::JsonObject,
 }
 impl Implementation {
-    ///A `Implementation` with the given required members and no optional ones.
+    ///A `Implementation` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -4309,7 +4309,7 @@ pub struct InitializeRequestParams {
     pub extra: crate::JsonObject,
 }
 impl InitializeRequestParams {
-    ///A `InitializeRequestParams` with the given required members and no optional ones.
+    ///A `InitializeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         capabilities: ClientCapabilities,
@@ -4465,7 +4465,7 @@ pub struct InitializeRequest {
 impl InitializeRequest {
     ///The `method` member every `InitializeRequest` carries.
     pub const METHOD: &'static str = "initialize";
-    ///A `InitializeRequest` with the given required members and no optional ones.
+    ///A `InitializeRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: InitializeRequestParams) -> Self {
         InitializeRequest {
@@ -4596,7 +4596,7 @@ pub struct InitializeResult {
     pub extra: crate::JsonObject,
 }
 impl InitializeResult {
-    ///A `InitializeResult` with the given required members and no optional ones.
+    ///A `InitializeResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         capabilities: ServerCapabilities,
@@ -4791,7 +4791,7 @@ pub struct InitializedNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl InitializedNotificationParams {
-    ///A `InitializedNotificationParams` with the given required members and no optional ones.
+    ///A `InitializedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         InitializedNotificationParams {
@@ -4882,7 +4882,7 @@ pub struct InitializedNotification {
 impl InitializedNotification {
     ///The `method` member every `InitializedNotification` carries.
     pub const METHOD: &'static str = "notifications/initialized";
-    ///A `InitializedNotification` with the given required members and no optional ones.
+    ///A `InitializedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         InitializedNotification {
@@ -5001,7 +5001,7 @@ pub struct JsonRpcError {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcError {
-    ///A `JSONRPCError` with the given required members and no optional ones.
+    ///A `JSONRPCError` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(error: crate::ErrorObject, id: crate::RequestId) -> Self {
         JsonRpcError {
@@ -5204,7 +5204,7 @@ pub struct JsonRpcNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcNotificationParams {
-    ///A `JsonRpcNotificationParams` with the given required members and no optional ones.
+    ///A `JsonRpcNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         JsonRpcNotificationParams {
@@ -5294,7 +5294,7 @@ pub struct JsonRpcNotification {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcNotification {
-    ///A `JSONRPCNotification` with the given required members and no optional ones.
+    ///A `JSONRPCNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
         JsonRpcNotification {
@@ -5436,7 +5436,7 @@ pub struct JsonRpcRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcRequestParamsMeta {
-    ///A `JsonRpcRequestParamsMeta` with the given required members and no optional ones.
+    ///A `JsonRpcRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         JsonRpcRequestParamsMeta {
@@ -5530,7 +5530,7 @@ pub struct JsonRpcRequestParams {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcRequestParams {
-    ///A `JsonRpcRequestParams` with the given required members and no optional ones.
+    ///A `JsonRpcRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         JsonRpcRequestParams {
@@ -5621,7 +5621,7 @@ pub struct JsonRpcRequest {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcRequest {
-    ///A `JSONRPCRequest` with the given required members and no optional ones.
+    ///A `JSONRPCRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: crate::RequestId,
@@ -5773,7 +5773,7 @@ pub struct JsonRpcResponse {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcResponse {
-    ///A `JSONRPCResponse` with the given required members and no optional ones.
+    ///A `JSONRPCResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, result: ResultBase) -> Self {
         JsonRpcResponse {
@@ -5905,7 +5905,7 @@ pub struct ListPromptsRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ListPromptsRequestParams {
-    ///A `ListPromptsRequestParams` with the given required members and no optional ones.
+    ///A `ListPromptsRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListPromptsRequestParams {
@@ -5996,7 +5996,7 @@ pub struct ListPromptsRequest {
 impl ListPromptsRequest {
     ///The `method` member every `ListPromptsRequest` carries.
     pub const METHOD: &'static str = "prompts/list";
-    ///A `ListPromptsRequest` with the given required members and no optional ones.
+    ///A `ListPromptsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListPromptsRequest {
@@ -6119,7 +6119,7 @@ pub struct ListPromptsResult {
     pub extra: crate::JsonObject,
 }
 impl ListPromptsResult {
-    ///A `ListPromptsResult` with the given required members and no optional ones.
+    ///A `ListPromptsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(prompts: ::std::vec::Vec<Prompt>) -> Self {
         ListPromptsResult {
@@ -6257,7 +6257,7 @@ pub struct ListResourceTemplatesRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ListResourceTemplatesRequestParams {
-    ///A `ListResourceTemplatesRequestParams` with the given required members and no optional ones.
+    ///A `ListResourceTemplatesRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListResourceTemplatesRequestParams {
@@ -6351,7 +6351,7 @@ pub struct ListResourceTemplatesRequest {
 impl ListResourceTemplatesRequest {
     ///The `method` member every `ListResourceTemplatesRequest` carries.
     pub const METHOD: &'static str = "resources/templates/list";
-    ///A `ListResourceTemplatesRequest` with the given required members and no optional ones.
+    ///A `ListResourceTemplatesRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListResourceTemplatesRequest {
@@ -6474,7 +6474,7 @@ pub struct ListResourceTemplatesResult {
     pub extra: crate::JsonObject,
 }
 impl ListResourceTemplatesResult {
-    ///A `ListResourceTemplatesResult` with the given required members and no optional ones.
+    ///A `ListResourceTemplatesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(resource_templates: ::std::vec::Vec<ResourceTemplate>) -> Self {
         ListResourceTemplatesResult {
@@ -6620,7 +6620,7 @@ pub struct ListResourcesRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ListResourcesRequestParams {
-    ///A `ListResourcesRequestParams` with the given required members and no optional ones.
+    ///A `ListResourcesRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListResourcesRequestParams {
@@ -6711,7 +6711,7 @@ pub struct ListResourcesRequest {
 impl ListResourcesRequest {
     ///The `method` member every `ListResourcesRequest` carries.
     pub const METHOD: &'static str = "resources/list";
-    ///A `ListResourcesRequest` with the given required members and no optional ones.
+    ///A `ListResourcesRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListResourcesRequest {
@@ -6834,7 +6834,7 @@ pub struct ListResourcesResult {
     pub extra: crate::JsonObject,
 }
 impl ListResourcesResult {
-    ///A `ListResourcesResult` with the given required members and no optional ones.
+    ///A `ListResourcesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(resources: ::std::vec::Vec<Resource>) -> Self {
         ListResourcesResult {
@@ -6974,7 +6974,7 @@ pub struct ListRootsRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl ListRootsRequestParamsMeta {
-    ///A `ListRootsRequestParamsMeta` with the given required members and no optional ones.
+    ///A `ListRootsRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListRootsRequestParamsMeta {
@@ -7068,7 +7068,7 @@ pub struct ListRootsRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ListRootsRequestParams {
-    ///A `ListRootsRequestParams` with the given required members and no optional ones.
+    ///A `ListRootsRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListRootsRequestParams {
@@ -7165,7 +7165,7 @@ pub struct ListRootsRequest {
 impl ListRootsRequest {
     ///The `method` member every `ListRootsRequest` carries.
     pub const METHOD: &'static str = "roots/list";
-    ///A `ListRootsRequest` with the given required members and no optional ones.
+    ///A `ListRootsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListRootsRequest {
@@ -7281,7 +7281,7 @@ pub struct ListRootsResult {
     pub extra: crate::JsonObject,
 }
 impl ListRootsResult {
-    ///A `ListRootsResult` with the given required members and no optional ones.
+    ///A `ListRootsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(roots: ::std::vec::Vec<Root>) -> Self {
         ListRootsResult {
@@ -7393,7 +7393,7 @@ pub struct ListToolsRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ListToolsRequestParams {
-    ///A `ListToolsRequestParams` with the given required members and no optional ones.
+    ///A `ListToolsRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListToolsRequestParams {
@@ -7484,7 +7484,7 @@ pub struct ListToolsRequest {
 impl ListToolsRequest {
     ///The `method` member every `ListToolsRequest` carries.
     pub const METHOD: &'static str = "tools/list";
-    ///A `ListToolsRequest` with the given required members and no optional ones.
+    ///A `ListToolsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListToolsRequest {
@@ -7601,7 +7601,7 @@ pub struct ListToolsResult {
     pub extra: crate::JsonObject,
 }
 impl ListToolsResult {
-    ///A `ListToolsResult` with the given required members and no optional ones.
+    ///A `ListToolsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(tools: ::std::vec::Vec<Tool>) -> Self {
         ListToolsResult {
@@ -7739,7 +7739,7 @@ pub struct LoggingMessageNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl LoggingMessageNotificationParams {
-    ///A `LoggingMessageNotificationParams` with the given required members and no optional ones.
+    ///A `LoggingMessageNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(data: ::serde_json::Value, level: LoggingLevel) -> Self {
         LoggingMessageNotificationParams {
@@ -7904,7 +7904,7 @@ pub struct LoggingMessageNotification {
 impl LoggingMessageNotification {
     ///The `method` member every `LoggingMessageNotification` carries.
     pub const METHOD: &'static str = "notifications/message";
-    ///A `LoggingMessageNotification` with the given required members and no optional ones.
+    ///A `LoggingMessageNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: LoggingMessageNotificationParams) -> Self {
         LoggingMessageNotification {
@@ -8038,7 +8038,7 @@ pub struct ModelHint {
     pub extra: crate::JsonObject,
 }
 impl ModelHint {
-    ///A `ModelHint` with the given required members and no optional ones.
+    ///A `ModelHint` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ModelHint {
@@ -8150,7 +8150,7 @@ pub struct ModelPreferences {
     pub extra: crate::JsonObject,
 }
 impl ModelPreferences {
-    ///A `ModelPreferences` with the given required members and no optional ones.
+    ///A `ModelPreferences` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ModelPreferences {
@@ -8310,7 +8310,7 @@ pub struct NotificationBaseParams {
     pub extra: crate::JsonObject,
 }
 impl NotificationBaseParams {
-    ///A `NotificationBaseParams` with the given required members and no optional ones.
+    ///A `NotificationBaseParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         NotificationBaseParams {
@@ -8399,7 +8399,7 @@ pub struct NotificationBase {
     pub extra: crate::JsonObject,
 }
 impl NotificationBase {
-    ///A `Notification` with the given required members and no optional ones.
+    ///A `Notification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
         NotificationBase {
@@ -8509,7 +8509,7 @@ pub struct PaginatedRequestParams {
     pub extra: crate::JsonObject,
 }
 impl PaginatedRequestParams {
-    ///A `PaginatedRequestParams` with the given required members and no optional ones.
+    ///A `PaginatedRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PaginatedRequestParams {
@@ -8598,7 +8598,7 @@ pub struct PaginatedRequest {
     pub extra: crate::JsonObject,
 }
 impl PaginatedRequest {
-    ///A `PaginatedRequest` with the given required members and no optional ones.
+    ///A `PaginatedRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
         PaginatedRequest {
@@ -8713,7 +8713,7 @@ pub struct PaginatedResult {
     pub extra: crate::JsonObject,
 }
 impl PaginatedResult {
-    ///A `PaginatedResult` with the given required members and no optional ones.
+    ///A `PaginatedResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PaginatedResult {
@@ -8826,7 +8826,7 @@ pub struct PingRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl PingRequestParamsMeta {
-    ///A `PingRequestParamsMeta` with the given required members and no optional ones.
+    ///A `PingRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PingRequestParamsMeta {
@@ -8920,7 +8920,7 @@ pub struct PingRequestParams {
     pub extra: crate::JsonObject,
 }
 impl PingRequestParams {
-    ///A `PingRequestParams` with the given required members and no optional ones.
+    ///A `PingRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PingRequestParams {
@@ -9008,7 +9008,7 @@ pub struct PingRequest {
 impl PingRequest {
     ///The `method` member every `PingRequest` carries.
     pub const METHOD: &'static str = "ping";
-    ///A `PingRequest` with the given required members and no optional ones.
+    ///A `PingRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PingRequest {
@@ -9124,7 +9124,7 @@ pub struct ProgressNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl ProgressNotificationParams {
-    ///A `ProgressNotificationParams` with the given required members and no optional ones.
+    ///A `ProgressNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         progress: ::serde_json::Number,
@@ -9270,7 +9270,7 @@ pub struct ProgressNotification {
 impl ProgressNotification {
     ///The `method` member every `ProgressNotification` carries.
     pub const METHOD: &'static str = "notifications/progress";
-    ///A `ProgressNotification` with the given required members and no optional ones.
+    ///A `ProgressNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ProgressNotificationParams) -> Self {
         ProgressNotification {
@@ -9399,7 +9399,7 @@ pub struct Prompt {
     pub extra: crate::JsonObject,
 }
 impl Prompt {
-    ///A `Prompt` with the given required members and no optional ones.
+    ///A `Prompt` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         Prompt {
@@ -9531,7 +9531,7 @@ pub struct PromptArgument {
     pub extra: crate::JsonObject,
 }
 impl PromptArgument {
-    ///A `PromptArgument` with the given required members and no optional ones.
+    ///A `PromptArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         PromptArgument {
@@ -9661,7 +9661,7 @@ pub struct PromptListChangedNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl PromptListChangedNotificationParams {
-    ///A `PromptListChangedNotificationParams` with the given required members and no optional ones.
+    ///A `PromptListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PromptListChangedNotificationParams {
@@ -9755,7 +9755,7 @@ pub struct PromptListChangedNotification {
 impl PromptListChangedNotification {
     ///The `method` member every `PromptListChangedNotification` carries.
     pub const METHOD: &'static str = "notifications/prompts/list_changed";
-    ///A `PromptListChangedNotification` with the given required members and no optional ones.
+    ///A `PromptListChangedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PromptListChangedNotification {
@@ -9972,7 +9972,7 @@ pub struct PromptMessage {
     pub extra: crate::JsonObject,
 }
 impl PromptMessage {
-    ///A `PromptMessage` with the given required members and no optional ones.
+    ///A `PromptMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(content: PromptMessageContent, role: Role) -> Self {
         PromptMessage {
@@ -10088,7 +10088,7 @@ pub struct PromptReference {
 impl PromptReference {
     ///The `type` member every `PromptReference` carries.
     pub const TYPE: &'static str = "ref/prompt";
-    ///A `PromptReference` with the given required members and no optional ones.
+    ///A `PromptReference` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         PromptReference {
@@ -10200,7 +10200,7 @@ pub struct ReadResourceRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ReadResourceRequestParams {
-    ///A `ReadResourceRequestParams` with the given required members and no optional ones.
+    ///A `ReadResourceRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ReadResourceRequestParams {
@@ -10289,7 +10289,7 @@ pub struct ReadResourceRequest {
 impl ReadResourceRequest {
     ///The `method` member every `ReadResourceRequest` carries.
     pub const METHOD: &'static str = "resources/read";
-    ///A `ReadResourceRequest` with the given required members and no optional ones.
+    ///A `ReadResourceRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ReadResourceRequestParams) -> Self {
         ReadResourceRequest {
@@ -10486,7 +10486,7 @@ pub struct ReadResourceResult {
     pub extra: crate::JsonObject,
 }
 impl ReadResourceResult {
-    ///A `ReadResourceResult` with the given required members and no optional ones.
+    ///A `ReadResourceResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(contents: ::std::vec::Vec<ReadResourceResultContentsItem>) -> Self {
         ReadResourceResult {
@@ -10605,7 +10605,7 @@ pub struct RequestBaseParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl RequestBaseParamsMeta {
-    ///A `RequestBaseParamsMeta` with the given required members and no optional ones.
+    ///A `RequestBaseParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         RequestBaseParamsMeta {
@@ -10699,7 +10699,7 @@ pub struct RequestBaseParams {
     pub extra: crate::JsonObject,
 }
 impl RequestBaseParams {
-    ///A `RequestBaseParams` with the given required members and no optional ones.
+    ///A `RequestBaseParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         RequestBaseParams {
@@ -10785,7 +10785,7 @@ pub struct RequestBase {
     pub extra: crate::JsonObject,
 }
 impl RequestBase {
-    ///A `Request` with the given required members and no optional ones.
+    ///A `Request` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
         RequestBase {
@@ -10904,7 +10904,7 @@ pub struct ResourceAnnotations {
     pub extra: crate::JsonObject,
 }
 impl ResourceAnnotations {
-    ///A `ResourceAnnotations` with the given required members and no optional ones.
+    ///A `ResourceAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResourceAnnotations {
@@ -11036,7 +11036,7 @@ pub struct Resource {
     pub extra: crate::JsonObject,
 }
 impl Resource {
-    ///A `Resource` with the given required members and no optional ones.
+    ///A `Resource` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -11221,7 +11221,7 @@ pub struct ResourceContents {
     pub extra: crate::JsonObject,
 }
 impl ResourceContents {
-    ///A `ResourceContents` with the given required members and no optional ones.
+    ///A `ResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceContents {
@@ -11334,7 +11334,7 @@ pub struct ResourceListChangedNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl ResourceListChangedNotificationParams {
-    ///A `ResourceListChangedNotificationParams` with the given required members and no optional ones.
+    ///A `ResourceListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResourceListChangedNotificationParams {
@@ -11428,7 +11428,7 @@ pub struct ResourceListChangedNotification {
 impl ResourceListChangedNotification {
     ///The `method` member every `ResourceListChangedNotification` carries.
     pub const METHOD: &'static str = "notifications/resources/list_changed";
-    ///A `ResourceListChangedNotification` with the given required members and no optional ones.
+    ///A `ResourceListChangedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResourceListChangedNotification {
@@ -11555,7 +11555,7 @@ pub struct ResourceReference {
 impl ResourceReference {
     ///The `type` member every `ResourceReference` carries.
     pub const TYPE: &'static str = "ref/resource";
-    ///A `ResourceReference` with the given required members and no optional ones.
+    ///A `ResourceReference` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceReference {
@@ -11673,7 +11673,7 @@ pub struct ResourceTemplateAnnotations {
     pub extra: crate::JsonObject,
 }
 impl ResourceTemplateAnnotations {
-    ///A `ResourceTemplateAnnotations` with the given required members and no optional ones.
+    ///A `ResourceTemplateAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResourceTemplateAnnotations {
@@ -11801,7 +11801,7 @@ pub struct ResourceTemplate {
     pub extra: crate::JsonObject,
 }
 impl ResourceTemplate {
-    ///A `ResourceTemplate` with the given required members and no optional ones.
+    ///A `ResourceTemplate` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -11986,7 +11986,7 @@ pub struct ResourceUpdatedNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl ResourceUpdatedNotificationParams {
-    ///A `ResourceUpdatedNotificationParams` with the given required members and no optional ones.
+    ///A `ResourceUpdatedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceUpdatedNotificationParams {
@@ -12078,7 +12078,7 @@ pub struct ResourceUpdatedNotification {
 impl ResourceUpdatedNotification {
     ///The `method` member every `ResourceUpdatedNotification` carries.
     pub const METHOD: &'static str = "notifications/resources/updated";
-    ///A `ResourceUpdatedNotification` with the given required members and no optional ones.
+    ///A `ResourceUpdatedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ResourceUpdatedNotificationParams) -> Self {
         ResourceUpdatedNotification {
@@ -12200,7 +12200,7 @@ pub struct ResultBase {
     pub extra: crate::JsonObject,
 }
 impl ResultBase {
-    ///A `Result` with the given required members and no optional ones.
+    ///A `Result` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResultBase {
@@ -12290,7 +12290,7 @@ pub struct Root {
     pub extra: crate::JsonObject,
 }
 impl Root {
-    ///A `Root` with the given required members and no optional ones.
+    ///A `Root` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         Root {
@@ -12395,7 +12395,7 @@ pub struct RootsListChangedNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl RootsListChangedNotificationParams {
-    ///A `RootsListChangedNotificationParams` with the given required members and no optional ones.
+    ///A `RootsListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         RootsListChangedNotificationParams {
@@ -12491,7 +12491,7 @@ pub struct RootsListChangedNotification {
 impl RootsListChangedNotification {
     ///The `method` member every `RootsListChangedNotification` carries.
     pub const METHOD: &'static str = "notifications/roots/list_changed";
-    ///A `RootsListChangedNotification` with the given required members and no optional ones.
+    ///A `RootsListChangedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         RootsListChangedNotification {
@@ -12693,7 +12693,7 @@ pub struct SamplingMessage {
     pub extra: crate::JsonObject,
 }
 impl SamplingMessage {
-    ///A `SamplingMessage` with the given required members and no optional ones.
+    ///A `SamplingMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(content: SamplingMessageContent, role: Role) -> Self {
         SamplingMessage {
@@ -12810,7 +12810,7 @@ pub struct PromptsCapability {
     pub extra: crate::JsonObject,
 }
 impl PromptsCapability {
-    ///A `PromptsCapability` with the given required members and no optional ones.
+    ///A `PromptsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PromptsCapability {
@@ -12902,7 +12902,7 @@ pub struct ResourcesCapability {
     pub extra: crate::JsonObject,
 }
 impl ResourcesCapability {
-    ///A `ResourcesCapability` with the given required members and no optional ones.
+    ///A `ResourcesCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResourcesCapability {
@@ -13019,7 +13019,7 @@ pub struct ToolsCapability {
     pub extra: crate::JsonObject,
 }
 impl ToolsCapability {
-    ///A `ToolsCapability` with the given required members and no optional ones.
+    ///A `ToolsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolsCapability {
@@ -13119,7 +13119,7 @@ pub struct ServerCapabilities {
     pub extra: crate::JsonObject,
 }
 impl ServerCapabilities {
-    ///A `ServerCapabilities` with the given required members and no optional ones.
+    ///A `ServerCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ServerCapabilities {
@@ -13768,7 +13768,7 @@ pub struct SetLevelRequestParams {
     pub extra: crate::JsonObject,
 }
 impl SetLevelRequestParams {
-    ///A `SetLevelRequestParams` with the given required members and no optional ones.
+    ///A `SetLevelRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(level: LoggingLevel) -> Self {
         SetLevelRequestParams {
@@ -13883,7 +13883,7 @@ pub struct SetLevelRequest {
 impl SetLevelRequest {
     ///The `method` member every `SetLevelRequest` carries.
     pub const METHOD: &'static str = "logging/setLevel";
-    ///A `SetLevelRequest` with the given required members and no optional ones.
+    ///A `SetLevelRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: SetLevelRequestParams) -> Self {
         SetLevelRequest {
@@ -13999,7 +13999,7 @@ pub struct SubscribeRequestParams {
     pub extra: crate::JsonObject,
 }
 impl SubscribeRequestParams {
-    ///A `SubscribeRequestParams` with the given required members and no optional ones.
+    ///A `SubscribeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         SubscribeRequestParams {
@@ -14088,7 +14088,7 @@ pub struct SubscribeRequest {
 impl SubscribeRequest {
     ///The `method` member every `SubscribeRequest` carries.
     pub const METHOD: &'static str = "resources/subscribe";
-    ///A `SubscribeRequest` with the given required members and no optional ones.
+    ///A `SubscribeRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: SubscribeRequestParams) -> Self {
         SubscribeRequest {
@@ -14212,7 +14212,7 @@ pub struct TextContentAnnotations {
     pub extra: crate::JsonObject,
 }
 impl TextContentAnnotations {
-    ///A `TextContentAnnotations` with the given required members and no optional ones.
+    ///A `TextContentAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         TextContentAnnotations {
@@ -14332,7 +14332,7 @@ pub struct TextContent {
 impl TextContent {
     ///The `type` member every `TextContent` carries.
     pub const TYPE: &'static str = "text";
-    ///A `TextContent` with the given required members and no optional ones.
+    ///A `TextContent` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(text: impl ::std::convert::Into<::std::string::String>) -> Self {
         TextContent {
@@ -14466,7 +14466,7 @@ pub struct TextResourceContents {
     pub extra: crate::JsonObject,
 }
 impl TextResourceContents {
-    ///A `TextResourceContents` with the given required members and no optional ones.
+    ///A `TextResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         text: impl ::std::convert::Into<::std::string::String>,
@@ -14613,7 +14613,7 @@ pub struct Tool {
     pub extra: crate::JsonObject,
 }
 impl Tool {
-    ///A `Tool` with the given required members and no optional ones.
+    ///A `Tool` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         input_schema: crate::ObjectSchema,
@@ -14741,7 +14741,7 @@ pub struct ToolListChangedNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl ToolListChangedNotificationParams {
-    ///A `ToolListChangedNotificationParams` with the given required members and no optional ones.
+    ///A `ToolListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolListChangedNotificationParams {
@@ -14835,7 +14835,7 @@ pub struct ToolListChangedNotification {
 impl ToolListChangedNotification {
     ///The `method` member every `ToolListChangedNotification` carries.
     pub const METHOD: &'static str = "notifications/tools/list_changed";
-    ///A `ToolListChangedNotification` with the given required members and no optional ones.
+    ///A `ToolListChangedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolListChangedNotification {
@@ -14953,7 +14953,7 @@ pub struct UnsubscribeRequestParams {
     pub extra: crate::JsonObject,
 }
 impl UnsubscribeRequestParams {
-    ///A `UnsubscribeRequestParams` with the given required members and no optional ones.
+    ///A `UnsubscribeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         UnsubscribeRequestParams {
@@ -15042,7 +15042,7 @@ pub struct UnsubscribeRequest {
 impl UnsubscribeRequest {
     ///The `method` member every `UnsubscribeRequest` carries.
     pub const METHOD: &'static str = "resources/unsubscribe";
-    ///A `UnsubscribeRequest` with the given required members and no optional ones.
+    ///A `UnsubscribeRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: UnsubscribeRequestParams) -> Self {
         UnsubscribeRequest {

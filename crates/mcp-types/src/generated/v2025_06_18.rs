@@ -30,7 +30,7 @@ pub struct Annotations {
     pub extra: crate::JsonObject,
 }
 impl Annotations {
-    ///A `Annotations` with the given required members and no optional ones.
+    ///A `Annotations` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Annotations {
@@ -171,7 +171,7 @@ pub struct AudioContent {
 impl AudioContent {
     ///The `type` member every `AudioContent` carries.
     pub const TYPE: &'static str = "audio";
-    ///A `AudioContent` with the given required members and no optional ones.
+    ///A `AudioContent` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         data: impl ::std::convert::Into<::std::string::String>,
@@ -354,7 +354,7 @@ pub struct BaseMetadata {
     pub extra: crate::JsonObject,
 }
 impl BaseMetadata {
-    ///A `BaseMetadata` with the given required members and no optional ones.
+    ///A `BaseMetadata` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         BaseMetadata {
@@ -469,7 +469,7 @@ pub struct BlobResourceContents {
     pub extra: crate::JsonObject,
 }
 impl BlobResourceContents {
-    ///A `BlobResourceContents` with the given required members and no optional ones.
+    ///A `BlobResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         blob: impl ::std::convert::Into<::std::string::String>,
@@ -636,7 +636,7 @@ pub struct BooleanSchema {
 impl BooleanSchema {
     ///The `type` member every `BooleanSchema` carries.
     pub const TYPE: &'static str = "boolean";
-    ///A `BooleanSchema` with the given required members and no optional ones.
+    ///A `BooleanSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         BooleanSchema {
@@ -789,7 +789,7 @@ pub struct CallToolRequestParams {
     pub extra: crate::JsonObject,
 }
 impl CallToolRequestParams {
-    ///A `CallToolRequestParams` with the given required members and no optional ones.
+    ///A `CallToolRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         CallToolRequestParams {
@@ -909,7 +909,7 @@ pub struct CallToolRequest {
 impl CallToolRequest {
     ///The `method` member every `CallToolRequest` carries.
     pub const METHOD: &'static str = "tools/call";
-    ///A `CallToolRequest` with the given required members and no optional ones.
+    ///A `CallToolRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: CallToolRequestParams) -> Self {
         CallToolRequest {
@@ -1043,7 +1043,7 @@ pub struct CallToolResult {
     pub extra: crate::JsonObject,
 }
 impl CallToolResult {
-    ///A `CallToolResult` with the given required members and no optional ones.
+    ///A `CallToolResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(content: ::std::vec::Vec<ContentBlock>) -> Self {
         CallToolResult {
@@ -1203,7 +1203,7 @@ pub struct CancelledNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl CancelledNotificationParams {
-    ///A `CancelledNotificationParams` with the given required members and no optional ones.
+    ///A `CancelledNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(request_id: crate::RequestId) -> Self {
         CancelledNotificationParams {
@@ -1329,7 +1329,7 @@ pub struct CancelledNotification {
 impl CancelledNotification {
     ///The `method` member every `CancelledNotification` carries.
     pub const METHOD: &'static str = "notifications/cancelled";
-    ///A `CancelledNotification` with the given required members and no optional ones.
+    ///A `CancelledNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: CancelledNotificationParams) -> Self {
         CancelledNotification {
@@ -1452,7 +1452,7 @@ pub struct RootsCapability {
     pub extra: crate::JsonObject,
 }
 impl RootsCapability {
-    ///A `RootsCapability` with the given required members and no optional ones.
+    ///A `RootsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         RootsCapability {
@@ -1550,7 +1550,7 @@ pub struct ClientCapabilities {
     pub extra: crate::JsonObject,
 }
 impl ClientCapabilities {
-    ///A `ClientCapabilities` with the given required members and no optional ones.
+    ///A `ClientCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ClientCapabilities {
@@ -2167,7 +2167,7 @@ pub struct CompleteRequestParamsArgument {
     pub extra: crate::JsonObject,
 }
 impl CompleteRequestParamsArgument {
-    ///A `CompleteRequestParamsArgument` with the given required members and no optional ones.
+    ///A `CompleteRequestParamsArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -2290,7 +2290,7 @@ pub struct CompleteRequestParamsContext {
     pub extra: crate::JsonObject,
 }
 impl CompleteRequestParamsContext {
-    ///A `CompleteRequestParamsContext` with the given required members and no optional ones.
+    ///A `CompleteRequestParamsContext` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         CompleteRequestParamsContext {
@@ -2469,7 +2469,7 @@ pub struct CompleteRequestParams {
     pub extra: crate::JsonObject,
 }
 impl CompleteRequestParams {
-    ///A `CompleteRequestParams` with the given required members and no optional ones.
+    ///A `CompleteRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         argument: CompleteRequestParamsArgument,
@@ -2621,7 +2621,7 @@ pub struct CompleteRequest {
 impl CompleteRequest {
     ///The `method` member every `CompleteRequest` carries.
     pub const METHOD: &'static str = "completion/complete";
-    ///A `CompleteRequest` with the given required members and no optional ones.
+    ///A `CompleteRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: CompleteRequestParams) -> Self {
         CompleteRequest {
@@ -2741,7 +2741,7 @@ pub struct CompleteResultCompletion {
     pub extra: crate::JsonObject,
 }
 impl CompleteResultCompletion {
-    ///A `CompleteResultCompletion` with the given required members and no optional ones.
+    ///A `CompleteResultCompletion` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(values: ::std::vec::Vec<::std::string::String>) -> Self {
         CompleteResultCompletion {
@@ -2884,7 +2884,7 @@ pub struct CompleteResult {
     pub extra: crate::JsonObject,
 }
 impl CompleteResult {
-    ///A `CompleteResult` with the given required members and no optional ones.
+    ///A `CompleteResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(completion: CompleteResultCompletion) -> Self {
         CompleteResult {
@@ -3125,7 +3125,7 @@ pub struct CreateMessageRequestParams {
     pub extra: crate::JsonObject,
 }
 impl CreateMessageRequestParams {
-    ///A `CreateMessageRequestParams` with the given required members and no optional ones.
+    ///A `CreateMessageRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(max_tokens: i64, messages: ::std::vec::Vec<SamplingMessage>) -> Self {
         CreateMessageRequestParams {
@@ -3391,7 +3391,7 @@ pub struct CreateMessageRequest {
 impl CreateMessageRequest {
     ///The `method` member every `CreateMessageRequest` carries.
     pub const METHOD: &'static str = "sampling/createMessage";
-    ///A `CreateMessageRequest` with the given required members and no optional ones.
+    ///A `CreateMessageRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: CreateMessageRequestParams) -> Self {
         CreateMessageRequest {
@@ -3615,7 +3615,7 @@ pub struct CreateMessageResult {
     pub extra: crate::JsonObject,
 }
 impl CreateMessageResult {
-    ///A `CreateMessageResult` with the given required members and no optional ones.
+    ///A `CreateMessageResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         content: CreateMessageResultContent,
@@ -3818,7 +3818,7 @@ pub struct ElicitRequestParamsRequestedSchema {
 impl ElicitRequestParamsRequestedSchema {
     ///The `type` member every `ElicitRequestParamsRequestedSchema` carries.
     pub const TYPE: &'static str = "object";
-    ///A `ElicitRequestParamsRequestedSchema` with the given required members and no optional ones.
+    ///A `ElicitRequestParamsRequestedSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         properties: ::std::collections::BTreeMap<
@@ -3981,7 +3981,7 @@ pub struct ElicitRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ElicitRequestParams {
-    ///A `ElicitRequestParams` with the given required members and no optional ones.
+    ///A `ElicitRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         message: impl ::std::convert::Into<::std::string::String>,
@@ -4109,7 +4109,7 @@ pub struct ElicitRequest {
 impl ElicitRequest {
     ///The `method` member every `ElicitRequest` carries.
     pub const METHOD: &'static str = "elicitation/create";
-    ///A `ElicitRequest` with the given required members and no optional ones.
+    ///A `ElicitRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ElicitRequestParams) -> Self {
         ElicitRequest {
@@ -4304,7 +4304,7 @@ pub struct ElicitResult {
     pub extra: crate::JsonObject,
 }
 impl ElicitResult {
-    ///A `ElicitResult` with the given required members and no optional ones.
+    ///A `ElicitResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(action: Action) -> Self {
         ElicitResult {
@@ -4516,7 +4516,7 @@ pub struct EmbeddedResource {
 impl EmbeddedResource {
     ///The `type` member every `EmbeddedResource` carries.
     pub const TYPE: &'static str = "resource";
-    ///A `EmbeddedResource` with the given required members and no optional ones.
+    ///A `EmbeddedResource` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(resource: EmbeddedResourceResource) -> Self {
         EmbeddedResource {
@@ -4683,7 +4683,7 @@ pub struct EnumSchema {
 impl EnumSchema {
     ///The `type` member every `EnumSchema` carries.
     pub const TYPE: &'static str = "string";
-    ///A `EnumSchema` with the given required members and no optional ones.
+    ///A `EnumSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(r#enum: ::std::vec::Vec<::std::string::String>) -> Self {
         EnumSchema {
@@ -4856,7 +4856,7 @@ pub struct GetPromptRequestParams {
     pub extra: crate::JsonObject,
 }
 impl GetPromptRequestParams {
-    ///A `GetPromptRequestParams` with the given required members and no optional ones.
+    ///A `GetPromptRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         GetPromptRequestParams {
@@ -4978,7 +4978,7 @@ pub struct GetPromptRequest {
 impl GetPromptRequest {
     ///The `method` member every `GetPromptRequest` carries.
     pub const METHOD: &'static str = "prompts/get";
-    ///A `GetPromptRequest` with the given required members and no optional ones.
+    ///A `GetPromptRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: GetPromptRequestParams) -> Self {
         GetPromptRequest {
@@ -5098,7 +5098,7 @@ pub struct GetPromptResult {
     pub extra: crate::JsonObject,
 }
 impl GetPromptResult {
-    ///A `GetPromptResult` with the given required members and no optional ones.
+    ///A `GetPromptResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(messages: ::std::vec::Vec<PromptMessage>) -> Self {
         GetPromptResult {
@@ -5244,7 +5244,7 @@ pub struct ImageContent {
 impl ImageContent {
     ///The `type` member every `ImageContent` carries.
     pub const TYPE: &'static str = "image";
-    ///A `ImageContent` with the given required members and no optional ones.
+    ///A `ImageContent` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         data: impl ::std::convert::Into<::std::string::String>,
@@ -5428,7 +5428,7 @@ pub struct Implementation {
     pub extra: crate::JsonObject,
 }
 impl Implementation {
-    ///A `Implementation` with the given required members and no optional ones.
+    ///A `Implementation` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -5562,7 +5562,7 @@ pub struct InitializeRequestParams {
     pub extra: crate::JsonObject,
 }
 impl InitializeRequestParams {
-    ///A `InitializeRequestParams` with the given required members and no optional ones.
+    ///A `InitializeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         capabilities: ClientCapabilities,
@@ -5718,7 +5718,7 @@ pub struct InitializeRequest {
 impl InitializeRequest {
     ///The `method` member every `InitializeRequest` carries.
     pub const METHOD: &'static str = "initialize";
-    ///A `InitializeRequest` with the given required members and no optional ones.
+    ///A `InitializeRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: InitializeRequestParams) -> Self {
         InitializeRequest {
@@ -5849,7 +5849,7 @@ pub struct InitializeResult {
     pub extra: crate::JsonObject,
 }
 impl InitializeResult {
-    ///A `InitializeResult` with the given required members and no optional ones.
+    ///A `InitializeResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         capabilities: ServerCapabilities,
@@ -6044,7 +6044,7 @@ pub struct InitializedNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl InitializedNotificationParams {
-    ///A `InitializedNotificationParams` with the given required members and no optional ones.
+    ///A `InitializedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         InitializedNotificationParams {
@@ -6135,7 +6135,7 @@ pub struct InitializedNotification {
 impl InitializedNotification {
     ///The `method` member every `InitializedNotification` carries.
     pub const METHOD: &'static str = "notifications/initialized";
-    ///A `InitializedNotification` with the given required members and no optional ones.
+    ///A `InitializedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         InitializedNotification {
@@ -6254,7 +6254,7 @@ pub struct JsonRpcError {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcError {
-    ///A `JSONRPCError` with the given required members and no optional ones.
+    ///A `JSONRPCError` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(error: crate::ErrorObject, id: crate::RequestId) -> Self {
         JsonRpcError {
@@ -6459,7 +6459,7 @@ pub struct JsonRpcNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcNotificationParams {
-    ///A `JsonRpcNotificationParams` with the given required members and no optional ones.
+    ///A `JsonRpcNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         JsonRpcNotificationParams {
@@ -6549,7 +6549,7 @@ pub struct JsonRpcNotification {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcNotification {
-    ///A `JSONRPCNotification` with the given required members and no optional ones.
+    ///A `JSONRPCNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
         JsonRpcNotification {
@@ -6692,7 +6692,7 @@ pub struct JsonRpcRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcRequestParamsMeta {
-    ///A `JsonRpcRequestParamsMeta` with the given required members and no optional ones.
+    ///A `JsonRpcRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         JsonRpcRequestParamsMeta {
@@ -6787,7 +6787,7 @@ pub struct JsonRpcRequestParams {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcRequestParams {
-    ///A `JsonRpcRequestParams` with the given required members and no optional ones.
+    ///A `JsonRpcRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         JsonRpcRequestParams {
@@ -6878,7 +6878,7 @@ pub struct JsonRpcRequest {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcRequest {
-    ///A `JSONRPCRequest` with the given required members and no optional ones.
+    ///A `JSONRPCRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: crate::RequestId,
@@ -7030,7 +7030,7 @@ pub struct JsonRpcResponse {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcResponse {
-    ///A `JSONRPCResponse` with the given required members and no optional ones.
+    ///A `JSONRPCResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, result: ResultBase) -> Self {
         JsonRpcResponse {
@@ -7162,7 +7162,7 @@ pub struct ListPromptsRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ListPromptsRequestParams {
-    ///A `ListPromptsRequestParams` with the given required members and no optional ones.
+    ///A `ListPromptsRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListPromptsRequestParams {
@@ -7253,7 +7253,7 @@ pub struct ListPromptsRequest {
 impl ListPromptsRequest {
     ///The `method` member every `ListPromptsRequest` carries.
     pub const METHOD: &'static str = "prompts/list";
-    ///A `ListPromptsRequest` with the given required members and no optional ones.
+    ///A `ListPromptsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListPromptsRequest {
@@ -7376,7 +7376,7 @@ pub struct ListPromptsResult {
     pub extra: crate::JsonObject,
 }
 impl ListPromptsResult {
-    ///A `ListPromptsResult` with the given required members and no optional ones.
+    ///A `ListPromptsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(prompts: ::std::vec::Vec<Prompt>) -> Self {
         ListPromptsResult {
@@ -7514,7 +7514,7 @@ pub struct ListResourceTemplatesRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ListResourceTemplatesRequestParams {
-    ///A `ListResourceTemplatesRequestParams` with the given required members and no optional ones.
+    ///A `ListResourceTemplatesRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListResourceTemplatesRequestParams {
@@ -7608,7 +7608,7 @@ pub struct ListResourceTemplatesRequest {
 impl ListResourceTemplatesRequest {
     ///The `method` member every `ListResourceTemplatesRequest` carries.
     pub const METHOD: &'static str = "resources/templates/list";
-    ///A `ListResourceTemplatesRequest` with the given required members and no optional ones.
+    ///A `ListResourceTemplatesRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListResourceTemplatesRequest {
@@ -7731,7 +7731,7 @@ pub struct ListResourceTemplatesResult {
     pub extra: crate::JsonObject,
 }
 impl ListResourceTemplatesResult {
-    ///A `ListResourceTemplatesResult` with the given required members and no optional ones.
+    ///A `ListResourceTemplatesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(resource_templates: ::std::vec::Vec<ResourceTemplate>) -> Self {
         ListResourceTemplatesResult {
@@ -7877,7 +7877,7 @@ pub struct ListResourcesRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ListResourcesRequestParams {
-    ///A `ListResourcesRequestParams` with the given required members and no optional ones.
+    ///A `ListResourcesRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListResourcesRequestParams {
@@ -7968,7 +7968,7 @@ pub struct ListResourcesRequest {
 impl ListResourcesRequest {
     ///The `method` member every `ListResourcesRequest` carries.
     pub const METHOD: &'static str = "resources/list";
-    ///A `ListResourcesRequest` with the given required members and no optional ones.
+    ///A `ListResourcesRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListResourcesRequest {
@@ -8091,7 +8091,7 @@ pub struct ListResourcesResult {
     pub extra: crate::JsonObject,
 }
 impl ListResourcesResult {
-    ///A `ListResourcesResult` with the given required members and no optional ones.
+    ///A `ListResourcesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(resources: ::std::vec::Vec<Resource>) -> Self {
         ListResourcesResult {
@@ -8232,7 +8232,7 @@ pub struct ListRootsRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl ListRootsRequestParamsMeta {
-    ///A `ListRootsRequestParamsMeta` with the given required members and no optional ones.
+    ///A `ListRootsRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListRootsRequestParamsMeta {
@@ -8327,7 +8327,7 @@ pub struct ListRootsRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ListRootsRequestParams {
-    ///A `ListRootsRequestParams` with the given required members and no optional ones.
+    ///A `ListRootsRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListRootsRequestParams {
@@ -8424,7 +8424,7 @@ pub struct ListRootsRequest {
 impl ListRootsRequest {
     ///The `method` member every `ListRootsRequest` carries.
     pub const METHOD: &'static str = "roots/list";
-    ///A `ListRootsRequest` with the given required members and no optional ones.
+    ///A `ListRootsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListRootsRequest {
@@ -8540,7 +8540,7 @@ pub struct ListRootsResult {
     pub extra: crate::JsonObject,
 }
 impl ListRootsResult {
-    ///A `ListRootsResult` with the given required members and no optional ones.
+    ///A `ListRootsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(roots: ::std::vec::Vec<Root>) -> Self {
         ListRootsResult {
@@ -8652,7 +8652,7 @@ pub struct ListToolsRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ListToolsRequestParams {
-    ///A `ListToolsRequestParams` with the given required members and no optional ones.
+    ///A `ListToolsRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListToolsRequestParams {
@@ -8743,7 +8743,7 @@ pub struct ListToolsRequest {
 impl ListToolsRequest {
     ///The `method` member every `ListToolsRequest` carries.
     pub const METHOD: &'static str = "tools/list";
-    ///A `ListToolsRequest` with the given required members and no optional ones.
+    ///A `ListToolsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListToolsRequest {
@@ -8860,7 +8860,7 @@ pub struct ListToolsResult {
     pub extra: crate::JsonObject,
 }
 impl ListToolsResult {
-    ///A `ListToolsResult` with the given required members and no optional ones.
+    ///A `ListToolsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(tools: ::std::vec::Vec<Tool>) -> Self {
         ListToolsResult {
@@ -8998,7 +8998,7 @@ pub struct LoggingMessageNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl LoggingMessageNotificationParams {
-    ///A `LoggingMessageNotificationParams` with the given required members and no optional ones.
+    ///A `LoggingMessageNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(data: ::serde_json::Value, level: LoggingLevel) -> Self {
         LoggingMessageNotificationParams {
@@ -9163,7 +9163,7 @@ pub struct LoggingMessageNotification {
 impl LoggingMessageNotification {
     ///The `method` member every `LoggingMessageNotification` carries.
     pub const METHOD: &'static str = "notifications/message";
-    ///A `LoggingMessageNotification` with the given required members and no optional ones.
+    ///A `LoggingMessageNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: LoggingMessageNotificationParams) -> Self {
         LoggingMessageNotification {
@@ -9297,7 +9297,7 @@ pub struct ModelHint {
     pub extra: crate::JsonObject,
 }
 impl ModelHint {
-    ///A `ModelHint` with the given required members and no optional ones.
+    ///A `ModelHint` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ModelHint {
@@ -9409,7 +9409,7 @@ pub struct ModelPreferences {
     pub extra: crate::JsonObject,
 }
 impl ModelPreferences {
-    ///A `ModelPreferences` with the given required members and no optional ones.
+    ///A `ModelPreferences` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ModelPreferences {
@@ -9569,7 +9569,7 @@ pub struct NotificationBaseParams {
     pub extra: crate::JsonObject,
 }
 impl NotificationBaseParams {
-    ///A `NotificationBaseParams` with the given required members and no optional ones.
+    ///A `NotificationBaseParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         NotificationBaseParams {
@@ -9658,7 +9658,7 @@ pub struct NotificationBase {
     pub extra: crate::JsonObject,
 }
 impl NotificationBase {
-    ///A `Notification` with the given required members and no optional ones.
+    ///A `Notification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
         NotificationBase {
@@ -9770,7 +9770,7 @@ pub struct NumberSchema {
     pub extra: crate::JsonObject,
 }
 impl NumberSchema {
-    ///A `NumberSchema` with the given required members and no optional ones.
+    ///A `NumberSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(r#type: NumberSchemaType) -> Self {
         NumberSchema {
@@ -9943,7 +9943,7 @@ pub struct PaginatedRequestParams {
     pub extra: crate::JsonObject,
 }
 impl PaginatedRequestParams {
-    ///A `PaginatedRequestParams` with the given required members and no optional ones.
+    ///A `PaginatedRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PaginatedRequestParams {
@@ -10032,7 +10032,7 @@ pub struct PaginatedRequest {
     pub extra: crate::JsonObject,
 }
 impl PaginatedRequest {
-    ///A `PaginatedRequest` with the given required members and no optional ones.
+    ///A `PaginatedRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
         PaginatedRequest {
@@ -10147,7 +10147,7 @@ pub struct PaginatedResult {
     pub extra: crate::JsonObject,
 }
 impl PaginatedResult {
-    ///A `PaginatedResult` with the given required members and no optional ones.
+    ///A `PaginatedResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PaginatedResult {
@@ -10261,7 +10261,7 @@ pub struct PingRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl PingRequestParamsMeta {
-    ///A `PingRequestParamsMeta` with the given required members and no optional ones.
+    ///A `PingRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PingRequestParamsMeta {
@@ -10356,7 +10356,7 @@ pub struct PingRequestParams {
     pub extra: crate::JsonObject,
 }
 impl PingRequestParams {
-    ///A `PingRequestParams` with the given required members and no optional ones.
+    ///A `PingRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PingRequestParams {
@@ -10444,7 +10444,7 @@ pub struct PingRequest {
 impl PingRequest {
     ///The `method` member every `PingRequest` carries.
     pub const METHOD: &'static str = "ping";
-    ///A `PingRequest` with the given required members and no optional ones.
+    ///A `PingRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PingRequest {
@@ -10666,7 +10666,7 @@ pub struct ProgressNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl ProgressNotificationParams {
-    ///A `ProgressNotificationParams` with the given required members and no optional ones.
+    ///A `ProgressNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         progress: ::serde_json::Number,
@@ -10833,7 +10833,7 @@ pub struct ProgressNotification {
 impl ProgressNotification {
     ///The `method` member every `ProgressNotification` carries.
     pub const METHOD: &'static str = "notifications/progress";
-    ///A `ProgressNotification` with the given required members and no optional ones.
+    ///A `ProgressNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ProgressNotificationParams) -> Self {
         ProgressNotification {
@@ -10971,7 +10971,7 @@ pub struct Prompt {
     pub extra: crate::JsonObject,
 }
 impl Prompt {
-    ///A `Prompt` with the given required members and no optional ones.
+    ///A `Prompt` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         Prompt {
@@ -11147,7 +11147,7 @@ pub struct PromptArgument {
     pub extra: crate::JsonObject,
 }
 impl PromptArgument {
-    ///A `PromptArgument` with the given required members and no optional ones.
+    ///A `PromptArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         PromptArgument {
@@ -11296,7 +11296,7 @@ pub struct PromptListChangedNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl PromptListChangedNotificationParams {
-    ///A `PromptListChangedNotificationParams` with the given required members and no optional ones.
+    ///A `PromptListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PromptListChangedNotificationParams {
@@ -11390,7 +11390,7 @@ pub struct PromptListChangedNotification {
 impl PromptListChangedNotification {
     ///The `method` member every `PromptListChangedNotification` carries.
     pub const METHOD: &'static str = "notifications/prompts/list_changed";
-    ///A `PromptListChangedNotification` with the given required members and no optional ones.
+    ///A `PromptListChangedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PromptListChangedNotification {
@@ -11512,7 +11512,7 @@ pub struct PromptMessage {
     pub extra: crate::JsonObject,
 }
 impl PromptMessage {
-    ///A `PromptMessage` with the given required members and no optional ones.
+    ///A `PromptMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(content: ContentBlock, role: Role) -> Self {
         PromptMessage {
@@ -11635,7 +11635,7 @@ pub struct PromptReference {
 impl PromptReference {
     ///The `type` member every `PromptReference` carries.
     pub const TYPE: &'static str = "ref/prompt";
-    ///A `PromptReference` with the given required members and no optional ones.
+    ///A `PromptReference` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         PromptReference {
@@ -11768,7 +11768,7 @@ pub struct ReadResourceRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ReadResourceRequestParams {
-    ///A `ReadResourceRequestParams` with the given required members and no optional ones.
+    ///A `ReadResourceRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ReadResourceRequestParams {
@@ -11857,7 +11857,7 @@ pub struct ReadResourceRequest {
 impl ReadResourceRequest {
     ///The `method` member every `ReadResourceRequest` carries.
     pub const METHOD: &'static str = "resources/read";
-    ///A `ReadResourceRequest` with the given required members and no optional ones.
+    ///A `ReadResourceRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ReadResourceRequestParams) -> Self {
         ReadResourceRequest {
@@ -12054,7 +12054,7 @@ pub struct ReadResourceResult {
     pub extra: crate::JsonObject,
 }
 impl ReadResourceResult {
-    ///A `ReadResourceResult` with the given required members and no optional ones.
+    ///A `ReadResourceResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(contents: ::std::vec::Vec<ReadResourceResultContentsItem>) -> Self {
         ReadResourceResult {
@@ -12174,7 +12174,7 @@ pub struct RequestBaseParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl RequestBaseParamsMeta {
-    ///A `RequestBaseParamsMeta` with the given required members and no optional ones.
+    ///A `RequestBaseParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         RequestBaseParamsMeta {
@@ -12269,7 +12269,7 @@ pub struct RequestBaseParams {
     pub extra: crate::JsonObject,
 }
 impl RequestBaseParams {
-    ///A `RequestBaseParams` with the given required members and no optional ones.
+    ///A `RequestBaseParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         RequestBaseParams {
@@ -12355,7 +12355,7 @@ pub struct RequestBase {
     pub extra: crate::JsonObject,
 }
 impl RequestBase {
-    ///A `Request` with the given required members and no optional ones.
+    ///A `Request` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
         RequestBase {
@@ -12490,7 +12490,7 @@ pub struct Resource {
     pub extra: crate::JsonObject,
 }
 impl Resource {
-    ///A `Resource` with the given required members and no optional ones.
+    ///A `Resource` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -12724,7 +12724,7 @@ pub struct ResourceContents {
     pub extra: crate::JsonObject,
 }
 impl ResourceContents {
-    ///A `ResourceContents` with the given required members and no optional ones.
+    ///A `ResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceContents {
@@ -12884,7 +12884,7 @@ pub struct ResourceLink {
 impl ResourceLink {
     ///The `type` member every `ResourceLink` carries.
     pub const TYPE: &'static str = "resource_link";
-    ///A `ResourceLink` with the given required members and no optional ones.
+    ///A `ResourceLink` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -13142,7 +13142,7 @@ pub struct ResourceListChangedNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl ResourceListChangedNotificationParams {
-    ///A `ResourceListChangedNotificationParams` with the given required members and no optional ones.
+    ///A `ResourceListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResourceListChangedNotificationParams {
@@ -13236,7 +13236,7 @@ pub struct ResourceListChangedNotification {
 impl ResourceListChangedNotification {
     ///The `method` member every `ResourceListChangedNotification` carries.
     pub const METHOD: &'static str = "notifications/resources/list_changed";
-    ///A `ResourceListChangedNotification` with the given required members and no optional ones.
+    ///A `ResourceListChangedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResourceListChangedNotification {
@@ -13380,7 +13380,7 @@ pub struct ResourceTemplate {
     pub extra: crate::JsonObject,
 }
 impl ResourceTemplate {
-    ///A `ResourceTemplate` with the given required members and no optional ones.
+    ///A `ResourceTemplate` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -13613,7 +13613,7 @@ pub struct ResourceTemplateReference {
 impl ResourceTemplateReference {
     ///The `type` member every `ResourceTemplateReference` carries.
     pub const TYPE: &'static str = "ref/resource";
-    ///A `ResourceTemplateReference` with the given required members and no optional ones.
+    ///A `ResourceTemplateReference` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceTemplateReference {
@@ -13729,7 +13729,7 @@ pub struct ResourceUpdatedNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl ResourceUpdatedNotificationParams {
-    ///A `ResourceUpdatedNotificationParams` with the given required members and no optional ones.
+    ///A `ResourceUpdatedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceUpdatedNotificationParams {
@@ -13821,7 +13821,7 @@ pub struct ResourceUpdatedNotification {
 impl ResourceUpdatedNotification {
     ///The `method` member every `ResourceUpdatedNotification` carries.
     pub const METHOD: &'static str = "notifications/resources/updated";
-    ///A `ResourceUpdatedNotification` with the given required members and no optional ones.
+    ///A `ResourceUpdatedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ResourceUpdatedNotificationParams) -> Self {
         ResourceUpdatedNotification {
@@ -13943,7 +13943,7 @@ pub struct ResultBase {
     pub extra: crate::JsonObject,
 }
 impl ResultBase {
-    ///A `Result` with the given required members and no optional ones.
+    ///A `Result` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResultBase {
@@ -14035,7 +14035,7 @@ pub struct Root {
     pub extra: crate::JsonObject,
 }
 impl Root {
-    ///A `Root` with the given required members and no optional ones.
+    ///A `Root` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         Root {
@@ -14159,7 +14159,7 @@ pub struct RootsListChangedNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl RootsListChangedNotificationParams {
-    ///A `RootsListChangedNotificationParams` with the given required members and no optional ones.
+    ///A `RootsListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         RootsListChangedNotificationParams {
@@ -14255,7 +14255,7 @@ pub struct RootsListChangedNotification {
 impl RootsListChangedNotification {
     ///The `method` member every `RootsListChangedNotification` carries.
     pub const METHOD: &'static str = "notifications/roots/list_changed";
-    ///A `RootsListChangedNotification` with the given required members and no optional ones.
+    ///A `RootsListChangedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         RootsListChangedNotification {
@@ -14469,7 +14469,7 @@ pub struct SamplingMessage {
     pub extra: crate::JsonObject,
 }
 impl SamplingMessage {
-    ///A `SamplingMessage` with the given required members and no optional ones.
+    ///A `SamplingMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(content: SamplingMessageContent, role: Role) -> Self {
         SamplingMessage {
@@ -14586,7 +14586,7 @@ pub struct PromptsCapability {
     pub extra: crate::JsonObject,
 }
 impl PromptsCapability {
-    ///A `PromptsCapability` with the given required members and no optional ones.
+    ///A `PromptsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PromptsCapability {
@@ -14678,7 +14678,7 @@ pub struct ResourcesCapability {
     pub extra: crate::JsonObject,
 }
 impl ResourcesCapability {
-    ///A `ResourcesCapability` with the given required members and no optional ones.
+    ///A `ResourcesCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResourcesCapability {
@@ -14795,7 +14795,7 @@ pub struct ToolsCapability {
     pub extra: crate::JsonObject,
 }
 impl ToolsCapability {
-    ///A `ToolsCapability` with the given required members and no optional ones.
+    ///A `ToolsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolsCapability {
@@ -14897,7 +14897,7 @@ pub struct ServerCapabilities {
     pub extra: crate::JsonObject,
 }
 impl ServerCapabilities {
-    ///A `ServerCapabilities` with the given required members and no optional ones.
+    ///A `ServerCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ServerCapabilities {
@@ -15581,7 +15581,7 @@ pub struct SetLevelRequestParams {
     pub extra: crate::JsonObject,
 }
 impl SetLevelRequestParams {
-    ///A `SetLevelRequestParams` with the given required members and no optional ones.
+    ///A `SetLevelRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(level: LoggingLevel) -> Self {
         SetLevelRequestParams {
@@ -15696,7 +15696,7 @@ pub struct SetLevelRequest {
 impl SetLevelRequest {
     ///The `method` member every `SetLevelRequest` carries.
     pub const METHOD: &'static str = "logging/setLevel";
-    ///A `SetLevelRequest` with the given required members and no optional ones.
+    ///A `SetLevelRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: SetLevelRequestParams) -> Self {
         SetLevelRequest {
@@ -15817,7 +15817,7 @@ pub struct StringSchema {
 impl StringSchema {
     ///The `type` member every `StringSchema` carries.
     pub const TYPE: &'static str = "string";
-    ///A `StringSchema` with the given required members and no optional ones.
+    ///A `StringSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         StringSchema {
@@ -16008,7 +16008,7 @@ pub struct SubscribeRequestParams {
     pub extra: crate::JsonObject,
 }
 impl SubscribeRequestParams {
-    ///A `SubscribeRequestParams` with the given required members and no optional ones.
+    ///A `SubscribeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         SubscribeRequestParams {
@@ -16097,7 +16097,7 @@ pub struct SubscribeRequest {
 impl SubscribeRequest {
     ///The `method` member every `SubscribeRequest` carries.
     pub const METHOD: &'static str = "resources/subscribe";
-    ///A `SubscribeRequest` with the given required members and no optional ones.
+    ///A `SubscribeRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: SubscribeRequestParams) -> Self {
         SubscribeRequest {
@@ -16220,7 +16220,7 @@ pub struct TextContent {
 impl TextContent {
     ///The `type` member every `TextContent` carries.
     pub const TYPE: &'static str = "text";
-    ///A `TextContent` with the given required members and no optional ones.
+    ///A `TextContent` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(text: impl ::std::convert::Into<::std::string::String>) -> Self {
         TextContent {
@@ -16375,7 +16375,7 @@ pub struct TextResourceContents {
     pub extra: crate::JsonObject,
 }
 impl TextResourceContents {
-    ///A `TextResourceContents` with the given required members and no optional ones.
+    ///A `TextResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         text: impl ::std::convert::Into<::std::string::String>,
@@ -16562,7 +16562,7 @@ pub struct Tool {
     pub extra: crate::JsonObject,
 }
 impl Tool {
-    ///A `Tool` with the given required members and no optional ones.
+    ///A `Tool` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         input_schema: crate::ObjectSchema,
@@ -16806,7 +16806,7 @@ pub struct ToolAnnotations {
     pub extra: crate::JsonObject,
 }
 impl ToolAnnotations {
-    ///A `ToolAnnotations` with the given required members and no optional ones.
+    ///A `ToolAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolAnnotations {
@@ -16991,7 +16991,7 @@ pub struct ToolListChangedNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl ToolListChangedNotificationParams {
-    ///A `ToolListChangedNotificationParams` with the given required members and no optional ones.
+    ///A `ToolListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolListChangedNotificationParams {
@@ -17085,7 +17085,7 @@ pub struct ToolListChangedNotification {
 impl ToolListChangedNotification {
     ///The `method` member every `ToolListChangedNotification` carries.
     pub const METHOD: &'static str = "notifications/tools/list_changed";
-    ///A `ToolListChangedNotification` with the given required members and no optional ones.
+    ///A `ToolListChangedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolListChangedNotification {
@@ -17203,7 +17203,7 @@ pub struct UnsubscribeRequestParams {
     pub extra: crate::JsonObject,
 }
 impl UnsubscribeRequestParams {
-    ///A `UnsubscribeRequestParams` with the given required members and no optional ones.
+    ///A `UnsubscribeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         UnsubscribeRequestParams {
@@ -17292,7 +17292,7 @@ pub struct UnsubscribeRequest {
 impl UnsubscribeRequest {
     ///The `method` member every `UnsubscribeRequest` carries.
     pub const METHOD: &'static str = "resources/unsubscribe";
-    ///A `UnsubscribeRequest` with the given required members and no optional ones.
+    ///A `UnsubscribeRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: UnsubscribeRequestParams) -> Self {
         UnsubscribeRequest {

@@ -30,7 +30,7 @@ pub struct Annotations {
     pub extra: crate::JsonObject,
 }
 impl Annotations {
-    ///A `Annotations` with the given required members and no optional ones.
+    ///A `Annotations` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Annotations {
@@ -171,7 +171,7 @@ pub struct AudioContent {
 impl AudioContent {
     ///The `type` member every `AudioContent` carries.
     pub const TYPE: &'static str = "audio";
-    ///A `AudioContent` with the given required members and no optional ones.
+    ///A `AudioContent` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         data: impl ::std::convert::Into<::std::string::String>,
@@ -354,7 +354,7 @@ pub struct BaseMetadata {
     pub extra: crate::JsonObject,
 }
 impl BaseMetadata {
-    ///A `BaseMetadata` with the given required members and no optional ones.
+    ///A `BaseMetadata` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         BaseMetadata {
@@ -469,7 +469,7 @@ pub struct BlobResourceContents {
     pub extra: crate::JsonObject,
 }
 impl BlobResourceContents {
-    ///A `BlobResourceContents` with the given required members and no optional ones.
+    ///A `BlobResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         blob: impl ::std::convert::Into<::std::string::String>,
@@ -636,7 +636,7 @@ pub struct BooleanSchema {
 impl BooleanSchema {
     ///The `type` member every `BooleanSchema` carries.
     pub const TYPE: &'static str = "boolean";
-    ///A `BooleanSchema` with the given required members and no optional ones.
+    ///A `BooleanSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         BooleanSchema {
@@ -792,7 +792,7 @@ pub struct CallToolRequest {
 impl CallToolRequest {
     ///The `method` member every `CallToolRequest` carries.
     pub const METHOD: &'static str = "tools/call";
-    ///A `CallToolRequest` with the given required members and no optional ones.
+    ///A `CallToolRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: CallToolRequestParams) -> Self {
         CallToolRequest {
@@ -945,7 +945,7 @@ pub struct CallToolRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl CallToolRequestParamsMeta {
-    ///A `CallToolRequestParamsMeta` with the given required members and no optional ones.
+    ///A `CallToolRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         CallToolRequestParamsMeta {
@@ -1052,7 +1052,7 @@ pub struct CallToolRequestParams {
     pub extra: crate::JsonObject,
 }
 impl CallToolRequestParams {
-    ///A `CallToolRequestParams` with the given required members and no optional ones.
+    ///A `CallToolRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         CallToolRequestParams {
@@ -1231,7 +1231,7 @@ pub struct CallToolResult {
     pub extra: crate::JsonObject,
 }
 impl CallToolResult {
-    ///A `CallToolResult` with the given required members and no optional ones.
+    ///A `CallToolResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(content: ::std::vec::Vec<ContentBlock>) -> Self {
         CallToolResult {
@@ -1387,7 +1387,7 @@ pub struct CancelTaskRequestParams {
     pub extra: crate::JsonObject,
 }
 impl CancelTaskRequestParams {
-    ///A `CancelTaskRequestParams` with the given required members and no optional ones.
+    ///A `CancelTaskRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(task_id: impl ::std::convert::Into<::std::string::String>) -> Self {
         CancelTaskRequestParams {
@@ -1484,7 +1484,7 @@ pub struct CancelTaskRequest {
 impl CancelTaskRequest {
     ///The `method` member every `CancelTaskRequest` carries.
     pub const METHOD: &'static str = "tasks/cancel";
-    ///A `CancelTaskRequest` with the given required members and no optional ones.
+    ///A `CancelTaskRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: CancelTaskRequestParams) -> Self {
         CancelTaskRequest {
@@ -1667,7 +1667,7 @@ pub struct CancelTaskResult {
     pub extra: crate::JsonObject,
 }
 impl CancelTaskResult {
-    ///A `CancelTaskResult` with the given required members and no optional ones.
+    ///A `CancelTaskResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         created_at: impl ::std::convert::Into<::std::string::String>,
@@ -1942,7 +1942,7 @@ pub struct CancelledNotification {
 impl CancelledNotification {
     ///The `method` member every `CancelledNotification` carries.
     pub const METHOD: &'static str = "notifications/cancelled";
-    ///A `CancelledNotification` with the given required members and no optional ones.
+    ///A `CancelledNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: CancelledNotificationParams) -> Self {
         CancelledNotification {
@@ -2100,7 +2100,7 @@ pub struct CancelledNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl CancelledNotificationParams {
-    ///A `CancelledNotificationParams` with the given required members and no optional ones.
+    ///A `CancelledNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         CancelledNotificationParams {
@@ -2239,7 +2239,7 @@ pub struct ElicitationCapability {
     pub extra: crate::JsonObject,
 }
 impl ElicitationCapability {
-    ///A `ElicitationCapability` with the given required members and no optional ones.
+    ///A `ElicitationCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ElicitationCapability {
@@ -2349,7 +2349,7 @@ pub struct RootsCapability {
     pub extra: crate::JsonObject,
 }
 impl RootsCapability {
-    ///A `RootsCapability` with the given required members and no optional ones.
+    ///A `RootsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         RootsCapability {
@@ -2442,7 +2442,7 @@ pub struct SamplingCapability {
     pub extra: crate::JsonObject,
 }
 impl SamplingCapability {
-    ///A `SamplingCapability` with the given required members and no optional ones.
+    ///A `SamplingCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         SamplingCapability {
@@ -2559,7 +2559,7 @@ pub struct ClientTasksCapabilityRequestsElicitation {
     pub extra: crate::JsonObject,
 }
 impl ClientTasksCapabilityRequestsElicitation {
-    ///A `ClientTasksCapabilityRequestsElicitation` with the given required members and no optional ones.
+    ///A `ClientTasksCapabilityRequestsElicitation` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ClientTasksCapabilityRequestsElicitation {
@@ -2652,7 +2652,7 @@ pub struct ClientTasksCapabilityRequestsSampling {
     pub extra: crate::JsonObject,
 }
 impl ClientTasksCapabilityRequestsSampling {
-    ///A `ClientTasksCapabilityRequestsSampling` with the given required members and no optional ones.
+    ///A `ClientTasksCapabilityRequestsSampling` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ClientTasksCapabilityRequestsSampling {
@@ -2753,7 +2753,7 @@ pub struct ClientTasksCapabilityRequests {
     pub extra: crate::JsonObject,
 }
 impl ClientTasksCapabilityRequests {
-    ///A `ClientTasksCapabilityRequests` with the given required members and no optional ones.
+    ///A `ClientTasksCapabilityRequests` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ClientTasksCapabilityRequests {
@@ -2878,7 +2878,7 @@ pub struct ClientTasksCapability {
     pub extra: crate::JsonObject,
 }
 impl ClientTasksCapability {
-    ///A `ClientTasksCapability` with the given required members and no optional ones.
+    ///A `ClientTasksCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ClientTasksCapability {
@@ -3027,7 +3027,7 @@ pub struct ClientCapabilities {
     pub extra: crate::JsonObject,
 }
 impl ClientCapabilities {
-    ///A `ClientCapabilities` with the given required members and no optional ones.
+    ///A `ClientCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ClientCapabilities {
@@ -3806,7 +3806,7 @@ pub struct CompleteRequest {
 impl CompleteRequest {
     ///The `method` member every `CompleteRequest` carries.
     pub const METHOD: &'static str = "completion/complete";
-    ///A `CompleteRequest` with the given required members and no optional ones.
+    ///A `CompleteRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: CompleteRequestParams) -> Self {
         CompleteRequest {
@@ -3959,7 +3959,7 @@ pub struct CompleteRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl CompleteRequestParamsMeta {
-    ///A `CompleteRequestParamsMeta` with the given required members and no optional ones.
+    ///A `CompleteRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         CompleteRequestParamsMeta {
@@ -4057,7 +4057,7 @@ pub struct CompleteRequestParamsArgument {
     pub extra: crate::JsonObject,
 }
 impl CompleteRequestParamsArgument {
-    ///A `CompleteRequestParamsArgument` with the given required members and no optional ones.
+    ///A `CompleteRequestParamsArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -4180,7 +4180,7 @@ pub struct CompleteRequestParamsContext {
     pub extra: crate::JsonObject,
 }
 impl CompleteRequestParamsContext {
-    ///A `CompleteRequestParamsContext` with the given required members and no optional ones.
+    ///A `CompleteRequestParamsContext` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         CompleteRequestParamsContext {
@@ -4362,7 +4362,7 @@ pub struct CompleteRequestParams {
     pub extra: crate::JsonObject,
 }
 impl CompleteRequestParams {
-    ///A `CompleteRequestParams` with the given required members and no optional ones.
+    ///A `CompleteRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         argument: CompleteRequestParamsArgument,
@@ -4537,7 +4537,7 @@ pub struct CompleteResultCompletion {
     pub extra: crate::JsonObject,
 }
 impl CompleteResultCompletion {
-    ///A `CompleteResultCompletion` with the given required members and no optional ones.
+    ///A `CompleteResultCompletion` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(values: ::std::vec::Vec<::std::string::String>) -> Self {
         CompleteResultCompletion {
@@ -4680,7 +4680,7 @@ pub struct CompleteResult {
     pub extra: crate::JsonObject,
 }
 impl CompleteResult {
-    ///A `CompleteResult` with the given required members and no optional ones.
+    ///A `CompleteResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(completion: CompleteResultCompletion) -> Self {
         CompleteResult {
@@ -4911,7 +4911,7 @@ pub struct CreateMessageRequest {
 impl CreateMessageRequest {
     ///The `method` member every `CreateMessageRequest` carries.
     pub const METHOD: &'static str = "sampling/createMessage";
-    ///A `CreateMessageRequest` with the given required members and no optional ones.
+    ///A `CreateMessageRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: CreateMessageRequestParams) -> Self {
         CreateMessageRequest {
@@ -5079,7 +5079,7 @@ pub struct CreateMessageRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl CreateMessageRequestParamsMeta {
-    ///A `CreateMessageRequestParamsMeta` with the given required members and no optional ones.
+    ///A `CreateMessageRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         CreateMessageRequestParamsMeta {
@@ -5211,7 +5211,7 @@ pub struct CreateMessageRequestParams {
     pub extra: crate::JsonObject,
 }
 impl CreateMessageRequestParams {
-    ///A `CreateMessageRequestParams` with the given required members and no optional ones.
+    ///A `CreateMessageRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(max_tokens: i64, messages: ::std::vec::Vec<SamplingMessage>) -> Self {
         CreateMessageRequestParams {
@@ -5717,7 +5717,7 @@ pub struct CreateMessageResult {
     pub extra: crate::JsonObject,
 }
 impl CreateMessageResult {
-    ///A `CreateMessageResult` with the given required members and no optional ones.
+    ///A `CreateMessageResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         content: CreateMessageResultContent,
@@ -5913,7 +5913,7 @@ pub struct CreateTaskResult {
     pub extra: crate::JsonObject,
 }
 impl CreateTaskResult {
-    ///A `CreateTaskResult` with the given required members and no optional ones.
+    ///A `CreateTaskResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(task: Task) -> Self {
         CreateTaskResult {
@@ -6030,7 +6030,7 @@ pub struct ElicitRequest {
 impl ElicitRequest {
     ///The `method` member every `ElicitRequest` carries.
     pub const METHOD: &'static str = "elicitation/create";
-    ///A `ElicitRequest` with the given required members and no optional ones.
+    ///A `ElicitRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: ElicitRequestParams) -> Self {
         ElicitRequest {
@@ -6183,7 +6183,7 @@ pub struct ElicitRequestFormParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl ElicitRequestFormParamsMeta {
-    ///A `ElicitRequestFormParamsMeta` with the given required members and no optional ones.
+    ///A `ElicitRequestFormParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ElicitRequestFormParamsMeta {
@@ -6286,7 +6286,7 @@ pub struct ElicitRequestFormParamsRequestedSchema {
 impl ElicitRequestFormParamsRequestedSchema {
     ///The `type` member every `ElicitRequestFormParamsRequestedSchema` carries.
     pub const TYPE: &'static str = "object";
-    ///A `ElicitRequestFormParamsRequestedSchema` with the given required members and no optional ones.
+    ///A `ElicitRequestFormParamsRequestedSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         properties: ::std::collections::BTreeMap<
@@ -6482,7 +6482,7 @@ pub struct ElicitRequestFormParams {
     pub extra: crate::JsonObject,
 }
 impl ElicitRequestFormParams {
-    ///A `ElicitRequestFormParams` with the given required members and no optional ones.
+    ///A `ElicitRequestFormParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         message: impl ::std::convert::Into<::std::string::String>,
@@ -6767,7 +6767,7 @@ pub struct ElicitRequestUrlParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl ElicitRequestUrlParamsMeta {
-    ///A `ElicitRequestUrlParamsMeta` with the given required members and no optional ones.
+    ///A `ElicitRequestUrlParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ElicitRequestUrlParamsMeta {
@@ -6879,7 +6879,7 @@ pub struct ElicitRequestUrlParams {
 impl ElicitRequestUrlParams {
     ///The `mode` member every `ElicitRequestURLParams` carries.
     pub const MODE: &'static str = "url";
-    ///A `ElicitRequestURLParams` with the given required members and no optional ones.
+    ///A `ElicitRequestURLParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         elicitation_id: impl ::std::convert::Into<::std::string::String>,
@@ -7189,7 +7189,7 @@ pub struct ElicitResult {
     pub extra: crate::JsonObject,
 }
 impl ElicitResult {
-    ///A `ElicitResult` with the given required members and no optional ones.
+    ///A `ElicitResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(action: Action) -> Self {
         ElicitResult {
@@ -7319,7 +7319,7 @@ pub struct ElicitationCompleteNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl ElicitationCompleteNotificationParams {
-    ///A `ElicitationCompleteNotificationParams` with the given required members and no optional ones.
+    ///A `ElicitationCompleteNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         elicitation_id: impl ::std::convert::Into<::std::string::String>,
@@ -7420,7 +7420,7 @@ pub struct ElicitationCompleteNotification {
 impl ElicitationCompleteNotification {
     ///The `method` member every `ElicitationCompleteNotification` carries.
     pub const METHOD: &'static str = "notifications/elicitation/complete";
-    ///A `ElicitationCompleteNotification` with the given required members and no optional ones.
+    ///A `ElicitationCompleteNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ElicitationCompleteNotificationParams) -> Self {
         ElicitationCompleteNotification {
@@ -7660,7 +7660,7 @@ pub struct EmbeddedResource {
 impl EmbeddedResource {
     ///The `type` member every `EmbeddedResource` carries.
     pub const TYPE: &'static str = "resource";
-    ///A `EmbeddedResource` with the given required members and no optional ones.
+    ///A `EmbeddedResource` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(resource: EmbeddedResourceResource) -> Self {
         EmbeddedResource {
@@ -7964,7 +7964,7 @@ pub struct GetPromptRequest {
 impl GetPromptRequest {
     ///The `method` member every `GetPromptRequest` carries.
     pub const METHOD: &'static str = "prompts/get";
-    ///A `GetPromptRequest` with the given required members and no optional ones.
+    ///A `GetPromptRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: GetPromptRequestParams) -> Self {
         GetPromptRequest {
@@ -8120,7 +8120,7 @@ pub struct GetPromptRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl GetPromptRequestParamsMeta {
-    ///A `GetPromptRequestParamsMeta` with the given required members and no optional ones.
+    ///A `GetPromptRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         GetPromptRequestParamsMeta {
@@ -8222,7 +8222,7 @@ pub struct GetPromptRequestParams {
     pub extra: crate::JsonObject,
 }
 impl GetPromptRequestParams {
-    ///A `GetPromptRequestParams` with the given required members and no optional ones.
+    ///A `GetPromptRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         GetPromptRequestParams {
@@ -8368,7 +8368,7 @@ pub struct GetPromptResult {
     pub extra: crate::JsonObject,
 }
 impl GetPromptResult {
-    ///A `GetPromptResult` with the given required members and no optional ones.
+    ///A `GetPromptResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(messages: ::std::vec::Vec<PromptMessage>) -> Self {
         GetPromptResult {
@@ -8505,7 +8505,7 @@ pub struct GetTaskPayloadRequestParams {
     pub extra: crate::JsonObject,
 }
 impl GetTaskPayloadRequestParams {
-    ///A `GetTaskPayloadRequestParams` with the given required members and no optional ones.
+    ///A `GetTaskPayloadRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(task_id: impl ::std::convert::Into<::std::string::String>) -> Self {
         GetTaskPayloadRequestParams {
@@ -8602,7 +8602,7 @@ pub struct GetTaskPayloadRequest {
 impl GetTaskPayloadRequest {
     ///The `method` member every `GetTaskPayloadRequest` carries.
     pub const METHOD: &'static str = "tasks/result";
-    ///A `GetTaskPayloadRequest` with the given required members and no optional ones.
+    ///A `GetTaskPayloadRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: GetTaskPayloadRequestParams) -> Self {
         GetTaskPayloadRequest {
@@ -8772,7 +8772,7 @@ pub struct GetTaskPayloadResult {
     pub extra: crate::JsonObject,
 }
 impl GetTaskPayloadResult {
-    ///A `GetTaskPayloadResult` with the given required members and no optional ones.
+    ///A `GetTaskPayloadResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         GetTaskPayloadResult {
@@ -8861,7 +8861,7 @@ pub struct GetTaskRequestParams {
     pub extra: crate::JsonObject,
 }
 impl GetTaskRequestParams {
-    ///A `GetTaskRequestParams` with the given required members and no optional ones.
+    ///A `GetTaskRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(task_id: impl ::std::convert::Into<::std::string::String>) -> Self {
         GetTaskRequestParams {
@@ -8958,7 +8958,7 @@ pub struct GetTaskRequest {
 impl GetTaskRequest {
     ///The `method` member every `GetTaskRequest` carries.
     pub const METHOD: &'static str = "tasks/get";
-    ///A `GetTaskRequest` with the given required members and no optional ones.
+    ///A `GetTaskRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: GetTaskRequestParams) -> Self {
         GetTaskRequest {
@@ -9129,7 +9129,7 @@ pub struct GetTaskResult {
     pub extra: crate::JsonObject,
 }
 impl GetTaskResult {
-    ///A `GetTaskResult` with the given required members and no optional ones.
+    ///A `GetTaskResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         created_at: impl ::std::convert::Into<::std::string::String>,
@@ -9410,7 +9410,7 @@ pub struct Icon {
     pub extra: crate::JsonObject,
 }
 impl Icon {
-    ///A `Icon` with the given required members and no optional ones.
+    ///A `Icon` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(src: impl ::std::convert::Into<::std::string::String>) -> Self {
         Icon {
@@ -9562,7 +9562,7 @@ pub struct Icons {
     pub extra: crate::JsonObject,
 }
 impl Icons {
-    ///A `Icons` with the given required members and no optional ones.
+    ///A `Icons` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Icons {
@@ -9654,7 +9654,7 @@ pub struct ImageContent {
 impl ImageContent {
     ///The `type` member every `ImageContent` carries.
     pub const TYPE: &'static str = "image";
-    ///A `ImageContent` with the given required members and no optional ones.
+    ///A `ImageContent` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         data: impl ::std::convert::Into<::std::string::String>,
@@ -9856,7 +9856,7 @@ pub struct Implementation {
     pub extra: crate::JsonObject,
 }
 impl Implementation {
-    ///A `Implementation` with the given required members and no optional ones.
+    ///A `Implementation` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -10053,7 +10053,7 @@ pub struct InitializeRequest {
 impl InitializeRequest {
     ///The `method` member every `InitializeRequest` carries.
     pub const METHOD: &'static str = "initialize";
-    ///A `InitializeRequest` with the given required members and no optional ones.
+    ///A `InitializeRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: InitializeRequestParams) -> Self {
         InitializeRequest {
@@ -10218,7 +10218,7 @@ pub struct InitializeRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl InitializeRequestParamsMeta {
-    ///A `InitializeRequestParamsMeta` with the given required members and no optional ones.
+    ///A `InitializeRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         InitializeRequestParamsMeta {
@@ -10318,7 +10318,7 @@ pub struct InitializeRequestParams {
     pub extra: crate::JsonObject,
 }
 impl InitializeRequestParams {
-    ///A `InitializeRequestParams` with the given required members and no optional ones.
+    ///A `InitializeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         capabilities: ClientCapabilities,
@@ -10503,7 +10503,7 @@ pub struct InitializeResult {
     pub extra: crate::JsonObject,
 }
 impl InitializeResult {
-    ///A `InitializeResult` with the given required members and no optional ones.
+    ///A `InitializeResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         capabilities: ServerCapabilities,
@@ -10700,7 +10700,7 @@ pub struct InitializedNotification {
 impl InitializedNotification {
     ///The `method` member every `InitializedNotification` carries.
     pub const METHOD: &'static str = "notifications/initialized";
-    ///A `InitializedNotification` with the given required members and no optional ones.
+    ///A `InitializedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         InitializedNotification {
@@ -10846,7 +10846,7 @@ pub struct JsonRpcErrorResponse {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcErrorResponse {
-    ///A `JSONRPCErrorResponse` with the given required members and no optional ones.
+    ///A `JSONRPCErrorResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(error: crate::ErrorObject) -> Self {
         JsonRpcErrorResponse {
@@ -11074,7 +11074,7 @@ pub struct JsonRpcNotification {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcNotification {
-    ///A `JSONRPCNotification` with the given required members and no optional ones.
+    ///A `JSONRPCNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
         JsonRpcNotification {
@@ -11218,7 +11218,7 @@ pub struct JsonRpcRequest {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcRequest {
-    ///A `JSONRPCRequest` with the given required members and no optional ones.
+    ///A `JSONRPCRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: crate::RequestId,
@@ -11439,7 +11439,7 @@ pub struct JsonRpcResultResponse {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcResultResponse {
-    ///A `JSONRPCResultResponse` with the given required members and no optional ones.
+    ///A `JSONRPCResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, result: ResultBase) -> Self {
         JsonRpcResultResponse {
@@ -11591,7 +11591,7 @@ pub struct LegacyTitledEnumSchema {
 impl LegacyTitledEnumSchema {
     ///The `type` member every `LegacyTitledEnumSchema` carries.
     pub const TYPE: &'static str = "string";
-    ///A `LegacyTitledEnumSchema` with the given required members and no optional ones.
+    ///A `LegacyTitledEnumSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(r#enum: ::std::vec::Vec<::std::string::String>) -> Self {
         LegacyTitledEnumSchema {
@@ -11803,7 +11803,7 @@ pub struct ListPromptsRequest {
 impl ListPromptsRequest {
     ///The `method` member every `ListPromptsRequest` carries.
     pub const METHOD: &'static str = "prompts/list";
-    ///A `ListPromptsRequest` with the given required members and no optional ones.
+    ///A `ListPromptsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId) -> Self {
         ListPromptsRequest {
@@ -11969,7 +11969,7 @@ pub struct ListPromptsResult {
     pub extra: crate::JsonObject,
 }
 impl ListPromptsResult {
-    ///A `ListPromptsResult` with the given required members and no optional ones.
+    ///A `ListPromptsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(prompts: ::std::vec::Vec<Prompt>) -> Self {
         ListPromptsResult {
@@ -12109,7 +12109,7 @@ pub struct ListResourceTemplatesRequest {
 impl ListResourceTemplatesRequest {
     ///The `method` member every `ListResourceTemplatesRequest` carries.
     pub const METHOD: &'static str = "resources/templates/list";
-    ///A `ListResourceTemplatesRequest` with the given required members and no optional ones.
+    ///A `ListResourceTemplatesRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId) -> Self {
         ListResourceTemplatesRequest {
@@ -12281,7 +12281,7 @@ pub struct ListResourceTemplatesResult {
     pub extra: crate::JsonObject,
 }
 impl ListResourceTemplatesResult {
-    ///A `ListResourceTemplatesResult` with the given required members and no optional ones.
+    ///A `ListResourceTemplatesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(resource_templates: ::std::vec::Vec<ResourceTemplate>) -> Self {
         ListResourceTemplatesResult {
@@ -12429,7 +12429,7 @@ pub struct ListResourcesRequest {
 impl ListResourcesRequest {
     ///The `method` member every `ListResourcesRequest` carries.
     pub const METHOD: &'static str = "resources/list";
-    ///A `ListResourcesRequest` with the given required members and no optional ones.
+    ///A `ListResourcesRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId) -> Self {
         ListResourcesRequest {
@@ -12595,7 +12595,7 @@ pub struct ListResourcesResult {
     pub extra: crate::JsonObject,
 }
 impl ListResourcesResult {
-    ///A `ListResourcesResult` with the given required members and no optional ones.
+    ///A `ListResourcesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(resources: ::std::vec::Vec<Resource>) -> Self {
         ListResourcesResult {
@@ -12744,7 +12744,7 @@ pub struct ListRootsRequest {
 impl ListRootsRequest {
     ///The `method` member every `ListRootsRequest` carries.
     pub const METHOD: &'static str = "roots/list";
-    ///A `ListRootsRequest` with the given required members and no optional ones.
+    ///A `ListRootsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId) -> Self {
         ListRootsRequest {
@@ -12900,7 +12900,7 @@ pub struct ListRootsResult {
     pub extra: crate::JsonObject,
 }
 impl ListRootsResult {
-    ///A `ListRootsResult` with the given required members and no optional ones.
+    ///A `ListRootsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(roots: ::std::vec::Vec<Root>) -> Self {
         ListRootsResult {
@@ -13014,7 +13014,7 @@ pub struct ListTasksRequest {
 impl ListTasksRequest {
     ///The `method` member every `ListTasksRequest` carries.
     pub const METHOD: &'static str = "tasks/list";
-    ///A `ListTasksRequest` with the given required members and no optional ones.
+    ///A `ListTasksRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId) -> Self {
         ListTasksRequest {
@@ -13171,7 +13171,7 @@ pub struct ListTasksResult {
     pub extra: crate::JsonObject,
 }
 impl ListTasksResult {
-    ///A `ListTasksResult` with the given required members and no optional ones.
+    ///A `ListTasksResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(tasks: ::std::vec::Vec<Task>) -> Self {
         ListTasksResult {
@@ -13308,7 +13308,7 @@ pub struct ListToolsRequest {
 impl ListToolsRequest {
     ///The `method` member every `ListToolsRequest` carries.
     pub const METHOD: &'static str = "tools/list";
-    ///A `ListToolsRequest` with the given required members and no optional ones.
+    ///A `ListToolsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId) -> Self {
         ListToolsRequest {
@@ -13465,7 +13465,7 @@ pub struct ListToolsResult {
     pub extra: crate::JsonObject,
 }
 impl ListToolsResult {
-    ///A `ListToolsResult` with the given required members and no optional ones.
+    ///A `ListToolsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(tools: ::std::vec::Vec<Tool>) -> Self {
         ListToolsResult {
@@ -13601,7 +13601,7 @@ pub struct LoggingMessageNotification {
 impl LoggingMessageNotification {
     ///The `method` member every `LoggingMessageNotification` carries.
     pub const METHOD: &'static str = "notifications/message";
-    ///A `LoggingMessageNotification` with the given required members and no optional ones.
+    ///A `LoggingMessageNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: LoggingMessageNotificationParams) -> Self {
         LoggingMessageNotification {
@@ -13757,7 +13757,7 @@ pub struct LoggingMessageNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl LoggingMessageNotificationParams {
-    ///A `LoggingMessageNotificationParams` with the given required members and no optional ones.
+    ///A `LoggingMessageNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(data: ::serde_json::Value, level: LoggingLevel) -> Self {
         LoggingMessageNotificationParams {
@@ -13953,7 +13953,7 @@ pub struct ModelHint {
     pub extra: crate::JsonObject,
 }
 impl ModelHint {
-    ///A `ModelHint` with the given required members and no optional ones.
+    ///A `ModelHint` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ModelHint {
@@ -14065,7 +14065,7 @@ pub struct ModelPreferences {
     pub extra: crate::JsonObject,
 }
 impl ModelPreferences {
-    ///A `ModelPreferences` with the given required members and no optional ones.
+    ///A `ModelPreferences` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ModelPreferences {
@@ -14306,7 +14306,7 @@ pub struct NotificationBase {
     pub extra: crate::JsonObject,
 }
 impl NotificationBase {
-    ///A `Notification` with the given required members and no optional ones.
+    ///A `Notification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
         NotificationBase {
@@ -14415,7 +14415,7 @@ pub struct NotificationParams {
     pub extra: crate::JsonObject,
 }
 impl NotificationParams {
-    ///A `NotificationParams` with the given required members and no optional ones.
+    ///A `NotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         NotificationParams {
@@ -14508,7 +14508,7 @@ pub struct NumberSchema {
     pub extra: crate::JsonObject,
 }
 impl NumberSchema {
-    ///A `NumberSchema` with the given required members and no optional ones.
+    ///A `NumberSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(r#type: NumberSchemaType) -> Self {
         NumberSchema {
@@ -14700,7 +14700,7 @@ pub struct PaginatedRequest {
     pub extra: crate::JsonObject,
 }
 impl PaginatedRequest {
-    ///A `PaginatedRequest` with the given required members and no optional ones.
+    ///A `PaginatedRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: crate::RequestId,
@@ -14855,7 +14855,7 @@ pub struct PaginatedRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl PaginatedRequestParamsMeta {
-    ///A `PaginatedRequestParamsMeta` with the given required members and no optional ones.
+    ///A `PaginatedRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PaginatedRequestParamsMeta {
@@ -14954,7 +14954,7 @@ pub struct PaginatedRequestParams {
     pub extra: crate::JsonObject,
 }
 impl PaginatedRequestParams {
-    ///A `PaginatedRequestParams` with the given required members and no optional ones.
+    ///A `PaginatedRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PaginatedRequestParams {
@@ -15073,7 +15073,7 @@ pub struct PaginatedResult {
     pub extra: crate::JsonObject,
 }
 impl PaginatedResult {
-    ///A `PaginatedResult` with the given required members and no optional ones.
+    ///A `PaginatedResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PaginatedResult {
@@ -15189,7 +15189,7 @@ pub struct PingRequest {
 impl PingRequest {
     ///The `method` member every `PingRequest` carries.
     pub const METHOD: &'static str = "ping";
-    ///A `PingRequest` with the given required members and no optional ones.
+    ///A `PingRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId) -> Self {
         PingRequest {
@@ -15531,7 +15531,7 @@ pub struct ProgressNotification {
 impl ProgressNotification {
     ///The `method` member every `ProgressNotification` carries.
     pub const METHOD: &'static str = "notifications/progress";
-    ///A `ProgressNotification` with the given required members and no optional ones.
+    ///A `ProgressNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ProgressNotificationParams) -> Self {
         ProgressNotification {
@@ -15689,7 +15689,7 @@ pub struct ProgressNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl ProgressNotificationParams {
-    ///A `ProgressNotificationParams` with the given required members and no optional ones.
+    ///A `ProgressNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         progress: ::serde_json::Number,
@@ -15902,7 +15902,7 @@ pub struct Prompt {
     pub extra: crate::JsonObject,
 }
 impl Prompt {
-    ///A `Prompt` with the given required members and no optional ones.
+    ///A `Prompt` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         Prompt {
@@ -16097,7 +16097,7 @@ pub struct PromptArgument {
     pub extra: crate::JsonObject,
 }
 impl PromptArgument {
-    ///A `PromptArgument` with the given required members and no optional ones.
+    ///A `PromptArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         PromptArgument {
@@ -16248,7 +16248,7 @@ pub struct PromptListChangedNotification {
 impl PromptListChangedNotification {
     ///The `method` member every `PromptListChangedNotification` carries.
     pub const METHOD: &'static str = "notifications/prompts/list_changed";
-    ///A `PromptListChangedNotification` with the given required members and no optional ones.
+    ///A `PromptListChangedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PromptListChangedNotification {
@@ -16397,7 +16397,7 @@ pub struct PromptMessage {
     pub extra: crate::JsonObject,
 }
 impl PromptMessage {
-    ///A `PromptMessage` with the given required members and no optional ones.
+    ///A `PromptMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(content: ContentBlock, role: Role) -> Self {
         PromptMessage {
@@ -16520,7 +16520,7 @@ pub struct PromptReference {
 impl PromptReference {
     ///The `type` member every `PromptReference` carries.
     pub const TYPE: &'static str = "ref/prompt";
-    ///A `PromptReference` with the given required members and no optional ones.
+    ///A `PromptReference` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         PromptReference {
@@ -16656,7 +16656,7 @@ pub struct ReadResourceRequest {
 impl ReadResourceRequest {
     ///The `method` member every `ReadResourceRequest` carries.
     pub const METHOD: &'static str = "resources/read";
-    ///A `ReadResourceRequest` with the given required members and no optional ones.
+    ///A `ReadResourceRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: ReadResourceRequestParams) -> Self {
         ReadResourceRequest {
@@ -16821,7 +16821,7 @@ pub struct ReadResourceRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl ReadResourceRequestParamsMeta {
-    ///A `ReadResourceRequestParamsMeta` with the given required members and no optional ones.
+    ///A `ReadResourceRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ReadResourceRequestParamsMeta {
@@ -16919,7 +16919,7 @@ pub struct ReadResourceRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ReadResourceRequestParams {
-    ///A `ReadResourceRequestParams` with the given required members and no optional ones.
+    ///A `ReadResourceRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ReadResourceRequestParams {
@@ -17109,7 +17109,7 @@ pub struct ReadResourceResult {
     pub extra: crate::JsonObject,
 }
 impl ReadResourceResult {
-    ///A `ReadResourceResult` with the given required members and no optional ones.
+    ///A `ReadResourceResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(contents: ::std::vec::Vec<ReadResourceResultContentsItem>) -> Self {
         ReadResourceResult {
@@ -17230,7 +17230,7 @@ pub struct RelatedTaskMetadata {
     pub extra: crate::JsonObject,
 }
 impl RelatedTaskMetadata {
-    ///A `RelatedTaskMetadata` with the given required members and no optional ones.
+    ///A `RelatedTaskMetadata` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(task_id: impl ::std::convert::Into<::std::string::String>) -> Self {
         RelatedTaskMetadata {
@@ -17324,7 +17324,7 @@ pub struct RequestBase {
     pub extra: crate::JsonObject,
 }
 impl RequestBase {
-    ///A `Request` with the given required members and no optional ones.
+    ///A `Request` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
         RequestBase {
@@ -17436,7 +17436,7 @@ pub struct RequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl RequestParamsMeta {
-    ///A `RequestParamsMeta` with the given required members and no optional ones.
+    ///A `RequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         RequestParamsMeta {
@@ -17532,7 +17532,7 @@ pub struct RequestParams {
     pub extra: crate::JsonObject,
 }
 impl RequestParams {
-    ///A `RequestParams` with the given required members and no optional ones.
+    ///A `RequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         RequestParams {
@@ -17652,7 +17652,7 @@ pub struct Resource {
     pub extra: crate::JsonObject,
 }
 impl Resource {
-    ///A `Resource` with the given required members and no optional ones.
+    ///A `Resource` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -17906,7 +17906,7 @@ pub struct ResourceContents {
     pub extra: crate::JsonObject,
 }
 impl ResourceContents {
-    ///A `ResourceContents` with the given required members and no optional ones.
+    ///A `ResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceContents {
@@ -18076,7 +18076,7 @@ pub struct ResourceLink {
 impl ResourceLink {
     ///The `type` member every `ResourceLink` carries.
     pub const TYPE: &'static str = "resource_link";
-    ///A `ResourceLink` with the given required members and no optional ones.
+    ///A `ResourceLink` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -18356,7 +18356,7 @@ pub struct ResourceListChangedNotification {
 impl ResourceListChangedNotification {
     ///The `method` member every `ResourceListChangedNotification` carries.
     pub const METHOD: &'static str = "notifications/resources/list_changed";
-    ///A `ResourceListChangedNotification` with the given required members and no optional ones.
+    ///A `ResourceListChangedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResourceListChangedNotification {
@@ -18511,7 +18511,7 @@ pub struct ResourceRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl ResourceRequestParamsMeta {
-    ///A `ResourceRequestParamsMeta` with the given required members and no optional ones.
+    ///A `ResourceRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResourceRequestParamsMeta {
@@ -18609,7 +18609,7 @@ pub struct ResourceRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ResourceRequestParams {
-    ///A `ResourceRequestParams` with the given required members and no optional ones.
+    ///A `ResourceRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceRequestParams {
@@ -18754,7 +18754,7 @@ pub struct ResourceTemplate {
     pub extra: crate::JsonObject,
 }
 impl ResourceTemplate {
-    ///A `ResourceTemplate` with the given required members and no optional ones.
+    ///A `ResourceTemplate` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -19007,7 +19007,7 @@ pub struct ResourceTemplateReference {
 impl ResourceTemplateReference {
     ///The `type` member every `ResourceTemplateReference` carries.
     pub const TYPE: &'static str = "ref/resource";
-    ///A `ResourceTemplateReference` with the given required members and no optional ones.
+    ///A `ResourceTemplateReference` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceTemplateReference {
@@ -19125,7 +19125,7 @@ pub struct ResourceUpdatedNotification {
 impl ResourceUpdatedNotification {
     ///The `method` member every `ResourceUpdatedNotification` carries.
     pub const METHOD: &'static str = "notifications/resources/updated";
-    ///A `ResourceUpdatedNotification` with the given required members and no optional ones.
+    ///A `ResourceUpdatedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ResourceUpdatedNotificationParams) -> Self {
         ResourceUpdatedNotification {
@@ -19277,7 +19277,7 @@ pub struct ResourceUpdatedNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl ResourceUpdatedNotificationParams {
-    ///A `ResourceUpdatedNotificationParams` with the given required members and no optional ones.
+    ///A `ResourceUpdatedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceUpdatedNotificationParams {
@@ -19395,7 +19395,7 @@ pub struct ResultBase {
     pub extra: crate::JsonObject,
 }
 impl ResultBase {
-    ///A `Result` with the given required members and no optional ones.
+    ///A `Result` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResultBase {
@@ -19487,7 +19487,7 @@ pub struct Root {
     pub extra: crate::JsonObject,
 }
 impl Root {
-    ///A `Root` with the given required members and no optional ones.
+    ///A `Root` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         Root {
@@ -19615,7 +19615,7 @@ pub struct RootsListChangedNotification {
 impl RootsListChangedNotification {
     ///The `method` member every `RootsListChangedNotification` carries.
     pub const METHOD: &'static str = "notifications/roots/list_changed";
-    ///A `RootsListChangedNotification` with the given required members and no optional ones.
+    ///A `RootsListChangedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         RootsListChangedNotification {
@@ -19896,7 +19896,7 @@ pub struct SamplingMessage {
     pub extra: crate::JsonObject,
 }
 impl SamplingMessage {
-    ///A `SamplingMessage` with the given required members and no optional ones.
+    ///A `SamplingMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(content: SamplingMessageContent, role: Role) -> Self {
         SamplingMessage {
@@ -20153,7 +20153,7 @@ pub struct PromptsCapability {
     pub extra: crate::JsonObject,
 }
 impl PromptsCapability {
-    ///A `PromptsCapability` with the given required members and no optional ones.
+    ///A `PromptsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PromptsCapability {
@@ -20245,7 +20245,7 @@ pub struct ResourcesCapability {
     pub extra: crate::JsonObject,
 }
 impl ResourcesCapability {
-    ///A `ResourcesCapability` with the given required members and no optional ones.
+    ///A `ResourcesCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResourcesCapability {
@@ -20362,7 +20362,7 @@ pub struct ServerTasksCapabilityRequestsTools {
     pub extra: crate::JsonObject,
 }
 impl ServerTasksCapabilityRequestsTools {
-    ///A `ServerTasksCapabilityRequestsTools` with the given required members and no optional ones.
+    ///A `ServerTasksCapabilityRequestsTools` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ServerTasksCapabilityRequestsTools {
@@ -20455,7 +20455,7 @@ pub struct ServerTasksCapabilityRequests {
     pub extra: crate::JsonObject,
 }
 impl ServerTasksCapabilityRequests {
-    ///A `ServerTasksCapabilityRequests` with the given required members and no optional ones.
+    ///A `ServerTasksCapabilityRequests` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ServerTasksCapabilityRequests {
@@ -20549,7 +20549,7 @@ pub struct ServerTasksCapability {
     pub extra: crate::JsonObject,
 }
 impl ServerTasksCapability {
-    ///A `ServerTasksCapability` with the given required members and no optional ones.
+    ///A `ServerTasksCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ServerTasksCapability {
@@ -20688,7 +20688,7 @@ pub struct ToolsCapability {
     pub extra: crate::JsonObject,
 }
 impl ToolsCapability {
-    ///A `ToolsCapability` with the given required members and no optional ones.
+    ///A `ToolsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolsCapability {
@@ -20792,7 +20792,7 @@ pub struct ServerCapabilities {
     pub extra: crate::JsonObject,
 }
 impl ServerCapabilities {
-    ///A `ServerCapabilities` with the given required members and no optional ones.
+    ///A `ServerCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ServerCapabilities {
@@ -21659,7 +21659,7 @@ pub struct SetLevelRequest {
 impl SetLevelRequest {
     ///The `method` member every `SetLevelRequest` carries.
     pub const METHOD: &'static str = "logging/setLevel";
-    ///A `SetLevelRequest` with the given required members and no optional ones.
+    ///A `SetLevelRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: SetLevelRequestParams) -> Self {
         SetLevelRequest {
@@ -21812,7 +21812,7 @@ pub struct SetLevelRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl SetLevelRequestParamsMeta {
-    ///A `SetLevelRequestParamsMeta` with the given required members and no optional ones.
+    ///A `SetLevelRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         SetLevelRequestParamsMeta {
@@ -21910,7 +21910,7 @@ pub struct SetLevelRequestParams {
     pub extra: crate::JsonObject,
 }
 impl SetLevelRequestParams {
-    ///A `SetLevelRequestParams` with the given required members and no optional ones.
+    ///A `SetLevelRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(level: LoggingLevel) -> Self {
         SetLevelRequestParams {
@@ -22133,7 +22133,7 @@ pub struct StringSchema {
 impl StringSchema {
     ///The `type` member every `StringSchema` carries.
     pub const TYPE: &'static str = "string";
-    ///A `StringSchema` with the given required members and no optional ones.
+    ///A `StringSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         StringSchema {
@@ -22354,7 +22354,7 @@ pub struct SubscribeRequest {
 impl SubscribeRequest {
     ///The `method` member every `SubscribeRequest` carries.
     pub const METHOD: &'static str = "resources/subscribe";
-    ///A `SubscribeRequest` with the given required members and no optional ones.
+    ///A `SubscribeRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: SubscribeRequestParams) -> Self {
         SubscribeRequest {
@@ -22510,7 +22510,7 @@ pub struct SubscribeRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl SubscribeRequestParamsMeta {
-    ///A `SubscribeRequestParamsMeta` with the given required members and no optional ones.
+    ///A `SubscribeRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         SubscribeRequestParamsMeta {
@@ -22608,7 +22608,7 @@ pub struct SubscribeRequestParams {
     pub extra: crate::JsonObject,
 }
 impl SubscribeRequestParams {
-    ///A `SubscribeRequestParams` with the given required members and no optional ones.
+    ///A `SubscribeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         SubscribeRequestParams {
@@ -22740,7 +22740,7 @@ pub struct Task {
     pub extra: crate::JsonObject,
 }
 impl Task {
-    ///A `Task` with the given required members and no optional ones.
+    ///A `Task` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         created_at: impl ::std::convert::Into<::std::string::String>,
@@ -22958,7 +22958,7 @@ pub struct TaskAugmentedRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl TaskAugmentedRequestParamsMeta {
-    ///A `TaskAugmentedRequestParamsMeta` with the given required members and no optional ones.
+    ///A `TaskAugmentedRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         TaskAugmentedRequestParamsMeta {
@@ -23064,7 +23064,7 @@ pub struct TaskAugmentedRequestParams {
     pub extra: crate::JsonObject,
 }
 impl TaskAugmentedRequestParams {
-    ///A `TaskAugmentedRequestParams` with the given required members and no optional ones.
+    ///A `TaskAugmentedRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         TaskAugmentedRequestParams {
@@ -23182,7 +23182,7 @@ pub struct TaskMetadata {
     pub extra: crate::JsonObject,
 }
 impl TaskMetadata {
-    ///A `TaskMetadata` with the given required members and no optional ones.
+    ///A `TaskMetadata` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         TaskMetadata {
@@ -23265,7 +23265,7 @@ pub struct TaskStatusNotification {
 impl TaskStatusNotification {
     ///The `method` member every `TaskStatusNotification` carries.
     pub const METHOD: &'static str = "notifications/tasks/status";
-    ///A `TaskStatusNotification` with the given required members and no optional ones.
+    ///A `TaskStatusNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: TaskStatusNotificationParams) -> Self {
         TaskStatusNotification {
@@ -23433,7 +23433,7 @@ pub struct TaskStatusNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl TaskStatusNotificationParams {
-    ///A `TaskStatusNotificationParams` with the given required members and no optional ones.
+    ///A `TaskStatusNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         created_at: impl ::std::convert::Into<::std::string::String>,
@@ -23717,7 +23717,7 @@ pub struct TextContent {
 impl TextContent {
     ///The `type` member every `TextContent` carries.
     pub const TYPE: &'static str = "text";
-    ///A `TextContent` with the given required members and no optional ones.
+    ///A `TextContent` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(text: impl ::std::convert::Into<::std::string::String>) -> Self {
         TextContent {
@@ -23872,7 +23872,7 @@ pub struct TextResourceContents {
     pub extra: crate::JsonObject,
 }
 impl TextResourceContents {
-    ///A `TextResourceContents` with the given required members and no optional ones.
+    ///A `TextResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         text: impl ::std::convert::Into<::std::string::String>,
@@ -24038,7 +24038,7 @@ pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
     pub extra: crate::JsonObject,
 }
 impl TitledMultiSelectEnumSchemaItemsAnyOfItem {
-    ///A `TitledMultiSelectEnumSchemaItemsAnyOfItem` with the given required members and no optional ones.
+    ///A `TitledMultiSelectEnumSchemaItemsAnyOfItem` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         r#const: impl ::std::convert::Into<::std::string::String>,
@@ -24162,7 +24162,7 @@ pub struct TitledMultiSelectEnumSchemaItems {
     pub extra: crate::JsonObject,
 }
 impl TitledMultiSelectEnumSchemaItems {
-    ///A `TitledMultiSelectEnumSchemaItems` with the given required members and no optional ones.
+    ///A `TitledMultiSelectEnumSchemaItems` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         any_of: ::std::vec::Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>,
@@ -24276,7 +24276,7 @@ pub struct TitledMultiSelectEnumSchema {
 impl TitledMultiSelectEnumSchema {
     ///The `type` member every `TitledMultiSelectEnumSchema` carries.
     pub const TYPE: &'static str = "array";
-    ///A `TitledMultiSelectEnumSchema` with the given required members and no optional ones.
+    ///A `TitledMultiSelectEnumSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(items: TitledMultiSelectEnumSchemaItems) -> Self {
         TitledMultiSelectEnumSchema {
@@ -24513,7 +24513,7 @@ pub struct TitledSingleSelectEnumSchemaOneOfItem {
     pub extra: crate::JsonObject,
 }
 impl TitledSingleSelectEnumSchemaOneOfItem {
-    ///A `TitledSingleSelectEnumSchemaOneOfItem` with the given required members and no optional ones.
+    ///A `TitledSingleSelectEnumSchemaOneOfItem` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         r#const: impl ::std::convert::Into<::std::string::String>,
@@ -24645,7 +24645,7 @@ pub struct TitledSingleSelectEnumSchema {
 impl TitledSingleSelectEnumSchema {
     ///The `type` member every `TitledSingleSelectEnumSchema` carries.
     pub const TYPE: &'static str = "string";
-    ///A `TitledSingleSelectEnumSchema` with the given required members and no optional ones.
+    ///A `TitledSingleSelectEnumSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(one_of: ::std::vec::Vec<TitledSingleSelectEnumSchemaOneOfItem>) -> Self {
         TitledSingleSelectEnumSchema {
@@ -24870,7 +24870,7 @@ pub struct Tool {
     pub extra: crate::JsonObject,
 }
 impl Tool {
-    ///A `Tool` with the given required members and no optional ones.
+    ///A `Tool` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         input_schema: crate::ObjectSchema,
@@ -25154,7 +25154,7 @@ pub struct ToolAnnotations {
     pub extra: crate::JsonObject,
 }
 impl ToolAnnotations {
-    ///A `ToolAnnotations` with the given required members and no optional ones.
+    ///A `ToolAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolAnnotations {
@@ -25343,7 +25343,7 @@ pub struct ToolChoice {
     pub extra: crate::JsonObject,
 }
 impl ToolChoice {
-    ///A `ToolChoice` with the given required members and no optional ones.
+    ///A `ToolChoice` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolChoice {
@@ -25435,7 +25435,7 @@ pub struct ToolExecution {
     pub extra: crate::JsonObject,
 }
 impl ToolExecution {
-    ///A `ToolExecution` with the given required members and no optional ones.
+    ///A `ToolExecution` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolExecution {
@@ -25526,7 +25526,7 @@ pub struct ToolListChangedNotification {
 impl ToolListChangedNotification {
     ///The `method` member every `ToolListChangedNotification` carries.
     pub const METHOD: &'static str = "notifications/tools/list_changed";
-    ///A `ToolListChangedNotification` with the given required members and no optional ones.
+    ///A `ToolListChangedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolListChangedNotification {
@@ -25695,7 +25695,7 @@ pub struct ToolResultContent {
 impl ToolResultContent {
     ///The `type` member every `ToolResultContent` carries.
     pub const TYPE: &'static str = "tool_result";
-    ///A `ToolResultContent` with the given required members and no optional ones.
+    ///A `ToolResultContent` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         content: ::std::vec::Vec<ContentBlock>,
@@ -25918,7 +25918,7 @@ pub struct ToolUseContent {
 impl ToolUseContent {
     ///The `type` member every `ToolUseContent` carries.
     pub const TYPE: &'static str = "tool_use";
-    ///A `ToolUseContent` with the given required members and no optional ones.
+    ///A `ToolUseContent` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: impl ::std::convert::Into<::std::string::String>,
@@ -26086,7 +26086,7 @@ pub struct UrlElicitationRequiredErrorData {
     pub extra: crate::JsonObject,
 }
 impl UrlElicitationRequiredErrorData {
-    ///A `UrlElicitationRequiredErrorData` with the given required members and no optional ones.
+    ///A `UrlElicitationRequiredErrorData` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(elicitations: ::std::vec::Vec<ElicitRequestUrlParams>) -> Self {
         UrlElicitationRequiredErrorData {
@@ -26188,7 +26188,7 @@ pub struct UrlElicitationRequiredErrorObject {
 impl UrlElicitationRequiredErrorObject {
     ///The `code` member every `UrlElicitationRequiredErrorObject` carries.
     pub const CODE: i64 = -32042i64;
-    ///A `UrlElicitationRequiredErrorObject` with the given required members and no optional ones.
+    ///A `UrlElicitationRequiredErrorObject` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         data: UrlElicitationRequiredErrorData,
@@ -26343,7 +26343,7 @@ pub struct UrlElicitationRequiredError {
     pub extra: crate::JsonObject,
 }
 impl UrlElicitationRequiredError {
-    ///A `URLElicitationRequiredError` with the given required members and no optional ones.
+    ///A `URLElicitationRequiredError` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(error: UrlElicitationRequiredErrorObject) -> Self {
         UrlElicitationRequiredError {
@@ -26489,7 +26489,7 @@ pub struct UnsubscribeRequest {
 impl UnsubscribeRequest {
     ///The `method` member every `UnsubscribeRequest` carries.
     pub const METHOD: &'static str = "resources/unsubscribe";
-    ///A `UnsubscribeRequest` with the given required members and no optional ones.
+    ///A `UnsubscribeRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: UnsubscribeRequestParams) -> Self {
         UnsubscribeRequest {
@@ -26657,7 +26657,7 @@ pub struct UnsubscribeRequestParamsMeta {
     pub extra: crate::JsonObject,
 }
 impl UnsubscribeRequestParamsMeta {
-    ///A `UnsubscribeRequestParamsMeta` with the given required members and no optional ones.
+    ///A `UnsubscribeRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         UnsubscribeRequestParamsMeta {
@@ -26755,7 +26755,7 @@ pub struct UnsubscribeRequestParams {
     pub extra: crate::JsonObject,
 }
 impl UnsubscribeRequestParams {
-    ///A `UnsubscribeRequestParams` with the given required members and no optional ones.
+    ///A `UnsubscribeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         UnsubscribeRequestParams {
@@ -26873,7 +26873,7 @@ pub struct UntitledMultiSelectEnumSchemaItems {
 impl UntitledMultiSelectEnumSchemaItems {
     ///The `type` member every `UntitledMultiSelectEnumSchemaItems` carries.
     pub const TYPE: &'static str = "string";
-    ///A `UntitledMultiSelectEnumSchemaItems` with the given required members and no optional ones.
+    ///A `UntitledMultiSelectEnumSchemaItems` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(r#enum: ::std::vec::Vec<::std::string::String>) -> Self {
         UntitledMultiSelectEnumSchemaItems {
@@ -27010,7 +27010,7 @@ pub struct UntitledMultiSelectEnumSchema {
 impl UntitledMultiSelectEnumSchema {
     ///The `type` member every `UntitledMultiSelectEnumSchema` carries.
     pub const TYPE: &'static str = "array";
-    ///A `UntitledMultiSelectEnumSchema` with the given required members and no optional ones.
+    ///A `UntitledMultiSelectEnumSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(items: UntitledMultiSelectEnumSchemaItems) -> Self {
         UntitledMultiSelectEnumSchema {
@@ -27254,7 +27254,7 @@ pub struct UntitledSingleSelectEnumSchema {
 impl UntitledSingleSelectEnumSchema {
     ///The `type` member every `UntitledSingleSelectEnumSchema` carries.
     pub const TYPE: &'static str = "string";
-    ///A `UntitledSingleSelectEnumSchema` with the given required members and no optional ones.
+    ///A `UntitledSingleSelectEnumSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(r#enum: ::std::vec::Vec<::std::string::String>) -> Self {
         UntitledSingleSelectEnumSchema {

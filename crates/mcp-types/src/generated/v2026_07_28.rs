@@ -30,7 +30,7 @@ pub struct Annotations {
     pub extra: crate::JsonObject,
 }
 impl Annotations {
-    ///A `Annotations` with the given required members and no optional ones.
+    ///A `Annotations` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Annotations {
@@ -170,7 +170,7 @@ pub struct AudioContent {
 impl AudioContent {
     ///The `type` member every `AudioContent` carries.
     pub const TYPE: &'static str = "audio";
-    ///A `AudioContent` with the given required members and no optional ones.
+    ///A `AudioContent` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         data: impl ::std::convert::Into<::std::string::String>,
@@ -353,7 +353,7 @@ pub struct BaseMetadata {
     pub extra: crate::JsonObject,
 }
 impl BaseMetadata {
-    ///A `BaseMetadata` with the given required members and no optional ones.
+    ///A `BaseMetadata` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         BaseMetadata {
@@ -467,7 +467,7 @@ pub struct BlobResourceContents {
     pub extra: crate::JsonObject,
 }
 impl BlobResourceContents {
-    ///A `BlobResourceContents` with the given required members and no optional ones.
+    ///A `BlobResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         blob: impl ::std::convert::Into<::std::string::String>,
@@ -634,7 +634,7 @@ pub struct BooleanSchema {
 impl BooleanSchema {
     ///The `type` member every `BooleanSchema` carries.
     pub const TYPE: &'static str = "boolean";
-    ///A `BooleanSchema` with the given required members and no optional ones.
+    ///A `BooleanSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         BooleanSchema {
@@ -817,7 +817,7 @@ pub struct CacheableResult {
     pub extra: crate::JsonObject,
 }
 impl CacheableResult {
-    ///A `CacheableResult` with the given required members and no optional ones.
+    ///A `CacheableResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(cache_scope: CacheScope, ttl_ms: u64) -> Self {
         CacheableResult {
@@ -981,7 +981,7 @@ pub struct CallToolRequest {
 impl CallToolRequest {
     ///The `method` member every `CallToolRequest` carries.
     pub const METHOD: &'static str = "tools/call";
-    ///A `CallToolRequest` with the given required members and no optional ones.
+    ///A `CallToolRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: CallToolRequestParams) -> Self {
         CallToolRequest {
@@ -1139,7 +1139,7 @@ pub struct CallToolRequestParams {
     pub extra: crate::JsonObject,
 }
 impl CallToolRequestParams {
-    ///A `CallToolRequestParams` with the given required members and no optional ones.
+    ///A `CallToolRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         meta: RequestMetaObject,
@@ -1360,7 +1360,7 @@ pub struct CallToolResult {
     pub extra: crate::JsonObject,
 }
 impl CallToolResult {
-    ///A `CallToolResult` with the given required members and no optional ones.
+    ///A `CallToolResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(content: ::std::vec::Vec<ContentBlock>) -> Self {
         CallToolResult {
@@ -1609,7 +1609,7 @@ pub struct CallToolResultResponse {
     pub extra: crate::JsonObject,
 }
 impl CallToolResultResponse {
-    ///A `CallToolResultResponse` with the given required members and no optional ones.
+    ///A `CallToolResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, result: CallToolOutcome) -> Self {
         CallToolResultResponse {
@@ -1760,7 +1760,7 @@ pub struct CancelledNotification {
 impl CancelledNotification {
     ///The `method` member every `CancelledNotification` carries.
     pub const METHOD: &'static str = "notifications/cancelled";
-    ///A `CancelledNotification` with the given required members and no optional ones.
+    ///A `CancelledNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: CancelledNotificationParams) -> Self {
         CancelledNotification {
@@ -1915,7 +1915,7 @@ pub struct CancelledNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl CancelledNotificationParams {
-    ///A `CancelledNotificationParams` with the given required members and no optional ones.
+    ///A `CancelledNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(request_id: crate::RequestId) -> Self {
         CancelledNotificationParams {
@@ -2055,7 +2055,7 @@ pub struct ElicitationCapability {
     pub extra: crate::JsonObject,
 }
 impl ElicitationCapability {
-    ///A `ElicitationCapability` with the given required members and no optional ones.
+    ///A `ElicitationCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ElicitationCapability {
@@ -2168,7 +2168,7 @@ pub struct SamplingCapability {
     pub extra: crate::JsonObject,
 }
 impl SamplingCapability {
-    ///A `SamplingCapability` with the given required members and no optional ones.
+    ///A `SamplingCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         SamplingCapability {
@@ -2302,7 +2302,7 @@ pub struct ClientCapabilities {
     pub extra: crate::JsonObject,
 }
 impl ClientCapabilities {
-    ///A `ClientCapabilities` with the given required members and no optional ones.
+    ///A `ClientCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ClientCapabilities {
@@ -2805,7 +2805,7 @@ pub struct CompleteRequest {
 impl CompleteRequest {
     ///The `method` member every `CompleteRequest` carries.
     pub const METHOD: &'static str = "completion/complete";
-    ///A `CompleteRequest` with the given required members and no optional ones.
+    ///A `CompleteRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: CompleteRequestParams) -> Self {
         CompleteRequest {
@@ -2960,7 +2960,7 @@ pub struct CompleteRequestParamsArgument {
     pub extra: crate::JsonObject,
 }
 impl CompleteRequestParamsArgument {
-    ///A `CompleteRequestParamsArgument` with the given required members and no optional ones.
+    ///A `CompleteRequestParamsArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -3083,7 +3083,7 @@ pub struct CompleteRequestParamsContext {
     pub extra: crate::JsonObject,
 }
 impl CompleteRequestParamsContext {
-    ///A `CompleteRequestParamsContext` with the given required members and no optional ones.
+    ///A `CompleteRequestParamsContext` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         CompleteRequestParamsContext {
@@ -3264,7 +3264,7 @@ pub struct CompleteRequestParams {
     pub extra: crate::JsonObject,
 }
 impl CompleteRequestParams {
-    ///A `CompleteRequestParams` with the given required members and no optional ones.
+    ///A `CompleteRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         meta: RequestMetaObject,
@@ -3446,7 +3446,7 @@ pub struct CompleteResultCompletion {
     pub extra: crate::JsonObject,
 }
 impl CompleteResultCompletion {
-    ///A `CompleteResultCompletion` with the given required members and no optional ones.
+    ///A `CompleteResultCompletion` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(values: ::std::vec::Vec<::std::string::String>) -> Self {
         CompleteResultCompletion {
@@ -3598,7 +3598,7 @@ pub struct CompleteResult {
     pub extra: crate::JsonObject,
 }
 impl CompleteResult {
-    ///A `CompleteResult` with the given required members and no optional ones.
+    ///A `CompleteResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(completion: CompleteResultCompletion) -> Self {
         CompleteResult {
@@ -3737,7 +3737,7 @@ pub struct CompleteResultResponse {
     pub extra: crate::JsonObject,
 }
 impl CompleteResultResponse {
-    ///A `CompleteResultResponse` with the given required members and no optional ones.
+    ///A `CompleteResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, result: CompleteResult) -> Self {
         CompleteResultResponse {
@@ -3992,7 +3992,7 @@ pub struct CreateMessageRequest {
 impl CreateMessageRequest {
     ///The `method` member every `CreateMessageRequest` carries.
     pub const METHOD: &'static str = "sampling/createMessage";
-    ///A `CreateMessageRequest` with the given required members and no optional ones.
+    ///A `CreateMessageRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: CreateMessageRequestParams) -> Self {
         CreateMessageRequest {
@@ -4140,7 +4140,7 @@ pub struct CreateMessageRequestParams {
     pub extra: crate::JsonObject,
 }
 impl CreateMessageRequestParams {
-    ///A `CreateMessageRequestParams` with the given required members and no optional ones.
+    ///A `CreateMessageRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(max_tokens: i64, messages: ::std::vec::Vec<SamplingMessage>) -> Self {
         CreateMessageRequestParams {
@@ -4599,7 +4599,7 @@ pub struct CreateMessageResult {
     pub extra: crate::JsonObject,
 }
 impl CreateMessageResult {
-    ///A `CreateMessageResult` with the given required members and no optional ones.
+    ///A `CreateMessageResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         content: CreateMessageResultContent,
@@ -4801,7 +4801,7 @@ pub struct DiscoverRequest {
 impl DiscoverRequest {
     ///The `method` member every `DiscoverRequest` carries.
     pub const METHOD: &'static str = "server/discover";
-    ///A `DiscoverRequest` with the given required members and no optional ones.
+    ///A `DiscoverRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: RequestParams) -> Self {
         DiscoverRequest {
@@ -4995,7 +4995,7 @@ pub struct DiscoverResult {
     pub extra: crate::JsonObject,
 }
 impl DiscoverResult {
-    ///A `DiscoverResult` with the given required members and no optional ones.
+    ///A `DiscoverResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         cache_scope: CacheScope,
@@ -5247,7 +5247,7 @@ pub struct DiscoverResultResponse {
     pub extra: crate::JsonObject,
 }
 impl DiscoverResultResponse {
-    ///A `DiscoverResultResponse` with the given required members and no optional ones.
+    ///A `DiscoverResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, result: DiscoverResult) -> Self {
         DiscoverResultResponse {
@@ -5392,7 +5392,7 @@ pub struct ElicitRequest {
 impl ElicitRequest {
     ///The `method` member every `ElicitRequest` carries.
     pub const METHOD: &'static str = "elicitation/create";
-    ///A `ElicitRequest` with the given required members and no optional ones.
+    ///A `ElicitRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ElicitRequestParams) -> Self {
         ElicitRequest {
@@ -5516,7 +5516,7 @@ pub struct ElicitRequestFormParamsRequestedSchema {
 impl ElicitRequestFormParamsRequestedSchema {
     ///The `type` member every `ElicitRequestFormParamsRequestedSchema` carries.
     pub const TYPE: &'static str = "object";
-    ///A `ElicitRequestFormParamsRequestedSchema` with the given required members and no optional ones.
+    ///A `ElicitRequestFormParamsRequestedSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         properties: ::std::collections::BTreeMap<
@@ -5703,7 +5703,7 @@ pub struct ElicitRequestFormParams {
     pub extra: crate::JsonObject,
 }
 impl ElicitRequestFormParams {
-    ///A `ElicitRequestFormParams` with the given required members and no optional ones.
+    ///A `ElicitRequestFormParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         message: impl ::std::convert::Into<::std::string::String>,
@@ -5949,7 +5949,7 @@ pub struct ElicitRequestUrlParams {
 impl ElicitRequestUrlParams {
     ///The `mode` member every `ElicitRequestURLParams` carries.
     pub const MODE: &'static str = "url";
-    ///A `ElicitRequestURLParams` with the given required members and no optional ones.
+    ///A `ElicitRequestURLParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         message: impl ::std::convert::Into<::std::string::String>,
@@ -6188,7 +6188,7 @@ pub struct ElicitResult {
     pub extra: crate::JsonObject,
 }
 impl ElicitResult {
-    ///A `ElicitResult` with the given required members and no optional ones.
+    ///A `ElicitResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(action: Action) -> Self {
         ElicitResult {
@@ -6381,7 +6381,7 @@ pub struct EmbeddedResource {
 impl EmbeddedResource {
     ///The `type` member every `EmbeddedResource` carries.
     pub const TYPE: &'static str = "resource";
-    ///A `EmbeddedResource` with the given required members and no optional ones.
+    ///A `EmbeddedResource` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(resource: EmbeddedResourceResource) -> Self {
         EmbeddedResource {
@@ -6686,7 +6686,7 @@ pub struct GetPromptRequest {
 impl GetPromptRequest {
     ///The `method` member every `GetPromptRequest` carries.
     pub const METHOD: &'static str = "prompts/get";
-    ///A `GetPromptRequest` with the given required members and no optional ones.
+    ///A `GetPromptRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: GetPromptRequestParams) -> Self {
         GetPromptRequest {
@@ -6849,7 +6849,7 @@ pub struct GetPromptRequestParams {
     pub extra: crate::JsonObject,
 }
 impl GetPromptRequestParams {
-    ///A `GetPromptRequestParams` with the given required members and no optional ones.
+    ///A `GetPromptRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         meta: RequestMetaObject,
@@ -7055,7 +7055,7 @@ pub struct GetPromptResult {
     pub extra: crate::JsonObject,
 }
 impl GetPromptResult {
-    ///A `GetPromptResult` with the given required members and no optional ones.
+    ///A `GetPromptResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(messages: ::std::vec::Vec<PromptMessage>) -> Self {
         GetPromptResult {
@@ -7285,7 +7285,7 @@ pub struct GetPromptResultResponse {
     pub extra: crate::JsonObject,
 }
 impl GetPromptResultResponse {
-    ///A `GetPromptResultResponse` with the given required members and no optional ones.
+    ///A `GetPromptResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, result: GetPromptOutcome) -> Self {
         GetPromptResultResponse {
@@ -7432,7 +7432,7 @@ pub struct HeaderMismatchErrorObject {
 impl HeaderMismatchErrorObject {
     ///The `code` member every `HeaderMismatchErrorObject` carries.
     pub const CODE: i64 = -32020i64;
-    ///A `HeaderMismatchErrorObject` with the given required members and no optional ones.
+    ///A `HeaderMismatchErrorObject` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(message: impl ::std::convert::Into<::std::string::String>) -> Self {
         HeaderMismatchErrorObject {
@@ -7577,7 +7577,7 @@ pub struct HeaderMismatchError {
     pub extra: crate::JsonObject,
 }
 impl HeaderMismatchError {
-    ///A `HeaderMismatchError` with the given required members and no optional ones.
+    ///A `HeaderMismatchError` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(error: HeaderMismatchErrorObject) -> Self {
         HeaderMismatchError {
@@ -7739,7 +7739,7 @@ pub struct Icon {
     pub extra: crate::JsonObject,
 }
 impl Icon {
-    ///A `Icon` with the given required members and no optional ones.
+    ///A `Icon` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(src: impl ::std::convert::Into<::std::string::String>) -> Self {
         Icon {
@@ -7891,7 +7891,7 @@ pub struct Icons {
     pub extra: crate::JsonObject,
 }
 impl Icons {
-    ///A `Icons` with the given required members and no optional ones.
+    ///A `Icons` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Icons {
@@ -7982,7 +7982,7 @@ pub struct ImageContent {
 impl ImageContent {
     ///The `type` member every `ImageContent` carries.
     pub const TYPE: &'static str = "image";
-    ///A `ImageContent` with the given required members and no optional ones.
+    ///A `ImageContent` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         data: impl ::std::convert::Into<::std::string::String>,
@@ -8185,7 +8185,7 @@ pub struct Implementation {
     pub extra: crate::JsonObject,
 }
 impl Implementation {
-    ///A `Implementation` with the given required members and no optional ones.
+    ///A `Implementation` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -8497,7 +8497,7 @@ pub struct InputRequiredResult {
     pub extra: crate::JsonObject,
 }
 impl InputRequiredResult {
-    ///A `InputRequiredResult` with the given required members and no optional ones.
+    ///A `InputRequiredResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         InputRequiredResult {
@@ -8727,7 +8727,7 @@ pub struct InputResponseRequestParams {
     pub extra: crate::JsonObject,
 }
 impl InputResponseRequestParams {
-    ///A `InputResponseRequestParams` with the given required members and no optional ones.
+    ///A `InputResponseRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(meta: RequestMetaObject) -> Self {
         InputResponseRequestParams {
@@ -8882,7 +8882,7 @@ pub struct InternalError {
 impl InternalError {
     ///The `code` member every `InternalError` carries.
     pub const CODE: i64 = -32603i64;
-    ///A `InternalError` with the given required members and no optional ones.
+    ///A `InternalError` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(message: impl ::std::convert::Into<::std::string::String>) -> Self {
         InternalError {
@@ -9028,7 +9028,7 @@ pub struct InvalidParamsError {
 impl InvalidParamsError {
     ///The `code` member every `InvalidParamsError` carries.
     pub const CODE: i64 = -32602i64;
-    ///A `InvalidParamsError` with the given required members and no optional ones.
+    ///A `InvalidParamsError` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(message: impl ::std::convert::Into<::std::string::String>) -> Self {
         InvalidParamsError {
@@ -9168,7 +9168,7 @@ pub struct InvalidRequestError {
 impl InvalidRequestError {
     ///The `code` member every `InvalidRequestError` carries.
     pub const CODE: i64 = -32600i64;
-    ///A `InvalidRequestError` with the given required members and no optional ones.
+    ///A `InvalidRequestError` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(message: impl ::std::convert::Into<::std::string::String>) -> Self {
         InvalidRequestError {
@@ -9314,7 +9314,7 @@ pub struct JsonRpcErrorResponse {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcErrorResponse {
-    ///A `JSONRPCErrorResponse` with the given required members and no optional ones.
+    ///A `JSONRPCErrorResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(error: crate::ErrorObject) -> Self {
         JsonRpcErrorResponse {
@@ -9542,7 +9542,7 @@ pub struct JsonRpcNotification {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcNotification {
-    ///A `JSONRPCNotification` with the given required members and no optional ones.
+    ///A `JSONRPCNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
         JsonRpcNotification {
@@ -9686,7 +9686,7 @@ pub struct JsonRpcRequest {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcRequest {
-    ///A `JSONRPCRequest` with the given required members and no optional ones.
+    ///A `JSONRPCRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: crate::RequestId,
@@ -9907,7 +9907,7 @@ pub struct JsonRpcResultResponse {
     pub extra: crate::JsonObject,
 }
 impl JsonRpcResultResponse {
-    ///A `JSONRPCResultResponse` with the given required members and no optional ones.
+    ///A `JSONRPCResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, result: ResultBase) -> Self {
         JsonRpcResultResponse {
@@ -10061,7 +10061,7 @@ pub struct LegacyTitledEnumSchema {
 impl LegacyTitledEnumSchema {
     ///The `type` member every `LegacyTitledEnumSchema` carries.
     pub const TYPE: &'static str = "string";
-    ///A `LegacyTitledEnumSchema` with the given required members and no optional ones.
+    ///A `LegacyTitledEnumSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(r#enum: ::std::vec::Vec<::std::string::String>) -> Self {
         LegacyTitledEnumSchema {
@@ -10273,7 +10273,7 @@ pub struct ListPromptsRequest {
 impl ListPromptsRequest {
     ///The `method` member every `ListPromptsRequest` carries.
     pub const METHOD: &'static str = "prompts/list";
-    ///A `ListPromptsRequest` with the given required members and no optional ones.
+    ///A `ListPromptsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: PaginatedRequestParams) -> Self {
         ListPromptsRequest {
@@ -10471,7 +10471,7 @@ pub struct ListPromptsResult {
     pub extra: crate::JsonObject,
 }
 impl ListPromptsResult {
-    ///A `ListPromptsResult` with the given required members and no optional ones.
+    ///A `ListPromptsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         cache_scope: CacheScope,
@@ -10682,7 +10682,7 @@ pub struct ListPromptsResultResponse {
     pub extra: crate::JsonObject,
 }
 impl ListPromptsResultResponse {
-    ///A `ListPromptsResultResponse` with the given required members and no optional ones.
+    ///A `ListPromptsResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, result: ListPromptsResult) -> Self {
         ListPromptsResultResponse {
@@ -10828,7 +10828,7 @@ pub struct ListResourceTemplatesRequest {
 impl ListResourceTemplatesRequest {
     ///The `method` member every `ListResourceTemplatesRequest` carries.
     pub const METHOD: &'static str = "resources/templates/list";
-    ///A `ListResourceTemplatesRequest` with the given required members and no optional ones.
+    ///A `ListResourceTemplatesRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: PaginatedRequestParams) -> Self {
         ListResourceTemplatesRequest {
@@ -11032,7 +11032,7 @@ pub struct ListResourceTemplatesResult {
     pub extra: crate::JsonObject,
 }
 impl ListResourceTemplatesResult {
-    ///A `ListResourceTemplatesResult` with the given required members and no optional ones.
+    ///A `ListResourceTemplatesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         cache_scope: CacheScope,
@@ -11261,7 +11261,7 @@ pub struct ListResourceTemplatesResultResponse {
     pub extra: crate::JsonObject,
 }
 impl ListResourceTemplatesResultResponse {
-    ///A `ListResourceTemplatesResultResponse` with the given required members and no optional ones.
+    ///A `ListResourceTemplatesResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, result: ListResourceTemplatesResult) -> Self {
         ListResourceTemplatesResultResponse {
@@ -11413,7 +11413,7 @@ pub struct ListResourcesRequest {
 impl ListResourcesRequest {
     ///The `method` member every `ListResourcesRequest` carries.
     pub const METHOD: &'static str = "resources/list";
-    ///A `ListResourcesRequest` with the given required members and no optional ones.
+    ///A `ListResourcesRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: PaginatedRequestParams) -> Self {
         ListResourcesRequest {
@@ -11611,7 +11611,7 @@ pub struct ListResourcesResult {
     pub extra: crate::JsonObject,
 }
 impl ListResourcesResult {
-    ///A `ListResourcesResult` with the given required members and no optional ones.
+    ///A `ListResourcesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         cache_scope: CacheScope,
@@ -11828,7 +11828,7 @@ pub struct ListResourcesResultResponse {
     pub extra: crate::JsonObject,
 }
 impl ListResourcesResultResponse {
-    ///A `ListResourcesResultResponse` with the given required members and no optional ones.
+    ///A `ListResourcesResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, result: ListResourcesResult) -> Self {
         ListResourcesResultResponse {
@@ -11970,7 +11970,7 @@ pub struct ListRootsRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ListRootsRequestParams {
-    ///A `ListRootsRequestParams` with the given required members and no optional ones.
+    ///A `ListRootsRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListRootsRequestParams {
@@ -12067,7 +12067,7 @@ pub struct ListRootsRequest {
 impl ListRootsRequest {
     ///The `method` member every `ListRootsRequest` carries.
     pub const METHOD: &'static str = "roots/list";
-    ///A `ListRootsRequest` with the given required members and no optional ones.
+    ///A `ListRootsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ListRootsRequest {
@@ -12181,7 +12181,7 @@ pub struct ListRootsResult {
     pub extra: crate::JsonObject,
 }
 impl ListRootsResult {
-    ///A `ListRootsResult` with the given required members and no optional ones.
+    ///A `ListRootsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(roots: ::std::vec::Vec<Root>) -> Self {
         ListRootsResult {
@@ -12275,7 +12275,7 @@ pub struct ListToolsRequest {
 impl ListToolsRequest {
     ///The `method` member every `ListToolsRequest` carries.
     pub const METHOD: &'static str = "tools/list";
-    ///A `ListToolsRequest` with the given required members and no optional ones.
+    ///A `ListToolsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: PaginatedRequestParams) -> Self {
         ListToolsRequest {
@@ -12464,7 +12464,7 @@ pub struct ListToolsResult {
     pub extra: crate::JsonObject,
 }
 impl ListToolsResult {
-    ///A `ListToolsResult` with the given required members and no optional ones.
+    ///A `ListToolsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         cache_scope: CacheScope,
@@ -12672,7 +12672,7 @@ pub struct ListToolsResultResponse {
     pub extra: crate::JsonObject,
 }
 impl ListToolsResultResponse {
-    ///A `ListToolsResultResponse` with the given required members and no optional ones.
+    ///A `ListToolsResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, result: ListToolsResult) -> Self {
         ListToolsResultResponse {
@@ -12817,7 +12817,7 @@ pub struct LoggingMessageNotification {
 impl LoggingMessageNotification {
     ///The `method` member every `LoggingMessageNotification` carries.
     pub const METHOD: &'static str = "notifications/message";
-    ///A `LoggingMessageNotification` with the given required members and no optional ones.
+    ///A `LoggingMessageNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: LoggingMessageNotificationParams) -> Self {
         LoggingMessageNotification {
@@ -12972,7 +12972,7 @@ pub struct LoggingMessageNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl LoggingMessageNotificationParams {
-    ///A `LoggingMessageNotificationParams` with the given required members and no optional ones.
+    ///A `LoggingMessageNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(data: ::serde_json::Value, level: LoggingLevel) -> Self {
         LoggingMessageNotificationParams {
@@ -13181,7 +13181,7 @@ pub struct MethodNotFoundError {
 impl MethodNotFoundError {
     ///The `code` member every `MethodNotFoundError` carries.
     pub const CODE: i64 = -32601i64;
-    ///A `MethodNotFoundError` with the given required members and no optional ones.
+    ///A `MethodNotFoundError` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(message: impl ::std::convert::Into<::std::string::String>) -> Self {
         MethodNotFoundError {
@@ -13322,7 +13322,7 @@ pub struct MissingRequiredClientCapabilityErrorData {
     pub extra: crate::JsonObject,
 }
 impl MissingRequiredClientCapabilityErrorData {
-    ///A `MissingRequiredClientCapabilityErrorData` with the given required members and no optional ones.
+    ///A `MissingRequiredClientCapabilityErrorData` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(required_capabilities: ClientCapabilities) -> Self {
         MissingRequiredClientCapabilityErrorData {
@@ -13429,7 +13429,7 @@ pub struct MissingRequiredClientCapabilityErrorObject {
 impl MissingRequiredClientCapabilityErrorObject {
     ///The `code` member every `MissingRequiredClientCapabilityErrorObject` carries.
     pub const CODE: i64 = -32021i64;
-    ///A `MissingRequiredClientCapabilityErrorObject` with the given required members and no optional ones.
+    ///A `MissingRequiredClientCapabilityErrorObject` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         data: MissingRequiredClientCapabilityErrorData,
@@ -13588,7 +13588,7 @@ pub struct MissingRequiredClientCapabilityError {
     pub extra: crate::JsonObject,
 }
 impl MissingRequiredClientCapabilityError {
-    ///A `MissingRequiredClientCapabilityError` with the given required members and no optional ones.
+    ///A `MissingRequiredClientCapabilityError` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(error: MissingRequiredClientCapabilityErrorObject) -> Self {
         MissingRequiredClientCapabilityError {
@@ -13751,7 +13751,7 @@ pub struct ModelHint {
     pub extra: crate::JsonObject,
 }
 impl ModelHint {
-    ///A `ModelHint` with the given required members and no optional ones.
+    ///A `ModelHint` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ModelHint {
@@ -13863,7 +13863,7 @@ pub struct ModelPreferences {
     pub extra: crate::JsonObject,
 }
 impl ModelPreferences {
-    ///A `ModelPreferences` with the given required members and no optional ones.
+    ///A `ModelPreferences` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ModelPreferences {
@@ -14104,7 +14104,7 @@ pub struct NotificationBase {
     pub extra: crate::JsonObject,
 }
 impl NotificationBase {
-    ///A `Notification` with the given required members and no optional ones.
+    ///A `Notification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
         NotificationBase {
@@ -14223,7 +14223,7 @@ pub struct NotificationMetaObject {
     pub extra: crate::JsonObject,
 }
 impl NotificationMetaObject {
-    ///A `NotificationMetaObject` with the given required members and no optional ones.
+    ///A `NotificationMetaObject` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         NotificationMetaObject {
@@ -14321,7 +14321,7 @@ pub struct NotificationParams {
     pub extra: crate::JsonObject,
 }
 impl NotificationParams {
-    ///A `NotificationParams` with the given required members and no optional ones.
+    ///A `NotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         NotificationParams {
@@ -14414,7 +14414,7 @@ pub struct NumberSchema {
     pub extra: crate::JsonObject,
 }
 impl NumberSchema {
-    ///A `NumberSchema` with the given required members and no optional ones.
+    ///A `NumberSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(r#type: NumberSchemaType) -> Self {
         NumberSchema {
@@ -14606,7 +14606,7 @@ pub struct PaginatedRequest {
     pub extra: crate::JsonObject,
 }
 impl PaginatedRequest {
-    ///A `PaginatedRequest` with the given required members and no optional ones.
+    ///A `PaginatedRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: crate::RequestId,
@@ -14769,7 +14769,7 @@ pub struct PaginatedRequestParams {
     pub extra: crate::JsonObject,
 }
 impl PaginatedRequestParams {
-    ///A `PaginatedRequestParams` with the given required members and no optional ones.
+    ///A `PaginatedRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(meta: RequestMetaObject) -> Self {
         PaginatedRequestParams {
@@ -14903,7 +14903,7 @@ pub struct PaginatedResult {
     pub extra: crate::JsonObject,
 }
 impl PaginatedResult {
-    ///A `PaginatedResult` with the given required members and no optional ones.
+    ///A `PaginatedResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PaginatedResult {
@@ -15041,7 +15041,7 @@ pub struct ParseError {
 impl ParseError {
     ///The `code` member every `ParseError` carries.
     pub const CODE: i64 = -32700i64;
-    ///A `ParseError` with the given required members and no optional ones.
+    ///A `ParseError` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(message: impl ::std::convert::Into<::std::string::String>) -> Self {
         ParseError {
@@ -15364,7 +15364,7 @@ pub struct ProgressNotification {
 impl ProgressNotification {
     ///The `method` member every `ProgressNotification` carries.
     pub const METHOD: &'static str = "notifications/progress";
-    ///A `ProgressNotification` with the given required members and no optional ones.
+    ///A `ProgressNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ProgressNotificationParams) -> Self {
         ProgressNotification {
@@ -15521,7 +15521,7 @@ pub struct ProgressNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl ProgressNotificationParams {
-    ///A `ProgressNotificationParams` with the given required members and no optional ones.
+    ///A `ProgressNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         progress: ::serde_json::Number,
@@ -15733,7 +15733,7 @@ pub struct Prompt {
     pub extra: crate::JsonObject,
 }
 impl Prompt {
-    ///A `Prompt` with the given required members and no optional ones.
+    ///A `Prompt` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         Prompt {
@@ -15928,7 +15928,7 @@ pub struct PromptArgument {
     pub extra: crate::JsonObject,
 }
 impl PromptArgument {
-    ///A `PromptArgument` with the given required members and no optional ones.
+    ///A `PromptArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         PromptArgument {
@@ -16079,7 +16079,7 @@ pub struct PromptListChangedNotification {
 impl PromptListChangedNotification {
     ///The `method` member every `PromptListChangedNotification` carries.
     pub const METHOD: &'static str = "notifications/prompts/list_changed";
-    ///A `PromptListChangedNotification` with the given required members and no optional ones.
+    ///A `PromptListChangedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PromptListChangedNotification {
@@ -16228,7 +16228,7 @@ pub struct PromptMessage {
     pub extra: crate::JsonObject,
 }
 impl PromptMessage {
-    ///A `PromptMessage` with the given required members and no optional ones.
+    ///A `PromptMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(content: ContentBlock, role: Role) -> Self {
         PromptMessage {
@@ -16351,7 +16351,7 @@ pub struct PromptReference {
 impl PromptReference {
     ///The `type` member every `PromptReference` carries.
     pub const TYPE: &'static str = "ref/prompt";
-    ///A `PromptReference` with the given required members and no optional ones.
+    ///A `PromptReference` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         PromptReference {
@@ -16487,7 +16487,7 @@ pub struct ReadResourceRequest {
 impl ReadResourceRequest {
     ///The `method` member every `ReadResourceRequest` carries.
     pub const METHOD: &'static str = "resources/read";
-    ///A `ReadResourceRequest` with the given required members and no optional ones.
+    ///A `ReadResourceRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: ReadResourceRequestParams) -> Self {
         ReadResourceRequest {
@@ -16655,7 +16655,7 @@ pub struct ReadResourceRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ReadResourceRequestParams {
-    ///A `ReadResourceRequestParams` with the given required members and no optional ones.
+    ///A `ReadResourceRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         meta: RequestMetaObject,
@@ -16927,7 +16927,7 @@ pub struct ReadResourceResult {
     pub extra: crate::JsonObject,
 }
 impl ReadResourceResult {
-    ///A `ReadResourceResult` with the given required members and no optional ones.
+    ///A `ReadResourceResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         cache_scope: CacheScope,
@@ -17200,7 +17200,7 @@ pub struct ReadResourceResultResponse {
     pub extra: crate::JsonObject,
 }
 impl ReadResourceResultResponse {
-    ///A `ReadResourceResultResponse` with the given required members and no optional ones.
+    ///A `ReadResourceResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, result: ReadResourceOutcome) -> Self {
         ReadResourceResultResponse {
@@ -17343,7 +17343,7 @@ pub struct RequestBase {
     pub extra: crate::JsonObject,
 }
 impl RequestBase {
-    ///A `Request` with the given required members and no optional ones.
+    ///A `Request` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
         RequestBase {
@@ -17486,7 +17486,7 @@ pub struct RequestMetaObject {
     pub extra: crate::JsonObject,
 }
 impl RequestMetaObject {
-    ///A `RequestMetaObject` with the given required members and no optional ones.
+    ///A `RequestMetaObject` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         client_capabilities: ClientCapabilities,
@@ -17704,7 +17704,7 @@ pub struct RequestParams {
     pub extra: crate::JsonObject,
 }
 impl RequestParams {
-    ///A `RequestParams` with the given required members and no optional ones.
+    ///A `RequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(meta: RequestMetaObject) -> Self {
         RequestParams {
@@ -17829,7 +17829,7 @@ pub struct Resource {
     pub extra: crate::JsonObject,
 }
 impl Resource {
-    ///A `Resource` with the given required members and no optional ones.
+    ///A `Resource` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -18082,7 +18082,7 @@ pub struct ResourceContents {
     pub extra: crate::JsonObject,
 }
 impl ResourceContents {
-    ///A `ResourceContents` with the given required members and no optional ones.
+    ///A `ResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceContents {
@@ -18251,7 +18251,7 @@ pub struct ResourceLink {
 impl ResourceLink {
     ///The `type` member every `ResourceLink` carries.
     pub const TYPE: &'static str = "resource_link";
-    ///A `ResourceLink` with the given required members and no optional ones.
+    ///A `ResourceLink` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -18531,7 +18531,7 @@ pub struct ResourceListChangedNotification {
 impl ResourceListChangedNotification {
     ///The `method` member every `ResourceListChangedNotification` carries.
     pub const METHOD: &'static str = "notifications/resources/list_changed";
-    ///A `ResourceListChangedNotification` with the given required members and no optional ones.
+    ///A `ResourceListChangedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResourceListChangedNotification {
@@ -18687,7 +18687,7 @@ pub struct ResourceRequestParams {
     pub extra: crate::JsonObject,
 }
 impl ResourceRequestParams {
-    ///A `ResourceRequestParams` with the given required members and no optional ones.
+    ///A `ResourceRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         meta: RequestMetaObject,
@@ -18838,7 +18838,7 @@ pub struct ResourceTemplate {
     pub extra: crate::JsonObject,
 }
 impl ResourceTemplate {
-    ///A `ResourceTemplate` with the given required members and no optional ones.
+    ///A `ResourceTemplate` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: impl ::std::convert::Into<::std::string::String>,
@@ -19091,7 +19091,7 @@ pub struct ResourceTemplateReference {
 impl ResourceTemplateReference {
     ///The `type` member every `ResourceTemplateReference` carries.
     pub const TYPE: &'static str = "ref/resource";
-    ///A `ResourceTemplateReference` with the given required members and no optional ones.
+    ///A `ResourceTemplateReference` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceTemplateReference {
@@ -19209,7 +19209,7 @@ pub struct ResourceUpdatedNotification {
 impl ResourceUpdatedNotification {
     ///The `method` member every `ResourceUpdatedNotification` carries.
     pub const METHOD: &'static str = "notifications/resources/updated";
-    ///A `ResourceUpdatedNotification` with the given required members and no optional ones.
+    ///A `ResourceUpdatedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ResourceUpdatedNotificationParams) -> Self {
         ResourceUpdatedNotification {
@@ -19360,7 +19360,7 @@ pub struct ResourceUpdatedNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl ResourceUpdatedNotificationParams {
-    ///A `ResourceUpdatedNotificationParams` with the given required members and no optional ones.
+    ///A `ResourceUpdatedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceUpdatedNotificationParams {
@@ -19488,7 +19488,7 @@ pub struct ResultBase {
     pub extra: crate::JsonObject,
 }
 impl ResultBase {
-    ///A `Result` with the given required members and no optional ones.
+    ///A `Result` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResultBase {
@@ -19606,7 +19606,7 @@ pub struct ResultMetaObject {
     pub extra: crate::JsonObject,
 }
 impl ResultMetaObject {
-    ///A `ResultMetaObject` with the given required members and no optional ones.
+    ///A `ResultMetaObject` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResultMetaObject {
@@ -19713,7 +19713,7 @@ pub struct Root {
     pub extra: crate::JsonObject,
 }
 impl Root {
-    ///A `Root` with the given required members and no optional ones.
+    ///A `Root` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         Root {
@@ -19972,7 +19972,7 @@ pub struct SamplingMessage {
     pub extra: crate::JsonObject,
 }
 impl SamplingMessage {
-    ///A `SamplingMessage` with the given required members and no optional ones.
+    ///A `SamplingMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(content: SamplingMessageContent, role: Role) -> Self {
         SamplingMessage {
@@ -20229,7 +20229,7 @@ pub struct PromptsCapability {
     pub extra: crate::JsonObject,
 }
 impl PromptsCapability {
-    ///A `PromptsCapability` with the given required members and no optional ones.
+    ///A `PromptsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         PromptsCapability {
@@ -20321,7 +20321,7 @@ pub struct ResourcesCapability {
     pub extra: crate::JsonObject,
 }
 impl ResourcesCapability {
-    ///A `ResourcesCapability` with the given required members and no optional ones.
+    ///A `ResourcesCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ResourcesCapability {
@@ -20438,7 +20438,7 @@ pub struct ToolsCapability {
     pub extra: crate::JsonObject,
 }
 impl ToolsCapability {
-    ///A `ToolsCapability` with the given required members and no optional ones.
+    ///A `ToolsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolsCapability {
@@ -20549,7 +20549,7 @@ pub struct ServerCapabilities {
     pub extra: crate::JsonObject,
 }
 impl ServerCapabilities {
-    ///A `ServerCapabilities` with the given required members and no optional ones.
+    ///A `ServerCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ServerCapabilities {
@@ -21291,7 +21291,7 @@ pub struct StringSchema {
 impl StringSchema {
     ///The `type` member every `StringSchema` carries.
     pub const TYPE: &'static str = "string";
-    ///A `StringSchema` with the given required members and no optional ones.
+    ///A `StringSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         StringSchema {
@@ -21523,7 +21523,7 @@ pub struct SubscriptionFilter {
     pub extra: crate::JsonObject,
 }
 impl SubscriptionFilter {
-    ///A `SubscriptionFilter` with the given required members and no optional ones.
+    ///A `SubscriptionFilter` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         SubscriptionFilter {
@@ -21714,7 +21714,7 @@ pub struct SubscriptionsAcknowledgedNotification {
 impl SubscriptionsAcknowledgedNotification {
     ///The `method` member every `SubscriptionsAcknowledgedNotification` carries.
     pub const METHOD: &'static str = "notifications/subscriptions/acknowledged";
-    ///A `SubscriptionsAcknowledgedNotification` with the given required members and no optional ones.
+    ///A `SubscriptionsAcknowledgedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: SubscriptionsAcknowledgedNotificationParams) -> Self {
         SubscriptionsAcknowledgedNotification {
@@ -21879,7 +21879,7 @@ pub struct SubscriptionsAcknowledgedNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl SubscriptionsAcknowledgedNotificationParams {
-    ///A `SubscriptionsAcknowledgedNotificationParams` with the given required members and no optional ones.
+    ///A `SubscriptionsAcknowledgedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(notifications: SubscriptionFilter) -> Self {
         SubscriptionsAcknowledgedNotificationParams {
@@ -22008,7 +22008,7 @@ pub struct SubscriptionsListenRequest {
 impl SubscriptionsListenRequest {
     ///The `method` member every `SubscriptionsListenRequest` carries.
     pub const METHOD: &'static str = "subscriptions/listen";
-    ///A `SubscriptionsListenRequest` with the given required members and no optional ones.
+    ///A `SubscriptionsListenRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, params: SubscriptionsListenRequestParams) -> Self {
         SubscriptionsListenRequest {
@@ -22182,7 +22182,7 @@ pub struct SubscriptionsListenRequestParams {
     pub extra: crate::JsonObject,
 }
 impl SubscriptionsListenRequestParams {
-    ///A `SubscriptionsListenRequestParams` with the given required members and no optional ones.
+    ///A `SubscriptionsListenRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(meta: RequestMetaObject, notifications: SubscriptionFilter) -> Self {
         SubscriptionsListenRequestParams {
@@ -22324,7 +22324,7 @@ pub struct SubscriptionsListenResult {
     pub extra: crate::JsonObject,
 }
 impl SubscriptionsListenResult {
-    ///A `SubscriptionsListenResult` with the given required members and no optional ones.
+    ///A `SubscriptionsListenResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(meta: SubscriptionsListenResultMetaObject) -> Self {
         SubscriptionsListenResult {
@@ -22459,7 +22459,7 @@ pub struct SubscriptionsListenResultMetaObject {
     pub extra: crate::JsonObject,
 }
 impl SubscriptionsListenResultMetaObject {
-    ///A `SubscriptionsListenResultMetaObject` with the given required members and no optional ones.
+    ///A `SubscriptionsListenResultMetaObject` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(subscription_id: crate::RequestId) -> Self {
         SubscriptionsListenResultMetaObject {
@@ -22594,7 +22594,7 @@ pub struct SubscriptionsListenResultResponse {
     pub extra: crate::JsonObject,
 }
 impl SubscriptionsListenResultResponse {
-    ///A `SubscriptionsListenResultResponse` with the given required members and no optional ones.
+    ///A `SubscriptionsListenResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: crate::RequestId, result: SubscriptionsListenResult) -> Self {
         SubscriptionsListenResultResponse {
@@ -22749,7 +22749,7 @@ pub struct TextContent {
 impl TextContent {
     ///The `type` member every `TextContent` carries.
     pub const TYPE: &'static str = "text";
-    ///A `TextContent` with the given required members and no optional ones.
+    ///A `TextContent` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(text: impl ::std::convert::Into<::std::string::String>) -> Self {
         TextContent {
@@ -22903,7 +22903,7 @@ pub struct TextResourceContents {
     pub extra: crate::JsonObject,
 }
 impl TextResourceContents {
-    ///A `TextResourceContents` with the given required members and no optional ones.
+    ///A `TextResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         text: impl ::std::convert::Into<::std::string::String>,
@@ -23069,7 +23069,7 @@ pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
     pub extra: crate::JsonObject,
 }
 impl TitledMultiSelectEnumSchemaItemsAnyOfItem {
-    ///A `TitledMultiSelectEnumSchemaItemsAnyOfItem` with the given required members and no optional ones.
+    ///A `TitledMultiSelectEnumSchemaItemsAnyOfItem` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         r#const: impl ::std::convert::Into<::std::string::String>,
@@ -23193,7 +23193,7 @@ pub struct TitledMultiSelectEnumSchemaItems {
     pub extra: crate::JsonObject,
 }
 impl TitledMultiSelectEnumSchemaItems {
-    ///A `TitledMultiSelectEnumSchemaItems` with the given required members and no optional ones.
+    ///A `TitledMultiSelectEnumSchemaItems` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         any_of: ::std::vec::Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>,
@@ -23307,7 +23307,7 @@ pub struct TitledMultiSelectEnumSchema {
 impl TitledMultiSelectEnumSchema {
     ///The `type` member every `TitledMultiSelectEnumSchema` carries.
     pub const TYPE: &'static str = "array";
-    ///A `TitledMultiSelectEnumSchema` with the given required members and no optional ones.
+    ///A `TitledMultiSelectEnumSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(items: TitledMultiSelectEnumSchemaItems) -> Self {
         TitledMultiSelectEnumSchema {
@@ -23544,7 +23544,7 @@ pub struct TitledSingleSelectEnumSchemaOneOfItem {
     pub extra: crate::JsonObject,
 }
 impl TitledSingleSelectEnumSchemaOneOfItem {
-    ///A `TitledSingleSelectEnumSchemaOneOfItem` with the given required members and no optional ones.
+    ///A `TitledSingleSelectEnumSchemaOneOfItem` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         r#const: impl ::std::convert::Into<::std::string::String>,
@@ -23676,7 +23676,7 @@ pub struct TitledSingleSelectEnumSchema {
 impl TitledSingleSelectEnumSchema {
     ///The `type` member every `TitledSingleSelectEnumSchema` carries.
     pub const TYPE: &'static str = "string";
-    ///A `TitledSingleSelectEnumSchema` with the given required members and no optional ones.
+    ///A `TitledSingleSelectEnumSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(one_of: ::std::vec::Vec<TitledSingleSelectEnumSchemaOneOfItem>) -> Self {
         TitledSingleSelectEnumSchema {
@@ -23910,7 +23910,7 @@ pub struct Tool {
     pub extra: crate::JsonObject,
 }
 impl Tool {
-    ///A `Tool` with the given required members and no optional ones.
+    ///A `Tool` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         input_schema: crate::ObjectSchema,
@@ -24174,7 +24174,7 @@ pub struct ToolAnnotations {
     pub extra: crate::JsonObject,
 }
 impl ToolAnnotations {
-    ///A `ToolAnnotations` with the given required members and no optional ones.
+    ///A `ToolAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolAnnotations {
@@ -24363,7 +24363,7 @@ pub struct ToolChoice {
     pub extra: crate::JsonObject,
 }
 impl ToolChoice {
-    ///A `ToolChoice` with the given required members and no optional ones.
+    ///A `ToolChoice` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolChoice {
@@ -24448,7 +24448,7 @@ pub struct ToolListChangedNotification {
 impl ToolListChangedNotification {
     ///The `method` member every `ToolListChangedNotification` carries.
     pub const METHOD: &'static str = "notifications/tools/list_changed";
-    ///A `ToolListChangedNotification` with the given required members and no optional ones.
+    ///A `ToolListChangedNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         ToolListChangedNotification {
@@ -24616,7 +24616,7 @@ pub struct ToolResultContent {
 impl ToolResultContent {
     ///The `type` member every `ToolResultContent` carries.
     pub const TYPE: &'static str = "tool_result";
-    ///A `ToolResultContent` with the given required members and no optional ones.
+    ///A `ToolResultContent` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         content: ::std::vec::Vec<ContentBlock>,
@@ -24837,7 +24837,7 @@ pub struct ToolUseContent {
 impl ToolUseContent {
     ///The `type` member every `ToolUseContent` carries.
     pub const TYPE: &'static str = "tool_use";
-    ///A `ToolUseContent` with the given required members and no optional ones.
+    ///A `ToolUseContent` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: impl ::std::convert::Into<::std::string::String>,
@@ -25009,7 +25009,7 @@ pub struct UnsupportedProtocolVersionErrorData {
     pub extra: crate::JsonObject,
 }
 impl UnsupportedProtocolVersionErrorData {
-    ///A `UnsupportedProtocolVersionErrorData` with the given required members and no optional ones.
+    ///A `UnsupportedProtocolVersionErrorData` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         requested: impl ::std::convert::Into<::std::string::String>,
@@ -25137,7 +25137,7 @@ pub struct UnsupportedProtocolVersionErrorObject {
 impl UnsupportedProtocolVersionErrorObject {
     ///The `code` member every `UnsupportedProtocolVersionErrorObject` carries.
     pub const CODE: i64 = -32022i64;
-    ///A `UnsupportedProtocolVersionErrorObject` with the given required members and no optional ones.
+    ///A `UnsupportedProtocolVersionErrorObject` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         data: UnsupportedProtocolVersionErrorData,
@@ -25295,7 +25295,7 @@ pub struct UnsupportedProtocolVersionError {
     pub extra: crate::JsonObject,
 }
 impl UnsupportedProtocolVersionError {
-    ///A `UnsupportedProtocolVersionError` with the given required members and no optional ones.
+    ///A `UnsupportedProtocolVersionError` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(error: UnsupportedProtocolVersionErrorObject) -> Self {
         UnsupportedProtocolVersionError {
@@ -25447,7 +25447,7 @@ pub struct UntitledMultiSelectEnumSchemaItems {
 impl UntitledMultiSelectEnumSchemaItems {
     ///The `type` member every `UntitledMultiSelectEnumSchemaItems` carries.
     pub const TYPE: &'static str = "string";
-    ///A `UntitledMultiSelectEnumSchemaItems` with the given required members and no optional ones.
+    ///A `UntitledMultiSelectEnumSchemaItems` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(r#enum: ::std::vec::Vec<::std::string::String>) -> Self {
         UntitledMultiSelectEnumSchemaItems {
@@ -25584,7 +25584,7 @@ pub struct UntitledMultiSelectEnumSchema {
 impl UntitledMultiSelectEnumSchema {
     ///The `type` member every `UntitledMultiSelectEnumSchema` carries.
     pub const TYPE: &'static str = "array";
-    ///A `UntitledMultiSelectEnumSchema` with the given required members and no optional ones.
+    ///A `UntitledMultiSelectEnumSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(items: UntitledMultiSelectEnumSchemaItems) -> Self {
         UntitledMultiSelectEnumSchema {
@@ -25828,7 +25828,7 @@ pub struct UntitledSingleSelectEnumSchema {
 impl UntitledSingleSelectEnumSchema {
     ///The `type` member every `UntitledSingleSelectEnumSchema` carries.
     pub const TYPE: &'static str = "string";
-    ///A `UntitledSingleSelectEnumSchema` with the given required members and no optional ones.
+    ///A `UntitledSingleSelectEnumSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(r#enum: ::std::vec::Vec<::std::string::String>) -> Self {
         UntitledSingleSelectEnumSchema {

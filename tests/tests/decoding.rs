@@ -1,0 +1,199 @@
+//! Bad input is an error that names the problem; unknown members survive at every level; presence,
+//! integers and const members are exact. Uses the 2026-07-28 types (the crate root) unless a test
+//! names another revision.
+
+use mcp_types::{
+    CallToolResult, ClientCapabilities, ClientMessage, ClientRequest, ContentBlock, DiscoverResult, ErrorObject,
+    Implementation, LoggingLevel, Request, ServerCapabilities, ServerMessage, UnsupportedProtocolVersionError,
+    UnsupportedProtocolVersionErrorData, UnsupportedProtocolVersionErrorObject, error_codes,
+};
+use serde_json::{Value, json};
+
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+fn err<T: serde::de::DeserializeOwned + std::fmt::Debug>(text: &str) -> String {
+    serde_json::from_str::<T>(text).expect_err("must not decode").to_string()
+}
+
+fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(value: Value) -> Value {
+    let typed: T = serde_json::from_value(value).unwrap();
+    serde_json::to_value(&typed).unwrap()
+}
+
+#[test]
+fn wrong_jsonrpc_version_is_rejected() {
+    let e = err::<ClientRequest>(&format!(r#"{{"jsonrpc":"1.0","id":1,"method":"tools/list","params":{{{META}}}}}"#));
+    assert!(e.contains("`jsonrpc`") && e.contains(r#"expected "2.0", found "1.0""#), "{e}");
+}
+
+#[test]
+fn unknown_method_stays_representable_and_re_encodes() {
+    let text = format!(r#"{{"jsonrpc":"2.0","id":"x","method":"vendor/frobnicate","params":{{{META},"n":1}}}}"#);
+    let request: ClientRequest = serde_json::from_str(&text).unwrap();
+    let ClientRequest::Other(other) = &request else { panic!("{request:?}") };
+    assert_eq!(request.method(), "vendor/frobnicate");
+    assert_eq!(other.params.as_ref().unwrap()["n"], 1);
+    assert_eq!(serde_json::to_value(&request).unwrap(), serde_json::from_str::<Value>(&text).unwrap());
+    // Through the message type too, as a request (it has an id) and as a notification (none).
+    assert!(matches!(serde_json::from_str::<ClientMessage>(&text).unwrap(), ClientMessage::Request(ClientRequest::Other(_))));
+    let notification = r#"{"jsonrpc":"2.0","method":"vendor/ping"}"#;
+    assert!(matches!(serde_json::from_str::<ClientMessage>(notification).unwrap(), ClientMessage::Notification(_)));
+}
+
+#[test]
+fn known_method_with_bad_params_names_method_and_field() {
+    let e = err::<ClientRequest>(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{META}}}}}"#));
+    assert!(e.contains("`tools/call`") && e.contains("missing field `name`"), "{e}");
+    let e = err::<ClientRequest>(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{META},"name":5}}}}"#));
+    assert!(e.contains("`tools/call`") && e.contains("`params.name`") && e.contains("invalid type"), "{e}");
+    let e = err::<ClientMessage>(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#);
+    assert!(e.contains("`tools/list`") && e.contains("missing field `_meta`"), "{e}");
+    let e = err::<ClientMessage>(&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{{"_meta":{{"io.modelcontextprotocol/clientCapabilities":{{}}}}, "uri":"x"}}}}"#
+    ));
+    assert!(e.contains("`resources/read`") && e.contains("io.modelcontextprotocol/protocolVersion"), "{e}");
+}
+
+#[test]
+fn unknown_content_type_is_an_error_listing_the_known_ones() {
+    let e = err::<ContentBlock>(r#"{"type":"video","url":"x"}"#);
+    assert!(e.contains("unknown type `video`") && e.contains("`text`") && e.contains("`resource_link`"), "{e}");
+}
+
+#[test]
+fn float_or_null_request_id_is_rejected() {
+    for id in ["1.5", "null"] {
+        let e = err::<ClientRequest>(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{{META}}}}}"#));
+        assert!(e.contains("`id`") && e.contains("must be a string or an integer"), "{id}: {e}");
+    }
+}
+
+#[test]
+fn typed_error_with_wrong_code_is_rejected() {
+    let text = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"no","data":{"supported":["2026-07-28"],"requested":"1999-01-01"}}}"#;
+    let e = err::<UnsupportedProtocolVersionError>(text);
+    assert!(e.contains("at `error`") && e.contains("at `code`: expected -32022, found -32000"), "{e}");
+}
+
+#[test]
+fn typed_errors_build_with_codes_and_data() {
+    let data = UnsupportedProtocolVersionErrorData::new("1999-01-01", vec!["2026-07-28".into(), "2025-11-25".into()]);
+    let mut error = UnsupportedProtocolVersionError::new(UnsupportedProtocolVersionErrorObject::new(data, "Unsupported protocol version"));
+    error.id = Some(1.into());
+    let value = serde_json::to_value(&error).unwrap();
+    assert_eq!(value["error"]["code"], error_codes::UNSUPPORTED_PROTOCOL_VERSION);
+    assert_eq!(UnsupportedProtocolVersionErrorObject::CODE, -32022);
+    assert_eq!(value["error"]["data"]["supported"][1], "2025-11-25");
+    // A generic error object's data decodes into the typed data.
+    let generic: ErrorObject = serde_json::from_value(value["error"].clone()).unwrap();
+    let typed: UnsupportedProtocolVersionErrorData = generic.data_as().unwrap();
+    assert_eq!(typed.requested, "1999-01-01");
+    assert_eq!(mcp_types::MissingRequiredClientCapabilityErrorObject::CODE, error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY);
+    assert_eq!(mcp_types::HeaderMismatchErrorObject::CODE, error_codes::HEADER_MISMATCH);
+    assert_eq!(ErrorObject::method_not_found("x/y").code, -32601);
+}
+
+#[test]
+fn unknown_members_survive_at_every_level() {
+    let text = json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call", "envelopeExtra": true,
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"roots": {}, "com.example/cap": {"x": 1}},
+                "com.example/trace": "abc"
+            },
+            "name": "t", "arguments": {"a": [1, 2.5, null]}, "paramsExtra": {"n": 1}
+        }
+    });
+    assert_eq!(round_trip::<ClientMessage>(text.clone()), text);
+    let result = json!({
+        "resultType": "complete", "resultExtra": 1,
+        "content": [{"type": "text", "text": "hi", "blockExtra": {"deep": []}}],
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1", "infoExtra": 0}, "com.example/x": 1}
+    });
+    assert_eq!(round_trip::<CallToolResult>(result.clone()), result);
+    let caps = json!({"tools": {"listChanged": true, "x": 1}, "logging": {}, "vendorCap": {}, "extensions": {"io.example/e": {}}});
+    assert_eq!(round_trip::<ServerCapabilities>(caps.clone()), caps);
+}
+
+#[test]
+fn empty_objects_and_arrays_stay_distinct_from_absent() {
+    let caps = json!({"roots": {}, "elicitation": {}});
+    let typed: ClientCapabilities = serde_json::from_value(caps.clone()).unwrap();
+    assert!(typed.roots.is_some() && typed.sampling.is_none());
+    assert_eq!(serde_json::to_value(&typed).unwrap(), caps);
+    let with_empty_icons = json!({"name": "n", "version": "1", "icons": []});
+    assert_eq!(round_trip::<Implementation>(with_empty_icons.clone()), with_empty_icons);
+    let without = json!({"name": "n", "version": "1"});
+    assert_eq!(round_trip::<Implementation>(without.clone()), without);
+}
+
+#[test]
+fn integers_stay_integers_and_fractions_stay_fractions() {
+    let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 50, "total": 100}});
+    let encoded = serde_json::to_string(&serde_json::from_value::<ServerMessage>(progress).unwrap()).unwrap();
+    assert!(encoded.contains(r#""progress":50"#) && encoded.contains(r#""total":100"#), "{encoded}");
+    let half = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "t", "progress": 0.5}});
+    assert_eq!(round_trip::<ServerMessage>(half.clone()), half);
+}
+
+#[test]
+fn result_type_discriminates_and_absent_means_complete() {
+    type Outcome = <mcp_types::CallToolRequest as Request>::Result;
+    let complete: Outcome = serde_json::from_value(json!({"content": []})).unwrap();
+    assert!(matches!(complete, mcp_types::CallToolOutcome::Complete(_)));
+    let input: Outcome = serde_json::from_value(json!({"resultType": "input_required", "requestState": "s"})).unwrap();
+    assert!(matches!(input, mcp_types::CallToolOutcome::InputRequired(_)));
+    let e = serde_json::from_value::<Outcome>(json!({"resultType": "later", "content": []})).unwrap_err().to_string();
+    assert!(e.contains("unknown resultType `later`"), "{e}");
+}
+
+#[test]
+fn discover_result_is_easy_to_build() {
+    let mut result = DiscoverResult::new(
+        mcp_types::CacheScope::Public,
+        ServerCapabilities { tools: Some(Default::default()), ..Default::default() },
+        vec!["2026-07-28".into()],
+        60_000,
+    );
+    result.instructions = Some("Use the tools.".into());
+    let value = serde_json::to_value(&result).unwrap();
+    assert_eq!(value["resultType"], "complete");
+    assert_eq!(value["capabilities"], json!({"tools": {}}));
+    assert_eq!(value["ttlMs"], 60_000);
+}
+
+#[test]
+fn logging_level_orders_by_severity() {
+    use LoggingLevel::*;
+    let mut levels = vec![Emergency, Debug, Error, Info, Alert, Warning, Critical, Notice];
+    levels.sort();
+    assert_eq!(levels, vec![Debug, Info, Notice, Warning, Error, Critical, Alert, Emergency]);
+    assert!(Warning > Info);
+    assert_eq!("warning".parse::<LoggingLevel>().unwrap(), Warning);
+    assert!("loud".parse::<LoggingLevel>().unwrap_err().to_string().contains("LoggingLevel"));
+}
+
+#[test]
+fn legacy_batch_of_2025_03_26_decodes_element_by_element() {
+    use mcp_types::v2025_03_26::JsonRpcMessage;
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    ]);
+    let message: JsonRpcMessage = serde_json::from_value(batch.clone()).unwrap();
+    let JsonRpcMessage::BatchRequest(items) = &message else { panic!("{message:?}") };
+    assert_eq!(items.len(), 2);
+    assert_eq!(serde_json::to_value(&message).unwrap(), batch);
+    let responses = json!([{"jsonrpc": "2.0", "id": 1, "result": {}}]);
+    assert!(matches!(serde_json::from_value(responses).unwrap(), JsonRpcMessage::BatchResponse(_)));
+}
+
+#[test]
+fn every_revision_has_typed_requests() {
+    assert_eq!(<mcp_types::v2024_11_05::InitializeRequest as Request>::METHOD, "initialize");
+    assert_eq!(<mcp_types::v2025_11_25::GetTaskRequest as Request>::METHOD, "tasks/get");
+    assert_eq!(<mcp_types::draft::DiscoverRequest as Request>::METHOD, "server/discover");
+    assert_eq!(<mcp_types::v2025_06_18::ElicitRequest as mcp_types::Request>::METHOD, "elicitation/create");
+}
