@@ -75,11 +75,7 @@ pub fn workspace_root() -> PathBuf {
 /// `schema/<rev>/...`, filled by `cargo xtask schema sync` (the README's test command runs it).
 pub fn schema_dir(revision: &str) -> PathBuf {
     let dir = workspace_root().join("schema").join(revision);
-    assert!(
-        dir.join("schema.json").is_file(),
-        "{} is missing: run `cargo xtask schema sync` first",
-        dir.display()
-    );
+    assert!(dir.join("schema.json").is_file(), "{} is missing: run `cargo xtask schema sync` first", dir.display());
     dir
 }
 

@@ -35,7 +35,10 @@ fn unknown_method_stays_representable_and_re_encodes() {
     assert_eq!(other.params.as_ref().unwrap()["n"], 1);
     assert_eq!(serde_json::to_value(&request).unwrap(), serde_json::from_str::<Value>(&text).unwrap());
     // Through the message type too, as a request (it has an id) and as a notification (none).
-    assert!(matches!(serde_json::from_str::<ClientMessage>(&text).unwrap(), ClientMessage::Request(ClientRequest::Other(_))));
+    assert!(matches!(
+        serde_json::from_str::<ClientMessage>(&text).unwrap(),
+        ClientMessage::Request(ClientRequest::Other(_))
+    ));
     let notification = r#"{"jsonrpc":"2.0","method":"vendor/ping"}"#;
     assert!(matches!(serde_json::from_str::<ClientMessage>(notification).unwrap(), ClientMessage::Notification(_)));
 }
@@ -44,13 +47,15 @@ fn unknown_method_stays_representable_and_re_encodes() {
 fn known_method_with_bad_params_names_method_and_field() {
     let e = err::<ClientRequest>(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{META}}}}}"#));
     assert!(e.contains("`tools/call`") && e.contains("missing field `name`"), "{e}");
-    let e = err::<ClientRequest>(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{META},"name":5}}}}"#));
+    let e = err::<ClientRequest>(&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{META},"name":5}}}}"#
+    ));
     assert!(e.contains("`tools/call`") && e.contains("`params.name`") && e.contains("invalid type"), "{e}");
     let e = err::<ClientMessage>(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#);
     assert!(e.contains("`tools/list`") && e.contains("missing field `_meta`"), "{e}");
-    let e = err::<ClientMessage>(&format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{{"_meta":{{"io.modelcontextprotocol/clientCapabilities":{{}}}}, "uri":"x"}}}}"#
-    ));
+    let e = err::<ClientMessage>(
+        r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}, "uri":"x"}}"#,
+    );
     assert!(e.contains("`resources/read`") && e.contains("io.modelcontextprotocol/protocolVersion"), "{e}");
 }
 
@@ -63,7 +68,9 @@ fn unknown_content_type_is_an_error_listing_the_known_ones() {
 #[test]
 fn float_or_null_request_id_is_rejected() {
     for id in ["1.5", "null"] {
-        let e = err::<ClientRequest>(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{{META}}}}}"#));
+        let e = err::<ClientRequest>(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{{META}}}}}"#
+        ));
         assert!(e.contains("`id`") && e.contains("must be a string or an integer"), "{id}: {e}");
     }
 }
@@ -78,7 +85,10 @@ fn typed_error_with_wrong_code_is_rejected() {
 #[test]
 fn typed_errors_build_with_codes_and_data() {
     let data = UnsupportedProtocolVersionErrorData::new("1999-01-01", vec!["2026-07-28".into(), "2025-11-25".into()]);
-    let mut error = UnsupportedProtocolVersionError::new(UnsupportedProtocolVersionErrorObject::new(data, "Unsupported protocol version"));
+    let mut error = UnsupportedProtocolVersionError::new(UnsupportedProtocolVersionErrorObject::new(
+        data,
+        "Unsupported protocol version",
+    ));
     error.id = Some(1.into());
     let value = serde_json::to_value(&error).unwrap();
     assert_eq!(value["error"]["code"], error_codes::UNSUPPORTED_PROTOCOL_VERSION);
@@ -88,7 +98,10 @@ fn typed_errors_build_with_codes_and_data() {
     let generic: ErrorObject = serde_json::from_value(value["error"].clone()).unwrap();
     let typed: UnsupportedProtocolVersionErrorData = generic.data_as().unwrap();
     assert_eq!(typed.requested, "1999-01-01");
-    assert_eq!(mcp_types::MissingRequiredClientCapabilityErrorObject::CODE, error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY);
+    assert_eq!(
+        mcp_types::MissingRequiredClientCapabilityErrorObject::CODE,
+        error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY
+    );
     assert_eq!(mcp_types::HeaderMismatchErrorObject::CODE, error_codes::HEADER_MISMATCH);
     assert_eq!(ErrorObject::method_not_found("x/y").code, -32601);
 }

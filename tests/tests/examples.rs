@@ -41,7 +41,8 @@ fn check_examples(rev: &str) {
             }
             (Err(e), Some(expected)) if e.contains(expected) => defects += 1,
             (Err(e), _) => failures.push(format!("{ty}/{file}: {e}")),
-            (Ok(_), Some(expected)) => failures.push(format!("{ty}/{file}: known defect `{expected}` no longer fails; remove it from KNOWN_DEFECTS")),
+            (Ok(_), Some(expected)) => failures
+                .push(format!("{ty}/{file}: known defect `{expected}` no longer fails; remove it from KNOWN_DEFECTS")),
         }
         if known_defect(ty, file).is_some() {
             continue;
@@ -61,7 +62,8 @@ fn check_examples(rev: &str) {
         }
         // A `*ResultResponse` decodes its `result` by the method of the request it answers.
         if let Some(request) = ty.strip_suffix("ResultResponse") {
-            let entry = results.iter().find(|e| e.request == format!("{request}Request")).expect("request for response");
+            let entry =
+                results.iter().find(|e| e.request == format!("{request}Request")).expect("request for response");
             let want = match original["result"].get("resultType").and_then(Value::as_str) {
                 Some("input_required") => "InputRequired",
                 _ => "Complete",
@@ -73,7 +75,9 @@ fn check_examples(rev: &str) {
             }
         }
     }
-    println!("{rev}: {round_tripped} examples round-tripped, {defects} known upstream defects, {variant_checks} variant checks");
+    println!(
+        "{rev}: {round_tripped} examples round-tripped, {defects} known upstream defects, {variant_checks} variant checks"
+    );
     assert!(failures.is_empty(), "{rev}: {} failures:\n{}", failures.len(), failures.join("\n"));
     assert_eq!(round_tripped + defects, examples.len());
 }

@@ -17,7 +17,8 @@ fn validator(schema: &Value, ty: &str) -> jsonschema::Validator {
 }
 
 fn check_fixtures(rev: &str) -> (usize, usize) {
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema_dir(rev).join("schema.json")).unwrap()).unwrap();
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_dir(rev).join("schema.json")).unwrap()).unwrap();
     let r = revision(rev);
     let types = (r.types)();
     let unions = (r.unions)();
@@ -53,7 +54,9 @@ fn check_fixtures(rev: &str) -> (usize, usize) {
                     Ok((got, value)) if got == *variant && value == original => variant_checks += 1,
                     // `tasks/result` returns the result of the underlying request, so its schema is the
                     // open `Result`: a payload shaped like a CallToolResult rightly decodes as one.
-                    Ok((_, value)) if ty == "GetTaskPayloadResult" && union.union == "ServerResult" && value == original => {
+                    Ok((_, value))
+                        if ty == "GetTaskPayloadResult" && union.union == "ServerResult" && value == original =>
+                    {
                         variant_checks += 1
                     }
                     Ok((got, value)) => failures.push(format!(
@@ -73,7 +76,8 @@ fn check_fixtures(rev: &str) -> (usize, usize) {
 
 /// Every request, notification and result definition of the revision has at least one fixture.
 fn check_coverage(rev: &str) {
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema_dir(rev).join("schema.json")).unwrap()).unwrap();
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_dir(rev).join("schema.json")).unwrap()).unwrap();
     let defs = schema.get("$defs").or_else(|| schema.get("definitions")).unwrap().as_object().unwrap();
     let dir = workspace_root().join("tests/fixtures").join(rev);
     let missing: Vec<&String> = defs

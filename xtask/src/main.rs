@@ -69,9 +69,7 @@ fn main() -> anyhow::Result<()> {
         Command::Schema { command: SchemaCommand::Sync { from } } => {
             schema::sync(&root, from.as_deref(), schema::Quiet::No)
         }
-        Command::Schema { command: SchemaCommand::Pin { from, commit } } => {
-            schema::pin(&root, &from, &commit)
-        }
+        Command::Schema { command: SchemaCommand::Pin { from, commit } } => schema::pin(&root, &from, &commit),
     }
 }
 

@@ -31,10 +31,7 @@ impl Pins {
     }
 
     pub fn url(&self, revision: &str, file: &str) -> String {
-        format!(
-            "https://raw.githubusercontent.com/{}/{}/schema/{revision}/{file}",
-            self.repository, self.commit
-        )
+        format!("https://raw.githubusercontent.com/{}/{}/schema/{revision}/{file}", self.repository, self.commit)
     }
 
     pub fn schema_sha256(&self, revision: &str) -> &str {
@@ -146,8 +143,8 @@ pub fn pin(root: &Path, dir: &Path, commit: &str) -> anyhow::Result<()> {
     for revision in REVISIONS {
         let base = dir.join(revision);
         let mut files = BTreeMap::new();
-        let schema = fs::read(base.join("schema.json"))
-            .with_context(|| format!("reading {}/schema.json", base.display()))?;
+        let schema =
+            fs::read(base.join("schema.json")).with_context(|| format!("reading {}/schema.json", base.display()))?;
         files.insert("schema.json".to_string(), sha256_hex(&schema));
         let examples = base.join("examples");
         if examples.is_dir() {
@@ -158,11 +155,8 @@ pub fn pin(root: &Path, dir: &Path, commit: &str) -> anyhow::Result<()> {
         }
         revisions.insert(revision.to_string(), files);
     }
-    let pins = Pins {
-        repository: "modelcontextprotocol/modelcontextprotocol".into(),
-        commit: commit.into(),
-        revisions,
-    };
+    let pins =
+        Pins { repository: "modelcontextprotocol/modelcontextprotocol".into(), commit: commit.into(), revisions };
     let text = format!(
         "# Upstream MCP schema files, pinned by sha256. Working copies live in schema/<rev>/ (ignored by git);\n\
          # `cargo xtask schema sync` fills them. Regenerate this file with `cargo xtask schema pin`.\n{}",

@@ -24,7 +24,6 @@
 //! # }
 //! ```
 
-
 mod common;
 pub mod error_codes;
 mod generated;

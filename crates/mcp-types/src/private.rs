@@ -75,10 +75,7 @@ impl<'de, T: VisitObject> Visitor<'de> for ObjectVisitor<T> {
 }
 
 #[inline]
-pub fn deserialize_object<'de, D: Deserializer<'de>, T: VisitObject>(
-    d: D,
-    name: &'static str,
-) -> Result<T, D::Error> {
+pub fn deserialize_object<'de, D: Deserializer<'de>, T: VisitObject>(d: D, name: &'static str) -> Result<T, D::Error> {
     d.deserialize_map(ObjectVisitor::<T>(name, PhantomData))
 }
 
@@ -239,10 +236,7 @@ pub fn expect_const_str<'de, A: MapAccess<'de>>(
     if value.0 == expected {
         Ok(())
     } else {
-        Err(de::Error::custom(format_args!(
-            "`{ty}`: at `{field}`: expected \"{expected}\", found \"{}\"",
-            value.0
-        )))
+        Err(de::Error::custom(format_args!("`{ty}`: at `{field}`: expected \"{expected}\", found \"{}\"", value.0)))
     }
 }
 
@@ -311,7 +305,12 @@ impl<T> MatchScore for std::collections::BTreeMap<String, T> {
 /// Score of an object against required members, string tags (`(member, allowed values,
 /// optional)`) and declared members: required members and tags count most, then how many of the
 /// object's members the type declares, then (for otherwise equal fits) the type declaring fewer.
-pub fn object_score(value: &Value, required: &[&str], tags: &[(&str, &[&str], bool)], declared: &[&str]) -> Option<usize> {
+pub fn object_score(
+    value: &Value,
+    required: &[&str],
+    tags: &[(&str, &[&str], bool)],
+    declared: &[&str],
+) -> Option<usize> {
     let object = value.as_object()?;
     for (key, allowed, optional) in tags {
         match object.get(*key) {
@@ -328,7 +327,11 @@ pub fn object_score(value: &Value, required: &[&str], tags: &[(&str, &[&str], bo
 }
 
 /// Picks the best-scoring variant; a tie between different variants is an error, not a guess.
-pub fn pick_variant<E: de::Error>(union: &str, value: &Value, scores: &[(&'static str, Option<usize>)]) -> Result<usize, E> {
+pub fn pick_variant<E: de::Error>(
+    union: &str,
+    value: &Value,
+    scores: &[(&'static str, Option<usize>)],
+) -> Result<usize, E> {
     let mut best: Option<(usize, usize)> = None;
     let mut tie: Option<usize> = None;
     for (i, (_, score)) in scores.iter().enumerate() {
@@ -370,7 +373,8 @@ fn kind_name(value: &Value) -> &'static str {
 
 /// Decodes a buffered value as variant type `T`, naming the union and variant on error.
 pub fn from_value<T: de::DeserializeOwned, E: de::Error>(union: &str, variant: &str, value: Value) -> Result<T, E> {
-    T::deserialize(value).map_err(|e| E::custom(format_args!("`{union}` as `{variant}`: {}", strip_position(&e.to_string()))))
+    T::deserialize(value)
+        .map_err(|e| E::custom(format_args!("`{union}` as `{variant}`: {}", strip_position(&e.to_string()))))
 }
 
 /// Finds the string value of member `tag` in a raw JSON object without decoding the rest.
@@ -433,8 +437,11 @@ impl<'de, E: de::Error> MapAccess<'de> for EmptyMap<E> {
     }
 }
 
+/// Object members read ahead of the discriminator, in input order.
+pub type Entries = Vec<(String, Value)>;
+
 /// Reads every remaining entry of `map`, reporting whether `key` is among them.
-pub fn drain_checking<'de, A: MapAccess<'de>>(mut map: A, key: &str) -> Result<(Vec<(String, Value)>, bool), A::Error> {
+pub fn drain_checking<'de, A: MapAccess<'de>>(mut map: A, key: &str) -> Result<(Entries, bool), A::Error> {
     let mut entries = Vec::new();
     let mut found = false;
     while let Some(k) = map.next_key::<Key>()? {

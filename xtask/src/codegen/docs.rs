@@ -41,11 +41,7 @@ impl Docs {
     /// `CallToolRequesttools/call` (the JSON schema glues `{@link CallToolRequest | tools/call}`
     /// together): the longest definition name that prefixes the text is the target, the rest the label.
     fn link(&self, body: &str) -> String {
-        let target = self
-            .names
-            .keys()
-            .filter(|name| body.starts_with(name.as_str()))
-            .max_by_key(|name| name.len());
+        let target = self.names.keys().filter(|name| body.starts_with(name.as_str())).max_by_key(|name| name.len());
         match target {
             Some(name) => {
                 let rust = &self.names[name];
@@ -109,7 +105,10 @@ mod tests {
     #[test]
     fn rewrites_typescript_links() {
         let d = docs();
-        assert_eq!(d.rewrite_links("for a {@link CallToolRequesttools/call} request"), "for a [`tools/call`](CallToolRequest) request");
+        assert_eq!(
+            d.rewrite_links("for a {@link CallToolRequesttools/call} request"),
+            "for a [`tools/call`](CallToolRequest) request"
+        );
         assert_eq!(d.rewrite_links("see {@link Result}"), "see [`ResultBase`]");
         assert_eq!(d.rewrite_links("{@link CallToolResult.content}"), "[`CallToolResult.content`](CallToolResult)");
         assert_eq!(d.rewrite_links("{@link Unknown}"), "`Unknown`");

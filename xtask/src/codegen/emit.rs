@@ -11,10 +11,12 @@ use super::model::*;
 
 pub fn ident(name: &str) -> Ident {
     match name {
-        "type" | "ref" | "enum" | "const" | "match" | "mod" | "move" | "return" | "static" | "use" | "where" | "async"
-        | "await" | "dyn" | "fn" | "for" | "impl" | "in" | "let" | "loop" | "mut" | "pub" | "struct" | "trait" | "true"
-        | "false" | "while" | "box" | "final" | "override" | "priv" | "abstract" | "become" | "do" | "macro" | "try"
-        | "yield" | "virtual" | "unsized" | "typeof" | "gen" => Ident::new_raw(name, Span::call_site()),
+        "type" | "ref" | "enum" | "const" | "match" | "mod" | "move" | "return" | "static" | "use" | "where"
+        | "async" | "await" | "dyn" | "fn" | "for" | "impl" | "in" | "let" | "loop" | "mut" | "pub" | "struct"
+        | "trait" | "true" | "false" | "while" | "box" | "final" | "override" | "priv" | "abstract" | "become"
+        | "do" | "macro" | "try" | "yield" | "virtual" | "unsized" | "typeof" | "gen" => {
+            Ident::new_raw(name, Span::call_site())
+        }
         _ => Ident::new(name, Span::call_site()),
     }
 }
@@ -168,8 +170,8 @@ fn struct_tokens(s: &StructDef, docs: &Docs) -> TokenStream {
     );
 
     // Serialize.
-    let const_count = s.consts.len();
-    let mut len_terms = vec![quote!(#const_count)];
+    let fixed_count = s.consts.len() + s.fields.iter().filter(|f| f.required).count();
+    let mut len_terms = if fixed_count > 0 { vec![quote!(#fixed_count)] } else { Vec::new() };
     let mut ser_entries = Vec::new();
     for c in &s.consts {
         let key = &c.json;
@@ -180,16 +182,20 @@ fn struct_tokens(s: &StructDef, docs: &Docs) -> TokenStream {
         let key = &f.json;
         let id = ident(&f.ident);
         if f.required {
-            len_terms.push(quote!(1usize));
             ser_entries.push(quote!(map.serialize_entry(#key, &self.#id)?;));
         } else {
             len_terms.push(quote!(usize::from(self.#id.is_some())));
-            ser_entries.push(quote!(if let ::std::option::Option::Some(value) = &self.#id { map.serialize_entry(#key, value)?; }));
+            ser_entries.push(
+                quote!(if let ::std::option::Option::Some(value) = &self.#id { map.serialize_entry(#key, value)?; }),
+            );
         }
     }
     if s.open {
         len_terms.push(quote!(self.extra.len()));
         ser_entries.push(quote!(for (key, value) in &self.extra { map.serialize_entry(key, value)?; }));
+    }
+    if len_terms.is_empty() {
+        len_terms.push(quote!(0usize));
     }
 
     // Deserialize.
@@ -281,7 +287,8 @@ fn struct_tokens(s: &StructDef, docs: &Docs) -> TokenStream {
         .chain(s.consts.iter().filter(|c| !c.value.is_string()).map(|c| c.json.as_str()))
         .collect();
     let tag_terms = s.score_tags.iter().map(|(k, vs, optional)| quote!((#k, &[#(#vs),*], #optional)));
-    let declared: Vec<&str> = s.fields.iter().map(|f| f.json.as_str()).chain(s.consts.iter().map(|c| c.json.as_str())).collect();
+    let declared: Vec<&str> =
+        s.fields.iter().map(|f| f.json.as_str()).chain(s.consts.iter().map(|c| c.json.as_str())).collect();
     // Required members of a generated type must fit that type too (tells apart unions whose
     // members differ only below the top level, like the titled and untitled enum schemas).
     let nested = s.fields.iter().filter(|f| f.required && !f.nullable && matches!(f.ty, Ty::Named(_))).map(|f| {
@@ -454,7 +461,9 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
                     let ty = ty_tokens(ty);
                     quote!(_ => <#ty as crate::private::VisitObject>::visit_object(map).map(Self::Other),)
                 }
-                None => quote!(other => ::std::result::Result::Err(crate::private::unknown_tag(#name_str, #key, other, &[#(#all_tags),*])),),
+                None => {
+                    quote!(other => ::std::result::Result::Err(crate::private::unknown_tag(#name_str, #key, other, &[#(#all_tags),*])),)
+                }
             };
             let default_tag = match default {
                 Some(d) => {
@@ -618,7 +627,9 @@ fn message_tokens(msg: &MessageDef, m: &Module) -> TokenStream {
         None => (
             quote!(),
             quote!(),
-            quote!(::std::result::Result::Err(::serde::de::Error::custom(format_args!("`{}`: `{}` is not a request method of this revision", #name_str, method)))),
+            quote!(::std::result::Result::Err(::serde::de::Error::custom(
+                format_args!("`{}`: `{}` is not a request method of this revision", #name_str, method)
+            ))),
             quote!(),
         ),
     };

@@ -114,7 +114,11 @@ pub enum Item {
     Union(UnionDef),
     Alias(AliasDef),
     /// A schema definition replaced by a hand-written crate type, re-exported under its name.
-    Reexport { path: &'static str, schema_name: String, doc: String },
+    Reexport {
+        path: &'static str,
+        schema_name: String,
+        doc: String,
+    },
 }
 
 #[derive(Debug)]
@@ -377,7 +381,12 @@ impl<'a> Builder<'a> {
     }
 
     /// Properties and required names of an object schema, merging `allOf` members in order.
-    fn collect_props(&self, schema: &'a Value, props: &mut Vec<(String, &'a Value)>, required: &mut BTreeSet<String>) -> anyhow::Result<()> {
+    fn collect_props(
+        &self,
+        schema: &'a Value,
+        props: &mut Vec<(String, &'a Value)>,
+        required: &mut BTreeSet<String>,
+    ) -> anyhow::Result<()> {
         let schema = self.resolve(schema)?;
         if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
             for member in all {
@@ -431,10 +440,8 @@ impl<'a> Builder<'a> {
             } else {
                 (self.field_ty(&name, &json, prop)?, false)
             };
-            let nullable = prop_resolved
-                .get("type")
-                .and_then(Value::as_array)
-                .is_some_and(|t| t.iter().any(|v| v == "null"));
+            let nullable =
+                prop_resolved.get("type").and_then(Value::as_array).is_some_and(|t| t.iter().any(|v| v == "null"));
             fields.push(Field {
                 ident: field_ident(&json),
                 doc: description(prop),
@@ -456,7 +463,16 @@ impl<'a> Builder<'a> {
         }
         let open = schema.get("additionalProperties") != Some(&Value::Bool(false));
         let doc = description(schema);
-        self.items.push(Item::Struct(StructDef { name, schema_name, doc, fields, consts, open, score_tags, default: false }));
+        self.items.push(Item::Struct(StructDef {
+            name,
+            schema_name,
+            doc,
+            fields,
+            consts,
+            open,
+            score_tags,
+            default: false,
+        }));
         Ok(())
     }
 
@@ -557,7 +573,13 @@ impl<'a> Builder<'a> {
         })
     }
 
-    fn inline_enum(&mut self, parent: &str, json: &str, values: Vec<String>, doc: Option<String>) -> anyhow::Result<String> {
+    fn inline_enum(
+        &mut self,
+        parent: &str,
+        json: &str,
+        values: Vec<String>,
+        doc: Option<String>,
+    ) -> anyhow::Result<String> {
         let key = (json.to_owned(), values.clone());
         if let Some(name) = self.enum_names.get(&key) {
             return Ok(name.clone());
@@ -606,7 +628,13 @@ impl<'a> Builder<'a> {
         self.defs.iter().find(|(n, d)| *n != except && strip_descriptions(d) == target).map(|(n, _)| n.clone())
     }
 
-    fn build_union(&mut self, name: String, schema_name: Option<String>, doc: Option<String>, members: &'a [Value]) -> anyhow::Result<()> {
+    fn build_union(
+        &mut self,
+        name: String,
+        schema_name: Option<String>,
+        doc: Option<String>,
+        members: &'a [Value],
+    ) -> anyhow::Result<()> {
         struct M<'v> {
             ty: Ty,
             def: Option<String>,
@@ -628,13 +656,17 @@ impl<'a> Builder<'a> {
         let mut ms = Vec::new();
         for (i, member) in expanded.into_iter().enumerate() {
             if let Some(target) = self.ref_name(member) {
-                ms.push(M { ty: self.ref_ty(target)?, def: Some(target.to_owned()), shape: Some(self.resolve(member)?) });
+                ms.push(M {
+                    ty: self.ref_ty(target)?,
+                    def: Some(target.to_owned()),
+                    shape: Some(self.resolve(member)?),
+                });
             } else if member.get("type").and_then(Value::as_str) == Some("array")
                 && let Some(def) = self.equal_def(member)
             {
                 ms.push(M { ty: self.ref_ty(&def)?, def: Some(def.clone()), shape: Some(self.def(&def)?) });
             } else {
-                let hint = format!("{}", member.get("type").and_then(Value::as_str).map(pascal).unwrap_or_else(|| format!("Variant{i}")));
+                let hint = member.get("type").and_then(Value::as_str).map(pascal).unwrap_or_else(|| format!("Variant{i}"));
                 let ty = self.field_ty(&name, &hint, member)?;
                 ms.push(M { ty, def: None, shape: Some(member) });
             }
@@ -709,7 +741,11 @@ impl<'a> Builder<'a> {
         );
         if is_message_union && let Strategy::Tag { other, .. } = &mut strategy {
             let request = schema_name.as_deref().unwrap().ends_with("Request");
-            let with_envelope = ms.first().and_then(|m| m.shape).and_then(|s| s.get("properties")).is_some_and(|p| p.get("jsonrpc").is_some());
+            let with_envelope = ms
+                .first()
+                .and_then(|m| m.shape)
+                .and_then(|s| s.get("properties"))
+                .is_some_and(|p| p.get("jsonrpc").is_some());
             let def = match (request, with_envelope) {
                 (true, true) => "JSONRPCRequest",
                 (true, false) => "Request",
@@ -725,7 +761,11 @@ impl<'a> Builder<'a> {
             .map(|(i, m)| {
                 let ident = match &strategy {
                     Strategy::Tag { key, .. } if key == "resultType" => {
-                        if tags[i][0] == "input_required" { "InputRequired".to_owned() } else { "Complete".to_owned() }
+                        if tags[i][0] == "input_required" {
+                            "InputRequired".to_owned()
+                        } else {
+                            "Complete".to_owned()
+                        }
                     }
                     Strategy::Tag { key, .. } if key == "type" || key == "mode" => pascal(&tags[i][0]),
                     _ => variant_ident(&m.ty, &member_names[i], &member_names),
@@ -765,7 +805,14 @@ impl<'a> Builder<'a> {
             let is_default = |ty: &Ty| -> bool {
                 fn go(ty: &Ty, d: &BTreeSet<String>, aliases: &HashMap<String, Ty>, depth: usize) -> bool {
                     match ty {
-                        Ty::String | Ty::Bool | Ty::I64 | Ty::U64 | Ty::Value | Ty::Object | Ty::Vec(_) | Ty::Map(_) => true,
+                        Ty::String
+                        | Ty::Bool
+                        | Ty::I64
+                        | Ty::U64
+                        | Ty::Value
+                        | Ty::Object
+                        | Ty::Vec(_)
+                        | Ty::Map(_) => true,
                         Ty::Number => false,
                         Ty::Path(p) => matches!(*p, "crate::ResultType" | "crate::ObjectSchema" | "crate::ErrorObject"),
                         Ty::Named(n) => {

@@ -33,7 +33,7 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
         };
         types.push(quote!(crate::TypeEntry { schema: #schema, roundtrip: crate::roundtrip::<#m::#ty> },));
     }
-    for (name, _) in &module.enums {
+    for name in module.enums.keys() {
         if let Some((schema, _)) = module.names.iter().find(|(_, r)| *r == name) {
             let ty = ident(name);
             types.push(quote!(crate::TypeEntry { schema: #schema, roundtrip: crate::roundtrip::<#m::#ty> },));
@@ -52,7 +52,7 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
         let members: Vec<TokenStream> = u
             .variants
             .iter()
-            .filter_map(|v| schema_of(&v.ty).map(|s| (s, u.variants[v.same_as.unwrap_or(0).max(0)].ident.clone(), v)))
+            .filter_map(|v| schema_of(&v.ty).map(|s| (s, u.variants[v.same_as.unwrap_or(0)].ident.clone(), v)))
             .map(|(s, canonical, v)| (s, if v.same_as.is_some() { canonical } else { v.ident.clone() }))
             .map(|(s, v)| quote!((#s, #v),))
             .collect();
@@ -61,7 +61,8 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
             let name = &v.ident;
             quote!(#m::#uname::#id(_) => #name,)
         });
-        let other = matches!(&u.strategy, Strategy::Tag { other: Some(_), .. }).then(|| quote!(#m::#uname::Other(_) => "Other",));
+        let other = matches!(&u.strategy, Strategy::Tag { other: Some(_), .. })
+            .then(|| quote!(#m::#uname::Other(_) => "Other",));
         unions.push(quote! {
             crate::UnionEntry {
                 union: #label,
@@ -95,10 +96,14 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
         }
         push_union(&msg.notification, "Notification");
         let response_arms = if msg.responses {
-            for (schema, _) in &module.names {
+            for schema in module.names.keys() {
                 if schema.ends_with("ResultResponse") {
                     members.push(quote!((#schema, "Response"),));
-                } else if schema == "JSONRPCErrorResponse" || schema.ends_with("Error") && module.names.contains_key("HeaderMismatchError") && is_error_response(module, schema) {
+                } else if schema == "JSONRPCErrorResponse"
+                    || schema.ends_with("Error")
+                        && module.names.contains_key("HeaderMismatchError")
+                        && is_error_response(module, schema)
+                {
                     members.push(quote!((#schema, "Error"),));
                 }
             }

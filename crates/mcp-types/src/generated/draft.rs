@@ -50,7 +50,7 @@ impl ::serde::Serialize for Annotations {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.audience.is_some())
+                    usize::from(self.audience.is_some())
                         + usize::from(self.last_modified.is_some())
                         + usize::from(self.priority.is_some()) + self.extra.len(),
                 ),
@@ -194,9 +194,8 @@ impl ::serde::Serialize for AudioContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some())
-                        + usize::from(self.annotations.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    3usize + usize::from(self.meta.is_some())
+                        + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"audio")?;
@@ -372,8 +371,7 @@ impl ::serde::Serialize for BaseMetadata {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.title.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("name", &self.name)?;
@@ -491,9 +489,8 @@ impl ::serde::Serialize for BlobResourceContents {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
-                        + usize::from(self.mime_type.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -838,8 +835,7 @@ impl ::serde::Serialize for CacheableResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize + 1usize
-                        + self.extra.len(),
+                    3usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -998,9 +994,7 @@ impl ::serde::Serialize for CallToolRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"tools/call")?;
         map.serialize_entry("id", &self.id)?;
@@ -1164,8 +1158,8 @@ impl ::serde::Serialize for CallToolRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.arguments.is_some())
-                        + usize::from(self.input_responses.is_some()) + 1usize
+                    2usize + usize::from(self.arguments.is_some())
+                        + usize::from(self.input_responses.is_some())
                         + usize::from(self.request_state.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -1382,8 +1376,8 @@ impl ::serde::Serialize for CallToolResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
-                        + usize::from(self.is_error.is_some()) + 1usize
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.is_error.is_some())
                         + usize::from(self.structured_content.is_some())
                         + self.extra.len(),
                 ),
@@ -1626,9 +1620,7 @@ impl ::serde::Serialize for CallToolResultResponse {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
@@ -1776,9 +1768,7 @@ impl ::serde::Serialize for CancelledNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/cancelled")?;
         map.serialize_entry("params", &self.params)?;
@@ -1935,8 +1925,8 @@ impl ::serde::Serialize for CancelledNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.reason.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.reason.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -2074,8 +2064,8 @@ impl ::serde::Serialize for ElicitationCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.form.is_some())
-                        + usize::from(self.url.is_some()) + self.extra.len(),
+                    usize::from(self.form.is_some()) + usize::from(self.url.is_some())
+                        + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.form {
@@ -2187,7 +2177,7 @@ impl ::serde::Serialize for SamplingCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.context.is_some())
+                    usize::from(self.context.is_some())
                         + usize::from(self.tools.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -2324,7 +2314,7 @@ impl ::serde::Serialize for ClientCapabilities {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.elicitation.is_some())
+                    usize::from(self.elicitation.is_some())
                         + usize::from(self.experimental.is_some())
                         + usize::from(self.extensions.is_some())
                         + usize::from(self.roots.is_some())
@@ -2822,9 +2812,7 @@ impl ::serde::Serialize for CompleteRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"completion/complete")?;
         map.serialize_entry("id", &self.id)?;
@@ -2980,9 +2968,7 @@ impl ::serde::Serialize for CompleteRequestParamsArgument {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("value", &self.value)?;
         for (key, value) in &self.extra {
@@ -3101,7 +3087,7 @@ impl ::serde::Serialize for CompleteRequestParamsContext {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.arguments.is_some()) + self.extra.len(),
+                    usize::from(self.arguments.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
@@ -3289,8 +3275,7 @@ impl ::serde::Serialize for CompleteRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + 1usize + usize::from(self.context.is_some())
-                        + 1usize + self.extra.len(),
+                    3usize + usize::from(self.context.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("_meta", &self.meta)?;
@@ -3466,8 +3451,8 @@ impl ::serde::Serialize for CompleteResultCompletion {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.has_more.is_some())
-                        + usize::from(self.total.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.has_more.is_some())
+                        + usize::from(self.total.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.has_more {
@@ -3618,8 +3603,7 @@ impl ::serde::Serialize for CompleteResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -3754,9 +3738,7 @@ impl ::serde::Serialize for CompleteResultResponse {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
@@ -4008,9 +3990,7 @@ impl ::serde::Serialize for CreateMessageRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"sampling/createMessage")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -4167,8 +4147,8 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.include_context.is_some()) + 1usize
-                        + 1usize + usize::from(self.metadata.is_some())
+                    2usize + usize::from(self.include_context.is_some())
+                        + usize::from(self.metadata.is_some())
                         + usize::from(self.model_preferences.is_some())
                         + usize::from(self.stop_sequences.is_some())
                         + usize::from(self.system_prompt.is_some())
@@ -4625,7 +4605,7 @@ impl ::serde::Serialize for CreateMessageResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize + 1usize
+                    3usize + usize::from(self.meta.is_some())
                         + usize::from(self.stop_reason.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -4818,9 +4798,7 @@ impl ::serde::Serialize for DiscoverRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"server/discover")?;
         map.serialize_entry("id", &self.id)?;
@@ -5024,9 +5002,8 @@ impl ::serde::Serialize for DiscoverResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize
-                        + usize::from(self.instructions.is_some()) + 1usize + 1usize
-                        + 1usize + self.extra.len(),
+                    5usize + usize::from(self.meta.is_some())
+                        + usize::from(self.instructions.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -5264,9 +5241,7 @@ impl ::serde::Serialize for DiscoverResultResponse {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
@@ -5408,9 +5383,7 @@ impl ::serde::Serialize for ElicitRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"elicitation/create")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -5541,7 +5514,7 @@ impl ::serde::Serialize for ElicitRequestFormParamsRequestedSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.schema.is_some()) + 1usize
+                    2usize + usize::from(self.schema.is_some())
                         + usize::from(self.required.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -5726,8 +5699,7 @@ impl ::serde::Serialize for ElicitRequestFormParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.mode.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.mode.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("message", &self.message)?;
@@ -5969,9 +5941,7 @@ impl ::serde::Serialize for ElicitRequestUrlParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("mode", &"url")?;
         map.serialize_entry("message", &self.message)?;
         map.serialize_entry("url", &self.url)?;
@@ -6207,8 +6177,7 @@ impl ::serde::Serialize for ElicitResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.content.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.content.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("action", &self.action)?;
@@ -6401,9 +6370,8 @@ impl ::serde::Serialize for EmbeddedResource {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some())
-                        + usize::from(self.annotations.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"resource")?;
@@ -6703,9 +6671,7 @@ impl ::serde::Serialize for GetPromptRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"prompts/get")?;
         map.serialize_entry("id", &self.id)?;
@@ -6874,8 +6840,8 @@ impl ::serde::Serialize for GetPromptRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.arguments.is_some())
-                        + usize::from(self.input_responses.is_some()) + 1usize
+                    2usize + usize::from(self.arguments.is_some())
+                        + usize::from(self.input_responses.is_some())
                         + usize::from(self.request_state.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -7076,9 +7042,8 @@ impl ::serde::Serialize for GetPromptResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.description.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.description.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -7302,9 +7267,7 @@ impl ::serde::Serialize for GetPromptResultResponse {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
@@ -7451,7 +7414,7 @@ impl ::serde::Serialize for HeaderMismatchErrorObject {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.data.is_some()) + 1usize + self.extra.len(),
+                    2usize + usize::from(self.data.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("code", &-32020i64)?;
@@ -7596,7 +7559,7 @@ impl ::serde::Serialize for HeaderMismatchError {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + usize::from(self.id.is_some()) + self.extra.len(),
+                    2usize + usize::from(self.id.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -7760,8 +7723,8 @@ impl ::serde::Serialize for Icon {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.mime_type.is_some())
-                        + usize::from(self.sizes.is_some()) + 1usize
+                    1usize + usize::from(self.mime_type.is_some())
+                        + usize::from(self.sizes.is_some())
                         + usize::from(self.theme.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -7909,7 +7872,7 @@ impl ::serde::Serialize for Icons {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.icons.is_some()) + self.extra.len(),
+                    usize::from(self.icons.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.icons {
@@ -8006,9 +7969,8 @@ impl ::serde::Serialize for ImageContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some())
-                        + usize::from(self.annotations.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    3usize + usize::from(self.meta.is_some())
+                        + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"image")?;
@@ -8211,9 +8173,9 @@ impl ::serde::Serialize for Implementation {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.description.is_some())
-                        + usize::from(self.icons.is_some()) + 1usize
-                        + usize::from(self.title.is_some()) + 1usize
+                    2usize + usize::from(self.description.is_some())
+                        + usize::from(self.icons.is_some())
+                        + usize::from(self.title.is_some())
                         + usize::from(self.website_url.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -8518,10 +8480,9 @@ impl ::serde::Serialize for InputRequiredResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    1usize + usize::from(self.meta.is_some())
                         + usize::from(self.input_requests.is_some())
-                        + usize::from(self.request_state.is_some()) + 1usize
-                        + self.extra.len(),
+                        + usize::from(self.request_state.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -8747,7 +8708,7 @@ impl ::serde::Serialize for InputResponseRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.input_responses.is_some())
+                    1usize + usize::from(self.input_responses.is_some())
                         + usize::from(self.request_state.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -8901,7 +8862,7 @@ impl ::serde::Serialize for InternalError {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.data.is_some()) + 1usize + self.extra.len(),
+                    2usize + usize::from(self.data.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("code", &-32603i64)?;
@@ -9047,7 +9008,7 @@ impl ::serde::Serialize for InvalidParamsError {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.data.is_some()) + 1usize + self.extra.len(),
+                    2usize + usize::from(self.data.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("code", &-32602i64)?;
@@ -9187,7 +9148,7 @@ impl ::serde::Serialize for InvalidRequestError {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.data.is_some()) + 1usize + self.extra.len(),
+                    2usize + usize::from(self.data.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("code", &-32600i64)?;
@@ -9333,7 +9294,7 @@ impl ::serde::Serialize for JsonRpcErrorResponse {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + usize::from(self.id.is_some()) + self.extra.len(),
+                    2usize + usize::from(self.id.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -9561,8 +9522,7 @@ impl ::serde::Serialize for JsonRpcNotification {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -9709,8 +9669,7 @@ impl ::serde::Serialize for JsonRpcRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -9924,9 +9883,7 @@ impl ::serde::Serialize for JsonRpcResultResponse {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
@@ -10083,8 +10040,8 @@ impl ::serde::Serialize for LegacyTitledEnumSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.default.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
+                    2usize + usize::from(self.default.is_some())
+                        + usize::from(self.description.is_some())
                         + usize::from(self.enum_names.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
@@ -10290,9 +10247,7 @@ impl ::serde::Serialize for ListPromptsRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"prompts/list")?;
         map.serialize_entry("id", &self.id)?;
@@ -10498,9 +10453,8 @@ impl ::serde::Serialize for ListPromptsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
-                        + usize::from(self.next_cursor.is_some()) + 1usize + 1usize
-                        + 1usize + self.extra.len(),
+                    4usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -10699,9 +10653,7 @@ impl ::serde::Serialize for ListPromptsResultResponse {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
@@ -10845,9 +10797,7 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"resources/templates/list")?;
         map.serialize_entry("id", &self.id)?;
@@ -11059,9 +11009,8 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
-                        + usize::from(self.next_cursor.is_some()) + 1usize + 1usize
-                        + 1usize + self.extra.len(),
+                    4usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -11278,9 +11227,7 @@ impl ::serde::Serialize for ListResourceTemplatesResultResponse {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
@@ -11430,9 +11377,7 @@ impl ::serde::Serialize for ListResourcesRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"resources/list")?;
         map.serialize_entry("id", &self.id)?;
@@ -11638,9 +11583,8 @@ impl ::serde::Serialize for ListResourcesResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
-                        + usize::from(self.next_cursor.is_some()) + 1usize + 1usize
-                        + 1usize + self.extra.len(),
+                    4usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -11845,9 +11789,7 @@ impl ::serde::Serialize for ListResourcesResultResponse {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
@@ -11988,7 +11930,7 @@ impl ::serde::Serialize for ListRootsRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -12197,9 +12139,7 @@ impl ::serde::Serialize for ListRootsResult {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("roots", &self.roots)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -12292,9 +12232,7 @@ impl ::serde::Serialize for ListToolsRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"tools/list")?;
         map.serialize_entry("id", &self.id)?;
@@ -12491,9 +12429,8 @@ impl ::serde::Serialize for ListToolsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
-                        + usize::from(self.next_cursor.is_some()) + 1usize + 1usize
-                        + 1usize + self.extra.len(),
+                    4usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -12689,9 +12626,7 @@ impl ::serde::Serialize for ListToolsResultResponse {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
@@ -12833,9 +12768,7 @@ impl ::serde::Serialize for LoggingMessageNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/message")?;
         map.serialize_entry("params", &self.params)?;
@@ -12993,7 +12926,7 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize
+                    2usize + usize::from(self.meta.is_some())
                         + usize::from(self.logger.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -13200,7 +13133,7 @@ impl ::serde::Serialize for MethodNotFoundError {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.data.is_some()) + 1usize + self.extra.len(),
+                    2usize + usize::from(self.data.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("code", &-32601i64)?;
@@ -13338,9 +13271,7 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorData {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("requiredCapabilities", &self.required_capabilities)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -13449,9 +13380,7 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorObject {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("code", &-32021i64)?;
         map.serialize_entry("data", &self.data)?;
         map.serialize_entry("message", &self.message)?;
@@ -13607,7 +13536,7 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityError {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + usize::from(self.id.is_some()) + self.extra.len(),
+                    2usize + usize::from(self.id.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -13769,7 +13698,7 @@ impl ::serde::Serialize for ModelHint {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.name.is_some()) + self.extra.len(),
+                    usize::from(self.name.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.name {
@@ -13884,7 +13813,7 @@ impl ::serde::Serialize for ModelPreferences {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cost_priority.is_some())
+                    usize::from(self.cost_priority.is_some())
                         + usize::from(self.hints.is_some())
                         + usize::from(self.intelligence_priority.is_some())
                         + usize::from(self.speed_priority.is_some()) + self.extra.len(),
@@ -14123,8 +14052,7 @@ impl ::serde::Serialize for NotificationBase {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("method", &self.method)?;
@@ -14241,8 +14169,7 @@ impl ::serde::Serialize for NotificationMetaObject {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.subscription_id.is_some())
-                        + self.extra.len(),
+                    usize::from(self.subscription_id.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.subscription_id {
@@ -14339,7 +14266,7 @@ impl ::serde::Serialize for NotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -14437,11 +14364,11 @@ impl ::serde::Serialize for NumberSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.default.is_some())
+                    1usize + usize::from(self.default.is_some())
                         + usize::from(self.description.is_some())
                         + usize::from(self.maximum.is_some())
                         + usize::from(self.minimum.is_some())
-                        + usize::from(self.title.is_some()) + 1usize + self.extra.len(),
+                        + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.default {
@@ -14628,11 +14555,7 @@ impl ::serde::Serialize for PaginatedRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(
-                    1usize + 1usize + 1usize + 1usize + self.extra.len(),
-                ),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("method", &self.method)?;
@@ -14788,8 +14711,7 @@ impl ::serde::Serialize for PaginatedRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.cursor.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("_meta", &self.meta)?;
@@ -14923,9 +14845,8 @@ impl ::serde::Serialize for PaginatedResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -15060,7 +14981,7 @@ impl ::serde::Serialize for ParseError {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.data.is_some()) + 1usize + self.extra.len(),
+                    2usize + usize::from(self.data.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("code", &-32700i64)?;
@@ -15380,9 +15301,7 @@ impl ::serde::Serialize for ProgressNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/progress")?;
         map.serialize_entry("params", &self.params)?;
@@ -15546,8 +15465,8 @@ impl ::serde::Serialize for ProgressNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.message.is_some()) + 1usize + 1usize
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.message.is_some())
                         + usize::from(self.total.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -15756,10 +15675,10 @@ impl ::serde::Serialize for Prompt {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    1usize + usize::from(self.meta.is_some())
                         + usize::from(self.arguments.is_some())
                         + usize::from(self.description.is_some())
-                        + usize::from(self.icons.is_some()) + 1usize
+                        + usize::from(self.icons.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -15949,7 +15868,7 @@ impl ::serde::Serialize for PromptArgument {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.description.is_some()) + 1usize
+                    1usize + usize::from(self.description.is_some())
                         + usize::from(self.required.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
@@ -16245,9 +16164,7 @@ impl ::serde::Serialize for PromptMessage {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
         for (key, value) in &self.extra {
@@ -16370,8 +16287,7 @@ impl ::serde::Serialize for PromptReference {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + usize::from(self.title.is_some())
-                        + self.extra.len(),
+                    2usize + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"ref/prompt")?;
@@ -16504,9 +16420,7 @@ impl ::serde::Serialize for ReadResourceRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"resources/read")?;
         map.serialize_entry("id", &self.id)?;
@@ -16679,9 +16593,8 @@ impl ::serde::Serialize for ReadResourceRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.input_responses.is_some())
-                        + usize::from(self.request_state.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.input_responses.is_some())
+                        + usize::from(self.request_state.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("_meta", &self.meta)?;
@@ -16953,8 +16866,7 @@ impl ::serde::Serialize for ReadResourceResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize + 1usize
-                        + 1usize + self.extra.len(),
+                    4usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -17217,9 +17129,7 @@ impl ::serde::Serialize for ReadResourceResultResponse {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
@@ -17362,8 +17272,7 @@ impl ::serde::Serialize for RequestBase {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("method", &self.method)?;
@@ -17511,8 +17420,8 @@ impl ::serde::Serialize for RequestMetaObject {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.client_info.is_some())
-                        + usize::from(self.log_level.is_some()) + 1usize
+                    2usize + usize::from(self.client_info.is_some())
+                        + usize::from(self.log_level.is_some())
                         + usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -17720,9 +17629,7 @@ impl ::serde::Serialize for RequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("_meta", &self.meta)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -17858,13 +17765,13 @@ impl ::serde::Serialize for Resource {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    2usize + usize::from(self.meta.is_some())
                         + usize::from(self.annotations.is_some())
                         + usize::from(self.description.is_some())
                         + usize::from(self.icons.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize
+                        + usize::from(self.mime_type.is_some())
                         + usize::from(self.size.is_some())
-                        + usize::from(self.title.is_some()) + 1usize + self.extra.len(),
+                        + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -18102,9 +18009,8 @@ impl ::serde::Serialize for ResourceContents {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -18280,13 +18186,13 @@ impl ::serde::Serialize for ResourceLink {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some())
+                    3usize + usize::from(self.meta.is_some())
                         + usize::from(self.annotations.is_some())
                         + usize::from(self.description.is_some())
                         + usize::from(self.icons.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize
+                        + usize::from(self.mime_type.is_some())
                         + usize::from(self.size.is_some())
-                        + usize::from(self.title.is_some()) + 1usize + self.extra.len(),
+                        + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"resource_link")?;
@@ -18707,9 +18613,7 @@ impl ::serde::Serialize for ResourceRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("_meta", &self.meta)?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
@@ -18866,12 +18770,12 @@ impl ::serde::Serialize for ResourceTemplate {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    2usize + usize::from(self.meta.is_some())
                         + usize::from(self.annotations.is_some())
                         + usize::from(self.description.is_some())
                         + usize::from(self.icons.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize
-                        + usize::from(self.title.is_some()) + 1usize + self.extra.len(),
+                        + usize::from(self.mime_type.is_some())
+                        + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -19107,9 +19011,7 @@ impl ::serde::Serialize for ResourceTemplateReference {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"ref/resource")?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
@@ -19225,9 +19127,7 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/resources/updated")?;
         map.serialize_entry("params", &self.params)?;
@@ -19379,7 +19279,7 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -19507,7 +19407,7 @@ impl ::serde::Serialize for ResultBase {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -19624,7 +19524,7 @@ impl ::serde::Serialize for ResultMetaObject {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.server_info.is_some()) + self.extra.len(),
+                    usize::from(self.server_info.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.server_info {
@@ -19733,8 +19633,8 @@ impl ::serde::Serialize for Root {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.name.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.name.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -19992,8 +19892,7 @@ impl ::serde::Serialize for SamplingMessage {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -20247,7 +20146,7 @@ impl ::serde::Serialize for PromptsCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some()) + self.extra.len(),
+                    usize::from(self.list_changed.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
@@ -20340,7 +20239,7 @@ impl ::serde::Serialize for ResourcesCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some())
+                    usize::from(self.list_changed.is_some())
                         + usize::from(self.subscribe.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -20456,7 +20355,7 @@ impl ::serde::Serialize for ToolsCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some()) + self.extra.len(),
+                    usize::from(self.list_changed.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
@@ -20573,7 +20472,7 @@ impl ::serde::Serialize for ServerCapabilities {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.completions.is_some())
+                    usize::from(self.completions.is_some())
                         + usize::from(self.experimental.is_some())
                         + usize::from(self.extensions.is_some())
                         + usize::from(self.logging.is_some())
@@ -21544,7 +21443,7 @@ impl ::serde::Serialize for SubscriptionFilter {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.prompts_list_changed.is_some())
+                    usize::from(self.prompts_list_changed.is_some())
                         + usize::from(self.resource_subscriptions.is_some())
                         + usize::from(self.resources_list_changed.is_some())
                         + usize::from(self.tools_list_changed.is_some())
@@ -21730,9 +21629,7 @@ impl ::serde::Serialize for SubscriptionsAcknowledgedNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/subscriptions/acknowledged")?;
         map.serialize_entry("params", &self.params)?;
@@ -21898,7 +21795,7 @@ impl ::serde::Serialize for SubscriptionsAcknowledgedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -22025,9 +21922,7 @@ impl ::serde::Serialize for SubscriptionsListenRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"subscriptions/listen")?;
         map.serialize_entry("id", &self.id)?;
@@ -22199,9 +22094,7 @@ impl ::serde::Serialize for SubscriptionsListenRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("_meta", &self.meta)?;
         map.serialize_entry("notifications", &self.notifications)?;
         for (key, value) in &self.extra {
@@ -22341,9 +22234,7 @@ impl ::serde::Serialize for SubscriptionsListenResult {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("_meta", &self.meta)?;
         map.serialize_entry("resultType", &self.result_type)?;
         for (key, value) in &self.extra {
@@ -22478,8 +22369,7 @@ impl ::serde::Serialize for SubscriptionsListenResultMetaObject {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.server_info.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.server_info.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.server_info {
@@ -22611,9 +22501,7 @@ impl ::serde::Serialize for SubscriptionsListenResultResponse {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
@@ -22769,9 +22657,8 @@ impl ::serde::Serialize for TextContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some())
-                        + usize::from(self.annotations.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"text")?;
@@ -22927,9 +22814,8 @@ impl ::serde::Serialize for TextResourceContents {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -23089,9 +22975,7 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchemaItemsAnyOfItem {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("const", &self.r#const)?;
         map.serialize_entry("title", &self.title)?;
         for (key, value) in &self.extra {
@@ -23211,9 +23095,7 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchemaItems {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("anyOf", &self.any_of)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -23330,8 +23212,8 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.default.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
+                    2usize + usize::from(self.default.is_some())
+                        + usize::from(self.description.is_some())
                         + usize::from(self.max_items.is_some())
                         + usize::from(self.min_items.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
@@ -23564,9 +23446,7 @@ impl ::serde::Serialize for TitledSingleSelectEnumSchemaOneOfItem {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("const", &self.r#const)?;
         map.serialize_entry("title", &self.title)?;
         for (key, value) in &self.extra {
@@ -23697,8 +23577,8 @@ impl ::serde::Serialize for TitledSingleSelectEnumSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.default.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
+                    2usize + usize::from(self.default.is_some())
+                        + usize::from(self.description.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -23938,10 +23818,10 @@ impl ::serde::Serialize for Tool {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    2usize + usize::from(self.meta.is_some())
                         + usize::from(self.annotations.is_some())
                         + usize::from(self.description.is_some())
-                        + usize::from(self.icons.is_some()) + 1usize + 1usize
+                        + usize::from(self.icons.is_some())
                         + usize::from(self.output_schema.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
@@ -24196,7 +24076,7 @@ impl ::serde::Serialize for ToolAnnotations {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.destructive_hint.is_some())
+                    usize::from(self.destructive_hint.is_some())
                         + usize::from(self.idempotent_hint.is_some())
                         + usize::from(self.open_world_hint.is_some())
                         + usize::from(self.read_only_hint.is_some())
@@ -24381,7 +24261,7 @@ impl ::serde::Serialize for ToolChoice {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.mode.is_some()) + self.extra.len(),
+                    usize::from(self.mode.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.mode {
@@ -24641,9 +24521,9 @@ impl ::serde::Serialize for ToolResultContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some()) + 1usize
+                    3usize + usize::from(self.meta.is_some())
                         + usize::from(self.is_error.is_some())
-                        + usize::from(self.structured_content.is_some()) + 1usize
+                        + usize::from(self.structured_content.is_some())
                         + self.extra.len(),
                 ),
             )?;
@@ -24862,8 +24742,7 @@ impl ::serde::Serialize for ToolUseContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some()) + 1usize + 1usize + 1usize
-                        + self.extra.len(),
+                    4usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"tool_use")?;
@@ -25029,9 +24908,7 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorData {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("requested", &self.requested)?;
         map.serialize_entry("supported", &self.supported)?;
         for (key, value) in &self.extra {
@@ -25157,9 +25034,7 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorObject {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("code", &-32022i64)?;
         map.serialize_entry("data", &self.data)?;
         map.serialize_entry("message", &self.message)?;
@@ -25314,7 +25189,7 @@ impl ::serde::Serialize for UnsupportedProtocolVersionError {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + usize::from(self.id.is_some()) + self.extra.len(),
+                    2usize + usize::from(self.id.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -25463,9 +25338,7 @@ impl ::serde::Serialize for UntitledMultiSelectEnumSchemaItems {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"string")?;
         map.serialize_entry("enum", &self.r#enum)?;
         for (key, value) in &self.extra {
@@ -25607,8 +25480,8 @@ impl ::serde::Serialize for UntitledMultiSelectEnumSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.default.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
+                    2usize + usize::from(self.default.is_some())
+                        + usize::from(self.description.is_some())
                         + usize::from(self.max_items.is_some())
                         + usize::from(self.min_items.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
@@ -25849,8 +25722,8 @@ impl ::serde::Serialize for UntitledSingleSelectEnumSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.default.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
+                    2usize + usize::from(self.default.is_some())
+                        + usize::from(self.description.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;

@@ -3,20 +3,26 @@
 //! One module per MCP schema revision, each behind the cargo feature of the same name.
 
 #[cfg(feature = "v2024_11_05")]
+#[rustfmt::skip]
 #[allow(clippy::large_enum_variant, clippy::new_without_default)]
 pub mod v2024_11_05;
 #[cfg(feature = "v2025_03_26")]
+#[rustfmt::skip]
 #[allow(clippy::large_enum_variant, clippy::new_without_default)]
 pub mod v2025_03_26;
 #[cfg(feature = "v2025_06_18")]
+#[rustfmt::skip]
 #[allow(clippy::large_enum_variant, clippy::new_without_default)]
 pub mod v2025_06_18;
 #[cfg(feature = "v2025_11_25")]
+#[rustfmt::skip]
 #[allow(clippy::large_enum_variant, clippy::new_without_default)]
 pub mod v2025_11_25;
 #[cfg(feature = "v2026_07_28")]
+#[rustfmt::skip]
 #[allow(clippy::large_enum_variant, clippy::new_without_default)]
 pub mod v2026_07_28;
 #[cfg(feature = "draft")]
+#[rustfmt::skip]
 #[allow(clippy::large_enum_variant, clippy::new_without_default)]
 pub mod draft;

@@ -41,7 +41,7 @@ impl ::serde::Serialize for AnnotatedAnnotations {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.audience.is_some())
+                    usize::from(self.audience.is_some())
                         + usize::from(self.priority.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -156,7 +156,7 @@ impl ::serde::Serialize for Annotated {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.annotations.is_some()) + self.extra.len(),
+                    usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.annotations {
@@ -251,8 +251,7 @@ impl ::serde::Serialize for BlobResourceContents {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.mime_type.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("blob", &self.blob)?;
@@ -389,8 +388,7 @@ impl ::serde::Serialize for CallToolRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.arguments.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.arguments.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
@@ -506,9 +504,7 @@ impl ::serde::Serialize for CallToolRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"tools/call")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -736,7 +732,7 @@ impl ::serde::Serialize for CallToolResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
+                    1usize + usize::from(self.meta.is_some())
                         + usize::from(self.is_error.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -871,8 +867,7 @@ impl ::serde::Serialize for CancelledNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.reason.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.reason.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.reason {
@@ -994,9 +989,7 @@ impl ::serde::Serialize for CancelledNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/cancelled")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -1119,7 +1112,7 @@ impl ::serde::Serialize for RootsCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some()) + self.extra.len(),
+                    usize::from(self.list_changed.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
@@ -1217,7 +1210,7 @@ impl ::serde::Serialize for ClientCapabilities {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.experimental.is_some())
+                    usize::from(self.experimental.is_some())
                         + usize::from(self.roots.is_some())
                         + usize::from(self.sampling.is_some()) + self.extra.len(),
                 ),
@@ -1801,9 +1794,7 @@ impl ::serde::Serialize for CompleteRequestParamsArgument {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("value", &self.value)?;
         for (key, value) in &self.extra {
@@ -2005,9 +1996,7 @@ impl ::serde::Serialize for CompleteRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("argument", &self.argument)?;
         map.serialize_entry("ref", &self.r#ref)?;
         for (key, value) in &self.extra {
@@ -2129,9 +2118,7 @@ impl ::serde::Serialize for CompleteRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"completion/complete")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -2253,8 +2240,8 @@ impl ::serde::Serialize for CompleteResultCompletion {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.has_more.is_some())
-                        + usize::from(self.total.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.has_more.is_some())
+                        + usize::from(self.total.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.has_more {
@@ -2395,7 +2382,7 @@ impl ::serde::Serialize for CompleteResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -2530,8 +2517,8 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.include_context.is_some()) + 1usize
-                        + 1usize + usize::from(self.metadata.is_some())
+                    2usize + usize::from(self.include_context.is_some())
+                        + usize::from(self.metadata.is_some())
                         + usize::from(self.model_preferences.is_some())
                         + usize::from(self.stop_sequences.is_some())
                         + usize::from(self.system_prompt.is_some())
@@ -2787,9 +2774,7 @@ impl ::serde::Serialize for CreateMessageRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"sampling/createMessage")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -3009,7 +2994,7 @@ impl ::serde::Serialize for CreateMessageResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize + 1usize
+                    3usize + usize::from(self.meta.is_some())
                         + usize::from(self.stop_reason.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -3206,7 +3191,7 @@ impl ::serde::Serialize for EmbeddedResourceAnnotations {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.audience.is_some())
+                    usize::from(self.audience.is_some())
                         + usize::from(self.priority.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -3401,8 +3386,7 @@ impl ::serde::Serialize for EmbeddedResource {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.annotations.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"resource")?;
@@ -3549,8 +3533,7 @@ impl ::serde::Serialize for GetPromptRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.arguments.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.arguments.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
@@ -3668,9 +3651,7 @@ impl ::serde::Serialize for GetPromptRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"prompts/get")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -3792,9 +3773,8 @@ impl ::serde::Serialize for GetPromptResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.description.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -3936,7 +3916,7 @@ impl ::serde::Serialize for ImageContentAnnotations {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.audience.is_some())
+                    usize::from(self.audience.is_some())
                         + usize::from(self.priority.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -4062,8 +4042,7 @@ impl ::serde::Serialize for ImageContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.annotations.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    3usize + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"image")?;
@@ -4216,9 +4195,7 @@ impl ::serde::Serialize for Implementation {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("version", &self.version)?;
         for (key, value) in &self.extra {
@@ -4331,11 +4308,7 @@ impl ::serde::Serialize for InitializeRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(
-                    0usize + 1usize + 1usize + 1usize + self.extra.len(),
-                ),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("capabilities", &self.capabilities)?;
         map.serialize_entry("clientInfo", &self.client_info)?;
         map.serialize_entry("protocolVersion", &self.protocol_version)?;
@@ -4481,9 +4454,7 @@ impl ::serde::Serialize for InitializeRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"initialize")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -4622,9 +4593,8 @@ impl ::serde::Serialize for InitializeResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
-                        + usize::from(self.instructions.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    3usize + usize::from(self.meta.is_some())
+                        + usize::from(self.instructions.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -4809,7 +4779,7 @@ impl ::serde::Serialize for InitializedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -5018,9 +4988,7 @@ impl ::serde::Serialize for JsonRpcError {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("error", &self.error)?;
         map.serialize_entry("id", &self.id)?;
@@ -5222,7 +5190,7 @@ impl ::serde::Serialize for JsonRpcNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -5313,8 +5281,7 @@ impl ::serde::Serialize for JsonRpcNotification {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -5454,8 +5421,7 @@ impl ::serde::Serialize for JsonRpcRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -5548,7 +5514,7 @@ impl ::serde::Serialize for JsonRpcRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -5644,8 +5610,7 @@ impl ::serde::Serialize for JsonRpcRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -5790,9 +5755,7 @@ impl ::serde::Serialize for JsonRpcResponse {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
@@ -5923,7 +5886,7 @@ impl ::serde::Serialize for ListPromptsRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
@@ -6139,9 +6102,8 @@ impl ::serde::Serialize for ListPromptsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -6275,7 +6237,7 @@ impl ::serde::Serialize for ListResourceTemplatesRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
@@ -6494,9 +6456,8 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -6638,7 +6599,7 @@ impl ::serde::Serialize for ListResourcesRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
@@ -6854,9 +6815,8 @@ impl ::serde::Serialize for ListResourcesResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -6992,8 +6952,7 @@ impl ::serde::Serialize for ListRootsRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -7086,7 +7045,7 @@ impl ::serde::Serialize for ListRootsRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -7300,7 +7259,7 @@ impl ::serde::Serialize for ListRootsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -7411,7 +7370,7 @@ impl ::serde::Serialize for ListToolsRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
@@ -7621,9 +7580,8 @@ impl ::serde::Serialize for ListToolsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -7759,8 +7717,7 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + 1usize + usize::from(self.logger.is_some())
-                        + self.extra.len(),
+                    2usize + usize::from(self.logger.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("data", &self.data)?;
@@ -7920,9 +7877,7 @@ impl ::serde::Serialize for LoggingMessageNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/message")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -8056,7 +8011,7 @@ impl ::serde::Serialize for ModelHint {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.name.is_some()) + self.extra.len(),
+                    usize::from(self.name.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.name {
@@ -8171,7 +8126,7 @@ impl ::serde::Serialize for ModelPreferences {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cost_priority.is_some())
+                    usize::from(self.cost_priority.is_some())
                         + usize::from(self.hints.is_some())
                         + usize::from(self.intelligence_priority.is_some())
                         + usize::from(self.speed_priority.is_some()) + self.extra.len(),
@@ -8328,7 +8283,7 @@ impl ::serde::Serialize for NotificationBaseParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -8418,8 +8373,7 @@ impl ::serde::Serialize for NotificationBase {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("method", &self.method)?;
@@ -8527,7 +8481,7 @@ impl ::serde::Serialize for PaginatedRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
@@ -8617,8 +8571,7 @@ impl ::serde::Serialize for PaginatedRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("method", &self.method)?;
@@ -8732,7 +8685,7 @@ impl ::serde::Serialize for PaginatedResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    usize::from(self.meta.is_some())
                         + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -8844,8 +8797,7 @@ impl ::serde::Serialize for PingRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -8938,7 +8890,7 @@ impl ::serde::Serialize for PingRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -9147,8 +9099,7 @@ impl ::serde::Serialize for ProgressNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + 1usize + usize::from(self.total.is_some())
-                        + self.extra.len(),
+                    2usize + usize::from(self.total.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("progress", &self.progress)?;
@@ -9286,9 +9237,7 @@ impl ::serde::Serialize for ProgressNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/progress")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -9419,9 +9368,8 @@ impl ::serde::Serialize for Prompt {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.arguments.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.arguments.is_some())
+                        + usize::from(self.description.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
@@ -9551,7 +9499,7 @@ impl ::serde::Serialize for PromptArgument {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.description.is_some()) + 1usize
+                    1usize + usize::from(self.description.is_some())
                         + usize::from(self.required.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -9679,7 +9627,7 @@ impl ::serde::Serialize for PromptListChangedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -9989,9 +9937,7 @@ impl ::serde::Serialize for PromptMessage {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
         for (key, value) in &self.extra {
@@ -10104,9 +10050,7 @@ impl ::serde::Serialize for PromptReference {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"ref/prompt")?;
         map.serialize_entry("name", &self.name)?;
         for (key, value) in &self.extra {
@@ -10216,9 +10160,7 @@ impl ::serde::Serialize for ReadResourceRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -10305,9 +10247,7 @@ impl ::serde::Serialize for ReadResourceRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/read")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -10505,7 +10445,7 @@ impl ::serde::Serialize for ReadResourceResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -10623,8 +10563,7 @@ impl ::serde::Serialize for RequestBaseParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -10717,7 +10656,7 @@ impl ::serde::Serialize for RequestBaseParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -10804,8 +10743,7 @@ impl ::serde::Serialize for RequestBase {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("method", &self.method)?;
@@ -10923,7 +10861,7 @@ impl ::serde::Serialize for ResourceAnnotations {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.audience.is_some())
+                    usize::from(self.audience.is_some())
                         + usize::from(self.priority.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -11062,10 +11000,10 @@ impl ::serde::Serialize for Resource {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.annotations.is_some())
+                    2usize + usize::from(self.annotations.is_some())
                         + usize::from(self.description.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize
-                        + usize::from(self.size.is_some()) + 1usize + self.extra.len(),
+                        + usize::from(self.mime_type.is_some())
+                        + usize::from(self.size.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.annotations {
@@ -11240,8 +11178,7 @@ impl ::serde::Serialize for ResourceContents {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.mime_type.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.mime_type {
@@ -11352,7 +11289,7 @@ impl ::serde::Serialize for ResourceListChangedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -11571,9 +11508,7 @@ impl ::serde::Serialize for ResourceReference {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"ref/resource")?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
@@ -11692,7 +11627,7 @@ impl ::serde::Serialize for ResourceTemplateAnnotations {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.audience.is_some())
+                    usize::from(self.audience.is_some())
                         + usize::from(self.priority.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -11826,10 +11761,9 @@ impl ::serde::Serialize for ResourceTemplate {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.annotations.is_some())
+                    2usize + usize::from(self.annotations.is_some())
                         + usize::from(self.description.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                        + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.annotations {
@@ -12002,9 +11936,7 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -12094,9 +12026,7 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/resources/updated")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -12218,7 +12148,7 @@ impl ::serde::Serialize for ResultBase {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -12309,7 +12239,7 @@ impl ::serde::Serialize for Root {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.name.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.name.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.name {
@@ -12413,7 +12343,7 @@ impl ::serde::Serialize for RootsListChangedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -12710,9 +12640,7 @@ impl ::serde::Serialize for SamplingMessage {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
         for (key, value) in &self.extra {
@@ -12828,7 +12756,7 @@ impl ::serde::Serialize for PromptsCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some()) + self.extra.len(),
+                    usize::from(self.list_changed.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
@@ -12921,7 +12849,7 @@ impl ::serde::Serialize for ResourcesCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some())
+                    usize::from(self.list_changed.is_some())
                         + usize::from(self.subscribe.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -13037,7 +12965,7 @@ impl ::serde::Serialize for ToolsCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some()) + self.extra.len(),
+                    usize::from(self.list_changed.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
@@ -13141,7 +13069,7 @@ impl ::serde::Serialize for ServerCapabilities {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.experimental.is_some())
+                    usize::from(self.experimental.is_some())
                         + usize::from(self.logging.is_some())
                         + usize::from(self.prompts.is_some())
                         + usize::from(self.resources.is_some())
@@ -13784,9 +13712,7 @@ impl ::serde::Serialize for SetLevelRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("level", &self.level)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -13899,9 +13825,7 @@ impl ::serde::Serialize for SetLevelRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"logging/setLevel")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -14015,9 +13939,7 @@ impl ::serde::Serialize for SubscribeRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -14104,9 +14026,7 @@ impl ::serde::Serialize for SubscribeRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/subscribe")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -14231,7 +14151,7 @@ impl ::serde::Serialize for TextContentAnnotations {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.audience.is_some())
+                    usize::from(self.audience.is_some())
                         + usize::from(self.priority.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -14351,8 +14271,7 @@ impl ::serde::Serialize for TextContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.annotations.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"text")?;
@@ -14489,8 +14408,7 @@ impl ::serde::Serialize for TextResourceContents {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.mime_type.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.mime_type {
@@ -14636,8 +14554,7 @@ impl ::serde::Serialize for Tool {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.description.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.description.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.description {
@@ -14759,7 +14676,7 @@ impl ::serde::Serialize for ToolListChangedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -14969,9 +14886,7 @@ impl ::serde::Serialize for UnsubscribeRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -15058,9 +14973,7 @@ impl ::serde::Serialize for UnsubscribeRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/unsubscribe")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {

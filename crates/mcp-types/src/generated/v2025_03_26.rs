@@ -42,7 +42,7 @@ impl ::serde::Serialize for Annotations {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.audience.is_some())
+                    usize::from(self.audience.is_some())
                         + usize::from(self.priority.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -163,8 +163,7 @@ impl ::serde::Serialize for AudioContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.annotations.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    3usize + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"audio")?;
@@ -323,8 +322,7 @@ impl ::serde::Serialize for BlobResourceContents {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.mime_type.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("blob", &self.blob)?;
@@ -461,8 +459,7 @@ impl ::serde::Serialize for CallToolRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.arguments.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.arguments.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
@@ -578,9 +575,7 @@ impl ::serde::Serialize for CallToolRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"tools/call")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -820,7 +815,7 @@ impl ::serde::Serialize for CallToolResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
+                    1usize + usize::from(self.meta.is_some())
                         + usize::from(self.is_error.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -955,8 +950,7 @@ impl ::serde::Serialize for CancelledNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.reason.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.reason.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.reason {
@@ -1078,9 +1072,7 @@ impl ::serde::Serialize for CancelledNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/cancelled")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -1203,7 +1195,7 @@ impl ::serde::Serialize for RootsCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some()) + self.extra.len(),
+                    usize::from(self.list_changed.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
@@ -1301,7 +1293,7 @@ impl ::serde::Serialize for ClientCapabilities {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.experimental.is_some())
+                    usize::from(self.experimental.is_some())
                         + usize::from(self.roots.is_some())
                         + usize::from(self.sampling.is_some()) + self.extra.len(),
                 ),
@@ -1885,9 +1877,7 @@ impl ::serde::Serialize for CompleteRequestParamsArgument {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("value", &self.value)?;
         for (key, value) in &self.extra {
@@ -2089,9 +2079,7 @@ impl ::serde::Serialize for CompleteRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("argument", &self.argument)?;
         map.serialize_entry("ref", &self.r#ref)?;
         for (key, value) in &self.extra {
@@ -2213,9 +2201,7 @@ impl ::serde::Serialize for CompleteRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"completion/complete")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -2337,8 +2323,8 @@ impl ::serde::Serialize for CompleteResultCompletion {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.has_more.is_some())
-                        + usize::from(self.total.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.has_more.is_some())
+                        + usize::from(self.total.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.has_more {
@@ -2479,7 +2465,7 @@ impl ::serde::Serialize for CompleteResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -2614,8 +2600,8 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.include_context.is_some()) + 1usize
-                        + 1usize + usize::from(self.metadata.is_some())
+                    2usize + usize::from(self.include_context.is_some())
+                        + usize::from(self.metadata.is_some())
                         + usize::from(self.model_preferences.is_some())
                         + usize::from(self.stop_sequences.is_some())
                         + usize::from(self.system_prompt.is_some())
@@ -2871,9 +2857,7 @@ impl ::serde::Serialize for CreateMessageRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"sampling/createMessage")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -3105,7 +3089,7 @@ impl ::serde::Serialize for CreateMessageResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize + 1usize
+                    3usize + usize::from(self.meta.is_some())
                         + usize::from(self.stop_reason.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -3374,8 +3358,7 @@ impl ::serde::Serialize for EmbeddedResource {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.annotations.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"resource")?;
@@ -3522,8 +3505,7 @@ impl ::serde::Serialize for GetPromptRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.arguments.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.arguments.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
@@ -3641,9 +3623,7 @@ impl ::serde::Serialize for GetPromptRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"prompts/get")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -3765,9 +3745,8 @@ impl ::serde::Serialize for GetPromptResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.description.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -3912,8 +3891,7 @@ impl ::serde::Serialize for ImageContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.annotations.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    3usize + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"image")?;
@@ -4066,9 +4044,7 @@ impl ::serde::Serialize for Implementation {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("version", &self.version)?;
         for (key, value) in &self.extra {
@@ -4181,11 +4157,7 @@ impl ::serde::Serialize for InitializeRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(
-                    0usize + 1usize + 1usize + 1usize + self.extra.len(),
-                ),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("capabilities", &self.capabilities)?;
         map.serialize_entry("clientInfo", &self.client_info)?;
         map.serialize_entry("protocolVersion", &self.protocol_version)?;
@@ -4331,9 +4303,7 @@ impl ::serde::Serialize for InitializeRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"initialize")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -4472,9 +4442,8 @@ impl ::serde::Serialize for InitializeResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
-                        + usize::from(self.instructions.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    3usize + usize::from(self.meta.is_some())
+                        + usize::from(self.instructions.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -4659,7 +4628,7 @@ impl ::serde::Serialize for InitializedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -4995,9 +4964,7 @@ impl ::serde::Serialize for JsonRpcError {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("error", &self.error)?;
         map.serialize_entry("id", &self.id)?;
@@ -5225,7 +5192,7 @@ impl ::serde::Serialize for JsonRpcNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -5316,8 +5283,7 @@ impl ::serde::Serialize for JsonRpcNotification {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -5457,8 +5423,7 @@ impl ::serde::Serialize for JsonRpcRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -5551,7 +5516,7 @@ impl ::serde::Serialize for JsonRpcRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -5647,8 +5612,7 @@ impl ::serde::Serialize for JsonRpcRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -5793,9 +5757,7 @@ impl ::serde::Serialize for JsonRpcResponse {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
@@ -5926,7 +5888,7 @@ impl ::serde::Serialize for ListPromptsRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
@@ -6142,9 +6104,8 @@ impl ::serde::Serialize for ListPromptsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -6278,7 +6239,7 @@ impl ::serde::Serialize for ListResourceTemplatesRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
@@ -6497,9 +6458,8 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -6641,7 +6601,7 @@ impl ::serde::Serialize for ListResourcesRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
@@ -6857,9 +6817,8 @@ impl ::serde::Serialize for ListResourcesResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -6995,8 +6954,7 @@ impl ::serde::Serialize for ListRootsRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -7089,7 +7047,7 @@ impl ::serde::Serialize for ListRootsRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -7303,7 +7261,7 @@ impl ::serde::Serialize for ListRootsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -7414,7 +7372,7 @@ impl ::serde::Serialize for ListToolsRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
@@ -7624,9 +7582,8 @@ impl ::serde::Serialize for ListToolsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -7762,8 +7719,7 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + 1usize + usize::from(self.logger.is_some())
-                        + self.extra.len(),
+                    2usize + usize::from(self.logger.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("data", &self.data)?;
@@ -7923,9 +7879,7 @@ impl ::serde::Serialize for LoggingMessageNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/message")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -8059,7 +8013,7 @@ impl ::serde::Serialize for ModelHint {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.name.is_some()) + self.extra.len(),
+                    usize::from(self.name.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.name {
@@ -8174,7 +8128,7 @@ impl ::serde::Serialize for ModelPreferences {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cost_priority.is_some())
+                    usize::from(self.cost_priority.is_some())
                         + usize::from(self.hints.is_some())
                         + usize::from(self.intelligence_priority.is_some())
                         + usize::from(self.speed_priority.is_some()) + self.extra.len(),
@@ -8331,7 +8285,7 @@ impl ::serde::Serialize for NotificationBaseParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -8421,8 +8375,7 @@ impl ::serde::Serialize for NotificationBase {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("method", &self.method)?;
@@ -8530,7 +8483,7 @@ impl ::serde::Serialize for PaginatedRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
@@ -8620,8 +8573,7 @@ impl ::serde::Serialize for PaginatedRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("method", &self.method)?;
@@ -8735,7 +8687,7 @@ impl ::serde::Serialize for PaginatedResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    usize::from(self.meta.is_some())
                         + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -8847,8 +8799,7 @@ impl ::serde::Serialize for PingRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -8941,7 +8892,7 @@ impl ::serde::Serialize for PingRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -9153,7 +9104,7 @@ impl ::serde::Serialize for ProgressNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.message.is_some()) + 1usize + 1usize
+                    2usize + usize::from(self.message.is_some())
                         + usize::from(self.total.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -9312,9 +9263,7 @@ impl ::serde::Serialize for ProgressNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/progress")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -9445,9 +9394,8 @@ impl ::serde::Serialize for Prompt {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.arguments.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.arguments.is_some())
+                        + usize::from(self.description.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
@@ -9577,7 +9525,7 @@ impl ::serde::Serialize for PromptArgument {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.description.is_some()) + 1usize
+                    1usize + usize::from(self.description.is_some())
                         + usize::from(self.required.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -9705,7 +9653,7 @@ impl ::serde::Serialize for PromptListChangedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -10027,9 +9975,7 @@ impl ::serde::Serialize for PromptMessage {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
         for (key, value) in &self.extra {
@@ -10142,9 +10088,7 @@ impl ::serde::Serialize for PromptReference {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"ref/prompt")?;
         map.serialize_entry("name", &self.name)?;
         for (key, value) in &self.extra {
@@ -10254,9 +10198,7 @@ impl ::serde::Serialize for ReadResourceRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -10343,9 +10285,7 @@ impl ::serde::Serialize for ReadResourceRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/read")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -10543,7 +10483,7 @@ impl ::serde::Serialize for ReadResourceResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -10661,8 +10601,7 @@ impl ::serde::Serialize for RequestBaseParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -10755,7 +10694,7 @@ impl ::serde::Serialize for RequestBaseParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -10842,8 +10781,7 @@ impl ::serde::Serialize for RequestBase {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("method", &self.method)?;
@@ -10977,10 +10915,10 @@ impl ::serde::Serialize for Resource {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.annotations.is_some())
+                    2usize + usize::from(self.annotations.is_some())
                         + usize::from(self.description.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize
-                        + usize::from(self.size.is_some()) + 1usize + self.extra.len(),
+                        + usize::from(self.mime_type.is_some())
+                        + usize::from(self.size.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.annotations {
@@ -11155,8 +11093,7 @@ impl ::serde::Serialize for ResourceContents {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.mime_type.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.mime_type {
@@ -11267,7 +11204,7 @@ impl ::serde::Serialize for ResourceListChangedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -11486,9 +11423,7 @@ impl ::serde::Serialize for ResourceReference {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"ref/resource")?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
@@ -11618,10 +11553,9 @@ impl ::serde::Serialize for ResourceTemplate {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.annotations.is_some())
+                    2usize + usize::from(self.annotations.is_some())
                         + usize::from(self.description.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                        + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.annotations {
@@ -11794,9 +11728,7 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -11886,9 +11818,7 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/resources/updated")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -12010,7 +11940,7 @@ impl ::serde::Serialize for ResultBase {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -12101,7 +12031,7 @@ impl ::serde::Serialize for Root {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.name.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.name.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.name {
@@ -12205,7 +12135,7 @@ impl ::serde::Serialize for RootsListChangedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -12514,9 +12444,7 @@ impl ::serde::Serialize for SamplingMessage {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
         for (key, value) in &self.extra {
@@ -12632,7 +12560,7 @@ impl ::serde::Serialize for PromptsCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some()) + self.extra.len(),
+                    usize::from(self.list_changed.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
@@ -12725,7 +12653,7 @@ impl ::serde::Serialize for ResourcesCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some())
+                    usize::from(self.list_changed.is_some())
                         + usize::from(self.subscribe.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -12841,7 +12769,7 @@ impl ::serde::Serialize for ToolsCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some()) + self.extra.len(),
+                    usize::from(self.list_changed.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
@@ -12948,7 +12876,7 @@ impl ::serde::Serialize for ServerCapabilities {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.completions.is_some())
+                    usize::from(self.completions.is_some())
                         + usize::from(self.experimental.is_some())
                         + usize::from(self.logging.is_some())
                         + usize::from(self.prompts.is_some())
@@ -13612,9 +13540,7 @@ impl ::serde::Serialize for SetLevelRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("level", &self.level)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -13727,9 +13653,7 @@ impl ::serde::Serialize for SetLevelRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"logging/setLevel")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -13843,9 +13767,7 @@ impl ::serde::Serialize for SubscribeRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -13932,9 +13854,7 @@ impl ::serde::Serialize for SubscribeRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/subscribe")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -14056,8 +13976,7 @@ impl ::serde::Serialize for TextContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.annotations.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"text")?;
@@ -14194,8 +14113,7 @@ impl ::serde::Serialize for TextResourceContents {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.mime_type.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.mime_type {
@@ -14346,9 +14264,8 @@ impl ::serde::Serialize for Tool {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.annotations.is_some())
-                        + usize::from(self.description.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.annotations.is_some())
+                        + usize::from(self.description.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.annotations {
@@ -14524,7 +14441,7 @@ impl ::serde::Serialize for ToolAnnotations {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.destructive_hint.is_some())
+                    usize::from(self.destructive_hint.is_some())
                         + usize::from(self.idempotent_hint.is_some())
                         + usize::from(self.open_world_hint.is_some())
                         + usize::from(self.read_only_hint.is_some())
@@ -14705,7 +14622,7 @@ impl ::serde::Serialize for ToolListChangedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -14915,9 +14832,7 @@ impl ::serde::Serialize for UnsubscribeRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -15004,9 +14919,7 @@ impl ::serde::Serialize for UnsubscribeRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/unsubscribe")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {

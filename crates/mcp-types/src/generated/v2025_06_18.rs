@@ -50,7 +50,7 @@ impl ::serde::Serialize for Annotations {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.audience.is_some())
+                    usize::from(self.audience.is_some())
                         + usize::from(self.last_modified.is_some())
                         + usize::from(self.priority.is_some()) + self.extra.len(),
                 ),
@@ -195,9 +195,8 @@ impl ::serde::Serialize for AudioContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some())
-                        + usize::from(self.annotations.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    3usize + usize::from(self.meta.is_some())
+                        + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"audio")?;
@@ -373,8 +372,7 @@ impl ::serde::Serialize for BaseMetadata {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.title.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("name", &self.name)?;
@@ -493,9 +491,8 @@ impl ::serde::Serialize for BlobResourceContents {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
-                        + usize::from(self.mime_type.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -808,8 +805,7 @@ impl ::serde::Serialize for CallToolRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.arguments.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.arguments.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
@@ -925,9 +921,7 @@ impl ::serde::Serialize for CallToolRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"tools/call")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -1064,7 +1058,7 @@ impl ::serde::Serialize for CallToolResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
+                    1usize + usize::from(self.meta.is_some())
                         + usize::from(self.is_error.is_some())
                         + usize::from(self.structured_content.is_some())
                         + self.extra.len(),
@@ -1222,8 +1216,7 @@ impl ::serde::Serialize for CancelledNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.reason.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.reason.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.reason {
@@ -1345,9 +1338,7 @@ impl ::serde::Serialize for CancelledNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/cancelled")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -1470,7 +1461,7 @@ impl ::serde::Serialize for RootsCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some()) + self.extra.len(),
+                    usize::from(self.list_changed.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
@@ -1571,7 +1562,7 @@ impl ::serde::Serialize for ClientCapabilities {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.elicitation.is_some())
+                    usize::from(self.elicitation.is_some())
                         + usize::from(self.experimental.is_some())
                         + usize::from(self.roots.is_some())
                         + usize::from(self.sampling.is_some()) + self.extra.len(),
@@ -2187,9 +2178,7 @@ impl ::serde::Serialize for CompleteRequestParamsArgument {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("value", &self.value)?;
         for (key, value) in &self.extra {
@@ -2308,7 +2297,7 @@ impl ::serde::Serialize for CompleteRequestParamsContext {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.arguments.is_some()) + self.extra.len(),
+                    usize::from(self.arguments.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
@@ -2492,8 +2481,7 @@ impl ::serde::Serialize for CompleteRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.context.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.context.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("argument", &self.argument)?;
@@ -2637,9 +2625,7 @@ impl ::serde::Serialize for CompleteRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"completion/complete")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -2761,8 +2747,8 @@ impl ::serde::Serialize for CompleteResultCompletion {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.has_more.is_some())
-                        + usize::from(self.total.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.has_more.is_some())
+                        + usize::from(self.total.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.has_more {
@@ -2903,7 +2889,7 @@ impl ::serde::Serialize for CompleteResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -3150,8 +3136,8 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.include_context.is_some()) + 1usize
-                        + 1usize + usize::from(self.metadata.is_some())
+                    2usize + usize::from(self.include_context.is_some())
+                        + usize::from(self.metadata.is_some())
                         + usize::from(self.model_preferences.is_some())
                         + usize::from(self.stop_sequences.is_some())
                         + usize::from(self.system_prompt.is_some())
@@ -3407,9 +3393,7 @@ impl ::serde::Serialize for CreateMessageRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"sampling/createMessage")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -3641,7 +3625,7 @@ impl ::serde::Serialize for CreateMessageResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize + 1usize
+                    3usize + usize::from(self.meta.is_some())
                         + usize::from(self.stop_reason.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -3842,8 +3826,7 @@ impl ::serde::Serialize for ElicitRequestParamsRequestedSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + usize::from(self.required.is_some())
-                        + self.extra.len(),
+                    2usize + usize::from(self.required.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"object")?;
@@ -4001,9 +3984,7 @@ impl ::serde::Serialize for ElicitRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("message", &self.message)?;
         map.serialize_entry("requestedSchema", &self.requested_schema)?;
         for (key, value) in &self.extra {
@@ -4125,9 +4106,7 @@ impl ::serde::Serialize for ElicitRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"elicitation/create")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -4324,7 +4303,7 @@ impl ::serde::Serialize for ElicitResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
+                    1usize + usize::from(self.meta.is_some())
                         + usize::from(self.content.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -4536,9 +4515,8 @@ impl ::serde::Serialize for EmbeddedResource {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some())
-                        + usize::from(self.annotations.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"resource")?;
@@ -4704,7 +4682,7 @@ impl ::serde::Serialize for EnumSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.description.is_some()) + 1usize
+                    2usize + usize::from(self.description.is_some())
                         + usize::from(self.enum_names.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
@@ -4875,8 +4853,7 @@ impl ::serde::Serialize for GetPromptRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.arguments.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.arguments.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
@@ -4994,9 +4971,7 @@ impl ::serde::Serialize for GetPromptRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"prompts/get")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -5118,9 +5093,8 @@ impl ::serde::Serialize for GetPromptResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.description.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -5268,9 +5242,8 @@ impl ::serde::Serialize for ImageContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some())
-                        + usize::from(self.annotations.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    3usize + usize::from(self.meta.is_some())
+                        + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"image")?;
@@ -5451,8 +5424,7 @@ impl ::serde::Serialize for Implementation {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.title.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("name", &self.name)?;
@@ -5584,11 +5556,7 @@ impl ::serde::Serialize for InitializeRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(
-                    0usize + 1usize + 1usize + 1usize + self.extra.len(),
-                ),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("capabilities", &self.capabilities)?;
         map.serialize_entry("clientInfo", &self.client_info)?;
         map.serialize_entry("protocolVersion", &self.protocol_version)?;
@@ -5734,9 +5702,7 @@ impl ::serde::Serialize for InitializeRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"initialize")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -5875,9 +5841,8 @@ impl ::serde::Serialize for InitializeResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
-                        + usize::from(self.instructions.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    3usize + usize::from(self.meta.is_some())
+                        + usize::from(self.instructions.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -6062,7 +6027,7 @@ impl ::serde::Serialize for InitializedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -6271,9 +6236,7 @@ impl ::serde::Serialize for JsonRpcError {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("error", &self.error)?;
         map.serialize_entry("id", &self.id)?;
@@ -6477,7 +6440,7 @@ impl ::serde::Serialize for JsonRpcNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -6568,8 +6531,7 @@ impl ::serde::Serialize for JsonRpcNotification {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -6710,8 +6672,7 @@ impl ::serde::Serialize for JsonRpcRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -6805,7 +6766,7 @@ impl ::serde::Serialize for JsonRpcRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -6901,8 +6862,7 @@ impl ::serde::Serialize for JsonRpcRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -7047,9 +7007,7 @@ impl ::serde::Serialize for JsonRpcResponse {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
@@ -7180,7 +7138,7 @@ impl ::serde::Serialize for ListPromptsRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
@@ -7396,9 +7354,8 @@ impl ::serde::Serialize for ListPromptsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -7532,7 +7489,7 @@ impl ::serde::Serialize for ListResourceTemplatesRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
@@ -7751,9 +7708,8 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -7895,7 +7851,7 @@ impl ::serde::Serialize for ListResourcesRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
@@ -8111,9 +8067,8 @@ impl ::serde::Serialize for ListResourcesResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -8250,8 +8205,7 @@ impl ::serde::Serialize for ListRootsRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -8345,7 +8299,7 @@ impl ::serde::Serialize for ListRootsRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -8559,7 +8513,7 @@ impl ::serde::Serialize for ListRootsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -8670,7 +8624,7 @@ impl ::serde::Serialize for ListToolsRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
@@ -8880,9 +8834,8 @@ impl ::serde::Serialize for ListToolsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -9018,8 +8971,7 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + 1usize + usize::from(self.logger.is_some())
-                        + self.extra.len(),
+                    2usize + usize::from(self.logger.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("data", &self.data)?;
@@ -9179,9 +9131,7 @@ impl ::serde::Serialize for LoggingMessageNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/message")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -9315,7 +9265,7 @@ impl ::serde::Serialize for ModelHint {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.name.is_some()) + self.extra.len(),
+                    usize::from(self.name.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.name {
@@ -9430,7 +9380,7 @@ impl ::serde::Serialize for ModelPreferences {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cost_priority.is_some())
+                    usize::from(self.cost_priority.is_some())
                         + usize::from(self.hints.is_some())
                         + usize::from(self.intelligence_priority.is_some())
                         + usize::from(self.speed_priority.is_some()) + self.extra.len(),
@@ -9587,7 +9537,7 @@ impl ::serde::Serialize for NotificationBaseParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -9677,8 +9627,7 @@ impl ::serde::Serialize for NotificationBase {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("method", &self.method)?;
@@ -9792,10 +9741,10 @@ impl ::serde::Serialize for NumberSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.description.is_some())
+                    1usize + usize::from(self.description.is_some())
                         + usize::from(self.maximum.is_some())
                         + usize::from(self.minimum.is_some())
-                        + usize::from(self.title.is_some()) + 1usize + self.extra.len(),
+                        + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.description {
@@ -9961,7 +9910,7 @@ impl ::serde::Serialize for PaginatedRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
@@ -10051,8 +10000,7 @@ impl ::serde::Serialize for PaginatedRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("method", &self.method)?;
@@ -10166,7 +10114,7 @@ impl ::serde::Serialize for PaginatedResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    usize::from(self.meta.is_some())
                         + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -10279,8 +10227,7 @@ impl ::serde::Serialize for PingRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -10374,7 +10321,7 @@ impl ::serde::Serialize for PingRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -10690,7 +10637,7 @@ impl ::serde::Serialize for ProgressNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.message.is_some()) + 1usize + 1usize
+                    2usize + usize::from(self.message.is_some())
                         + usize::from(self.total.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -10849,9 +10796,7 @@ impl ::serde::Serialize for ProgressNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/progress")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -10993,9 +10938,9 @@ impl ::serde::Serialize for Prompt {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    1usize + usize::from(self.meta.is_some())
                         + usize::from(self.arguments.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
+                        + usize::from(self.description.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -11168,7 +11113,7 @@ impl ::serde::Serialize for PromptArgument {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.description.is_some()) + 1usize
+                    1usize + usize::from(self.description.is_some())
                         + usize::from(self.required.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
@@ -11314,7 +11259,7 @@ impl ::serde::Serialize for PromptListChangedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -11529,9 +11474,7 @@ impl ::serde::Serialize for PromptMessage {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
         for (key, value) in &self.extra {
@@ -11654,8 +11597,7 @@ impl ::serde::Serialize for PromptReference {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + usize::from(self.title.is_some())
-                        + self.extra.len(),
+                    2usize + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"ref/prompt")?;
@@ -11784,9 +11726,7 @@ impl ::serde::Serialize for ReadResourceRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -11873,9 +11813,7 @@ impl ::serde::Serialize for ReadResourceRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/read")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -12073,7 +12011,7 @@ impl ::serde::Serialize for ReadResourceResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -12192,8 +12130,7 @@ impl ::serde::Serialize for RequestBaseParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -12287,7 +12224,7 @@ impl ::serde::Serialize for RequestBaseParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -12374,8 +12311,7 @@ impl ::serde::Serialize for RequestBase {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("method", &self.method)?;
@@ -12518,12 +12454,12 @@ impl ::serde::Serialize for Resource {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    2usize + usize::from(self.meta.is_some())
                         + usize::from(self.annotations.is_some())
                         + usize::from(self.description.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize
+                        + usize::from(self.mime_type.is_some())
                         + usize::from(self.size.is_some())
-                        + usize::from(self.title.is_some()) + 1usize + self.extra.len(),
+                        + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -12744,9 +12680,8 @@ impl ::serde::Serialize for ResourceContents {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -12912,12 +12847,12 @@ impl ::serde::Serialize for ResourceLink {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some())
+                    3usize + usize::from(self.meta.is_some())
                         + usize::from(self.annotations.is_some())
                         + usize::from(self.description.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize
+                        + usize::from(self.mime_type.is_some())
                         + usize::from(self.size.is_some())
-                        + usize::from(self.title.is_some()) + 1usize + self.extra.len(),
+                        + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"resource_link")?;
@@ -13160,7 +13095,7 @@ impl ::serde::Serialize for ResourceListChangedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -13407,11 +13342,11 @@ impl ::serde::Serialize for ResourceTemplate {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    2usize + usize::from(self.meta.is_some())
                         + usize::from(self.annotations.is_some())
                         + usize::from(self.description.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize
-                        + usize::from(self.title.is_some()) + 1usize + self.extra.len(),
+                        + usize::from(self.mime_type.is_some())
+                        + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -13629,9 +13564,7 @@ impl ::serde::Serialize for ResourceTemplateReference {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"ref/resource")?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
@@ -13745,9 +13678,7 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -13837,9 +13768,7 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/resources/updated")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -13961,7 +13890,7 @@ impl ::serde::Serialize for ResultBase {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -14055,8 +13984,8 @@ impl ::serde::Serialize for Root {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.name.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.name.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -14177,7 +14106,7 @@ impl ::serde::Serialize for RootsListChangedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -14486,9 +14415,7 @@ impl ::serde::Serialize for SamplingMessage {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
         for (key, value) in &self.extra {
@@ -14604,7 +14531,7 @@ impl ::serde::Serialize for PromptsCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some()) + self.extra.len(),
+                    usize::from(self.list_changed.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
@@ -14697,7 +14624,7 @@ impl ::serde::Serialize for ResourcesCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some())
+                    usize::from(self.list_changed.is_some())
                         + usize::from(self.subscribe.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -14813,7 +14740,7 @@ impl ::serde::Serialize for ToolsCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some()) + self.extra.len(),
+                    usize::from(self.list_changed.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
@@ -14920,7 +14847,7 @@ impl ::serde::Serialize for ServerCapabilities {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.completions.is_some())
+                    usize::from(self.completions.is_some())
                         + usize::from(self.experimental.is_some())
                         + usize::from(self.logging.is_some())
                         + usize::from(self.prompts.is_some())
@@ -15597,9 +15524,7 @@ impl ::serde::Serialize for SetLevelRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("level", &self.level)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -15712,9 +15637,7 @@ impl ::serde::Serialize for SetLevelRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"logging/setLevel")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -16024,9 +15947,7 @@ impl ::serde::Serialize for SubscribeRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -16113,9 +16034,7 @@ impl ::serde::Serialize for SubscribeRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/subscribe")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {
@@ -16240,9 +16159,8 @@ impl ::serde::Serialize for TextContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some())
-                        + usize::from(self.annotations.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"text")?;
@@ -16399,9 +16317,8 @@ impl ::serde::Serialize for TextResourceContents {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -16589,9 +16506,9 @@ impl ::serde::Serialize for Tool {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    2usize + usize::from(self.meta.is_some())
                         + usize::from(self.annotations.is_some())
-                        + usize::from(self.description.is_some()) + 1usize + 1usize
+                        + usize::from(self.description.is_some())
                         + usize::from(self.output_schema.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
@@ -16828,7 +16745,7 @@ impl ::serde::Serialize for ToolAnnotations {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.destructive_hint.is_some())
+                    usize::from(self.destructive_hint.is_some())
                         + usize::from(self.idempotent_hint.is_some())
                         + usize::from(self.open_world_hint.is_some())
                         + usize::from(self.read_only_hint.is_some())
@@ -17009,7 +16926,7 @@ impl ::serde::Serialize for ToolListChangedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -17219,9 +17136,7 @@ impl ::serde::Serialize for UnsubscribeRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -17308,9 +17223,7 @@ impl ::serde::Serialize for UnsubscribeRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/unsubscribe")?;
         map.serialize_entry("params", &self.params)?;
         for (key, value) in &self.extra {

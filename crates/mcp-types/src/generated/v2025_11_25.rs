@@ -50,7 +50,7 @@ impl ::serde::Serialize for Annotations {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.audience.is_some())
+                    usize::from(self.audience.is_some())
                         + usize::from(self.last_modified.is_some())
                         + usize::from(self.priority.is_some()) + self.extra.len(),
                 ),
@@ -195,9 +195,8 @@ impl ::serde::Serialize for AudioContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some())
-                        + usize::from(self.annotations.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    3usize + usize::from(self.meta.is_some())
+                        + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"audio")?;
@@ -373,8 +372,7 @@ impl ::serde::Serialize for BaseMetadata {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.title.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("name", &self.name)?;
@@ -493,9 +491,8 @@ impl ::serde::Serialize for BlobResourceContents {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
-                        + usize::from(self.mime_type.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -809,9 +806,7 @@ impl ::serde::Serialize for CallToolRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"tools/call")?;
         map.serialize_entry("id", &self.id)?;
@@ -963,8 +958,7 @@ impl ::serde::Serialize for CallToolRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -1073,8 +1067,8 @@ impl ::serde::Serialize for CallToolRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.arguments.is_some()) + 1usize
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.arguments.is_some())
                         + usize::from(self.task.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -1252,7 +1246,7 @@ impl ::serde::Serialize for CallToolResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
+                    1usize + usize::from(self.meta.is_some())
                         + usize::from(self.is_error.is_some())
                         + usize::from(self.structured_content.is_some())
                         + self.extra.len(),
@@ -1403,9 +1397,7 @@ impl ::serde::Serialize for CancelTaskRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("taskId", &self.task_id)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -1501,9 +1493,7 @@ impl ::serde::Serialize for CancelTaskRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"tasks/cancel")?;
         map.serialize_entry("id", &self.id)?;
@@ -1698,10 +1688,9 @@ impl ::serde::Serialize for CancelTaskResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize
-                        + usize::from(self.poll_interval.is_some()) + 1usize
-                        + usize::from(self.status_message.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    5usize + usize::from(self.meta.is_some())
+                        + usize::from(self.poll_interval.is_some())
+                        + usize::from(self.status_message.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -1958,9 +1947,7 @@ impl ::serde::Serialize for CancelledNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/cancelled")?;
         map.serialize_entry("params", &self.params)?;
@@ -2120,8 +2107,7 @@ impl ::serde::Serialize for CancelledNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.reason.is_some())
+                    usize::from(self.meta.is_some()) + usize::from(self.reason.is_some())
                         + usize::from(self.request_id.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -2258,8 +2244,8 @@ impl ::serde::Serialize for ElicitationCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.form.is_some())
-                        + usize::from(self.url.is_some()) + self.extra.len(),
+                    usize::from(self.form.is_some()) + usize::from(self.url.is_some())
+                        + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.form {
@@ -2367,7 +2353,7 @@ impl ::serde::Serialize for RootsCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some()) + self.extra.len(),
+                    usize::from(self.list_changed.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
@@ -2461,7 +2447,7 @@ impl ::serde::Serialize for SamplingCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.context.is_some())
+                    usize::from(self.context.is_some())
                         + usize::from(self.tools.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -2577,7 +2563,7 @@ impl ::serde::Serialize for ClientTasksCapabilityRequestsElicitation {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.create.is_some()) + self.extra.len(),
+                    usize::from(self.create.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.create {
@@ -2670,8 +2656,7 @@ impl ::serde::Serialize for ClientTasksCapabilityRequestsSampling {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.create_message.is_some())
-                        + self.extra.len(),
+                    usize::from(self.create_message.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.create_message {
@@ -2772,7 +2757,7 @@ impl ::serde::Serialize for ClientTasksCapabilityRequests {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.elicitation.is_some())
+                    usize::from(self.elicitation.is_some())
                         + usize::from(self.sampling.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -2898,8 +2883,7 @@ impl ::serde::Serialize for ClientTasksCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cancel.is_some())
-                        + usize::from(self.list.is_some())
+                    usize::from(self.cancel.is_some()) + usize::from(self.list.is_some())
                         + usize::from(self.requests.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -3049,7 +3033,7 @@ impl ::serde::Serialize for ClientCapabilities {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.elicitation.is_some())
+                    usize::from(self.elicitation.is_some())
                         + usize::from(self.experimental.is_some())
                         + usize::from(self.roots.is_some())
                         + usize::from(self.sampling.is_some())
@@ -3823,9 +3807,7 @@ impl ::serde::Serialize for CompleteRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"completion/complete")?;
         map.serialize_entry("id", &self.id)?;
@@ -3977,8 +3959,7 @@ impl ::serde::Serialize for CompleteRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -4077,9 +4058,7 @@ impl ::serde::Serialize for CompleteRequestParamsArgument {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("value", &self.value)?;
         for (key, value) in &self.extra {
@@ -4198,7 +4177,7 @@ impl ::serde::Serialize for CompleteRequestParamsContext {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.arguments.is_some()) + self.extra.len(),
+                    usize::from(self.arguments.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
@@ -4386,8 +4365,8 @@ impl ::serde::Serialize for CompleteRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
-                        + usize::from(self.context.is_some()) + 1usize + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.context.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -4557,8 +4536,8 @@ impl ::serde::Serialize for CompleteResultCompletion {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.has_more.is_some())
-                        + usize::from(self.total.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.has_more.is_some())
+                        + usize::from(self.total.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.has_more {
@@ -4699,7 +4678,7 @@ impl ::serde::Serialize for CompleteResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -4928,9 +4907,7 @@ impl ::serde::Serialize for CreateMessageRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"sampling/createMessage")?;
         map.serialize_entry("id", &self.id)?;
@@ -5097,8 +5074,7 @@ impl ::serde::Serialize for CreateMessageRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -5240,8 +5216,8 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.include_context.is_some()) + 1usize + 1usize
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.include_context.is_some())
                         + usize::from(self.metadata.is_some())
                         + usize::from(self.model_preferences.is_some())
                         + usize::from(self.stop_sequences.is_some())
@@ -5743,7 +5719,7 @@ impl ::serde::Serialize for CreateMessageResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize + 1usize
+                    3usize + usize::from(self.meta.is_some())
                         + usize::from(self.stop_reason.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -5932,7 +5908,7 @@ impl ::serde::Serialize for CreateTaskResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -6047,9 +6023,7 @@ impl ::serde::Serialize for ElicitRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"elicitation/create")?;
         map.serialize_entry("id", &self.id)?;
@@ -6201,8 +6175,7 @@ impl ::serde::Serialize for ElicitRequestFormParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -6311,7 +6284,7 @@ impl ::serde::Serialize for ElicitRequestFormParamsRequestedSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.schema.is_some()) + 1usize
+                    2usize + usize::from(self.schema.is_some())
                         + usize::from(self.required.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -6507,8 +6480,8 @@ impl ::serde::Serialize for ElicitRequestFormParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
-                        + usize::from(self.mode.is_some()) + 1usize
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.mode.is_some())
                         + usize::from(self.task.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -6785,8 +6758,7 @@ impl ::serde::Serialize for ElicitRequestUrlParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -6905,8 +6877,8 @@ impl ::serde::Serialize for ElicitRequestUrlParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some()) + 1usize + 1usize
-                        + usize::from(self.task.is_some()) + 1usize + self.extra.len(),
+                    4usize + usize::from(self.meta.is_some())
+                        + usize::from(self.task.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("mode", &"url")?;
@@ -7209,7 +7181,7 @@ impl ::serde::Serialize for ElicitResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
+                    1usize + usize::from(self.meta.is_some())
                         + usize::from(self.content.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -7337,9 +7309,7 @@ impl ::serde::Serialize for ElicitationCompleteNotificationParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("elicitationId", &self.elicitation_id)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -7436,9 +7406,7 @@ impl ::serde::Serialize for ElicitationCompleteNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/elicitation/complete")?;
         map.serialize_entry("params", &self.params)?;
@@ -7680,9 +7648,8 @@ impl ::serde::Serialize for EmbeddedResource {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some())
-                        + usize::from(self.annotations.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"resource")?;
@@ -7981,9 +7948,7 @@ impl ::serde::Serialize for GetPromptRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"prompts/get")?;
         map.serialize_entry("id", &self.id)?;
@@ -8138,8 +8103,7 @@ impl ::serde::Serialize for GetPromptRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -8242,9 +8206,8 @@ impl ::serde::Serialize for GetPromptRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.arguments.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.arguments.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -8388,9 +8351,8 @@ impl ::serde::Serialize for GetPromptResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.description.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -8521,9 +8483,7 @@ impl ::serde::Serialize for GetTaskPayloadRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("taskId", &self.task_id)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -8619,9 +8579,7 @@ impl ::serde::Serialize for GetTaskPayloadRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"tasks/result")?;
         map.serialize_entry("id", &self.id)?;
@@ -8790,7 +8748,7 @@ impl ::serde::Serialize for GetTaskPayloadResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -8877,9 +8835,7 @@ impl ::serde::Serialize for GetTaskRequestParams {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("taskId", &self.task_id)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -8975,9 +8931,7 @@ impl ::serde::Serialize for GetTaskRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"tasks/get")?;
         map.serialize_entry("id", &self.id)?;
@@ -9160,10 +9114,9 @@ impl ::serde::Serialize for GetTaskResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize
-                        + usize::from(self.poll_interval.is_some()) + 1usize
-                        + usize::from(self.status_message.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    5usize + usize::from(self.meta.is_some())
+                        + usize::from(self.poll_interval.is_some())
+                        + usize::from(self.status_message.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -9431,8 +9384,8 @@ impl ::serde::Serialize for Icon {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.mime_type.is_some())
-                        + usize::from(self.sizes.is_some()) + 1usize
+                    1usize + usize::from(self.mime_type.is_some())
+                        + usize::from(self.sizes.is_some())
                         + usize::from(self.theme.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -9580,7 +9533,7 @@ impl ::serde::Serialize for Icons {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.icons.is_some()) + self.extra.len(),
+                    usize::from(self.icons.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.icons {
@@ -9678,9 +9631,8 @@ impl ::serde::Serialize for ImageContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some())
-                        + usize::from(self.annotations.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    3usize + usize::from(self.meta.is_some())
+                        + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"image")?;
@@ -9882,9 +9834,9 @@ impl ::serde::Serialize for Implementation {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.description.is_some())
-                        + usize::from(self.icons.is_some()) + 1usize
-                        + usize::from(self.title.is_some()) + 1usize
+                    2usize + usize::from(self.description.is_some())
+                        + usize::from(self.icons.is_some())
+                        + usize::from(self.title.is_some())
                         + usize::from(self.website_url.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -10070,9 +10022,7 @@ impl ::serde::Serialize for InitializeRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"initialize")?;
         map.serialize_entry("id", &self.id)?;
@@ -10236,8 +10186,7 @@ impl ::serde::Serialize for InitializeRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -10343,8 +10292,7 @@ impl ::serde::Serialize for InitializeRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize + 1usize
-                        + self.extra.len(),
+                    3usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -10529,9 +10477,8 @@ impl ::serde::Serialize for InitializeResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize
-                        + usize::from(self.instructions.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    3usize + usize::from(self.meta.is_some())
+                        + usize::from(self.instructions.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -10865,7 +10812,7 @@ impl ::serde::Serialize for JsonRpcErrorResponse {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + usize::from(self.id.is_some()) + self.extra.len(),
+                    2usize + usize::from(self.id.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -11093,8 +11040,7 @@ impl ::serde::Serialize for JsonRpcNotification {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -11241,8 +11187,7 @@ impl ::serde::Serialize for JsonRpcRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -11456,9 +11401,7 @@ impl ::serde::Serialize for JsonRpcResultResponse {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
@@ -11613,8 +11556,8 @@ impl ::serde::Serialize for LegacyTitledEnumSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.default.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
+                    2usize + usize::from(self.default.is_some())
+                        + usize::from(self.description.is_some())
                         + usize::from(self.enum_names.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
@@ -11822,8 +11765,7 @@ impl ::serde::Serialize for ListPromptsRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    2usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -11989,9 +11931,8 @@ impl ::serde::Serialize for ListPromptsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -12128,8 +12069,7 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    2usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -12301,9 +12241,8 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -12448,8 +12387,7 @@ impl ::serde::Serialize for ListResourcesRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    2usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -12615,9 +12553,8 @@ impl ::serde::Serialize for ListResourcesResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -12763,8 +12700,7 @@ impl ::serde::Serialize for ListRootsRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    2usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -12919,7 +12855,7 @@ impl ::serde::Serialize for ListRootsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -13033,8 +12969,7 @@ impl ::serde::Serialize for ListTasksRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    2usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -13191,9 +13126,8 @@ impl ::serde::Serialize for ListTasksResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -13327,8 +13261,7 @@ impl ::serde::Serialize for ListToolsRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    2usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -13485,9 +13418,8 @@ impl ::serde::Serialize for ListToolsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -13617,9 +13549,7 @@ impl ::serde::Serialize for LoggingMessageNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/message")?;
         map.serialize_entry("params", &self.params)?;
@@ -13778,7 +13708,7 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize
+                    2usize + usize::from(self.meta.is_some())
                         + usize::from(self.logger.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -13971,7 +13901,7 @@ impl ::serde::Serialize for ModelHint {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.name.is_some()) + self.extra.len(),
+                    usize::from(self.name.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.name {
@@ -14086,7 +14016,7 @@ impl ::serde::Serialize for ModelPreferences {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cost_priority.is_some())
+                    usize::from(self.cost_priority.is_some())
                         + usize::from(self.hints.is_some())
                         + usize::from(self.intelligence_priority.is_some())
                         + usize::from(self.speed_priority.is_some()) + self.extra.len(),
@@ -14325,8 +14255,7 @@ impl ::serde::Serialize for NotificationBase {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("method", &self.method)?;
@@ -14433,7 +14362,7 @@ impl ::serde::Serialize for NotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -14531,11 +14460,11 @@ impl ::serde::Serialize for NumberSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.default.is_some())
+                    1usize + usize::from(self.default.is_some())
                         + usize::from(self.description.is_some())
                         + usize::from(self.maximum.is_some())
                         + usize::from(self.minimum.is_some())
-                        + usize::from(self.title.is_some()) + 1usize + self.extra.len(),
+                        + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.default {
@@ -14723,8 +14652,7 @@ impl ::serde::Serialize for PaginatedRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -14873,8 +14801,7 @@ impl ::serde::Serialize for PaginatedRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -14973,8 +14900,8 @@ impl ::serde::Serialize for PaginatedRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.cursor.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + usize::from(self.cursor.is_some())
+                        + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -15092,7 +15019,7 @@ impl ::serde::Serialize for PaginatedResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    usize::from(self.meta.is_some())
                         + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -15208,8 +15135,7 @@ impl ::serde::Serialize for PingRequest {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    2usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -15547,9 +15473,7 @@ impl ::serde::Serialize for ProgressNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/progress")?;
         map.serialize_entry("params", &self.params)?;
@@ -15714,8 +15638,8 @@ impl ::serde::Serialize for ProgressNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.message.is_some()) + 1usize + 1usize
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.message.is_some())
                         + usize::from(self.total.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -15925,10 +15849,10 @@ impl ::serde::Serialize for Prompt {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    1usize + usize::from(self.meta.is_some())
                         + usize::from(self.arguments.is_some())
                         + usize::from(self.description.is_some())
-                        + usize::from(self.icons.is_some()) + 1usize
+                        + usize::from(self.icons.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -16118,7 +16042,7 @@ impl ::serde::Serialize for PromptArgument {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.description.is_some()) + 1usize
+                    1usize + usize::from(self.description.is_some())
                         + usize::from(self.required.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
@@ -16414,9 +16338,7 @@ impl ::serde::Serialize for PromptMessage {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
         for (key, value) in &self.extra {
@@ -16539,8 +16461,7 @@ impl ::serde::Serialize for PromptReference {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + usize::from(self.title.is_some())
-                        + self.extra.len(),
+                    2usize + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"ref/prompt")?;
@@ -16673,9 +16594,7 @@ impl ::serde::Serialize for ReadResourceRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"resources/read")?;
         map.serialize_entry("id", &self.id)?;
@@ -16839,8 +16758,7 @@ impl ::serde::Serialize for ReadResourceRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -16938,7 +16856,7 @@ impl ::serde::Serialize for ReadResourceRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -17128,7 +17046,7 @@ impl ::serde::Serialize for ReadResourceResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -17246,9 +17164,7 @@ impl ::serde::Serialize for RelatedTaskMetadata {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("taskId", &self.task_id)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -17343,8 +17259,7 @@ impl ::serde::Serialize for RequestBase {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + usize::from(self.params.is_some())
-                        + self.extra.len(),
+                    1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("method", &self.method)?;
@@ -17454,8 +17369,7 @@ impl ::serde::Serialize for RequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -17550,7 +17464,7 @@ impl ::serde::Serialize for RequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -17681,13 +17595,13 @@ impl ::serde::Serialize for Resource {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    2usize + usize::from(self.meta.is_some())
                         + usize::from(self.annotations.is_some())
                         + usize::from(self.description.is_some())
                         + usize::from(self.icons.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize
+                        + usize::from(self.mime_type.is_some())
                         + usize::from(self.size.is_some())
-                        + usize::from(self.title.is_some()) + 1usize + self.extra.len(),
+                        + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -17926,9 +17840,8 @@ impl ::serde::Serialize for ResourceContents {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize
-                        + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -18105,13 +18018,13 @@ impl ::serde::Serialize for ResourceLink {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some())
+                    3usize + usize::from(self.meta.is_some())
                         + usize::from(self.annotations.is_some())
                         + usize::from(self.description.is_some())
                         + usize::from(self.icons.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize
+                        + usize::from(self.mime_type.is_some())
                         + usize::from(self.size.is_some())
-                        + usize::from(self.title.is_some()) + 1usize + self.extra.len(),
+                        + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"resource_link")?;
@@ -18529,8 +18442,7 @@ impl ::serde::Serialize for ResourceRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -18628,7 +18540,7 @@ impl ::serde::Serialize for ResourceRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -18782,12 +18694,12 @@ impl ::serde::Serialize for ResourceTemplate {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    2usize + usize::from(self.meta.is_some())
                         + usize::from(self.annotations.is_some())
                         + usize::from(self.description.is_some())
                         + usize::from(self.icons.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize
-                        + usize::from(self.title.is_some()) + 1usize + self.extra.len(),
+                        + usize::from(self.mime_type.is_some())
+                        + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -19023,9 +18935,7 @@ impl ::serde::Serialize for ResourceTemplateReference {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"ref/resource")?;
         map.serialize_entry("uri", &self.uri)?;
         for (key, value) in &self.extra {
@@ -19141,9 +19051,7 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/resources/updated")?;
         map.serialize_entry("params", &self.params)?;
@@ -19296,7 +19204,7 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -19413,7 +19321,7 @@ impl ::serde::Serialize for ResultBase {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -19507,8 +19415,8 @@ impl ::serde::Serialize for Root {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.name.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.name.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -19916,8 +19824,7 @@ impl ::serde::Serialize for SamplingMessage {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -20171,7 +20078,7 @@ impl ::serde::Serialize for PromptsCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some()) + self.extra.len(),
+                    usize::from(self.list_changed.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
@@ -20264,7 +20171,7 @@ impl ::serde::Serialize for ResourcesCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some())
+                    usize::from(self.list_changed.is_some())
                         + usize::from(self.subscribe.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -20380,7 +20287,7 @@ impl ::serde::Serialize for ServerTasksCapabilityRequestsTools {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.call.is_some()) + self.extra.len(),
+                    usize::from(self.call.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.call {
@@ -20473,7 +20380,7 @@ impl ::serde::Serialize for ServerTasksCapabilityRequests {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.tools.is_some()) + self.extra.len(),
+                    usize::from(self.tools.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.tools {
@@ -20569,8 +20476,7 @@ impl ::serde::Serialize for ServerTasksCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.cancel.is_some())
-                        + usize::from(self.list.is_some())
+                    usize::from(self.cancel.is_some()) + usize::from(self.list.is_some())
                         + usize::from(self.requests.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -20706,7 +20612,7 @@ impl ::serde::Serialize for ToolsCapability {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.list_changed.is_some()) + self.extra.len(),
+                    usize::from(self.list_changed.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
@@ -20816,7 +20722,7 @@ impl ::serde::Serialize for ServerCapabilities {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.completions.is_some())
+                    usize::from(self.completions.is_some())
                         + usize::from(self.experimental.is_some())
                         + usize::from(self.logging.is_some())
                         + usize::from(self.prompts.is_some())
@@ -21676,9 +21582,7 @@ impl ::serde::Serialize for SetLevelRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"logging/setLevel")?;
         map.serialize_entry("id", &self.id)?;
@@ -21830,8 +21734,7 @@ impl ::serde::Serialize for SetLevelRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -21929,7 +21832,7 @@ impl ::serde::Serialize for SetLevelRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -22371,9 +22274,7 @@ impl ::serde::Serialize for SubscribeRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"resources/subscribe")?;
         map.serialize_entry("id", &self.id)?;
@@ -22528,8 +22429,7 @@ impl ::serde::Serialize for SubscribeRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -22627,7 +22527,7 @@ impl ::serde::Serialize for SubscribeRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -22770,9 +22670,8 @@ impl ::serde::Serialize for Task {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + 1usize + 1usize + usize::from(self.poll_interval.is_some())
-                        + 1usize + usize::from(self.status_message.is_some()) + 1usize
-                        + 1usize + self.extra.len(),
+                    5usize + usize::from(self.poll_interval.is_some())
+                        + usize::from(self.status_message.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("createdAt", &self.created_at)?;
@@ -22976,8 +22875,7 @@ impl ::serde::Serialize for TaskAugmentedRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -23083,8 +22981,8 @@ impl ::serde::Serialize for TaskAugmentedRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.task.is_some()) + self.extra.len(),
+                    usize::from(self.meta.is_some()) + usize::from(self.task.is_some())
+                        + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -23200,7 +23098,7 @@ impl ::serde::Serialize for TaskMetadata {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.ttl.is_some()) + self.extra.len(),
+                    usize::from(self.ttl.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.ttl {
@@ -23281,9 +23179,7 @@ impl ::serde::Serialize for TaskStatusNotification {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/tasks/status")?;
         map.serialize_entry("params", &self.params)?;
@@ -23464,10 +23360,9 @@ impl ::serde::Serialize for TaskStatusNotificationParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + 1usize
-                        + usize::from(self.poll_interval.is_some()) + 1usize
-                        + usize::from(self.status_message.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    5usize + usize::from(self.meta.is_some())
+                        + usize::from(self.poll_interval.is_some())
+                        + usize::from(self.status_message.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -23737,9 +23632,8 @@ impl ::serde::Serialize for TextContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some())
-                        + usize::from(self.annotations.is_some()) + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"text")?;
@@ -23896,9 +23790,8 @@ impl ::serde::Serialize for TextResourceContents {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
-                        + usize::from(self.mime_type.is_some()) + 1usize + 1usize
-                        + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -24058,9 +23951,7 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchemaItemsAnyOfItem {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("const", &self.r#const)?;
         map.serialize_entry("title", &self.title)?;
         for (key, value) in &self.extra {
@@ -24180,9 +24071,7 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchemaItems {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("anyOf", &self.any_of)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -24299,8 +24188,8 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.default.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
+                    2usize + usize::from(self.default.is_some())
+                        + usize::from(self.description.is_some())
                         + usize::from(self.max_items.is_some())
                         + usize::from(self.min_items.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
@@ -24533,9 +24422,7 @@ impl ::serde::Serialize for TitledSingleSelectEnumSchemaOneOfItem {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("const", &self.r#const)?;
         map.serialize_entry("title", &self.title)?;
         for (key, value) in &self.extra {
@@ -24666,8 +24553,8 @@ impl ::serde::Serialize for TitledSingleSelectEnumSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.default.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
+                    2usize + usize::from(self.default.is_some())
+                        + usize::from(self.description.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
@@ -24899,11 +24786,11 @@ impl ::serde::Serialize for Tool {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some())
+                    2usize + usize::from(self.meta.is_some())
                         + usize::from(self.annotations.is_some())
                         + usize::from(self.description.is_some())
                         + usize::from(self.execution.is_some())
-                        + usize::from(self.icons.is_some()) + 1usize + 1usize
+                        + usize::from(self.icons.is_some())
                         + usize::from(self.output_schema.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
@@ -25176,7 +25063,7 @@ impl ::serde::Serialize for ToolAnnotations {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.destructive_hint.is_some())
+                    usize::from(self.destructive_hint.is_some())
                         + usize::from(self.idempotent_hint.is_some())
                         + usize::from(self.open_world_hint.is_some())
                         + usize::from(self.read_only_hint.is_some())
@@ -25361,7 +25248,7 @@ impl ::serde::Serialize for ToolChoice {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.mode.is_some()) + self.extra.len(),
+                    usize::from(self.mode.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.mode {
@@ -25453,7 +25340,7 @@ impl ::serde::Serialize for ToolExecution {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.task_support.is_some()) + self.extra.len(),
+                    usize::from(self.task_support.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.task_support {
@@ -25720,9 +25607,9 @@ impl ::serde::Serialize for ToolResultContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some()) + 1usize
+                    3usize + usize::from(self.meta.is_some())
                         + usize::from(self.is_error.is_some())
-                        + usize::from(self.structured_content.is_some()) + 1usize
+                        + usize::from(self.structured_content.is_some())
                         + self.extra.len(),
                 ),
             )?;
@@ -25943,8 +25830,7 @@ impl ::serde::Serialize for ToolUseContent {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.meta.is_some()) + 1usize + 1usize + 1usize
-                        + self.extra.len(),
+                    4usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("type", &"tool_use")?;
@@ -26102,9 +25988,7 @@ impl ::serde::Serialize for UrlElicitationRequiredErrorData {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(0usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("elicitations", &self.elicitations)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -26208,9 +26092,7 @@ impl ::serde::Serialize for UrlElicitationRequiredErrorObject {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
         map.serialize_entry("code", &-32042i64)?;
         map.serialize_entry("data", &self.data)?;
         map.serialize_entry("message", &self.message)?;
@@ -26362,7 +26244,7 @@ impl ::serde::Serialize for UrlElicitationRequiredError {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + 1usize + usize::from(self.id.is_some()) + self.extra.len(),
+                    2usize + usize::from(self.id.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("jsonrpc", &"2.0")?;
@@ -26506,9 +26388,7 @@ impl ::serde::Serialize for UnsubscribeRequest {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(2usize + 1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"resources/unsubscribe")?;
         map.serialize_entry("id", &self.id)?;
@@ -26675,8 +26555,7 @@ impl ::serde::Serialize for UnsubscribeRequestParamsMeta {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.progress_token.is_some())
-                        + self.extra.len(),
+                    usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
@@ -26774,7 +26653,7 @@ impl ::serde::Serialize for UnsubscribeRequestParams {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    0usize + usize::from(self.meta.is_some()) + 1usize + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
@@ -26889,9 +26768,7 @@ impl ::serde::Serialize for UntitledMultiSelectEnumSchemaItems {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
-            .serialize_map(
-                ::std::option::Option::Some(1usize + 1usize + self.extra.len()),
-            )?;
+            .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"string")?;
         map.serialize_entry("enum", &self.r#enum)?;
         for (key, value) in &self.extra {
@@ -27033,8 +26910,8 @@ impl ::serde::Serialize for UntitledMultiSelectEnumSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.default.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
+                    2usize + usize::from(self.default.is_some())
+                        + usize::from(self.description.is_some())
                         + usize::from(self.max_items.is_some())
                         + usize::from(self.min_items.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
@@ -27275,8 +27152,8 @@ impl ::serde::Serialize for UntitledSingleSelectEnumSchema {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    1usize + usize::from(self.default.is_some())
-                        + usize::from(self.description.is_some()) + 1usize
+                    2usize + usize::from(self.default.is_some())
+                        + usize::from(self.description.is_some())
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
