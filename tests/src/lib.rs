@@ -124,3 +124,7 @@ pub fn diff(expected: &Value, actual: &Value) -> Vec<String> {
     walk(String::new(), expected, actual, &mut out);
     out
 }
+
+/// The README's Rust example, run as a doctest.
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeExample;

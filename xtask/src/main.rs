@@ -4,6 +4,7 @@
 //!   from a local directory or the pinned upstream URLs, verifying every sha256 in `schema/pins.toml`.
 //! * `cargo xtask schema pin --from DIR` rewrites `schema/pins.toml` from a directory (used when the
 //!   upstream commit is bumped).
+//! * `cargo xtask test [ARGS]` syncs the schemas, then runs `cargo test --workspace --all-features`.
 //! * `cargo xtask codegen [--check]` syncs when needed and regenerates `crates/mcp-types/src/generated/`;
 //!   with `--check` it writes nothing and fails when the committed files differ. See [`codegen`] for the
 //!   pipeline.
@@ -32,6 +33,12 @@ enum Command {
         /// Directory with `<rev>/schema.json` to sync from (else `MCP_SCHEMA_DIR`, else `../shared/mcp-schema`).
         #[arg(long)]
         from: Option<PathBuf>,
+    },
+    /// Sync the schemas, then run every test of the workspace with every revision feature on.
+    Test {
+        /// Extra arguments passed to `cargo test`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
     /// Manage the pinned upstream schema files.
     Schema {
@@ -65,6 +72,16 @@ fn main() -> anyhow::Result<()> {
         Command::Codegen { check, from } => {
             schema::sync(&root, from.as_deref(), schema::Quiet::Yes)?;
             codegen::run(&root, check)
+        }
+        Command::Test { args } => {
+            schema::sync(&root, None, schema::Quiet::Yes)?;
+            let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                .current_dir(&root)
+                .args(["test", "--workspace", "--all-features"])
+                .args(&args)
+                .status()?;
+            anyhow::ensure!(status.success(), "cargo test failed");
+            Ok(())
         }
         Command::Schema { command: SchemaCommand::Sync { from } } => {
             schema::sync(&root, from.as_deref(), schema::Quiet::No)
