@@ -159,7 +159,11 @@ fn result_type_discriminates_and_absent_means_complete() {
     let input: Outcome = serde_json::from_value(json!({"resultType": "input_required", "requestState": "s"})).unwrap();
     assert!(matches!(input, mcp_types::CallToolOutcome::InputRequired(_)));
     let e = serde_json::from_value::<Outcome>(json!({"resultType": "later", "content": []})).unwrap_err().to_string();
+    assert!(e.contains("resultType `later`"), "{e}");
+    let e = serde_json::from_str::<Outcome>(r#"{"resultType":"later","content":[]}"#).unwrap_err().to_string();
     assert!(e.contains("unknown resultType `later`"), "{e}");
+    let e = serde_json::from_str::<Outcome>(r#"{"requestState":"s","resultType":"complete"}"#).unwrap_err().to_string();
+    assert!(e.contains("unexpected resultType `complete`"), "{e}");
 }
 
 #[test]

@@ -127,6 +127,19 @@ pub trait TaggedUnion: Sized {
     /// Variant used when the object has no tag at all (`None`: the tag is required).
     const DEFAULT_TAG: Option<&'static str>;
     fn dispatch<'de, A: MapAccess<'de>>(tag: &str, map: Resumed<A>) -> Result<Self, A::Error>;
+    /// The variant a member implies when only that variant declares it.
+    fn variant_for_key(_key: &str) -> Option<&'static str> {
+        None
+    }
+}
+
+/// Checks the `resultType` of a variant chosen by one of its members.
+pub fn check_result_type<E: de::Error>(union: &str, got: &crate::ResultType, want: &str) -> Result<(), E> {
+    if got.as_str() == want {
+        Ok(())
+    } else {
+        Err(E::custom(format_args!("`{union}`: unexpected resultType `{got}` for the members of a `{want}` result")))
+    }
 }
 
 /// Reads keys until the tag of `T` is found, buffering what comes before it, then lets `T` decode
@@ -138,6 +151,9 @@ pub fn visit_tagged<'de, T: TaggedUnion, A: MapAccess<'de>>(mut map: A) -> Resul
             let tag: Str = map.next_value()?;
             buffered.push((T::TAG.to_owned(), Value::String(tag.0.clone().into_owned())));
             return T::dispatch(&tag.0, Resumed::new(buffered, None, map));
+        }
+        if let Some(tag) = T::variant_for_key(key.as_str()) {
+            return T::dispatch(tag, Resumed::new(buffered, Some(key.into_owned()), map));
         }
         let value: Value = map.next_value()?;
         buffered.push((key.into_owned(), value));
@@ -405,11 +421,6 @@ pub fn probe_tag(raw: &str, tag: &'static str) -> Result<Option<String>, serde_j
     }
     let mut de = serde_json::Deserializer::from_str(raw);
     Probe(tag).deserialize(&mut de)
-}
-
-/// Decodes variant `T` from raw JSON text already captured for a union.
-pub fn from_raw<T: de::DeserializeOwned, E: de::Error>(what: &str, raw: &str) -> Result<T, E> {
-    serde_json::from_str(raw).map_err(|e| E::custom(format_args!("{what}: {}", strip_position(&e.to_string()))))
 }
 
 /// A [`MapAccess`] with no entries, for resuming a variant decode after the object was drained.

@@ -178,7 +178,10 @@ fn struct_tokens(s: &StructDef, docs: &Docs) -> TokenStream {
         let value = const_tokens(&c.value);
         ser_entries.push(quote!(map.serialize_entry(#key, &#value)?;));
     }
-    for f in &s.fields {
+    // Discriminators first (consts, then `resultType`), so that readers find them early.
+    let mut ordered: Vec<&Field> = s.fields.iter().filter(|f| f.json == "resultType").collect();
+    ordered.extend(s.fields.iter().filter(|f| f.json != "resultType"));
+    for f in ordered {
         let key = &f.json;
         let id = ident(&f.ident);
         if f.required {
@@ -192,7 +195,9 @@ fn struct_tokens(s: &StructDef, docs: &Docs) -> TokenStream {
     }
     if s.open {
         len_terms.push(quote!(self.extra.len()));
-        ser_entries.push(quote!(for (key, value) in &self.extra { map.serialize_entry(key, value)?; }));
+        ser_entries.push(quote!(for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }));
     }
     if len_terms.is_empty() {
         len_terms.push(quote!(0usize));
@@ -447,13 +452,32 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
     }
 
     let de_impl = match &u.strategy {
-        Strategy::Tag { key, decode: Decode::Stream, default, other } => {
+        Strategy::Tag { key, exclusive_keys, default, other } => {
             let arms = u.variants.iter().map(|v| {
                 let id = ident(&v.ident);
                 let ty = ty_tokens(&v.ty);
                 let tags = &v.tags;
                 let what = format!("`{}` `{}`", name_str, v.tags[0]);
-                quote!(#(#tags)|* => <#ty as crate::private::VisitObject>::visit_object(map).map(Self::#id).map_err(|e| crate::private::in_variant(#what, e)),)
+                // A variant chosen by one of its own members must still carry its `resultType`.
+                let check = (key == "resultType").then(|| {
+                    let want = &v.tags[0];
+                    quote!(.and_then(|value| crate::private::check_result_type(#name_str, &value.result_type, #want).map(|()| value)))
+                });
+                quote!(#(#tags)|* => <#ty as crate::private::VisitObject>::visit_object(map) #check .map(Self::#id).map_err(|e| crate::private::in_variant(#what, e)),)
+            });
+            let key_arms = exclusive_keys.iter().map(|(k, i)| {
+                let tag = &u.variants[*i].tags[0];
+                quote!(#k => ::std::option::Option::Some(#tag),)
+            });
+            let variant_for_key = (!exclusive_keys.is_empty()).then(|| {
+                quote! {
+                    fn variant_for_key(key: &str) -> ::std::option::Option<&'static str> {
+                        match key {
+                            #(#key_arms)*
+                            _ => ::std::option::Option::None,
+                        }
+                    }
+                }
             });
             let all_tags: Vec<&String> = u.variants.iter().flat_map(|v| &v.tags).collect();
             let fallback = match other {
@@ -483,6 +507,7 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
                             #fallback
                         }
                     }
+                    #variant_for_key
                 }
 
                 impl crate::private::VisitObject for #name {
@@ -494,34 +519,6 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
                 impl<'de> ::serde::Deserialize<'de> for #name {
                     fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
                         deserializer.deserialize_map(crate::private::TaggedVisitor::<Self>::new())
-                    }
-                }
-            }
-        }
-        Strategy::Tag { key, decode: Decode::RawProbe, default, .. } => {
-            let arms = u.variants.iter().enumerate().map(|(i, v)| {
-                let id = ident(&v.ident);
-                let tags = &v.tags;
-                let what = format!("`{}` as `{}`", name_str, v.ident);
-                let pat = if *default == Some(i) {
-                    quote!(::std::option::Option::None #(| ::std::option::Option::Some(#tags))*)
-                } else {
-                    quote!(#(::std::option::Option::Some(#tags))|*)
-                };
-                quote!(#pat => crate::private::from_raw(#what, raw.get()).map(Self::#id),)
-            });
-            let all_tags: Vec<&String> = u.variants.iter().flat_map(|v| &v.tags).collect();
-            quote! {
-                impl<'de> ::serde::Deserialize<'de> for #name {
-                    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
-                        let raw = <::std::boxed::Box<::serde_json::value::RawValue> as ::serde::Deserialize>::deserialize(deserializer)?;
-                        let tag = crate::private::probe_tag(raw.get(), #key).map_err(::serde::de::Error::custom)?;
-                        match tag.as_deref() {
-                            #(#arms)*
-                            ::std::option::Option::Some(other) => ::std::result::Result::Err(crate::private::unknown_tag(#name_str, #key, other, &[#(#all_tags),*])),
-                            #[allow(unreachable_patterns)]
-                            ::std::option::Option::None => ::std::result::Result::Err(crate::private::missing_field(#name_str, #key)),
-                        }
                     }
                 }
             }

@@ -61,19 +61,16 @@ pub struct StructDef {
     pub default: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Decode {
-    /// Read keys until the tag, then decode the variant from the rest of the object.
-    Stream,
-    /// Capture the raw object, find the tag, then decode the variant (tags that come last).
-    RawProbe,
-}
-
 #[derive(Debug)]
 pub enum Strategy {
+    /// Read keys until the tag (or a key only one variant declares), then decode that variant
+    /// from the rest of the object without buffering it.
     Tag {
         key: String,
-        decode: Decode,
+        /// Members declared by exactly one variant: meeting one first decides the variant (the
+        /// tag, when it comes later, is still checked against it). Used for `resultType`, which
+        /// servers often write last.
+        exclusive_keys: Vec<(String, usize)>,
         /// Variant index used when the tag is absent.
         default: Option<usize>,
         /// Type of the catch-all variant for unknown tags (unknown methods stay representable).
@@ -666,7 +663,8 @@ impl<'a> Builder<'a> {
             {
                 ms.push(M { ty: self.ref_ty(&def)?, def: Some(def.clone()), shape: Some(self.def(&def)?) });
             } else {
-                let hint = member.get("type").and_then(Value::as_str).map(pascal).unwrap_or_else(|| format!("Variant{i}"));
+                let hint =
+                    member.get("type").and_then(Value::as_str).map(pascal).unwrap_or_else(|| format!("Variant{i}"));
                 let ty = self.field_ty(&name, &hint, member)?;
                 ms.push(M { ty, def: None, shape: Some(member) });
             }
@@ -726,12 +724,25 @@ impl<'a> Builder<'a> {
                 found.push(values);
             }
             tags = found;
-            strategy = Strategy::Tag {
-                key: key.into(),
-                decode: if key == "resultType" { Decode::RawProbe } else { Decode::Stream },
-                default,
-                other: None,
-            };
+            let mut exclusive_keys = Vec::new();
+            if key == "resultType" {
+                let declared: Vec<BTreeSet<String>> = ms
+                    .iter()
+                    .map(|m| {
+                        let (mut props, mut required) = (Vec::new(), BTreeSet::new());
+                        let _ = self.collect_props(m.shape.unwrap(), &mut props, &mut required);
+                        props.into_iter().map(|(k, _)| k).collect()
+                    })
+                    .collect();
+                for (i, keys) in declared.iter().enumerate() {
+                    for k in keys {
+                        if k != key && declared.iter().enumerate().all(|(j, other)| j == i || !other.contains(k)) {
+                            exclusive_keys.push((k.clone(), i));
+                        }
+                    }
+                }
+            }
+            strategy = Strategy::Tag { key: key.into(), exclusive_keys, default, other: None };
             break;
         }
 

@@ -838,11 +838,11 @@ impl ::serde::Serialize for CacheableResult {
                     3usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
+        map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("cacheScope", &self.cache_scope)?;
-        map.serialize_entry("resultType", &self.result_type)?;
         map.serialize_entry("ttlMs", &self.ttl_ms)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -1382,6 +1382,7 @@ impl ::serde::Serialize for CallToolResult {
                         + self.extra.len(),
                 ),
             )?;
+        map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
@@ -1389,7 +1390,6 @@ impl ::serde::Serialize for CallToolResult {
         if let ::std::option::Option::Some(value) = &self.is_error {
             map.serialize_entry("isError", value)?;
         }
-        map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.structured_content {
             map.serialize_entry("structuredContent", value)?;
         }
@@ -1543,28 +1543,50 @@ impl ::serde::Serialize for CallToolOutcome {
         }
     }
 }
-impl<'de> ::serde::Deserialize<'de> for CallToolOutcome {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let raw = <::std::boxed::Box<
-            ::serde_json::value::RawValue,
-        > as ::serde::Deserialize>::deserialize(deserializer)?;
-        let tag = crate::private::probe_tag(raw.get(), "resultType")
-            .map_err(::serde::de::Error::custom)?;
-        match tag.as_deref() {
-            ::std::option::Option::Some("input_required") => {
-                crate::private::from_raw(
-                        "`CallToolOutcome` as `InputRequired`",
-                        raw.get(),
-                    )
+impl crate::private::TaggedUnion for CallToolOutcome {
+    const NAME: &'static str = "CallToolOutcome";
+    const TAG: &'static str = "resultType";
+    const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "complete",
+    );
+    fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
+        tag: &str,
+        map: crate::private::Resumed<A>,
+    ) -> ::std::result::Result<Self, A::Error> {
+        match tag {
+            "input_required" => {
+                <InputRequiredResult as crate::private::VisitObject>::visit_object(map)
+                    .and_then(|value| {
+                        crate::private::check_result_type(
+                                "CallToolOutcome",
+                                &value.result_type,
+                                "input_required",
+                            )
+                            .map(|()| value)
+                    })
                     .map(Self::InputRequired)
+                    .map_err(|e| crate::private::in_variant(
+                        "`CallToolOutcome` `input_required`",
+                        e,
+                    ))
             }
-            ::std::option::Option::None | ::std::option::Option::Some("complete") => {
-                crate::private::from_raw("`CallToolOutcome` as `Complete`", raw.get())
+            "complete" => {
+                <CallToolResult as crate::private::VisitObject>::visit_object(map)
+                    .and_then(|value| {
+                        crate::private::check_result_type(
+                                "CallToolOutcome",
+                                &value.result_type,
+                                "complete",
+                            )
+                            .map(|()| value)
+                    })
                     .map(Self::Complete)
+                    .map_err(|e| crate::private::in_variant(
+                        "`CallToolOutcome` `complete`",
+                        e,
+                    ))
             }
-            ::std::option::Option::Some(other) => {
+            other => {
                 ::std::result::Result::Err(
                     crate::private::unknown_tag(
                         "CallToolOutcome",
@@ -1574,13 +1596,31 @@ impl<'de> ::serde::Deserialize<'de> for CallToolOutcome {
                     ),
                 )
             }
-            #[allow(unreachable_patterns)]
-            ::std::option::Option::None => {
-                ::std::result::Result::Err(
-                    crate::private::missing_field("CallToolOutcome", "resultType"),
-                )
-            }
         }
+    }
+    fn variant_for_key(key: &str) -> ::std::option::Option<&'static str> {
+        match key {
+            "inputRequests" => ::std::option::Option::Some("input_required"),
+            "requestState" => ::std::option::Option::Some("input_required"),
+            "content" => ::std::option::Option::Some("complete"),
+            "isError" => ::std::option::Option::Some("complete"),
+            "structuredContent" => ::std::option::Option::Some("complete"),
+            _ => ::std::option::Option::None,
+        }
+    }
+}
+impl crate::private::VisitObject for CallToolOutcome {
+    fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
+        map: A,
+    ) -> ::std::result::Result<Self, A::Error> {
+        crate::private::visit_tagged(map)
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CallToolOutcome {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        deserializer.deserialize_map(crate::private::TaggedVisitor::<Self>::new())
     }
 }
 impl crate::private::MatchScore for CallToolOutcome {
@@ -3606,11 +3646,11 @@ impl ::serde::Serialize for CompleteResult {
                     2usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
+        map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("completion", &self.completion)?;
-        map.serialize_entry("resultType", &self.result_type)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
         }
@@ -5006,6 +5046,7 @@ impl ::serde::Serialize for DiscoverResult {
                         + usize::from(self.instructions.is_some()) + self.extra.len(),
                 ),
             )?;
+        map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
@@ -5014,7 +5055,6 @@ impl ::serde::Serialize for DiscoverResult {
         if let ::std::option::Option::Some(value) = &self.instructions {
             map.serialize_entry("instructions", value)?;
         }
-        map.serialize_entry("resultType", &self.result_type)?;
         map.serialize_entry("supportedVersions", &self.supported_versions)?;
         map.serialize_entry("ttlMs", &self.ttl_ms)?;
         for (key, value) in &self.extra {
@@ -7046,6 +7086,7 @@ impl ::serde::Serialize for GetPromptResult {
                         + usize::from(self.description.is_some()) + self.extra.len(),
                 ),
             )?;
+        map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
@@ -7053,7 +7094,6 @@ impl ::serde::Serialize for GetPromptResult {
             map.serialize_entry("description", value)?;
         }
         map.serialize_entry("messages", &self.messages)?;
-        map.serialize_entry("resultType", &self.result_type)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
         }
@@ -7190,28 +7230,50 @@ impl ::serde::Serialize for GetPromptOutcome {
         }
     }
 }
-impl<'de> ::serde::Deserialize<'de> for GetPromptOutcome {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let raw = <::std::boxed::Box<
-            ::serde_json::value::RawValue,
-        > as ::serde::Deserialize>::deserialize(deserializer)?;
-        let tag = crate::private::probe_tag(raw.get(), "resultType")
-            .map_err(::serde::de::Error::custom)?;
-        match tag.as_deref() {
-            ::std::option::Option::Some("input_required") => {
-                crate::private::from_raw(
-                        "`GetPromptOutcome` as `InputRequired`",
-                        raw.get(),
-                    )
+impl crate::private::TaggedUnion for GetPromptOutcome {
+    const NAME: &'static str = "GetPromptOutcome";
+    const TAG: &'static str = "resultType";
+    const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "complete",
+    );
+    fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
+        tag: &str,
+        map: crate::private::Resumed<A>,
+    ) -> ::std::result::Result<Self, A::Error> {
+        match tag {
+            "input_required" => {
+                <InputRequiredResult as crate::private::VisitObject>::visit_object(map)
+                    .and_then(|value| {
+                        crate::private::check_result_type(
+                                "GetPromptOutcome",
+                                &value.result_type,
+                                "input_required",
+                            )
+                            .map(|()| value)
+                    })
                     .map(Self::InputRequired)
+                    .map_err(|e| crate::private::in_variant(
+                        "`GetPromptOutcome` `input_required`",
+                        e,
+                    ))
             }
-            ::std::option::Option::None | ::std::option::Option::Some("complete") => {
-                crate::private::from_raw("`GetPromptOutcome` as `Complete`", raw.get())
+            "complete" => {
+                <GetPromptResult as crate::private::VisitObject>::visit_object(map)
+                    .and_then(|value| {
+                        crate::private::check_result_type(
+                                "GetPromptOutcome",
+                                &value.result_type,
+                                "complete",
+                            )
+                            .map(|()| value)
+                    })
                     .map(Self::Complete)
+                    .map_err(|e| crate::private::in_variant(
+                        "`GetPromptOutcome` `complete`",
+                        e,
+                    ))
             }
-            ::std::option::Option::Some(other) => {
+            other => {
                 ::std::result::Result::Err(
                     crate::private::unknown_tag(
                         "GetPromptOutcome",
@@ -7221,13 +7283,30 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptOutcome {
                     ),
                 )
             }
-            #[allow(unreachable_patterns)]
-            ::std::option::Option::None => {
-                ::std::result::Result::Err(
-                    crate::private::missing_field("GetPromptOutcome", "resultType"),
-                )
-            }
         }
+    }
+    fn variant_for_key(key: &str) -> ::std::option::Option<&'static str> {
+        match key {
+            "inputRequests" => ::std::option::Option::Some("input_required"),
+            "requestState" => ::std::option::Option::Some("input_required"),
+            "description" => ::std::option::Option::Some("complete"),
+            "messages" => ::std::option::Option::Some("complete"),
+            _ => ::std::option::Option::None,
+        }
+    }
+}
+impl crate::private::VisitObject for GetPromptOutcome {
+    fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
+        map: A,
+    ) -> ::std::result::Result<Self, A::Error> {
+        crate::private::visit_tagged(map)
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetPromptOutcome {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        deserializer.deserialize_map(crate::private::TaggedVisitor::<Self>::new())
     }
 }
 impl crate::private::MatchScore for GetPromptOutcome {
@@ -8485,6 +8564,7 @@ impl ::serde::Serialize for InputRequiredResult {
                         + usize::from(self.request_state.is_some()) + self.extra.len(),
                 ),
             )?;
+        map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
@@ -8494,7 +8574,6 @@ impl ::serde::Serialize for InputRequiredResult {
         if let ::std::option::Option::Some(value) = &self.request_state {
             map.serialize_entry("requestState", value)?;
         }
-        map.serialize_entry("resultType", &self.result_type)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
         }
@@ -10457,6 +10536,7 @@ impl ::serde::Serialize for ListPromptsResult {
                         + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
+        map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
@@ -10465,7 +10545,6 @@ impl ::serde::Serialize for ListPromptsResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("prompts", &self.prompts)?;
-        map.serialize_entry("resultType", &self.result_type)?;
         map.serialize_entry("ttlMs", &self.ttl_ms)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -11013,6 +11092,7 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
                         + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
+        map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
@@ -11021,7 +11101,6 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("resourceTemplates", &self.resource_templates)?;
-        map.serialize_entry("resultType", &self.result_type)?;
         map.serialize_entry("ttlMs", &self.ttl_ms)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -11587,6 +11666,7 @@ impl ::serde::Serialize for ListResourcesResult {
                         + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
+        map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
@@ -11595,7 +11675,6 @@ impl ::serde::Serialize for ListResourcesResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("resources", &self.resources)?;
-        map.serialize_entry("resultType", &self.result_type)?;
         map.serialize_entry("ttlMs", &self.ttl_ms)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -12433,6 +12512,7 @@ impl ::serde::Serialize for ListToolsResult {
                         + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
+        map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
@@ -12440,7 +12520,6 @@ impl ::serde::Serialize for ListToolsResult {
         if let ::std::option::Option::Some(value) = &self.next_cursor {
             map.serialize_entry("nextCursor", value)?;
         }
-        map.serialize_entry("resultType", &self.result_type)?;
         map.serialize_entry("tools", &self.tools)?;
         map.serialize_entry("ttlMs", &self.ttl_ms)?;
         for (key, value) in &self.extra {
@@ -14849,13 +14928,13 @@ impl ::serde::Serialize for PaginatedResult {
                         + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
+        map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
             map.serialize_entry("nextCursor", value)?;
         }
-        map.serialize_entry("resultType", &self.result_type)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
         }
@@ -16869,12 +16948,12 @@ impl ::serde::Serialize for ReadResourceResult {
                     4usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
+        map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("cacheScope", &self.cache_scope)?;
         map.serialize_entry("contents", &self.contents)?;
-        map.serialize_entry("resultType", &self.result_type)?;
         map.serialize_entry("ttlMs", &self.ttl_ms)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -17049,31 +17128,50 @@ impl ::serde::Serialize for ReadResourceOutcome {
         }
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ReadResourceOutcome {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let raw = <::std::boxed::Box<
-            ::serde_json::value::RawValue,
-        > as ::serde::Deserialize>::deserialize(deserializer)?;
-        let tag = crate::private::probe_tag(raw.get(), "resultType")
-            .map_err(::serde::de::Error::custom)?;
-        match tag.as_deref() {
-            ::std::option::Option::Some("input_required") => {
-                crate::private::from_raw(
-                        "`ReadResourceOutcome` as `InputRequired`",
-                        raw.get(),
-                    )
+impl crate::private::TaggedUnion for ReadResourceOutcome {
+    const NAME: &'static str = "ReadResourceOutcome";
+    const TAG: &'static str = "resultType";
+    const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "complete",
+    );
+    fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
+        tag: &str,
+        map: crate::private::Resumed<A>,
+    ) -> ::std::result::Result<Self, A::Error> {
+        match tag {
+            "input_required" => {
+                <InputRequiredResult as crate::private::VisitObject>::visit_object(map)
+                    .and_then(|value| {
+                        crate::private::check_result_type(
+                                "ReadResourceOutcome",
+                                &value.result_type,
+                                "input_required",
+                            )
+                            .map(|()| value)
+                    })
                     .map(Self::InputRequired)
+                    .map_err(|e| crate::private::in_variant(
+                        "`ReadResourceOutcome` `input_required`",
+                        e,
+                    ))
             }
-            ::std::option::Option::None | ::std::option::Option::Some("complete") => {
-                crate::private::from_raw(
-                        "`ReadResourceOutcome` as `Complete`",
-                        raw.get(),
-                    )
+            "complete" => {
+                <ReadResourceResult as crate::private::VisitObject>::visit_object(map)
+                    .and_then(|value| {
+                        crate::private::check_result_type(
+                                "ReadResourceOutcome",
+                                &value.result_type,
+                                "complete",
+                            )
+                            .map(|()| value)
+                    })
                     .map(Self::Complete)
+                    .map_err(|e| crate::private::in_variant(
+                        "`ReadResourceOutcome` `complete`",
+                        e,
+                    ))
             }
-            ::std::option::Option::Some(other) => {
+            other => {
                 ::std::result::Result::Err(
                     crate::private::unknown_tag(
                         "ReadResourceOutcome",
@@ -17083,13 +17181,31 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceOutcome {
                     ),
                 )
             }
-            #[allow(unreachable_patterns)]
-            ::std::option::Option::None => {
-                ::std::result::Result::Err(
-                    crate::private::missing_field("ReadResourceOutcome", "resultType"),
-                )
-            }
         }
+    }
+    fn variant_for_key(key: &str) -> ::std::option::Option<&'static str> {
+        match key {
+            "inputRequests" => ::std::option::Option::Some("input_required"),
+            "requestState" => ::std::option::Option::Some("input_required"),
+            "cacheScope" => ::std::option::Option::Some("complete"),
+            "contents" => ::std::option::Option::Some("complete"),
+            "ttlMs" => ::std::option::Option::Some("complete"),
+            _ => ::std::option::Option::None,
+        }
+    }
+}
+impl crate::private::VisitObject for ReadResourceOutcome {
+    fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
+        map: A,
+    ) -> ::std::result::Result<Self, A::Error> {
+        crate::private::visit_tagged(map)
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ReadResourceOutcome {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        deserializer.deserialize_map(crate::private::TaggedVisitor::<Self>::new())
     }
 }
 impl crate::private::MatchScore for ReadResourceOutcome {
@@ -19410,10 +19526,10 @@ impl ::serde::Serialize for ResultBase {
                     1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
+        map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        map.serialize_entry("resultType", &self.result_type)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
         }
@@ -22235,8 +22351,8 @@ impl ::serde::Serialize for SubscriptionsListenResult {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("_meta", &self.meta)?;
         map.serialize_entry("resultType", &self.result_type)?;
+        map.serialize_entry("_meta", &self.meta)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
         }
