@@ -182,3 +182,51 @@ fn walk(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     out.sort();
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workspace with one pinned revision whose schema.json must hash to `sha256("{}")`.
+    fn workspace(dir: &Path) {
+        fs::create_dir_all(dir.join("schema")).unwrap();
+        let pins = Pins {
+            repository: "o/r".into(),
+            commit: "c".into(),
+            revisions: [("r1".to_string(), [("schema.json".to_string(), sha256_hex(b"{}"))].into_iter().collect())]
+                .into_iter()
+                .collect(),
+        };
+        fs::write(dir.join("schema/pins.toml"), toml::to_string(&pins).unwrap()).unwrap();
+    }
+
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("xtask-sync-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn sync_copies_verified_files_and_names_bad_ones() {
+        let root = temp("root");
+        workspace(&root);
+        let source = temp("source");
+        fs::create_dir_all(source.join("r1")).unwrap();
+
+        let missing = sync(&root, Some(&source), Quiet::Yes).unwrap_err().to_string();
+        assert!(missing.contains("r1/schema.json") && missing.contains("--from"), "{missing}");
+
+        fs::write(source.join("r1/schema.json"), b"{ }").unwrap();
+        let mismatch = sync(&root, Some(&source), Quiet::Yes).unwrap_err().to_string();
+        assert!(mismatch.contains("sha256 mismatch for r1/schema.json"), "{mismatch}");
+        assert!(!root.join("schema/r1/schema.json").exists(), "nothing is written unless it matches");
+
+        fs::write(source.join("r1/schema.json"), b"{}").unwrap();
+        sync(&root, Some(&source), Quiet::Yes).unwrap();
+        assert_eq!(fs::read(root.join("schema/r1/schema.json")).unwrap(), b"{}");
+        // A verified working copy is kept even when the source disappears.
+        fs::remove_dir_all(&source).unwrap();
+        sync(&root, Some(&source), Quiet::Yes).unwrap();
+    }
+}
