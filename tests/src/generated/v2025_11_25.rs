@@ -556,10 +556,10 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         ("InitializedNotification", "Notification"), ("ProgressNotification",
         "Notification"), ("TaskStatusNotification", "Notification"),
         ("RootsListChangedNotification", "Notification"), ("JSONRPCErrorResponse",
-        "Error"), ("JSONRPCResultResponse", "Response"),], decode : | text | { let value
-        : v2025_11_25::ClientMessage = serde_json::from_str(text).map_err(| e | e
-        .to_string()) ?; let variant = match & value {
-        v2025_11_25::ClientMessage::Request(_) => "Request",
+        "Error"), ("JSONRPCResultResponse", "Response"), ("URLElicitationRequiredError",
+        "Error"),], decode : | text | { let value : v2025_11_25::ClientMessage =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_11_25::ClientMessage::Request(_) => "Request",
         v2025_11_25::ClientMessage::Notification(_) => "Notification",
         v2025_11_25::ClientMessage::Response(_) => "Response",
         v2025_11_25::ClientMessage::Error(_) => "Error", _ => "?" }; Ok((variant,
@@ -575,10 +575,10 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         ("ToolListChangedNotification", "Notification"), ("TaskStatusNotification",
         "Notification"), ("LoggingMessageNotification", "Notification"),
         ("ElicitationCompleteNotification", "Notification"), ("JSONRPCErrorResponse",
-        "Error"), ("JSONRPCResultResponse", "Response"),], decode : | text | { let value
-        : v2025_11_25::ServerMessage = serde_json::from_str(text).map_err(| e | e
-        .to_string()) ?; let variant = match & value {
-        v2025_11_25::ServerMessage::Request(_) => "Request",
+        "Error"), ("JSONRPCResultResponse", "Response"), ("URLElicitationRequiredError",
+        "Error"),], decode : | text | { let value : v2025_11_25::ServerMessage =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_11_25::ServerMessage::Request(_) => "Request",
         v2025_11_25::ServerMessage::Notification(_) => "Notification",
         v2025_11_25::ServerMessage::Response(_) => "Response",
         v2025_11_25::ServerMessage::Error(_) => "Error", _ => "?" }; Ok((variant,

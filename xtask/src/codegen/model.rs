@@ -901,7 +901,7 @@ impl<'a> Builder<'a> {
     fn result_of(&self, request: &str) -> Ty {
         let base = request.trim_end_matches("Request");
         let outcome = format!("{base}Outcome");
-        if self.taken.contains(&outcome) && self.kinds.get(&outcome) == Some(&Kind::Union) {
+        if self.kinds.get(&outcome) == Some(&Kind::Union) {
             return Ty::Named(outcome);
         }
         let result = format!("{base}Result");

@@ -52,9 +52,11 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
         let members: Vec<TokenStream> = u
             .variants
             .iter()
-            .filter_map(|v| schema_of(&v.ty).map(|s| (s, u.variants[v.same_as.unwrap_or(0)].ident.clone(), v)))
-            .map(|(s, canonical, v)| (s, if v.same_as.is_some() { canonical } else { v.ident.clone() }))
-            .map(|(s, v)| quote!((#s, #v),))
+            .filter_map(|v| {
+                // A variant with the same shape as an earlier one decodes as that one.
+                let lands_in = &v.same_as.map_or(v, |j| &u.variants[j]).ident;
+                schema_of(&v.ty).map(|s| quote!((#s, #lands_in),))
+            })
             .collect();
         let arms = u.variants.iter().map(|v| {
             let id = ident(&v.ident);
@@ -99,11 +101,7 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
             for schema in module.names.keys() {
                 if schema.ends_with("ResultResponse") {
                     members.push(quote!((#schema, "Response"),));
-                } else if schema == "JSONRPCErrorResponse"
-                    || schema.ends_with("Error")
-                        && module.names.contains_key("HeaderMismatchError")
-                        && is_error_response(module, schema)
-                {
+                } else if is_error_response(module, schema) {
                     members.push(quote!((#schema, "Error"),));
                 }
             }
@@ -127,7 +125,6 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
     }
 
     let results = module.requests.iter().map(|r| {
-        let ty = ident(&r.ty);
         let method = &r.method;
         let result = ty_tokens(r.result.as_ref().unwrap());
         let outcome = match r.result.as_ref().unwrap() {
@@ -139,7 +136,7 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
             }
             _ => quote!("Complete"),
         };
-        let request = module.names.iter().find(|(_, r)| **r == r_name(&ty)).map(|(s, _)| s.clone()).unwrap_or_default();
+        let request = module.names.iter().find(|(_, rust)| **rust == r.ty).map(|(schema, _)| schema.clone()).unwrap_or_default();
         quote! {
             crate::ResultEntry {
                 request: #request,
@@ -161,14 +158,11 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
     }
 }
 
-/// The 2026-07-28 error types that are whole JSON-RPC error responses (not bare error objects).
+/// Error types that are whole JSON-RPC error responses (`JSONRPCErrorResponse` and the typed
+/// 2026-07-28 errors), not bare error objects.
 fn is_error_response(module: &Module, schema: &str) -> bool {
     module.items.iter().any(|item| match item {
         Item::Struct(s) => s.schema_name.as_deref() == Some(schema) && s.fields.iter().any(|f| f.json == "error"),
         _ => false,
     })
-}
-
-fn r_name(ident: &proc_macro2::Ident) -> String {
-    ident.to_string()
 }
