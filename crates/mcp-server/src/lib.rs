@@ -1,1 +1,65 @@
-//! A thin Model Context Protocol server (work in progress: see issue "mcp-server").
+//! A thin Model Context Protocol server that answers both protocol eras from the same handlers:
+//! the stateless 2026-07-28 protocol (per-request `_meta`, `server/discover`, `resultType`,
+//! `InputRequiredResult`) and the legacy `initialize` handshake (2024-11-05 … 2025-11-25).
+//!
+//! The core ([`Server::handle`]) turns one incoming message into a [`Reply`] stream and knows
+//! nothing of transports; [`Connection`] drives it over any message channel (an in-memory pair
+//! for tests, [`stdio`] for a child process), and [`http`] serves Streamable HTTP with axum.
+//!
+//! ```
+//! use mcp_server::{Context, Error, Server, ToolRoute};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Add { a: i64, b: i64 }
+//!
+//! let server = Server::builder("calculator", "1.0.0")
+//!     .tool(ToolRoute::new("add", |_ctx: Context, args: Add| async move {
+//!         Ok::<_, Error>(format!("{}", args.a + args.b))
+//!     }).description("Adds two integers"))
+//!     .build()
+//!     .unwrap();
+//! assert!(server.capabilities().tools.is_some());
+//! ```
+//!
+//! A handler that needs the user's input calls [`Context::elicit`] (or `create_message`,
+//! `list_roots`, `input`). On the modern wire the `?` ends the round with an
+//! `InputRequiredResult` whose sealed `requestState` carries the answers so far, and the handler
+//! runs again when the client retries with the answers; on a legacy session the same call sends
+//! an `elicitation/create` request to the client and waits for its answer. Handlers should
+//! therefore do nothing irreversible before their last question.
+
+mod connection;
+mod context;
+mod error;
+mod headers;
+#[cfg(feature = "http")]
+pub mod http;
+mod message;
+mod routes;
+mod server;
+mod session;
+mod state;
+#[cfg(feature = "stdio")]
+pub mod stdio;
+
+pub use connection::Connection;
+pub use context::Context;
+pub use error::Error;
+pub use headers::{Mirrors, decode_value as decode_header_value, encode_value as encode_header_value};
+pub use message::{Disposition, Outgoing, OutgoingKind, Reply};
+pub use routes::{
+    IntoToolResult, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Structured, ToolRoute, error_result,
+    text_result,
+};
+pub use server::{BuildError, CacheHints, LEGACY_VERSIONS, MODERN_VERSIONS, Options, Server, ServerBuilder};
+pub use session::Session;
+pub use state::StateKey;
+
+/// The protocol era of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// 2026-07-28 and later: stateless, everything in `_meta`.
+    Modern,
+    /// 2024-11-05 … 2025-11-25: a session opened by `initialize`.
+    Legacy,
+}

@@ -1,0 +1,247 @@
+//! What a handler can do besides returning its result: report progress, log, ask the client for
+//! input, announce changes. The same calls serve both protocol eras.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use mcp_types::{
+    ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, Implementation, InputRequest, InputResponse,
+    ListRootsRequest, ListRootsResult, LoggingLevel, ProgressToken, SamplingCapability,
+};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::Error;
+use crate::error::input_method;
+use crate::message::Outgoing;
+use crate::session::Session;
+use crate::{Era, Server};
+
+/// The request a handler is serving, and its channel back to the client.
+#[derive(Clone)]
+pub struct Context {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub server: Server,
+    pub era: Era,
+    pub protocol_version: String,
+    pub client_capabilities: ClientCapabilities,
+    pub client_info: Option<Implementation>,
+    pub log_level: Option<LoggingLevel>,
+    pub progress_token: Option<ProgressToken>,
+    pub sink: mpsc::Sender<Outgoing>,
+    /// The legacy session that can carry server-to-client requests.
+    pub session: Option<Arc<Session>>,
+    /// Modern era: the input responses known in this round (earlier rounds' ones come from
+    /// `requestState`), and the ones the handler used, to seal into the next state.
+    pub answers: BTreeMap<String, Value>,
+    pub used: Mutex<BTreeMap<String, Value>>,
+}
+
+impl Context {
+    pub(crate) fn new(inner: Inner) -> Self {
+        Context { inner: Arc::new(inner) }
+    }
+
+    pub(crate) fn used_answers(&self) -> BTreeMap<String, Value> {
+        self.inner.used.lock().expect("not poisoned").clone()
+    }
+
+    /// The server serving this request (to announce list changes, for instance).
+    pub fn server(&self) -> &Server {
+        &self.inner.server
+    }
+
+    /// Which protocol era this request came in.
+    pub fn era(&self) -> Era {
+        self.inner.era
+    }
+
+    /// The protocol version of this request (`_meta` on the modern wire, the negotiated one on a
+    /// legacy session).
+    pub fn protocol_version(&self) -> &str {
+        &self.inner.protocol_version
+    }
+
+    /// The capabilities the client declared for this request (modern) or its session (legacy).
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.inner.client_capabilities
+    }
+
+    /// The client's self-reported identity, if it sent one.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.inner.client_info.as_ref()
+    }
+
+    /// Reports progress, if the client asked for it with a progress token; otherwise does nothing.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.inner.progress_token else { return };
+        let mut params = json!({ "progressToken": token, "progress": progress });
+        if let Some(total) = total {
+            params["total"] = json!(total);
+        }
+        if let Some(message) = message {
+            params["message"] = json!(message);
+        }
+        self.notify("notifications/progress", params).await;
+    }
+
+    /// Sends a log message on this request's stream if the client asked for this level: per
+    /// request through `_meta` on the modern wire (nothing without it), per session through
+    /// `logging/setLevel` on a legacy one.
+    pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
+        let threshold = match (&self.inner.session, self.inner.era) {
+            (Some(session), Era::Legacy) => session.log_level(),
+            _ => match self.inner.log_level {
+                Some(level) => Some(level),
+                None => return,
+            },
+        };
+        if threshold.is_some_and(|threshold| level < threshold) {
+            return;
+        }
+        let mut params = json!({ "level": level, "data": data });
+        if let Some(logger) = logger {
+            params["logger"] = json!(logger);
+        }
+        self.notify("notifications/message", params).await;
+    }
+
+    async fn notify(&self, method: &str, params: Value) {
+        let message = json!({ "jsonrpc": "2.0", "method": method, "params": params });
+        // A closed sink means the client went away; the handler will be stopped soon.
+        let _ = self.inner.sink.send(Outgoing::notification(&message)).await;
+    }
+
+    /// Asks the user for input. `key` names this question across rounds on the modern wire.
+    pub async fn elicit(&self, key: &str, params: ElicitRequestParams) -> Result<ElicitResult, Error> {
+        let request = InputRequest::Elicit(ElicitRequest::new(params));
+        match self.input_one(key, request).await? {
+            InputResponse::Elicit(result) => Ok(result),
+            other => Err(unexpected(key, &other)),
+        }
+    }
+
+    /// Asks the client's model for a completion (sampling).
+    pub async fn create_message(
+        &self,
+        key: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, Error> {
+        match self.input_one(key, InputRequest::CreateMessage(CreateMessageRequest::new(params))).await? {
+            InputResponse::CreateMessage(result) => Ok(result),
+            other => Err(unexpected(key, &other)),
+        }
+    }
+
+    /// Asks the client for its roots.
+    pub async fn list_roots(&self, key: &str) -> Result<ListRootsResult, Error> {
+        match self.input_one(key, InputRequest::ListRoots(ListRootsRequest::new())).await? {
+            InputResponse::ListRoots(result) => Ok(result),
+            other => Err(unexpected(key, &other)),
+        }
+    }
+
+    async fn input_one(&self, key: &str, request: InputRequest) -> Result<InputResponse, Error> {
+        let mut answers = self.input([(key.to_owned(), request)]).await?;
+        Ok(answers.remove(key).expect("input() answers every key"))
+    }
+
+    /// Asks several questions at once. On the modern wire, all unanswered ones go to the client
+    /// in one `InputRequiredResult`; on a legacy session they are sent one after another.
+    pub async fn input(
+        &self,
+        requests: impl IntoIterator<Item = (String, InputRequest)>,
+    ) -> Result<BTreeMap<String, InputResponse>, Error> {
+        let requests: Vec<(String, InputRequest)> = requests.into_iter().collect();
+        for (_, request) in &requests {
+            self.check_capability(request)?;
+        }
+        match (self.inner.era, &self.inner.session) {
+            (Era::Legacy, Some(session)) => {
+                let mut answers = BTreeMap::new();
+                for (key, request) in requests {
+                    let method = input_method(&request);
+                    let params = match &request {
+                        InputRequest::Elicit(r) => serde_json::to_value(&r.params),
+                        InputRequest::CreateMessage(r) => serde_json::to_value(&r.params),
+                        InputRequest::ListRoots(r) => serde_json::to_value(&r.params),
+                        _ => return Err(Error::internal(format!("cannot send {method} to a legacy client"))),
+                    }
+                    .map_err(|e| Error::internal(e.to_string()))?;
+                    let result = session.request(&self.inner.sink, method, params).await?;
+                    let response = decode_response(method, result)
+                        .map_err(|e| Error::internal(format!("the client's {method} result is invalid: {e}")))?;
+                    answers.insert(key, response);
+                }
+                Ok(answers)
+            }
+            _ => {
+                let mut answers = BTreeMap::new();
+                let mut missing = BTreeMap::new();
+                for (key, request) in requests {
+                    let method = input_method(&request);
+                    match self.inner.answers.get(&key).and_then(|value| decode_response(method, value.clone()).ok()) {
+                        Some(answer) => {
+                            let value = self.inner.answers[&key].clone();
+                            self.inner.used.lock().expect("not poisoned").insert(key.clone(), value);
+                            answers.insert(key, answer);
+                        }
+                        None => {
+                            missing.insert(key, request);
+                        }
+                    }
+                }
+                if missing.is_empty() { Ok(answers) } else { Err(Error::InputRequired(missing)) }
+            }
+        }
+    }
+
+    fn check_capability(&self, request: &InputRequest) -> Result<(), Error> {
+        let caps = &self.inner.client_capabilities;
+        let mut needed = ClientCapabilities::default();
+        match request {
+            InputRequest::Elicit(elicit) => {
+                let url = matches!(elicit.params, ElicitRequestParams::Url(_));
+                let ok = caps.elicitation.as_ref().is_some_and(|e| {
+                    if url {
+                        e.url.is_some()
+                    } else {
+                        // `{}` means form only.
+                        e.form.is_some() || e.url.is_none()
+                    }
+                });
+                if !ok {
+                    let mut cap = ElicitationCapability::default();
+                    if url {
+                        cap.url = Some(Default::default());
+                    } else {
+                        cap.form = Some(Default::default());
+                    }
+                    needed.elicitation = Some(cap);
+                }
+            }
+            InputRequest::CreateMessage(_) if caps.sampling.is_none() => {
+                needed.sampling = Some(SamplingCapability::default());
+            }
+            InputRequest::ListRoots(_) if caps.roots.is_none() => needed.roots = Some(Default::default()),
+            _ => {}
+        }
+        if needed == ClientCapabilities::default() { Ok(()) } else { Err(Error::MissingCapability(needed)) }
+    }
+}
+
+fn decode_response(method: &str, value: Value) -> Result<InputResponse, serde_json::Error> {
+    Ok(match method {
+        "elicitation/create" => InputResponse::Elicit(serde_json::from_value(value)?),
+        "sampling/createMessage" => InputResponse::CreateMessage(serde_json::from_value(value)?),
+        _ => InputResponse::ListRoots(serde_json::from_value(value)?),
+    })
+}
+
+fn unexpected(key: &str, response: &InputResponse) -> Error {
+    Error::invalid_params(format!("input response `{key}` has the wrong kind: {response:?}"))
+}

@@ -1,0 +1,151 @@
+//! Messages on their way to the client, and the stream that carries one request's messages.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::Stream;
+use mcp_types::{ErrorObject, RequestId};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+/// How a response should be surfaced by a transport that has status codes.
+///
+/// The core decides this from what went wrong, so that the HTTP layer does not need to know the
+/// protocol's rules (`-32601` is 404, a malformed modern request is 400, everything else 200).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    /// A result, or an error found while serving a well-formed request.
+    Ok,
+    /// The request was refused before it was served: bad `_meta`, headers, version or capabilities.
+    BadRequest,
+    /// The method does not exist (on the modern wire).
+    NotFound,
+}
+
+/// What kind of message an [`Outgoing`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutgoingKind {
+    Notification,
+    /// A server-to-client request (legacy sessions only).
+    Request,
+    /// The response that ends a request's stream.
+    Response(Disposition),
+}
+
+/// One JSON-RPC message, already encoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outgoing {
+    pub json: String,
+    pub kind: OutgoingKind,
+}
+
+#[derive(Serialize)]
+struct ResultEnvelope<'a, T> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    result: &'a T,
+}
+
+#[derive(Serialize)]
+struct ErrorEnvelope<'a> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a RequestId>,
+    error: &'a ErrorObject,
+}
+
+impl Outgoing {
+    pub(crate) fn result<T: Serialize>(id: &RequestId, result: &T) -> Self {
+        match serde_json::to_string(&ResultEnvelope { jsonrpc: "2.0", id, result }) {
+            Ok(json) => Outgoing { json, kind: OutgoingKind::Response(Disposition::Ok) },
+            Err(error) => Self::error(Some(id), &ErrorObject::internal_error(format!("result not encodable: {error}"))),
+        }
+    }
+
+    /// An error response; `id` is `None` only when the request's id could not be read.
+    pub(crate) fn error(id: Option<&RequestId>, error: &ErrorObject) -> Self {
+        Self::error_as(id, error, Disposition::Ok)
+    }
+
+    pub(crate) fn error_as(id: Option<&RequestId>, error: &ErrorObject, disposition: Disposition) -> Self {
+        let json = serde_json::to_string(&ErrorEnvelope { jsonrpc: "2.0", id, error }).expect("errors encode");
+        Outgoing { json, kind: OutgoingKind::Response(disposition) }
+    }
+
+    pub(crate) fn notification(message: &Value) -> Self {
+        Outgoing { json: message.to_string(), kind: OutgoingKind::Notification }
+    }
+
+    pub(crate) fn request(message: &Value) -> Self {
+        Outgoing { json: message.to_string(), kind: OutgoingKind::Request }
+    }
+
+    /// Whether this is the response that ends a request.
+    pub fn is_response(&self) -> bool {
+        matches!(self.kind, OutgoingKind::Response(_))
+    }
+}
+
+/// The messages of one request: notifications and (legacy) server requests, then the response.
+///
+/// Dropping it cancels the request: its handler is stopped and nothing more is sent for it.
+pub struct Reply {
+    first: Option<Outgoing>,
+    rx: Option<mpsc::Receiver<Outgoing>>,
+    task: Option<AbortHandle>,
+    done: bool,
+    long_lived: bool,
+}
+
+impl Reply {
+    pub(crate) fn ready(message: Outgoing) -> Self {
+        Reply { first: Some(message), rx: None, task: None, done: false, long_lived: false }
+    }
+
+    pub(crate) fn streaming(rx: mpsc::Receiver<Outgoing>, task: AbortHandle) -> Self {
+        Reply { first: None, rx: Some(rx), task: Some(task), done: false, long_lived: false }
+    }
+
+    pub(crate) fn long_lived(mut self) -> Self {
+        self.long_lived = true;
+        self
+    }
+
+    /// Whether this reply is a subscription that lasts until cancelled, rather than a request
+    /// that ends with its response.
+    pub fn is_long_lived(&self) -> bool {
+        self.long_lived
+    }
+}
+
+impl Stream for Reply {
+    type Item = Outgoing;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Outgoing>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        let next = match self.first.take() {
+            Some(message) => Poll::Ready(Some(message)),
+            None => match self.rx.as_mut() {
+                Some(rx) => rx.poll_recv(cx),
+                None => Poll::Ready(None),
+            },
+        };
+        if let Poll::Ready(item) = &next {
+            // The response ends the stream even if a handler kept a clone of its context alive.
+            self.done = item.as_ref().is_none_or(Outgoing::is_response);
+        }
+        next
+    }
+}
+
+impl Drop for Reply {
+    fn drop(&mut self) {
+        if let Some(task) = &self.task {
+            task.abort();
+        }
+    }
+}

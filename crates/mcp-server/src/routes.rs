@@ -1,0 +1,330 @@
+//! Tools, resources, resource templates, prompts and completions, each a plain async function.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use mcp_types::{
+    CallToolResult, ClientCapabilities, CompleteRequestParams, CompleteResultCompletion, ContentBlock,
+    GetPromptResult, JsonObject, ObjectSchema, Prompt, PromptArgument, ReadResourceResultContentsItem, Resource,
+    ResourceTemplate, TextContent, Tool, ToolAnnotations,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::{Context, Error};
+
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+type ToolFn = Arc<dyn Fn(Context, Value) -> BoxFuture<Result<CallToolResult, Error>> + Send + Sync>;
+type ReadFn = Arc<dyn Fn(Context, String) -> BoxFuture<Result<Vec<ReadResourceResultContentsItem>, Error>> + Send + Sync>;
+type TemplateFn = Arc<
+    dyn Fn(Context, String, BTreeMap<String, String>) -> BoxFuture<Result<Vec<ReadResourceResultContentsItem>, Error>>
+        + Send
+        + Sync,
+>;
+type PromptFn = Arc<dyn Fn(Context, BTreeMap<String, String>) -> BoxFuture<Result<GetPromptResult, Error>> + Send + Sync>;
+pub(crate) type CompletionFn =
+    Arc<dyn Fn(Context, CompleteRequestParams) -> BoxFuture<Result<CompleteResultCompletion, Error>> + Send + Sync>;
+
+/// What a tool handler may return: anything that becomes a `CallToolResult`.
+pub trait IntoToolResult {
+    fn into_tool_result(self) -> CallToolResult;
+}
+
+impl IntoToolResult for CallToolResult {
+    fn into_tool_result(self) -> CallToolResult {
+        self
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> CallToolResult {
+        text_result(self)
+    }
+}
+
+impl IntoToolResult for &'static str {
+    fn into_tool_result(self) -> CallToolResult {
+        text_result(self)
+    }
+}
+
+impl IntoToolResult for Vec<ContentBlock> {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::new(self)
+    }
+}
+
+/// A tool result with `structuredContent` (and, as the spec recommends, the same JSON as text).
+/// Register the tool with [`ToolRoute::structured`] so that `outputSchema` describes `T`.
+#[derive(Debug, Clone)]
+pub struct Structured<T>(pub T);
+
+impl<T: Serialize> IntoToolResult for Structured<T> {
+    fn into_tool_result(self) -> CallToolResult {
+        match serde_json::to_value(&self.0) {
+            Ok(value) => {
+                let mut result = text_result(value.to_string());
+                result.structured_content = Some(value);
+                result
+            }
+            Err(error) => error_result(format!("the tool's output could not be encoded: {error}")),
+        }
+    }
+}
+
+/// A result with one text block.
+pub fn text_result(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::new(vec![ContentBlock::Text(TextContent::new(text))])
+}
+
+/// A result with `isError: true` and one text block, for failures the model should see.
+pub fn error_result(text: impl Into<String>) -> CallToolResult {
+    let mut result = text_result(text);
+    result.is_error = Some(true);
+    result
+}
+
+/// Arguments of a tool that takes none: its schema is `{"type":"object","additionalProperties":false}`.
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArguments {}
+
+/// A tool: its definition, its handler, and the client capabilities a call needs.
+pub struct ToolRoute {
+    pub(crate) tool: Tool,
+    pub(crate) handler: ToolFn,
+    pub(crate) requires: Option<ClientCapabilities>,
+    pub(crate) schema_error: Option<String>,
+}
+
+impl ToolRoute {
+    /// A tool whose arguments decode into `A`; `inputSchema` is derived from `A` with schemars
+    /// (JSON Schema 2020-12), and arguments are validated against it before the handler runs.
+    pub fn new<A, F, Fut, R>(name: impl Into<String>, handler: F) -> Self
+    where
+        A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(Context, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: IntoToolResult,
+    {
+        let schema = serde_json::to_value(schemars::schema_for!(A)).expect("schemars output is JSON");
+        let (input_schema, schema_error) = match ObjectSchema::from_value(schema) {
+            Ok(schema) => (schema, None),
+            Err(error) => (ObjectSchema::default(), Some(error.to_string())),
+        };
+        let handler = Arc::new(handler);
+        let handler: ToolFn = Arc::new(move |ctx, arguments| {
+            let handler = Arc::clone(&handler);
+            Box::pin(async move {
+                let arguments: A = match serde_json::from_value(arguments) {
+                    Ok(arguments) => arguments,
+                    Err(error) => return Ok(error_result(format!("Invalid arguments: {error}"))),
+                };
+                handler(ctx, arguments).await.map(IntoToolResult::into_tool_result)
+            })
+        });
+        ToolRoute { tool: Tool::new(input_schema, name), handler, requires: None, schema_error }
+    }
+
+    /// A tool defined by hand (its `inputSchema` exactly as given) whose handler receives the
+    /// arguments as JSON, already validated against that schema.
+    pub fn raw<F, Fut, R>(tool: Tool, handler: F) -> Self
+    where
+        F: Fn(Context, JsonObject) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: IntoToolResult,
+    {
+        let handler = Arc::new(handler);
+        let handler: ToolFn = Arc::new(move |ctx, arguments| {
+            let handler = Arc::clone(&handler);
+            Box::pin(async move {
+                let Value::Object(arguments) = arguments else {
+                    return Ok(error_result("Invalid arguments: expected an object"));
+                };
+                handler(ctx, arguments).await.map(IntoToolResult::into_tool_result)
+            })
+        });
+        ToolRoute { tool, handler, requires: None, schema_error: None }
+    }
+
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.tool.description = Some(description.into());
+        self
+    }
+
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.tool.title = Some(title.into());
+        self
+    }
+
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.tool.annotations = Some(annotations);
+        self
+    }
+
+    /// Declares `outputSchema` from `T` (the handler returns [`Structured<T>`]).
+    pub fn structured<T: schemars::JsonSchema>(mut self) -> Self {
+        let schema = serde_json::to_value(schemars::schema_for!(T)).expect("schemars output is JSON");
+        match mcp_types::JsonSchema::from_value(schema) {
+            Ok(schema) => self.tool.output_schema = Some(schema),
+            Err(error) => self.schema_error = Some(error.to_string()),
+        }
+        self
+    }
+
+    /// Client capabilities every call needs; a call that does not declare them is refused
+    /// before the handler runs (`-32021` on the 2026-07-28 wire).
+    pub fn requires(mut self, capabilities: ClientCapabilities) -> Self {
+        self.requires = Some(capabilities);
+        self
+    }
+
+    /// The definition as listed by `tools/list`.
+    pub fn tool(&self) -> &Tool {
+        &self.tool
+    }
+}
+
+/// A resource with a fixed URI.
+pub struct ResourceRoute {
+    pub(crate) resource: Resource,
+    pub(crate) handler: ReadFn,
+}
+
+impl ResourceRoute {
+    pub fn new<F, Fut>(resource: Resource, handler: F) -> Self
+    where
+        F: Fn(Context, String) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ReadResourceResultContentsItem>, Error>> + Send + 'static,
+    {
+        ResourceRoute { resource, handler: Arc::new(move |ctx, uri| Box::pin(handler(ctx, uri))) }
+    }
+}
+
+/// A family of resources whose URIs match an RFC 6570 template (`{name}` expressions).
+pub struct ResourceTemplateRoute {
+    pub(crate) template: ResourceTemplate,
+    pub(crate) pattern: UriPattern,
+    pub(crate) handler: TemplateFn,
+}
+
+impl ResourceTemplateRoute {
+    /// The handler receives the URI and the values of the template's variables.
+    pub fn new<F, Fut>(template: ResourceTemplate, handler: F) -> Self
+    where
+        F: Fn(Context, String, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ReadResourceResultContentsItem>, Error>> + Send + 'static,
+    {
+        let pattern = UriPattern::parse(&template.uri_template);
+        ResourceTemplateRoute { template, pattern, handler: Arc::new(move |ctx, uri, vars| Box::pin(handler(ctx, uri, vars))) }
+    }
+}
+
+/// A prompt; required arguments are checked before the handler runs.
+pub struct PromptRoute {
+    pub(crate) prompt: Prompt,
+    pub(crate) handler: PromptFn,
+}
+
+impl PromptRoute {
+    pub fn new<F, Fut>(prompt: Prompt, handler: F) -> Self
+    where
+        F: Fn(Context, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
+    {
+        PromptRoute { prompt, handler: Arc::new(move |ctx, arguments| Box::pin(handler(ctx, arguments))) }
+    }
+
+    pub(crate) fn missing_argument(&self, given: &BTreeMap<String, String>) -> Option<&str> {
+        self.prompt
+            .arguments
+            .iter()
+            .flatten()
+            .filter(|argument: &&PromptArgument| argument.required == Some(true))
+            .find(|argument| !given.contains_key(&argument.name))
+            .map(|argument| argument.name.as_str())
+    }
+}
+
+/// A URI template of literal text and `{name}` expressions (RFC 6570 level 1); an expression
+/// matches one or more characters other than `/`, `?` and `#`.
+#[derive(Debug, Clone)]
+pub(crate) struct UriPattern {
+    parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone)]
+enum Part {
+    Literal(String),
+    Var(String),
+}
+
+impl UriPattern {
+    pub(crate) fn parse(template: &str) -> Self {
+        let mut parts = Vec::new();
+        let mut rest = template;
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}') else { break };
+            if open > 0 {
+                parts.push(Part::Literal(rest[..open].to_owned()));
+            }
+            parts.push(Part::Var(rest[open + 1..open + close].to_owned()));
+            rest = &rest[open + close + 1..];
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Literal(rest.to_owned()));
+        }
+        UriPattern { parts }
+    }
+
+    pub(crate) fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
+        let mut vars = BTreeMap::new();
+        let mut rest = uri;
+        for (index, part) in self.parts.iter().enumerate() {
+            match part {
+                Part::Literal(literal) => rest = rest.strip_prefix(literal.as_str())?,
+                Part::Var(name) => {
+                    let end = match self.parts.get(index + 1) {
+                        Some(Part::Literal(next)) => rest.find(next.as_str())?,
+                        _ => rest.len(),
+                    };
+                    let value = &rest[..end];
+                    if value.is_empty() || value.contains(['/', '?', '#']) {
+                        return None;
+                    }
+                    vars.insert(name.clone(), value.to_owned());
+                    rest = &rest[end..];
+                }
+            }
+        }
+        rest.is_empty().then_some(vars)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_templates_match_whole_segments() {
+        let pattern = UriPattern::parse("test://template/{id}/data");
+        assert_eq!(pattern.matches("test://template/123/data").unwrap()["id"], "123");
+        assert!(pattern.matches("test://template//data").is_none());
+        assert!(pattern.matches("test://template/1/2/data").is_none());
+        assert!(pattern.matches("test://template/123/data/more").is_none());
+        let two = UriPattern::parse("file:///{dir}/{name}");
+        let vars = two.matches("file:///etc/hosts").unwrap();
+        assert_eq!((vars["dir"].as_str(), vars["name"].as_str()), ("etc", "hosts"));
+    }
+
+    #[test]
+    fn structured_results_carry_the_json_as_text_too() {
+        let result = Structured(serde_json::json!({"sum": 3})).into_tool_result();
+        assert_eq!(result.structured_content, Some(serde_json::json!({"sum": 3})));
+        let ContentBlock::Text(text) = &result.content[0] else { panic!("text block expected") };
+        assert_eq!(text.text, r#"{"sum":3}"#);
+    }
+}

@@ -1,0 +1,1144 @@
+//! The protocol core: one entry point, [`Server::handle`], that turns an incoming JSON-RPC message
+//! into the messages to send back. It knows both protocol eras and nothing of transports.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use futures::Stream;
+use mcp_types::{
+    CacheScope, CallToolRequestParams, ClientCapabilities, CompleteRequestParams, CompleteRequestParamsRef,
+    CompleteResult, DiscoverResult, ErrorObject, GetPromptRequestParams, Implementation, InputRequiredResult,
+    InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResult, RequestId,
+    RequestMetaObject, RequestParams, ResourcesCapability, ResultType, ServerCapabilities,
+    SubscriptionsListenRequestParams, ToolsCapability, error_codes,
+};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::context::{Context, Inner as ContextInner};
+use crate::error::missing_capability;
+use crate::headers::{self, HeaderBinding, Mirrors};
+use crate::message::{Disposition, Outgoing, Reply};
+use crate::routes::{CompletionFn, PromptRoute, ResourceRoute, ResourceTemplateRoute, ToolRoute, error_result};
+use crate::session::Session;
+use crate::state::{self, Sealed, StateKey};
+use crate::{Error, Era};
+
+const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// The stateless revisions this server serves per request.
+pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
+/// The revisions this server negotiates through `initialize`, newest first.
+pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// Methods that 2026-07-28 removed; on the modern wire they are unknown methods.
+const REMOVED_METHODS: &[&str] =
+    &["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
+
+/// Caching hints for cacheable results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheHints {
+    pub ttl_ms: u64,
+    pub scope: CacheScope,
+}
+
+/// Tunable behaviour; every field has a sensible default.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Options {
+    /// Items per page of every list.
+    pub page_size: usize,
+    /// Hints on `server/discover` and the four lists.
+    pub list_cache: CacheHints,
+    /// Hints on `resources/read`.
+    pub read_cache: CacheHints,
+    /// Answer the non-standard `health` method.
+    pub health: bool,
+    /// How long a `requestState` stays valid.
+    pub state_max_age: Duration,
+    /// Put `_meta["io.modelcontextprotocol/serverInfo"]` on every modern result (a SHOULD of the spec).
+    pub server_info_in_results: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            page_size: 100,
+            list_cache: CacheHints { ttl_ms: 60_000, scope: CacheScope::Public },
+            read_cache: CacheHints { ttl_ms: 0, scope: CacheScope::Private },
+            health: true,
+            state_max_age: Duration::from_secs(3600),
+            server_info_in_results: true,
+        }
+    }
+}
+
+/// Why [`ServerBuilder::build`] refused its input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError(String);
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Collects handlers and settings; [`ServerBuilder::build`] checks them.
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    tools: Vec<ToolRoute>,
+    resources: Vec<ResourceRoute>,
+    templates: Vec<ResourceTemplateRoute>,
+    prompts: Vec<PromptRoute>,
+    completion: Option<CompletionFn>,
+    options: Options,
+    key: Option<StateKey>,
+}
+
+impl ServerBuilder {
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    pub fn tool(mut self, tool: ToolRoute) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    pub fn resource(mut self, resource: ResourceRoute) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    pub fn resource_template(mut self, template: ResourceTemplateRoute) -> Self {
+        self.templates.push(template);
+        self
+    }
+
+    pub fn prompt(mut self, prompt: PromptRoute) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Answers `completion/complete` for prompt arguments and template variables.
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(Context, CompleteRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<mcp_types::CompleteResultCompletion, Error>> + Send + 'static,
+    {
+        self.completion = Some(Arc::new(move |ctx, params| Box::pin(handler(ctx, params))));
+        self
+    }
+
+    pub fn options(mut self, options: Options) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The key that seals `requestState` (default: random per process; share one across replicas).
+    pub fn state_key(mut self, key: StateKey) -> Self {
+        self.key = Some(key);
+        self
+    }
+
+    /// Checks names, schemas and `x-mcp-header` annotations, and builds the server.
+    pub fn build(self) -> Result<Server, BuildError> {
+        let mut tools = Vec::with_capacity(self.tools.len());
+        let mut tool_index = HashMap::new();
+        for route in self.tools {
+            let name = route.tool.name.clone();
+            if let Some(error) = &route.schema_error {
+                return Err(BuildError(format!("tool `{name}`: {error}")));
+            }
+            if name.is_empty()
+                || name.len() > 128
+                || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            {
+                return Err(BuildError(format!("tool name `{name}` must be 1-128 characters of A-Z a-z 0-9 _ - .")));
+            }
+            if tool_index.insert(name.clone(), tools.len()).is_some() {
+                return Err(BuildError(format!("tool `{name}` is registered twice")));
+            }
+            let schema = route.tool.input_schema.to_value();
+            let validator = jsonschema::validator_for(&schema)
+                .map_err(|e| BuildError(format!("tool `{name}`: inputSchema is not a valid JSON Schema: {e}")))?;
+            let headers = headers::bindings(&schema).map_err(|e| BuildError(format!("tool `{name}`: {e}")))?;
+            tools.push(ToolEntry { route, validator, headers });
+        }
+        let mut resource_index = HashMap::new();
+        for (index, route) in self.resources.iter().enumerate() {
+            if resource_index.insert(route.resource.uri.clone(), index).is_some() {
+                return Err(BuildError(format!("resource `{}` is registered twice", route.resource.uri)));
+            }
+        }
+        let mut prompt_index = HashMap::new();
+        for (index, route) in self.prompts.iter().enumerate() {
+            if prompt_index.insert(route.prompt.name.clone(), index).is_some() {
+                return Err(BuildError(format!("prompt `{}` is registered twice", route.prompt.name)));
+            }
+        }
+        if self.options.page_size == 0 {
+            return Err(BuildError("page_size must be at least 1".into()));
+        }
+        let mut capabilities = ServerCapabilities { logging: Some(Map::new()), ..Default::default() };
+        if !tools.is_empty() {
+            capabilities.tools = Some(ToolsCapability { list_changed: Some(true), ..Default::default() });
+        }
+        if !self.resources.is_empty() || !self.templates.is_empty() {
+            capabilities.resources =
+                Some(ResourcesCapability { list_changed: Some(true), subscribe: Some(true), ..Default::default() });
+        }
+        if !self.prompts.is_empty() {
+            capabilities.prompts = Some(PromptsCapability { list_changed: Some(true), ..Default::default() });
+        }
+        if self.completion.is_some() {
+            capabilities.completions = Some(Map::new());
+        }
+        let (changes, _) = broadcast::channel(64);
+        Ok(Server {
+            inner: Arc::new(ServerInner {
+                info: self.info,
+                instructions: self.instructions,
+                capabilities,
+                tools,
+                tool_index,
+                resources: self.resources,
+                resource_index,
+                templates: self.templates,
+                prompts: self.prompts,
+                prompt_index,
+                completion: self.completion,
+                options: self.options,
+                key: self.key.unwrap_or_else(StateKey::random),
+                changes,
+            }),
+        })
+    }
+}
+
+struct ToolEntry {
+    route: ToolRoute,
+    validator: jsonschema::Validator,
+    headers: Vec<HeaderBinding>,
+}
+
+struct ServerInner {
+    info: Implementation,
+    instructions: Option<String>,
+    capabilities: ServerCapabilities,
+    tools: Vec<ToolEntry>,
+    tool_index: HashMap<String, usize>,
+    resources: Vec<ResourceRoute>,
+    resource_index: HashMap<String, usize>,
+    templates: Vec<ResourceTemplateRoute>,
+    prompts: Vec<PromptRoute>,
+    prompt_index: HashMap<String, usize>,
+    completion: Option<CompletionFn>,
+    options: Options,
+    key: StateKey,
+    changes: broadcast::Sender<Change>,
+}
+
+/// A change announced to `subscriptions/listen` streams and legacy sessions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Change {
+    Tools,
+    Prompts,
+    Resources,
+    ResourceUpdated(String),
+}
+
+/// A request refused before it was served.
+struct Rejection(ErrorObject, Disposition);
+
+fn bad_request(code: i64, message: impl Into<String>) -> Rejection {
+    Rejection(ErrorObject::new(code, message), Disposition::BadRequest)
+}
+
+/// A decoded client request, the same for both eras.
+enum Call {
+    Discover,
+    Health,
+    ListTools(Option<String>),
+    ListResources(Option<String>),
+    ListTemplates(Option<String>),
+    ListPrompts(Option<String>),
+    CallTool(CallToolRequestParams),
+    Read(ReadResourceRequestParams),
+    GetPrompt(GetPromptRequestParams),
+    Complete(CompleteRequestParams),
+    Listen(SubscriptionsListenRequestParams),
+}
+
+/// An MCP server: cheap to clone, shared by every connection and transport.
+#[derive(Clone)]
+pub struct Server {
+    inner: Arc<ServerInner>,
+}
+
+impl Server {
+    /// Starts a server that identifies itself as `name` `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            info: Implementation::new(name, version),
+            instructions: None,
+            tools: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            prompts: Vec::new(),
+            completion: None,
+            options: Options::default(),
+            key: None,
+        }
+    }
+
+    /// The capabilities this server declares, derived from what was registered.
+    pub fn capabilities(&self) -> &ServerCapabilities {
+        &self.inner.capabilities
+    }
+
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// Announces that the tool list changed to every listener that asked for it.
+    pub fn notify_tools_list_changed(&self) {
+        let _ = self.inner.changes.send(Change::Tools);
+    }
+
+    pub fn notify_prompts_list_changed(&self) {
+        let _ = self.inner.changes.send(Change::Prompts);
+    }
+
+    pub fn notify_resources_list_changed(&self) {
+        let _ = self.inner.changes.send(Change::Resources);
+    }
+
+    /// Announces that the resource at `uri` changed, to the clients subscribed to it.
+    pub fn notify_resource_updated(&self, uri: impl Into<String>) {
+        let _ = self.inner.changes.send(Change::ResourceUpdated(uri.into()));
+    }
+
+    /// Handles one encoded message. `mirrors` are the values a transport carried beside the body
+    /// (HTTP headers); `None` for transports without any (stdio, in-memory).
+    pub fn handle_bytes(&self, session: &Arc<Session>, bytes: &[u8], mirrors: Option<&Mirrors>) -> Option<Reply> {
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(message) => self.handle(session, message, mirrors),
+            Err(error) => {
+                let error = ErrorObject::parse_error(format!("Parse error: {error}"));
+                Some(Reply::ready(Outgoing::error_as(None, &error, Disposition::BadRequest)))
+            }
+        }
+    }
+
+    /// Handles one message: a request gives a [`Reply`] (its notifications, then its response);
+    /// a notification or a response to a server request gives `None`.
+    pub fn handle(&self, session: &Arc<Session>, message: Value, mirrors: Option<&Mirrors>) -> Option<Reply> {
+        let Value::Object(mut message) = message else {
+            let text = if message.is_array() {
+                "Batches are not supported; send one JSON-RPC message per request"
+            } else {
+                "A JSON-RPC message must be an object"
+            };
+            return Some(invalid(None, text));
+        };
+        let id = match message.get("id") {
+            None => None,
+            Some(id) => match serde_json::from_value::<RequestId>(id.clone()) {
+                Ok(id) => Some(id),
+                Err(_) => return Some(invalid(None, "`id` must be a string or an integer")),
+            },
+        };
+        if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            return Some(invalid(id.as_ref(), "`jsonrpc` must be \"2.0\""));
+        }
+        let params = message.remove("params");
+        if params.as_ref().is_some_and(|p| !p.is_object()) {
+            return Some(invalid(id.as_ref(), "`params` must be an object"));
+        }
+        let method = match message.remove("method") {
+            None => None,
+            Some(Value::String(method)) => Some(method),
+            Some(_) => return Some(invalid(id.as_ref(), "`method` must be a string")),
+        };
+        match (method, id) {
+            (Some(method), Some(id)) => Some(self.request(session, id, &method, params, mirrors)),
+            (Some(method), None) => {
+                self.notification(session, &method, params);
+                None
+            }
+            (None, Some(id)) => {
+                let outcome = match (message.remove("result"), message.remove("error")) {
+                    (Some(result), None) => Ok(result),
+                    (None, Some(error)) => Err(serde_json::from_value(error)
+                        .unwrap_or_else(|e| ErrorObject::internal_error(format!("unreadable error: {e}")))),
+                    _ => return Some(invalid(Some(&id), "a response needs exactly one of `result` and `error`")),
+                };
+                if !session.resolve(&id, outcome) {
+                    tracing::debug!(%id, "response to no pending request ignored");
+                }
+                None
+            }
+            (None, None) => Some(invalid(None, "a message needs a `method` or an `id`")),
+        }
+    }
+
+    fn notification(&self, session: &Arc<Session>, method: &str, params: Option<Value>) {
+        match method {
+            "notifications/initialized" => session.update(|legacy| legacy.initialized = true),
+            "notifications/cancelled" => {
+                let id = params.as_ref().and_then(|p| p.get("requestId")).cloned();
+                if let Some(id) = id.and_then(|id| serde_json::from_value::<RequestId>(id).ok()) {
+                    session.cancel(&id);
+                }
+            }
+            _ => tracing::debug!(method, "notification ignored"),
+        }
+    }
+
+    fn request(
+        &self,
+        session: &Arc<Session>,
+        id: RequestId,
+        method: &str,
+        params: Option<Value>,
+        mirrors: Option<&Mirrors>,
+    ) -> Reply {
+        let has_modern_meta = params.as_ref().and_then(|p| p.get("_meta")).is_some_and(|m| m.get(PROTOCOL_VERSION).is_some());
+        let header = mirrors.and_then(|m| m.protocol_version.as_deref());
+        let legacy = match header {
+            Some(version) => LEGACY_VERSIONS.contains(&version),
+            None => !has_modern_meta && (method == "initialize" || session.legacy().version.is_some()),
+        };
+        if legacy {
+            return self.legacy(session, id, method, params);
+        }
+        match self.modern(session, &id, method, params, mirrors) {
+            Ok(reply) => reply,
+            Err(Rejection(error, disposition)) => Reply::ready(Outgoing::error_as(Some(&id), &error, disposition)),
+        }
+    }
+
+    // ---------------------------------------------------------------- modern (2026-07-28)
+
+    fn modern(
+        &self,
+        session: &Arc<Session>,
+        id: &RequestId,
+        method: &str,
+        params: Option<Value>,
+        mirrors: Option<&Mirrors>,
+    ) -> Result<Reply, Rejection> {
+        let meta = params.as_ref().and_then(|p| p.get("_meta"));
+        let meta_version = meta.and_then(|m| m.get(PROTOCOL_VERSION)).and_then(Value::as_str);
+        let version = match mirrors {
+            Some(mirrors) => {
+                let Some(header) = mirrors.protocol_version.as_deref() else {
+                    return Err(bad_request(error_codes::HEADER_MISMATCH, "The MCP-Protocol-Version header is missing"));
+                };
+                if let Some(body) = meta_version
+                    && body != header
+                {
+                    return Err(bad_request(
+                        error_codes::HEADER_MISMATCH,
+                        format!("The MCP-Protocol-Version header ({header}) does not match _meta protocolVersion ({body})"),
+                    ));
+                }
+                header
+            }
+            None => match meta_version {
+                Some(version) => version,
+                None => return Err(missing_meta(meta, PROTOCOL_VERSION)),
+            },
+        };
+        let version = version.to_owned();
+        if !MODERN_VERSIONS.contains(&version.as_str()) {
+            let supported: Vec<&str> = MODERN_VERSIONS.iter().chain(LEGACY_VERSIONS).copied().collect();
+            let error = ErrorObject::new(
+                error_codes::UNSUPPORTED_PROTOCOL_VERSION,
+                format!("Unsupported protocol version {version}; supported: {}", supported.join(", ")),
+            )
+            .with_data(json!({ "supported": supported, "requested": version }));
+            return Err(Rejection(error, Disposition::BadRequest));
+        }
+        if let Some(mirrors) = mirrors {
+            headers::check_method(mirrors, method).map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
+        }
+        if meta_version.is_none() {
+            return Err(missing_meta(meta, PROTOCOL_VERSION));
+        }
+        if meta.and_then(|m| m.get(CLIENT_CAPABILITIES)).is_none() {
+            return Err(missing_meta(meta, CLIENT_CAPABILITIES));
+        }
+        if let Some(mirrors) = mirrors {
+            let target = match method {
+                "tools/call" | "prompts/get" => Some("name"),
+                "resources/read" => Some("uri"),
+                _ => None,
+            };
+            if let Some(member) = target {
+                let body = params.as_ref().and_then(|p| p.get(member)).and_then(Value::as_str);
+                headers::check_name(mirrors, body).map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
+            }
+        }
+        let call = self.decode(method, params.unwrap_or_default())?;
+        let meta = call_meta(&call);
+        if let (Call::CallTool(params), Some(mirrors)) = (&call, mirrors)
+            && let Some(entry) = self.tool(&params.name)
+        {
+            let arguments = params.arguments.clone().map(Value::Object).unwrap_or_default();
+            headers::check_params(mirrors, &entry.headers, &arguments)
+                .map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
+        }
+        Ok(self.dispatch(session, id.clone(), Era::Modern, version, meta, call))
+    }
+
+    /// Decodes a request's params into the typed form its method defines.
+    fn decode(&self, method: &str, params: Value) -> Result<Call, Rejection> {
+        fn typed<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, Rejection> {
+            serde_json::from_value(params).map_err(|e| {
+                Rejection(ErrorObject::invalid_params(format!("Invalid params for {method}: {e}")), Disposition::Ok)
+            })
+        }
+        let paginated = |params| typed::<PaginatedRequestParams>(method, params).map(|p| p.cursor);
+        let unknown = || {
+            let error = if REMOVED_METHODS.contains(&method) {
+                ErrorObject::new(
+                    error_codes::METHOD_NOT_FOUND,
+                    format!("Method not found: {method} was removed in 2026-07-28 (no handshake; send _meta on every request)"),
+                )
+            } else {
+                ErrorObject::method_not_found(method)
+            };
+            Rejection(error, Disposition::NotFound)
+        };
+        Ok(match method {
+            "server/discover" => typed::<RequestParams>(method, params).map(|_| Call::Discover)?,
+            "health" if self.inner.options.health => typed::<RequestParams>(method, params).map(|_| Call::Health)?,
+            "tools/list" if self.has_tools() => Call::ListTools(paginated(params)?),
+            "tools/call" if self.has_tools() => Call::CallTool(typed(method, params)?),
+            "resources/list" if self.has_resources() => Call::ListResources(paginated(params)?),
+            "resources/templates/list" if self.has_resources() => Call::ListTemplates(paginated(params)?),
+            "resources/read" if self.has_resources() => Call::Read(typed(method, params)?),
+            "prompts/list" if self.has_prompts() => Call::ListPrompts(paginated(params)?),
+            "prompts/get" if self.has_prompts() => Call::GetPrompt(typed(method, params)?),
+            "completion/complete" if self.inner.completion.is_some() => Call::Complete(typed(method, params)?),
+            "subscriptions/listen" => Call::Listen(typed(method, params)?),
+            _ => return Err(unknown()),
+        })
+    }
+
+    // ---------------------------------------------------------------- legacy (2024-11-05 … 2025-11-25)
+
+    fn legacy(&self, session: &Arc<Session>, id: RequestId, method: &str, params: Option<Value>) -> Reply {
+        let state = session.legacy();
+        let reply = |result: Value| Reply::ready(Outgoing::result(&id, &result));
+        match method {
+            "initialize" => return Reply::ready(self.initialize(session, &id, params)),
+            "ping" => return reply(json!({})),
+            _ => {}
+        }
+        let Some(version) = state.version else {
+            let error = ErrorObject::invalid_request(format!("{method} before initialize: send initialize first"));
+            return Reply::ready(Outgoing::error(Some(&id), &error));
+        };
+        let params = params.unwrap_or_else(|| json!({}));
+        match method {
+            "logging/setLevel" => {
+                return match params.get("level").cloned().map(serde_json::from_value) {
+                    Some(Ok(level)) => {
+                        session.update(|legacy| legacy.log_level = Some(level));
+                        reply(json!({}))
+                    }
+                    _ => Reply::ready(Outgoing::error(
+                        Some(&id),
+                        &ErrorObject::invalid_params("Invalid params for logging/setLevel: `level` must be a logging level"),
+                    )),
+                };
+            }
+            "resources/subscribe" | "resources/unsubscribe" if self.has_resources() => {
+                let Some(uri) = params.get("uri").and_then(Value::as_str).map(str::to_owned) else {
+                    let error = ErrorObject::invalid_params(format!("Invalid params for {method}: missing field `uri`"));
+                    return Reply::ready(Outgoing::error(Some(&id), &error));
+                };
+                if !self.knows_resource(&uri) {
+                    return Reply::ready(Outgoing::error(Some(&id), &Error::resource_not_found(&uri).into_error_object()));
+                }
+                let subscribe = method == "resources/subscribe";
+                session.update(|legacy| {
+                    if subscribe {
+                        legacy.subscriptions.insert(uri);
+                    } else {
+                        legacy.subscriptions.remove(&uri);
+                    }
+                });
+                return reply(json!({}));
+            }
+            "server/discover" | "subscriptions/listen" => {
+                return Reply::ready(Outgoing::error(Some(&id), &ErrorObject::method_not_found(method)));
+            }
+            _ => {}
+        }
+        // The remaining methods mean the same in both eras: give the params the `_meta` a
+        // modern request would carry, and serve them the same way.
+        let Value::Object(mut params) = params else { unreachable!("checked in handle") };
+        let mut meta = match params.remove("_meta") {
+            Some(Value::Object(meta)) => meta,
+            _ => Map::new(),
+        };
+        meta.insert(PROTOCOL_VERSION.into(), json!(version));
+        meta.insert(CLIENT_CAPABILITIES.into(), serde_json::to_value(&state.client_capabilities).unwrap_or_default());
+        if let Some(info) = &state.client_info {
+            meta.insert("io.modelcontextprotocol/clientInfo".into(), serde_json::to_value(info).unwrap_or_default());
+        }
+        params.insert("_meta".into(), Value::Object(meta));
+        let call = match self.decode(method, Value::Object(params)) {
+            Ok(Call::Discover | Call::Listen(_)) => unreachable!("answered above"),
+            Ok(call) => call,
+            Err(Rejection(error, _)) => return Reply::ready(Outgoing::error(Some(&id), &error)),
+        };
+        let meta = call_meta(&call);
+        self.dispatch(session, id, Era::Legacy, version, meta, call)
+    }
+
+    fn initialize(&self, session: &Arc<Session>, id: &RequestId, params: Option<Value>) -> Outgoing {
+        if session.legacy().version.is_some() {
+            return Outgoing::error(Some(id), &ErrorObject::invalid_request("This session is already initialized"));
+        }
+        let params: mcp_types::v2025_11_25::InitializeRequestParams =
+            match serde_json::from_value(params.unwrap_or_default()) {
+                Ok(params) => params,
+                Err(error) => {
+                    let error = ErrorObject::invalid_params(format!("Invalid params for initialize: {error}"));
+                    return Outgoing::error(Some(id), &error);
+                }
+            };
+        let requested = params.protocol_version.as_str();
+        let version = if LEGACY_VERSIONS.contains(&requested) { requested } else { LEGACY_VERSIONS[0] };
+        let capabilities = serde_json::to_value(&params.capabilities)
+            .and_then(serde_json::from_value::<ClientCapabilities>)
+            .unwrap_or_default();
+        let client_info = serde_json::to_value(&params.client_info).ok().and_then(|v| serde_json::from_value(v).ok());
+        session.update(|legacy| {
+            legacy.version = Some(version.to_owned());
+            legacy.client_capabilities = capabilities;
+            legacy.client_info = client_info;
+        });
+        let mut result = json!({
+            "protocolVersion": version,
+            "capabilities": self.inner.capabilities,
+            "serverInfo": self.inner.info,
+        });
+        if let Some(instructions) = &self.inner.instructions {
+            result["instructions"] = json!(instructions);
+        }
+        Outgoing::result(id, &result)
+    }
+
+    // ---------------------------------------------------------------- serving, both eras
+
+    fn dispatch(
+        &self,
+        session: &Arc<Session>,
+        id: RequestId,
+        era: Era,
+        version: String,
+        meta: RequestMetaObject,
+        call: Call,
+    ) -> Reply {
+        let options = &self.inner.options;
+        let list = options.list_cache;
+        let finish = |result: Value| Reply::ready(Outgoing::result(&id, &self.finish(era, result)));
+        let listed = |result: Result<Value, ErrorObject>| match result {
+            Ok(result) => finish(result),
+            Err(error) => Reply::ready(Outgoing::error(Some(&id), &error)),
+        };
+        match call {
+            Call::Discover => {
+                let mut result = DiscoverResult::new(
+                    list.scope,
+                    self.inner.capabilities.clone(),
+                    MODERN_VERSIONS.iter().chain(LEGACY_VERSIONS).map(|v| v.to_string()).collect(),
+                    list.ttl_ms,
+                );
+                result.instructions = self.inner.instructions.clone();
+                finish(to_value(&result))
+            }
+            Call::Health => {
+                let mut result = json!({ "protocolVersion": version });
+                if era == Era::Modern {
+                    result["resultType"] = json!("complete");
+                }
+                finish(result)
+            }
+            Call::ListTools(cursor) => listed(self.page(cursor, &self.inner.tools, |entry| entry.route.tool.clone()).map(
+                |(tools, next)| {
+                    let mut result = ListToolsResult::new(list.scope, tools, list.ttl_ms);
+                    result.next_cursor = next;
+                    to_value(&result)
+                },
+            )),
+            Call::ListResources(cursor) => {
+                listed(self.page(cursor, &self.inner.resources, |r| r.resource.clone()).map(|(resources, next)| {
+                    let mut result = ListResourcesResult::new(list.scope, resources, list.ttl_ms);
+                    result.next_cursor = next;
+                    to_value(&result)
+                }))
+            }
+            Call::ListTemplates(cursor) => {
+                listed(self.page(cursor, &self.inner.templates, |t| t.template.clone()).map(|(templates, next)| {
+                    let mut result = ListResourceTemplatesResult::new(list.scope, templates, list.ttl_ms);
+                    result.next_cursor = next;
+                    to_value(&result)
+                }))
+            }
+            Call::ListPrompts(cursor) => {
+                listed(self.page(cursor, &self.inner.prompts, |p| p.prompt.clone()).map(|(prompts, next)| {
+                    let mut result = ListPromptsResult::new(list.scope, prompts, list.ttl_ms);
+                    result.next_cursor = next;
+                    to_value(&result)
+                }))
+            }
+            Call::Listen(params) => self.listen(session, id, params),
+            call => self.spawn(session, id, era, version, meta, call),
+        }
+    }
+
+    /// Runs a handler on its own task; its messages and response arrive through the [`Reply`].
+    fn spawn(
+        &self,
+        session: &Arc<Session>,
+        id: RequestId,
+        era: Era,
+        version: String,
+        meta: RequestMetaObject,
+        call: Call,
+    ) -> Reply {
+        let (sink, rx) = mpsc::channel(32);
+        let server = self.clone();
+        let task_session = Arc::clone(session);
+        let task_id = id.clone();
+        let task = tokio::spawn(async move {
+            let response = server.run(&task_session, &task_id, era, version, meta, call, sink.clone()).await;
+            let _ = sink.send(response).await;
+            task_session.untrack(&task_id);
+        });
+        session.track(id, task.abort_handle());
+        Reply::streaming(rx, task.abort_handle())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn run(
+        &self,
+        session: &Arc<Session>,
+        id: &RequestId,
+        era: Era,
+        version: String,
+        meta: RequestMetaObject,
+        call: Call,
+        sink: mpsc::Sender<Outgoing>,
+    ) -> Outgoing {
+        // Multi-round requests: earlier answers come back sealed in `requestState`.
+        let (binding, state, responses) = match &call {
+            Call::CallTool(p) => (
+                Some(state::binding("tools/call", &p.name, &p.arguments.clone().map(Value::Object).unwrap_or_default())),
+                p.request_state.as_deref(),
+                p.input_responses.as_ref(),
+            ),
+            Call::GetPrompt(p) => (
+                Some(state::binding("prompts/get", &p.name, &serde_json::to_value(&p.arguments).unwrap_or_default())),
+                p.request_state.as_deref(),
+                p.input_responses.as_ref(),
+            ),
+            Call::Read(p) => (Some(state::binding("resources/read", &p.uri, &Value::Null)), p.request_state.as_deref(), p.input_responses.as_ref()),
+            _ => (None, None, None),
+        };
+        let answers = match self.answers(era, binding.as_deref(), state, responses) {
+            Ok(answers) => answers,
+            Err(error) => return Outgoing::error(Some(id), &error),
+        };
+        let ctx = Context::new(ContextInner {
+            server: self.clone(),
+            era,
+            protocol_version: version,
+            client_capabilities: meta.client_capabilities,
+            client_info: meta.client_info,
+            log_level: meta.log_level,
+            progress_token: meta.progress_token,
+            sink,
+            session: (era == Era::Legacy).then(|| Arc::clone(session)),
+            answers,
+            used: Default::default(),
+        });
+        let is_tool = matches!(call, Call::CallTool(_));
+        let outcome: Result<Value, Error> = match call {
+            Call::CallTool(params) => self.call_tool(ctx.clone(), params).await.map(|r| to_value(&r)),
+            Call::Read(params) => self.read(ctx.clone(), params.uri).await.map(|contents| {
+                let cache = self.inner.options.read_cache;
+                to_value(&ReadResourceResult::new(cache.scope, contents, cache.ttl_ms))
+            }),
+            Call::GetPrompt(params) => self.get_prompt(ctx.clone(), params).await.map(|r| to_value(&r)),
+            Call::Complete(params) => self.complete(ctx.clone(), params).await.map(|completion| {
+                to_value(&CompleteResult::new(completion))
+            }),
+            _ => unreachable!("served without a task"),
+        };
+        match outcome {
+            Ok(result) => Outgoing::result(id, &self.finish(era, result)),
+            Err(Error::Failed(message)) if is_tool => Outgoing::result(id, &self.finish(era, to_value(&error_result(message)))),
+            Err(Error::InputRequired(requests)) if era == Era::Modern => {
+                let sealed = Sealed {
+                    binding: binding.unwrap_or_default(),
+                    issued: state::now_secs(),
+                    answers: ctx.used_answers(),
+                };
+                let mut result = InputRequiredResult::new();
+                result.result_type = ResultType::InputRequired;
+                result.input_requests = Some(requests);
+                result.request_state = Some(self.inner.key.seal(&sealed));
+                Outgoing::result(id, &self.finish(era, to_value(&result)))
+            }
+            Err(Error::MissingCapability(required)) if era == Era::Modern => {
+                Outgoing::error_as(Some(id), &missing_capability(&required), Disposition::BadRequest)
+            }
+            Err(Error::MissingCapability(required)) => {
+                let names = serde_json::to_value(&required).unwrap_or_default();
+                let error = ErrorObject::invalid_params(format!("The client did not declare the capabilities this needs: {names}"));
+                Outgoing::error(Some(id), &error)
+            }
+            Err(error) => Outgoing::error(Some(id), &error.into_error_object()),
+        }
+    }
+
+    /// The answers a multi-round request carries: those sealed in its state, then this round's.
+    fn answers(
+        &self,
+        era: Era,
+        binding: Option<&str>,
+        state: Option<&str>,
+        responses: Option<&InputResponses>,
+    ) -> Result<BTreeMap<String, Value>, ErrorObject> {
+        let mut answers = BTreeMap::new();
+        if era == Era::Legacy {
+            return Ok(answers);
+        }
+        if let (Some(state), Some(binding)) = (state, binding) {
+            let sealed = self
+                .inner
+                .key
+                .open(state, binding, self.inner.options.state_max_age)
+                .map_err(|e| ErrorObject::invalid_params(format!("Invalid requestState: {e}")))?;
+            answers = sealed.answers;
+        }
+        for (key, response) in responses.into_iter().flatten() {
+            answers.insert(key.clone(), to_value(response));
+        }
+        Ok(answers)
+    }
+
+    async fn call_tool(&self, ctx: Context, params: CallToolRequestParams) -> Result<mcp_types::CallToolResult, Error> {
+        let Some(entry) = self.tool(&params.name) else {
+            return Err(Error::invalid_params(format!("Unknown tool: {}", params.name)));
+        };
+        if let Some(required) = &entry.route.requires
+            && let Some(missing) = missing_capabilities(required, ctx.client_capabilities())
+        {
+            return Err(Error::MissingCapability(missing));
+        }
+        let arguments = params.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
+        let problems: Vec<String> =
+            entry.validator.iter_errors(&arguments).map(|e| format!("{}: {e}", e.instance_path())).take(5).collect();
+        if !problems.is_empty() {
+            return Ok(error_result(format!("Invalid arguments for tool {}: {}", params.name, problems.join("; "))));
+        }
+        (entry.route.handler)(ctx, arguments).await
+    }
+
+    async fn read(&self, ctx: Context, uri: String) -> Result<Vec<mcp_types::ReadResourceResultContentsItem>, Error> {
+        if let Some(&index) = self.inner.resource_index.get(&uri) {
+            let contents = (self.inner.resources[index].handler)(ctx, uri.clone()).await?;
+            return non_empty(contents, &uri);
+        }
+        for template in &self.inner.templates {
+            if let Some(vars) = template.pattern.matches(&uri) {
+                let contents = (template.handler)(ctx, uri.clone(), vars).await?;
+                return non_empty(contents, &uri);
+            }
+        }
+        Err(Error::resource_not_found(&uri))
+    }
+
+    async fn get_prompt(&self, ctx: Context, params: GetPromptRequestParams) -> Result<mcp_types::GetPromptResult, Error> {
+        let Some(&index) = self.inner.prompt_index.get(&params.name) else {
+            return Err(Error::invalid_params(format!("Unknown prompt: {}", params.name)));
+        };
+        let route = &self.inner.prompts[index];
+        let arguments = params.arguments.unwrap_or_default();
+        if let Some(missing) = route.missing_argument(&arguments) {
+            return Err(Error::invalid_params(format!("Prompt {} needs the argument `{missing}`", params.name)));
+        }
+        (route.handler)(ctx, arguments).await
+    }
+
+    async fn complete(
+        &self,
+        ctx: Context,
+        params: CompleteRequestParams,
+    ) -> Result<mcp_types::CompleteResultCompletion, Error> {
+        match &params.r#ref {
+            CompleteRequestParamsRef::RefPrompt(prompt) if !self.inner.prompt_index.contains_key(&prompt.name) => {
+                return Err(Error::invalid_params(format!("Unknown prompt: {}", prompt.name)));
+            }
+            CompleteRequestParamsRef::RefResource(template)
+                if !self.inner.templates.iter().any(|t| t.template.uri_template == template.uri) =>
+            {
+                return Err(Error::invalid_params(format!("Unknown resource template: {}", template.uri)));
+            }
+            _ => {}
+        }
+        let handler = self.inner.completion.as_ref().expect("checked when decoded");
+        let mut completion = handler(ctx, params).await?;
+        // The spec caps a response at 100 values.
+        if completion.values.len() > 100 {
+            completion.total.get_or_insert(completion.values.len() as i64);
+            completion.values.truncate(100);
+            completion.has_more = Some(true);
+        }
+        Ok(completion)
+    }
+
+    /// `subscriptions/listen`: acknowledge what will be honoured, then forward matching changes.
+    fn listen(&self, session: &Arc<Session>, id: RequestId, params: SubscriptionsListenRequestParams) -> Reply {
+        let wanted = params.notifications;
+        let mut honoured = mcp_types::SubscriptionFilter::default();
+        if self.has_tools() && wanted.tools_list_changed == Some(true) {
+            honoured.tools_list_changed = Some(true);
+        }
+        if self.has_prompts() && wanted.prompts_list_changed == Some(true) {
+            honoured.prompts_list_changed = Some(true);
+        }
+        if self.has_resources() {
+            if wanted.resources_list_changed == Some(true) {
+                honoured.resources_list_changed = Some(true);
+            }
+            honoured.resource_subscriptions = wanted.resource_subscriptions.clone();
+        }
+        let (sink, rx) = mpsc::channel(32);
+        let mut changes = self.inner.changes.subscribe();
+        let task_id = id.clone();
+        let task = tokio::spawn(async move {
+            let id = task_id;
+            let meta = json!({ SUBSCRIPTION_ID: id });
+            let ack = json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/subscriptions/acknowledged",
+                "params": { "notifications": honoured, "_meta": meta },
+            });
+            if sink.send(Outgoing::notification(&ack)).await.is_err() {
+                return;
+            }
+            loop {
+                let change = match changes.recv().await {
+                    Ok(change) => change,
+                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                };
+                let params = match &change {
+                    Change::Tools if honoured.tools_list_changed == Some(true) => json!({ "_meta": meta }),
+                    Change::Prompts if honoured.prompts_list_changed == Some(true) => json!({ "_meta": meta }),
+                    Change::Resources if honoured.resources_list_changed == Some(true) => json!({ "_meta": meta }),
+                    Change::ResourceUpdated(uri)
+                        if honoured.resource_subscriptions.iter().flatten().any(|s| uri.starts_with(s.as_str())) =>
+                    {
+                        json!({ "uri": uri, "_meta": meta })
+                    }
+                    _ => continue,
+                };
+                let message = json!({ "jsonrpc": "2.0", "method": change_method(&change), "params": params });
+                if sink.send(Outgoing::notification(&message)).await.is_err() {
+                    return;
+                }
+            }
+        });
+        session.track(id, task.abort_handle());
+        Reply::streaming(rx, task.abort_handle()).long_lived()
+    }
+
+    /// The notifications a legacy session receives outside any request: list changes, and
+    /// updates of the resources it subscribed to.
+    pub fn session_notifications(&self, session: Arc<Session>) -> impl Stream<Item = Outgoing> + Send + 'static {
+        let changes = self.inner.changes.subscribe();
+        futures::stream::unfold((changes, session), |(mut changes, session)| async move {
+            loop {
+                let change = match changes.recv().await {
+                    Ok(change) => change,
+                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                };
+                if session.legacy().version.is_none() {
+                    continue;
+                }
+                let params = match &change {
+                    Change::ResourceUpdated(uri) if session.is_subscribed(uri) => json!({ "uri": uri }),
+                    Change::ResourceUpdated(_) => continue,
+                    _ => json!({}),
+                };
+                let message = json!({ "jsonrpc": "2.0", "method": change_method(&change), "params": params });
+                return Some((Outgoing::notification(&message), (changes, session)));
+            }
+        })
+    }
+
+    /// Era-specific result members: `resultType` and server identity on the modern wire; the
+    /// legacy wire has neither, nor the caching hints.
+    fn finish(&self, era: Era, mut result: Value) -> Value {
+        let Some(object) = result.as_object_mut() else { return result };
+        match era {
+            Era::Modern => {
+                object.entry("resultType").or_insert_with(|| json!("complete"));
+                if self.inner.options.server_info_in_results {
+                    let meta = object.entry("_meta").or_insert_with(|| json!({}));
+                    if let Some(meta) = meta.as_object_mut() {
+                        meta.entry(SERVER_INFO).or_insert_with(|| to_value(&self.inner.info));
+                    }
+                }
+            }
+            Era::Legacy => {
+                object.remove("resultType");
+                object.remove("ttlMs");
+                object.remove("cacheScope");
+                if let Some(Value::Object(meta)) = object.get_mut("_meta") {
+                    meta.remove(SERVER_INFO);
+                    if meta.is_empty() {
+                        object.remove("_meta");
+                    }
+                }
+            }
+        }
+        result
+    }
+
+    fn page<T, U>(
+        &self,
+        cursor: Option<String>,
+        items: &[T],
+        item: impl Fn(&T) -> U,
+    ) -> Result<(Vec<U>, Option<String>), ErrorObject> {
+        let start = match cursor {
+            None => 0,
+            Some(cursor) => base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(&cursor)
+                .ok()
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .and_then(|text| text.strip_prefix("offset:").and_then(|n| n.parse::<usize>().ok()))
+                .filter(|&start| start <= items.len())
+                .ok_or_else(|| ErrorObject::invalid_params(format!("Invalid cursor: {cursor}")))?,
+        };
+        let end = (start + self.inner.options.page_size).min(items.len());
+        let next = (end < items.len())
+            .then(|| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("offset:{end}")));
+        Ok((items[start..end].iter().map(item).collect(), next))
+    }
+
+    fn tool(&self, name: &str) -> Option<&ToolEntry> {
+        self.inner.tool_index.get(name).map(|&index| &self.inner.tools[index])
+    }
+
+    fn has_tools(&self) -> bool {
+        !self.inner.tools.is_empty()
+    }
+
+    fn has_resources(&self) -> bool {
+        !self.inner.resources.is_empty() || !self.inner.templates.is_empty()
+    }
+
+    fn has_prompts(&self) -> bool {
+        !self.inner.prompts.is_empty()
+    }
+
+    fn knows_resource(&self, uri: &str) -> bool {
+        self.inner.resource_index.contains_key(uri) || self.inner.templates.iter().any(|t| t.pattern.matches(uri).is_some())
+    }
+}
+
+fn invalid(id: Option<&RequestId>, message: &str) -> Reply {
+    Reply::ready(Outgoing::error_as(id, &ErrorObject::invalid_request(message), Disposition::BadRequest))
+}
+
+fn missing_meta(meta: Option<&Value>, key: &str) -> Rejection {
+    let message = match meta {
+        None => "Invalid params: params._meta is required (with protocolVersion and clientCapabilities)".to_owned(),
+        Some(_) => format!("Invalid params: params._meta is missing `{key}`"),
+    };
+    bad_request(error_codes::INVALID_PARAMS, message)
+}
+
+fn call_meta(call: &Call) -> RequestMetaObject {
+    match call {
+        Call::CallTool(p) => p.meta.clone(),
+        Call::Read(p) => p.meta.clone(),
+        Call::GetPrompt(p) => p.meta.clone(),
+        Call::Complete(p) => p.meta.clone(),
+        Call::Listen(p) => p.meta.clone(),
+        // Served without handlers, so nothing reads their `_meta`.
+        Call::Discover
+        | Call::Health
+        | Call::ListTools(_)
+        | Call::ListResources(_)
+        | Call::ListTemplates(_)
+        | Call::ListPrompts(_) => RequestMetaObject::default(),
+    }
+}
+
+fn change_method(change: &Change) -> &'static str {
+    match change {
+        Change::Tools => "notifications/tools/list_changed",
+        Change::Prompts => "notifications/prompts/list_changed",
+        Change::Resources => "notifications/resources/list_changed",
+        Change::ResourceUpdated(_) => "notifications/resources/updated",
+    }
+}
+
+fn to_value<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).expect("protocol types encode to JSON")
+}
+
+fn non_empty(
+    contents: Vec<mcp_types::ReadResourceResultContentsItem>,
+    uri: &str,
+) -> Result<Vec<mcp_types::ReadResourceResultContentsItem>, Error> {
+    // An empty `contents` must not stand for a missing resource.
+    if contents.is_empty() { Err(Error::resource_not_found(uri)) } else { Ok(contents) }
+}
+
+/// The part of `required` that `declared` lacks, if any.
+fn missing_capabilities(required: &ClientCapabilities, declared: &ClientCapabilities) -> Option<ClientCapabilities> {
+    let mut missing = ClientCapabilities::default();
+    if required.sampling.is_some() && declared.sampling.is_none() {
+        missing.sampling = required.sampling.clone();
+    }
+    if required.elicitation.is_some() && declared.elicitation.is_none() {
+        missing.elicitation = required.elicitation.clone();
+    }
+    if required.roots.is_some() && declared.roots.is_none() {
+        missing.roots = required.roots.clone();
+    }
+    for (name, settings) in required.extensions.iter().flatten() {
+        if !declared.extensions.as_ref().is_some_and(|e| e.contains_key(name)) {
+            missing.extensions.get_or_insert_with(Default::default).insert(name.clone(), settings.clone());
+        }
+    }
+    (missing != ClientCapabilities::default()).then_some(missing)
+}

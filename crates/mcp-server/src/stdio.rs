@@ -1,0 +1,64 @@
+//! The stdio transport: newline-delimited JSON-RPC on stdin and stdout.
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, BufReader};
+use tokio::sync::mpsc;
+
+use crate::{Connection, Server};
+
+/// The longest line accepted; a longer one is answered with an error and skipped.
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// Serves the process's stdin and stdout until stdin closes.
+pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
+    serve_lines(server, BufReader::new(tokio::io::stdin()), tokio::io::stdout()).await
+}
+
+/// Serves newline-delimited JSON-RPC over any byte streams (a socket, a pipe, a child's stdio).
+pub async fn serve_lines<R, W>(server: Server, reader: R, mut writer: W) -> std::io::Result<()>
+where
+    R: AsyncBufRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (to_server, inbox) = mpsc::channel::<String>(64);
+    let (outbox, mut from_server) = mpsc::channel::<String>(64);
+    let serving = tokio::spawn({
+        let server = server.clone();
+        async move { server.serve(Connection { sender: outbox, receiver: inbox }).await }
+    });
+    let reading = tokio::spawn(read_lines(reader, to_server));
+    while let Some(message) = from_server.recv().await {
+        writer.write_all(message.as_bytes()).await?;
+        writer.write_all(b"\n").await?;
+        writer.flush().await?;
+    }
+    let _ = serving.await;
+    reading.await.unwrap_or(Ok(()))
+}
+
+async fn read_lines<R: AsyncBufRead + Unpin>(reader: R, to_server: mpsc::Sender<String>) -> std::io::Result<()> {
+    let mut reader = reader;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = (&mut reader).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line).await?;
+        if read == 0 {
+            return Ok(());
+        }
+        if line.len() > MAX_LINE && line.last() != Some(&b'\n') {
+            // Skip the rest of the oversized line; the server answers with a parse error.
+            let mut rest = Vec::new();
+            reader.read_until(b'\n', &mut rest).await?;
+            line.truncate(0);
+            line.extend_from_slice(b"{oversized}");
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if to_server.send(text.to_owned()).await.is_err() {
+            return Ok(());
+        }
+    }
+}
+
