@@ -1,1 +1,61 @@
-//! A thin Model Context Protocol client (work in progress: see issue "mcp-client").
+//! A thin Model Context Protocol client that negotiates either protocol era.
+//!
+//! It talks to modern 2026-07-28 servers (stateless, per-request `_meta`) and to legacy servers
+//! (`initialize` handshake, 2024-11-05 … 2025-11-25) over stdio (feature `stdio`), Streamable
+//! HTTP and, as a last resort, the deprecated HTTP+SSE transport (feature `http`), choosing the
+//! era itself:
+//!
+//! - **stdio**: a `server/discover` probe; a `DiscoverResult` or a recognized modern error
+//!   (`-32022`, `-32021`) means modern; any other error or no answer within the probe timeout
+//!   means legacy (a late reply is ignored; a server that exited is restarted) → `initialize`.
+//! - **HTTP**: the body decides, not the status: a 400 carrying a recognized modern JSON-RPC
+//!   error is a modern server (retry with a version from `data.supported`); an empty or
+//!   unrecognized 4xx body means legacy → `initialize`, and if that POST is refused with
+//!   400/404/405, the HTTP+SSE transport; a 404 carrying `-32601` is a modern server that does
+//!   not know the method, never a reason to fall back.
+//!
+//! Everything after that is era-independent: typed calls for tools, resources, prompts and
+//! completion, paginating streams, subscriptions, progress, cancellation by dropping a call's
+//! future, caching by `ttlMs`, and the application's [`Handlers`] answering elicitation,
+//! sampling and roots both as 2026 `InputRequiredResult`s and as legacy server requests.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), mcp_client::Error> {
+//! use mcp_client::{Client, StdioCommand};
+//!
+//! let client = Client::builder("my-app", "1.0.0")
+//!     .connect_stdio(StdioCommand::new("my-mcp-server"))
+//!     .await?;
+//! println!("{:?} {}", client.era(), client.protocol_version());
+//! for tool in client.all_tools().await? {
+//!     println!("{}", tool.name);
+//! }
+//! let mut args = serde_json::Map::new();
+//! args.insert("city".into(), "Paris".into());
+//! let result = client.call_tool("get_weather", Some(args)).await?;
+//! println!("{:?}", result.content);
+//! client.close().await;
+//! # Ok(()) }
+//! ```
+
+mod client;
+mod core;
+mod error;
+mod handlers;
+pub mod headers;
+mod sse;
+mod transport;
+
+pub use client::{
+    CallOptions, Client, ClientBuilder, Era, EraPreference, LEGACY_VERSIONS, MODERN_VERSIONS, ServerDetails,
+    Subscription,
+};
+pub use core::Progress;
+pub use error::{Error, HandlerError};
+pub use handlers::{ElicitationModes, ElicitationResponse, Handlers};
+pub use transport::TransportKind;
+#[cfg(feature = "stdio")]
+pub use transport::stdio::{StderrMode, StdioCommand};
+
+/// The protocol types this crate speaks in (the `mcp-types` crate).
+pub use mcp_types as types;

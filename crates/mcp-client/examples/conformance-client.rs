@@ -1,0 +1,154 @@
+//! The client the official conformance suite drives: `conformance-client <server-url>`, with the
+//! scenario in `MCP_CONFORMANCE_SCENARIO`, the revision in `MCP_CONFORMANCE_PROTOCOL_VERSION`
+//! and scenario data (JSON) in `MCP_CONFORMANCE_CONTEXT`.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use mcp_client::types::{CreateMessageResult, CreateMessageResultContent, JsonObject, Role, TextContent};
+use mcp_client::{Client, ElicitationModes, ElicitationResponse, EraPreference, Error, Handlers};
+use serde_json::{Value, json};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let Some(url) = std::env::args().nth(1).filter(|_| std::env::args().len() >= 2) else {
+        eprintln!("usage: conformance-client <server-url>");
+        return ExitCode::from(2);
+    };
+    let url = std::env::args().last().unwrap_or(url);
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_else(|_| "2026-07-28".into());
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
+    match run(&url, &scenario, &version, &context).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{scenario}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn handlers() -> Handlers {
+    Handlers::new()
+        // Accept with nothing filled in: the client applies the schema's defaults.
+        .elicitation(ElicitationModes::BOTH, |_| async { Ok(ElicitationResponse::accept(JsonObject::new())) })
+        .sampling(Default::default(), |_| async {
+            Ok(CreateMessageResult::new(
+                CreateMessageResultContent::TextContent(TextContent::new(
+                    "This is a test response from the conformance client.",
+                )),
+                "conformance-test-model",
+                Role::Assistant,
+            ))
+        })
+        .roots(|| async { Ok(vec![]) })
+}
+
+async fn run(url: &str, scenario: &str, version: &str, context: &Value) -> Result<(), Error> {
+    let era = if version >= "2026-07-28" { EraPreference::Modern } else { EraPreference::Legacy };
+    let client = Client::builder("mcp-rust-conformance-client", env!("CARGO_PKG_VERSION"))
+        .protocol_versions([version])
+        .era(era)
+        .handlers(handlers())
+        .connect_http(url)
+        .await?;
+    eprintln!("connected: {:?} {}", client.era(), client.protocol_version());
+    let tools = client.all_tools().await?;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    eprintln!("tools: {names:?}");
+    match scenario {
+        "tools_call" => {
+            print_result(&client, "add_numbers", json!({"a": 5, "b": 3})).await?;
+        }
+        "elicitation-sep1034-client-defaults" => {
+            print_result(&client, "test_client_elicitation_defaults", json!({})).await?;
+        }
+        "sse-retry" => {
+            print_result(&client, "test_reconnection", json!({})).await?;
+        }
+        "sep-2322-client-request-state" => {
+            for name in
+                ["test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"]
+            {
+                if names.contains(&name) {
+                    print_result(&client, name, json!({})).await?;
+                }
+            }
+        }
+        "http-standard-headers" => {
+            for tool in &tools {
+                print_result(&client, &tool.name, sample_arguments(&tool.input_schema.to_value())).await?;
+            }
+            for resource in client.all_resources().await.unwrap_or_default() {
+                let read = client.read_resource(&resource.uri).await;
+                eprintln!("read {}: {}", resource.uri, if read.is_ok() { "ok" } else { "failed" });
+            }
+            for prompt in client.all_prompts().await.unwrap_or_default() {
+                let got = client.get_prompt(&prompt.name, BTreeMap::new()).await;
+                eprintln!("prompt {}: {}", prompt.name, if got.is_ok() { "ok" } else { "failed" });
+            }
+        }
+        "http-custom-headers" => {
+            for call in context.get("toolCalls").and_then(Value::as_array).into_iter().flatten() {
+                let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+                let arguments = call.get("arguments").cloned().unwrap_or_else(|| json!({}));
+                print_result(&client, name, arguments).await?;
+            }
+        }
+        "http-invalid-tool-headers" => {
+            // Invalid tools were left out of the list: call only what was kept.
+            for tool in &tools {
+                print_result(&client, &tool.name, sample_arguments(&tool.input_schema.to_value())).await?;
+            }
+        }
+        "json-schema-2020-12-preservation" => {
+            let schema = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .map(|t| t.input_schema.to_value())
+                .unwrap_or_else(|| json!({}));
+            print_result(&client, "json_schema_echo", json!({"schema": schema})).await?;
+        }
+        // initialize, request-metadata, json-schema-ref-no-deref and anything else: connecting
+        // and listing was the scenario.
+        _ => {}
+    }
+    client.close().await;
+    Ok(())
+}
+
+async fn print_result(client: &Client, name: &str, arguments: Value) -> Result<(), Error> {
+    let arguments = match arguments {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    };
+    let result = client.call_tool(name, Some(arguments)).await?;
+    println!("{name}: {}", serde_json::to_string(&result).unwrap_or_default());
+    Ok(())
+}
+
+/// Plausible arguments for a tool: a value for every required property.
+fn sample_arguments(schema: &Value) -> Value {
+    let mut args = JsonObject::new();
+    let required: Vec<&str> =
+        schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (name, prop) in props {
+            if !required.contains(&name.as_str()) {
+                continue;
+            }
+            let value = match prop.get("type").and_then(Value::as_str) {
+                Some("integer") | Some("number") => json!(1),
+                Some("boolean") => json!(true),
+                Some("object") => json!({}),
+                Some("array") => json!([]),
+                _ => json!("test"),
+            };
+            args.insert(name.clone(), value);
+        }
+    }
+    Value::Object(args)
+}

@@ -1,0 +1,1400 @@
+//! The client: configuration, era negotiation, the request pipeline (per-request `_meta`, HTTP
+//! headers, timeouts, version retry, caching, multi round-trip requests) and the typed API.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use futures::stream::{self, BoxStream, Stream, StreamExt as _};
+use mcp_types::{
+    CallToolResult, ClientCapabilities, CompleteRequestParamsRef, CompleteResult, DiscoverResult, ErrorObject,
+    GetPromptResult, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, LoggingLevel, Prompt, ReadResourceResult, RequestId, Resource, ResourceTemplate,
+    ServerCapabilities, ServerNotification, SubscriptionFilter, Tool, error_codes,
+};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::core::{Core, Progress, ProgressFn, request_message, token_key};
+use crate::error::Error;
+use crate::handlers::Handlers;
+use crate::headers::{HeaderParam, encode_header_value, header_params, param_headers};
+use crate::transport::{Outgoing, Transport, TransportKind};
+
+/// The 2026-07-28 (stateless) versions this client speaks, preferred first.
+pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
+/// The legacy (`initialize` handshake) versions this client speaks, preferred first.
+pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+const MAX_INPUT_ROUNDS: usize = 16;
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_INFO: &str = "io.modelcontextprotocol/clientInfo";
+const META_LOG: &str = "io.modelcontextprotocol/logLevel";
+
+/// The protocol era a connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// 2026-07-28 and later: stateless, per-request `_meta`.
+    Modern,
+    /// 2024-11-05 … 2025-11-25: the `initialize` handshake.
+    Legacy,
+}
+
+/// Which era(s) the client may negotiate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EraPreference {
+    /// Modern first, falling back to legacy as the spec's compatibility rules say.
+    #[default]
+    Auto,
+    /// Modern only: never `initialize`.
+    Modern,
+    /// Legacy only: go straight to `initialize`.
+    Legacy,
+}
+
+/// What negotiation established about the server.
+#[derive(Debug, Clone)]
+pub struct ServerDetails {
+    pub era: Era,
+    /// The protocol version requests are sent with.
+    pub protocol_version: String,
+    /// The server's self-description, if it gave one.
+    pub server_info: Option<Implementation>,
+    pub capabilities: ServerCapabilities,
+    pub instructions: Option<String>,
+    /// Versions the server said it supports (`server/discover` or `-32022`); empty if unknown.
+    pub supported_versions: Vec<String>,
+    pub transport: TransportKind,
+}
+
+/// Per-call options.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    progress: Option<ProgressFn>,
+    timeout: Option<Duration>,
+    log_level: Option<LoggingLevel>,
+}
+
+impl CallOptions {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks for progress notifications and passes them to `callback`.
+    pub fn on_progress(mut self, callback: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(callback));
+        self
+    }
+
+    /// Overrides the client's request timeout for this call.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Asks for log messages at or above `level` for this call (a deprecated MCP feature; only
+    /// on the modern era, where it is per request).
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("progress", &self.progress.is_some())
+            .field("timeout", &self.timeout)
+            .field("log_level", &self.log_level)
+            .finish()
+    }
+}
+
+/// Builds a [`Client`] and connects it.
+#[derive(Debug, Clone)]
+pub struct ClientBuilder {
+    client_info: Implementation,
+    handlers: Handlers,
+    era: EraPreference,
+    modern_versions: Vec<String>,
+    legacy_versions: Vec<String>,
+    probe_timeout: Duration,
+    request_timeout: Duration,
+    log_level: Option<LoggingLevel>,
+    http_headers: Vec<(String, String)>,
+    send_client_info: bool,
+}
+
+impl ClientBuilder {
+    pub fn new(client_info: Implementation) -> Self {
+        ClientBuilder {
+            client_info,
+            handlers: Handlers::new(),
+            era: EraPreference::Auto,
+            modern_versions: MODERN_VERSIONS.iter().map(|v| v.to_string()).collect(),
+            legacy_versions: LEGACY_VERSIONS.iter().map(|v| v.to_string()).collect(),
+            probe_timeout: Duration::from_secs(3),
+            request_timeout: Duration::from_secs(60),
+            log_level: None,
+            http_headers: Vec::new(),
+            send_client_info: true,
+        }
+    }
+
+    /// The handlers for elicitation, sampling and roots; they decide the declared capabilities.
+    pub fn handlers(mut self, handlers: Handlers) -> Self {
+        self.handlers = handlers;
+        self
+    }
+
+    pub fn era(mut self, era: EraPreference) -> Self {
+        self.era = era;
+        self
+    }
+
+    /// Restricts and orders the versions offered: each list preferred first. Unknown era
+    /// versions are ignored.
+    pub fn protocol_versions<I: IntoIterator<Item = S>, S: Into<String>>(mut self, versions: I) -> Self {
+        let versions: Vec<String> = versions.into_iter().map(Into::into).collect();
+        self.modern_versions = versions.iter().filter(|v| MODERN_VERSIONS.contains(&v.as_str())).cloned().collect();
+        self.legacy_versions = versions.iter().filter(|v| LEGACY_VERSIONS.contains(&v.as_str())).cloned().collect();
+        self
+    }
+
+    /// How long the stdio `server/discover` probe waits before assuming a legacy server.
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// The default per-request timeout (60 s).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Asks for log messages on every modern request (deprecated MCP feature).
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
+    /// Whether to send `clientInfo` in every modern request's `_meta` (default: yes).
+    pub fn send_client_info(mut self, send: bool) -> Self {
+        self.send_client_info = send;
+        self
+    }
+
+    /// An extra header on every HTTP request (for example `Authorization`).
+    pub fn http_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.http_headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Spawns the server and negotiates.
+    #[cfg(feature = "stdio")]
+    pub async fn connect_stdio(self, command: crate::StdioCommand) -> Result<Client, Error> {
+        let core = Core::new(self.handlers.clone());
+        let transport = crate::transport::stdio::StdioTransport::spawn(command, &core).await?;
+        let client = Client::assemble(self, core, Transport::Stdio(transport));
+        client.negotiate().await?;
+        Ok(client)
+    }
+
+    /// Connects to a Streamable HTTP endpoint (falling back to HTTP+SSE if needed) and
+    /// negotiates.
+    #[cfg(feature = "http")]
+    pub async fn connect_http(self, url: &str) -> Result<Client, Error> {
+        let url = reqwest::Url::parse(url).map_err(|e| Error::transport(format!("invalid URL {url:?}: {e}")))?;
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (name, value) in &self.http_headers {
+            let name = reqwest::header::HeaderName::try_from(name.as_str())
+                .map_err(|e| Error::transport(format!("invalid header name {name:?}: {e}")))?;
+            let value = reqwest::header::HeaderValue::try_from(value.as_str())
+                .map_err(|e| Error::transport(format!("invalid value for header {name}: {e}")))?;
+            headers.insert(name, value);
+        }
+        let core = Core::new(self.handlers.clone());
+        let transport = crate::transport::http::HttpTransport::new(url, headers);
+        let client = Client::assemble(self, core, Transport::Http(transport));
+        client.negotiate().await?;
+        Ok(client)
+    }
+}
+
+struct CacheEntry {
+    expires: Instant,
+    result: Box<RawValue>,
+}
+
+struct Inner {
+    core: Arc<Core>,
+    transport: RwLock<Arc<Transport>>,
+    config: ClientBuilder,
+    capabilities: ClientCapabilities,
+    state: RwLock<ServerDetails>,
+    cache: Mutex<HashMap<String, CacheEntry>>,
+    discover_cache: Mutex<Option<(Instant, DiscoverResult)>>,
+    /// `x-mcp-header` annotations of the tools seen in the last listing.
+    tool_headers: Mutex<HashMap<String, Vec<HeaderParam>>>,
+    /// Tools excluded for invalid annotations, with the reason.
+    invalid_tools: Mutex<HashMap<String, String>>,
+    tools_listed: std::sync::atomic::AtomicBool,
+}
+
+/// A connected MCP client; cheap to clone (all clones share one connection).
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("server", &*self.inner.state.read().unwrap()).finish()
+    }
+}
+
+/// One request on its way through the pipeline.
+#[derive(Clone)]
+struct Call {
+    method: &'static str,
+    params: JsonObject,
+    /// `Mcp-Name` value (tools/call, prompts/get, resources/read).
+    name: Option<String>,
+    param_headers: Vec<(String, String)>,
+    options: CallOptions,
+    /// `None`: no timeout (subscriptions).
+    timeout: Option<Duration>,
+    cancel_on_drop: bool,
+    /// Used by negotiation to send with an era/version not yet settled.
+    era_override: Option<(Era, String)>,
+}
+
+impl Call {
+    fn new(client: &Client, method: &'static str, params: JsonObject) -> Self {
+        Call {
+            method,
+            params,
+            name: None,
+            param_headers: Vec::new(),
+            options: CallOptions::default(),
+            timeout: Some(client.inner.config.request_timeout),
+            cancel_on_drop: true,
+            era_override: None,
+        }
+    }
+
+    fn with_options(mut self, options: CallOptions) -> Self {
+        if let Some(timeout) = options.timeout {
+            self.timeout = Some(timeout);
+        }
+        self.options = options;
+        self
+    }
+}
+
+/// Unregisters a progress callback when its request ends or is dropped.
+struct ProgressGuard(Arc<Core>, String);
+
+impl Drop for ProgressGuard {
+    fn drop(&mut self) {
+        self.0.unwatch_progress(&self.1);
+    }
+}
+
+impl Client {
+    /// Starts building a client that introduces itself as `name` `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ClientBuilder {
+        ClientBuilder::new(Implementation::new(name, version))
+    }
+
+    fn assemble(config: ClientBuilder, core: Arc<Core>, transport: Transport) -> Self {
+        let capabilities = config.handlers.capabilities();
+        let kind = transport.kind();
+        Client {
+            inner: Arc::new(Inner {
+                core,
+                transport: RwLock::new(Arc::new(transport)),
+                state: RwLock::new(ServerDetails {
+                    era: Era::Modern,
+                    protocol_version: config.modern_versions.first().cloned().unwrap_or_default(),
+                    server_info: None,
+                    capabilities: ServerCapabilities::default(),
+                    instructions: None,
+                    supported_versions: Vec::new(),
+                    transport: kind,
+                }),
+                config,
+                capabilities,
+                cache: Mutex::default(),
+                discover_cache: Mutex::default(),
+                tool_headers: Mutex::default(),
+                invalid_tools: Mutex::default(),
+                tools_listed: Default::default(),
+            }),
+        }
+    }
+
+    fn transport(&self) -> Arc<Transport> {
+        self.inner.transport.read().unwrap().clone()
+    }
+
+    /// What negotiation established.
+    pub fn server(&self) -> ServerDetails {
+        self.inner.state.read().unwrap().clone()
+    }
+
+    pub fn era(&self) -> Era {
+        self.inner.state.read().unwrap().era
+    }
+
+    pub fn protocol_version(&self) -> String {
+        self.inner.state.read().unwrap().protocol_version.clone()
+    }
+
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.inner.state.read().unwrap().server_info.clone()
+    }
+
+    pub fn server_capabilities(&self) -> ServerCapabilities {
+        self.inner.state.read().unwrap().capabilities.clone()
+    }
+
+    /// The capabilities this client declares (derived from its handlers).
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.inner.capabilities
+    }
+
+    /// The most recent lines the stdio server wrote to stderr (with [`StderrMode::Capture`](crate::StderrMode::Capture)).
+    pub fn stderr_lines(&self) -> Vec<String> {
+        match &*self.transport() {
+            #[cfg(feature = "stdio")]
+            Transport::Stdio(t) => t.stderr_lines(),
+            #[allow(unreachable_patterns)]
+            _ => Vec::new(),
+        }
+    }
+
+    /// Shuts the connection down (stdio: close stdin, wait, then terminate; legacy HTTP: end
+    /// the session).
+    pub async fn close(&self) {
+        self.transport().close().await;
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // The request pipeline
+    // ---------------------------------------------------------------------------------------
+
+    /// Sends one request and returns its raw result, after validating `resultType`.
+    async fn send(&self, call: &Call, id: RequestId) -> Result<Box<RawValue>, Error> {
+        let (era, version) = match &call.era_override {
+            Some((era, version)) => (*era, version.clone()),
+            None => {
+                let state = self.inner.state.read().unwrap();
+                (state.era, state.protocol_version.clone())
+            }
+        };
+        let core = &self.inner.core;
+        let mut params = call.params.clone();
+        let mut meta = match params.remove("_meta") {
+            Some(Value::Object(meta)) => meta,
+            _ => JsonObject::new(),
+        };
+        let mut _progress = None;
+        if let Some(callback) = &call.options.progress {
+            let token = json!(format!("progress-{id}"));
+            core.watch_progress(token_key(&token), callback.clone());
+            _progress = Some(ProgressGuard(core.clone(), token_key(&token)));
+            meta.insert("progressToken".into(), token);
+        }
+        let transport = self.transport();
+        let mut headers = Vec::new();
+        if era == Era::Modern {
+            meta.insert(META_VERSION.into(), json!(version));
+            meta.insert(META_CAPS.into(), serde_json::to_value(&self.inner.capabilities).unwrap_or_else(|_| json!({})));
+            if self.inner.config.send_client_info {
+                meta.insert(
+                    META_INFO.into(),
+                    serde_json::to_value(&self.inner.config.client_info).unwrap_or(Value::Null),
+                );
+            }
+            if let Some(level) = call.options.log_level.or(self.inner.config.log_level) {
+                meta.insert(META_LOG.into(), json!(level));
+            }
+            if transport.kind() == TransportKind::StreamableHttp {
+                headers.push(("MCP-Protocol-Version".to_owned(), version.clone()));
+                headers.push(("Mcp-Method".to_owned(), call.method.to_owned()));
+                if let Some(name) = &call.name {
+                    headers.push(("Mcp-Name".to_owned(), encode_header_value(name)));
+                }
+                headers.extend(call.param_headers.iter().cloned());
+            }
+        }
+        if !meta.is_empty() {
+            params.insert("_meta".into(), Value::Object(meta));
+        }
+        let message = request_message(&id, call.method, Value::Object(params));
+        let out =
+            Outgoing { id, method: call.method.to_owned(), message, headers, cancel_on_drop: call.cancel_on_drop };
+        let exchange = transport.request(core, out);
+        let reply = match call.timeout {
+            Some(after) => tokio::time::timeout(after, exchange)
+                .await
+                .map_err(|_| Error::Timeout { method: call.method.to_owned(), after })??,
+            None => exchange.await?,
+        };
+        let result = reply.map_err(|error| Error::Rpc { method: call.method.to_owned(), error, http_status: None })?;
+        check_result_type(call.method, &result)?;
+        Ok(result)
+    }
+
+    /// [`send`](Self::send), retrying once with a version the server offers when a modern
+    /// server answers `-32022`.
+    async fn request(&self, call: &Call) -> Result<Box<RawValue>, Error> {
+        let first = self.send(call, self.inner.core.next_id()).await;
+        let Err(Error::Rpc { error, .. }) = &first else { return first };
+        if error.code != error_codes::UNSUPPORTED_PROTOCOL_VERSION
+            || call.era_override.is_some()
+            || self.era() != Era::Modern
+        {
+            return first;
+        }
+        let offered = supported_versions(error);
+        match self.pick_modern(&offered) {
+            Some(version) => {
+                let mut state = self.inner.state.write().unwrap();
+                state.protocol_version = version;
+                state.supported_versions = offered;
+            }
+            None => return Err(Error::VersionMismatch { requested: self.protocol_version(), offered }),
+        }
+        self.send(call, self.inner.core.next_id()).await
+    }
+
+    fn pick_modern(&self, offered: &[String]) -> Option<String> {
+        self.inner.config.modern_versions.iter().find(|v| offered.contains(v)).cloned()
+    }
+
+    fn pick_legacy(&self, offered: &[String]) -> Option<String> {
+        self.inner.config.legacy_versions.iter().find(|v| offered.contains(v)).cloned()
+    }
+
+    /// A cacheable request: served from the cache while fresh (modern era only: legacy results
+    /// carry no `ttlMs`).
+    async fn cached_request(&self, call: &Call, key: String) -> Result<Box<RawValue>, Error> {
+        if let Some(entry) = self.inner.cache.lock().unwrap().get(&key) {
+            if entry.expires > Instant::now() {
+                return Ok(entry.result.clone());
+            }
+        }
+        let result = self.request(call).await?;
+        if let Some(ttl) = ttl_of(&result) {
+            self.inner
+                .cache
+                .lock()
+                .unwrap()
+                .insert(key, CacheEntry { expires: Instant::now() + ttl, result: result.clone() });
+        }
+        Ok(result)
+    }
+
+    /// Drops every cached list and read result (and the cached `server/discover`).
+    pub fn clear_cache(&self) {
+        self.inner.cache.lock().unwrap().clear();
+        *self.inner.discover_cache.lock().unwrap() = None;
+    }
+
+    fn invalidate(&self, prefix: &str) {
+        self.inner.cache.lock().unwrap().retain(|key, _| !key.starts_with(prefix));
+    }
+
+    /// A request that may answer `input_required`: fulfils the input requests with the
+    /// handlers and retries (new id, the original params plus `inputResponses` and the
+    /// `requestState` echoed unchanged) until the result is complete.
+    async fn request_with_input(&self, mut call: Call) -> Result<Box<RawValue>, Error> {
+        let original = call.params.clone();
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let result = self.request(&call).await?;
+            if result_type(&result).as_deref() != Some("input_required") {
+                return Ok(result);
+            }
+            #[derive(Deserialize)]
+            struct InputRequired {
+                #[serde(rename = "inputRequests")]
+                input_requests: Option<BTreeMap<String, Value>>,
+                #[serde(rename = "requestState")]
+                request_state: Option<String>,
+            }
+            let input: InputRequired = serde_json::from_str(result.get())
+                .map_err(|e| Error::protocol(format!("malformed InputRequiredResult for {}: {e}", call.method)))?;
+            if input.input_requests.is_none() && input.request_state.is_none() {
+                return Err(Error::protocol(format!(
+                    "{} returned input_required with neither inputRequests nor requestState",
+                    call.method
+                )));
+            }
+            let mut responses = JsonObject::new();
+            for (key, request) in input.input_requests.unwrap_or_default() {
+                let method = request.get("method").and_then(Value::as_str).ok_or_else(|| {
+                    Error::protocol(format!("input request {key:?} of {} has no method", call.method))
+                })?;
+                let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+                let answer = self
+                    .inner
+                    .core
+                    .handlers
+                    .answer(method, params)
+                    .await
+                    .map_err(|e| Error::Handler(format!("input request {key:?} ({method}): {e}")))?;
+                responses.insert(key, answer);
+            }
+            call.params = original.clone();
+            if !responses.is_empty() {
+                call.params.insert("inputResponses".into(), Value::Object(responses));
+            }
+            if let Some(state) = input.request_state {
+                call.params.insert("requestState".into(), Value::String(state));
+            }
+        }
+        Err(Error::protocol(format!("{} still needs input after {MAX_INPUT_ROUNDS} rounds", call.method)))
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Negotiation
+    // ---------------------------------------------------------------------------------------
+
+    async fn negotiate(&self) -> Result<(), Error> {
+        let preferred_legacy = self.inner.config.legacy_versions.first().cloned();
+        let preferred_modern = self.inner.config.modern_versions.first().cloned();
+        match self.inner.config.era {
+            EraPreference::Legacy => {
+                let version =
+                    preferred_legacy.ok_or_else(|| Error::transport("no legacy protocol version configured"))?;
+                self.initialize(&version).await
+            }
+            EraPreference::Modern => {
+                let version =
+                    preferred_modern.ok_or_else(|| Error::transport("no modern protocol version configured"))?;
+                match self.probe(&version, self.inner.config.request_timeout).await {
+                    Ok(Probe::Modern) => Ok(()),
+                    Ok(Probe::Legacy(_)) => {
+                        // Pinned to modern: the server's discover failed, but requests may still
+                        // work (discover is optional for clients).
+                        tracing::warn!("server/discover failed; continuing with {version} as configured");
+                        Ok(())
+                    }
+                    Ok(Probe::LegacyVersion(offered)) => Err(Error::VersionMismatch { requested: version, offered }),
+                    Err(e) => Err(e),
+                }
+            }
+            EraPreference::Auto => {
+                let Some(version) = preferred_modern else {
+                    let version = preferred_legacy.ok_or_else(|| Error::transport("no protocol version configured"))?;
+                    return self.initialize(&version).await;
+                };
+                let is_stdio = self.transport().kind() == TransportKind::Stdio;
+                let timeout =
+                    if is_stdio { self.inner.config.probe_timeout } else { self.inner.config.request_timeout };
+                let legacy_version = match self.probe(&version, timeout).await? {
+                    Probe::Modern => return Ok(()),
+                    Probe::LegacyVersion(offered) => match self.pick_legacy(&offered) {
+                        Some(v) => v,
+                        None => return Err(Error::VersionMismatch { requested: version, offered }),
+                    },
+                    Probe::Legacy(_) => preferred_legacy
+                        .clone()
+                        .ok_or_else(|| Error::VersionMismatch { requested: version.clone(), offered: Vec::new() })?,
+                };
+                #[cfg(feature = "stdio")]
+                if let Transport::Stdio(stdio) = &*self.transport() {
+                    if !stdio.is_alive() {
+                        tracing::debug!("the server exited after the probe; restarting it for initialize");
+                        stdio.restart(&self.inner.core).await?;
+                    }
+                }
+                match self.initialize(&legacy_version).await {
+                    #[cfg(feature = "http")]
+                    Err(Error::HttpStatus { status: 400 | 404 | 405, .. }) if !is_stdio => {
+                        self.fall_back_to_http_sse(&legacy_version).await
+                    }
+                    other => other,
+                }
+            }
+        }
+    }
+
+    /// Sends `server/discover` with `version`; settles the era when the answer is modern.
+    async fn probe(&self, version: &str, timeout: Duration) -> Result<Probe, Error> {
+        let mut version = version.to_owned();
+        for _ in 0..2 {
+            let mut call = Call::new(self, "server/discover", JsonObject::new());
+            call.timeout = Some(timeout);
+            call.cancel_on_drop = false;
+            call.era_override = Some((Era::Modern, version.clone()));
+            let outcome = self.send(&call, self.inner.core.next_id()).await;
+            let error = match outcome {
+                Ok(result) => {
+                    let discovered: DiscoverResult = decode("server/discover", &result, true)?;
+                    let offered = discovered.supported_versions.clone();
+                    let chosen =
+                        if offered.contains(&version) { Some(version.clone()) } else { self.pick_modern(&offered) };
+                    let Some(chosen) = chosen else {
+                        return Ok(Probe::LegacyVersion(offered));
+                    };
+                    self.settle_modern(chosen, Some((&result, discovered)));
+                    return Ok(Probe::Modern);
+                }
+                Err(e) => e,
+            };
+            let Error::Rpc { error: rpc, http_status, .. } = &error else {
+                return match error {
+                    // No answer in time, or the server died on the probe: legacy (stdio).
+                    Error::Timeout { .. } | Error::Closed | Error::Protocol(_)
+                        if self.transport().kind() == TransportKind::Stdio =>
+                    {
+                        Ok(Probe::Legacy(error))
+                    }
+                    // 4xx without a recognized modern body: legacy (HTTP).
+                    Error::HttpStatus { status, .. }
+                        if (400..500).contains(&status) && status != 401 && status != 403 =>
+                    {
+                        Ok(Probe::Legacy(error))
+                    }
+                    other => Err(other),
+                };
+            };
+            match rpc.code {
+                error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
+                    let offered = supported_versions(rpc);
+                    match self.pick_modern(&offered) {
+                        Some(v) => {
+                            self.inner.state.write().unwrap().supported_versions = offered;
+                            version = v;
+                            continue;
+                        }
+                        None => return Ok(Probe::LegacyVersion(offered)),
+                    }
+                }
+                error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY | error_codes::HEADER_MISMATCH => {
+                    self.settle_modern(version, None);
+                    return Ok(Probe::Modern);
+                }
+                // An unknown method with 404 is a modern server's answer: never fall back.
+                error_codes::METHOD_NOT_FOUND if *http_status == Some(404) => {
+                    self.settle_modern(version, None);
+                    return Ok(Probe::Modern);
+                }
+                _ => return Ok(Probe::Legacy(error)),
+            }
+        }
+        // The server refused the version it offered itself; take it as modern anyway.
+        self.settle_modern(version, None);
+        Ok(Probe::Modern)
+    }
+
+    fn settle_modern(&self, version: String, discovered: Option<(&RawValue, DiscoverResult)>) {
+        let mut state = self.inner.state.write().unwrap();
+        state.era = Era::Modern;
+        state.protocol_version = version;
+        if let Some((raw, result)) = discovered {
+            state.server_info = server_info_of(raw);
+            state.capabilities = result.capabilities.clone();
+            state.instructions = result.instructions.clone();
+            state.supported_versions = result.supported_versions.clone();
+            if let Some(ttl) = ttl_of(raw) {
+                *self.inner.discover_cache.lock().unwrap() = Some((Instant::now() + ttl, result));
+            }
+        }
+    }
+
+    /// The legacy handshake: `initialize`, then `notifications/initialized`.
+    async fn initialize(&self, version: &str) -> Result<(), Error> {
+        #[cfg(feature = "http")]
+        if let Transport::Http(http) = &*self.transport() {
+            http.set_legacy(None);
+        }
+        let mut capabilities = serde_json::to_value(&self.inner.capabilities).unwrap_or_else(|_| json!({}));
+        if capabilities.get("roots").is_some() {
+            capabilities["roots"] = json!({"listChanged": false});
+        }
+        let params = json!({
+            "protocolVersion": version,
+            "capabilities": capabilities,
+            "clientInfo": self.inner.config.client_info,
+        });
+        let Value::Object(params) = params else { unreachable!() };
+        let mut call = Call::new(self, "initialize", params);
+        call.cancel_on_drop = false;
+        call.era_override = Some((Era::Legacy, version.to_owned()));
+        let result = self.send(&call, self.inner.core.next_id()).await?;
+        let result: Value = serde_json::from_str(result.get()).map_err(|e| Error::protocol(e.to_string()))?;
+        let Some(server_version) = result.get("protocolVersion").and_then(Value::as_str) else {
+            return Err(Error::protocol("the initialize result has no protocolVersion"));
+        };
+        if !self.inner.config.legacy_versions.iter().any(|v| v == server_version) {
+            return Err(Error::VersionMismatch {
+                requested: version.to_owned(),
+                offered: vec![server_version.to_owned()],
+            });
+        }
+        let server_info = result.get("serverInfo");
+        // Some non-official documentation nests `capabilities` inside `serverInfo`.
+        let capabilities = result
+            .get("capabilities")
+            .or_else(|| server_info.and_then(|info| info.get("capabilities")))
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let capabilities = serde_json::from_value(capabilities).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the server's capabilities are malformed; assuming none");
+            ServerCapabilities::default()
+        });
+        {
+            let mut state = self.inner.state.write().unwrap();
+            state.era = Era::Legacy;
+            state.protocol_version = server_version.to_owned();
+            state.server_info = server_info.and_then(|info| serde_json::from_value(info.clone()).ok());
+            state.capabilities = capabilities;
+            state.instructions = result.get("instructions").and_then(Value::as_str).map(str::to_owned);
+            state.supported_versions = vec![server_version.to_owned()];
+            state.transport = self.transport().kind();
+        }
+        #[cfg(feature = "http")]
+        if let Transport::Http(http) = &*self.transport() {
+            http.set_legacy(Some(server_version.to_owned()));
+        }
+        self.transport().notify(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), Vec::new()).await?;
+        #[cfg(feature = "http")]
+        if let Transport::Http(http) = &*self.transport() {
+            http.open_standalone_stream(&self.inner.core).await;
+        }
+        Ok(())
+    }
+
+    #[cfg(feature = "http")]
+    async fn fall_back_to_http_sse(&self, version: &str) -> Result<(), Error> {
+        let Transport::Http(http) = &*self.transport() else { unreachable!() };
+        let (client, url, headers) = (http.inner.client.clone(), http.inner.url.clone(), http.inner.headers.clone());
+        tracing::debug!(%url, "falling back to the 2024-11-05 HTTP+SSE transport");
+        let sse = crate::transport::legacy_sse::LegacySseTransport::connect(
+            client,
+            url,
+            headers,
+            &self.inner.core,
+            self.inner.config.probe_timeout.max(Duration::from_secs(5)),
+        )
+        .await?;
+        *self.inner.transport.write().unwrap() = Arc::new(Transport::LegacySse(sse));
+        self.initialize(version).await
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Typed API
+    // ---------------------------------------------------------------------------------------
+
+    /// `server/discover` (modern era), served from the cache while its `ttlMs` lasts.
+    pub async fn discover(&self) -> Result<DiscoverResult, Error> {
+        if self.era() == Era::Legacy {
+            return Err(Error::NotSupported {
+                method: "server/discover".into(),
+                detail: "the server speaks a legacy protocol version".into(),
+            });
+        }
+        if let Some((expires, result)) = &*self.inner.discover_cache.lock().unwrap() {
+            if *expires > Instant::now() {
+                return Ok(result.clone());
+            }
+        }
+        let result = self.request(&Call::new(self, "server/discover", JsonObject::new())).await?;
+        let discovered: DiscoverResult = decode("server/discover", &result, true)?;
+        let version = self.protocol_version();
+        self.settle_modern(version, Some((&result, discovered.clone())));
+        Ok(discovered)
+    }
+
+    /// One page of `tools/list`. Tools with an invalid definition (on HTTP: invalid
+    /// `x-mcp-header` annotations) are left out with a warning; input schemas keep their exact
+    /// JSON text.
+    pub async fn list_tools_page(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
+        let call = Call::new(self, "tools/list", cursor_params(&cursor));
+        let raw = self.cached_request(&call, cache_key("tools/list", cursor.as_deref())).await?;
+        self.decode_tools(&raw)
+    }
+
+    fn decode_tools(&self, raw: &RawValue) -> Result<ListToolsResult, Error> {
+        #[derive(Deserialize)]
+        struct ToolsOnly<'a> {
+            #[serde(borrow)]
+            tools: Vec<&'a RawValue>,
+        }
+        let ToolsOnly { tools } = serde_json::from_str(raw.get())
+            .map_err(|e| Error::protocol(format!("malformed tools/list result: {e}")))?;
+        let mut rest: Value = serde_json::from_str(raw.get()).map_err(|e| Error::protocol(e.to_string()))?;
+        rest["tools"] = json!([]);
+        normalize_cacheable(&mut rest);
+        let mut page: ListToolsResult =
+            serde_json::from_value(rest).map_err(|e| Error::protocol(format!("malformed tools/list result: {e}")))?;
+        let check_headers = self.era() == Era::Modern && self.transport().kind() == TransportKind::StreamableHttp;
+        let (mut headers, mut invalid) = (HashMap::new(), HashMap::new());
+        for text in tools {
+            let tool: Tool = match serde_json::from_str(text.get()) {
+                Ok(tool) => tool,
+                Err(e) => {
+                    tracing::warn!(error = %e, "leaving out a malformed tool definition");
+                    continue;
+                }
+            };
+            if check_headers {
+                match header_params(&tool.input_schema.to_value()) {
+                    Ok(params) => {
+                        headers.insert(tool.name.clone(), params);
+                    }
+                    Err(reason) => {
+                        tracing::warn!(tool = %tool.name, %reason, "leaving out a tool with an invalid x-mcp-header");
+                        invalid.insert(tool.name.clone(), reason.0);
+                        continue;
+                    }
+                }
+            }
+            page.tools.push(tool);
+        }
+        self.inner.tool_headers.lock().unwrap().extend(headers);
+        let mut known_invalid = self.inner.invalid_tools.lock().unwrap();
+        for tool in &page.tools {
+            known_invalid.remove(&tool.name);
+        }
+        known_invalid.extend(invalid);
+        self.inner.tools_listed.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(page)
+    }
+
+    /// Every tool, page by page, as a stream.
+    pub fn list_tools(&self) -> BoxStream<'static, Result<Tool, Error>> {
+        let client = self.clone();
+        paginate(move |cursor| {
+            let client = client.clone();
+            async move { client.list_tools_page(cursor).await.map(|p| (p.tools, p.next_cursor)) }
+        })
+    }
+
+    /// All tools, every page collected.
+    pub async fn all_tools(&self) -> Result<Vec<Tool>, Error> {
+        collect(self.list_tools()).await
+    }
+
+    /// Calls a tool.
+    pub async fn call_tool(&self, name: &str, arguments: Option<JsonObject>) -> Result<CallToolResult, Error> {
+        self.call_tool_with(name, arguments, CallOptions::default()).await
+    }
+
+    /// Calls a tool with per-call options (progress, timeout, log level).
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: CallOptions,
+    ) -> Result<CallToolResult, Error> {
+        let mut call = Call::new(self, "tools/call", JsonObject::new()).with_options(options);
+        call.name = Some(name.to_owned());
+        if self.era() == Era::Modern && self.transport().kind() == TransportKind::StreamableHttp {
+            if !self.inner.tools_listed.load(std::sync::atomic::Ordering::SeqCst) {
+                // The annotations decide the Mcp-Param-* headers; learn them first.
+                if let Err(e) = self.all_tools().await {
+                    tracing::debug!(error = %e, "could not list tools before calling {name}");
+                }
+            }
+            if let Some(reason) = self.inner.invalid_tools.lock().unwrap().get(name) {
+                return Err(Error::protocol(format!("tool {name:?} has an invalid definition: {reason}")));
+            }
+            if let Some(params) = self.inner.tool_headers.lock().unwrap().get(name) {
+                call.param_headers = param_headers(params, arguments.as_ref());
+            }
+        }
+        call.params.insert("name".into(), json!(name));
+        if let Some(arguments) = arguments {
+            call.params.insert("arguments".into(), Value::Object(arguments));
+        }
+        let result = self.request_with_input(call).await?;
+        decode("tools/call", &result, false)
+    }
+
+    /// One page of `resources/list`.
+    pub async fn list_resources_page(&self, cursor: Option<String>) -> Result<ListResourcesResult, Error> {
+        let call = Call::new(self, "resources/list", cursor_params(&cursor));
+        let raw = self.cached_request(&call, cache_key("resources/list", cursor.as_deref())).await?;
+        decode("resources/list", &raw, true)
+    }
+
+    pub fn list_resources(&self) -> BoxStream<'static, Result<Resource, Error>> {
+        let client = self.clone();
+        paginate(move |cursor| {
+            let client = client.clone();
+            async move { client.list_resources_page(cursor).await.map(|p| (p.resources, p.next_cursor)) }
+        })
+    }
+
+    pub async fn all_resources(&self) -> Result<Vec<Resource>, Error> {
+        collect(self.list_resources()).await
+    }
+
+    /// One page of `resources/templates/list`.
+    pub async fn list_resource_templates_page(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourceTemplatesResult, Error> {
+        let call = Call::new(self, "resources/templates/list", cursor_params(&cursor));
+        let raw = self.cached_request(&call, cache_key("resources/templates/list", cursor.as_deref())).await?;
+        decode("resources/templates/list", &raw, true)
+    }
+
+    pub fn list_resource_templates(&self) -> BoxStream<'static, Result<ResourceTemplate, Error>> {
+        let client = self.clone();
+        paginate(move |cursor| {
+            let client = client.clone();
+            async move { client.list_resource_templates_page(cursor).await.map(|p| (p.resource_templates, p.next_cursor)) }
+        })
+    }
+
+    pub async fn all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
+        collect(self.list_resource_templates()).await
+    }
+
+    /// Reads a resource (cached by `ttlMs`; input requests are answered by the handlers).
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
+        self.read_resource_with(uri, CallOptions::default()).await
+    }
+
+    pub async fn read_resource_with(&self, uri: &str, options: CallOptions) -> Result<ReadResourceResult, Error> {
+        let key = cache_key("resources/read", Some(uri));
+        if let Some(entry) = self.inner.cache.lock().unwrap().get(&key) {
+            if entry.expires > Instant::now() {
+                return decode("resources/read", &entry.result, true);
+            }
+        }
+        let mut call = Call::new(self, "resources/read", JsonObject::new()).with_options(options);
+        call.name = Some(uri.to_owned());
+        call.params.insert("uri".into(), json!(uri));
+        let first = self.request(&call).await?;
+        let result = if result_type(&first).as_deref() == Some("input_required") {
+            // Results of retries are never cached.
+            self.request_with_input(call).await?
+        } else {
+            if let Some(ttl) = ttl_of(&first) {
+                self.inner
+                    .cache
+                    .lock()
+                    .unwrap()
+                    .insert(key, CacheEntry { expires: Instant::now() + ttl, result: first.clone() });
+            }
+            first
+        };
+        decode("resources/read", &result, true)
+    }
+
+    /// One page of `prompts/list`.
+    pub async fn list_prompts_page(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
+        let call = Call::new(self, "prompts/list", cursor_params(&cursor));
+        let raw = self.cached_request(&call, cache_key("prompts/list", cursor.as_deref())).await?;
+        decode("prompts/list", &raw, true)
+    }
+
+    pub fn list_prompts(&self) -> BoxStream<'static, Result<Prompt, Error>> {
+        let client = self.clone();
+        paginate(move |cursor| {
+            let client = client.clone();
+            async move { client.list_prompts_page(cursor).await.map(|p| (p.prompts, p.next_cursor)) }
+        })
+    }
+
+    pub async fn all_prompts(&self) -> Result<Vec<Prompt>, Error> {
+        collect(self.list_prompts()).await
+    }
+
+    /// Gets a prompt with its arguments.
+    pub async fn get_prompt(&self, name: &str, arguments: BTreeMap<String, String>) -> Result<GetPromptResult, Error> {
+        self.get_prompt_with(name, arguments, CallOptions::default()).await
+    }
+
+    pub async fn get_prompt_with(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+        options: CallOptions,
+    ) -> Result<GetPromptResult, Error> {
+        let mut call = Call::new(self, "prompts/get", JsonObject::new()).with_options(options);
+        call.name = Some(name.to_owned());
+        call.params.insert("name".into(), json!(name));
+        if !arguments.is_empty() {
+            call.params.insert("arguments".into(), json!(arguments));
+        }
+        let result = self.request_with_input(call).await?;
+        decode("prompts/get", &result, false)
+    }
+
+    /// `completion/complete` for one argument of a prompt or resource template.
+    pub async fn complete(
+        &self,
+        reference: CompleteRequestParamsRef,
+        argument: &str,
+        value: &str,
+        context: BTreeMap<String, String>,
+    ) -> Result<CompleteResult, Error> {
+        let mut params = JsonObject::new();
+        params.insert("ref".into(), serde_json::to_value(reference).map_err(|e| Error::protocol(e.to_string()))?);
+        params.insert("argument".into(), json!({"name": argument, "value": value}));
+        if !context.is_empty() {
+            params.insert("context".into(), json!({"arguments": context}));
+        }
+        let result = self.request(&Call::new(self, "completion/complete", params)).await?;
+        decode("completion/complete", &result, false)
+    }
+
+    /// The non-standard `health` method some servers implement (spec-digest §I); a server
+    /// without it yields [`Error::NotSupported`].
+    pub async fn health(&self) -> Result<JsonObject, Error> {
+        match self.request(&Call::new(self, "health", JsonObject::new())).await {
+            Ok(result) => serde_json::from_str(result.get()).map_err(|e| Error::protocol(e.to_string())),
+            Err(Error::Rpc { error, .. }) if error.code == error_codes::METHOD_NOT_FOUND => Err(Error::NotSupported {
+                method: "health".into(),
+                detail: format!("the server answered: {} ({})", error.message, error.code),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Legacy `ping` (removed in 2026-07-28, where it is not sent).
+    pub async fn ping(&self) -> Result<(), Error> {
+        if self.era() == Era::Modern {
+            return Err(Error::NotSupported { method: "ping".into(), detail: "removed in 2026-07-28".into() });
+        }
+        self.request(&Call::new(self, "ping", JsonObject::new())).await.map(drop)
+    }
+
+    /// Opens a subscription: a stream of the notifications selected by `filter`. On the modern
+    /// era this is `subscriptions/listen` (the first item is the acknowledgement); dropping the
+    /// stream ends it (closing the HTTP stream, or `notifications/cancelled` on stdio). On the
+    /// legacy era the matching unsolicited notifications are passed through (after
+    /// `resources/subscribe` for each URI).
+    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
+        if self.era() == Era::Legacy {
+            for uri in filter.resource_subscriptions.iter().flatten() {
+                let mut params = JsonObject::new();
+                params.insert("uri".into(), json!(uri));
+                self.request(&Call::new(self, "resources/subscribe", params)).await?;
+            }
+            let wanted = filter.clone();
+            let rx = self.inner.core.notifications.subscribe();
+            let stream = stream::unfold(rx, |mut rx| async move {
+                loop {
+                    match rx.recv().await {
+                        Ok(text) => return Some((text, rx)),
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                            tracing::warn!(missed = n, "a slow subscription missed notifications");
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+                    }
+                }
+            })
+            .filter(move |text| std::future::ready(legacy_wanted(&wanted, text)));
+            return Ok(Subscription::new(self.clone(), stream.boxed(), None));
+        }
+        let id = self.inner.core.next_id();
+        let rx = self.inner.core.subscribe(id.clone());
+        let mut params = JsonObject::new();
+        params
+            .insert("notifications".into(), serde_json::to_value(&filter).map_err(|e| Error::protocol(e.to_string()))?);
+        let mut call = Call::new(self, "subscriptions/listen", params);
+        call.timeout = None;
+        let client = self.clone();
+        let core = self.inner.core.clone();
+        let sub_id = id.clone();
+        let listen = async move {
+            let outcome = client.send(&call, id).await.map(drop);
+            core.unsubscribe(&sub_id);
+            outcome
+        };
+        let notifications = stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|text| (text, rx)) });
+        Ok(Subscription::new(self.clone(), notifications.boxed(), Some(Box::pin(listen))))
+    }
+}
+
+enum Probe {
+    Modern,
+    /// A legacy server (with why the probe failed).
+    Legacy(#[allow(dead_code)] Error),
+    /// A modern server that offers only these (non-modern) versions.
+    LegacyVersion(Vec<String>),
+}
+
+/// A stream of server notifications from [`Client::listen`]; dropping it ends the
+/// subscription.
+pub struct Subscription {
+    client: Client,
+    notifications: BoxStream<'static, String>,
+    listen: Option<futures::future::BoxFuture<'static, Result<(), Error>>>,
+    ended: Option<Result<(), Error>>,
+}
+
+impl Subscription {
+    fn new(
+        client: Client,
+        notifications: BoxStream<'static, String>,
+        listen: Option<futures::future::BoxFuture<'static, Result<(), Error>>>,
+    ) -> Self {
+        Subscription { client, notifications, listen, ended: None }
+    }
+}
+
+impl Stream for Subscription {
+    type Item = Result<ServerNotification, Error>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        if let Some(listen) = &mut this.listen {
+            if let Poll::Ready(outcome) = listen.as_mut().poll(cx) {
+                this.listen = None;
+                this.ended = Some(outcome);
+            }
+        }
+        match this.notifications.poll_next_unpin(cx) {
+            Poll::Ready(Some(text)) => {
+                let notification = serde_json::from_str::<ServerNotification>(&text)
+                    .map_err(|e| Error::protocol(format!("malformed notification: {e}")));
+                if let Ok(n) = &notification {
+                    match n {
+                        ServerNotification::ToolListChanged(_) => this.client.invalidate("tools/list"),
+                        ServerNotification::PromptListChanged(_) => this.client.invalidate("prompts/list"),
+                        ServerNotification::ResourceListChanged(_) => this.client.invalidate("resources/"),
+                        ServerNotification::ResourceUpdated(_) => this.client.invalidate("resources/read"),
+                        _ => {}
+                    }
+                    if let ServerNotification::Cancelled(_) = n {
+                        // The server ended the subscription (stdio).
+                        return Poll::Ready(None);
+                    }
+                }
+                Poll::Ready(Some(notification))
+            }
+            Poll::Ready(None) => match this.ended.take() {
+                Some(Err(e)) => Poll::Ready(Some(Err(e))),
+                _ => Poll::Ready(None),
+            },
+            Poll::Pending => {
+                if let Some(Err(_)) = &this.ended {
+                    let Some(Err(e)) = this.ended.take() else { unreachable!() };
+                    return Poll::Ready(Some(Err(e)));
+                }
+                if this.ended.is_some() && this.listen.is_none() {
+                    // Graceful end: the listen request was answered; nothing more will come.
+                    return Poll::Ready(None);
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
+fn legacy_wanted(filter: &SubscriptionFilter, text: &str) -> bool {
+    let method = serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| v.get("method").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_default();
+    match method.as_str() {
+        "notifications/tools/list_changed" => filter.tools_list_changed == Some(true),
+        "notifications/prompts/list_changed" => filter.prompts_list_changed == Some(true),
+        "notifications/resources/list_changed" => filter.resources_list_changed == Some(true),
+        "notifications/resources/updated" => filter.resource_subscriptions.as_ref().is_some_and(|u| !u.is_empty()),
+        _ => false,
+    }
+}
+
+/// Pages through a list: `fetch(cursor)` returns a page's items and next cursor. A cursor the
+/// server already returned is a loop and ends the stream with an error.
+fn paginate<T, F, Fut>(fetch: F) -> BoxStream<'static, Result<T, Error>>
+where
+    T: Send + 'static,
+    F: Fn(Option<String>) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>), Error>> + Send + 'static,
+{
+    struct State<F> {
+        fetch: F,
+        cursor: Option<String>,
+        seen: HashSet<String>,
+        done: bool,
+    }
+    let state = State { fetch, cursor: None, seen: HashSet::new(), done: false };
+    stream::unfold(state, |mut state| async move {
+        if state.done {
+            return None;
+        }
+        match (state.fetch)(state.cursor.take()).await {
+            Ok((items, next)) => {
+                match next {
+                    Some(next) if !state.seen.insert(next.clone()) => {
+                        state.done = true;
+                        let error = Error::protocol(format!("the server repeated the cursor {next:?}"));
+                        let items: Vec<Result<T, Error>> = items.into_iter().map(Ok).chain([Err(error)]).collect();
+                        return Some((stream::iter(items), state));
+                    }
+                    Some(next) => state.cursor = Some(next),
+                    None => state.done = true,
+                }
+                Some((stream::iter(items.into_iter().map(Ok).collect::<Vec<_>>()), state))
+            }
+            Err(e) => {
+                state.done = true;
+                Some((stream::iter(vec![Err(e)]), state))
+            }
+        }
+    })
+    .flatten()
+    .boxed()
+}
+
+async fn collect<T>(mut items: BoxStream<'static, Result<T, Error>>) -> Result<Vec<T>, Error> {
+    let mut all = Vec::new();
+    while let Some(item) = items.next().await {
+        all.push(item?);
+    }
+    Ok(all)
+}
+
+fn cursor_params(cursor: &Option<String>) -> JsonObject {
+    let mut params = JsonObject::new();
+    if let Some(cursor) = cursor {
+        params.insert("cursor".into(), json!(cursor));
+    }
+    params
+}
+
+fn cache_key(method: &str, arg: Option<&str>) -> String {
+    format!("{method}\u{0}{}", arg.unwrap_or(""))
+}
+
+fn supported_versions(error: &ErrorObject) -> Vec<String> {
+    error
+        .data
+        .as_ref()
+        .and_then(|d| d.get("supported"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+fn result_type(result: &RawValue) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(rename = "resultType")]
+        result_type: Option<Value>,
+    }
+    serde_json::from_str::<Probe>(result.get())
+        .ok()
+        .and_then(|p| p.result_type)
+        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+}
+
+/// Absent `resultType` means complete; only the three multi round-trip methods may answer
+/// `input_required`; any other value is invalid.
+fn check_result_type(method: &str, result: &RawValue) -> Result<(), Error> {
+    match result_type(result).as_deref() {
+        None | Some("complete") => Ok(()),
+        Some("input_required") if matches!(method, "tools/call" | "prompts/get" | "resources/read") => Ok(()),
+        Some(other) => Err(Error::protocol(format!("{method} returned the unrecognized resultType {other:?}"))),
+    }
+}
+
+/// The freshness of a cacheable complete result: `None` when it must not be reused.
+fn ttl_of(result: &RawValue) -> Option<Duration> {
+    #[derive(Deserialize)]
+    struct Hints {
+        #[serde(rename = "ttlMs")]
+        ttl_ms: Option<Value>,
+    }
+    if result_type(result).is_some_and(|t| t != "complete") {
+        return None;
+    }
+    let ttl = serde_json::from_str::<Hints>(result.get()).ok()?.ttl_ms?.as_u64()?;
+    (ttl > 0).then(|| Duration::from_millis(ttl))
+}
+
+/// Older servers send no caching hints, and a negative `ttlMs` means 0: give the strict types
+/// what they need (`0` and `private`, the cautious choices).
+fn normalize_cacheable(value: &mut Value) {
+    let Some(map) = value.as_object_mut() else { return };
+    if !map.get("ttlMs").is_some_and(|t| t.as_u64().is_some()) {
+        map.insert("ttlMs".into(), json!(0));
+    }
+    if !map.get("cacheScope").and_then(Value::as_str).is_some_and(|s| s == "public" || s == "private") {
+        map.insert("cacheScope".into(), json!("private"));
+    }
+}
+
+fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue, cacheable: bool) -> Result<T, Error> {
+    let mut value: Value =
+        serde_json::from_str(raw.get()).map_err(|e| Error::protocol(format!("malformed {method} result: {e}")))?;
+    if cacheable {
+        normalize_cacheable(&mut value);
+    }
+    serde_json::from_value(value).map_err(|e| Error::protocol(format!("malformed {method} result: {e}")))
+}
+
+/// `_meta.io.modelcontextprotocol/serverInfo`, or (leniently) a top-level `serverInfo`.
+fn server_info_of(raw: &RawValue) -> Option<Implementation> {
+    let value: Value = serde_json::from_str(raw.get()).ok()?;
+    let info = value.pointer("/_meta/io.modelcontextprotocol~1serverInfo").or_else(|| value.get("serverInfo"))?.clone();
+    serde_json::from_value(info).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn result_types_are_checked_per_method() {
+        assert!(check_result_type("tools/list", &raw(r#"{"tools":[]}"#)).is_ok());
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"input_required"}"#)).is_ok());
+        assert!(check_result_type("tools/list", &raw(r#"{"resultType":"input_required"}"#)).is_err());
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"weird"}"#)).is_err());
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":7}"#)).is_err());
+    }
+
+    #[test]
+    fn ttl_and_normalization_follow_the_caching_rules() {
+        assert_eq!(ttl_of(&raw(r#"{"ttlMs":1500}"#)), Some(Duration::from_millis(1500)));
+        assert_eq!(ttl_of(&raw(r#"{"ttlMs":0}"#)), None);
+        assert_eq!(ttl_of(&raw(r#"{"ttlMs":-5}"#)), None);
+        assert_eq!(ttl_of(&raw(r#"{}"#)), None);
+        assert_eq!(ttl_of(&raw(r#"{"ttlMs":10,"resultType":"input_required"}"#)), None);
+        let mut legacy = json!({"tools": [], "ttlMs": -3});
+        normalize_cacheable(&mut legacy);
+        assert_eq!(legacy, json!({"tools": [], "ttlMs": 0, "cacheScope": "private"}));
+        let page: ListToolsResult = decode("tools/list", &raw(r#"{"tools":[]}"#), true).unwrap();
+        assert_eq!(page.ttl_ms, 0);
+    }
+
+    #[tokio::test]
+    async fn pagination_follows_cursors_and_stops_on_a_loop() {
+        let pages = paginate(|cursor: Option<String>| async move {
+            Ok(match cursor.as_deref() {
+                None => (vec![1, 2], Some("a".to_owned())),
+                Some("a") => (vec![3], Some("".to_owned())),
+                Some("") => (vec![4], None),
+                _ => unreachable!(),
+            })
+        });
+        assert_eq!(collect(pages).await.unwrap(), vec![1, 2, 3, 4]);
+        let looping = paginate(|_cursor: Option<String>| async move { Ok((vec![0], Some("same".to_owned()))) });
+        let err = collect(looping).await.unwrap_err();
+        assert!(err.to_string().contains("repeated the cursor"), "{err}");
+    }
+}

@@ -1,0 +1,282 @@
+//! The transport-independent protocol core: request ids, correlation of responses, routing of
+//! notifications (progress, subscriptions) and server-to-client requests.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use mcp_types::{ErrorObject, RequestId};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use crate::handlers::Handlers;
+
+/// The outcome of one JSON-RPC request: its `result` or its `error`.
+pub(crate) type Reply = Result<Box<RawValue>, ErrorObject>;
+
+/// What a waiting request receives: its reply, or why the response was unusable.
+pub(crate) type Delivery = Result<Reply, String>;
+
+/// Progress reported by the server for one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+pub(crate) type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// A server-to-client JSON-RPC request (legacy era) waiting for an answer.
+pub(crate) struct ServerRequest {
+    pub id: Value,
+    pub method: String,
+    pub params: Value,
+}
+
+pub(crate) struct Core {
+    next_id: AtomicI64,
+    pending: Mutex<HashMap<RequestId, oneshot::Sender<Delivery>>>,
+    progress: Mutex<HashMap<String, ProgressFn>>,
+    subscriptions: Mutex<HashMap<RequestId, mpsc::UnboundedSender<String>>>,
+    /// Notifications not tied to a request or subscription (legacy list changes, updates).
+    pub notifications: broadcast::Sender<String>,
+    pub handlers: Handlers,
+}
+
+impl Core {
+    pub fn new(handlers: Handlers) -> Arc<Self> {
+        Arc::new(Core {
+            next_id: AtomicI64::new(1),
+            pending: Mutex::default(),
+            progress: Mutex::default(),
+            subscriptions: Mutex::default(),
+            notifications: broadcast::channel(256).0,
+            handlers,
+        })
+    }
+
+    pub fn next_id(&self) -> RequestId {
+        RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Registers interest in the response to `id`.
+    pub fn expect(&self, id: RequestId) -> oneshot::Receiver<Delivery> {
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().unwrap().insert(id, tx);
+        rx
+    }
+
+    /// Stops waiting for `id`: a late response is then dropped.
+    pub fn forget(&self, id: &RequestId) {
+        self.pending.lock().unwrap().remove(id);
+    }
+
+    /// Fails every outstanding request (the connection is gone).
+    pub fn close_all(&self) {
+        self.pending.lock().unwrap().clear();
+        self.subscriptions.lock().unwrap().clear();
+    }
+
+    pub fn watch_progress(&self, token: String, callback: ProgressFn) {
+        self.progress.lock().unwrap().insert(token, callback);
+    }
+
+    pub fn unwatch_progress(&self, token: &str) {
+        self.progress.lock().unwrap().remove(token);
+    }
+
+    pub fn subscribe(&self, id: RequestId) -> mpsc::UnboundedReceiver<String> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.subscriptions.lock().unwrap().insert(id, tx);
+        rx
+    }
+
+    pub fn unsubscribe(&self, id: &RequestId) {
+        self.subscriptions.lock().unwrap().remove(id);
+    }
+
+    /// Routes one message received from the server (its JSON text). Returns a
+    /// server-to-client request that the transport must answer. Malformed messages are logged
+    /// and dropped, never fatal.
+    pub fn dispatch(&self, text: &str) -> Option<ServerRequest> {
+        let envelope = match serde_json::from_str::<Envelope<'_>>(text) {
+            Ok(envelope) => envelope,
+            Err(e) => {
+                tracing::warn!(error = %e, "ignoring a malformed JSON-RPC message from the server");
+                return None;
+            }
+        };
+        let params = || envelope.params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or(Value::Null);
+        match (&envelope.method, &envelope.id) {
+            (Some(method), Some(id)) => {
+                Some(ServerRequest { id: id.clone(), method: method.clone(), params: params() })
+            }
+            (Some(method), None) => {
+                self.notification(method, params(), text);
+                None
+            }
+            (None, id) => {
+                let reply = envelope.reply().ok_or_else(|| format!("malformed JSON-RPC response: {text}"));
+                let id = id.as_ref().and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+                match id {
+                    Some(id) => match self.pending.lock().unwrap().remove(&id) {
+                        Some(tx) => {
+                            let _ = tx.send(reply);
+                        }
+                        None => tracing::debug!(%id, "ignoring a response to a request no one waits for"),
+                    },
+                    None => tracing::warn!(?reply, "the server sent a response without a usable id"),
+                }
+                None
+            }
+        }
+    }
+
+    fn notification(&self, method: &str, params: Value, text: &str) {
+        if method == "notifications/progress" {
+            let token = params.get("progressToken").map(token_key);
+            let callback = token.and_then(|t| self.progress.lock().unwrap().get(&t).cloned());
+            if let Some(callback) = callback {
+                callback(Progress {
+                    progress: params.get("progress").and_then(Value::as_f64).unwrap_or(0.0),
+                    total: params.get("total").and_then(Value::as_f64),
+                    message: params.get("message").and_then(Value::as_str).map(str::to_owned),
+                });
+            }
+            return;
+        }
+        if method == "notifications/message" {
+            tracing::info!(target: "mcp_client::server_log", params = %params, "server log message");
+            return;
+        }
+        let subscription = params
+            .pointer("/_meta/io.modelcontextprotocol~1subscriptionId")
+            .or_else(|| (method == "notifications/cancelled").then(|| params.get("requestId")).flatten())
+            .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+        if let Some(id) = subscription {
+            let mut subs = self.subscriptions.lock().unwrap();
+            if let Some(tx) = subs.get(&id) {
+                if tx.send(text.to_owned()).is_err() || method == "notifications/cancelled" {
+                    subs.remove(&id);
+                }
+                return;
+            }
+        }
+        let _ = self.notifications.send(text.to_owned());
+    }
+
+    /// Answers a legacy server-to-client request with the configured handlers.
+    pub async fn answer(&self, request: &ServerRequest) -> Value {
+        let outcome = match request.method.as_str() {
+            "ping" => Ok(json!({})),
+            "elicitation/create" | "sampling/createMessage" | "roots/list" => self
+                .handlers
+                .answer(&request.method, request.params.clone())
+                .await
+                .map_err(|e| ErrorObject::new(mcp_types::error_codes::INVALID_REQUEST, e.0)),
+            other => Err(ErrorObject::method_not_found(other)),
+        };
+        match outcome {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": request.id, "result": result}),
+            Err(error) => json!({"jsonrpc": "2.0", "id": request.id, "error": error}),
+        }
+    }
+}
+
+/// The key progress callbacks are filed under: the token's JSON text, so that the string
+/// `"1"` and the integer `1` stay distinct.
+pub(crate) fn token_key(token: &Value) -> String {
+    token.to_string()
+}
+
+/// The members of a JSON-RPC message this client routes on; `params` and `result` stay raw so
+/// that tool schemas keep their exact text.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(default, deserialize_with = "non_null")]
+    id: Option<Value>,
+    method: Option<String>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    error: Option<Value>,
+}
+
+fn non_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Ok(Option::<Value>::deserialize(d)?.filter(|v| !v.is_null()))
+}
+
+impl Envelope<'_> {
+    fn reply(&self) -> Option<Reply> {
+        match (self.result, &self.error) {
+            (Some(result), None) if result.get().trim_start().starts_with('{') => Some(Ok(result.to_owned())),
+            (None, Some(error)) => Some(Err(serde_json::from_value(error.clone()).ok()?)),
+            _ => None,
+        }
+    }
+}
+
+/// If `text` is the response to `id` (or an id-less error, which on HTTP answers the only
+/// request of the exchange), its reply; a malformed one is reported as such.
+pub(crate) fn as_reply_to(text: &str, id: &RequestId) -> Option<Delivery> {
+    let envelope = serde_json::from_str::<Envelope<'_>>(text).ok()?;
+    if envelope.method.is_some() {
+        return None;
+    }
+    let matches = match &envelope.id {
+        Some(got) => serde_json::from_value::<RequestId>(got.clone()).ok().as_ref() == Some(id),
+        None => envelope.error.is_some(),
+    };
+    matches.then(|| envelope.reply().ok_or_else(|| format!("malformed JSON-RPC response: {text}")))
+}
+
+/// Builds a JSON-RPC request message.
+pub(crate) fn request_message(id: &RequestId, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_responses_progress_subscriptions_and_requests() {
+        let core = Core::new(Handlers::new());
+        let id = core.next_id();
+        let mut rx = core.expect(id.clone());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        core.watch_progress("\"t\"".into(), Arc::new(move |p| sink.lock().unwrap().push(p.progress)));
+        assert!(
+            core.dispatch(
+                &json!({"jsonrpc":"2.0","method":"notifications/progress",
+            "params":{"progressToken":"t","progress":0.5}})
+                .to_string()
+            )
+            .is_none()
+        );
+        assert_eq!(*seen.lock().unwrap(), vec![0.5]);
+        let sub_id = core.next_id();
+        let mut sub = core.subscribe(sub_id.clone());
+        core.dispatch(
+            &json!({"jsonrpc":"2.0","method":"notifications/tools/list_changed",
+            "params":{"_meta":{"io.modelcontextprotocol/subscriptionId": sub_id}}})
+            .to_string(),
+        );
+        assert!(sub.try_recv().is_ok());
+        let request = core.dispatch(&json!({"jsonrpc":"2.0","id":"s1","method":"ping"}).to_string()).unwrap();
+        assert_eq!(request.method, "ping");
+        // Garbage is ignored, not fatal.
+        assert!(core.dispatch(&json!([1, 2]).to_string()).is_none());
+        assert!(core.dispatch(&json!({"jsonrpc":"2.0","id":id,"result":7}).to_string()).is_none());
+        assert!(rx.try_recv().unwrap().is_err(), "a non-object result is a protocol violation");
+        let id = core.next_id();
+        let mut rx = core.expect(id.clone());
+        core.dispatch(&json!({"jsonrpc":"2.0","id":id,"result":{"ok":true}}).to_string());
+        assert_eq!(rx.try_recv().unwrap().unwrap().unwrap().get(), r#"{"ok":true}"#);
+    }
+}

@@ -1,0 +1,127 @@
+//! The one error type of the crate: every failure says what happened and where.
+
+use std::fmt;
+use std::time::Duration;
+
+use mcp_types::ErrorObject;
+
+/// A client failure.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The transport failed: the process could not be spawned or died, a connection broke, an
+    /// HTTP request could not be sent.
+    Transport { message: String, source: Option<Box<dyn std::error::Error + Send + Sync>> },
+    /// The server answered with an HTTP status this client cannot act on.
+    HttpStatus { status: u16, body: String },
+    /// No answer within the configured time.
+    Timeout { method: String, after: Duration },
+    /// The server answered the request with a JSON-RPC error (on HTTP, `http_status` is set
+    /// when the error came with a non-2xx status).
+    Rpc { method: String, error: ErrorObject, http_status: Option<u16> },
+    /// The server broke the protocol: malformed JSON-RPC, a result of the wrong shape, an
+    /// unknown `resultType`, a pagination loop.
+    Protocol(String),
+    /// No protocol version both sides speak.
+    VersionMismatch { requested: String, offered: Vec<String> },
+    /// The server does not implement a method this client was asked to call.
+    NotSupported { method: String, detail: String },
+    /// A handler supplied by the application failed, or none was supplied for what the server
+    /// asked for.
+    Handler(String),
+    /// The connection is closed (the client was shut down, or the server went away).
+    Closed,
+}
+
+impl Error {
+    pub(crate) fn transport(message: impl Into<String>) -> Self {
+        Error::Transport { message: message.into(), source: None }
+    }
+
+    pub(crate) fn transport_with(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Error::Transport { message: message.into(), source: Some(Box::new(source)) }
+    }
+
+    pub(crate) fn protocol(message: impl Into<String>) -> Self {
+        Error::Protocol(message.into())
+    }
+
+    /// The JSON-RPC error object, when the server answered with one.
+    pub fn rpc_error(&self) -> Option<&ErrorObject> {
+        match self {
+            Error::Rpc { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The JSON-RPC error code, when the server answered with an error.
+    pub fn code(&self) -> Option<i64> {
+        self.rpc_error().map(|e| e.code)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Transport { message, source: Some(source) } => write!(f, "transport error: {message}: {source}"),
+            Error::Transport { message, source: None } => write!(f, "transport error: {message}"),
+            Error::HttpStatus { status, body } if body.is_empty() => write!(f, "HTTP status {status}"),
+            Error::HttpStatus { status, body } => write!(f, "HTTP status {status}: {body}"),
+            Error::Timeout { method, after } => write!(f, "{method} timed out after {after:?}"),
+            Error::Rpc { method, error, .. } => {
+                write!(f, "{method} failed: {} (code {})", error.message, error.code)?;
+                if let Some(data) = &error.data {
+                    write!(f, ", data: {data}")?;
+                }
+                Ok(())
+            }
+            Error::Protocol(message) => write!(f, "protocol violation by the server: {message}"),
+            Error::VersionMismatch { requested, offered } => write!(
+                f,
+                "no common protocol version: the client asked for {requested}, the server offers [{}]",
+                offered.join(", ")
+            ),
+            Error::NotSupported { method, detail } => write!(f, "the server does not support {method}: {detail}"),
+            Error::Handler(message) => write!(f, "client handler: {message}"),
+            Error::Closed => f.write_str("the connection is closed"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Transport { source: Some(source), .. } => Some(source.as_ref()),
+            Error::Rpc { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// What a handler returns when it cannot answer: the message is shown to the server (legacy
+/// era) or surfaced to the caller (modern era, where there is no channel back).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandlerError(pub String);
+
+impl fmt::Display for HandlerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for HandlerError {}
+
+impl From<String> for HandlerError {
+    fn from(message: String) -> Self {
+        HandlerError(message)
+    }
+}
+
+impl From<&str> for HandlerError {
+    fn from(message: &str) -> Self {
+        HandlerError(message.to_owned())
+    }
+}

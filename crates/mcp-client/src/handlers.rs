@@ -1,0 +1,243 @@
+//! Handlers the application supplies for what a server may ask of the client: elicitation,
+//! sampling and roots. The same handlers answer a 2026-07-28 server's `InputRequiredResult`
+//! and a legacy server's server-to-client JSON-RPC requests; the capabilities the client
+//! declares are derived from which ones are present.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use mcp_types::{
+    Action, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitationCapability, JsonObject, Root, SamplingCapability,
+};
+use serde_json::{Value, json};
+
+use crate::error::HandlerError;
+
+/// The answer to an elicitation. `content` is plain JSON so that any value the schema allows
+/// (numbers with fractions included) can be returned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElicitationResponse {
+    pub action: Action,
+    pub content: Option<JsonObject>,
+}
+
+impl ElicitationResponse {
+    /// The user accepted; for a form, `content` holds the values (schema defaults fill in the
+    /// fields left out).
+    pub fn accept(content: JsonObject) -> Self {
+        ElicitationResponse { action: Action::Accept, content: Some(content) }
+    }
+
+    /// The user accepted a URL-mode elicitation (no content).
+    pub fn accept_url() -> Self {
+        ElicitationResponse { action: Action::Accept, content: None }
+    }
+
+    pub fn decline() -> Self {
+        ElicitationResponse { action: Action::Decline, content: None }
+    }
+
+    pub fn cancel() -> Self {
+        ElicitationResponse { action: Action::Cancel, content: None }
+    }
+
+    pub(crate) fn to_json(&self) -> Value {
+        let mut out = json!({ "action": self.action });
+        if let Some(content) = &self.content {
+            out["content"] = Value::Object(content.clone());
+        }
+        out
+    }
+}
+
+/// Which elicitation modes the application can handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ElicitationModes {
+    pub form: bool,
+    pub url: bool,
+}
+
+impl ElicitationModes {
+    pub const FORM: ElicitationModes = ElicitationModes { form: true, url: false };
+    pub const URL: ElicitationModes = ElicitationModes { form: false, url: true };
+    pub const BOTH: ElicitationModes = ElicitationModes { form: true, url: true };
+}
+
+type ElicitFn =
+    dyn Fn(ElicitRequestParams) -> BoxFuture<'static, Result<ElicitationResponse, HandlerError>> + Send + Sync;
+type SamplingFn =
+    dyn Fn(CreateMessageRequestParams) -> BoxFuture<'static, Result<CreateMessageResult, HandlerError>> + Send + Sync;
+type RootsFn = dyn Fn() -> BoxFuture<'static, Result<Vec<Root>, HandlerError>> + Send + Sync;
+
+/// The set of handlers; empty by default (the client then declares no capabilities).
+#[derive(Clone, Default)]
+pub struct Handlers {
+    pub(crate) elicitation: Option<(ElicitationModes, Arc<ElicitFn>)>,
+    pub(crate) sampling: Option<(SamplingCapability, Arc<SamplingFn>)>,
+    pub(crate) roots: Option<Arc<RootsFn>>,
+}
+
+impl std::fmt::Debug for Handlers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handlers")
+            .field("elicitation", &self.elicitation.as_ref().map(|(modes, _)| modes))
+            .field("sampling", &self.sampling.is_some())
+            .field("roots", &self.roots.is_some())
+            .finish()
+    }
+}
+
+impl Handlers {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Answers `elicitation/create` in the given modes. For a form, fields the answer leaves out
+    /// are filled from the schema's `default`s before the answer is sent.
+    pub fn elicitation<F, Fut>(mut self, modes: ElicitationModes, handler: F) -> Self
+    where
+        F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitationResponse, HandlerError>> + Send + 'static,
+    {
+        self.elicitation = Some((modes, Arc::new(move |params| Box::pin(handler(params)))));
+        self
+    }
+
+    /// Answers `sampling/createMessage`; `capability` says whether tools and context inclusion
+    /// are supported.
+    pub fn sampling<F, Fut>(mut self, capability: SamplingCapability, handler: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, HandlerError>> + Send + 'static,
+    {
+        self.sampling = Some((capability, Arc::new(move |params| Box::pin(handler(params)))));
+        self
+    }
+
+    /// Answers `roots/list`.
+    pub fn roots<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<Root>, HandlerError>> + Send + 'static,
+    {
+        self.roots = Some(Arc::new(move || Box::pin(handler())));
+        self
+    }
+
+    /// The capabilities these handlers let the client declare.
+    pub fn capabilities(&self) -> ClientCapabilities {
+        let mut caps = ClientCapabilities::default();
+        if let Some((modes, _)) = &self.elicitation {
+            let mut cap = ElicitationCapability::default();
+            if modes.form {
+                cap.form = Some(JsonObject::new());
+            }
+            if modes.url {
+                cap.url = Some(JsonObject::new());
+            }
+            caps.elicitation = Some(cap);
+        }
+        if let Some((cap, _)) = &self.sampling {
+            caps.sampling = Some(cap.clone());
+        }
+        if self.roots.is_some() {
+            caps.roots = Some(JsonObject::new());
+        }
+        caps
+    }
+
+    /// Runs the handler for one input request (`method` + `params`), returning the JSON answer.
+    pub(crate) async fn answer(&self, method: &str, params: Value) -> Result<Value, HandlerError> {
+        match method {
+            "elicitation/create" => {
+                let Some((modes, handler)) = &self.elicitation else {
+                    return Err(HandlerError("no elicitation handler is configured".into()));
+                };
+                let schema_defaults = defaults_of(&params);
+                let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
+                if (mode == "url" && !modes.url) || (mode != "url" && !modes.form) {
+                    return Err(HandlerError(format!("elicitation mode {mode:?} is not supported")));
+                }
+                let params: ElicitRequestParams = serde_json::from_value(params)
+                    .map_err(|e| HandlerError(format!("malformed elicitation request: {e}")))?;
+                let is_form = matches!(params, ElicitRequestParams::Form(_));
+                let mut response = handler(params).await?;
+                if is_form && response.action == Action::Accept {
+                    let content = response.content.get_or_insert_with(JsonObject::new);
+                    for (key, value) in schema_defaults {
+                        content.entry(key).or_insert(value);
+                    }
+                }
+                Ok(response.to_json())
+            }
+            "sampling/createMessage" => {
+                let Some((_, handler)) = &self.sampling else {
+                    return Err(HandlerError("no sampling handler is configured".into()));
+                };
+                let params: CreateMessageRequestParams = serde_json::from_value(params)
+                    .map_err(|e| HandlerError(format!("malformed sampling request: {e}")))?;
+                let result = handler(params).await?;
+                serde_json::to_value(result).map_err(|e| HandlerError(e.to_string()))
+            }
+            "roots/list" => {
+                let Some(handler) = &self.roots else {
+                    return Err(HandlerError("no roots handler is configured".into()));
+                };
+                let roots = handler().await?;
+                Ok(json!({ "roots": roots }))
+            }
+            other => Err(HandlerError(format!("no handler for {other:?}"))),
+        }
+    }
+}
+
+/// The `default` of every property of a form elicitation's `requestedSchema`.
+fn defaults_of(params: &Value) -> Vec<(String, Value)> {
+    params
+        .pointer("/requestedSchema/properties")
+        .and_then(Value::as_object)
+        .map(|props| {
+            props.iter().filter_map(|(name, prop)| prop.get("default").map(|d| (name.clone(), d.clone()))).collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn form_answers_get_schema_defaults_and_keep_given_values() {
+        let handlers = Handlers::new().elicitation(ElicitationModes::FORM, |_| async {
+            let mut content = JsonObject::new();
+            content.insert("name".into(), json!("Ann"));
+            Ok(ElicitationResponse::accept(content))
+        });
+        let params = json!({"message":"m","requestedSchema":{"type":"object","properties":{
+            "name":{"type":"string","default":"John Doe"},
+            "score":{"type":"number","default":95.5},
+            "verified":{"type":"boolean","default":true},
+            "nickname":{"type":"string"}}}});
+        let answer = handlers.answer("elicitation/create", params).await.unwrap();
+        assert_eq!(answer, json!({"action":"accept","content":{"name":"Ann","score":95.5,"verified":true}}));
+        let err = handlers
+            .answer("elicitation/create", json!({"mode":"url","message":"m","url":"https://x"}))
+            .await
+            .unwrap_err();
+        assert!(err.0.contains("not supported"), "{err}");
+    }
+
+    #[test]
+    fn capabilities_follow_the_handlers() {
+        assert_eq!(serde_json::to_value(Handlers::new().capabilities()).unwrap(), json!({}));
+        let handlers = Handlers::new()
+            .elicitation(ElicitationModes::BOTH, |_| async { Ok(ElicitationResponse::decline()) })
+            .roots(|| async { Ok(vec![]) });
+        assert_eq!(
+            serde_json::to_value(handlers.capabilities()).unwrap(),
+            json!({"elicitation":{"form":{},"url":{}},"roots":{}})
+        );
+    }
+}

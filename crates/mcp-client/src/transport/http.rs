@@ -1,0 +1,355 @@
+//! Streamable HTTP, both eras. Modern (2026-07-28): every request is a POST whose response (JSON
+//! or an SSE stream scoped to it) carries the answer; closing the stream cancels. Legacy
+//! (2025-03-26 … 2025-11-25): a session id, server-to-client requests on the response stream
+//! (answered with POSTs), and resumption of a broken stream with GET + `Last-Event-ID` after the
+//! server's `retry` delay.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::{Outgoing, PendingGuard, cancelled_message, delivered};
+use crate::core::{Core, Delivery, Reply, as_reply_to};
+use crate::error::Error;
+use crate::sse::SseParser;
+
+/// Largest JSON response body read; more is treated as a broken server.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+/// Largest error body kept for an error message.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+const SESSION_HEADER: &str = "mcp-session-id";
+
+pub(crate) struct HttpInner {
+    pub client: reqwest::Client,
+    pub url: reqwest::Url,
+    pub headers: HeaderMap,
+    session: Mutex<Option<String>>,
+    legacy_version: Mutex<Option<String>>,
+    legacy: AtomicBool,
+    /// Reconnection delay when a legacy server named none.
+    default_retry: Duration,
+    max_reconnects: u32,
+    standalone: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Drop for HttpInner {
+    fn drop(&mut self) {
+        if let Some(task) = self.standalone.get_mut().unwrap().take() {
+            task.abort();
+        }
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct HttpTransport {
+    pub inner: Arc<HttpInner>,
+}
+
+impl HttpTransport {
+    pub fn new(url: reqwest::Url, headers: HeaderMap) -> Self {
+        HttpTransport {
+            inner: Arc::new(HttpInner {
+                client: reqwest::Client::new(),
+                url,
+                headers,
+                session: Mutex::new(None),
+                legacy_version: Mutex::new(None),
+                legacy: AtomicBool::new(false),
+                default_retry: Duration::from_secs(1),
+                max_reconnects: 16,
+                standalone: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// Switches to legacy semantics; `version` is then sent as `MCP-Protocol-Version`.
+    pub fn set_legacy(&self, version: Option<String>) {
+        self.inner.legacy.store(true, Ordering::SeqCst);
+        *self.inner.legacy_version.lock().unwrap() = version;
+    }
+
+    pub fn session(&self) -> Option<String> {
+        self.inner.session.lock().unwrap().clone()
+    }
+
+    fn is_legacy(&self) -> bool {
+        self.inner.legacy.load(Ordering::SeqCst)
+    }
+
+    fn legacy_headers(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        if self.is_legacy() {
+            if let Some(version) = &*self.inner.legacy_version.lock().unwrap() {
+                req = req.header("MCP-Protocol-Version", version);
+            }
+            if let Some(session) = &*self.inner.session.lock().unwrap() {
+                req = req.header("Mcp-Session-Id", session);
+            }
+        }
+        req
+    }
+
+    async fn post(&self, body: &Value, headers: &[(String, String)]) -> Result<reqwest::Response, Error> {
+        let mut req = self
+            .inner
+            .client
+            .post(self.inner.url.clone())
+            .headers(self.inner.headers.clone())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json");
+        req = self.legacy_headers(req);
+        for (name, value) in headers {
+            req = req.header(name, value);
+        }
+        req.body(body.to_string())
+            .send()
+            .await
+            .map_err(|e| Error::transport_with(format!("POST {}", self.inner.url), e))
+    }
+
+    pub async fn notify(&self, message: &Value, headers: &[(String, String)]) -> Result<(), Error> {
+        let response = self.post(message, headers).await?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        Err(Error::HttpStatus { status: status.as_u16(), body: read_capped(response, MAX_ERROR_BODY).await })
+    }
+
+    pub async fn request(&self, core: &Arc<Core>, out: Outgoing) -> Result<Reply, Error> {
+        let rx = core.expect(out.id.clone());
+        // Legacy servers do not read a closed stream as cancellation: tell them.
+        let on_cancel: Option<Box<dyn FnOnce() + Send>> = (self.is_legacy() && out.cancel_on_drop).then(|| {
+            let (this, message) = (self.clone(), cancelled_message(&out.id));
+            Box::new(move || {
+                if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                    handle.spawn(async move {
+                        let _ = this.notify(&message, &[]).await;
+                    });
+                }
+            }) as Box<dyn FnOnce() + Send>
+        });
+        let mut guard = PendingGuard::new(core, out.id.clone(), on_cancel);
+        let response = self.post(&out.message, &out.headers).await?;
+        let result = self.read_response(core, response, &out, rx).await;
+        guard.disarm();
+        result
+    }
+
+    async fn read_response(
+        &self,
+        core: &Arc<Core>,
+        response: reqwest::Response,
+        out: &Outgoing,
+        mut rx: oneshot::Receiver<Delivery>,
+    ) -> Result<Reply, Error> {
+        let status = response.status();
+        if out.method == "initialize" {
+            if let Some(session) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+                *self.inner.session.lock().unwrap() = Some(session.to_owned());
+            }
+        }
+        if !status.is_success() {
+            let body = read_capped(response, MAX_ERROR_BODY).await;
+            if let Some(Ok(Err(error))) = as_reply_to(&body, &out.id) {
+                return Err(Error::Rpc { method: out.method.clone(), error, http_status: Some(status.as_u16()) });
+            }
+            return Err(Error::HttpStatus { status: status.as_u16(), body });
+        }
+        if status == reqwest::StatusCode::ACCEPTED {
+            return Err(Error::protocol(format!("the server accepted {} (202) without answering it", out.method)));
+        }
+        let content_type =
+            response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
+        if content_type.starts_with("text/event-stream") {
+            return self.read_stream(core, response, rx).await;
+        }
+        let body = read_body(response).await?;
+        if let Some(delivery) = as_reply_to(&body, &out.id) {
+            return delivered(Ok(delivery));
+        }
+        self.route(core, &body);
+        match rx.try_recv() {
+            Ok(delivery) => delivered(Ok(delivery)),
+            Err(_) => Err(Error::protocol(format!("the HTTP response to {} is not its JSON-RPC response", out.method))),
+        }
+    }
+
+    /// Routes one message that arrived on a response stream.
+    fn route(&self, core: &Arc<Core>, text: &str) {
+        let Some(request) = core.dispatch(text) else { return };
+        if !self.is_legacy() {
+            tracing::warn!(method = %request.method, "ignoring a JSON-RPC request from a 2026-07-28 server");
+            return;
+        }
+        let (this, core) = (self.clone(), core.clone());
+        tokio::spawn(async move {
+            let answer = core.answer(&request).await;
+            if let Err(e) = this.notify(&answer, &[]).await {
+                tracing::warn!(error = %e, "could not deliver the answer to a server request");
+            }
+        });
+    }
+
+    async fn read_stream(
+        &self,
+        core: &Arc<Core>,
+        response: reqwest::Response,
+        mut rx: oneshot::Receiver<Delivery>,
+    ) -> Result<Reply, Error> {
+        let mut parser = SseParser::default();
+        let mut stream = response.bytes_stream().boxed();
+        let mut reconnects = 0;
+        loop {
+            let mut events = Vec::new();
+            let ended = tokio::select! {
+                biased;
+                delivery = &mut rx => return delivered(delivery),
+                chunk = stream.next() => match chunk {
+                    Some(Ok(chunk)) => {
+                        parser.push(&chunk, &mut events).map_err(Error::Protocol)?;
+                        None
+                    }
+                    Some(Err(e)) => Some(Error::transport_with("the response stream broke", e)),
+                    None => Some(Error::transport("the response stream ended before the response")),
+                },
+            };
+            for event in events {
+                if event.event == "message" && !event.data.trim().is_empty() {
+                    self.route(core, &event.data);
+                }
+            }
+            let Some(error) = ended else { continue };
+            if let Ok(delivery) = rx.try_recv() {
+                return delivered(Ok(delivery));
+            }
+            let resumable = self.is_legacy() && parser.last_event_id.is_some();
+            if !resumable || reconnects == self.inner.max_reconnects {
+                return Err(error);
+            }
+            reconnects += 1;
+            let delay = parser.retry.unwrap_or(self.inner.default_retry);
+            tracing::debug!(?delay, last_event_id = ?parser.last_event_id, "resuming the response stream");
+            tokio::select! {
+                biased;
+                delivery = &mut rx => return delivered(delivery),
+                _ = tokio::time::sleep(delay) => {}
+            }
+            let response = self.get_stream(parser.last_event_id.as_deref()).await?;
+            if !response.status().is_success() {
+                let status = response.status().as_u16();
+                return Err(Error::HttpStatus { status, body: read_capped(response, MAX_ERROR_BODY).await });
+            }
+            stream = response.bytes_stream().boxed();
+            parser = parser.resumed();
+        }
+    }
+
+    async fn get_stream(&self, last_event_id: Option<&str>) -> Result<reqwest::Response, Error> {
+        let mut req = self
+            .inner
+            .client
+            .get(self.inner.url.clone())
+            .headers(self.inner.headers.clone())
+            .header(ACCEPT, "text/event-stream");
+        req = self.legacy_headers(req);
+        if let Some(last) = last_event_id {
+            req = req.header("Last-Event-ID", last);
+        }
+        req.send().await.map_err(|e| Error::transport_with("GET for an event stream", e))
+    }
+
+    /// Opens the legacy standalone GET stream on which a server sends requests and
+    /// notifications not tied to a client request; reopened after the server's `retry` delay
+    /// when the server closes it. A server without one (405) is fine.
+    pub async fn open_standalone_stream(&self, core: &Arc<Core>) {
+        // The first GET is awaited so that the stream exists before the next request: servers
+        // drop messages for a stream that is not open yet.
+        let first = match self.get_stream(None).await {
+            Ok(response) if response.status().is_success() => response,
+            Ok(response) => {
+                tracing::debug!(status = %response.status(), "the server offers no standalone event stream");
+                return;
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "could not open the standalone event stream");
+                return;
+            }
+        };
+        let (weak, core) = (Arc::downgrade(&self.inner), core.clone());
+        let task = tokio::spawn(async move {
+            let mut parser = SseParser::default();
+            let mut response = Some(first);
+            for _ in 0..64 {
+                let response = match response.take() {
+                    Some(response) => response,
+                    None => {
+                        let Some(inner) = weak.upgrade() else { return };
+                        match (HttpTransport { inner }).get_stream(parser.last_event_id.as_deref()).await {
+                            Ok(response) if response.status().is_success() => response,
+                            _ => return,
+                        }
+                    }
+                };
+                let mut stream = response.bytes_stream();
+                while let Some(Ok(chunk)) = stream.next().await {
+                    let mut events = Vec::new();
+                    if parser.push(&chunk, &mut events).is_err() {
+                        return;
+                    }
+                    let Some(inner) = weak.upgrade() else { return };
+                    let this = HttpTransport { inner };
+                    for event in events.iter().filter(|e| e.event == "message" && !e.data.trim().is_empty()) {
+                        this.route(&core, &event.data);
+                    }
+                }
+                let delay = parser.retry.unwrap_or(Duration::from_secs(1));
+                tokio::time::sleep(delay).await;
+                parser = parser.resumed();
+            }
+        });
+        if let Some(old) = self.inner.standalone.lock().unwrap().replace(task) {
+            old.abort();
+        }
+    }
+
+    /// Ends a legacy session (a server may answer 405; that is fine).
+    pub async fn close(&self) {
+        if let Some(task) = self.inner.standalone.lock().unwrap().take() {
+            task.abort();
+        }
+        let Some(session) = self.session() else { return };
+        let req = self.inner.client.delete(self.inner.url.clone()).headers(self.inner.headers.clone());
+        let _ = self.legacy_headers(req).header("Mcp-Session-Id", session).send().await;
+    }
+}
+
+async fn read_body(response: reqwest::Response) -> Result<String, Error> {
+    let mut stream = response.bytes_stream();
+    let mut body = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| Error::transport_with("reading the response body", e))?;
+        if body.len() + chunk.len() > MAX_BODY {
+            return Err(Error::protocol("the response body exceeds the size limit"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    String::from_utf8(body).map_err(|_| Error::protocol("the response body is not UTF-8"))
+}
+
+/// Reads at most `limit` bytes of a body, for error messages; never fails.
+pub(crate) async fn read_capped(response: reqwest::Response, limit: usize) -> String {
+    let mut stream = response.bytes_stream();
+    let mut body = Vec::new();
+    while let Some(Ok(chunk)) = stream.next().await {
+        body.extend_from_slice(&chunk[..chunk.len().min(limit - body.len())]);
+        if body.len() == limit {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}

@@ -1,0 +1,141 @@
+//! Transports: stdio (child process), Streamable HTTP, and the deprecated HTTP+SSE.
+
+#[cfg(feature = "http")]
+pub(crate) mod http;
+#[cfg(feature = "http")]
+pub(crate) mod legacy_sse;
+#[cfg(feature = "stdio")]
+pub(crate) mod stdio;
+
+use std::sync::Arc;
+
+use mcp_types::RequestId;
+use serde_json::Value;
+
+use crate::core::{Core, Delivery, Reply};
+use crate::error::Error;
+
+/// Which transport a client talks over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TransportKind {
+    Stdio,
+    StreamableHttp,
+    /// The 2024-11-05 HTTP+SSE transport (deprecated).
+    HttpSse,
+}
+
+/// One outgoing request.
+pub(crate) struct Outgoing {
+    pub id: RequestId,
+    pub method: String,
+    pub message: Value,
+    /// Extra HTTP headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`, `MCP-Protocol-Version`).
+    pub headers: Vec<(String, String)>,
+    /// Send `notifications/cancelled` when the request is dropped unanswered (not for the
+    /// stdio probe, whose late reply is simply ignored, nor for `initialize`).
+    pub cancel_on_drop: bool,
+}
+
+pub(crate) enum Transport {
+    #[cfg(feature = "stdio")]
+    Stdio(stdio::StdioTransport),
+    #[cfg(feature = "http")]
+    Http(http::HttpTransport),
+    #[cfg(feature = "http")]
+    LegacySse(legacy_sse::LegacySseTransport),
+}
+
+impl Transport {
+    pub fn kind(&self) -> TransportKind {
+        match self {
+            #[cfg(feature = "stdio")]
+            Transport::Stdio(_) => TransportKind::Stdio,
+            #[cfg(feature = "http")]
+            Transport::Http(_) => TransportKind::StreamableHttp,
+            #[cfg(feature = "http")]
+            Transport::LegacySse(_) => TransportKind::HttpSse,
+        }
+    }
+
+    pub async fn request(&self, core: &Arc<Core>, out: Outgoing) -> Result<Reply, Error> {
+        match self {
+            #[cfg(feature = "stdio")]
+            Transport::Stdio(t) => t.request(core, out).await,
+            #[cfg(feature = "http")]
+            Transport::Http(t) => t.request(core, out).await,
+            #[cfg(feature = "http")]
+            Transport::LegacySse(t) => t.request(core, out).await,
+        }
+    }
+
+    pub async fn notify(&self, message: Value, headers: Vec<(String, String)>) -> Result<(), Error> {
+        match self {
+            #[cfg(feature = "stdio")]
+            Transport::Stdio(t) => t.send(&message),
+            #[cfg(feature = "http")]
+            Transport::Http(t) => t.notify(&message, &headers).await,
+            #[cfg(feature = "http")]
+            Transport::LegacySse(t) => t.post(&message).await,
+        }
+    }
+
+    pub async fn close(&self) {
+        match self {
+            #[cfg(feature = "stdio")]
+            Transport::Stdio(t) => t.shutdown().await,
+            #[cfg(feature = "http")]
+            Transport::Http(t) => t.close().await,
+            #[cfg(feature = "http")]
+            Transport::LegacySse(t) => t.close(),
+        }
+    }
+}
+
+/// Forgets a request that was dropped before its response arrived, and runs the transport's
+/// cancellation (if any). Disarmed once the response is in.
+pub(crate) struct PendingGuard {
+    core: Arc<Core>,
+    id: RequestId,
+    on_cancel: Option<Box<dyn FnOnce() + Send>>,
+    armed: bool,
+}
+
+impl PendingGuard {
+    pub fn new(core: &Arc<Core>, id: RequestId, on_cancel: Option<Box<dyn FnOnce() + Send>>) -> Self {
+        PendingGuard { core: core.clone(), id, on_cancel, armed: true }
+    }
+
+    pub fn disarm(&mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            self.core.forget(&self.id);
+            if let Some(cancel) = self.on_cancel.take() {
+                cancel();
+            }
+        }
+    }
+}
+
+/// The `notifications/cancelled` message for `id`.
+pub(crate) fn cancelled_message(id: &RequestId) -> Value {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": id, "reason": "The client no longer needs the result."}
+    })
+}
+
+/// Turns what a waiting request received into its reply.
+pub(crate) fn delivered(delivery: Result<Delivery, tokio::sync::oneshot::error::RecvError>) -> Result<Reply, Error> {
+    match delivery {
+        Ok(Ok(reply)) => Ok(reply),
+        Ok(Err(violation)) => Err(Error::Protocol(violation)),
+        Err(_) => Err(Error::Closed),
+    }
+}

@@ -1,0 +1,281 @@
+//! stdio: the server is a child process; one JSON-RPC message per line in each direction.
+
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+use super::{Outgoing, PendingGuard, cancelled_message, delivered};
+use crate::core::{Core, Reply};
+use crate::error::Error;
+
+/// A line longer than this is treated as a broken server.
+const MAX_LINE: usize = 64 * 1024 * 1024;
+/// Captured stderr keeps this many most recent lines.
+const STDERR_LINES: usize = 1000;
+
+/// What happens to the child's stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StderrMode {
+    /// Passed through to this process's stderr.
+    #[default]
+    Inherit,
+    /// Captured: logged with `tracing` (target `mcp_client::stderr`) and kept for
+    /// [`Client::stderr_lines`](crate::Client::stderr_lines).
+    Capture,
+    /// Discarded.
+    Discard,
+}
+
+/// How to start a stdio server.
+#[derive(Debug, Clone)]
+pub struct StdioCommand {
+    program: OsString,
+    args: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
+    cwd: Option<PathBuf>,
+    stderr: StderrMode,
+    grace: Duration,
+}
+
+impl StdioCommand {
+    pub fn new(program: impl AsRef<OsStr>) -> Self {
+        StdioCommand {
+            program: program.as_ref().to_owned(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+            stderr: StderrMode::Inherit,
+            grace: Duration::from_secs(2),
+        }
+    }
+
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        self.env.push((key.as_ref().to_owned(), value.as_ref().to_owned()));
+        self
+    }
+
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    pub fn stderr(mut self, mode: StderrMode) -> Self {
+        self.stderr = mode;
+        self
+    }
+
+    /// How long shutdown waits after closing stdin (and again after SIGTERM) before it
+    /// escalates. Default 2 s.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+}
+
+struct Running {
+    writer: mpsc::UnboundedSender<String>,
+    child: Arc<tokio::sync::Mutex<Child>>,
+    alive: Arc<AtomicBool>,
+}
+
+pub(crate) struct StdioTransport {
+    command: StdioCommand,
+    running: Mutex<Option<Running>>,
+    stderr_lines: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl StdioTransport {
+    pub async fn spawn(command: StdioCommand, core: &Arc<Core>) -> Result<Self, Error> {
+        let transport =
+            StdioTransport { command, running: Mutex::new(None), stderr_lines: Arc::new(Mutex::new(VecDeque::new())) };
+        let running = transport.start(core)?;
+        *transport.running.lock().unwrap() = Some(running);
+        Ok(transport)
+    }
+
+    fn start(&self, core: &Arc<Core>) -> Result<Running, Error> {
+        let c = &self.command;
+        let mut cmd = Command::new(&c.program);
+        cmd.args(&c.args)
+            .envs(c.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(match c.stderr {
+                StderrMode::Inherit => Stdio::inherit(),
+                StderrMode::Capture => Stdio::piped(),
+                StderrMode::Discard => Stdio::null(),
+            })
+            .kill_on_drop(true);
+        if let Some(dir) = &c.cwd {
+            cmd.current_dir(dir);
+        }
+        let mut child = cmd.spawn().map_err(|e| Error::transport_with(format!("cannot start {:?}", c.program), e))?;
+        let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(Error::transport("the child process has no stdin/stdout pipes"));
+        };
+        if let Some(stderr) = child.stderr.take() {
+            let lines = self.stderr_lines.clone();
+            tokio::spawn(async move {
+                let mut reader = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = reader.next_line().await {
+                    tracing::debug!(target: "mcp_client::stderr", "{line}");
+                    let mut lines = lines.lock().unwrap();
+                    if lines.len() == STDERR_LINES {
+                        lines.pop_front();
+                    }
+                    lines.push_back(line);
+                }
+            });
+        }
+
+        let (writer, mut outbox) = mpsc::unbounded_channel::<String>();
+        tokio::spawn(async move {
+            while let Some(mut line) = outbox.recv().await {
+                line.push('\n');
+                if stdin.write_all(line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
+                    break;
+                }
+            }
+            // Dropping stdin here closes the child's input: the polite shutdown signal.
+        });
+
+        let alive = Arc::new(AtomicBool::new(true));
+        let (core, weak_writer, reader_alive) = (core.clone(), writer.downgrade(), alive.clone());
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stdout);
+            let mut buf = Vec::new();
+            loop {
+                match read_line_capped(&mut reader, &mut buf).await {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(e) => {
+                        tracing::error!(error = %e, "stopped reading the server's stdout");
+                        break;
+                    }
+                }
+                let line = String::from_utf8_lossy(&buf);
+                if line.trim().is_empty() {
+                    continue;
+                }
+                if let Some(request) = core.dispatch(&line) {
+                    let (core, writer) = (core.clone(), weak_writer.clone());
+                    tokio::spawn(async move {
+                        let answer = core.answer(&request).await;
+                        if let Some(writer) = writer.upgrade() {
+                            let _ = writer.send(answer.to_string());
+                        }
+                    });
+                }
+            }
+            core.close_all();
+            reader_alive.store(false, Ordering::SeqCst);
+        });
+        Ok(Running { writer, child: Arc::new(tokio::sync::Mutex::new(child)), alive })
+    }
+
+    fn writer(&self) -> Result<mpsc::UnboundedSender<String>, Error> {
+        match &*self.running.lock().unwrap() {
+            Some(running) if running.alive.load(Ordering::SeqCst) => Ok(running.writer.clone()),
+            _ => Err(Error::Closed),
+        }
+    }
+
+    pub fn is_alive(&self) -> bool {
+        self.writer().is_ok()
+    }
+
+    pub fn send(&self, message: &Value) -> Result<(), Error> {
+        self.writer()?.send(message.to_string()).map_err(|_| Error::Closed)
+    }
+
+    pub async fn request(&self, core: &Arc<Core>, out: Outgoing) -> Result<Reply, Error> {
+        let writer = self.writer()?;
+        let rx = core.expect(out.id.clone());
+        let on_cancel: Option<Box<dyn FnOnce() + Send>> = out.cancel_on_drop.then(|| {
+            let (writer, message) = (writer.clone(), cancelled_message(&out.id).to_string());
+            Box::new(move || {
+                let _ = writer.send(message);
+            }) as Box<dyn FnOnce() + Send>
+        });
+        let mut guard = PendingGuard::new(core, out.id, on_cancel);
+        writer.send(out.message.to_string()).map_err(|_| Error::Closed)?;
+        let reply = delivered(rx.await);
+        guard.disarm();
+        reply
+    }
+
+    /// Starts a fresh process (the old one, if any, is shut down first).
+    pub async fn restart(&self, core: &Arc<Core>) -> Result<(), Error> {
+        self.shutdown().await;
+        let running = self.start(core)?;
+        *self.running.lock().unwrap() = Some(running);
+        Ok(())
+    }
+
+    /// Closes the child's stdin, waits the grace period, then SIGTERM, then SIGKILL.
+    pub async fn shutdown(&self) {
+        let Some(Running { writer, child, .. }) = self.running.lock().unwrap().take() else { return };
+        drop(writer);
+        let grace = self.command.grace;
+        let mut child = child.lock().await;
+        if tokio::time::timeout(grace, child.wait()).await.is_ok() {
+            return;
+        }
+        #[cfg(unix)]
+        if let Some(pid) = child.id().and_then(|pid| i32::try_from(pid).ok()) {
+            // SAFETY: kill(2) with a pid we own and a valid signal number has no memory effects.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+            if tokio::time::timeout(grace, child.wait()).await.is_ok() {
+                return;
+            }
+        }
+        let _ = child.kill().await;
+    }
+
+    pub fn stderr_lines(&self) -> Vec<String> {
+        self.stderr_lines.lock().unwrap().iter().cloned().collect()
+    }
+}
+
+/// Reads one line (without its `\n`) into `buf`; `false` at end of input.
+async fn read_line_capped<R: AsyncBufRead + Unpin>(reader: &mut R, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+    buf.clear();
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(!buf.is_empty());
+        }
+        if let Some(i) = available.iter().position(|b| *b == b'\n') {
+            buf.extend_from_slice(&available[..i]);
+            reader.consume(i + 1);
+            return Ok(true);
+        }
+        let n = available.len();
+        buf.extend_from_slice(available);
+        reader.consume(n);
+        if buf.len() > MAX_LINE {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "a line from the server is too long"));
+        }
+    }
+}
