@@ -186,8 +186,9 @@ impl StdioTransport {
                     });
                 }
             }
-            core.close_all();
+            // Dead before anyone is told, so that a waiter seeing `Closed` also sees it dead.
             reader_alive.store(false, Ordering::SeqCst);
+            core.close_all();
         });
         Ok(Running { writer, child: Arc::new(tokio::sync::Mutex::new(child)), alive })
     }

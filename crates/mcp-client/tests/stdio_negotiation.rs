@@ -1,0 +1,208 @@
+//! Era negotiation and legacy server requests over stdio, against the scripted Python server in
+//! `tests/support/stdio_server.py`.
+#![cfg(feature = "stdio")]
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use mcp_client::types::{JsonObject, Root};
+use mcp_client::{Client, ElicitationModes, ElicitationResponse, Era, Error, Handlers, StderrMode, StdioCommand};
+use serde_json::{Value, json};
+
+fn log_path(name: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "mcp-client-stdio-{}-{}-{name}.log",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+fn command(mode: &str, log: &PathBuf) -> StdioCommand {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/stdio_server.py");
+    StdioCommand::new("python3")
+        .arg(script)
+        .arg(mode)
+        .arg(log)
+        .stderr(StderrMode::Capture)
+        .shutdown_grace(Duration::from_millis(500))
+}
+
+/// The messages the server received, parsed.
+fn received(log: &PathBuf) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn methods(log: &PathBuf) -> Vec<String> {
+    received(log).iter().filter_map(|m| m["method"].as_str().map(str::to_owned)).collect()
+}
+
+/// A probe timeout generous enough for Python to start on a busy machine.
+fn builder() -> mcp_client::ClientBuilder {
+    Client::builder("stdio-test", "1.0").probe_timeout(Duration::from_secs(10))
+}
+
+/// A short probe timeout, for the servers that never answer the probe in time.
+fn impatient() -> mcp_client::ClientBuilder {
+    Client::builder("stdio-test", "1.0").probe_timeout(Duration::from_millis(400))
+}
+
+#[tokio::test]
+async fn discover_result_means_modern_with_meta_on_every_request() {
+    let log = log_path("modern");
+    let client = builder().connect_stdio(command("modern", &log)).await.unwrap();
+    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(client.protocol_version(), "2026-07-28");
+    assert_eq!(client.server_info().unwrap().name, "scripted-modern");
+    assert!(client.server_capabilities().tools.is_some());
+    let tools = client.all_tools().await.unwrap();
+    assert_eq!(tools.len(), 2);
+    client.close().await;
+    let sent = received(&log);
+    assert!(!methods(&log).contains(&"initialize".to_owned()));
+    for request in sent.iter().filter(|m| m.get("id").is_some()) {
+        let meta = &request["params"]["_meta"];
+        assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28", "{request}");
+        assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object(), "{request}");
+        assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "stdio-test", "{request}");
+    }
+}
+
+#[tokio::test]
+async fn unsupported_version_error_is_modern_and_retried_not_a_fallback() {
+    let log = log_path("modern-32022");
+    let client = builder().connect_stdio(command("modern-32022", &log)).await.unwrap();
+    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(methods(&log), vec!["server/discover", "server/discover"]);
+    let ids: Vec<Value> = received(&log).iter().map(|m| m["id"].clone()).collect();
+    assert_ne!(ids[0], ids[1], "the retry needs a new id");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_non_modern_error_to_the_probe_means_legacy() {
+    let log = log_path("legacy-error");
+    let client = builder().connect_stdio(command("legacy-error", &log)).await.unwrap();
+    assert_eq!(client.era(), Era::Legacy);
+    assert_eq!(client.protocol_version(), "2025-11-25");
+    let tools = client.all_tools().await.unwrap();
+    assert_eq!(tools[0].name, "echo");
+    assert_eq!(methods(&log), vec!["server/discover", "initialize", "notifications/initialized", "tools/list"]);
+    // Legacy requests carry no modern _meta.
+    let list = received(&log).into_iter().find(|m| m["method"] == "tools/list").unwrap();
+    assert!(list["params"].get("_meta").is_none(), "{list}");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn probe_timeout_means_legacy() {
+    let log = log_path("legacy-silent");
+    let started = std::time::Instant::now();
+    let client = impatient().connect_stdio(command("legacy-silent", &log)).await.unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(400));
+    assert_eq!(client.era(), Era::Legacy);
+    assert_eq!(client.server_info().unwrap().name, "scripted-legacy");
+    // The probe was not cancelled: its late reply would simply be ignored.
+    assert!(!methods(&log).contains(&"notifications/cancelled".to_owned()));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_late_probe_reply_is_ignored() {
+    let log = log_path("legacy-late");
+    let client = impatient().connect_stdio(command("legacy-late", &log)).await.unwrap();
+    assert_eq!(client.era(), Era::Legacy);
+    // Let the late DiscoverResult arrive; it must change nothing.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(client.era(), Era::Legacy);
+    assert_eq!(client.server_info().unwrap().name, "scripted-legacy");
+    let result = client.call_tool("echo", Some(obj(json!({"text": "still fine"})))).await.unwrap();
+    assert_eq!(serde_json::to_value(&result.content).unwrap()[0]["text"], "still fine");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_server_that_exits_on_the_probe_is_restarted_for_initialize() {
+    let log = log_path("legacy-exit");
+    let client = builder().connect_stdio(command("legacy-exit", &log)).await.unwrap();
+    assert_eq!(client.era(), Era::Legacy);
+    assert_eq!(client.all_tools().await.unwrap().len(), 2);
+    // One log, two processes: the first saw only the probe, the second the handshake.
+    assert_eq!(methods(&log), vec!["server/discover", "initialize", "notifications/initialized", "tools/list"]);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn capabilities_nested_in_server_info_are_understood() {
+    let log = log_path("legacy-nested");
+    let client = builder().connect_stdio(command("legacy-nested", &log)).await.unwrap();
+    let tools = client.server_capabilities().tools.expect("tools capability from serverInfo.capabilities");
+    assert_eq!(tools.list_changed, Some(true));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn legacy_server_requests_are_answered_by_the_handlers() {
+    let log = log_path("legacy-asks");
+    let handlers = Handlers::new()
+        .elicitation(ElicitationModes::FORM, |_| async { Ok(ElicitationResponse::accept(JsonObject::new())) })
+        .roots(|| async {
+            let mut root = Root::default();
+            root.uri = "file:///work".into();
+            Ok(vec![root])
+        });
+    let client = builder().handlers(handlers).connect_stdio(command("legacy-asks", &log)).await.unwrap();
+    let init = received(&log).into_iter().find(|m| m["method"] == "initialize").unwrap();
+    assert_eq!(init["params"]["capabilities"], json!({"elicitation": {"form": {}}, "roots": {"listChanged": false}}));
+    let result = client.call_tool("echo", None).await.unwrap();
+    let text = serde_json::to_value(&result.content).unwrap()[0]["text"].as_str().unwrap().to_owned();
+    let answers: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(answers["elicited"], json!({"action": "accept", "content": {"name": "Ann"}}));
+    assert_eq!(answers["roots"], json!({"roots": [{"uri": "file:///work"}]}));
+    assert_eq!(answers["ping"], json!({}));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn dropping_a_call_sends_notifications_cancelled() {
+    let log = log_path("modern-cancel");
+    let client = builder().connect_stdio(command("modern", &log)).await.unwrap();
+    let call = client.call_tool("slow", None);
+    assert!(tokio::time::timeout(Duration::from_millis(300), call).await.is_err());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let sent = received(&log);
+    let slow = sent.iter().find(|m| m["params"]["name"] == "slow").unwrap();
+    let cancel = sent.iter().find(|m| m["method"] == "notifications/cancelled").expect("a cancellation");
+    assert_eq!(cancel["params"]["requestId"], slow["id"]);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_request_timeout_is_a_typed_error_and_the_connection_survives() {
+    let log = log_path("modern-timeout");
+    let client = builder().request_timeout(Duration::from_millis(300)).connect_stdio(command("modern", &log)).await.unwrap();
+    let err = client.call_tool("slow", None).await.unwrap_err();
+    assert!(matches!(err, Error::Timeout { ref method, .. } if method == "tools/call"), "{err}");
+    assert_eq!(client.all_tools().await.unwrap().len(), 2);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_missing_program_is_a_transport_error() {
+    let err = builder().connect_stdio(StdioCommand::new("/nonexistent/mcp-server")).await.unwrap_err();
+    assert!(matches!(err, Error::Transport { .. }), "{err}");
+}
+
+fn obj(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        _ => unreachable!(),
+    }
+}
