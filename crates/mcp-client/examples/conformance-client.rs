@@ -15,7 +15,7 @@ async fn main() -> ExitCode {
         eprintln!("usage: conformance-client <server-url>");
         return ExitCode::from(2);
     };
-    let url = std::env::args().last().unwrap_or(url);
+    let url = std::env::args().next_back().unwrap_or(url);
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_else(|_| "2026-07-28".into());
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")

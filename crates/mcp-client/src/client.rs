@@ -485,10 +485,10 @@ impl Client {
     /// A cacheable request: served from the cache while fresh (modern era only: legacy results
     /// carry no `ttlMs`).
     async fn cached_request(&self, call: &Call, key: String) -> Result<Box<RawValue>, Error> {
-        if let Some(entry) = self.inner.cache.lock().unwrap().get(&key) {
-            if entry.expires > Instant::now() {
-                return Ok(entry.result.clone());
-            }
+        if let Some(entry) = self.inner.cache.lock().unwrap().get(&key)
+            && entry.expires > Instant::now()
+        {
+            return Ok(entry.result.clone());
         }
         let result = self.request(call).await?;
         if let Some(ttl) = ttl_of(&result) {
@@ -609,11 +609,11 @@ impl Client {
                         .ok_or_else(|| Error::VersionMismatch { requested: version.clone(), offered: Vec::new() })?,
                 };
                 #[cfg(feature = "stdio")]
-                if let Transport::Stdio(stdio) = &*self.transport() {
-                    if !stdio.is_alive() {
-                        tracing::debug!("the server exited after the probe; restarting it for initialize");
-                        stdio.restart(&self.inner.core).await?;
-                    }
+                if let Transport::Stdio(stdio) = &*self.transport()
+                    && !stdio.is_alive()
+                {
+                    tracing::debug!("the server exited after the probe; restarting it for initialize");
+                    stdio.restart(&self.inner.core).await?;
                 }
                 match self.initialize(&legacy_version).await {
                     #[cfg(feature = "http")]
@@ -802,10 +802,10 @@ impl Client {
                 detail: "the server speaks a legacy protocol version".into(),
             });
         }
-        if let Some((expires, result)) = &*self.inner.discover_cache.lock().unwrap() {
-            if *expires > Instant::now() {
-                return Ok(result.clone());
-            }
+        if let Some((expires, result)) = &*self.inner.discover_cache.lock().unwrap()
+            && *expires > Instant::now()
+        {
+            return Ok(result.clone());
         }
         let result = self.request(&Call::new(self, "server/discover", JsonObject::new())).await?;
         let discovered: DiscoverResult = decode("server/discover", &result, true)?;
@@ -968,10 +968,10 @@ impl Client {
 
     pub async fn read_resource_with(&self, uri: &str, options: CallOptions) -> Result<ReadResourceResult, Error> {
         let key = cache_key("resources/read", Some(uri));
-        if let Some(entry) = self.inner.cache.lock().unwrap().get(&key) {
-            if entry.expires > Instant::now() {
-                return decode("resources/read", &entry.result, true);
-            }
+        if let Some(entry) = self.inner.cache.lock().unwrap().get(&key)
+            && entry.expires > Instant::now()
+        {
+            return decode("resources/read", &entry.result, true);
         }
         let mut call = Call::new(self, "resources/read", JsonObject::new()).with_options(options);
         call.name = Some(uri.to_owned());
@@ -1135,6 +1135,7 @@ pub struct Subscription {
     notifications: BoxStream<'static, String>,
     listen: Option<futures::future::BoxFuture<'static, Result<(), Error>>>,
     ended: Option<Result<(), Error>>,
+    drained: bool,
 }
 
 impl Subscription {
@@ -1143,7 +1144,7 @@ impl Subscription {
         notifications: BoxStream<'static, String>,
         listen: Option<futures::future::BoxFuture<'static, Result<(), Error>>>,
     ) -> Self {
-        Subscription { client, notifications, listen, ended: None }
+        Subscription { client, notifications, listen, ended: None, drained: false }
     }
 }
 
@@ -1156,47 +1157,54 @@ impl Stream for Subscription {
     ) -> std::task::Poll<Option<Self::Item>> {
         use std::task::Poll;
         let this = &mut *self;
-        if let Some(listen) = &mut this.listen {
-            if let Poll::Ready(outcome) = listen.as_mut().poll(cx) {
-                this.listen = None;
-                this.ended = Some(outcome);
-            }
+        if let Some(listen) = &mut this.listen
+            && let Poll::Ready(outcome) = listen.as_mut().poll(cx)
+        {
+            this.listen = None;
+            this.ended = Some(outcome);
         }
-        match this.notifications.poll_next_unpin(cx) {
-            Poll::Ready(Some(text)) => {
-                let notification = serde_json::from_str::<ServerNotification>(&text)
-                    .map_err(|e| Error::protocol(format!("malformed notification: {e}")));
-                if let Ok(n) = &notification {
-                    match n {
-                        ServerNotification::ToolListChanged(_) => this.client.invalidate("tools/list"),
-                        ServerNotification::PromptListChanged(_) => this.client.invalidate("prompts/list"),
-                        ServerNotification::ResourceListChanged(_) => this.client.invalidate("resources/"),
-                        ServerNotification::ResourceUpdated(_) => this.client.invalidate("resources/read"),
-                        _ => {}
-                    }
-                    if let ServerNotification::Cancelled(_) = n {
+        if !this.drained {
+            match this.notifications.poll_next_unpin(cx) {
+                Poll::Ready(Some(text)) => {
+                    let notification = this.decode(&text);
+                    if let Ok(ServerNotification::Cancelled(_)) = notification {
                         // The server ended the subscription (stdio).
+                        this.drained = true;
+                        this.listen = None;
+                        this.ended = None;
                         return Poll::Ready(None);
                     }
+                    return Poll::Ready(Some(notification));
                 }
-                Poll::Ready(Some(notification))
-            }
-            Poll::Ready(None) => match this.ended.take() {
-                Some(Err(e)) => Poll::Ready(Some(Err(e))),
-                _ => Poll::Ready(None),
-            },
-            Poll::Pending => {
-                if let Some(Err(_)) = &this.ended {
-                    let Some(Err(e)) = this.ended.take() else { unreachable!() };
-                    return Poll::Ready(Some(Err(e)));
-                }
-                if this.ended.is_some() && this.listen.is_none() {
-                    // Graceful end: the listen request was answered; nothing more will come.
-                    return Poll::Ready(None);
-                }
-                Poll::Pending
+                Poll::Ready(None) => this.drained = true,
+                Poll::Pending => {}
             }
         }
+        if this.drained || (this.listen.is_none() && this.ended.is_some()) {
+            this.drained = true;
+            // The listen request is over: an error is reported once, then the stream ends.
+            return match this.ended.take() {
+                Some(Err(e)) => Poll::Ready(Some(Err(e))),
+                _ if this.listen.is_some() => Poll::Pending,
+                _ => Poll::Ready(None),
+            };
+        }
+        Poll::Pending
+    }
+}
+
+impl Subscription {
+    fn decode(&self, text: &str) -> Result<ServerNotification, Error> {
+        let notification = serde_json::from_str::<ServerNotification>(text)
+            .map_err(|e| Error::protocol(format!("malformed notification: {e}")))?;
+        match &notification {
+            ServerNotification::ToolListChanged(_) => self.client.invalidate("tools/list"),
+            ServerNotification::PromptListChanged(_) => self.client.invalidate("prompts/list"),
+            ServerNotification::ResourceListChanged(_) => self.client.invalidate("resources/"),
+            ServerNotification::ResourceUpdated(_) => self.client.invalidate("resources/read"),
+            _ => {}
+        }
+        Ok(notification)
     }
 }
 
@@ -1327,7 +1335,7 @@ fn ttl_of(result: &RawValue) -> Option<Duration> {
 /// what they need (`0` and `private`, the cautious choices).
 fn normalize_cacheable(value: &mut Value) {
     let Some(map) = value.as_object_mut() else { return };
-    if !map.get("ttlMs").is_some_and(|t| t.as_u64().is_some()) {
+    if map.get("ttlMs").is_none_or(|t| t.as_u64().is_none()) {
         map.insert("ttlMs".into(), json!(0));
     }
     if !map.get("cacheScope").and_then(Value::as_str).is_some_and(|s| s == "public" || s == "private") {

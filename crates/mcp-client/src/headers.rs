@@ -102,16 +102,16 @@ fn walk(
                 if DATA_KEYWORDS.contains(&key.as_str()) || key == "x-mcp-header" {
                     continue;
                 }
-                if key == "properties" {
-                    if let Value::Object(props) = child {
-                        for (prop, sub) in props {
-                            path.push(prop.clone());
-                            let result = walk(sub, reachable, path, found);
-                            path.pop();
-                            result?;
-                        }
-                        continue;
+                if key == "properties"
+                    && let Value::Object(props) = child
+                {
+                    for (prop, sub) in props {
+                        path.push(prop.clone());
+                        let result = walk(sub, reachable, path, found);
+                        path.pop();
+                        result?;
                     }
+                    continue;
                 }
                 walk(child, false, path, found)?;
             }

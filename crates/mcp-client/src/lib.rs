@@ -38,11 +38,15 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(not(any(feature = "stdio", feature = "http")))]
+compile_error!("mcp-client needs a transport: enable the `stdio` or the `http` feature (or both)");
+
 mod client;
 mod core;
 mod error;
 mod handlers;
 pub mod headers;
+#[cfg(feature = "http")]
 mod sse;
 mod transport;
 

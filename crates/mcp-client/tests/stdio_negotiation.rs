@@ -33,11 +33,7 @@ fn command(mode: &str, log: &PathBuf) -> StdioCommand {
 
 /// The messages the server received, parsed.
 fn received(log: &PathBuf) -> Vec<Value> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+    std::fs::read_to_string(log).unwrap_or_default().lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
 }
 
 fn methods(log: &PathBuf) -> Vec<String> {
@@ -153,11 +149,7 @@ async fn legacy_server_requests_are_answered_by_the_handlers() {
     let log = log_path("legacy-asks");
     let handlers = Handlers::new()
         .elicitation(ElicitationModes::FORM, |_| async { Ok(ElicitationResponse::accept(JsonObject::new())) })
-        .roots(|| async {
-            let mut root = Root::default();
-            root.uri = "file:///work".into();
-            Ok(vec![root])
-        });
+        .roots(|| async { Ok(vec![Root { uri: "file:///work".into(), ..Default::default() }]) });
     let client = builder().handlers(handlers).connect_stdio(command("legacy-asks", &log)).await.unwrap();
     let init = received(&log).into_iter().find(|m| m["method"] == "initialize").unwrap();
     assert_eq!(init["params"]["capabilities"], json!({"elicitation": {"form": {}}, "roots": {"listChanged": false}}));
@@ -187,7 +179,8 @@ async fn dropping_a_call_sends_notifications_cancelled() {
 #[tokio::test]
 async fn a_request_timeout_is_a_typed_error_and_the_connection_survives() {
     let log = log_path("modern-timeout");
-    let client = builder().request_timeout(Duration::from_millis(300)).connect_stdio(command("modern", &log)).await.unwrap();
+    let client =
+        builder().request_timeout(Duration::from_millis(300)).connect_stdio(command("modern", &log)).await.unwrap();
     let err = client.call_tool("slow", None).await.unwrap_err();
     assert!(matches!(err, Error::Timeout { ref method, .. } if method == "tools/call"), "{err}");
     assert_eq!(client.all_tools().await.unwrap().len(), 2);

@@ -148,10 +148,10 @@ impl HttpTransport {
         mut rx: oneshot::Receiver<Delivery>,
     ) -> Result<Reply, Error> {
         let status = response.status();
-        if out.method == "initialize" {
-            if let Some(session) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
-                *self.inner.session.lock().unwrap() = Some(session.to_owned());
-            }
+        if out.method == "initialize"
+            && let Some(session) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok())
+        {
+            *self.inner.session.lock().unwrap() = Some(session.to_owned());
         }
         if !status.is_success() {
             let body = read_capped(response, MAX_ERROR_BODY).await;

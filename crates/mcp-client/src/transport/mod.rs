@@ -26,6 +26,7 @@ pub enum TransportKind {
 }
 
 /// One outgoing request.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) struct Outgoing {
     pub id: RequestId,
     pub method: String,
@@ -69,6 +70,7 @@ impl Transport {
         }
     }
 
+    #[cfg_attr(not(feature = "http"), allow(unused_variables))]
     pub async fn notify(&self, message: Value, headers: Vec<(String, String)>) -> Result<(), Error> {
         match self {
             #[cfg(feature = "stdio")]
