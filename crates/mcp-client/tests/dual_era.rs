@@ -1,0 +1,94 @@
+//! Both eras against one dual-era server built with `mcp-server` (Streamable HTTP on 127.0.0.1):
+//! the same client code, negotiated modern or pinned legacy, gets the same answers; the server's
+//! questions arrive as an `InputRequiredResult` on the modern wire and as an `elicitation/create`
+//! request on a legacy session, and the same handler answers both.
+#![cfg(feature = "http")]
+
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use mcp_client::types::{
+    ElicitRequestFormParams, ElicitRequestFormParamsRequestedSchema, ElicitRequestParams, JsonObject,
+    PrimitiveSchemaDefinition, ServerNotification, StringSchema, SubscriptionFilter, Tool,
+};
+use mcp_client::{Client, ElicitationModes, ElicitationResponse, Era, EraPreference, Handlers};
+use mcp_server::{Context, Server, ToolRoute};
+use serde_json::{Value, json};
+
+fn server() -> Server {
+    let echo = Tool::new(
+        mcp_client::types::ObjectSchema::from_value(
+            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+        )
+        .unwrap(),
+        "echo",
+    );
+    let greet = Tool::new(mcp_client::types::ObjectSchema::default(), "greet");
+    Server::builder("dual", "3.0")
+        .tool(ToolRoute::raw(echo, |_: Context, args: JsonObject| async move {
+            Ok::<_, mcp_server::Error>(args.get("text").and_then(Value::as_str).unwrap_or("").to_owned())
+        }))
+        .tool(ToolRoute::raw(greet, |ctx: Context, _: JsonObject| async move {
+            let mut properties = std::collections::BTreeMap::new();
+            let name = StringSchema { default: Some("World".into()), ..Default::default() };
+            properties.insert("name".to_owned(), PrimitiveSchemaDefinition::StringSchema(name));
+            let schema = ElicitRequestFormParamsRequestedSchema::new(properties);
+            let answer =
+                ctx.elicit("name", ElicitRequestParams::Form(ElicitRequestFormParams::new("Name?", schema))).await?;
+            let content = serde_json::to_value(&answer.content).unwrap_or_default();
+            Ok::<_, mcp_server::Error>(format!("Hello, {}!", content["name"].as_str().unwrap_or("?")))
+        }))
+        .build()
+        .unwrap()
+}
+
+async fn start() -> (String, Server) {
+    let server = server();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let serving = server.clone();
+    tokio::spawn(async move { mcp_server::http::serve(listener, serving, Default::default()).await });
+    (url, server)
+}
+
+fn client(era: EraPreference) -> mcp_client::ClientBuilder {
+    // Accept with nothing filled in: the schema default ("World") is applied by the client.
+    let handlers = Handlers::new()
+        .elicitation(ElicitationModes::FORM, |_| async { Ok(ElicitationResponse::accept(JsonObject::new())) });
+    Client::builder("dual-test", "1.0").era(era).handlers(handlers).request_timeout(Duration::from_secs(20))
+}
+
+fn text(result: &mcp_client::types::CallToolResult) -> String {
+    serde_json::to_value(&result.content).unwrap()[0]["text"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn auto_negotiates_modern_and_pinned_legacy_gets_the_same_answers() {
+    let (url, _server) = start().await;
+    for (preference, era) in [(EraPreference::Auto, Era::Modern), (EraPreference::Legacy, Era::Legacy)] {
+        let client = client(preference).connect_http(&url).await.unwrap();
+        assert_eq!(client.era(), era);
+        assert_eq!(client.server_info().unwrap().name, "dual");
+        assert!(client.server_capabilities().tools.is_some());
+        let names: Vec<String> = client.all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+        assert_eq!(names, vec!["echo", "greet"], "{era:?}");
+        let args = json!({"text": "hi"}).as_object().cloned();
+        assert_eq!(text(&client.call_tool("echo", args).await.unwrap()), "hi", "{era:?}");
+        assert_eq!(text(&client.call_tool("greet", None).await.unwrap()), "Hello, World!", "{era:?}");
+        client.health().await.unwrap();
+        client.close().await;
+    }
+}
+
+#[tokio::test]
+async fn modern_subscription_sees_list_changes() {
+    let (url, server) = start().await;
+    let client = client(EraPreference::Auto).connect_http(&url).await.unwrap();
+    let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let mut subscription = client.listen(filter).await.unwrap();
+    let ack = subscription.next().await.unwrap().unwrap();
+    assert!(matches!(ack, ServerNotification::SubscriptionsAcknowledged(_)), "{ack:?}");
+    server.notify_tools_list_changed();
+    let changed = tokio::time::timeout(Duration::from_secs(5), subscription.next()).await.unwrap().unwrap().unwrap();
+    assert!(matches!(changed, ServerNotification::ToolListChanged(_)), "{changed:?}");
+}
