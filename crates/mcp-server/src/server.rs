@@ -419,8 +419,10 @@ impl Server {
         let has_modern_meta = params.as_ref().and_then(|p| p.get("_meta")).is_some_and(|m| m.get(PROTOCOL_VERSION).is_some());
         let header = mirrors.and_then(|m| m.protocol_version.as_deref());
         let legacy = match header {
-            Some(version) => LEGACY_VERSIONS.contains(&version),
-            None => !has_modern_meta && (method == "initialize" || session.legacy().version.is_some()),
+            // A body with modern `_meta` is modern whatever the header says (a mismatch is -32020).
+            Some(version) => LEGACY_VERSIONS.contains(&version) && !has_modern_meta,
+            // A legacy client may `ping` before `initialize`; a modern request always has `_meta`.
+            None => !has_modern_meta && (matches!(method, "initialize" | "ping") || session.legacy().version.is_some()),
         };
         if legacy {
             return self.legacy(session, id, method, params);
