@@ -63,9 +63,14 @@ if __name__ == "__main__":
         mcp.run()
 PYEOF
 
-# --- the client -------------------------------------------------------------------------------
-(cd "$ROOT" && cargo build --release --quiet -p mcp-client --example connect)
-CONNECT="$ROOT/target/release/examples/connect"
+# --- the client (dev profile by default: `cargo test` has usually built it already) -------------
+PROFILE="${INTEROP_PROFILE:-debug}"
+if [ "$PROFILE" = release ]; then
+  (cd "$ROOT" && cargo build --release --quiet -p mcp-client --example connect)
+else
+  (cd "$ROOT" && cargo build --quiet -p mcp-client --example connect)
+fi
+CONNECT="$ROOT/target/$PROFILE/examples/connect"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 wait_port() {

@@ -454,7 +454,11 @@ impl Client {
     /// [`send`](Self::send), retrying once with a version the server offers when a modern
     /// server answers `-32022`.
     async fn request(&self, call: &Call) -> Result<Box<RawValue>, Error> {
-        let first = self.send(call, self.inner.core.next_id()).await;
+        let mut first = self.send(call, self.inner.core.next_id()).await;
+        if matches!(first, Err(Error::Closed)) && call.era_override.is_none() && self.revive().await? {
+            // The request was lost with the process; it is retried once on the new one.
+            first = self.send(call, self.inner.core.next_id()).await;
+        }
         let Err(Error::Rpc { error, .. }) = &first else { return first };
         if error.code != error_codes::UNSUPPORTED_PROTOCOL_VERSION
             || call.era_override.is_some()
@@ -472,6 +476,24 @@ impl Client {
             None => return Err(Error::VersionMismatch { requested: self.protocol_version(), offered }),
         }
         self.send(call, self.inner.core.next_id()).await
+    }
+
+    /// Restarts a stdio server that exited unexpectedly (and repeats the handshake on the
+    /// legacy era). `false` when there is nothing to restart.
+    async fn revive(&self) -> Result<bool, Error> {
+        #[cfg(feature = "stdio")]
+        if let Transport::Stdio(stdio) = &*self.transport()
+            && !stdio.is_alive()
+        {
+            tracing::warn!("the stdio server exited; restarting it");
+            stdio.restart(&self.inner.core).await?;
+            if self.era() == Era::Legacy {
+                let version = self.protocol_version();
+                self.initialize(&version).await?;
+            }
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     fn pick_modern(&self, offered: &[String]) -> Option<String> {
@@ -913,10 +935,23 @@ impl Client {
             }
         }
         call.params.insert("name".into(), json!(name));
-        if let Some(arguments) = arguments {
-            call.params.insert("arguments".into(), Value::Object(arguments));
+        if let Some(arguments) = &arguments {
+            call.params.insert("arguments".into(), Value::Object(arguments.clone()));
         }
-        let result = self.request_with_input(call).await?;
+        let result = match self.request_with_input(call.clone()).await {
+            Err(Error::Rpc { error, .. })
+                if error.code == error_codes::HEADER_MISMATCH && !call.param_headers.is_empty() =>
+            {
+                // The tool's annotations may have changed: list again, then retry once.
+                self.invalidate("tools/list");
+                self.all_tools().await?;
+                if let Some(params) = self.inner.tool_headers.lock().unwrap().get(name) {
+                    call.param_headers = param_headers(params, arguments.as_ref());
+                }
+                self.request_with_input(call).await?
+            }
+            other => other?,
+        };
         decode("tools/call", &result, false)
     }
 

@@ -482,3 +482,30 @@ async fn hostile_responses_are_typed_errors_not_panics() {
         assert!(err.to_string().contains(check), "{name}: {err}");
     }
 }
+
+#[tokio::test]
+async fn a_header_mismatch_relists_the_tools_and_retries_with_the_new_annotations() {
+    let (url, seen) = serve(modern(|request| {
+        let lists_before = request.body["id"].as_i64().unwrap_or(0);
+        match request.rpc() {
+            "tools/list" => {
+                // The annotation changed between the two listings.
+                let name = if lists_before < 4 { "Region" } else { "Zone" };
+                let tool = json!([{"name": "weather", "inputSchema": {"type": "object", "properties": {
+                    "region": {"type": "string", "x-mcp-header": name}}}}]);
+                result(request, tools_result(tool, 0))
+            }
+            _ if request.header("mcp-param-zone").is_none() => {
+                rpc_error(StatusCode::BAD_REQUEST, request, -32020, json!(null))
+            }
+            _ => result(request, json!({"resultType": "complete", "content": []})),
+        }
+    }))
+    .await;
+    let client = builder().connect_http(&url).await.unwrap();
+    client.all_tools().await.unwrap();
+    client.call_tool("weather", json!({"region": "eu"}).as_object().cloned()).await.unwrap();
+    assert_eq!(methods(&seen), vec!["server/discover", "tools/list", "tools/call", "tools/list", "tools/call"]);
+    let last = seen.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(last.header("mcp-param-zone"), Some("eu"));
+}

@@ -199,3 +199,17 @@ fn obj(value: Value) -> JsonObject {
         _ => unreachable!(),
     }
 }
+
+#[tokio::test]
+async fn a_server_that_dies_is_restarted_on_the_next_request() {
+    for mode in ["modern", "legacy-error"] {
+        let log = log_path(mode);
+        let client = builder().connect_stdio(command(mode, &log)).await.unwrap();
+        let err = client.call_tool("crash", None).await.unwrap_err();
+        assert!(matches!(err, Error::Closed), "{mode}: {err}");
+        assert_eq!(client.all_tools().await.unwrap().len(), 2, "{mode}");
+        let handshakes = methods(&log).iter().filter(|m| *m == "initialize").count();
+        assert_eq!(handshakes, if mode == "modern" { 0 } else { 3 }, "{mode}: one per process");
+        client.close().await;
+    }
+}

@@ -67,6 +67,8 @@ def tools(msg, modern):
         name = msg["params"]["name"]
         if name == "slow":
             return  # never answers: the client cancels
+        if name == "crash":
+            sys.exit(3)
         if mode == "legacy-asks":
             def work():
                 elicited = ask("elicitation/create", {"message": "name?", "requestedSchema": {
