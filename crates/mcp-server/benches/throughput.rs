@@ -31,7 +31,10 @@ struct Add {
 
 fn server() -> Server {
     Server::builder("bench", "1.0.0")
-        .tool(ToolRoute::new("add", |_: Context, Add { a, b }: Add| async move { Ok::<_, Error>(format!("{}", a + b)) }))
+        .tool(ToolRoute::new(
+            "add",
+            |_: Context, Add { a, b }: Add| async move { Ok::<_, Error>(format!("{}", a + b)) },
+        ))
         .build()
         .expect("valid server")
 }

@@ -19,9 +19,9 @@ use mcp_server::{
 };
 use mcp_types::{
     BlobResourceContents, ClientCapabilities, CompleteResultCompletion, ContentBlock, ElicitRequestParams,
-    EmbeddedResource, EmbeddedResourceResource, GetPromptResult, ImageContent, InputRequest, InputResponse,
-    JsonObject, LoggingLevel, Prompt, PromptArgument, PromptMessage, ReadResourceResultContentsItem, Resource,
-    ResourceTemplate, Role, SamplingCapability, TextContent, TextResourceContents, Tool,
+    EmbeddedResource, EmbeddedResourceResource, GetPromptResult, ImageContent, InputRequest, InputResponse, JsonObject,
+    LoggingLevel, Prompt, PromptArgument, PromptMessage, ReadResourceResultContentsItem, Resource, ResourceTemplate,
+    Role, SamplingCapability, TextContent, TextResourceContents, Tool,
 };
 use serde_json::{Value, json};
 
@@ -222,6 +222,13 @@ fn build() -> Result<Server, mcp_server::BuildError> {
             Ok(text_result(format!("Elicitation completed: {:?} {}", answer.action, json!(answer.content))))
         }));
 
+    builder =
+        builder.tool(tool("test_reconnection", "Closes its SSE stream mid-call (legacy polling)", |ctx| async move {
+            ctx.close_stream().await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Ok(text_result("Reconnection test completed"))
+        }));
+
     // 2026-07-28 diagnostics (conformance-guide §4.3).
     builder = builder
         .tool(
@@ -232,7 +239,8 @@ fn build() -> Result<Server, mcp_server::BuildError> {
             .requires(ClientCapabilities { sampling: Some(SamplingCapability::default()), ..Default::default() }),
         )
         .tool(tool("test_streaming_elicitation", "Asks for a name", |ctx| async move {
-            let schema = json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] });
+            let schema =
+                json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] });
             let answer = ctx.elicit("user_name", form("What is your name?", schema)).await?;
             Ok(text_result(format!("Hello, {}!", json!(answer.content))))
         }))
@@ -250,11 +258,13 @@ fn build() -> Result<Server, mcp_server::BuildError> {
         }));
 
     // InputRequiredResult fixtures (conformance-guide §4.4).
-    let name_schema = || json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] });
+    let name_schema =
+        || json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] });
     builder = builder
         .tool(tool("test_input_required_result_elicitation", "Asks for the user's name", move |ctx| async move {
             let answer = ctx.elicit("user_name", form("What is your name?", name_schema())).await?;
-            let name = answer.content.as_ref().and_then(|c| c.get("name")).map(|v| json!(v)).unwrap_or(json!("stranger"));
+            let name =
+                answer.content.as_ref().and_then(|c| c.get("name")).map(|v| json!(v)).unwrap_or(json!("stranger"));
             Ok(text_result(format!("Hello, {}!", name.as_str().unwrap_or_default())))
         }))
         .tool(tool("test_input_required_result_sampling", "Asks the client's model", |ctx| async move {
@@ -266,51 +276,81 @@ fn build() -> Result<Server, mcp_server::BuildError> {
             let uris: Vec<&str> = roots.roots.iter().map(|r| r.uri.as_str()).collect();
             Ok(text_result(format!("Client roots: {}", uris.join(", "))))
         }))
-        .tool(tool("test_input_required_result_request_state", "Asks for confirmation, keeping state", |ctx| async move {
-            let schema = json!({ "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] });
-            let answer = ctx.elicit("confirm", form("Please confirm", schema)).await?;
-            Ok(text_result(format!("state-ok: confirmed {:?}", answer.action)))
-        }))
+        .tool(tool(
+            "test_input_required_result_request_state",
+            "Asks for confirmation, keeping state",
+            |ctx| async move {
+                let schema =
+                    json!({ "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] });
+                let answer = ctx.elicit("confirm", form("Please confirm", schema)).await?;
+                Ok(text_result(format!("state-ok: confirmed {:?}", answer.action)))
+            },
+        ))
         .tool(tool("test_input_required_result_multiple_inputs", "Asks three things at once", move |ctx| async move {
             let answers = ctx
                 .input([
-                    ("user_name".to_owned(), InputRequest::Elicit(mcp_types::ElicitRequest::new(form("What is your name?", name_schema())))),
-                    ("greeting".to_owned(), InputRequest::CreateMessage(mcp_types::CreateMessageRequest::new(sampling("Write a greeting")))),
+                    (
+                        "user_name".to_owned(),
+                        InputRequest::Elicit(mcp_types::ElicitRequest::new(form("What is your name?", name_schema()))),
+                    ),
+                    (
+                        "greeting".to_owned(),
+                        InputRequest::CreateMessage(mcp_types::CreateMessageRequest::new(sampling("Write a greeting"))),
+                    ),
                     ("client_roots".to_owned(), InputRequest::ListRoots(mcp_types::ListRootsRequest::new())),
                 ])
                 .await?;
-            let parts: Vec<String> = answers.iter().map(|(key, answer)| format!("{key}: {}", describe(answer))).collect();
+            let parts: Vec<String> =
+                answers.iter().map(|(key, answer)| format!("{key}: {}", describe(answer))).collect();
             Ok(text_result(format!("All inputs received. {}", parts.join("; "))))
         }))
-        .tool(tool("test_input_required_result_multi_round", "Asks two questions in two rounds", move |ctx| async move {
-            let name = ctx.elicit("step1", form("What is your name?", name_schema())).await?;
-            let color_schema = json!({ "type": "object", "properties": { "color": { "type": "string" } }, "required": ["color"] });
-            let color = ctx.elicit("step2", form("What is your favourite colour?", color_schema)).await?;
-            Ok(text_result(format!("Multi-round complete: {} likes {}", json!(name.content), json!(color.content))))
-        }))
+        .tool(tool(
+            "test_input_required_result_multi_round",
+            "Asks two questions in two rounds",
+            move |ctx| async move {
+                let name = ctx.elicit("step1", form("What is your name?", name_schema())).await?;
+                let color_schema =
+                    json!({ "type": "object", "properties": { "color": { "type": "string" } }, "required": ["color"] });
+                let color = ctx.elicit("step2", form("What is your favourite colour?", color_schema)).await?;
+                Ok(text_result(format!("Multi-round complete: {} likes {}", json!(name.content), json!(color.content))))
+            },
+        ))
         .tool(tool("test_input_required_result_tampered_state", "Rejects a tampered requestState", |ctx| async move {
             let schema = json!({ "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] });
             ctx.elicit("confirm", form("Please confirm", schema)).await?;
             Ok(text_result("state-ok"))
         }))
-        .tool(tool("test_input_required_result_capabilities", "Asks only what the client supports", move |ctx| async move {
-            let caps = ctx.client_capabilities().clone();
-            let mut requests = Vec::new();
-            if caps.elicitation.is_some() {
-                requests.push(("user_name".to_owned(), InputRequest::Elicit(mcp_types::ElicitRequest::new(form("What is your name?", name_schema())))));
-            }
-            if caps.sampling.is_some() {
-                requests.push(("capital_question".to_owned(), InputRequest::CreateMessage(mcp_types::CreateMessageRequest::new(sampling("What is the capital of France?")))));
-            }
-            if caps.roots.is_some() {
-                requests.push(("client_roots".to_owned(), InputRequest::ListRoots(mcp_types::ListRootsRequest::new())));
-            }
-            if requests.is_empty() {
-                return Ok(text_result("The client declared no capability to ask with"));
-            }
-            let answers = ctx.input(requests).await?;
-            Ok(text_result(format!("Received {} answers", answers.len())))
-        }));
+        .tool(tool(
+            "test_input_required_result_capabilities",
+            "Asks only what the client supports",
+            move |ctx| async move {
+                let caps = ctx.client_capabilities().clone();
+                let mut requests = Vec::new();
+                if caps.elicitation.is_some() {
+                    requests.push((
+                        "user_name".to_owned(),
+                        InputRequest::Elicit(mcp_types::ElicitRequest::new(form("What is your name?", name_schema()))),
+                    ));
+                }
+                if caps.sampling.is_some() {
+                    requests.push((
+                        "capital_question".to_owned(),
+                        InputRequest::CreateMessage(mcp_types::CreateMessageRequest::new(sampling(
+                            "What is the capital of France?",
+                        ))),
+                    ));
+                }
+                if caps.roots.is_some() {
+                    requests
+                        .push(("client_roots".to_owned(), InputRequest::ListRoots(mcp_types::ListRootsRequest::new())));
+                }
+                if requests.is_empty() {
+                    return Ok(text_result("The client declared no capability to ask with"));
+                }
+                let answers = ctx.input(requests).await?;
+                Ok(text_result(format!("Received {} answers", answers.len())))
+            },
+        ));
 
     // Not scored: JSON Schema 2020-12 preservation and a mirrored header parameter.
     let schema_2020_12: mcp_types::ObjectSchema = from_json(json!({
@@ -345,7 +385,10 @@ fn build() -> Result<Server, mcp_server::BuildError> {
             Ok::<_, Error>(text_result(format!("ok: {}", Value::Object(args))))
         }))
         .tool(ToolRoute::raw(header_tool, |_: Context, args: JsonObject| async move {
-            Ok::<_, Error>(text_result(format!("value: {}", args.get("value").and_then(Value::as_str).unwrap_or_default())))
+            Ok::<_, Error>(text_result(format!(
+                "value: {}",
+                args.get("value").and_then(Value::as_str).unwrap_or_default()
+            )))
         }));
 
     // Resources and templates.
@@ -356,17 +399,24 @@ fn build() -> Result<Server, mcp_server::BuildError> {
         resource
     };
     builder = builder
-        .resource(ResourceRoute::new(resource("test://static-text", "static-text", "text/plain"), |_, uri| async move {
-            Ok(text_contents(&uri, "text/plain", "This is the content of the static text resource."))
-        }))
-        .resource(ResourceRoute::new(resource("test://static-binary", "static-binary", "image/png"), |_, uri| async move {
-            let mut blob = BlobResourceContents::new(PNG, uri);
-            blob.mime_type = Some("image/png".into());
-            Ok(vec![ReadResourceResultContentsItem::BlobResourceContents(blob)])
-        }))
-        .resource(ResourceRoute::new(resource("test://watched-resource", "watched-resource", "text/plain"), |_, uri| async move {
-            Ok(text_contents(&uri, "text/plain", "Watched resource content"))
-        }))
+        .resource(ResourceRoute::new(
+            resource("test://static-text", "static-text", "text/plain"),
+            |_, uri| async move {
+                Ok(text_contents(&uri, "text/plain", "This is the content of the static text resource."))
+            },
+        ))
+        .resource(ResourceRoute::new(
+            resource("test://static-binary", "static-binary", "image/png"),
+            |_, uri| async move {
+                let mut blob = BlobResourceContents::new(PNG, uri);
+                blob.mime_type = Some("image/png".into());
+                Ok(vec![ReadResourceResultContentsItem::BlobResourceContents(blob)])
+            },
+        ))
+        .resource(ResourceRoute::new(
+            resource("test://watched-resource", "watched-resource", "text/plain"),
+            |_, uri| async move { Ok(text_contents(&uri, "text/plain", "Watched resource content")) },
+        ))
         .resource_template(ResourceTemplateRoute::new(
             {
                 let mut template = ResourceTemplate::new("template", "test://template/{id}/data");
@@ -408,13 +458,19 @@ fn build() -> Result<Server, mcp_server::BuildError> {
             let body = format!("Prompt with arguments: arg1='{}', arg2='{}'", args["arg1"], args["arg2"]);
             Ok(messages(vec![PromptMessage::new(text(body), Role::User)]))
         }))
-        .prompt(PromptRoute::new(prompt("test_prompt_with_embedded_resource", &["resourceUri"]), move |_, args| async move {
-            let uri = &args["resourceUri"];
-            Ok(messages(vec![
-                PromptMessage::new(embedded(uri, "text/plain", "Embedded resource content for testing."), Role::User),
-                PromptMessage::new(text("Please process the embedded resource above."), Role::User),
-            ]))
-        }))
+        .prompt(PromptRoute::new(
+            prompt("test_prompt_with_embedded_resource", &["resourceUri"]),
+            move |_, args| async move {
+                let uri = &args["resourceUri"];
+                Ok(messages(vec![
+                    PromptMessage::new(
+                        embedded(uri, "text/plain", "Embedded resource content for testing."),
+                        Role::User,
+                    ),
+                    PromptMessage::new(text("Please process the embedded resource above."), Role::User),
+                ]))
+            },
+        ))
         .prompt(PromptRoute::new(prompt("test_prompt_with_image", &[]), move |_, _| async move {
             Ok(messages(vec![
                 PromptMessage::new(image(), Role::User),
@@ -422,7 +478,8 @@ fn build() -> Result<Server, mcp_server::BuildError> {
             ]))
         }))
         .prompt(PromptRoute::new(prompt("test_input_required_result_prompt", &[]), move |ctx, _| async move {
-            let schema = json!({ "type": "object", "properties": { "context": { "type": "string" } }, "required": ["context"] });
+            let schema =
+                json!({ "type": "object", "properties": { "context": { "type": "string" } }, "required": ["context"] });
             let answer = ctx.elicit("user_context", form("What context should the prompt use?", schema)).await?;
             Ok(messages(vec![PromptMessage::new(text(format!("Context: {}", json!(answer.content))), Role::User)]))
         }))

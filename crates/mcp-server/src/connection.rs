@@ -17,7 +17,10 @@ impl Connection {
     pub fn memory() -> (Connection, Connection) {
         let (to_server, server_inbox) = mpsc::channel(64);
         let (to_client, client_inbox) = mpsc::channel(64);
-        (Connection { sender: to_client, receiver: server_inbox }, Connection { sender: to_server, receiver: client_inbox })
+        (
+            Connection { sender: to_client, receiver: server_inbox },
+            Connection { sender: to_server, receiver: client_inbox },
+        )
     }
 }
 
@@ -39,7 +42,7 @@ impl Server {
                     let sender = sender.clone();
                     tasks.spawn(async move {
                         while let Some(message) = reply.next().await {
-                            if sender.send(message.json).await.is_err() {
+                            if message.is_message() && sender.send(message.json).await.is_err() {
                                 break;
                             }
                         }

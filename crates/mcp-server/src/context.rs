@@ -116,6 +116,15 @@ impl Context {
         let _ = self.inner.sink.send(Outgoing::notification(&message)).await;
     }
 
+    /// On a legacy Streamable HTTP session, ends the current SSE response early after its
+    /// priming event (SEP-1699 polling): the client reconnects with `Last-Event-ID` and gets the
+    /// rest, while the handler keeps running. Elsewhere it does nothing.
+    pub async fn close_stream(&self) {
+        if self.inner.era == Era::Legacy {
+            let _ = self.inner.sink.send(Outgoing::stream_break()).await;
+        }
+    }
+
     /// Asks the user for input. `key` names this question across rounds on the modern wire.
     pub async fn elicit(&self, key: &str, params: ElicitRequestParams) -> Result<ElicitResult, Error> {
         let request = InputRequest::Elicit(ElicitRequest::new(params));
@@ -230,7 +239,7 @@ impl Context {
             InputRequest::ListRoots(_) if caps.roots.is_none() => needed.roots = Some(Default::default()),
             _ => {}
         }
-        if needed == ClientCapabilities::default() { Ok(()) } else { Err(Error::MissingCapability(needed)) }
+        if needed == ClientCapabilities::default() { Ok(()) } else { Err(Error::MissingCapability(Box::new(needed))) }
     }
 }
 

@@ -20,7 +20,7 @@ pub enum Error {
     Rpc(ErrorObject),
     /// The request needs a client capability the client did not declare (`-32021` on the
     /// 2026-07-28 wire, with `data.requiredCapabilities`).
-    MissingCapability(ClientCapabilities),
+    MissingCapability(Box<ClientCapabilities>),
     /// The handler needs input from the client before it can finish. On the 2026-07-28 wire this
     /// becomes an `InputRequiredResult`; built only by [`Context`](crate::Context).
     InputRequired(InputRequests),
@@ -45,7 +45,8 @@ impl Error {
     /// `-32602` with `data.uri`, what the spec asks for an unknown resource.
     pub fn resource_not_found(uri: &str) -> Self {
         Error::Rpc(
-            ErrorObject::invalid_params(format!("Resource not found: {uri}")).with_data(serde_json::json!({ "uri": uri })),
+            ErrorObject::invalid_params(format!("Resource not found: {uri}"))
+                .with_data(serde_json::json!({ "uri": uri })),
         )
     }
 

@@ -6,7 +6,7 @@
 //! session, hands the body and the mirrored headers to [`Server::handle`], and turns the
 //! [`Reply`](crate::Reply) into a JSON body (when the response is all there is) or an SSE stream.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -15,12 +15,12 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt as _};
 use mcp_types::ErrorObject;
 use serde_json::Value;
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 
 use crate::message::{Disposition, Outgoing, OutgoingKind};
 use crate::{LEGACY_VERSIONS, Mirrors, Server, Session};
@@ -51,6 +51,8 @@ pub struct HttpConfig {
     pub session_idle: Duration,
     /// At most this many legacy sessions; the least recently used one makes room for a new one.
     pub max_sessions: usize,
+    /// The `retry` a legacy SSE stream announces in its priming event.
+    pub sse_retry: Duration,
 }
 
 impl Default for HttpConfig {
@@ -61,6 +63,7 @@ impl Default for HttpConfig {
             max_body_bytes: 4 * 1024 * 1024,
             session_idle: Duration::from_secs(30 * 60),
             max_sessions: 1024,
+            sse_retry: Duration::from_secs(1),
         }
     }
 }
@@ -73,7 +76,76 @@ struct Shared {
 
 struct Entry {
     session: Arc<Session>,
+    logs: Arc<Mutex<Logs>>,
     last_used: Instant,
+}
+
+/// The recent SSE streams of a legacy session, kept so that a client can resume one.
+#[derive(Default)]
+struct Logs {
+    next: u64,
+    streams: VecDeque<(u64, Arc<StreamLog>)>,
+}
+
+const LOGS_PER_SESSION: usize = 32;
+
+impl Logs {
+    fn open(&mut self) -> (u64, Arc<StreamLog>) {
+        self.next += 1;
+        let log = Arc::new(StreamLog { entries: Mutex::new(Vec::new()), progress: watch::channel((0, false)).0 });
+        if self.streams.len() == LOGS_PER_SESSION {
+            self.streams.pop_front();
+        }
+        self.streams.push_back((self.next, Arc::clone(&log)));
+        (self.next, log)
+    }
+
+    fn find(&self, stream: u64) -> Option<Arc<StreamLog>> {
+        self.streams.iter().find(|(id, _)| *id == stream).map(|(_, log)| Arc::clone(log))
+    }
+}
+
+/// One request's messages on a legacy session, independent of the HTTP connection that
+/// carries them (a legacy disconnect is not a cancellation). `None` marks a stream break.
+struct StreamLog {
+    entries: Mutex<Vec<Option<String>>>,
+    /// (entries written, finished)
+    progress: watch::Sender<(usize, bool)>,
+}
+
+impl StreamLog {
+    fn push(&self, entry: Option<String>) {
+        let mut entries = self.entries.lock().expect("not poisoned");
+        entries.push(entry);
+        let len = entries.len();
+        self.progress.send_modify(|progress| progress.0 = len);
+    }
+
+    /// Events from position `from` (event id `stream:n` is entry n-1); the POST that opened the
+    /// stream stops at the first break, a resuming GET reads to the end.
+    fn read(self: Arc<Self>, stream: u64, from: usize, stop_at_break: bool) -> impl Stream<Item = Event> + Send {
+        let progress = self.progress.subscribe();
+        futures::stream::unfold((self, progress, from), move |(log, mut progress, mut next)| async move {
+            loop {
+                let (len, done) = *progress.borrow_and_update();
+                if next < len {
+                    let entry = log.entries.lock().expect("not poisoned")[next].clone();
+                    next += 1;
+                    match entry {
+                        Some(json) => {
+                            let event = Event { id: Some(format!("{stream}:{next}")), retry: None, data: json };
+                            return Some((event, (log, progress, next)));
+                        }
+                        None if stop_at_break => return None,
+                        None => continue,
+                    }
+                }
+                if done || progress.changed().await.is_err() {
+                    return None;
+                }
+            }
+        })
+    }
 }
 
 /// An axum router serving `server` at `config.path`.
@@ -100,8 +172,8 @@ pub async fn serve_with_shutdown(
 
 async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    if let Err(response) = check_host(&shared.config.host_check, &parts.headers) {
-        return response;
+    if let Some(refusal) = host_refusal(&shared.config.host_check, &parts.headers) {
+        return refusal;
     }
     match parts.method {
         Method::POST => post(shared, parts.headers, body).await,
@@ -113,7 +185,9 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
 
 async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body) -> Response {
     if let Some(accept) = header_str(&headers, header::ACCEPT.as_str())
-        && !["application/json", "text/event-stream", "*/*", "application/*", "text/*"].iter().any(|t| accept.contains(t))
+        && !["application/json", "text/event-stream", "*/*", "application/*", "text/*"]
+            .iter()
+            .any(|t| accept.contains(t))
     {
         return error(StatusCode::NOT_ACCEPTABLE, None, "Accept must allow application/json and text/event-stream");
     }
@@ -135,16 +209,19 @@ async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body) -> Response {
     let session_id = header_str(&headers, SESSION_HEADER);
 
     // Modern requests are stateless: a session id that comes with one is ignored.
-    let (session, new_session) = match (legacy_wire, session_id) {
+    let (session, new_session, logs) = match (legacy_wire, session_id) {
         (true, Some(session_id)) => match shared.session(session_id) {
-            Some(session) => (session, false),
+            Some((session, logs)) => (session, false, Some(logs)),
             None => {
                 let error = ErrorObject::invalid_request("Session not found; send initialize without a session id");
-                return json_response(StatusCode::NOT_FOUND, &Outgoing::error_as(id.as_ref(), &error, Disposition::NotFound));
+                return json_response(
+                    StatusCode::NOT_FOUND,
+                    &Outgoing::error_as(id.as_ref(), &error, Disposition::NotFound),
+                );
             }
         },
-        (true, None) if is_initialize => (Session::new(), true),
-        _ => (Session::new(), false),
+        (true, None) if is_initialize => (Session::new(), true, None),
+        _ => (Session::new(), false, None),
     };
     let mirrors = Mirrors {
         protocol_version: version.map(str::to_owned),
@@ -172,6 +249,19 @@ async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body) -> Response {
             _ => StatusCode::OK,
         };
         json_response(status, &first)
+    } else if let Some(logs) = logs {
+        let (stream, log) = logs.lock().expect("not poisoned").open();
+        let pump = Arc::clone(&log);
+        tokio::spawn(async move {
+            pump.push(first.is_message().then_some(first.json));
+            while let Some(message) = reply.next().await {
+                pump.push(message.is_message().then_some(message.json));
+            }
+            pump.progress.send_modify(|progress| progress.1 = true);
+        });
+        let priming =
+            Event { id: Some(format!("{stream}:0")), retry: Some(shared.config.sse_retry), data: String::new() };
+        sse_events(futures::stream::once(async { priming }).chain(log.read(stream, 0, true)))
     } else {
         sse(futures::stream::once(async { first }).chain(reply))
     };
@@ -189,13 +279,23 @@ fn get(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
     let Some(session_id) = header_str(headers, SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
-    if header_str(headers, header::ACCEPT.as_str()).is_some_and(|a| !a.contains("text/event-stream") && !a.contains("*/*"))
+    if header_str(headers, header::ACCEPT.as_str())
+        .is_some_and(|a| !a.contains("text/event-stream") && !a.contains("*/*"))
     {
         return error(StatusCode::NOT_ACCEPTABLE, None, "Accept must allow text/event-stream");
     }
-    match shared.session(session_id) {
-        Some(session) => sse(shared.server.session_notifications(session)),
-        None => error(StatusCode::NOT_FOUND, None, "Session not found"),
+    let Some((session, logs)) = shared.session(session_id) else {
+        return error(StatusCode::NOT_FOUND, None, "Session not found");
+    };
+    // `Last-Event-ID: stream:n` resumes that request's stream after its n-th event.
+    let resume = header_str(headers, "last-event-id").and_then(|last| {
+        let (stream, position) = last.split_once(':')?;
+        let (stream, position) = (stream.parse::<u64>().ok()?, position.parse::<usize>().ok()?);
+        Some((stream, position, logs.lock().expect("not poisoned").find(stream)?))
+    });
+    match resume {
+        Some((stream, position, log)) => sse_events(log.read(stream, position, false)),
+        None => sse(shared.server.session_notifications(session)),
     }
 }
 
@@ -210,7 +310,7 @@ fn delete(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
 }
 
 impl Shared {
-    fn session(&self, id: &str) -> Option<Arc<Session>> {
+    fn session(&self, id: &str) -> Option<(Arc<Session>, Arc<Mutex<Logs>>)> {
         let mut sessions = self.sessions.lock().expect("not poisoned");
         let entry = sessions.get_mut(id)?;
         if entry.last_used.elapsed() > self.config.session_idle {
@@ -218,7 +318,7 @@ impl Shared {
             return None;
         }
         entry.last_used = Instant::now();
-        Some(Arc::clone(&entry.session))
+        Some((Arc::clone(&entry.session), Arc::clone(&entry.logs)))
     }
 
     fn insert(&self, session: Arc<Session>) -> String {
@@ -233,14 +333,15 @@ impl Shared {
             let Some(oldest) = oldest else { break };
             sessions.remove(&oldest);
         }
-        sessions.insert(id.clone(), Entry { session, last_used: Instant::now() });
+        sessions.insert(id.clone(), Entry { session, logs: Default::default(), last_used: Instant::now() });
         id
     }
 }
 
-fn check_host(check: &HostCheck, headers: &HeaderMap) -> Result<(), Response> {
+/// The 403 for a Host or Origin that is not allowed.
+fn host_refusal(check: &HostCheck, headers: &HeaderMap) -> Option<Response> {
     let allowed: &[String] = match check {
-        HostCheck::Disabled => return Ok(()),
+        HostCheck::Disabled => return None,
         HostCheck::Loopback => &[],
         HostCheck::Allow(hosts) => hosts,
     };
@@ -250,15 +351,15 @@ fn check_host(check: &HostCheck, headers: &HeaderMap) -> Result<(), Response> {
     };
     let host = header_str(headers, header::HOST.as_str()).unwrap_or_default();
     if !ok(host) {
-        return Err(error(StatusCode::FORBIDDEN, None, &format!("Host `{host}` is not allowed")));
+        return Some(error(StatusCode::FORBIDDEN, None, &format!("Host `{host}` is not allowed")));
     }
     if let Some(origin) = header_str(headers, header::ORIGIN.as_str()) {
         let authority = origin.split_once("://").map_or(origin, |(_, rest)| rest);
         if !ok(authority.split('/').next().unwrap_or_default()) {
-            return Err(error(StatusCode::FORBIDDEN, None, &format!("Origin `{origin}` is not allowed")));
+            return Some(error(StatusCode::FORBIDDEN, None, &format!("Origin `{origin}` is not allowed")));
         }
     }
-    Ok(())
+    None
 }
 
 fn strip_port(host: &str) -> &str {
@@ -282,8 +383,54 @@ fn error(status: StatusCode, id: Option<&mcp_types::RequestId>, message: &str) -
 }
 
 fn sse(messages: impl Stream<Item = Outgoing> + Send + 'static) -> Response {
-    let events = messages.map(|message| Ok::<_, Infallible>(Event::default().data(message.json)));
-    let mut response = Sse::new(events).keep_alive(KeepAlive::default()).into_response();
-    response.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
+    sse_events(messages.filter(|message| std::future::ready(message.is_message())).map(|m| Event::data(m.json)))
+}
+
+/// One server-sent event.
+struct Event {
+    id: Option<String>,
+    retry: Option<Duration>,
+    data: String,
+}
+
+impl Event {
+    fn data(data: String) -> Self {
+        Event { id: None, retry: None, data }
+    }
+
+    fn encode(&self) -> String {
+        let mut text = String::new();
+        if let Some(id) = &self.id {
+            text.push_str(&format!("id: {id}\n"));
+        }
+        if let Some(retry) = self.retry {
+            text.push_str(&format!("retry: {}\n", retry.as_millis()));
+        }
+        // Always a data line, so that an empty priming event is still dispatched by clients.
+        for line in self.data.split('\n') {
+            text.push_str(&format!("data: {line}\n"));
+        }
+        text.push('\n');
+        text
+    }
+}
+
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// An SSE response; a comment line every 15 s keeps idle streams (subscriptions) open.
+fn sse_events(events: impl Stream<Item = Event> + Send + 'static) -> Response {
+    let events = Box::pin(events);
+    let body = futures::stream::unfold(events, |mut events| async move {
+        let chunk = tokio::select! {
+            event = events.next() => event?.encode(),
+            () = tokio::time::sleep(KEEP_ALIVE) => ":\n\n".to_owned(),
+        };
+        Some((Ok::<_, Infallible>(chunk), events))
+    });
+    let mut response = Response::new(Body::from_stream(body));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
 }

@@ -48,8 +48,8 @@ pub use error::Error;
 pub use headers::{Mirrors, decode_value as decode_header_value, encode_value as encode_header_value};
 pub use message::{Disposition, Outgoing, OutgoingKind, Reply};
 pub use routes::{
-    IntoToolResult, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Structured, ToolRoute, error_result,
-    text_result,
+    IntoToolResult, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Structured, ToolRoute,
+    error_result, text_result,
 };
 pub use server::{BuildError, CacheHints, LEGACY_VERSIONS, MODERN_VERSIONS, Options, Server, ServerBuilder};
 pub use session::Session;

@@ -32,6 +32,10 @@ pub enum OutgoingKind {
     Request,
     /// The response that ends a request's stream.
     Response(Disposition),
+    /// Not a message: the handler asked to end the current HTTP response stream early (legacy
+    /// SSE polling); the client resumes with `Last-Event-ID`. Transports without such streams
+    /// ignore it.
+    StreamBreak,
 }
 
 /// One JSON-RPC message, already encoded.
@@ -80,6 +84,15 @@ impl Outgoing {
 
     pub(crate) fn request(message: &Value) -> Self {
         Outgoing { json: message.to_string(), kind: OutgoingKind::Request }
+    }
+
+    pub(crate) fn stream_break() -> Self {
+        Outgoing { json: String::new(), kind: OutgoingKind::StreamBreak }
+    }
+
+    /// Whether this is a message for the client (not a transport hint).
+    pub fn is_message(&self) -> bool {
+        self.kind != OutgoingKind::StreamBreak
     }
 
     /// Whether this is the response that ends a request.

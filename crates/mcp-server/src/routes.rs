@@ -6,9 +6,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use mcp_types::{
-    CallToolResult, ClientCapabilities, CompleteRequestParams, CompleteResultCompletion, ContentBlock,
-    GetPromptResult, JsonObject, ObjectSchema, Prompt, PromptArgument, ReadResourceResultContentsItem, Resource,
-    ResourceTemplate, TextContent, Tool, ToolAnnotations,
+    CallToolResult, ClientCapabilities, CompleteRequestParams, CompleteResultCompletion, ContentBlock, GetPromptResult,
+    JsonObject, ObjectSchema, Prompt, PromptArgument, ReadResourceResultContentsItem, Resource, ResourceTemplate,
+    TextContent, Tool, ToolAnnotations,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -18,13 +18,15 @@ use crate::{Context, Error};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 type ToolFn = Arc<dyn Fn(Context, Value) -> BoxFuture<Result<CallToolResult, Error>> + Send + Sync>;
-type ReadFn = Arc<dyn Fn(Context, String) -> BoxFuture<Result<Vec<ReadResourceResultContentsItem>, Error>> + Send + Sync>;
+type ReadFn =
+    Arc<dyn Fn(Context, String) -> BoxFuture<Result<Vec<ReadResourceResultContentsItem>, Error>> + Send + Sync>;
 type TemplateFn = Arc<
     dyn Fn(Context, String, BTreeMap<String, String>) -> BoxFuture<Result<Vec<ReadResourceResultContentsItem>, Error>>
         + Send
         + Sync,
 >;
-type PromptFn = Arc<dyn Fn(Context, BTreeMap<String, String>) -> BoxFuture<Result<GetPromptResult, Error>> + Send + Sync>;
+type PromptFn =
+    Arc<dyn Fn(Context, BTreeMap<String, String>) -> BoxFuture<Result<GetPromptResult, Error>> + Send + Sync>;
 pub(crate) type CompletionFn =
     Arc<dyn Fn(Context, CompleteRequestParams) -> BoxFuture<Result<CompleteResultCompletion, Error>> + Send + Sync>;
 
@@ -219,7 +221,11 @@ impl ResourceTemplateRoute {
         Fut: Future<Output = Result<Vec<ReadResourceResultContentsItem>, Error>> + Send + 'static,
     {
         let pattern = UriPattern::parse(&template.uri_template);
-        ResourceTemplateRoute { template, pattern, handler: Arc::new(move |ctx, uri, vars| Box::pin(handler(ctx, uri, vars))) }
+        ResourceTemplateRoute {
+            template,
+            pattern,
+            handler: Arc::new(move |ctx, uri, vars| Box::pin(handler(ctx, uri, vars))),
+        }
     }
 }
 

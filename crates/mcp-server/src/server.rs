@@ -27,7 +27,7 @@ use crate::message::{Disposition, Outgoing, Reply};
 use crate::routes::{CompletionFn, PromptRoute, ResourceRoute, ResourceTemplateRoute, ToolRoute, error_result};
 use crate::session::Session;
 use crate::state::{self, Sealed, StateKey};
-use crate::{Error, Era};
+use crate::{Era, Error};
 
 const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -268,7 +268,7 @@ fn bad_request(code: i64, message: impl Into<String>) -> Rejection {
 }
 
 /// A decoded client request, the same for both eras.
-enum Call {
+enum Decoded {
     Discover,
     Health,
     ListTools(Option<String>),
@@ -416,7 +416,8 @@ impl Server {
         params: Option<Value>,
         mirrors: Option<&Mirrors>,
     ) -> Reply {
-        let has_modern_meta = params.as_ref().and_then(|p| p.get("_meta")).is_some_and(|m| m.get(PROTOCOL_VERSION).is_some());
+        let has_modern_meta =
+            params.as_ref().and_then(|p| p.get("_meta")).is_some_and(|m| m.get(PROTOCOL_VERSION).is_some());
         let header = mirrors.and_then(|m| m.protocol_version.as_deref());
         let legacy = match header {
             // A body with modern `_meta` is modern whatever the header says (a mismatch is -32020).
@@ -448,14 +449,19 @@ impl Server {
         let version = match mirrors {
             Some(mirrors) => {
                 let Some(header) = mirrors.protocol_version.as_deref() else {
-                    return Err(bad_request(error_codes::HEADER_MISMATCH, "The MCP-Protocol-Version header is missing"));
+                    return Err(bad_request(
+                        error_codes::HEADER_MISMATCH,
+                        "The MCP-Protocol-Version header is missing",
+                    ));
                 };
                 if let Some(body) = meta_version
                     && body != header
                 {
                     return Err(bad_request(
                         error_codes::HEADER_MISMATCH,
-                        format!("The MCP-Protocol-Version header ({header}) does not match _meta protocolVersion ({body})"),
+                        format!(
+                            "The MCP-Protocol-Version header ({header}) does not match _meta protocolVersion ({body})"
+                        ),
                     ));
                 }
                 header
@@ -497,7 +503,7 @@ impl Server {
         }
         let call = self.decode(method, params.unwrap_or_default())?;
         let meta = call_meta(&call);
-        if let (Call::CallTool(params), Some(mirrors)) = (&call, mirrors)
+        if let (Decoded::CallTool(params), Some(mirrors)) = (&call, mirrors)
             && let Some(entry) = self.tool(&params.name)
         {
             let arguments = params.arguments.clone().map(Value::Object).unwrap_or_default();
@@ -508,7 +514,7 @@ impl Server {
     }
 
     /// Decodes a request's params into the typed form its method defines.
-    fn decode(&self, method: &str, params: Value) -> Result<Call, Rejection> {
+    fn decode(&self, method: &str, params: Value) -> Result<Decoded, Rejection> {
         fn typed<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, Rejection> {
             serde_json::from_value(params).map_err(|e| {
                 Rejection(ErrorObject::invalid_params(format!("Invalid params for {method}: {e}")), Disposition::Ok)
@@ -519,7 +525,9 @@ impl Server {
             let error = if REMOVED_METHODS.contains(&method) {
                 ErrorObject::new(
                     error_codes::METHOD_NOT_FOUND,
-                    format!("Method not found: {method} was removed in 2026-07-28 (no handshake; send _meta on every request)"),
+                    format!(
+                        "Method not found: {method} was removed in 2026-07-28 (no handshake; send _meta on every request)"
+                    ),
                 )
             } else {
                 ErrorObject::method_not_found(method)
@@ -527,17 +535,17 @@ impl Server {
             Rejection(error, Disposition::NotFound)
         };
         Ok(match method {
-            "server/discover" => typed::<RequestParams>(method, params).map(|_| Call::Discover)?,
-            "health" if self.inner.options.health => typed::<RequestParams>(method, params).map(|_| Call::Health)?,
-            "tools/list" if self.has_tools() => Call::ListTools(paginated(params)?),
-            "tools/call" if self.has_tools() => Call::CallTool(typed(method, params)?),
-            "resources/list" if self.has_resources() => Call::ListResources(paginated(params)?),
-            "resources/templates/list" if self.has_resources() => Call::ListTemplates(paginated(params)?),
-            "resources/read" if self.has_resources() => Call::Read(typed(method, params)?),
-            "prompts/list" if self.has_prompts() => Call::ListPrompts(paginated(params)?),
-            "prompts/get" if self.has_prompts() => Call::GetPrompt(typed(method, params)?),
-            "completion/complete" if self.inner.completion.is_some() => Call::Complete(typed(method, params)?),
-            "subscriptions/listen" => Call::Listen(typed(method, params)?),
+            "server/discover" => typed::<RequestParams>(method, params).map(|_| Decoded::Discover)?,
+            "health" if self.inner.options.health => typed::<RequestParams>(method, params).map(|_| Decoded::Health)?,
+            "tools/list" if self.has_tools() => Decoded::ListTools(paginated(params)?),
+            "tools/call" if self.has_tools() => Decoded::CallTool(typed(method, params)?),
+            "resources/list" if self.has_resources() => Decoded::ListResources(paginated(params)?),
+            "resources/templates/list" if self.has_resources() => Decoded::ListTemplates(paginated(params)?),
+            "resources/read" if self.has_resources() => Decoded::Read(typed(method, params)?),
+            "prompts/list" if self.has_prompts() => Decoded::ListPrompts(paginated(params)?),
+            "prompts/get" if self.has_prompts() => Decoded::GetPrompt(typed(method, params)?),
+            "completion/complete" if self.inner.completion.is_some() => Decoded::Complete(typed(method, params)?),
+            "subscriptions/listen" => Decoded::Listen(typed(method, params)?),
             _ => return Err(unknown()),
         })
     }
@@ -566,17 +574,23 @@ impl Server {
                     }
                     _ => Reply::ready(Outgoing::error(
                         Some(&id),
-                        &ErrorObject::invalid_params("Invalid params for logging/setLevel: `level` must be a logging level"),
+                        &ErrorObject::invalid_params(
+                            "Invalid params for logging/setLevel: `level` must be a logging level",
+                        ),
                     )),
                 };
             }
             "resources/subscribe" | "resources/unsubscribe" if self.has_resources() => {
                 let Some(uri) = params.get("uri").and_then(Value::as_str).map(str::to_owned) else {
-                    let error = ErrorObject::invalid_params(format!("Invalid params for {method}: missing field `uri`"));
+                    let error =
+                        ErrorObject::invalid_params(format!("Invalid params for {method}: missing field `uri`"));
                     return Reply::ready(Outgoing::error(Some(&id), &error));
                 };
                 if !self.knows_resource(&uri) {
-                    return Reply::ready(Outgoing::error(Some(&id), &Error::resource_not_found(&uri).into_error_object()));
+                    return Reply::ready(Outgoing::error(
+                        Some(&id),
+                        &Error::resource_not_found(&uri).into_error_object(),
+                    ));
                 }
                 let subscribe = method == "resources/subscribe";
                 session.update(|legacy| {
@@ -607,7 +621,7 @@ impl Server {
         }
         params.insert("_meta".into(), Value::Object(meta));
         let call = match self.decode(method, Value::Object(params)) {
-            Ok(Call::Discover | Call::Listen(_)) => unreachable!("answered above"),
+            Ok(Decoded::Discover | Decoded::Listen(_)) => unreachable!("answered above"),
             Ok(call) => call,
             Err(Rejection(error, _)) => return Reply::ready(Outgoing::error(Some(&id), &error)),
         };
@@ -658,7 +672,7 @@ impl Server {
         era: Era,
         version: String,
         meta: RequestMetaObject,
-        call: Call,
+        call: Decoded,
     ) -> Reply {
         let options = &self.inner.options;
         let list = options.list_cache;
@@ -668,7 +682,7 @@ impl Server {
             Err(error) => Reply::ready(Outgoing::error(Some(&id), &error)),
         };
         match call {
-            Call::Discover => {
+            Decoded::Discover => {
                 let mut result = DiscoverResult::new(
                     list.scope,
                     self.inner.capabilities.clone(),
@@ -678,42 +692,42 @@ impl Server {
                 result.instructions = self.inner.instructions.clone();
                 finish(to_value(&result))
             }
-            Call::Health => {
+            Decoded::Health => {
                 let mut result = json!({ "protocolVersion": version });
                 if era == Era::Modern {
                     result["resultType"] = json!("complete");
                 }
                 finish(result)
             }
-            Call::ListTools(cursor) => listed(self.page(cursor, &self.inner.tools, |entry| entry.route.tool.clone()).map(
-                |(tools, next)| {
+            Decoded::ListTools(cursor) => {
+                listed(self.page(cursor, &self.inner.tools, |entry| entry.route.tool.clone()).map(|(tools, next)| {
                     let mut result = ListToolsResult::new(list.scope, tools, list.ttl_ms);
                     result.next_cursor = next;
                     to_value(&result)
-                },
-            )),
-            Call::ListResources(cursor) => {
+                }))
+            }
+            Decoded::ListResources(cursor) => {
                 listed(self.page(cursor, &self.inner.resources, |r| r.resource.clone()).map(|(resources, next)| {
                     let mut result = ListResourcesResult::new(list.scope, resources, list.ttl_ms);
                     result.next_cursor = next;
                     to_value(&result)
                 }))
             }
-            Call::ListTemplates(cursor) => {
+            Decoded::ListTemplates(cursor) => {
                 listed(self.page(cursor, &self.inner.templates, |t| t.template.clone()).map(|(templates, next)| {
                     let mut result = ListResourceTemplatesResult::new(list.scope, templates, list.ttl_ms);
                     result.next_cursor = next;
                     to_value(&result)
                 }))
             }
-            Call::ListPrompts(cursor) => {
+            Decoded::ListPrompts(cursor) => {
                 listed(self.page(cursor, &self.inner.prompts, |p| p.prompt.clone()).map(|(prompts, next)| {
                     let mut result = ListPromptsResult::new(list.scope, prompts, list.ttl_ms);
                     result.next_cursor = next;
                     to_value(&result)
                 }))
             }
-            Call::Listen(params) => self.listen(session, id, params),
+            Decoded::Listen(params) => self.listen(session, id, params),
             call => self.spawn(session, id, era, version, meta, call),
         }
     }
@@ -726,7 +740,7 @@ impl Server {
         era: Era,
         version: String,
         meta: RequestMetaObject,
-        call: Call,
+        call: Decoded,
     ) -> Reply {
         let (sink, rx) = mpsc::channel(32);
         let server = self.clone();
@@ -749,22 +763,30 @@ impl Server {
         era: Era,
         version: String,
         meta: RequestMetaObject,
-        call: Call,
+        call: Decoded,
         sink: mpsc::Sender<Outgoing>,
     ) -> Outgoing {
         // Multi-round requests: earlier answers come back sealed in `requestState`.
         let (binding, state, responses) = match &call {
-            Call::CallTool(p) => (
-                Some(state::binding("tools/call", &p.name, &p.arguments.clone().map(Value::Object).unwrap_or_default())),
+            Decoded::CallTool(p) => (
+                Some(state::binding(
+                    "tools/call",
+                    &p.name,
+                    &p.arguments.clone().map(Value::Object).unwrap_or_default(),
+                )),
                 p.request_state.as_deref(),
                 p.input_responses.as_ref(),
             ),
-            Call::GetPrompt(p) => (
+            Decoded::GetPrompt(p) => (
                 Some(state::binding("prompts/get", &p.name, &serde_json::to_value(&p.arguments).unwrap_or_default())),
                 p.request_state.as_deref(),
                 p.input_responses.as_ref(),
             ),
-            Call::Read(p) => (Some(state::binding("resources/read", &p.uri, &Value::Null)), p.request_state.as_deref(), p.input_responses.as_ref()),
+            Decoded::Read(p) => (
+                Some(state::binding("resources/read", &p.uri, &Value::Null)),
+                p.request_state.as_deref(),
+                p.input_responses.as_ref(),
+            ),
             _ => (None, None, None),
         };
         let answers = match self.answers(era, binding.as_deref(), state, responses) {
@@ -784,22 +806,24 @@ impl Server {
             answers,
             used: Default::default(),
         });
-        let is_tool = matches!(call, Call::CallTool(_));
+        let is_tool = matches!(call, Decoded::CallTool(_));
         let outcome: Result<Value, Error> = match call {
-            Call::CallTool(params) => self.call_tool(ctx.clone(), params).await.map(|r| to_value(&r)),
-            Call::Read(params) => self.read(ctx.clone(), params.uri).await.map(|contents| {
+            Decoded::CallTool(params) => self.call_tool(ctx.clone(), params).await.map(|r| to_value(&r)),
+            Decoded::Read(params) => self.read(ctx.clone(), params.uri).await.map(|contents| {
                 let cache = self.inner.options.read_cache;
                 to_value(&ReadResourceResult::new(cache.scope, contents, cache.ttl_ms))
             }),
-            Call::GetPrompt(params) => self.get_prompt(ctx.clone(), params).await.map(|r| to_value(&r)),
-            Call::Complete(params) => self.complete(ctx.clone(), params).await.map(|completion| {
-                to_value(&CompleteResult::new(completion))
-            }),
+            Decoded::GetPrompt(params) => self.get_prompt(ctx.clone(), params).await.map(|r| to_value(&r)),
+            Decoded::Complete(params) => {
+                self.complete(ctx.clone(), params).await.map(|completion| to_value(&CompleteResult::new(completion)))
+            }
             _ => unreachable!("served without a task"),
         };
         match outcome {
             Ok(result) => Outgoing::result(id, &self.finish(era, result)),
-            Err(Error::Failed(message)) if is_tool => Outgoing::result(id, &self.finish(era, to_value(&error_result(message)))),
+            Err(Error::Failed(message)) if is_tool => {
+                Outgoing::result(id, &self.finish(era, to_value(&error_result(message))))
+            }
             Err(Error::InputRequired(requests)) if era == Era::Modern => {
                 let sealed = Sealed {
                     binding: binding.unwrap_or_default(),
@@ -817,7 +841,9 @@ impl Server {
             }
             Err(Error::MissingCapability(required)) => {
                 let names = serde_json::to_value(&required).unwrap_or_default();
-                let error = ErrorObject::invalid_params(format!("The client did not declare the capabilities this needs: {names}"));
+                let error = ErrorObject::invalid_params(format!(
+                    "The client did not declare the capabilities this needs: {names}"
+                ));
                 Outgoing::error(Some(id), &error)
             }
             Err(error) => Outgoing::error(Some(id), &error.into_error_object()),
@@ -857,7 +883,7 @@ impl Server {
         if let Some(required) = &entry.route.requires
             && let Some(missing) = missing_capabilities(required, ctx.client_capabilities())
         {
-            return Err(Error::MissingCapability(missing));
+            return Err(Error::MissingCapability(Box::new(missing)));
         }
         let arguments = params.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
         let problems: Vec<String> =
@@ -882,7 +908,11 @@ impl Server {
         Err(Error::resource_not_found(&uri))
     }
 
-    async fn get_prompt(&self, ctx: Context, params: GetPromptRequestParams) -> Result<mcp_types::GetPromptResult, Error> {
+    async fn get_prompt(
+        &self,
+        ctx: Context,
+        params: GetPromptRequestParams,
+    ) -> Result<mcp_types::GetPromptResult, Error> {
         let Some(&index) = self.inner.prompt_index.get(&params.name) else {
             return Err(Error::invalid_params(format!("Unknown prompt: {}", params.name)));
         };
@@ -1071,7 +1101,8 @@ impl Server {
     }
 
     fn knows_resource(&self, uri: &str) -> bool {
-        self.inner.resource_index.contains_key(uri) || self.inner.templates.iter().any(|t| t.pattern.matches(uri).is_some())
+        self.inner.resource_index.contains_key(uri)
+            || self.inner.templates.iter().any(|t| t.pattern.matches(uri).is_some())
     }
 }
 
@@ -1087,20 +1118,20 @@ fn missing_meta(meta: Option<&Value>, key: &str) -> Rejection {
     bad_request(error_codes::INVALID_PARAMS, message)
 }
 
-fn call_meta(call: &Call) -> RequestMetaObject {
+fn call_meta(call: &Decoded) -> RequestMetaObject {
     match call {
-        Call::CallTool(p) => p.meta.clone(),
-        Call::Read(p) => p.meta.clone(),
-        Call::GetPrompt(p) => p.meta.clone(),
-        Call::Complete(p) => p.meta.clone(),
-        Call::Listen(p) => p.meta.clone(),
+        Decoded::CallTool(p) => p.meta.clone(),
+        Decoded::Read(p) => p.meta.clone(),
+        Decoded::GetPrompt(p) => p.meta.clone(),
+        Decoded::Complete(p) => p.meta.clone(),
+        Decoded::Listen(p) => p.meta.clone(),
         // Served without handlers, so nothing reads their `_meta`.
-        Call::Discover
-        | Call::Health
-        | Call::ListTools(_)
-        | Call::ListResources(_)
-        | Call::ListTemplates(_)
-        | Call::ListPrompts(_) => RequestMetaObject::default(),
+        Decoded::Discover
+        | Decoded::Health
+        | Decoded::ListTools(_)
+        | Decoded::ListResources(_)
+        | Decoded::ListTemplates(_)
+        | Decoded::ListPrompts(_) => RequestMetaObject::default(),
     }
 }
 

@@ -63,7 +63,12 @@ impl Session {
     }
 
     /// Sends a server-to-client request on `sink` and waits for the client's answer.
-    pub(crate) async fn request(&self, sink: &mpsc::Sender<Outgoing>, method: &str, params: Value) -> Result<Value, Error> {
+    pub(crate) async fn request(
+        &self,
+        sink: &mpsc::Sender<Outgoing>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, Error> {
         let id = RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().expect("not poisoned").insert(id.clone(), tx);

@@ -61,4 +61,3 @@ async fn read_lines<R: AsyncBufRead + Unpin>(reader: R, to_server: mpsc::Sender<
         }
     }
 }
-

@@ -766,3 +766,45 @@ async fn a_modern_client_cancels_by_closing_the_connection() {
     pending.abort();
     tokio::time::timeout(PATIENCE, probe.dropped.recv()).await.expect("the handler is dropped");
 }
+
+#[tokio::test]
+async fn a_legacy_stream_closed_mid_call_resumes_with_last_event_id() {
+    let server = builder()
+        .tool(mcp_server::ToolRoute::new(
+            "polling",
+            |ctx: mcp_server::Context, _: mcp_server::NoArguments| async move {
+                ctx.close_stream().await;
+                Ok::<_, mcp_server::Error>("finished after the break")
+            },
+        ))
+        .build()
+        .unwrap();
+    let mut config = HttpConfig::default();
+    config.sse_retry = Duration::from_millis(250);
+    let http = start_with(&server, config).await;
+    let session = http.initialize(json!({})).await;
+
+    // The POST stream carries only the priming event (an id, the retry delay, empty data) and ends.
+    let body = request(1, "tools/call", json!({ "name": "polling" }));
+    let response = http.post_json(legacy_headers(&session), &body).await;
+    assert_eq!(content_type(&response), "text/event-stream");
+    assert_eq!(response.text().await.unwrap(), "id: 1:0\nretry: 250\ndata: \n\n");
+
+    // Resuming after the priming event delivers the response, with the next event id.
+    let mut headers = legacy_headers(&session);
+    headers.insert("last-event-id", HeaderValue::from_static("1:0"));
+    headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+    let resumed = http.client.get(&http.url).headers(headers.clone()).send().await.unwrap();
+    assert_eq!(resumed.status(), StatusCode::OK);
+    let text = resumed.text().await.unwrap();
+    let data = text.lines().find_map(|line| line.strip_prefix("data: ")).expect("an event");
+    let message: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(message["id"], 1);
+    assert_eq!(message["result"]["content"][0]["text"], "finished after the break");
+    assert!(text.starts_with("id: 1:2\n"), "{text}");
+
+    // Resuming after the last event yields nothing more; the stream simply ends.
+    headers.insert("last-event-id", HeaderValue::from_static("1:2"));
+    let rest = http.client.get(&http.url).headers(headers).send().await.unwrap();
+    assert_eq!(rest.text().await.unwrap(), "");
+}
