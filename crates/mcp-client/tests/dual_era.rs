@@ -4,15 +4,18 @@
 //! request on a legacy session, and the same handler answers both.
 #![cfg(feature = "http")]
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::StreamExt as _;
 use mcp_client::types::{
-    ElicitRequestFormParams, ElicitRequestFormParamsRequestedSchema, ElicitRequestParams, JsonObject,
-    PrimitiveSchemaDefinition, ServerNotification, StringSchema, SubscriptionFilter, Tool,
+    CompleteRequestParams, CompleteRequestParamsRef, CompleteResultCompletion, ContentBlock, ElicitRequestFormParams,
+    ElicitRequestFormParamsRequestedSchema, ElicitRequestParams, GetPromptResult, JsonObject,
+    PrimitiveSchemaDefinition, Prompt, PromptMessage, PromptReference, Role, ServerNotification, StringSchema,
+    SubscriptionFilter, TextContent, Tool,
 };
 use mcp_client::{Client, ElicitationModes, ElicitationResponse, Era, EraPreference, Handlers};
-use mcp_server::{Context, Server, ToolRoute};
+use mcp_server::{Context, PromptRoute, Server, ToolRoute};
 use serde_json::{Value, json};
 
 fn server() -> Server {
@@ -38,6 +41,18 @@ fn server() -> Server {
             let content = serde_json::to_value(&answer.content).unwrap_or_default();
             Ok::<_, mcp_server::Error>(format!("Hello, {}!", content["name"].as_str().unwrap_or("?")))
         }))
+        .prompt(PromptRoute::new(Prompt::new("hello"), |_: Context, args: BTreeMap<String, String>| async move {
+            let who = args.get("who").cloned().unwrap_or_default();
+            let message =
+                PromptMessage::new(ContentBlock::Text(TextContent::new(format!("Say hello to {who}"))), Role::User);
+            Ok::<_, mcp_server::Error>(GetPromptResult::new(vec![message]))
+        }))
+        .completion(|_: Context, params: CompleteRequestParams| async move {
+            let prefix = params.argument.value.clone();
+            let values =
+                ["alice", "bob", "albert"].iter().filter(|v| v.starts_with(&prefix)).map(|v| v.to_string()).collect();
+            Ok::<_, mcp_server::Error>(CompleteResultCompletion::new(values))
+        })
         .build()
         .unwrap()
 }
@@ -76,6 +91,15 @@ async fn auto_negotiates_modern_and_pinned_legacy_gets_the_same_answers() {
         assert_eq!(text(&client.call_tool("echo", args).await.unwrap()), "hi", "{era:?}");
         assert_eq!(text(&client.call_tool("greet", None).await.unwrap()), "Hello, World!", "{era:?}");
         client.health().await.unwrap();
+        let prompts = client.all_prompts().await.unwrap();
+        assert_eq!(prompts[0].name, "hello", "{era:?}");
+        let args = BTreeMap::from([("who".to_owned(), "Ann".to_owned())]);
+        let prompt = client.get_prompt("hello", args).await.unwrap();
+        let said = serde_json::to_value(&prompt.messages).unwrap();
+        assert_eq!(said[0]["content"]["text"], "Say hello to Ann", "{era:?}");
+        let reference = CompleteRequestParamsRef::RefPrompt(PromptReference::new("hello"));
+        let completion = client.complete(reference, "who", "al", BTreeMap::new()).await.unwrap();
+        assert_eq!(completion.completion.values, vec!["alice", "albert"], "{era:?}");
         client.close().await;
     }
 }

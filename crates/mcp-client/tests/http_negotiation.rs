@@ -316,7 +316,7 @@ async fn modern_calls_carry_name_and_param_headers_and_invalid_tools_are_refused
     assert_eq!(names, vec!["weather", "schema-keeper"]);
     // Schemas are kept as received, byte for byte (no $ref resolution, no keyword loss).
     let keeper = tools.iter().find(|t| t.name == "schema-keeper").unwrap();
-    assert_eq!(keeper.input_schema.to_value(), weather_tools()[2]["inputSchema"]);
+    assert_eq!(keeper.input_schema.as_json(), weather_tools()[2]["inputSchema"].to_string());
 
     let args = json!({"region": "Zürich", "days": 3, "note": "plain"});
     client.call_tool("weather", args.as_object().cloned()).await.unwrap();
@@ -508,4 +508,39 @@ async fn a_header_mismatch_relists_the_tools_and_retries_with_the_new_annotation
     assert_eq!(methods(&seen), vec!["server/discover", "tools/list", "tools/call", "tools/list", "tools/call"]);
     let last = seen.lock().unwrap().last().cloned().unwrap();
     assert_eq!(last.header("mcp-param-zone"), Some("eu"));
+}
+
+#[tokio::test]
+async fn no_common_version_is_a_version_mismatch_listing_the_offer() {
+    let (url, seen) = serve(|request, _| {
+        rpc_error(
+            StatusCode::BAD_REQUEST,
+            request,
+            -32022,
+            json!({"supported": ["2099-01-01"], "requested": "2026-07-28"}),
+        )
+    })
+    .await;
+    let err = builder().connect_http(&url).await.unwrap_err();
+    match &err {
+        Error::VersionMismatch { requested, offered } => {
+            assert_eq!(requested, "2026-07-28");
+            assert_eq!(offered, &vec!["2099-01-01".to_owned()]);
+        }
+        other => panic!("{other}"),
+    }
+    assert!(err.to_string().contains("2099-01-01"));
+    assert_eq!(methods(&seen), vec!["server/discover"], "no fallback to initialize");
+}
+
+#[tokio::test]
+async fn log_level_and_client_info_ride_in_meta() {
+    let (url, seen) = serve(modern(|request| result(request, tools_result(json!([]), 0)))).await;
+    let client = builder().log_level(mcp_client::types::LoggingLevel::Warning).connect_http(&url).await.unwrap();
+    client.all_tools().await.unwrap();
+    let list = seen.lock().unwrap().iter().find(|s| s.rpc() == "tools/list").cloned().unwrap();
+    let meta = &list.body["params"]["_meta"];
+    assert_eq!(meta["io.modelcontextprotocol/logLevel"], "warning");
+    assert_eq!(meta["io.modelcontextprotocol/clientInfo"], json!({"name": "http-test", "version": "1.0"}));
+    assert_eq!(meta["io.modelcontextprotocol/clientCapabilities"], json!({}));
 }

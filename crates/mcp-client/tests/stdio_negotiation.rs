@@ -168,20 +168,26 @@ async fn dropping_a_call_sends_notifications_cancelled() {
     let client = builder().connect_stdio(command("modern", &log)).await.unwrap();
     let call = client.call_tool("slow", None);
     assert!(tokio::time::timeout(Duration::from_millis(300), call).await.is_err());
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let sent = received(&log);
-    let slow = sent.iter().find(|m| m["params"]["name"] == "slow").unwrap();
-    let cancel = sent.iter().find(|m| m["method"] == "notifications/cancelled").expect("a cancellation");
-    assert_eq!(cancel["params"]["requestId"], slow["id"]);
+    // The server logs what it reads; give it time on a busy machine.
+    let mut cancel = None;
+    for _ in 0..100 {
+        cancel = received(&log).into_iter().find(|m| m["method"] == "notifications/cancelled");
+        if cancel.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let slow = received(&log).into_iter().find(|m| m["params"]["name"] == "slow").unwrap();
+    assert_eq!(cancel.expect("a cancellation")["params"]["requestId"], slow["id"]);
     client.close().await;
 }
 
 #[tokio::test]
 async fn a_request_timeout_is_a_typed_error_and_the_connection_survives() {
     let log = log_path("modern-timeout");
-    let client =
-        builder().request_timeout(Duration::from_millis(300)).connect_stdio(command("modern", &log)).await.unwrap();
-    let err = client.call_tool("slow", None).await.unwrap_err();
+    let client = builder().connect_stdio(command("modern", &log)).await.unwrap();
+    let options = mcp_client::CallOptions::new().timeout(Duration::from_millis(300));
+    let err = client.call_tool_with("slow", None, options).await.unwrap_err();
     assert!(matches!(err, Error::Timeout { ref method, .. } if method == "tools/call"), "{err}");
     assert_eq!(client.all_tools().await.unwrap().len(), 2);
     client.close().await;
