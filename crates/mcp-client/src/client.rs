@@ -455,7 +455,13 @@ impl Client {
     /// server answers `-32022`.
     async fn request(&self, call: &Call) -> Result<Box<RawValue>, Error> {
         let mut first = self.send(call, self.inner.core.next_id()).await;
-        if matches!(first, Err(Error::Closed)) && call.era_override.is_none() && self.revive().await? {
+        let revive = match &first {
+            Err(Error::Closed) => true,
+            // A legacy HTTP session the server forgot: start a new one (spec: MUST re-initialize).
+            Err(Error::HttpStatus { status: 404, .. }) => self.has_legacy_session(),
+            _ => false,
+        };
+        if revive && call.era_override.is_none() && self.revive().await? {
             // The request was lost with the process; it is retried once on the new one.
             first = self.send(call, self.inner.core.next_id()).await;
         }
@@ -493,7 +499,25 @@ impl Client {
             }
             return Ok(true);
         }
+        #[cfg(feature = "http")]
+        if let Transport::Http(http) = &*self.transport()
+            && self.has_legacy_session()
+        {
+            tracing::warn!("the server forgot the session; initializing a new one");
+            http.clear_session();
+            let version = self.protocol_version();
+            self.initialize(&version).await?;
+            return Ok(true);
+        }
         Ok(false)
+    }
+
+    fn has_legacy_session(&self) -> bool {
+        #[cfg(feature = "http")]
+        if let Transport::Http(http) = &*self.transport() {
+            return self.era() == Era::Legacy && http.session().is_some();
+        }
+        false
     }
 
     fn pick_modern(&self, offered: &[String]) -> Option<String> {

@@ -19,6 +19,25 @@
 //! future, caching by `ttlMs`, and the application's [`Handlers`] answering elicitation,
 //! sampling and roots both as 2026 `InputRequiredResult`s and as legacy server requests.
 //!
+//! Cargo features: `stdio` (child processes, tokio `process`) and `http` (reqwest; plain
+//! `http://` only for now, no TLS backend is enabled); both are on by default.
+//!
+//! The application's [`Handlers`] decide what the client can answer and so which capabilities
+//! it declares:
+//!
+//! ```
+//! use mcp_client::{ElicitationModes, ElicitationResponse, Handlers};
+//!
+//! let handlers = Handlers::new()
+//!     .elicitation(ElicitationModes::FORM, |_request| async move {
+//!         // Show `request` to the user; fields left out get the schema's defaults.
+//!         Ok(ElicitationResponse::accept(serde_json::Map::new()))
+//!     })
+//!     .roots(|| async { Ok(vec![]) });
+//! let declared = serde_json::to_value(handlers.capabilities()).unwrap();
+//! assert_eq!(declared, serde_json::json!({"elicitation": {"form": {}}, "roots": {}}));
+//! ```
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_client::Error> {
 //! use mcp_client::{Client, StdioCommand};

@@ -544,3 +544,45 @@ async fn log_level_and_client_info_ride_in_meta() {
     assert_eq!(meta["io.modelcontextprotocol/clientInfo"], json!({"name": "http-test", "version": "1.0"}));
     assert_eq!(meta["io.modelcontextprotocol/clientCapabilities"], json!({}));
 }
+
+#[tokio::test]
+async fn a_forgotten_legacy_session_is_replaced_by_a_new_initialize() {
+    let (url, seen) = serve(|request, history| {
+        if request.method == Method::GET {
+            return Reply::Empty(StatusCode::METHOD_NOT_ALLOWED);
+        }
+        let inits = history.iter().filter(|s| s.rpc() == "initialize").count();
+        match request.rpc() {
+            "server/discover" => Reply::Empty(StatusCode::BAD_REQUEST),
+            "initialize" => {
+                let body = json!({"jsonrpc": "2.0", "id": request.body["id"], "result": {"protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}}, "serverInfo": {"name": "forgetful", "version": "1"}}});
+                Reply::WithSession(body.to_string())
+            }
+            "notifications/initialized" => Reply::Empty(StatusCode::ACCEPTED),
+            // The first session expires before the first list.
+            "tools/list" if inits < 2 => Reply::Empty(StatusCode::NOT_FOUND),
+            _ => result(request, json!({"tools": []})),
+        }
+    })
+    .await;
+    let client = builder().connect_http(&url).await.unwrap();
+    assert!(client.all_tools().await.unwrap().is_empty());
+    assert_eq!(
+        methods(&seen),
+        vec![
+            "server/discover",
+            "initialize",
+            "notifications/initialized",
+            "GET",
+            "tools/list",
+            "initialize",
+            "notifications/initialized",
+            "GET",
+            "tools/list"
+        ]
+    );
+    let seen = seen.lock().unwrap();
+    let second_init = seen.iter().filter(|s| s.rpc() == "initialize").nth(1).unwrap();
+    assert!(second_init.header("mcp-session-id").is_none(), "re-initialize without the old id");
+}

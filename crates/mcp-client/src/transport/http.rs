@@ -73,6 +73,14 @@ impl HttpTransport {
         *self.inner.legacy_version.lock().unwrap() = version;
     }
 
+    /// Forgets the legacy session (before a new `initialize`).
+    pub fn clear_session(&self) {
+        *self.inner.session.lock().unwrap() = None;
+        if let Some(task) = self.inner.standalone.lock().unwrap().take() {
+            task.abort();
+        }
+    }
+
     pub fn session(&self) -> Option<String> {
         self.inner.session.lock().unwrap().clone()
     }

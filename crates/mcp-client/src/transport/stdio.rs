@@ -211,6 +211,11 @@ impl StdioTransport {
     pub async fn request(&self, core: &Arc<Core>, out: Outgoing) -> Result<Reply, Error> {
         let writer = self.writer()?;
         let rx = core.expect(out.id.clone());
+        if !self.is_alive() {
+            // Died between the check and the registration: nobody would ever answer.
+            core.forget(&out.id);
+            return Err(Error::Closed);
+        }
         let on_cancel: Option<Box<dyn FnOnce() + Send>> = out.cancel_on_drop.then(|| {
             let (writer, message) = (writer.clone(), cancelled_message(&out.id).to_string());
             Box::new(move || {
