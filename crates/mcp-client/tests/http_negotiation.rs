@@ -586,3 +586,58 @@ async fn a_forgotten_legacy_session_is_replaced_by_a_new_initialize() {
     let second_init = seen.iter().filter(|s| s.rpc() == "initialize").nth(1).unwrap();
     assert!(second_init.header("mcp-session-id").is_none(), "re-initialize without the old id");
 }
+
+#[tokio::test]
+async fn sampling_and_roots_input_requests_use_their_handlers() {
+    let (url, seen) = serve(modern(|request| {
+        let params = &request.body["params"];
+        if let Some(responses) = params.get("inputResponses") {
+            let text = responses.to_string();
+            return result(request, json!({"resultType": "complete", "content": [{"type": "text", "text": text}]}));
+        }
+        result(
+            request,
+            json!({"resultType": "input_required", "inputRequests": {
+            "llm": {"method": "sampling/createMessage", "params": {"maxTokens": 10,
+                "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}},
+            "where": {"method": "roots/list", "params": {}}}}),
+        )
+    }))
+    .await;
+    let handlers = Handlers::new()
+        .sampling(Default::default(), |params| async move {
+            assert_eq!(params.max_tokens, 10);
+            Ok(mcp_client::types::CreateMessageResult::new(
+                mcp_client::types::CreateMessageResultContent::TextContent(mcp_client::types::TextContent::new(
+                    "hello",
+                )),
+                "test-model",
+                mcp_client::types::Role::Assistant,
+            ))
+        })
+        .roots(|| async { Ok(vec![mcp_client::types::Root { uri: "file:///src".into(), ..Default::default() }]) });
+    let client = builder().handlers(handlers).connect_http(&url).await.unwrap();
+    let result = client.call_tool("needs-input", None).await.unwrap();
+    let text = serde_json::to_value(&result.content).unwrap()[0]["text"].as_str().unwrap().to_owned();
+    let responses: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(responses["llm"]["model"], "test-model");
+    assert_eq!(responses["llm"]["content"]["text"], "hello");
+    assert_eq!(responses["where"], json!({"roots": [{"uri": "file:///src"}]}));
+    let first = seen.lock().unwrap().iter().find(|s| s.rpc() == "tools/call").cloned().unwrap();
+    assert_eq!(
+        first.body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+        json!({"roots": {}, "sampling": {}})
+    );
+}
+
+#[tokio::test]
+async fn an_input_request_without_a_handler_is_a_handler_error() {
+    let (url, _) = serve(modern(|request| {
+        result(request, json!({"resultType": "input_required", "requestState": "s",
+            "inputRequests": {"q": {"method": "elicitation/create", "params": {"message": "?", "requestedSchema": {"type": "object", "properties": {}}}}}}))
+    }))
+    .await;
+    let client = builder().connect_http(&url).await.unwrap();
+    let err = client.call_tool("asks", None).await.unwrap_err();
+    assert!(matches!(err, Error::Handler(_)), "{err}");
+}

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcp_client::types::{JsonObject, Root};
+use futures::StreamExt as _;
+use mcp_client::types::{JsonObject, Root, ServerNotification, SubscriptionFilter};
 use mcp_client::{Client, ElicitationModes, ElicitationResponse, Era, Error, Handlers, StderrMode, StdioCommand};
 use serde_json::{Value, json};
 
@@ -218,4 +219,42 @@ async fn a_server_that_dies_is_restarted_on_the_next_request() {
         assert_eq!(handshakes, if mode == "modern" { 0 } else { 3 }, "{mode}: one per process");
         client.close().await;
     }
+}
+
+#[tokio::test]
+async fn a_modern_stdio_subscription_streams_and_is_cancelled_when_dropped() {
+    let log = log_path("modern-listen");
+    let client = builder().connect_stdio(command("modern", &log)).await.unwrap();
+    let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let mut subscription = client.listen(filter).await.unwrap();
+    let ack = subscription.next().await.unwrap().unwrap();
+    assert!(matches!(ack, ServerNotification::SubscriptionsAcknowledged(_)), "{ack:?}");
+    let changed = subscription.next().await.unwrap().unwrap();
+    assert!(matches!(changed, ServerNotification::ToolListChanged(_)), "{changed:?}");
+    drop(subscription);
+    let mut cancel = None;
+    for _ in 0..100 {
+        cancel = received(&log).into_iter().find(|m| m["method"] == "notifications/cancelled");
+        if cancel.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let listen = received(&log).into_iter().find(|m| m["method"] == "subscriptions/listen").unwrap();
+    assert_eq!(cancel.expect("the subscription is cancelled")["params"]["requestId"], listen["id"]);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_legacy_subscription_passes_the_selected_unsolicited_notifications() {
+    let log = log_path("legacy-listen");
+    let client = builder().connect_stdio(command("legacy-error", &log)).await.unwrap();
+    let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let mut subscription = client.listen(filter).await.unwrap();
+    client.call_tool("touch", None).await.unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(5), subscription.next()).await.unwrap().unwrap().unwrap();
+    assert!(matches!(first, ServerNotification::ToolListChanged(_)), "{first:?}");
+    // The prompts change was not asked for.
+    assert!(tokio::time::timeout(Duration::from_millis(300), subscription.next()).await.is_err());
+    client.close().await;
 }

@@ -69,6 +69,9 @@ def tools(msg, modern):
             return  # never answers: the client cancels
         if name == "crash":
             sys.exit(3)
+        if name == "touch" and not modern:
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            send({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"})
         if mode == "legacy-asks":
             def work():
                 elicited = ask("elicitation/create", {"message": "name?", "requestedSchema": {
@@ -112,6 +115,12 @@ def handle(msg):
                          {"supported": ["2026-07-28"], "requested": requested})
         if method == "server/discover":
             return result(msg, discover_result())
+        if method == "subscriptions/listen":
+            meta = {"io.modelcontextprotocol/subscriptionId": msg["id"]}
+            send({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                  "params": {"notifications": msg["params"]["notifications"], "_meta": meta}})
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": meta}})
+            return  # stays open until the client cancels
         return tools(msg, True)
     # legacy modes
     if method == "initialize":
