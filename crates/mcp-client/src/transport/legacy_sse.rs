@@ -140,6 +140,13 @@ impl LegacySseTransport {
     }
 }
 
+impl Drop for LegacySseTransport {
+    fn drop(&mut self) {
+        // The reader holds the stream open; it must not outlive the client.
+        self.reader.abort();
+    }
+}
+
 async fn post(inner: &Inner, message: &Value) -> Result<(), Error> {
     let response = inner
         .client
