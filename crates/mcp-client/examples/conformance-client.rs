@@ -11,11 +11,11 @@ use serde_json::{Value, json};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    let Some(url) = std::env::args().nth(1).filter(|_| std::env::args().len() >= 2) else {
+    // The suite appends the URL as the last argument.
+    let Some(url) = std::env::args().skip(1).next_back() else {
         eprintln!("usage: conformance-client <server-url>");
         return ExitCode::from(2);
     };
-    let url = std::env::args().next_back().unwrap_or(url);
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_else(|_| "2026-07-28".into());
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
