@@ -43,6 +43,82 @@ fn unknown_method_stays_representable_and_re_encodes() {
     assert!(matches!(serde_json::from_str::<ClientMessage>(notification).unwrap(), ClientMessage::Notification(_)));
 }
 
+/// Members before `method`/`result` are read ahead and replayed to the variant: the outcome must
+/// not depend on member order, on escapes in strings, or on whether the input is text or a `Value`.
+#[test]
+fn envelope_members_decode_the_same_in_any_order() {
+    let params = format!(r#"{{{META},"name":"t","arguments":{{"a":[1,"s"]}}}}"#);
+    let orders = [
+        format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{params}}}"#),
+        format!(
+            r#"{{"x":{{"a":[1,"s"]}},"params":{params},"id":"r\"1","jsonrpc":"2.0","y":"z","method":"tools/call"}}"#
+        ),
+        format!(r#"{{"method":"tools\/call","params":{params},"id":-3,"jsonrpc":"2\u002e0","x":null}}"#),
+    ];
+    for text in &orders {
+        let json: Value = serde_json::from_str(text).unwrap();
+        for message in
+            [serde_json::from_str::<ClientMessage>(text).unwrap(), serde_json::from_value(json.clone()).unwrap()]
+        {
+            let ClientMessage::Request(ClientRequest::CallTool(call)) = &message else { panic!("{text}: {message:?}") };
+            assert_eq!(call.params.name, "t");
+            assert_eq!(serde_json::to_value(&message).unwrap(), json, "{text}");
+        }
+    }
+    // A wrong `jsonrpc` is caught whether it comes before or after the method.
+    for text in [
+        format!(r#"{{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{params}}}"#),
+        format!(r#"{{"id":1,"method":"tools/call","params":{params},"jsonrpc":"1.0"}}"#),
+        r#"{"jsonrpc":"1.0","method":"vendor/ping"}"#.to_owned(),
+        r#"{"method":"vendor/ping","id":1,"jsonrpc":"1.0"}"#.to_owned(),
+    ] {
+        let e = err::<ClientMessage>(&text);
+        assert!(e.contains("`jsonrpc`") && e.contains(r#"expected "2.0", found "1.0""#), "{text}: {e}");
+    }
+    // A float id is rejected wherever it comes.
+    for text in [
+        format!(r#"{{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{params}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","method":"tools/call","params":{params},"id":1.5}}"#),
+    ] {
+        let e = err::<ClientMessage>(&text);
+        assert!(e.contains("`id`") && e.contains("must be a string or an integer"), "{text}: {e}");
+    }
+}
+
+#[test]
+fn extension_methods_are_requests_exactly_when_they_have_an_id() {
+    let cases = [
+        (r#"{"jsonrpc":"2.0","id":1,"method":"vendor/x","params":{"a":1}}"#, true),
+        (r#"{"jsonrpc":"2.0","method":"vendor/x","params":{"a":1},"id":"k","extra":[{}]}"#, true),
+        (r#"{"method":"vendor\/x","jsonrpc":"2.0","params":{"a":1},"extra":{"id":1}}"#, false),
+        (r#"{"jsonrpc":"2.0","method":"vendor/x"}"#, false),
+    ];
+    for (text, request) in cases {
+        let json: Value = serde_json::from_str(text).unwrap();
+        for message in
+            [serde_json::from_str::<ClientMessage>(text).unwrap(), serde_json::from_value(json.clone()).unwrap()]
+        {
+            match (&message, request) {
+                (ClientMessage::Request(r @ ClientRequest::Other(_)), true) => assert_eq!(r.method(), "vendor/x"),
+                (ClientMessage::Notification(n @ mcp_types::ClientNotification::Other(_)), false) => {
+                    assert_eq!(n.method(), "vendor/x")
+                }
+                _ => panic!("{text}: {message:?}"),
+            }
+            assert_eq!(serde_json::to_value(&message).unwrap(), json, "{text}");
+        }
+    }
+    let e = err::<ClientMessage>(r#"{"jsonrpc":"2.0","method":"vendor/x","id":null}"#);
+    assert!(e.contains("`id`") && e.contains("must be a string or an integer"), "{e}");
+    let e = err::<ClientMessage>(r#"{"jsonrpc":"2.0","method":"vendor/x","id":1,"id":2}"#);
+    assert!(e.contains("duplicate field `id`"), "{e}");
+    // 2026-07-28 servers send no requests: an extension method with an id is an error.
+    for text in [r#"{"jsonrpc":"2.0","id":1,"method":"vendor/x"}"#, r#"{"jsonrpc":"2.0","method":"vendor/x","id":1}"#] {
+        let e = err::<ServerMessage>(text);
+        assert!(e.contains("`vendor/x` is not a request method"), "{text}: {e}");
+    }
+}
+
 #[test]
 fn known_method_with_bad_params_names_method_and_field() {
     let e = err::<ClientRequest>(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{META}}}}}"#));

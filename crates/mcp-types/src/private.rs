@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, Visitor};
+use serde::de::{self, Deserialize as _, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
 /// An object key, borrowed from the input when possible.
@@ -79,44 +79,289 @@ pub fn deserialize_object<'de, D: Deserializer<'de>, T: VisitObject>(d: D, name:
     d.deserialize_map(ObjectVisitor::<T>(name, PhantomData))
 }
 
-/// A [`MapAccess`] that first yields entries already read from the object (buffered while looking
-/// for a discriminator), then a key whose value is still unread in `inner`, then the rest of `inner`.
-pub struct Resumed<A> {
-    buffered: std::vec::IntoIter<(String, Value)>,
-    buffered_value: Option<Value>,
-    current_key: Option<String>,
-    current_pending: bool,
-    inner: A,
-}
+/// Decodes a member whose type is a [`VisitObject`] straight into its slot, so that the (often
+/// large) value is not moved out through the deserializer's layers. `.1`: the `expecting` text of
+/// the type's own `Deserialize` impl, for identical errors.
+pub struct InPlace<'a, T>(pub &'a mut Option<T>, pub &'static str);
 
-impl<A> Resumed<A> {
-    /// `current_key`: a key already taken from `inner` whose value has not been read yet.
-    pub fn new(buffered: Vec<(String, Value)>, current_key: Option<String>, inner: A) -> Self {
-        Resumed { buffered: buffered.into_iter(), buffered_value: None, current_key, current_pending: false, inner }
+impl<'de, T: VisitObject> DeserializeSeed<'de> for InPlace<'_, T> {
+    type Value = ();
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
     }
 }
 
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for Resumed<A> {
+impl<'de, T: VisitObject> Visitor<'de> for InPlace<'_, T> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.1)
+    }
+    #[inline]
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        *self.0 = Some(T::visit_object(map)?);
+        Ok(())
+    }
+}
+
+/// A member value read ahead of a discriminator. Strings stay borrowed from the input and numbers
+/// stay numbers, so the common envelope members (`jsonrpc`, `id`) are replayed without allocating;
+/// anything else (objects, arrays) is kept as a [`Value`].
+pub enum Buffered<'de> {
+    Str(Cow<'de, str>),
+    U64(u64),
+    I64(i64),
+    Bool(bool),
+    Null,
+    Value(Value),
+}
+
+impl Buffered<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Buffered::Str(s) => Value::String(s.into_owned()),
+            Buffered::U64(n) => Value::from(n),
+            Buffered::I64(n) => Value::from(n),
+            Buffered::Bool(b) => Value::Bool(b),
+            Buffered::Null => Value::Null,
+            Buffered::Value(v) => v,
+        }
+    }
+}
+
+impl<'de> de::Deserialize<'de> for Buffered<'de> {
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct BufferedVisitor;
+        impl<'de> Visitor<'de> for BufferedVisitor {
+            type Value = Buffered<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any valid JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Buffered<'de>, E> {
+                Ok(Buffered::Bool(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Buffered<'de>, E> {
+                Ok(Buffered::I64(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Buffered<'de>, E> {
+                Ok(Buffered::U64(v))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Buffered<'de>, E> {
+                // What `Value` does with it (a non-finite float becomes `null`).
+                Ok(Buffered::Value(Value::from(v)))
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Buffered<'de>, E> {
+                Ok(Buffered::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Buffered<'de>, E> {
+                Ok(Buffered::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Buffered<'de>, E> {
+                Ok(Buffered::Str(Cow::Owned(v)))
+            }
+            fn visit_unit<E>(self) -> Result<Buffered<'de>, E> {
+                Ok(Buffered::Null)
+            }
+            fn visit_none<E>(self) -> Result<Buffered<'de>, E> {
+                Ok(Buffered::Null)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Buffered<'de>, D::Error> {
+                Buffered::deserialize(d)
+            }
+            fn visit_seq<S: de::SeqAccess<'de>>(self, seq: S) -> Result<Buffered<'de>, S::Error> {
+                Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Buffered::Value)
+            }
+            fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Buffered<'de>, M::Error> {
+                Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(Buffered::Value)
+            }
+        }
+        d.deserialize_any(BufferedVisitor)
+    }
+}
+
+/// Replays a [`Buffered`] value: strings and numbers directly (borrowed strings as borrowed),
+/// everything else exactly as `serde_json::Value`'s own deserializer would.
+struct BufferedDeserializer<'de, E>(Buffered<'de>, PhantomData<E>);
+
+macro_rules! replay_via_value {
+    ($($method:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {$(
+        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, E> {
+            match self.0 {
+                Buffered::Value(v) => v.$method($($arg,)* visitor).map_err(E::custom),
+                Buffered::Str(_) | Buffered::U64(_) | Buffered::I64(_) | Buffered::Bool(_) | Buffered::Null => {
+                    self.deserialize_any(visitor)
+                }
+            }
+        }
+    )*};
+}
+
+impl<'de, E: de::Error> Deserializer<'de> for BufferedDeserializer<'de, E> {
+    type Error = E;
+
+    #[inline]
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        match self.0 {
+            Buffered::Str(Cow::Borrowed(s)) => visitor.visit_borrowed_str(s),
+            Buffered::Str(Cow::Owned(s)) => visitor.visit_string(s),
+            Buffered::U64(n) => visitor.visit_u64(n),
+            Buffered::I64(n) => visitor.visit_i64(n),
+            Buffered::Bool(b) => visitor.visit_bool(b),
+            Buffered::Null => visitor.visit_unit(),
+            other => other.into_value().deserialize_any(visitor).map_err(E::custom),
+        }
+    }
+
+    #[inline]
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        match self.0 {
+            Buffered::Null => visitor.visit_none(),
+            Buffered::Value(v) => v.deserialize_option(visitor).map_err(E::custom),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    // Hints whose `Value` implementation does more than `deserialize_any` go through `Value`.
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, E> {
+        self.0.into_value().deserialize_enum(name, variants, visitor).map_err(E::custom)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, E> {
+        self.0.into_value().deserialize_newtype_struct(name, visitor).map_err(E::custom)
+    }
+
+    replay_via_value! {
+        deserialize_bool(), deserialize_i8(), deserialize_i16(), deserialize_i32(), deserialize_i64(),
+        deserialize_i128(), deserialize_u8(), deserialize_u16(), deserialize_u32(), deserialize_u64(),
+        deserialize_u128(), deserialize_f32(), deserialize_f64(), deserialize_char(), deserialize_str(),
+        deserialize_string(), deserialize_bytes(), deserialize_byte_buf(), deserialize_unit(),
+        deserialize_unit_struct(name: &'static str), deserialize_seq(),
+        deserialize_tuple(len: usize), deserialize_tuple_struct(name: &'static str, len: usize),
+        deserialize_map(), deserialize_struct(name: &'static str, fields: &'static [&'static str]),
+        deserialize_identifier(), deserialize_ignored_any(),
+    }
+}
+
+/// An object member read ahead of a discriminator: key and value, in input order.
+pub type Entry<'de> = (Cow<'de, str>, Buffered<'de>);
+
+/// How many read-ahead members [`Entries`] holds without allocating: a JSON-RPC message usually
+/// has `jsonrpc` and `id` before `method`, which is replayed too.
+const INLINE_ENTRIES: usize = 3;
+
+/// Object members read ahead of the discriminator, in input order; the first few without an
+/// allocation.
+pub struct Entries<'de> {
+    inline: [Option<Entry<'de>>; INLINE_ENTRIES],
+    len: usize,
+    spilled: Vec<Entry<'de>>,
+}
+
+impl<'de> Entries<'de> {
+    #[inline]
+    pub fn new() -> Self {
+        Entries { inline: [None, None, None], len: 0, spilled: Vec::new() }
+    }
+
+    #[inline]
+    pub fn push(&mut self, entry: Entry<'de>) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => *slot = Some(entry),
+            None => self.spilled.push(entry),
+        }
+        self.len += 1;
+    }
+
+    /// Whether member `key` is among the entries.
+    #[inline]
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.inline.iter().flatten().chain(&self.spilled).any(|(k, _)| k == key)
+    }
+
+    #[inline]
+    fn into_iter(self) -> EntriesIter<'de> {
+        EntriesIter { inline: self.inline, next: 0, spilled: self.spilled.into_iter() }
+    }
+}
+
+impl Default for Entries<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+struct EntriesIter<'de> {
+    inline: [Option<Entry<'de>>; INLINE_ENTRIES],
+    next: usize,
+    spilled: std::vec::IntoIter<Entry<'de>>,
+}
+
+impl<'de> EntriesIter<'de> {
+    #[inline]
+    fn next(&mut self) -> Option<Entry<'de>> {
+        if let Some(slot) = self.inline.get_mut(self.next) {
+            if let Some(entry) = slot.take() {
+                self.next += 1;
+                return Some(entry);
+            }
+            return None;
+        }
+        self.spilled.next()
+    }
+}
+
+#[inline]
+fn replay_key<'de, K: DeserializeSeed<'de>, E: de::Error>(key: Cow<'de, str>, seed: K) -> Result<K::Value, E> {
+    match key {
+        Cow::Borrowed(k) => seed.deserialize(de::value::BorrowedStrDeserializer::new(k)),
+        Cow::Owned(k) => seed.deserialize(de::value::StringDeserializer::new(k)),
+    }
+}
+
+/// A [`MapAccess`] that first yields entries already read from the object (buffered while looking
+/// for a discriminator), then a key whose value is still unread in `inner`, then the rest of `inner`.
+pub struct Resumed<'de, A> {
+    buffered: EntriesIter<'de>,
+    buffered_value: Option<Buffered<'de>>,
+    current_key: Option<Cow<'de, str>>,
+    inner: A,
+}
+
+impl<'de, A> Resumed<'de, A> {
+    /// `current_key`: a key already taken from `inner` whose value has not been read yet.
+    #[inline]
+    pub fn new(buffered: Entries<'de>, current_key: Option<Cow<'de, str>>, inner: A) -> Self {
+        Resumed { buffered: buffered.into_iter(), buffered_value: None, current_key, inner }
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Resumed<'de, A> {
     type Error = A::Error;
 
+    #[inline]
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
         if let Some((key, value)) = self.buffered.next() {
             self.buffered_value = Some(value);
-            return seed.deserialize(key.into_deserializer()).map(Some);
+            return replay_key(key, seed).map(Some);
         }
         if let Some(key) = self.current_key.take() {
-            self.current_pending = true;
-            return seed.deserialize(key.into_deserializer()).map(Some);
+            return replay_key(key, seed).map(Some);
         }
         self.inner.next_key_seed(seed)
     }
 
+    #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
-        if let Some(value) = self.buffered_value.take() {
-            return seed.deserialize(value).map_err(de::Error::custom);
+        match self.buffered_value.take() {
+            Some(value) => seed.deserialize(BufferedDeserializer(value, PhantomData)),
+            None => self.inner.next_value_seed(seed),
         }
-        self.current_pending = false;
-        self.inner.next_value_seed(seed)
     }
 }
 
@@ -126,7 +371,7 @@ pub trait TaggedUnion: Sized {
     const TAG: &'static str;
     /// Variant used when the object has no tag at all (`None`: the tag is required).
     const DEFAULT_TAG: Option<&'static str>;
-    fn dispatch<'de, A: MapAccess<'de>>(tag: &str, map: Resumed<A>) -> Result<Self, A::Error>;
+    fn dispatch<'de, A: MapAccess<'de>>(tag: &str, map: Resumed<'de, A>) -> Result<Self, A::Error>;
     /// The variant a member implies when only that variant declares it.
     fn variant_for_key(_key: &str) -> Option<&'static str> {
         None
@@ -143,24 +388,46 @@ pub fn check_result_type<E: de::Error>(union: &str, got: &crate::ResultType, wan
 }
 
 /// Reads keys until the tag of `T` is found, buffering what comes before it, then lets `T` decode
-/// the variant from the rest of the object.
+/// the variant from the rest of the object (the tag member included, replayed after the buffered
+/// members).
 pub fn visit_tagged<'de, T: TaggedUnion, A: MapAccess<'de>>(mut map: A) -> Result<T, A::Error> {
-    let mut buffered = Vec::new();
-    while let Some(key) = map.next_key::<Key>()? {
+    let mut buffered = Entries::new();
+    while let Some(key) = map.next_key::<Key<'de>>()? {
         if key.as_str() == T::TAG {
-            let tag: Str = map.next_value()?;
-            buffered.push((T::TAG.to_owned(), Value::String(tag.0.clone().into_owned())));
-            return T::dispatch(&tag.0, Resumed::new(buffered, None, map));
+            let tag: Str<'de> = map.next_value()?;
+            return dispatch_tag(buffered, T::TAG, tag, map, T::dispatch);
         }
         if let Some(tag) = T::variant_for_key(key.as_str()) {
-            return T::dispatch(tag, Resumed::new(buffered, Some(key.into_owned()), map));
+            return T::dispatch(tag, Resumed::new(buffered, Some(key.0), map));
         }
-        let value: Value = map.next_value()?;
-        buffered.push((key.into_owned(), value));
+        let value: Buffered<'de> = map.next_value()?;
+        buffered.push((key.0, value));
     }
     match T::DEFAULT_TAG {
         Some(tag) => T::dispatch(tag, Resumed::new(buffered, None, map)),
         None => Err(de::Error::custom(format_args!("`{}`: missing field `{}`", T::NAME, T::TAG))),
+    }
+}
+
+/// Calls `dispatch` with the tag value and the rest of the object, the tag member (`tag_key`)
+/// replayed after the `buffered` members. The tag is not copied unless the input escaped it.
+#[inline]
+pub fn dispatch_tag<'de, A: MapAccess<'de>, R>(
+    mut buffered: Entries<'de>,
+    tag_key: &'static str,
+    tag: Str<'de>,
+    map: A,
+    dispatch: impl FnOnce(&str, Resumed<'de, A>) -> Result<R, A::Error>,
+) -> Result<R, A::Error> {
+    match tag.0 {
+        Cow::Borrowed(tag) => {
+            buffered.push((Cow::Borrowed(tag_key), Buffered::Str(Cow::Borrowed(tag))));
+            dispatch(tag, Resumed::new(buffered, None, map))
+        }
+        Cow::Owned(tag) => {
+            buffered.push((Cow::Borrowed(tag_key), Buffered::Str(Cow::Owned(tag.clone()))));
+            dispatch(&tag, Resumed::new(buffered, None, map))
+        }
     }
 }
 
@@ -448,19 +715,64 @@ impl<'de, E: de::Error> MapAccess<'de> for EmptyMap<E> {
     }
 }
 
-/// Object members read ahead of the discriminator, in input order.
-pub type Entries = Vec<(String, Value)>;
-
 /// Reads every remaining entry of `map`, reporting whether `key` is among them.
-pub fn drain_checking<'de, A: MapAccess<'de>>(mut map: A, key: &str) -> Result<(Entries, bool), A::Error> {
-    let mut entries = Vec::new();
+pub fn drain_checking<'de, A: MapAccess<'de>>(mut map: A, key: &str) -> Result<(Entries<'de>, bool), A::Error> {
+    let mut entries = Entries::new();
     let mut found = false;
-    while let Some(k) = map.next_key::<Key>()? {
+    while let Some(k) = map.next_key::<Key<'de>>()? {
         found |= k.as_str() == key;
-        let value: Value = map.next_value()?;
-        entries.push((k.into_owned(), value));
+        let value: Buffered<'de> = map.next_value()?;
+        entries.push((k.0, value));
     }
     Ok((entries, found))
+}
+
+/// The rest of a message with an extension method, read in one pass: member `id` is held aside
+/// (decoded as `T`), everything else goes to the notification decoder reading from this map. A
+/// message that turns out to have an `id` is then a request with the same members.
+pub struct IdProbe<'de, A, T> {
+    inner: A,
+    id: Option<T>,
+    /// Type named by a duplicate-`id` error (`None`: later `id`s are ignored).
+    request: Option<&'static str>,
+    marker: PhantomData<&'de ()>,
+}
+
+impl<'de, A: MapAccess<'de>, T: de::Deserialize<'de>> IdProbe<'de, A, T> {
+    #[inline]
+    pub fn new(inner: A, request: Option<&'static str>) -> Self {
+        IdProbe { inner, id: None, request, marker: PhantomData }
+    }
+
+    #[inline]
+    pub fn into_id(self) -> Option<T> {
+        self.id
+    }
+}
+
+impl<'de, A: MapAccess<'de>, T: de::Deserialize<'de>> MapAccess<'de> for IdProbe<'de, A, T> {
+    type Error = A::Error;
+
+    #[inline]
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        loop {
+            match self.inner.next_key::<Key<'de>>()? {
+                Some(key) if key.as_str() == "id" => {
+                    if let (Some(_), Some(request)) = (&self.id, self.request) {
+                        return Err(duplicate_field(request, "id"));
+                    }
+                    self.id = Some(self.inner.next_value().map_err(|e| in_field("id", e))?);
+                }
+                Some(key) => return replay_key(key.0, seed).map(Some),
+                None => return Ok(None),
+            }
+        }
+    }
+
+    #[inline]
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.inner.next_value_seed(seed)
+    }
 }
 
 #[cfg(test)]

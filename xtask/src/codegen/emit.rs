@@ -2,6 +2,8 @@
 //! without `#[serde(flatten)]` (which buffers every object), `const` members are checked, and
 //! errors name the type and field.
 
+use std::collections::BTreeMap;
+
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 use serde_json::Value;
@@ -52,10 +54,11 @@ fn doc_attrs(docs: &Docs, text: Option<&str>) -> TokenStream {
 }
 
 pub fn module(m: &Module, docs: &Docs) -> TokenStream {
+    let objects = object_types(m);
     let mut out = TokenStream::new();
     for item in &m.items {
         out.extend(match item {
-            Item::Struct(s) => struct_tokens(s, docs),
+            Item::Struct(s) => struct_tokens(s, docs, &objects),
             Item::Union(u) => union_tokens(u, docs),
             Item::Alias(a) => {
                 let name = ident(&a.name);
@@ -98,7 +101,28 @@ fn const_tokens(value: &Value) -> TokenStream {
     }
 }
 
-fn struct_tokens(s: &StructDef, docs: &Docs) -> TokenStream {
+/// Types of this module decoded from an already opened object (`mcp_types::private::VisitObject`),
+/// with the `expecting` text of their own `Deserialize` impl.
+fn object_types(m: &Module) -> BTreeMap<&str, String> {
+    m.items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Struct(s) => {
+                Some((s.name.as_str(), format!("a `{}` object", s.schema_name.as_deref().unwrap_or(&s.name))))
+            }
+            Item::Union(u) => match &u.strategy {
+                Strategy::Tag { key, .. } => Some((
+                    u.name.as_str(),
+                    format!("a `{}` object with a `{key}` member", u.schema_name.as_deref().unwrap_or(&u.name)),
+                )),
+                Strategy::Score => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>) -> TokenStream {
     let name = ident(&s.name);
     let name_str = s.schema_name.clone().unwrap_or_else(|| s.name.clone());
     let doc = doc_attrs(docs, s.doc.as_deref());
@@ -218,12 +242,26 @@ fn struct_tokens(s: &StructDef, docs: &Docs) -> TokenStream {
     for f in &s.fields {
         let key = &f.json;
         let slot = format_ident!("f_{}", f.ident.trim_start_matches("r#"));
+        // A member of a generated object type is decoded straight into its slot: the value is
+        // not moved out through the deserializer's layers (these structs are large).
+        let object = match &f.ty {
+            Ty::Named(n) if !(f.nullable && f.required) => objects.get(n.as_str()),
+            _ => None,
+        };
+        let read = match object {
+            Some(expecting) => quote! {
+                map.next_value_seed(crate::private::InPlace(&mut #slot, #expecting)).map_err(|e| crate::private::in_field(#key, e))?;
+            },
+            None => quote! {
+                #slot = ::std::option::Option::Some(map.next_value().map_err(|e| crate::private::in_field(#key, e))?);
+            },
+        };
         arms.push(quote! {
             #key => {
                 if #slot.is_some() {
                     return ::std::result::Result::Err(crate::private::duplicate_field(#name_str, #key));
                 }
-                #slot = ::std::option::Option::Some(map.next_value().map_err(|e| crate::private::in_field(#key, e))?);
+                #read
             }
         });
     }
@@ -501,7 +539,7 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
                     const NAME: &'static str = #name_str;
                     const TAG: &'static str = #key;
                     const DEFAULT_TAG: ::std::option::Option<&'static str> = #default_tag;
-                    fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(tag: &str, map: crate::private::Resumed<A>) -> ::std::result::Result<Self, A::Error> {
+                    fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(tag: &str, map: crate::private::Resumed<'de, A>) -> ::std::result::Result<Self, A::Error> {
                         match tag {
                             #(#arms)*
                             #fallback
@@ -616,8 +654,8 @@ fn message_tokens(msg: &MessageDef, m: &Module) -> TokenStream {
             let tags = union_tags(r);
             (
                 quote!(Request(#req),),
-                quote!(#(#tags)|* => <#req as crate::private::TaggedUnion>::dispatch(&method, rest).map(Self::Request),),
-                quote!(<#req as crate::private::TaggedUnion>::dispatch(&method, rest).map(Self::Request)),
+                quote!(#(#tags)|* => <#req as crate::private::TaggedUnion>::dispatch(method, rest).map(Self::Request),),
+                quote!(<#req as crate::private::TaggedUnion>::dispatch(method, rest).map(Self::Request)),
                 quote!(Self::Request(value) => ::serde::Serialize::serialize(value, serializer),),
             )
         }
@@ -639,8 +677,8 @@ fn message_tokens(msg: &MessageDef, m: &Module) -> TokenStream {
                 Error(JsonRpcErrorResponse),
             },
             quote! {
-                "result" => return <JsonRpcResultResponse as crate::private::VisitObject>::visit_object(crate::private::Resumed::new(buffered, ::std::option::Option::Some(key.into_owned()), map)).map(Self::Response),
-                "error" => return <JsonRpcErrorResponse as crate::private::VisitObject>::visit_object(crate::private::Resumed::new(buffered, ::std::option::Option::Some(key.into_owned()), map)).map(Self::Error),
+                "result" => return <JsonRpcResultResponse as crate::private::VisitObject>::visit_object(crate::private::Resumed::new(buffered, ::std::option::Option::Some(key.0), map)).map(Self::Response),
+                "error" => return <JsonRpcErrorResponse as crate::private::VisitObject>::visit_object(crate::private::Resumed::new(buffered, ::std::option::Option::Some(key.0), map)).map(Self::Error),
             },
             quote! {
                 Self::Response(value) => ::serde::Serialize::serialize(value, serializer),
@@ -650,6 +688,7 @@ fn message_tokens(msg: &MessageDef, m: &Module) -> TokenStream {
     } else {
         (quote!(), quote!(), quote!())
     };
+    let extension_tail = extension_tail(msg, m, &notif, &req_unknown);
     let expecting = if msg.responses { "`method`, `result` or `error`" } else { "`method`" };
     quote! {
         #[doc = #doc]
@@ -673,32 +712,26 @@ fn message_tokens(msg: &MessageDef, m: &Module) -> TokenStream {
 
         impl crate::private::VisitObject for #name {
             fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(mut map: A) -> ::std::result::Result<Self, A::Error> {
-                let mut buffered: ::std::vec::Vec<(::std::string::String, ::serde_json::Value)> = ::std::vec::Vec::new();
-                while let ::std::option::Option::Some(key) = map.next_key::<crate::private::Key>()? {
+                // Members before `method`/`result`/`error` (usually `jsonrpc` and `id`) are kept
+                // borrowed and replayed to the variant, which checks them.
+                let mut buffered = crate::private::Entries::new();
+                while let ::std::option::Option::Some(key) = map.next_key::<crate::private::Key<'de>>()? {
                     match key.as_str() {
                         "method" => {
-                            let method = map.next_value::<crate::private::Str>()?.0.into_owned();
-                            buffered.push(("method".to_owned(), ::serde_json::Value::String(method.clone())));
-                            let rest = crate::private::Resumed::new(buffered, ::std::option::Option::None, map);
-                            return match method.as_str() {
+                            let method: crate::private::Str<'de> = map.next_value()?;
+                            let id_first = buffered.contains_key("id");
+                            return crate::private::dispatch_tag(buffered, "method", method, map, |method, rest| match method {
                                 #req_arm
-                                #(#notif_tags)|* => <#notif as crate::private::TaggedUnion>::dispatch(&method, rest).map(Self::Notification),
-                                _ => {
-                                    // An extension method: its `id` decides request or notification.
-                                    let (buffered, has_id) = crate::private::drain_checking(rest, "id")?;
-                                    let rest = crate::private::Resumed::new(buffered, ::std::option::Option::None, crate::private::EmptyMap::<A::Error>::new());
-                                    if has_id {
-                                        #req_unknown
-                                    } else {
-                                        <#notif as crate::private::TaggedUnion>::dispatch(&method, rest).map(Self::Notification)
-                                    }
-                                }
-                            };
+                                #(#notif_tags)|* => <#notif as crate::private::TaggedUnion>::dispatch(method, rest).map(Self::Notification),
+                                // An extension method after an `id`: a request.
+                                _ if id_first => #req_unknown,
+                                _ => #extension_tail,
+                            });
                         }
                         #resp_arms
                         _ => {
-                            let value: ::serde_json::Value = map.next_value()?;
-                            buffered.push((key.into_owned(), value));
+                            let value: crate::private::Buffered<'de> = map.next_value()?;
+                            buffered.push((key.0, value));
                         }
                     }
                 }
@@ -712,6 +745,94 @@ fn message_tokens(msg: &MessageDef, m: &Module) -> TokenStream {
             }
         }
     }
+}
+
+fn union_named<'a>(m: &'a Module, schema_name: &str) -> Option<&'a UnionDef> {
+    m.items.iter().find_map(|i| match i {
+        Item::Union(u) if u.schema_name.as_deref() == Some(schema_name) => Some(u),
+        _ => None,
+    })
+}
+
+fn struct_named<'a>(m: &'a Module, name: &str) -> Option<&'a StructDef> {
+    m.items.iter().find_map(|i| match i {
+        Item::Struct(s) if s.name == name => Some(s),
+        _ => None,
+    })
+}
+
+/// The name of the catch-all (`Other`) variant type of a method union.
+fn other_struct<'a>(m: &'a Module, schema_name: &str) -> Option<&'a StructDef> {
+    match &union_named(m, schema_name)?.strategy {
+        Strategy::Tag { other: Some(Ty::Named(n)), .. } => struct_named(m, n),
+        _ => None,
+    }
+}
+
+/// Decoding of the rest of a message whose method this revision does not define and that had no
+/// `id` before its `method`. When the generic request type is the generic notification type plus
+/// `id` (every revision with message types), the rest is decoded in one pass as a notification
+/// with `id` held aside (`mcp_types::private::IdProbe`); an `id` turns the result into a
+/// request. Otherwise the rest is buffered, then decoded as one or the other.
+fn extension_tail(msg: &MessageDef, m: &Module, notif: &Ident, req_unknown: &TokenStream) -> TokenStream {
+    let drain = quote! {{
+        let (buffered, has_id) = crate::private::drain_checking(rest, "id")?;
+        let rest = crate::private::Resumed::new(buffered, ::std::option::Option::None, crate::private::EmptyMap::<A::Error>::new());
+        if has_id {
+            #req_unknown
+        } else {
+            <#notif as crate::private::TaggedUnion>::dispatch(method, rest).map(Self::Notification)
+        }
+    }};
+    let Some(notif_other) = other_struct(m, &msg.notification) else { return drain };
+    let notif_ty = ident(&notif_other.name);
+    let decode = quote! {
+        <#notif_ty as crate::private::VisitObject>::visit_object(&mut probe)
+    };
+    let Some(req) = &msg.request else {
+        // No request methods: an `id` is an error once the rest is read.
+        return quote! {{
+            let mut probe = crate::private::IdProbe::<'de, _, ::serde::de::IgnoredAny>::new(rest, ::std::option::Option::None);
+            let notification = #decode?;
+            match probe.into_id() {
+                ::std::option::Option::None => ::std::result::Result::Ok(Self::Notification(#notif::Other(notification))),
+                ::std::option::Option::Some(_) => #req_unknown,
+            }
+        }};
+    };
+    let Some(req_other) = other_struct(m, req) else { return drain };
+    let same_shape = |a: &Field, b: &Field| {
+        a.json == b.json && a.ident == b.ident && a.ty == b.ty && a.required == b.required && a.nullable == b.nullable
+    };
+    let req_fields: Vec<&Field> = req_other.fields.iter().filter(|f| f.json != "id").collect();
+    let id_field = req_other.fields.iter().find(|f| f.json == "id" && f.required && !f.nullable);
+    let fits = id_field.is_some()
+        && notif_other.open == req_other.open
+        && req_fields.len() == notif_other.fields.len()
+        && req_fields.iter().zip(&notif_other.fields).all(|(a, b)| same_shape(a, b))
+        && req_other.consts.len() == notif_other.consts.len()
+        && req_other.consts.iter().zip(&notif_other.consts).all(|(a, b)| a.json == b.json && a.value == b.value);
+    let Some(id_field) = id_field.filter(|_| fits) else { return drain };
+    let req = ident(req);
+    let req_ty = ident(&req_other.name);
+    let req_name = req_other.schema_name.clone().unwrap_or_else(|| req_other.name.clone());
+    let id_ty = ty_tokens(&id_field.ty);
+    let id_ident = ident(&id_field.ident);
+    let moves = notif_other.fields.iter().map(|f| {
+        let id = ident(&f.ident);
+        quote!(#id: notification.#id,)
+    });
+    let extra = notif_other.open.then(|| quote!(extra: notification.extra,));
+    quote! {{
+        let mut probe = crate::private::IdProbe::<'de, _, #id_ty>::new(rest, ::std::option::Option::Some(#req_name));
+        let notification = #decode?;
+        match probe.into_id() {
+            ::std::option::Option::None => ::std::result::Result::Ok(Self::Notification(#notif::Other(notification))),
+            ::std::option::Option::Some(#id_ident) => {
+                ::std::result::Result::Ok(Self::Request(#req::Other(#req_ty { #id_ident, #(#moves)* #extra })))
+            }
+        }
+    }}
 }
 
 fn method_impls(m: &Module) -> TokenStream {

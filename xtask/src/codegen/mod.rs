@@ -10,7 +10,10 @@
 //!    or the most specific shape; ambiguity is reported, never resolved by declaration order).
 //! 2. [`enums`]: string enums go through typify, then syn post-passes.
 //! 3. [`emit`]: structs and unions are emitted with quote, with hand-rolled serde impls that keep
-//!    unknown members in `extra` without `#[serde(flatten)]`.
+//!    unknown members in `extra` without `#[serde(flatten)]`. Unions and JSON-RPC messages read
+//!    members met before their discriminator (`jsonrpc`, `id`, ...) ahead, kept borrowed from the
+//!    input, and replay them to the variant; members of generated object types are decoded straight
+//!    into their slot; an extension method is decoded in one pass, its `id` (if any) held aside.
 //! 4. [`docs`]: descriptions become `///` lines with intra-doc links.
 //! 5. prettyplease formats the file; an `@generated` header names the revision and schema sha256.
 //!

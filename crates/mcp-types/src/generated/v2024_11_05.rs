@@ -184,11 +184,13 @@ impl crate::private::VisitObject for Annotated {
                             crate::private::duplicate_field("Annotated", "annotations"),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `AnnotatedAnnotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -530,11 +532,13 @@ impl crate::private::VisitObject for CallToolRequest {
                             crate::private::duplicate_field("CallToolRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CallToolRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -623,7 +627,7 @@ impl crate::private::TaggedUnion for CallToolResultContentItem {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "text" => {
@@ -1018,11 +1022,13 @@ impl crate::private::VisitObject for CancelledNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CancelledNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -1268,11 +1274,13 @@ impl crate::private::VisitObject for ClientCapabilities {
                             ),
                         );
                     }
-                    f_roots = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("roots", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_roots,
+                                "a `RootsCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("roots", e))?;
                 }
                 "sampling" => {
                     if f_sampling.is_some() {
@@ -1371,7 +1379,7 @@ impl crate::private::TaggedUnion for ClientNotification {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "notifications/cancelled" => {
@@ -1535,7 +1543,7 @@ impl crate::private::TaggedUnion for ClientRequest {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "initialize" => {
@@ -1910,7 +1918,7 @@ impl crate::private::TaggedUnion for CompleteRequestParamsRef {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "ref/prompt" => {
@@ -2025,11 +2033,13 @@ impl crate::private::VisitObject for CompleteRequestParams {
                             ),
                         );
                     }
-                    f_argument = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("argument", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_argument,
+                                "a `CompleteRequestParamsArgument` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("argument", e))?;
                 }
                 "ref" => {
                     if f_ref.is_some() {
@@ -2040,9 +2050,13 @@ impl crate::private::VisitObject for CompleteRequestParams {
                             ),
                         );
                     }
-                    f_ref = ::std::option::Option::Some(
-                        map.next_value().map_err(|e| crate::private::in_field("ref", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_ref,
+                                "a `CompleteRequestParamsRef` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("ref", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -2144,11 +2158,13 @@ impl crate::private::VisitObject for CompleteRequest {
                             crate::private::duplicate_field("CompleteRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CompleteRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -2427,11 +2443,13 @@ impl crate::private::VisitObject for CompleteResult {
                             ),
                         );
                     }
-                    f_completion = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("completion", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_completion,
+                                "a `CompleteResultCompletion` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("completion", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -2639,14 +2657,13 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                             ),
                         );
                     }
-                    f_model_preferences = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field(
-                                "modelPreferences",
-                                e,
-                            ))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_model_preferences,
+                                "a `ModelPreferences` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("modelPreferences", e))?;
                 }
                 "stopSequences" => {
                     if f_stop_sequences.is_some() {
@@ -2803,11 +2820,13 @@ impl crate::private::VisitObject for CreateMessageRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CreateMessageRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -2896,7 +2915,7 @@ impl crate::private::TaggedUnion for CreateMessageResultContent {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "text" => {
@@ -3051,11 +3070,13 @@ impl crate::private::VisitObject for CreateMessageResult {
                             ),
                         );
                     }
-                    f_content = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("content", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_content,
+                                "a `CreateMessageResultContent` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("content", e))?;
                 }
                 "model" => {
                     if f_model.is_some() {
@@ -3421,11 +3442,13 @@ impl crate::private::VisitObject for EmbeddedResource {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `EmbeddedResourceAnnotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "resource" => {
                     if f_resource.is_some() {
@@ -3677,11 +3700,13 @@ impl crate::private::VisitObject for GetPromptRequest {
                             crate::private::duplicate_field("GetPromptRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `GetPromptRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -4079,11 +4104,13 @@ impl crate::private::VisitObject for ImageContent {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `ImageContentAnnotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "data" => {
                     if f_data.is_some() {
@@ -4339,11 +4366,13 @@ impl crate::private::VisitObject for InitializeRequestParams {
                             ),
                         );
                     }
-                    f_capabilities = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("capabilities", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_capabilities,
+                                "a `ClientCapabilities` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("capabilities", e))?;
                 }
                 "clientInfo" => {
                     if f_client_info.is_some() {
@@ -4354,11 +4383,13 @@ impl crate::private::VisitObject for InitializeRequestParams {
                             ),
                         );
                     }
-                    f_client_info = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("clientInfo", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_client_info,
+                                "a `Implementation` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("clientInfo", e))?;
                 }
                 "protocolVersion" => {
                     if f_protocol_version.is_some() {
@@ -4483,11 +4514,13 @@ impl crate::private::VisitObject for InitializeRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `InitializeRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -4647,11 +4680,13 @@ impl crate::private::VisitObject for InitializeResult {
                             ),
                         );
                     }
-                    f_capabilities = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("capabilities", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_capabilities,
+                                "a `ServerCapabilities` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("capabilities", e))?;
                 }
                 "instructions" => {
                     if f_instructions.is_some() {
@@ -4692,11 +4727,13 @@ impl crate::private::VisitObject for InitializeResult {
                             ),
                         );
                     }
-                    f_server_info = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("serverInfo", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_server_info,
+                                "a `Implementation` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("serverInfo", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -4903,11 +4940,13 @@ impl crate::private::VisitObject for InitializedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `InitializedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -5331,11 +5370,13 @@ impl crate::private::VisitObject for JsonRpcNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `JsonRpcNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -5545,11 +5586,13 @@ impl crate::private::VisitObject for JsonRpcRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `JsonRpcRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -5666,11 +5709,13 @@ impl crate::private::VisitObject for JsonRpcRequest {
                             crate::private::duplicate_field("JSONRPCRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `JsonRpcRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -5793,11 +5838,10 @@ impl crate::private::VisitObject for JsonRpcResponse {
                             crate::private::duplicate_field("JSONRPCResponse", "result"),
                         );
                     }
-                    f_result = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("result", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(&mut f_result, "a `Result` object"),
+                        )
+                        .map_err(|e| crate::private::in_field("result", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -6010,11 +6054,13 @@ impl crate::private::VisitObject for ListPromptsRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListPromptsRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -6364,11 +6410,13 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListResourceTemplatesRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -6723,11 +6771,13 @@ impl crate::private::VisitObject for ListResourcesRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListResourcesRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -7076,11 +7126,13 @@ impl crate::private::VisitObject for ListRootsRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ListRootsRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -7172,11 +7224,13 @@ impl crate::private::VisitObject for ListRootsRequest {
                             crate::private::duplicate_field("ListRootsRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListRootsRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -7491,11 +7545,13 @@ impl crate::private::VisitObject for ListToolsRequest {
                             crate::private::duplicate_field("ListToolsRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListToolsRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -7906,11 +7962,13 @@ impl crate::private::VisitObject for LoggingMessageNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `LoggingMessageNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -8415,11 +8473,13 @@ impl crate::private::VisitObject for NotificationBase {
                             crate::private::duplicate_field("Notification", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `NotificationBaseParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -8613,11 +8673,13 @@ impl crate::private::VisitObject for PaginatedRequest {
                             crate::private::duplicate_field("PaginatedRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PaginatedRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -8918,11 +8980,13 @@ impl crate::private::VisitObject for PingRequestParams {
                             crate::private::duplicate_field("PingRequestParams", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `PingRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -9008,11 +9072,13 @@ impl crate::private::VisitObject for PingRequest {
                             crate::private::duplicate_field("PingRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PingRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -9266,11 +9332,13 @@ impl crate::private::VisitObject for ProgressNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ProgressNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -9754,11 +9822,13 @@ impl crate::private::VisitObject for PromptListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PromptListChangedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -9842,7 +9912,7 @@ impl crate::private::TaggedUnion for PromptMessageContent {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "text" => {
@@ -9963,11 +10033,13 @@ impl crate::private::VisitObject for PromptMessage {
                             crate::private::duplicate_field("PromptMessage", "content"),
                         );
                     }
-                    f_content = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("content", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_content,
+                                "a `PromptMessageContent` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("content", e))?;
                 }
                 "role" => {
                     if f_role.is_some() {
@@ -10276,11 +10348,13 @@ impl crate::private::VisitObject for ReadResourceRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ReadResourceRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -10684,11 +10758,13 @@ impl crate::private::VisitObject for RequestBaseParams {
                             crate::private::duplicate_field("RequestBaseParams", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `RequestBaseParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -10785,11 +10861,13 @@ impl crate::private::VisitObject for RequestBase {
                             crate::private::duplicate_field("Request", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `RequestBaseParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -11047,11 +11125,13 @@ impl crate::private::VisitObject for Resource {
                             crate::private::duplicate_field("Resource", "annotations"),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `ResourceAnnotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -11416,11 +11496,13 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ResourceListChangedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -11806,11 +11888,13 @@ impl crate::private::VisitObject for ResourceTemplate {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `ResourceTemplateAnnotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -12055,11 +12139,13 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ResourceUpdatedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -12472,11 +12558,13 @@ impl crate::private::VisitObject for RootsListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `RootsListChangedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -12557,7 +12645,7 @@ impl crate::private::TaggedUnion for SamplingMessageContent {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "text" => {
@@ -12666,11 +12754,13 @@ impl crate::private::VisitObject for SamplingMessage {
                             crate::private::duplicate_field("SamplingMessage", "content"),
                         );
                     }
-                    f_content = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("content", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_content,
+                                "a `SamplingMessageContent` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("content", e))?;
                 }
                 "role" => {
                     if f_role.is_some() {
@@ -13152,11 +13242,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_prompts = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("prompts", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_prompts,
+                                "a `PromptsCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("prompts", e))?;
                 }
                 "resources" => {
                     if f_resources.is_some() {
@@ -13167,11 +13259,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_resources = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("resources", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_resources,
+                                "a `ResourcesCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("resources", e))?;
                 }
                 "tools" => {
                     if f_tools.is_some() {
@@ -13182,11 +13276,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_tools = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("tools", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_tools,
+                                "a `ToolsCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("tools", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -13292,7 +13388,7 @@ impl crate::private::TaggedUnion for ServerNotification {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "notifications/cancelled" => {
@@ -13455,7 +13551,7 @@ impl crate::private::TaggedUnion for ServerRequest {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "ping" => {
@@ -13851,11 +13947,13 @@ impl crate::private::VisitObject for SetLevelRequest {
                             crate::private::duplicate_field("SetLevelRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `SetLevelRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -14052,11 +14150,13 @@ impl crate::private::VisitObject for SubscribeRequest {
                             crate::private::duplicate_field("SubscribeRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `SubscribeRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -14303,11 +14403,13 @@ impl crate::private::VisitObject for TextContent {
                             crate::private::duplicate_field("TextContent", "annotations"),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `TextContentAnnotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "text" => {
                     if f_text.is_some() {
@@ -14803,11 +14905,13 @@ impl crate::private::VisitObject for ToolListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ToolListChangedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -15002,11 +15106,13 @@ impl crate::private::VisitObject for UnsubscribeRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `UnsubscribeRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {

@@ -200,11 +200,13 @@ impl crate::private::VisitObject for AudioContent {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "data" => {
                     if f_data.is_some() {
@@ -601,11 +603,13 @@ impl crate::private::VisitObject for CallToolRequest {
                             crate::private::duplicate_field("CallToolRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CallToolRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -697,7 +701,7 @@ impl crate::private::TaggedUnion for CallToolResultContentItem {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "text" => {
@@ -1101,11 +1105,13 @@ impl crate::private::VisitObject for CancelledNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CancelledNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -1351,11 +1357,13 @@ impl crate::private::VisitObject for ClientCapabilities {
                             ),
                         );
                     }
-                    f_roots = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("roots", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_roots,
+                                "a `RootsCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("roots", e))?;
                 }
                 "sampling" => {
                     if f_sampling.is_some() {
@@ -1454,7 +1462,7 @@ impl crate::private::TaggedUnion for ClientNotification {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "notifications/cancelled" => {
@@ -1618,7 +1626,7 @@ impl crate::private::TaggedUnion for ClientRequest {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "initialize" => {
@@ -1993,7 +2001,7 @@ impl crate::private::TaggedUnion for CompleteRequestParamsRef {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "ref/prompt" => {
@@ -2108,11 +2116,13 @@ impl crate::private::VisitObject for CompleteRequestParams {
                             ),
                         );
                     }
-                    f_argument = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("argument", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_argument,
+                                "a `CompleteRequestParamsArgument` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("argument", e))?;
                 }
                 "ref" => {
                     if f_ref.is_some() {
@@ -2123,9 +2133,13 @@ impl crate::private::VisitObject for CompleteRequestParams {
                             ),
                         );
                     }
-                    f_ref = ::std::option::Option::Some(
-                        map.next_value().map_err(|e| crate::private::in_field("ref", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_ref,
+                                "a `CompleteRequestParamsRef` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("ref", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -2227,11 +2241,13 @@ impl crate::private::VisitObject for CompleteRequest {
                             crate::private::duplicate_field("CompleteRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CompleteRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -2510,11 +2526,13 @@ impl crate::private::VisitObject for CompleteResult {
                             ),
                         );
                     }
-                    f_completion = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("completion", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_completion,
+                                "a `CompleteResultCompletion` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("completion", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -2722,14 +2740,13 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                             ),
                         );
                     }
-                    f_model_preferences = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field(
-                                "modelPreferences",
-                                e,
-                            ))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_model_preferences,
+                                "a `ModelPreferences` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("modelPreferences", e))?;
                 }
                 "stopSequences" => {
                     if f_stop_sequences.is_some() {
@@ -2886,11 +2903,13 @@ impl crate::private::VisitObject for CreateMessageRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CreateMessageRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -2982,7 +3001,7 @@ impl crate::private::TaggedUnion for CreateMessageResultContent {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "text" => {
@@ -3146,11 +3165,13 @@ impl crate::private::VisitObject for CreateMessageResult {
                             ),
                         );
                     }
-                    f_content = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("content", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_content,
+                                "a `CreateMessageResultContent` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("content", e))?;
                 }
                 "model" => {
                     if f_model.is_some() {
@@ -3393,11 +3414,13 @@ impl crate::private::VisitObject for EmbeddedResource {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "resource" => {
                     if f_resource.is_some() {
@@ -3649,11 +3672,13 @@ impl crate::private::VisitObject for GetPromptRequest {
                             crate::private::duplicate_field("GetPromptRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `GetPromptRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -3928,11 +3953,13 @@ impl crate::private::VisitObject for ImageContent {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "data" => {
                     if f_data.is_some() {
@@ -4188,11 +4215,13 @@ impl crate::private::VisitObject for InitializeRequestParams {
                             ),
                         );
                     }
-                    f_capabilities = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("capabilities", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_capabilities,
+                                "a `ClientCapabilities` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("capabilities", e))?;
                 }
                 "clientInfo" => {
                     if f_client_info.is_some() {
@@ -4203,11 +4232,13 @@ impl crate::private::VisitObject for InitializeRequestParams {
                             ),
                         );
                     }
-                    f_client_info = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("clientInfo", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_client_info,
+                                "a `Implementation` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("clientInfo", e))?;
                 }
                 "protocolVersion" => {
                     if f_protocol_version.is_some() {
@@ -4332,11 +4363,13 @@ impl crate::private::VisitObject for InitializeRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `InitializeRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -4496,11 +4529,13 @@ impl crate::private::VisitObject for InitializeResult {
                             ),
                         );
                     }
-                    f_capabilities = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("capabilities", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_capabilities,
+                                "a `ServerCapabilities` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("capabilities", e))?;
                 }
                 "instructions" => {
                     if f_instructions.is_some() {
@@ -4541,11 +4576,13 @@ impl crate::private::VisitObject for InitializeResult {
                             ),
                         );
                     }
-                    f_server_info = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("serverInfo", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_server_info,
+                                "a `Implementation` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("serverInfo", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -4752,11 +4789,13 @@ impl crate::private::VisitObject for InitializedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `InitializedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -5333,11 +5372,13 @@ impl crate::private::VisitObject for JsonRpcNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `JsonRpcNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -5547,11 +5588,13 @@ impl crate::private::VisitObject for JsonRpcRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `JsonRpcRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -5668,11 +5711,13 @@ impl crate::private::VisitObject for JsonRpcRequest {
                             crate::private::duplicate_field("JSONRPCRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `JsonRpcRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -5795,11 +5840,10 @@ impl crate::private::VisitObject for JsonRpcResponse {
                             crate::private::duplicate_field("JSONRPCResponse", "result"),
                         );
                     }
-                    f_result = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("result", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(&mut f_result, "a `Result` object"),
+                        )
+                        .map_err(|e| crate::private::in_field("result", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -6012,11 +6056,13 @@ impl crate::private::VisitObject for ListPromptsRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListPromptsRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -6366,11 +6412,13 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListResourceTemplatesRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -6725,11 +6773,13 @@ impl crate::private::VisitObject for ListResourcesRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListResourcesRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -7078,11 +7128,13 @@ impl crate::private::VisitObject for ListRootsRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ListRootsRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -7174,11 +7226,13 @@ impl crate::private::VisitObject for ListRootsRequest {
                             crate::private::duplicate_field("ListRootsRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListRootsRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -7493,11 +7547,13 @@ impl crate::private::VisitObject for ListToolsRequest {
                             crate::private::duplicate_field("ListToolsRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListToolsRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -7908,11 +7964,13 @@ impl crate::private::VisitObject for LoggingMessageNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `LoggingMessageNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -8417,11 +8475,13 @@ impl crate::private::VisitObject for NotificationBase {
                             crate::private::duplicate_field("Notification", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `NotificationBaseParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -8615,11 +8675,13 @@ impl crate::private::VisitObject for PaginatedRequest {
                             crate::private::duplicate_field("PaginatedRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PaginatedRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -8920,11 +8982,13 @@ impl crate::private::VisitObject for PingRequestParams {
                             crate::private::duplicate_field("PingRequestParams", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `PingRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -9010,11 +9074,13 @@ impl crate::private::VisitObject for PingRequest {
                             crate::private::duplicate_field("PingRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PingRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -9292,11 +9358,13 @@ impl crate::private::VisitObject for ProgressNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ProgressNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -9780,11 +9848,13 @@ impl crate::private::VisitObject for PromptListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PromptListChangedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -9871,7 +9941,7 @@ impl crate::private::TaggedUnion for PromptMessageContent {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "text" => {
@@ -10001,11 +10071,13 @@ impl crate::private::VisitObject for PromptMessage {
                             crate::private::duplicate_field("PromptMessage", "content"),
                         );
                     }
-                    f_content = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("content", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_content,
+                                "a `PromptMessageContent` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("content", e))?;
                 }
                 "role" => {
                     if f_role.is_some() {
@@ -10314,11 +10386,13 @@ impl crate::private::VisitObject for ReadResourceRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ReadResourceRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -10722,11 +10796,13 @@ impl crate::private::VisitObject for RequestBaseParams {
                             crate::private::duplicate_field("RequestBaseParams", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `RequestBaseParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -10823,11 +10899,13 @@ impl crate::private::VisitObject for RequestBase {
                             crate::private::duplicate_field("Request", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `RequestBaseParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -10962,11 +11040,13 @@ impl crate::private::VisitObject for Resource {
                             crate::private::duplicate_field("Resource", "annotations"),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -11331,11 +11411,13 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ResourceListChangedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -11598,11 +11680,13 @@ impl crate::private::VisitObject for ResourceTemplate {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -11847,11 +11931,13 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ResourceUpdatedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -12264,11 +12350,13 @@ impl crate::private::VisitObject for RootsListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `RootsListChangedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -12352,7 +12440,7 @@ impl crate::private::TaggedUnion for SamplingMessageContent {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "text" => {
@@ -12470,11 +12558,13 @@ impl crate::private::VisitObject for SamplingMessage {
                             crate::private::duplicate_field("SamplingMessage", "content"),
                         );
                     }
-                    f_content = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("content", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_content,
+                                "a `SamplingMessageContent` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("content", e))?;
                 }
                 "role" => {
                     if f_role.is_some() {
@@ -12979,11 +13069,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_prompts = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("prompts", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_prompts,
+                                "a `PromptsCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("prompts", e))?;
                 }
                 "resources" => {
                     if f_resources.is_some() {
@@ -12994,11 +13086,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_resources = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("resources", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_resources,
+                                "a `ResourcesCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("resources", e))?;
                 }
                 "tools" => {
                     if f_tools.is_some() {
@@ -13009,11 +13103,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_tools = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("tools", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_tools,
+                                "a `ToolsCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("tools", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -13120,7 +13216,7 @@ impl crate::private::TaggedUnion for ServerNotification {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "notifications/cancelled" => {
@@ -13283,7 +13379,7 @@ impl crate::private::TaggedUnion for ServerRequest {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "ping" => {
@@ -13679,11 +13775,13 @@ impl crate::private::VisitObject for SetLevelRequest {
                             crate::private::duplicate_field("SetLevelRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `SetLevelRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -13880,11 +13978,13 @@ impl crate::private::VisitObject for SubscribeRequest {
                             crate::private::duplicate_field("SubscribeRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `SubscribeRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -14008,11 +14108,13 @@ impl crate::private::VisitObject for TextContent {
                             crate::private::duplicate_field("TextContent", "annotations"),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "text" => {
                     if f_text.is_some() {
@@ -14301,11 +14403,13 @@ impl crate::private::VisitObject for Tool {
                             crate::private::duplicate_field("Tool", "annotations"),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `ToolAnnotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -14749,11 +14853,13 @@ impl crate::private::VisitObject for ToolListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ToolListChangedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -14948,11 +15054,13 @@ impl crate::private::VisitObject for UnsubscribeRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `UnsubscribeRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {

@@ -249,11 +249,13 @@ impl crate::private::VisitObject for AudioContent {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "data" => {
                     if f_data.is_some() {
@@ -947,11 +949,13 @@ impl crate::private::VisitObject for CallToolRequest {
                             crate::private::duplicate_field("CallToolRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CallToolRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -1367,11 +1371,13 @@ impl crate::private::VisitObject for CancelledNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CancelledNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -1640,11 +1646,13 @@ impl crate::private::VisitObject for ClientCapabilities {
                             ),
                         );
                     }
-                    f_roots = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("roots", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_roots,
+                                "a `RootsCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("roots", e))?;
                 }
                 "sampling" => {
                     if f_sampling.is_some() {
@@ -1744,7 +1752,7 @@ impl crate::private::TaggedUnion for ClientNotification {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "notifications/cancelled" => {
@@ -1908,7 +1916,7 @@ impl crate::private::TaggedUnion for ClientRequest {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "initialize" => {
@@ -2388,7 +2396,7 @@ impl crate::private::TaggedUnion for CompleteRequestParamsRef {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "ref/prompt" => {
@@ -2516,11 +2524,13 @@ impl crate::private::VisitObject for CompleteRequestParams {
                             ),
                         );
                     }
-                    f_argument = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("argument", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_argument,
+                                "a `CompleteRequestParamsArgument` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("argument", e))?;
                 }
                 "context" => {
                     if f_context.is_some() {
@@ -2531,11 +2541,13 @@ impl crate::private::VisitObject for CompleteRequestParams {
                             ),
                         );
                     }
-                    f_context = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("context", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_context,
+                                "a `CompleteRequestParamsContext` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("context", e))?;
                 }
                 "ref" => {
                     if f_ref.is_some() {
@@ -2546,9 +2558,13 @@ impl crate::private::VisitObject for CompleteRequestParams {
                             ),
                         );
                     }
-                    f_ref = ::std::option::Option::Some(
-                        map.next_value().map_err(|e| crate::private::in_field("ref", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_ref,
+                                "a `CompleteRequestParamsRef` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("ref", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -2651,11 +2667,13 @@ impl crate::private::VisitObject for CompleteRequest {
                             crate::private::duplicate_field("CompleteRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CompleteRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -2934,11 +2952,13 @@ impl crate::private::VisitObject for CompleteResult {
                             ),
                         );
                     }
-                    f_completion = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("completion", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_completion,
+                                "a `CompleteResultCompletion` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("completion", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -3015,7 +3035,7 @@ impl crate::private::TaggedUnion for ContentBlock {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "text" => {
@@ -3258,14 +3278,13 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                             ),
                         );
                     }
-                    f_model_preferences = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field(
-                                "modelPreferences",
-                                e,
-                            ))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_model_preferences,
+                                "a `ModelPreferences` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("modelPreferences", e))?;
                 }
                 "stopSequences" => {
                     if f_stop_sequences.is_some() {
@@ -3422,11 +3441,13 @@ impl crate::private::VisitObject for CreateMessageRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CreateMessageRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -3518,7 +3539,7 @@ impl crate::private::TaggedUnion for CreateMessageResultContent {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "text" => {
@@ -3682,11 +3703,13 @@ impl crate::private::VisitObject for CreateMessageResult {
                             ),
                         );
                     }
-                    f_content = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("content", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_content,
+                                "a `CreateMessageResultContent` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("content", e))?;
                 }
                 "model" => {
                     if f_model.is_some() {
@@ -4030,11 +4053,13 @@ impl crate::private::VisitObject for ElicitRequestParams {
                             ),
                         );
                     }
-                    f_requested_schema = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("requestedSchema", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_requested_schema,
+                                "a `ElicitRequestParamsRequestedSchema` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("requestedSchema", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -4132,11 +4157,13 @@ impl crate::private::VisitObject for ElicitRequest {
                             crate::private::duplicate_field("ElicitRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ElicitRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -4567,11 +4594,13 @@ impl crate::private::VisitObject for EmbeddedResource {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "resource" => {
                     if f_resource.is_some() {
@@ -4997,11 +5026,13 @@ impl crate::private::VisitObject for GetPromptRequest {
                             crate::private::duplicate_field("GetPromptRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `GetPromptRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -5296,11 +5327,13 @@ impl crate::private::VisitObject for ImageContent {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "data" => {
                     if f_data.is_some() {
@@ -5587,11 +5620,13 @@ impl crate::private::VisitObject for InitializeRequestParams {
                             ),
                         );
                     }
-                    f_capabilities = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("capabilities", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_capabilities,
+                                "a `ClientCapabilities` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("capabilities", e))?;
                 }
                 "clientInfo" => {
                     if f_client_info.is_some() {
@@ -5602,11 +5637,13 @@ impl crate::private::VisitObject for InitializeRequestParams {
                             ),
                         );
                     }
-                    f_client_info = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("clientInfo", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_client_info,
+                                "a `Implementation` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("clientInfo", e))?;
                 }
                 "protocolVersion" => {
                     if f_protocol_version.is_some() {
@@ -5731,11 +5768,13 @@ impl crate::private::VisitObject for InitializeRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `InitializeRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -5895,11 +5934,13 @@ impl crate::private::VisitObject for InitializeResult {
                             ),
                         );
                     }
-                    f_capabilities = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("capabilities", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_capabilities,
+                                "a `ServerCapabilities` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("capabilities", e))?;
                 }
                 "instructions" => {
                     if f_instructions.is_some() {
@@ -5940,11 +5981,13 @@ impl crate::private::VisitObject for InitializeResult {
                             ),
                         );
                     }
-                    f_server_info = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("serverInfo", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_server_info,
+                                "a `Implementation` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("serverInfo", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -6151,11 +6194,13 @@ impl crate::private::VisitObject for InitializedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `InitializedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -6581,11 +6626,13 @@ impl crate::private::VisitObject for JsonRpcNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `JsonRpcNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -6797,11 +6844,13 @@ impl crate::private::VisitObject for JsonRpcRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `JsonRpcRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -6918,11 +6967,13 @@ impl crate::private::VisitObject for JsonRpcRequest {
                             crate::private::duplicate_field("JSONRPCRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `JsonRpcRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -7045,11 +7096,10 @@ impl crate::private::VisitObject for JsonRpcResponse {
                             crate::private::duplicate_field("JSONRPCResponse", "result"),
                         );
                     }
-                    f_result = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("result", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(&mut f_result, "a `Result` object"),
+                        )
+                        .map_err(|e| crate::private::in_field("result", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -7262,11 +7312,13 @@ impl crate::private::VisitObject for ListPromptsRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListPromptsRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -7616,11 +7668,13 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListResourceTemplatesRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -7975,11 +8029,13 @@ impl crate::private::VisitObject for ListResourcesRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListResourcesRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -8330,11 +8386,13 @@ impl crate::private::VisitObject for ListRootsRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ListRootsRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -8426,11 +8484,13 @@ impl crate::private::VisitObject for ListRootsRequest {
                             crate::private::duplicate_field("ListRootsRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListRootsRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -8745,11 +8805,13 @@ impl crate::private::VisitObject for ListToolsRequest {
                             crate::private::duplicate_field("ListToolsRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListToolsRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -9160,11 +9222,13 @@ impl crate::private::VisitObject for LoggingMessageNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `LoggingMessageNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -9669,11 +9733,13 @@ impl crate::private::VisitObject for NotificationBase {
                             crate::private::duplicate_field("Notification", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `NotificationBaseParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -10042,11 +10108,13 @@ impl crate::private::VisitObject for PaginatedRequest {
                             crate::private::duplicate_field("PaginatedRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PaginatedRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -10349,11 +10417,13 @@ impl crate::private::VisitObject for PingRequestParams {
                             crate::private::duplicate_field("PingRequestParams", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `PingRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -10439,11 +10509,13 @@ impl crate::private::VisitObject for PingRequest {
                             crate::private::duplicate_field("PingRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PingRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -10825,11 +10897,13 @@ impl crate::private::VisitObject for ProgressNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ProgressNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -11386,11 +11460,13 @@ impl crate::private::VisitObject for PromptListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PromptListChangedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -11500,11 +11576,13 @@ impl crate::private::VisitObject for PromptMessage {
                             crate::private::duplicate_field("PromptMessage", "content"),
                         );
                     }
-                    f_content = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("content", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_content,
+                                "a `ContentBlock` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("content", e))?;
                 }
                 "role" => {
                     if f_role.is_some() {
@@ -11842,11 +11920,13 @@ impl crate::private::VisitObject for ReadResourceRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ReadResourceRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -12252,11 +12332,13 @@ impl crate::private::VisitObject for RequestBaseParams {
                             crate::private::duplicate_field("RequestBaseParams", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `RequestBaseParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -12353,11 +12435,13 @@ impl crate::private::VisitObject for RequestBase {
                             crate::private::duplicate_field("Request", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `RequestBaseParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -12523,11 +12607,13 @@ impl crate::private::VisitObject for Resource {
                             crate::private::duplicate_field("Resource", "annotations"),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -12921,11 +13007,13 @@ impl crate::private::VisitObject for ResourceLink {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -13222,11 +13310,13 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ResourceListChangedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -13409,11 +13499,13 @@ impl crate::private::VisitObject for ResourceTemplate {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -13797,11 +13889,13 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ResourceUpdatedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -14235,11 +14329,13 @@ impl crate::private::VisitObject for RootsListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `RootsListChangedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -14323,7 +14419,7 @@ impl crate::private::TaggedUnion for SamplingMessageContent {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "text" => {
@@ -14441,11 +14537,13 @@ impl crate::private::VisitObject for SamplingMessage {
                             crate::private::duplicate_field("SamplingMessage", "content"),
                         );
                     }
-                    f_content = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("content", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_content,
+                                "a `SamplingMessageContent` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("content", e))?;
                 }
                 "role" => {
                     if f_role.is_some() {
@@ -14950,11 +15048,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_prompts = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("prompts", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_prompts,
+                                "a `PromptsCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("prompts", e))?;
                 }
                 "resources" => {
                     if f_resources.is_some() {
@@ -14965,11 +15065,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_resources = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("resources", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_resources,
+                                "a `ResourcesCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("resources", e))?;
                 }
                 "tools" => {
                     if f_tools.is_some() {
@@ -14980,11 +15082,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_tools = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("tools", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_tools,
+                                "a `ToolsCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("tools", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -15091,7 +15195,7 @@ impl crate::private::TaggedUnion for ServerNotification {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "notifications/cancelled" => {
@@ -15258,7 +15362,7 @@ impl crate::private::TaggedUnion for ServerRequest {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "ping" => {
@@ -15663,11 +15767,13 @@ impl crate::private::VisitObject for SetLevelRequest {
                             crate::private::duplicate_field("SetLevelRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `SetLevelRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -16060,11 +16166,13 @@ impl crate::private::VisitObject for SubscribeRequest {
                             crate::private::duplicate_field("SubscribeRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `SubscribeRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -16208,11 +16316,13 @@ impl crate::private::VisitObject for TextContent {
                             crate::private::duplicate_field("TextContent", "annotations"),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "text" => {
                     if f_text.is_some() {
@@ -16570,11 +16680,13 @@ impl crate::private::VisitObject for Tool {
                             crate::private::duplicate_field("Tool", "annotations"),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `ToolAnnotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -17053,11 +17165,13 @@ impl crate::private::VisitObject for ToolListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ToolListChangedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -17252,11 +17366,13 @@ impl crate::private::VisitObject for UnsubscribeRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `UnsubscribeRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {

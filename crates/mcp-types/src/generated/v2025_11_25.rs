@@ -249,11 +249,13 @@ impl crate::private::VisitObject for AudioContent {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "data" => {
                     if f_data.is_some() {
@@ -846,11 +848,13 @@ impl crate::private::VisitObject for CallToolRequest {
                             crate::private::duplicate_field("CallToolRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CallToolRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -1110,11 +1114,13 @@ impl crate::private::VisitObject for CallToolRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `CallToolRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "arguments" => {
                     if f_arguments.is_some() {
@@ -1155,11 +1161,13 @@ impl crate::private::VisitObject for CallToolRequestParams {
                             ),
                         );
                     }
-                    f_task = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("task", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_task,
+                                "a `TaskMetadata` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("task", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -1536,11 +1544,13 @@ impl crate::private::VisitObject for CancelTaskRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CancelTaskRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -1978,11 +1988,13 @@ impl crate::private::VisitObject for CancelledNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CancelledNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -2797,11 +2809,13 @@ impl crate::private::VisitObject for ClientTasksCapabilityRequests {
                             ),
                         );
                     }
-                    f_elicitation = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("elicitation", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_elicitation,
+                                "a `ClientTasksCapabilityRequestsElicitation` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("elicitation", e))?;
                 }
                 "sampling" => {
                     if f_sampling.is_some() {
@@ -2812,11 +2826,13 @@ impl crate::private::VisitObject for ClientTasksCapabilityRequests {
                             ),
                         );
                     }
-                    f_sampling = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("sampling", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_sampling,
+                                "a `ClientTasksCapabilityRequestsSampling` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("sampling", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -2953,11 +2969,13 @@ impl crate::private::VisitObject for ClientTasksCapability {
                             ),
                         );
                     }
-                    f_requests = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("requests", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_requests,
+                                "a `ClientTasksCapabilityRequests` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("requests", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -3086,11 +3104,13 @@ impl crate::private::VisitObject for ClientCapabilities {
                             ),
                         );
                     }
-                    f_elicitation = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("elicitation", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_elicitation,
+                                "a `ElicitationCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("elicitation", e))?;
                 }
                 "experimental" => {
                     if f_experimental.is_some() {
@@ -3116,11 +3136,13 @@ impl crate::private::VisitObject for ClientCapabilities {
                             ),
                         );
                     }
-                    f_roots = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("roots", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_roots,
+                                "a `RootsCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("roots", e))?;
                 }
                 "sampling" => {
                     if f_sampling.is_some() {
@@ -3131,11 +3153,13 @@ impl crate::private::VisitObject for ClientCapabilities {
                             ),
                         );
                     }
-                    f_sampling = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("sampling", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_sampling,
+                                "a `SamplingCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("sampling", e))?;
                 }
                 "tasks" => {
                     if f_tasks.is_some() {
@@ -3146,11 +3170,13 @@ impl crate::private::VisitObject for ClientCapabilities {
                             ),
                         );
                     }
-                    f_tasks = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("tasks", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_tasks,
+                                "a `ClientTasksCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("tasks", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -3240,7 +3266,7 @@ impl crate::private::TaggedUnion for ClientNotification {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "notifications/cancelled" => {
@@ -3456,7 +3482,7 @@ impl crate::private::TaggedUnion for ClientRequest {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "initialize" => {
@@ -3847,11 +3873,13 @@ impl crate::private::VisitObject for CompleteRequest {
                             crate::private::duplicate_field("CompleteRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CompleteRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -4268,7 +4296,7 @@ impl crate::private::TaggedUnion for CompleteRequestParamsRef {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "ref/prompt" => {
@@ -4405,11 +4433,13 @@ impl crate::private::VisitObject for CompleteRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `CompleteRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "argument" => {
                     if f_argument.is_some() {
@@ -4420,11 +4450,13 @@ impl crate::private::VisitObject for CompleteRequestParams {
                             ),
                         );
                     }
-                    f_argument = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("argument", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_argument,
+                                "a `CompleteRequestParamsArgument` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("argument", e))?;
                 }
                 "context" => {
                     if f_context.is_some() {
@@ -4435,11 +4467,13 @@ impl crate::private::VisitObject for CompleteRequestParams {
                             ),
                         );
                     }
-                    f_context = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("context", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_context,
+                                "a `CompleteRequestParamsContext` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("context", e))?;
                 }
                 "ref" => {
                     if f_ref.is_some() {
@@ -4450,9 +4484,13 @@ impl crate::private::VisitObject for CompleteRequestParams {
                             ),
                         );
                     }
-                    f_ref = ::std::option::Option::Some(
-                        map.next_value().map_err(|e| crate::private::in_field("ref", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_ref,
+                                "a `CompleteRequestParamsRef` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("ref", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -4723,11 +4761,13 @@ impl crate::private::VisitObject for CompleteResult {
                             ),
                         );
                     }
-                    f_completion = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("completion", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_completion,
+                                "a `CompleteResultCompletion` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("completion", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -4804,7 +4844,7 @@ impl crate::private::TaggedUnion for ContentBlock {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "text" => {
@@ -4950,11 +4990,13 @@ impl crate::private::VisitObject for CreateMessageRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CreateMessageRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -5298,11 +5340,13 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `CreateMessageRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "includeContext" => {
                     if f_include_context.is_some() {
@@ -5373,14 +5417,13 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                             ),
                         );
                     }
-                    f_model_preferences = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field(
-                                "modelPreferences",
-                                e,
-                            ))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_model_preferences,
+                                "a `ModelPreferences` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("modelPreferences", e))?;
                 }
                 "stopSequences" => {
                     if f_stop_sequences.is_some() {
@@ -5421,11 +5464,13 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                             ),
                         );
                     }
-                    f_task = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("task", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_task,
+                                "a `TaskMetadata` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("task", e))?;
                 }
                 "temperature" => {
                     if f_temperature.is_some() {
@@ -5451,11 +5496,13 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                             ),
                         );
                     }
-                    f_tool_choice = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("toolChoice", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_tool_choice,
+                                "a `ToolChoice` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("toolChoice", e))?;
                 }
                 "tools" => {
                     if f_tools.is_some() {
@@ -5950,11 +5997,10 @@ impl crate::private::VisitObject for CreateTaskResult {
                             crate::private::duplicate_field("CreateTaskResult", "task"),
                         );
                     }
-                    f_task = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("task", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(&mut f_task, "a `Task` object"),
+                        )
+                        .map_err(|e| crate::private::in_field("task", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -6063,11 +6109,13 @@ impl crate::private::VisitObject for ElicitRequest {
                             crate::private::duplicate_field("ElicitRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ElicitRequestParams` object with a `mode` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -6527,11 +6575,13 @@ impl crate::private::VisitObject for ElicitRequestFormParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ElicitRequestFormParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "message" => {
                     if f_message.is_some() {
@@ -6572,11 +6622,13 @@ impl crate::private::VisitObject for ElicitRequestFormParams {
                             ),
                         );
                     }
-                    f_requested_schema = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("requestedSchema", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_requested_schema,
+                                "a `ElicitRequestFormParamsRequestedSchema` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("requestedSchema", e))?;
                 }
                 "task" => {
                     if f_task.is_some() {
@@ -6587,11 +6639,13 @@ impl crate::private::VisitObject for ElicitRequestFormParams {
                             ),
                         );
                     }
-                    f_task = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("task", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_task,
+                                "a `TaskMetadata` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("task", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -6670,7 +6724,7 @@ impl crate::private::TaggedUnion for ElicitRequestParams {
     );
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "url" => {
@@ -6921,11 +6975,13 @@ impl crate::private::VisitObject for ElicitRequestUrlParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ElicitRequestUrlParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "elicitationId" => {
                     if f_elicitation_id.is_some() {
@@ -6966,11 +7022,13 @@ impl crate::private::VisitObject for ElicitRequestUrlParams {
                             ),
                         );
                     }
-                    f_task = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("task", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_task,
+                                "a `TaskMetadata` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("task", e))?;
                 }
                 "url" => {
                     if f_url.is_some() {
@@ -7437,11 +7495,13 @@ impl crate::private::VisitObject for ElicitationCompleteNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ElicitationCompleteNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -7700,11 +7760,13 @@ impl crate::private::VisitObject for EmbeddedResource {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "resource" => {
                     if f_resource.is_some() {
@@ -7988,11 +8050,13 @@ impl crate::private::VisitObject for GetPromptRequest {
                             crate::private::duplicate_field("GetPromptRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `GetPromptRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -8246,11 +8310,13 @@ impl crate::private::VisitObject for GetPromptRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `GetPromptRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "arguments" => {
                     if f_arguments.is_some() {
@@ -8625,11 +8691,13 @@ impl crate::private::VisitObject for GetTaskPayloadRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `GetTaskPayloadRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -8971,11 +9039,13 @@ impl crate::private::VisitObject for GetTaskRequest {
                             crate::private::duplicate_field("GetTaskRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `GetTaskRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -9685,11 +9755,13 @@ impl crate::private::VisitObject for ImageContent {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "data" => {
                     if f_data.is_some() {
@@ -10065,11 +10137,13 @@ impl crate::private::VisitObject for InitializeRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `InitializeRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -10329,11 +10403,13 @@ impl crate::private::VisitObject for InitializeRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `InitializeRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "capabilities" => {
                     if f_capabilities.is_some() {
@@ -10344,11 +10420,13 @@ impl crate::private::VisitObject for InitializeRequestParams {
                             ),
                         );
                     }
-                    f_capabilities = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("capabilities", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_capabilities,
+                                "a `ClientCapabilities` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("capabilities", e))?;
                 }
                 "clientInfo" => {
                     if f_client_info.is_some() {
@@ -10359,11 +10437,13 @@ impl crate::private::VisitObject for InitializeRequestParams {
                             ),
                         );
                     }
-                    f_client_info = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("clientInfo", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_client_info,
+                                "a `Implementation` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("clientInfo", e))?;
                 }
                 "protocolVersion" => {
                     if f_protocol_version.is_some() {
@@ -10531,11 +10611,13 @@ impl crate::private::VisitObject for InitializeResult {
                             ),
                         );
                     }
-                    f_capabilities = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("capabilities", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_capabilities,
+                                "a `ServerCapabilities` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("capabilities", e))?;
                 }
                 "instructions" => {
                     if f_instructions.is_some() {
@@ -10576,11 +10658,13 @@ impl crate::private::VisitObject for InitializeResult {
                             ),
                         );
                     }
-                    f_server_info = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("serverInfo", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_server_info,
+                                "a `Implementation` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("serverInfo", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -10700,11 +10784,13 @@ impl crate::private::VisitObject for InitializedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `NotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -11445,11 +11531,10 @@ impl crate::private::VisitObject for JsonRpcResultResponse {
                             ),
                         );
                     }
-                    f_result = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("result", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(&mut f_result, "a `Result` object"),
+                        )
+                        .map_err(|e| crate::private::in_field("result", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -11812,11 +11897,13 @@ impl crate::private::VisitObject for ListPromptsRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PaginatedRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -12119,11 +12206,13 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PaginatedRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -12434,11 +12523,13 @@ impl crate::private::VisitObject for ListResourcesRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PaginatedRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -12744,11 +12835,13 @@ impl crate::private::VisitObject for ListRootsRequest {
                             crate::private::duplicate_field("ListRootsRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `RequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -13013,11 +13106,13 @@ impl crate::private::VisitObject for ListTasksRequest {
                             crate::private::duplicate_field("ListTasksRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PaginatedRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -13305,11 +13400,13 @@ impl crate::private::VisitObject for ListToolsRequest {
                             crate::private::duplicate_field("ListToolsRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PaginatedRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -13580,11 +13677,13 @@ impl crate::private::VisitObject for LoggingMessageNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `LoggingMessageNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -14708,11 +14807,13 @@ impl crate::private::VisitObject for PaginatedRequest {
                             crate::private::duplicate_field("PaginatedRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PaginatedRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -14936,11 +15037,13 @@ impl crate::private::VisitObject for PaginatedRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `PaginatedRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "cursor" => {
                     if f_cursor.is_some() {
@@ -15179,11 +15282,13 @@ impl crate::private::VisitObject for PingRequest {
                             crate::private::duplicate_field("PingRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `RequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -15504,11 +15609,13 @@ impl crate::private::VisitObject for ProgressNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ProgressNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -16225,11 +16332,13 @@ impl crate::private::VisitObject for PromptListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `NotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -16364,11 +16473,13 @@ impl crate::private::VisitObject for PromptMessage {
                             crate::private::duplicate_field("PromptMessage", "content"),
                         );
                     }
-                    f_content = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("content", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_content,
+                                "a `ContentBlock` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("content", e))?;
                 }
                 "role" => {
                     if f_role.is_some() {
@@ -16637,11 +16748,13 @@ impl crate::private::VisitObject for ReadResourceRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ReadResourceRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -16889,11 +17002,13 @@ impl crate::private::VisitObject for ReadResourceRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ReadResourceRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "uri" => {
                     if f_uri.is_some() {
@@ -17492,11 +17607,13 @@ impl crate::private::VisitObject for RequestParams {
                             crate::private::duplicate_field("RequestParams", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `RequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -17669,11 +17786,13 @@ impl crate::private::VisitObject for Resource {
                             crate::private::duplicate_field("Resource", "annotations"),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -18097,11 +18216,13 @@ impl crate::private::VisitObject for ResourceLink {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -18322,11 +18443,13 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `NotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -18573,11 +18696,13 @@ impl crate::private::VisitObject for ResourceRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResourceRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "uri" => {
                     if f_uri.is_some() {
@@ -18766,11 +18891,13 @@ impl crate::private::VisitObject for ResourceTemplate {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -19082,11 +19209,13 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ResourceUpdatedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -19576,11 +19705,13 @@ impl crate::private::VisitObject for RootsListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `NotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -19967,7 +20098,7 @@ impl crate::private::TaggedUnion for SamplingMessageContentBlock {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "text" => {
@@ -20411,11 +20542,13 @@ impl crate::private::VisitObject for ServerTasksCapabilityRequests {
                             ),
                         );
                     }
-                    f_tools = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("tools", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_tools,
+                                "a `ServerTasksCapabilityRequestsTools` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("tools", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -20546,11 +20679,13 @@ impl crate::private::VisitObject for ServerTasksCapability {
                             ),
                         );
                     }
-                    f_requests = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("requests", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_requests,
+                                "a `ServerTasksCapabilityRequests` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("requests", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -20830,11 +20965,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_prompts = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("prompts", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_prompts,
+                                "a `PromptsCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("prompts", e))?;
                 }
                 "resources" => {
                     if f_resources.is_some() {
@@ -20845,11 +20982,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_resources = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("resources", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_resources,
+                                "a `ResourcesCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("resources", e))?;
                 }
                 "tasks" => {
                     if f_tasks.is_some() {
@@ -20860,11 +20999,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_tasks = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("tasks", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_tasks,
+                                "a `ServerTasksCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("tasks", e))?;
                 }
                 "tools" => {
                     if f_tools.is_some() {
@@ -20875,11 +21016,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_tools = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("tools", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_tools,
+                                "a `ToolsCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("tools", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -21005,7 +21148,7 @@ impl crate::private::TaggedUnion for ServerNotification {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "notifications/cancelled" => {
@@ -21228,7 +21371,7 @@ impl crate::private::TaggedUnion for ServerRequest {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "ping" => {
@@ -21622,11 +21765,13 @@ impl crate::private::VisitObject for SetLevelRequest {
                             crate::private::duplicate_field("SetLevelRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `SetLevelRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -21865,11 +22010,13 @@ impl crate::private::VisitObject for SetLevelRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `SetLevelRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "level" => {
                     if f_level.is_some() {
@@ -22314,11 +22461,13 @@ impl crate::private::VisitObject for SubscribeRequest {
                             crate::private::duplicate_field("SubscribeRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `SubscribeRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -22560,11 +22709,13 @@ impl crate::private::VisitObject for SubscribeRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `SubscribeRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "uri" => {
                     if f_uri.is_some() {
@@ -23017,11 +23168,13 @@ impl crate::private::VisitObject for TaskAugmentedRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `TaskAugmentedRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "task" => {
                     if f_task.is_some() {
@@ -23032,11 +23185,13 @@ impl crate::private::VisitObject for TaskAugmentedRequestParams {
                             ),
                         );
                     }
-                    f_task = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("task", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_task,
+                                "a `TaskMetadata` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("task", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -23210,11 +23365,13 @@ impl crate::private::VisitObject for TaskStatusNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `TaskStatusNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -23681,11 +23838,13 @@ impl crate::private::VisitObject for TextContent {
                             crate::private::duplicate_field("TextContent", "annotations"),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "text" => {
                     if f_text.is_some() {
@@ -24275,11 +24434,13 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchema {
                             ),
                         );
                     }
-                    f_items = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("items", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_items,
+                                "a `TitledMultiSelectEnumSchemaItems` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("items", e))?;
                 }
                 "maxItems" => {
                     if f_max_items.is_some() {
@@ -24860,11 +25021,13 @@ impl crate::private::VisitObject for Tool {
                             crate::private::duplicate_field("Tool", "annotations"),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `ToolAnnotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -24884,11 +25047,13 @@ impl crate::private::VisitObject for Tool {
                             crate::private::duplicate_field("Tool", "execution"),
                         );
                     }
-                    f_execution = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("execution", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_execution,
+                                "a `ToolExecution` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("execution", e))?;
                 }
                 "icons" => {
                     if f_icons.is_some() {
@@ -25466,11 +25631,13 @@ impl crate::private::VisitObject for ToolListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `NotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -26123,11 +26290,13 @@ impl crate::private::VisitObject for UrlElicitationRequiredErrorObject {
                             ),
                         );
                     }
-                    f_data = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("data", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_data,
+                                "a `UrlElicitationRequiredErrorData` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("data", e))?;
                 }
                 "message" => {
                     if f_message.is_some() {
@@ -26279,11 +26448,13 @@ impl crate::private::VisitObject for UrlElicitationRequiredError {
                             ),
                         );
                     }
-                    f_error = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("error", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_error,
+                                "a `UrlElicitationRequiredErrorObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("error", e))?;
                 }
                 "id" => {
                     if f_id.is_some() {
@@ -26431,11 +26602,13 @@ impl crate::private::VisitObject for UnsubscribeRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `UnsubscribeRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -26686,11 +26859,13 @@ impl crate::private::VisitObject for UnsubscribeRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `UnsubscribeRequestParamsMeta` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "uri" => {
                     if f_uri.is_some() {
@@ -26997,11 +27172,13 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchema {
                             ),
                         );
                     }
-                    f_items = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("items", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_items,
+                                "a `UntitledMultiSelectEnumSchemaItems` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("items", e))?;
                 }
                 "maxItems" => {
                     if f_max_items.is_some() {
@@ -27397,78 +27574,86 @@ impl crate::private::VisitObject for ClientMessage {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut buffered: ::std::vec::Vec<
-            (::std::string::String, ::serde_json::Value),
-        > = ::std::vec::Vec::new();
+        let mut buffered = crate::private::Entries::new();
         while let ::std::option::Option::Some(key) = map
-            .next_key::<crate::private::Key>()?
+            .next_key::<crate::private::Key<'de>>()?
         {
             match key.as_str() {
                 "method" => {
-                    let method = map.next_value::<crate::private::Str>()?.0.into_owned();
-                    buffered
-                        .push((
-                            "method".to_owned(),
-                            ::serde_json::Value::String(method.clone()),
-                        ));
-                    let rest = crate::private::Resumed::new(
+                    let method: crate::private::Str<'de> = map.next_value()?;
+                    let id_first = buffered.contains_key("id");
+                    return crate::private::dispatch_tag(
                         buffered,
-                        ::std::option::Option::None,
+                        "method",
+                        method,
                         map,
-                    );
-                    return match method.as_str() {
-                        "initialize" | "ping" | "resources/list"
-                        | "resources/templates/list" | "resources/read"
-                        | "resources/subscribe" | "resources/unsubscribe"
-                        | "prompts/list" | "prompts/get" | "tools/list" | "tools/call"
-                        | "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list"
-                        | "logging/setLevel" | "completion/complete" => {
-                            <ClientRequest as crate::private::TaggedUnion>::dispatch(
-                                    &method,
-                                    rest,
-                                )
-                                .map(Self::Request)
-                        }
-                        "notifications/cancelled" | "notifications/initialized"
-                        | "notifications/progress" | "notifications/tasks/status"
-                        | "notifications/roots/list_changed" => {
-                            <ClientNotification as crate::private::TaggedUnion>::dispatch(
-                                    &method,
-                                    rest,
-                                )
-                                .map(Self::Notification)
-                        }
-                        _ => {
-                            let (buffered, has_id) = crate::private::drain_checking(
-                                rest,
-                                "id",
-                            )?;
-                            let rest = crate::private::Resumed::new(
-                                buffered,
-                                ::std::option::Option::None,
-                                crate::private::EmptyMap::<A::Error>::new(),
-                            );
-                            if has_id {
+                        |method, rest| match method {
+                            "initialize" | "ping" | "resources/list"
+                            | "resources/templates/list" | "resources/read"
+                            | "resources/subscribe" | "resources/unsubscribe"
+                            | "prompts/list" | "prompts/get" | "tools/list"
+                            | "tools/call" | "tasks/get" | "tasks/result"
+                            | "tasks/cancel" | "tasks/list" | "logging/setLevel"
+                            | "completion/complete" => {
                                 <ClientRequest as crate::private::TaggedUnion>::dispatch(
-                                        &method,
+                                        method,
                                         rest,
                                     )
                                     .map(Self::Request)
-                            } else {
+                            }
+                            "notifications/cancelled" | "notifications/initialized"
+                            | "notifications/progress" | "notifications/tasks/status"
+                            | "notifications/roots/list_changed" => {
                                 <ClientNotification as crate::private::TaggedUnion>::dispatch(
-                                        &method,
+                                        method,
                                         rest,
                                     )
                                     .map(Self::Notification)
                             }
-                        }
-                    };
+                            _ if id_first => {
+                                <ClientRequest as crate::private::TaggedUnion>::dispatch(
+                                        method,
+                                        rest,
+                                    )
+                                    .map(Self::Request)
+                            }
+                            _ => {
+                                let mut probe = crate::private::IdProbe::<
+                                    'de,
+                                    _,
+                                    crate::RequestId,
+                                >::new(rest, ::std::option::Option::Some("JSONRPCRequest"));
+                                let notification = <JsonRpcNotification as crate::private::VisitObject>::visit_object(
+                                    &mut probe,
+                                )?;
+                                match probe.into_id() {
+                                    ::std::option::Option::None => {
+                                        ::std::result::Result::Ok(
+                                            Self::Notification(ClientNotification::Other(notification)),
+                                        )
+                                    }
+                                    ::std::option::Option::Some(id) => {
+                                        ::std::result::Result::Ok(
+                                            Self::Request(
+                                                ClientRequest::Other(JsonRpcRequest {
+                                                    id,
+                                                    method: notification.method,
+                                                    params: notification.params,
+                                                    extra: notification.extra,
+                                                }),
+                                            ),
+                                        )
+                                    }
+                                }
+                            }
+                        },
+                    );
                 }
                 "result" => {
                     return <JsonRpcResultResponse as crate::private::VisitObject>::visit_object(
                             crate::private::Resumed::new(
                                 buffered,
-                                ::std::option::Option::Some(key.into_owned()),
+                                ::std::option::Option::Some(key.0),
                                 map,
                             ),
                         )
@@ -27478,15 +27663,15 @@ impl crate::private::VisitObject for ClientMessage {
                     return <JsonRpcErrorResponse as crate::private::VisitObject>::visit_object(
                             crate::private::Resumed::new(
                                 buffered,
-                                ::std::option::Option::Some(key.into_owned()),
+                                ::std::option::Option::Some(key.0),
                                 map,
                             ),
                         )
                         .map(Self::Error);
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
-                    buffered.push((key.into_owned(), value));
+                    let value: crate::private::Buffered<'de> = map.next_value()?;
+                    buffered.push((key.0, value));
                 }
             }
         }
@@ -27535,79 +27720,86 @@ impl crate::private::VisitObject for ServerMessage {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut buffered: ::std::vec::Vec<
-            (::std::string::String, ::serde_json::Value),
-        > = ::std::vec::Vec::new();
+        let mut buffered = crate::private::Entries::new();
         while let ::std::option::Option::Some(key) = map
-            .next_key::<crate::private::Key>()?
+            .next_key::<crate::private::Key<'de>>()?
         {
             match key.as_str() {
                 "method" => {
-                    let method = map.next_value::<crate::private::Str>()?.0.into_owned();
-                    buffered
-                        .push((
-                            "method".to_owned(),
-                            ::serde_json::Value::String(method.clone()),
-                        ));
-                    let rest = crate::private::Resumed::new(
+                    let method: crate::private::Str<'de> = map.next_value()?;
+                    let id_first = buffered.contains_key("id");
+                    return crate::private::dispatch_tag(
                         buffered,
-                        ::std::option::Option::None,
+                        "method",
+                        method,
                         map,
-                    );
-                    return match method.as_str() {
-                        "ping" | "tasks/get" | "tasks/result" | "tasks/cancel"
-                        | "tasks/list" | "sampling/createMessage" | "roots/list"
-                        | "elicitation/create" => {
-                            <ServerRequest as crate::private::TaggedUnion>::dispatch(
-                                    &method,
-                                    rest,
-                                )
-                                .map(Self::Request)
-                        }
-                        "notifications/cancelled" | "notifications/progress"
-                        | "notifications/resources/list_changed"
-                        | "notifications/resources/updated"
-                        | "notifications/prompts/list_changed"
-                        | "notifications/tools/list_changed"
-                        | "notifications/tasks/status" | "notifications/message"
-                        | "notifications/elicitation/complete" => {
-                            <ServerNotification as crate::private::TaggedUnion>::dispatch(
-                                    &method,
-                                    rest,
-                                )
-                                .map(Self::Notification)
-                        }
-                        _ => {
-                            let (buffered, has_id) = crate::private::drain_checking(
-                                rest,
-                                "id",
-                            )?;
-                            let rest = crate::private::Resumed::new(
-                                buffered,
-                                ::std::option::Option::None,
-                                crate::private::EmptyMap::<A::Error>::new(),
-                            );
-                            if has_id {
+                        |method, rest| match method {
+                            "ping" | "tasks/get" | "tasks/result" | "tasks/cancel"
+                            | "tasks/list" | "sampling/createMessage" | "roots/list"
+                            | "elicitation/create" => {
                                 <ServerRequest as crate::private::TaggedUnion>::dispatch(
-                                        &method,
+                                        method,
                                         rest,
                                     )
                                     .map(Self::Request)
-                            } else {
+                            }
+                            "notifications/cancelled" | "notifications/progress"
+                            | "notifications/resources/list_changed"
+                            | "notifications/resources/updated"
+                            | "notifications/prompts/list_changed"
+                            | "notifications/tools/list_changed"
+                            | "notifications/tasks/status" | "notifications/message"
+                            | "notifications/elicitation/complete" => {
                                 <ServerNotification as crate::private::TaggedUnion>::dispatch(
-                                        &method,
+                                        method,
                                         rest,
                                     )
                                     .map(Self::Notification)
                             }
-                        }
-                    };
+                            _ if id_first => {
+                                <ServerRequest as crate::private::TaggedUnion>::dispatch(
+                                        method,
+                                        rest,
+                                    )
+                                    .map(Self::Request)
+                            }
+                            _ => {
+                                let mut probe = crate::private::IdProbe::<
+                                    'de,
+                                    _,
+                                    crate::RequestId,
+                                >::new(rest, ::std::option::Option::Some("JSONRPCRequest"));
+                                let notification = <JsonRpcNotification as crate::private::VisitObject>::visit_object(
+                                    &mut probe,
+                                )?;
+                                match probe.into_id() {
+                                    ::std::option::Option::None => {
+                                        ::std::result::Result::Ok(
+                                            Self::Notification(ServerNotification::Other(notification)),
+                                        )
+                                    }
+                                    ::std::option::Option::Some(id) => {
+                                        ::std::result::Result::Ok(
+                                            Self::Request(
+                                                ServerRequest::Other(JsonRpcRequest {
+                                                    id,
+                                                    method: notification.method,
+                                                    params: notification.params,
+                                                    extra: notification.extra,
+                                                }),
+                                            ),
+                                        )
+                                    }
+                                }
+                            }
+                        },
+                    );
                 }
                 "result" => {
                     return <JsonRpcResultResponse as crate::private::VisitObject>::visit_object(
                             crate::private::Resumed::new(
                                 buffered,
-                                ::std::option::Option::Some(key.into_owned()),
+                                ::std::option::Option::Some(key.0),
                                 map,
                             ),
                         )
@@ -27617,15 +27809,15 @@ impl crate::private::VisitObject for ServerMessage {
                     return <JsonRpcErrorResponse as crate::private::VisitObject>::visit_object(
                             crate::private::Resumed::new(
                                 buffered,
-                                ::std::option::Option::Some(key.into_owned()),
+                                ::std::option::Option::Some(key.0),
                                 map,
                             ),
                         )
                         .map(Self::Error);
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
-                    buffered.push((key.into_owned(), value));
+                    let value: crate::private::Buffered<'de> = map.next_value()?;
+                    buffered.push((key.0, value));
                 }
             }
         }

@@ -248,11 +248,13 @@ impl crate::private::VisitObject for AudioContent {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "data" => {
                     if f_data.is_some() {
@@ -869,11 +871,13 @@ impl crate::private::VisitObject for CacheableResult {
                             crate::private::duplicate_field("CacheableResult", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "cacheScope" => {
                     if f_cache_scope.is_some() {
@@ -1034,11 +1038,13 @@ impl crate::private::VisitObject for CallToolRequest {
                             crate::private::duplicate_field("CallToolRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CallToolRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -1203,11 +1209,13 @@ impl crate::private::VisitObject for CallToolRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `RequestMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "arguments" => {
                     if f_arguments.is_some() {
@@ -1419,11 +1427,13 @@ impl crate::private::VisitObject for CallToolResult {
                             crate::private::duplicate_field("CallToolResult", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "content" => {
                     if f_content.is_some() {
@@ -1551,7 +1561,7 @@ impl crate::private::TaggedUnion for CallToolOutcome {
     );
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "input_required" => {
@@ -1704,11 +1714,13 @@ impl crate::private::VisitObject for CallToolResultResponse {
                             ),
                         );
                     }
-                    f_result = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("result", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_result,
+                                "a `CallToolOutcome` object with a `resultType` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("result", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -1839,11 +1851,13 @@ impl crate::private::VisitObject for CancelledNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CancelledNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -2003,11 +2017,13 @@ impl crate::private::VisitObject for CancelledNotificationParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `NotificationMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "reason" => {
                     if f_reason.is_some() {
@@ -2409,11 +2425,13 @@ impl crate::private::VisitObject for ClientCapabilities {
                             ),
                         );
                     }
-                    f_elicitation = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("elicitation", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_elicitation,
+                                "a `ElicitationCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("elicitation", e))?;
                 }
                 "experimental" => {
                     if f_experimental.is_some() {
@@ -2469,11 +2487,13 @@ impl crate::private::VisitObject for ClientCapabilities {
                             ),
                         );
                     }
-                    f_sampling = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("sampling", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_sampling,
+                                "a `SamplingCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("sampling", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -2553,7 +2573,7 @@ impl crate::private::TaggedUnion for ClientNotification {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "notifications/cancelled" => {
@@ -2690,7 +2710,7 @@ impl crate::private::TaggedUnion for ClientRequest {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "server/discover" => {
@@ -2892,11 +2912,13 @@ impl crate::private::VisitObject for CompleteRequest {
                             crate::private::duplicate_field("CompleteRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CompleteRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -3218,7 +3240,7 @@ impl crate::private::TaggedUnion for CompleteRequestParamsRef {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "ref/prompt" => {
@@ -3352,11 +3374,13 @@ impl crate::private::VisitObject for CompleteRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `RequestMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "argument" => {
                     if f_argument.is_some() {
@@ -3367,11 +3391,13 @@ impl crate::private::VisitObject for CompleteRequestParams {
                             ),
                         );
                     }
-                    f_argument = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("argument", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_argument,
+                                "a `CompleteRequestParamsArgument` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("argument", e))?;
                 }
                 "context" => {
                     if f_context.is_some() {
@@ -3382,11 +3408,13 @@ impl crate::private::VisitObject for CompleteRequestParams {
                             ),
                         );
                     }
-                    f_context = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("context", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_context,
+                                "a `CompleteRequestParamsContext` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("context", e))?;
                 }
                 "ref" => {
                     if f_ref.is_some() {
@@ -3397,9 +3425,13 @@ impl crate::private::VisitObject for CompleteRequestParams {
                             ),
                         );
                     }
-                    f_ref = ::std::option::Option::Some(
-                        map.next_value().map_err(|e| crate::private::in_field("ref", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_ref,
+                                "a `CompleteRequestParamsRef` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("ref", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -3675,11 +3707,13 @@ impl crate::private::VisitObject for CompleteResult {
                             crate::private::duplicate_field("CompleteResult", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "completion" => {
                     if f_completion.is_some() {
@@ -3690,11 +3724,13 @@ impl crate::private::VisitObject for CompleteResult {
                             ),
                         );
                     }
-                    f_completion = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("completion", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_completion,
+                                "a `CompleteResultCompletion` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("completion", e))?;
                 }
                 "resultType" => {
                     if f_result_type.is_some() {
@@ -3822,11 +3858,13 @@ impl crate::private::VisitObject for CompleteResultResponse {
                             ),
                         );
                     }
-                    f_result = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("result", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_result,
+                                "a `CompleteResult` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("result", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -3929,7 +3967,7 @@ impl crate::private::TaggedUnion for ContentBlock {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "text" => {
@@ -4059,11 +4097,13 @@ impl crate::private::VisitObject for CreateMessageRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `CreateMessageRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -4319,14 +4359,13 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                             ),
                         );
                     }
-                    f_model_preferences = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field(
-                                "modelPreferences",
-                                e,
-                            ))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_model_preferences,
+                                "a `ModelPreferences` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("modelPreferences", e))?;
                 }
                 "stopSequences" => {
                     if f_stop_sequences.is_some() {
@@ -4382,11 +4421,13 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                             ),
                         );
                     }
-                    f_tool_choice = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("toolChoice", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_tool_choice,
+                                "a `ToolChoice` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("toolChoice", e))?;
                 }
                 "tools" => {
                     if f_tools.is_some() {
@@ -4878,11 +4919,13 @@ impl crate::private::VisitObject for DiscoverRequest {
                             crate::private::duplicate_field("DiscoverRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `RequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -5087,11 +5130,13 @@ impl crate::private::VisitObject for DiscoverResult {
                             crate::private::duplicate_field("DiscoverResult", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "cacheScope" => {
                     if f_cache_scope.is_some() {
@@ -5117,11 +5162,13 @@ impl crate::private::VisitObject for DiscoverResult {
                             ),
                         );
                     }
-                    f_capabilities = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("capabilities", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_capabilities,
+                                "a `ServerCapabilities` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("capabilities", e))?;
                 }
                 "instructions" => {
                     if f_instructions.is_some() {
@@ -5325,11 +5372,13 @@ impl crate::private::VisitObject for DiscoverResultResponse {
                             ),
                         );
                     }
-                    f_result = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("result", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_result,
+                                "a `DiscoverResult` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("result", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -5449,11 +5498,13 @@ impl crate::private::VisitObject for ElicitRequest {
                             crate::private::duplicate_field("ElicitRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ElicitRequestParams` object with a `mode` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -5806,11 +5857,13 @@ impl crate::private::VisitObject for ElicitRequestFormParams {
                             ),
                         );
                     }
-                    f_requested_schema = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("requestedSchema", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_requested_schema,
+                                "a `ElicitRequestFormParamsRequestedSchema` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("requestedSchema", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -5887,7 +5940,7 @@ impl crate::private::TaggedUnion for ElicitRequestParams {
     );
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "form" => {
@@ -6462,11 +6515,13 @@ impl crate::private::VisitObject for EmbeddedResource {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "resource" => {
                     if f_resource.is_some() {
@@ -6751,11 +6806,13 @@ impl crate::private::VisitObject for GetPromptRequest {
                             crate::private::duplicate_field("GetPromptRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `GetPromptRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -6927,11 +6984,13 @@ impl crate::private::VisitObject for GetPromptRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `RequestMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "arguments" => {
                     if f_arguments.is_some() {
@@ -7119,11 +7178,13 @@ impl crate::private::VisitObject for GetPromptResult {
                             crate::private::duplicate_field("GetPromptResult", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -7238,7 +7299,7 @@ impl crate::private::TaggedUnion for GetPromptOutcome {
     );
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "input_required" => {
@@ -7390,11 +7451,13 @@ impl crate::private::VisitObject for GetPromptResultResponse {
                             ),
                         );
                     }
-                    f_result = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("result", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_result,
+                                "a `GetPromptOutcome` object with a `resultType` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("result", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -7673,11 +7736,13 @@ impl crate::private::VisitObject for HeaderMismatchError {
                             ),
                         );
                     }
-                    f_error = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("error", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_error,
+                                "a `HeaderMismatchErrorObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("error", e))?;
                 }
                 "id" => {
                     if f_id.is_some() {
@@ -8102,11 +8167,13 @@ impl crate::private::VisitObject for ImageContent {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "data" => {
                     if f_data.is_some() {
@@ -8443,7 +8510,7 @@ impl crate::private::TaggedUnion for InputRequest {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "sampling/createMessage" => {
@@ -8602,11 +8669,13 @@ impl crate::private::VisitObject for InputRequiredResult {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "inputRequests" => {
                     if f_input_requests.is_some() {
@@ -8825,11 +8894,13 @@ impl crate::private::VisitObject for InputResponseRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `RequestMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "inputResponses" => {
                     if f_input_responses.is_some() {
@@ -10006,11 +10077,10 @@ impl crate::private::VisitObject for JsonRpcResultResponse {
                             ),
                         );
                     }
-                    f_result = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("result", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(&mut f_result, "a `Result` object"),
+                        )
+                        .map_err(|e| crate::private::in_field("result", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -10369,11 +10439,13 @@ impl crate::private::VisitObject for ListPromptsRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PaginatedRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -10573,11 +10645,13 @@ impl crate::private::VisitObject for ListPromptsResult {
                             crate::private::duplicate_field("ListPromptsResult", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "cacheScope" => {
                     if f_cache_scope.is_some() {
@@ -10776,11 +10850,13 @@ impl crate::private::VisitObject for ListPromptsResultResponse {
                             ),
                         );
                     }
-                    f_result = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("result", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_result,
+                                "a `ListPromptsResult` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("result", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -10922,11 +10998,13 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PaginatedRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -11134,11 +11212,13 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "cacheScope" => {
                     if f_cache_scope.is_some() {
@@ -11350,11 +11430,13 @@ impl crate::private::VisitObject for ListResourceTemplatesResultResponse {
                             ),
                         );
                     }
-                    f_result = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("result", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_result,
+                                "a `ListResourceTemplatesResult` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("result", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -11499,11 +11581,13 @@ impl crate::private::VisitObject for ListResourcesRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PaginatedRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -11706,11 +11790,13 @@ impl crate::private::VisitObject for ListResourcesResult {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "cacheScope" => {
                     if f_cache_scope.is_some() {
@@ -11912,11 +11998,13 @@ impl crate::private::VisitObject for ListResourcesResultResponse {
                             ),
                         );
                     }
-                    f_result = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("result", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_result,
+                                "a `ListResourcesResult` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("result", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -12136,11 +12224,13 @@ impl crate::private::VisitObject for ListRootsRequest {
                             crate::private::duplicate_field("ListRootsRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ListRootsRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "method" => {
                     if seen_method {
@@ -12351,11 +12441,13 @@ impl crate::private::VisitObject for ListToolsRequest {
                             crate::private::duplicate_field("ListToolsRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PaginatedRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -12549,11 +12641,13 @@ impl crate::private::VisitObject for ListToolsResult {
                             crate::private::duplicate_field("ListToolsResult", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "cacheScope" => {
                     if f_cache_scope.is_some() {
@@ -12749,11 +12843,13 @@ impl crate::private::VisitObject for ListToolsResultResponse {
                             ),
                         );
                     }
-                    f_result = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("result", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_result,
+                                "a `ListToolsResult` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("result", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -12878,11 +12974,13 @@ impl crate::private::VisitObject for LoggingMessageNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `LoggingMessageNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -13045,11 +13143,13 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `NotificationMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "data" => {
                     if f_data.is_some() {
@@ -13377,14 +13477,16 @@ impl crate::private::VisitObject for MissingRequiredClientCapabilityErrorData {
                             ),
                         );
                     }
-                    f_required_capabilities = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field(
-                                "requiredCapabilities",
-                                e,
-                            ))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_required_capabilities,
+                                "a `ClientCapabilities` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field(
+                            "requiredCapabilities",
+                            e,
+                        ))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -13492,11 +13594,13 @@ impl crate::private::VisitObject for MissingRequiredClientCapabilityErrorObject 
                             ),
                         );
                     }
-                    f_data = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("data", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_data,
+                                "a `MissingRequiredClientCapabilityErrorData` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("data", e))?;
                 }
                 "message" => {
                     if f_message.is_some() {
@@ -13652,11 +13756,13 @@ impl crate::private::VisitObject for MissingRequiredClientCapabilityError {
                             ),
                         );
                     }
-                    f_error = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("error", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_error,
+                                "a `MissingRequiredClientCapabilityErrorObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("error", e))?;
                 }
                 "id" => {
                     if f_id.is_some() {
@@ -14376,11 +14482,13 @@ impl crate::private::VisitObject for NotificationParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `NotificationMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -14686,11 +14794,13 @@ impl crate::private::VisitObject for PaginatedRequest {
                             crate::private::duplicate_field("PaginatedRequest", "params"),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `PaginatedRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -14823,11 +14933,13 @@ impl crate::private::VisitObject for PaginatedRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `RequestMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "cursor" => {
                     if f_cursor.is_some() {
@@ -14959,11 +15071,13 @@ impl crate::private::VisitObject for PaginatedResult {
                             crate::private::duplicate_field("PaginatedResult", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "nextCursor" => {
                     if f_next_cursor.is_some() {
@@ -15411,11 +15525,13 @@ impl crate::private::VisitObject for ProgressNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ProgressNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -15589,11 +15705,13 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `NotificationMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "message" => {
                     if f_message.is_some() {
@@ -16130,11 +16248,13 @@ impl crate::private::VisitObject for PromptListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `NotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -16269,11 +16389,13 @@ impl crate::private::VisitObject for PromptMessage {
                             crate::private::duplicate_field("PromptMessage", "content"),
                         );
                     }
-                    f_content = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("content", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_content,
+                                "a `ContentBlock` object with a `type` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("content", e))?;
                 }
                 "role" => {
                     if f_role.is_some() {
@@ -16542,11 +16664,13 @@ impl crate::private::VisitObject for ReadResourceRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ReadResourceRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -16712,11 +16836,13 @@ impl crate::private::VisitObject for ReadResourceRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `RequestMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "inputResponses" => {
                     if f_input_responses.is_some() {
@@ -16986,11 +17112,13 @@ impl crate::private::VisitObject for ReadResourceResult {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "cacheScope" => {
                     if f_cache_scope.is_some() {
@@ -17136,7 +17264,7 @@ impl crate::private::TaggedUnion for ReadResourceOutcome {
     );
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "input_required" => {
@@ -17289,11 +17417,13 @@ impl crate::private::VisitObject for ReadResourceResultResponse {
                             ),
                         );
                     }
-                    f_result = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("result", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_result,
+                                "a `ReadResourceOutcome` object with a `resultType` member",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("result", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -17587,14 +17717,16 @@ impl crate::private::VisitObject for RequestMetaObject {
                             ),
                         );
                     }
-                    f_client_capabilities = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field(
-                                "io.modelcontextprotocol/clientCapabilities",
-                                e,
-                            ))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_client_capabilities,
+                                "a `ClientCapabilities` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field(
+                            "io.modelcontextprotocol/clientCapabilities",
+                            e,
+                        ))?;
                 }
                 "io.modelcontextprotocol/clientInfo" => {
                     if f_client_info.is_some() {
@@ -17605,14 +17737,16 @@ impl crate::private::VisitObject for RequestMetaObject {
                             ),
                         );
                     }
-                    f_client_info = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field(
-                                "io.modelcontextprotocol/clientInfo",
-                                e,
-                            ))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_client_info,
+                                "a `Implementation` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field(
+                            "io.modelcontextprotocol/clientInfo",
+                            e,
+                        ))?;
                 }
                 "io.modelcontextprotocol/logLevel" => {
                     if f_log_level.is_some() {
@@ -17769,11 +17903,13 @@ impl crate::private::VisitObject for RequestParams {
                             crate::private::duplicate_field("RequestParams", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `RequestMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -17955,11 +18091,13 @@ impl crate::private::VisitObject for Resource {
                             crate::private::duplicate_field("Resource", "annotations"),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -18381,11 +18519,13 @@ impl crate::private::VisitObject for ResourceLink {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -18606,11 +18746,13 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `NotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -18758,11 +18900,13 @@ impl crate::private::VisitObject for ResourceRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `RequestMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "uri" => {
                     if f_uri.is_some() {
@@ -18958,11 +19102,13 @@ impl crate::private::VisitObject for ResourceTemplate {
                             ),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -19274,11 +19420,13 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `ResourceUpdatedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -19428,11 +19576,13 @@ impl crate::private::VisitObject for ResourceUpdatedNotificationParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `NotificationMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "uri" => {
                     if f_uri.is_some() {
@@ -19553,11 +19703,13 @@ impl crate::private::VisitObject for ResultBase {
                             crate::private::duplicate_field("Result", "_meta"),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "resultType" => {
                     if f_result_type.is_some() {
@@ -19671,14 +19823,16 @@ impl crate::private::VisitObject for ResultMetaObject {
                             ),
                         );
                     }
-                    f_server_info = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field(
-                                "io.modelcontextprotocol/serverInfo",
-                                e,
-                            ))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_server_info,
+                                "a `Implementation` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field(
+                            "io.modelcontextprotocol/serverInfo",
+                            e,
+                        ))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -20151,7 +20305,7 @@ impl crate::private::TaggedUnion for SamplingMessageContentBlock {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "text" => {
@@ -20713,11 +20867,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_prompts = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("prompts", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_prompts,
+                                "a `PromptsCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("prompts", e))?;
                 }
                 "resources" => {
                     if f_resources.is_some() {
@@ -20728,11 +20884,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_resources = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("resources", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_resources,
+                                "a `ResourcesCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("resources", e))?;
                 }
                 "tools" => {
                     if f_tools.is_some() {
@@ -20743,11 +20901,13 @@ impl crate::private::VisitObject for ServerCapabilities {
                             ),
                         );
                     }
-                    f_tools = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("tools", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_tools,
+                                "a `ToolsCapability` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("tools", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -20871,7 +21031,7 @@ impl crate::private::TaggedUnion for ServerNotification {
     const DEFAULT_TAG: ::std::option::Option<&'static str> = ::std::option::Option::None;
     fn dispatch<'de, A: ::serde::de::MapAccess<'de>>(
         tag: &str,
-        map: crate::private::Resumed<A>,
+        map: crate::private::Resumed<'de, A>,
     ) -> ::std::result::Result<Self, A::Error> {
         match tag {
             "notifications/cancelled" => {
@@ -21778,11 +21938,13 @@ impl crate::private::VisitObject for SubscriptionsAcknowledgedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `SubscriptionsAcknowledgedNotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -21944,11 +22106,13 @@ impl crate::private::VisitObject for SubscriptionsAcknowledgedNotificationParams
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `NotificationMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "notifications" => {
                     if f_notifications.is_some() {
@@ -21959,11 +22123,13 @@ impl crate::private::VisitObject for SubscriptionsAcknowledgedNotificationParams
                             ),
                         );
                     }
-                    f_notifications = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("notifications", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_notifications,
+                                "a `SubscriptionFilter` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("notifications", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -22084,11 +22250,13 @@ impl crate::private::VisitObject for SubscriptionsListenRequest {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `SubscriptionsListenRequestParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -22239,11 +22407,13 @@ impl crate::private::VisitObject for SubscriptionsListenRequestParams {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `RequestMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "notifications" => {
                     if f_notifications.is_some() {
@@ -22254,11 +22424,13 @@ impl crate::private::VisitObject for SubscriptionsListenRequestParams {
                             ),
                         );
                     }
-                    f_notifications = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("notifications", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_notifications,
+                                "a `SubscriptionFilter` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("notifications", e))?;
                 }
                 _ => {
                     let value: ::serde_json::Value = map.next_value()?;
@@ -22379,11 +22551,13 @@ impl crate::private::VisitObject for SubscriptionsListenResult {
                             ),
                         );
                     }
-                    f_meta = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("_meta", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `SubscriptionsListenResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 "resultType" => {
                     if f_result_type.is_some() {
@@ -22521,14 +22695,16 @@ impl crate::private::VisitObject for SubscriptionsListenResultMetaObject {
                             ),
                         );
                     }
-                    f_server_info = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field(
-                                "io.modelcontextprotocol/serverInfo",
-                                e,
-                            ))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_server_info,
+                                "a `Implementation` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field(
+                            "io.modelcontextprotocol/serverInfo",
+                            e,
+                        ))?;
                 }
                 "io.modelcontextprotocol/subscriptionId" => {
                     if f_subscription_id.is_some() {
@@ -22661,11 +22837,13 @@ impl crate::private::VisitObject for SubscriptionsListenResultResponse {
                             ),
                         );
                     }
-                    f_result = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("result", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_result,
+                                "a `SubscriptionsListenResult` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("result", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -22822,11 +23000,13 @@ impl crate::private::VisitObject for TextContent {
                             crate::private::duplicate_field("TextContent", "annotations"),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `Annotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "text" => {
                     if f_text.is_some() {
@@ -23415,11 +23595,13 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchema {
                             ),
                         );
                     }
-                    f_items = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("items", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_items,
+                                "a `TitledMultiSelectEnumSchemaItems` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("items", e))?;
                 }
                 "maxItems" => {
                     if f_max_items.is_some() {
@@ -24003,11 +24185,13 @@ impl crate::private::VisitObject for Tool {
                             crate::private::duplicate_field("Tool", "annotations"),
                         );
                     }
-                    f_annotations = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("annotations", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_annotations,
+                                "a `ToolAnnotations` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 "description" => {
                     if f_description.is_some() {
@@ -24497,11 +24681,13 @@ impl crate::private::VisitObject for ToolListChangedNotification {
                             ),
                         );
                     }
-                    f_params = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("params", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_params,
+                                "a `NotificationParams` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -25181,11 +25367,13 @@ impl crate::private::VisitObject for UnsupportedProtocolVersionErrorObject {
                             ),
                         );
                     }
-                    f_data = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("data", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_data,
+                                "a `UnsupportedProtocolVersionErrorData` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("data", e))?;
                 }
                 "message" => {
                     if f_message.is_some() {
@@ -25340,11 +25528,13 @@ impl crate::private::VisitObject for UnsupportedProtocolVersionError {
                             ),
                         );
                     }
-                    f_error = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("error", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_error,
+                                "a `UnsupportedProtocolVersionErrorObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("error", e))?;
                 }
                 "id" => {
                     if f_id.is_some() {
@@ -25683,11 +25873,13 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchema {
                             ),
                         );
                     }
-                    f_items = ::std::option::Option::Some(
-                        map
-                            .next_value()
-                            .map_err(|e| crate::private::in_field("items", e))?,
-                    );
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_items,
+                                "a `UntitledMultiSelectEnumSchemaItems` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("items", e))?;
                 }
                 "maxItems" => {
                     if f_max_items.is_some() {
@@ -26072,72 +26264,79 @@ impl crate::private::VisitObject for ClientMessage {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut buffered: ::std::vec::Vec<
-            (::std::string::String, ::serde_json::Value),
-        > = ::std::vec::Vec::new();
+        let mut buffered = crate::private::Entries::new();
         while let ::std::option::Option::Some(key) = map
-            .next_key::<crate::private::Key>()?
+            .next_key::<crate::private::Key<'de>>()?
         {
             match key.as_str() {
                 "method" => {
-                    let method = map.next_value::<crate::private::Str>()?.0.into_owned();
-                    buffered
-                        .push((
-                            "method".to_owned(),
-                            ::serde_json::Value::String(method.clone()),
-                        ));
-                    let rest = crate::private::Resumed::new(
+                    let method: crate::private::Str<'de> = map.next_value()?;
+                    let id_first = buffered.contains_key("id");
+                    return crate::private::dispatch_tag(
                         buffered,
-                        ::std::option::Option::None,
+                        "method",
+                        method,
                         map,
-                    );
-                    return match method.as_str() {
-                        "server/discover" | "resources/list" | "resources/templates/list"
-                        | "resources/read" | "subscriptions/listen" | "prompts/list"
-                        | "prompts/get" | "tools/list" | "tools/call"
-                        | "completion/complete" => {
-                            <ClientRequest as crate::private::TaggedUnion>::dispatch(
-                                    &method,
-                                    rest,
-                                )
-                                .map(Self::Request)
-                        }
-                        "notifications/cancelled" => {
-                            <ClientNotification as crate::private::TaggedUnion>::dispatch(
-                                    &method,
-                                    rest,
-                                )
-                                .map(Self::Notification)
-                        }
-                        _ => {
-                            let (buffered, has_id) = crate::private::drain_checking(
-                                rest,
-                                "id",
-                            )?;
-                            let rest = crate::private::Resumed::new(
-                                buffered,
-                                ::std::option::Option::None,
-                                crate::private::EmptyMap::<A::Error>::new(),
-                            );
-                            if has_id {
+                        |method, rest| match method {
+                            "server/discover" | "resources/list"
+                            | "resources/templates/list" | "resources/read"
+                            | "subscriptions/listen" | "prompts/list" | "prompts/get"
+                            | "tools/list" | "tools/call" | "completion/complete" => {
                                 <ClientRequest as crate::private::TaggedUnion>::dispatch(
-                                        &method,
+                                        method,
                                         rest,
                                     )
                                     .map(Self::Request)
-                            } else {
+                            }
+                            "notifications/cancelled" => {
                                 <ClientNotification as crate::private::TaggedUnion>::dispatch(
-                                        &method,
+                                        method,
                                         rest,
                                     )
                                     .map(Self::Notification)
                             }
-                        }
-                    };
+                            _ if id_first => {
+                                <ClientRequest as crate::private::TaggedUnion>::dispatch(
+                                        method,
+                                        rest,
+                                    )
+                                    .map(Self::Request)
+                            }
+                            _ => {
+                                let mut probe = crate::private::IdProbe::<
+                                    'de,
+                                    _,
+                                    crate::RequestId,
+                                >::new(rest, ::std::option::Option::Some("JSONRPCRequest"));
+                                let notification = <JsonRpcNotification as crate::private::VisitObject>::visit_object(
+                                    &mut probe,
+                                )?;
+                                match probe.into_id() {
+                                    ::std::option::Option::None => {
+                                        ::std::result::Result::Ok(
+                                            Self::Notification(ClientNotification::Other(notification)),
+                                        )
+                                    }
+                                    ::std::option::Option::Some(id) => {
+                                        ::std::result::Result::Ok(
+                                            Self::Request(
+                                                ClientRequest::Other(JsonRpcRequest {
+                                                    id,
+                                                    method: notification.method,
+                                                    params: notification.params,
+                                                    extra: notification.extra,
+                                                }),
+                                            ),
+                                        )
+                                    }
+                                }
+                            }
+                        },
+                    );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
-                    buffered.push((key.into_owned(), value));
+                    let value: crate::private::Buffered<'de> = map.next_value()?;
+                    buffered.push((key.0, value));
                 }
             }
         }
@@ -26184,50 +26383,34 @@ impl crate::private::VisitObject for ServerMessage {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut buffered: ::std::vec::Vec<
-            (::std::string::String, ::serde_json::Value),
-        > = ::std::vec::Vec::new();
+        let mut buffered = crate::private::Entries::new();
         while let ::std::option::Option::Some(key) = map
-            .next_key::<crate::private::Key>()?
+            .next_key::<crate::private::Key<'de>>()?
         {
             match key.as_str() {
                 "method" => {
-                    let method = map.next_value::<crate::private::Str>()?.0.into_owned();
-                    buffered
-                        .push((
-                            "method".to_owned(),
-                            ::serde_json::Value::String(method.clone()),
-                        ));
-                    let rest = crate::private::Resumed::new(
+                    let method: crate::private::Str<'de> = map.next_value()?;
+                    let id_first = buffered.contains_key("id");
+                    return crate::private::dispatch_tag(
                         buffered,
-                        ::std::option::Option::None,
+                        "method",
+                        method,
                         map,
-                    );
-                    return match method.as_str() {
-                        "notifications/cancelled" | "notifications/progress"
-                        | "notifications/resources/list_changed"
-                        | "notifications/subscriptions/acknowledged"
-                        | "notifications/resources/updated"
-                        | "notifications/prompts/list_changed"
-                        | "notifications/tools/list_changed"
-                        | "notifications/message" => {
-                            <ServerNotification as crate::private::TaggedUnion>::dispatch(
-                                    &method,
-                                    rest,
-                                )
-                                .map(Self::Notification)
-                        }
-                        _ => {
-                            let (buffered, has_id) = crate::private::drain_checking(
-                                rest,
-                                "id",
-                            )?;
-                            let rest = crate::private::Resumed::new(
-                                buffered,
-                                ::std::option::Option::None,
-                                crate::private::EmptyMap::<A::Error>::new(),
-                            );
-                            if has_id {
+                        |method, rest| match method {
+                            "notifications/cancelled" | "notifications/progress"
+                            | "notifications/resources/list_changed"
+                            | "notifications/subscriptions/acknowledged"
+                            | "notifications/resources/updated"
+                            | "notifications/prompts/list_changed"
+                            | "notifications/tools/list_changed"
+                            | "notifications/message" => {
+                                <ServerNotification as crate::private::TaggedUnion>::dispatch(
+                                        method,
+                                        rest,
+                                    )
+                                    .map(Self::Notification)
+                            }
+                            _ if id_first => {
                                 ::std::result::Result::Err(
                                     ::serde::de::Error::custom(
                                         format_args!(
@@ -26236,21 +26419,42 @@ impl crate::private::VisitObject for ServerMessage {
                                         ),
                                     ),
                                 )
-                            } else {
-                                <ServerNotification as crate::private::TaggedUnion>::dispatch(
-                                        &method,
-                                        rest,
-                                    )
-                                    .map(Self::Notification)
                             }
-                        }
-                    };
+                            _ => {
+                                let mut probe = crate::private::IdProbe::<
+                                    'de,
+                                    _,
+                                    ::serde::de::IgnoredAny,
+                                >::new(rest, ::std::option::Option::None);
+                                let notification = <JsonRpcNotification as crate::private::VisitObject>::visit_object(
+                                    &mut probe,
+                                )?;
+                                match probe.into_id() {
+                                    ::std::option::Option::None => {
+                                        ::std::result::Result::Ok(
+                                            Self::Notification(ServerNotification::Other(notification)),
+                                        )
+                                    }
+                                    ::std::option::Option::Some(_) => {
+                                        ::std::result::Result::Err(
+                                            ::serde::de::Error::custom(
+                                                format_args!(
+                                                    "`{}`: `{}` is not a request method of this revision",
+                                                    "ServerMessage", method
+                                                ),
+                                            ),
+                                        )
+                                    }
+                                }
+                            }
+                        },
+                    );
                 }
                 "result" => {
                     return <JsonRpcResultResponse as crate::private::VisitObject>::visit_object(
                             crate::private::Resumed::new(
                                 buffered,
-                                ::std::option::Option::Some(key.into_owned()),
+                                ::std::option::Option::Some(key.0),
                                 map,
                             ),
                         )
@@ -26260,15 +26464,15 @@ impl crate::private::VisitObject for ServerMessage {
                     return <JsonRpcErrorResponse as crate::private::VisitObject>::visit_object(
                             crate::private::Resumed::new(
                                 buffered,
-                                ::std::option::Option::Some(key.into_owned()),
+                                ::std::option::Option::Some(key.0),
                                 map,
                             ),
                         )
                         .map(Self::Error);
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
-                    buffered.push((key.into_owned(), value));
+                    let value: crate::private::Buffered<'de> = map.next_value()?;
+                    buffered.push((key.0, value));
                 }
             }
         }
