@@ -290,3 +290,23 @@ fn every_revision_has_typed_requests() {
     assert_eq!(<mcp_types::draft::DiscoverRequest as Request>::METHOD, "server/discover");
     assert_eq!(<mcp_types::v2025_06_18::ElicitRequest as mcp_types::Request>::METHOD, "elicitation/create");
 }
+
+/// Upstream defect (spec-digest J.11): `schema.json` types elicitation answers as `integer` where
+/// `schema.ts` says `number`, so a `NumberSchema` field (SEP-1034's `score: 95.5`) could not be
+/// answered. The generator corrects it (`xtask/src/codegen/corrections.rs`) in every revision that
+/// has elicitation; integers stay exact integers.
+#[test]
+fn elicitation_answers_may_be_fractional_numbers() {
+    let answer = json!({ "action": "accept", "content": { "score": 95.5, "age": 30, "name": "Ada", "ok": true } });
+    assert_eq!(round_trip::<mcp_types::ElicitResult>(answer.clone()), answer);
+    assert_eq!(round_trip::<mcp_types::draft::ElicitResult>(answer.clone()), answer);
+    assert_eq!(round_trip::<mcp_types::v2025_11_25::ElicitResult>(answer.clone()), answer);
+    assert_eq!(round_trip::<mcp_types::v2025_06_18::ElicitResult>(answer.clone()), answer);
+    let typed: mcp_types::ElicitResult = serde_json::from_value(answer).unwrap();
+    let content = typed.content.unwrap();
+    assert!(matches!(&content["score"], mcp_types::ElicitResultContentValue::Number(n) if n.as_f64() == Some(95.5)));
+    assert!(matches!(&content["age"], mcp_types::ElicitResultContentValue::Number(n) if n.as_i64() == Some(30)));
+    // Objects are still not answers.
+    let e = err::<mcp_types::ElicitResult>(r#"{"action":"accept","content":{"x":{"nested":1}}}"#);
+    assert!(e.contains("ElicitResultContentValue") || e.contains("content"), "{e}");
+}

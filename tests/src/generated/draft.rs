@@ -326,7 +326,7 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
         value { draft::ElicitResultContentValue::StringList(_) => "StringList",
         draft::ElicitResultContentValue::String(_) => "String",
-        draft::ElicitResultContentValue::Integer(_) => "Integer",
+        draft::ElicitResultContentValue::Number(_) => "Number",
         draft::ElicitResultContentValue::Boolean(_) => "Boolean", _ => "?" };
         Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
         crate ::UnionEntry { union : "EmbeddedResourceResource", members : &

@@ -234,7 +234,7 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         | text | { let value : v2025_06_18::ElicitResultContentValue =
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
         value { v2025_06_18::ElicitResultContentValue::String(_) => "String",
-        v2025_06_18::ElicitResultContentValue::Integer(_) => "Integer",
+        v2025_06_18::ElicitResultContentValue::Number(_) => "Number",
         v2025_06_18::ElicitResultContentValue::Boolean(_) => "Boolean", _ => "?" };
         Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
         crate ::UnionEntry { union : "EmbeddedResourceResource", members : &

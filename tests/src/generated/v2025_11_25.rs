@@ -356,7 +356,7 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
         value { v2025_11_25::ElicitResultContentValue::StringList(_) => "StringList",
         v2025_11_25::ElicitResultContentValue::String(_) => "String",
-        v2025_11_25::ElicitResultContentValue::Integer(_) => "Integer",
+        v2025_11_25::ElicitResultContentValue::Number(_) => "Number",
         v2025_11_25::ElicitResultContentValue::Boolean(_) => "Boolean", _ => "?" };
         Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
         crate ::UnionEntry { union : "EmbeddedResourceResource", members : &

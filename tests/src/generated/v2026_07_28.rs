@@ -347,7 +347,7 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
         value { v2026_07_28::ElicitResultContentValue::StringList(_) => "StringList",
         v2026_07_28::ElicitResultContentValue::String(_) => "String",
-        v2026_07_28::ElicitResultContentValue::Integer(_) => "Integer",
+        v2026_07_28::ElicitResultContentValue::Number(_) => "Number",
         v2026_07_28::ElicitResultContentValue::Boolean(_) => "Boolean", _ => "?" };
         Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
         crate ::UnionEntry { union : "EmbeddedResourceResource", members : &

@@ -1,6 +1,8 @@
 //! `cargo xtask codegen`: MCP JSON schemas → `crates/mcp-types/src/generated/`.
 //!
 //! Pipeline, per revision:
+//! 0. [`corrections`]: named fixes of known upstream schema defects (e.g. `ElicitResult.content`
+//!    numbers), each tested.
 //! 1. [`model`]: reads `schema/<rev>/schema.json` (draft-07 `definitions` or 2020-12 `$defs`) into a
 //!    small model. Schema normalisation happens here: `$ref` siblings are ignored, `allOf` members are
 //!    merged, required `const` members become checked tags instead of fields, optional objects and
@@ -19,6 +21,7 @@
 //!
 //! `--check` renders everything in memory and fails, naming the files, if anything differs.
 
+mod corrections;
 mod docs;
 mod emit;
 mod enums;
@@ -50,7 +53,8 @@ pub fn run(root: &Path, check: bool) -> anyhow::Result<()> {
         if sha != pins.schema_sha256(revision) {
             bail!("{} does not match its pin; run `cargo xtask schema sync`", path.display());
         }
-        let schema: serde_json::Value = serde_json::from_slice(&bytes)?;
+        let mut schema: serde_json::Value = serde_json::from_slice(&bytes)?;
+        corrections::apply(&mut schema);
         let (types, tests) = generate(revision, &schema, &sha).with_context(|| format!("generating {revision}"))?;
         files.push((out_dir.join(format!("{}.rs", module_name(revision))), types));
         files.push((test_dir.join(format!("{}.rs", module_name(revision))), tests));

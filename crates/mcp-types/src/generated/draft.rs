@@ -6152,7 +6152,7 @@ impl crate::private::MatchScore for ElicitRequestUrlParams {
 pub enum ElicitResultContentValue {
     StringList(::std::vec::Vec<::std::string::String>),
     String(::std::string::String),
-    Integer(i64),
+    Number(::serde_json::Number),
     Boolean(bool),
 }
 impl ::serde::Serialize for ElicitResultContentValue {
@@ -6163,7 +6163,7 @@ impl ::serde::Serialize for ElicitResultContentValue {
         match self {
             Self::StringList(value) => ::serde::Serialize::serialize(value, serializer),
             Self::String(value) => ::serde::Serialize::serialize(value, serializer),
-            Self::Integer(value) => ::serde::Serialize::serialize(value, serializer),
+            Self::Number(value) => ::serde::Serialize::serialize(value, serializer),
             Self::Boolean(value) => ::serde::Serialize::serialize(value, serializer),
         }
     }
@@ -6188,7 +6188,10 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
                     &value,
                 ),
             ),
-            ("Integer", <i64 as crate::private::MatchScore>::match_score(&value)),
+            (
+                "Number",
+                <::serde_json::Number as crate::private::MatchScore>::match_score(&value),
+            ),
             ("Boolean", <bool as crate::private::MatchScore>::match_score(&value)),
         ];
         match crate::private::pick_variant::<
@@ -6207,8 +6210,8 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
                     .map(Self::String)
             }
             2usize => {
-                crate::private::from_value("ElicitResultContentValue", "Integer", value)
-                    .map(Self::Integer)
+                crate::private::from_value("ElicitResultContentValue", "Number", value)
+                    .map(Self::Number)
             }
             3usize => {
                 crate::private::from_value("ElicitResultContentValue", "Boolean", value)
@@ -6225,7 +6228,7 @@ impl crate::private::MatchScore for ElicitResultContentValue {
                 ::std::string::String,
             > as crate::private::MatchScore>::match_score(value),
             <::std::string::String as crate::private::MatchScore>::match_score(value),
-            <i64 as crate::private::MatchScore>::match_score(value),
+            <::serde_json::Number as crate::private::MatchScore>::match_score(value),
             <bool as crate::private::MatchScore>::match_score(value),
         ]
             .into_iter()

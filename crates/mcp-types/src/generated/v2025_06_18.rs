@@ -4228,7 +4228,7 @@ impl crate::private::MatchScore for ElicitRequest {
 #[non_exhaustive]
 pub enum ElicitResultContentValue {
     String(::std::string::String),
-    Integer(i64),
+    Number(::serde_json::Number),
     Boolean(bool),
 }
 impl ::serde::Serialize for ElicitResultContentValue {
@@ -4238,7 +4238,7 @@ impl ::serde::Serialize for ElicitResultContentValue {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         match self {
             Self::String(value) => ::serde::Serialize::serialize(value, serializer),
-            Self::Integer(value) => ::serde::Serialize::serialize(value, serializer),
+            Self::Number(value) => ::serde::Serialize::serialize(value, serializer),
             Self::Boolean(value) => ::serde::Serialize::serialize(value, serializer),
         }
     }
@@ -4257,7 +4257,10 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
                     &value,
                 ),
             ),
-            ("Integer", <i64 as crate::private::MatchScore>::match_score(&value)),
+            (
+                "Number",
+                <::serde_json::Number as crate::private::MatchScore>::match_score(&value),
+            ),
             ("Boolean", <bool as crate::private::MatchScore>::match_score(&value)),
         ];
         match crate::private::pick_variant::<
@@ -4268,8 +4271,8 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
                     .map(Self::String)
             }
             1usize => {
-                crate::private::from_value("ElicitResultContentValue", "Integer", value)
-                    .map(Self::Integer)
+                crate::private::from_value("ElicitResultContentValue", "Number", value)
+                    .map(Self::Number)
             }
             2usize => {
                 crate::private::from_value("ElicitResultContentValue", "Boolean", value)
@@ -4283,7 +4286,7 @@ impl crate::private::MatchScore for ElicitResultContentValue {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
         [
             <::std::string::String as crate::private::MatchScore>::match_score(value),
-            <i64 as crate::private::MatchScore>::match_score(value),
+            <::serde_json::Number as crate::private::MatchScore>::match_score(value),
             <bool as crate::private::MatchScore>::match_score(value),
         ]
             .into_iter()

@@ -7118,7 +7118,7 @@ impl crate::private::MatchScore for ElicitRequestUrlParams {
 pub enum ElicitResultContentValue {
     StringList(::std::vec::Vec<::std::string::String>),
     String(::std::string::String),
-    Integer(i64),
+    Number(::serde_json::Number),
     Boolean(bool),
 }
 impl ::serde::Serialize for ElicitResultContentValue {
@@ -7129,7 +7129,7 @@ impl ::serde::Serialize for ElicitResultContentValue {
         match self {
             Self::StringList(value) => ::serde::Serialize::serialize(value, serializer),
             Self::String(value) => ::serde::Serialize::serialize(value, serializer),
-            Self::Integer(value) => ::serde::Serialize::serialize(value, serializer),
+            Self::Number(value) => ::serde::Serialize::serialize(value, serializer),
             Self::Boolean(value) => ::serde::Serialize::serialize(value, serializer),
         }
     }
@@ -7154,7 +7154,10 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
                     &value,
                 ),
             ),
-            ("Integer", <i64 as crate::private::MatchScore>::match_score(&value)),
+            (
+                "Number",
+                <::serde_json::Number as crate::private::MatchScore>::match_score(&value),
+            ),
             ("Boolean", <bool as crate::private::MatchScore>::match_score(&value)),
         ];
         match crate::private::pick_variant::<
@@ -7173,8 +7176,8 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
                     .map(Self::String)
             }
             2usize => {
-                crate::private::from_value("ElicitResultContentValue", "Integer", value)
-                    .map(Self::Integer)
+                crate::private::from_value("ElicitResultContentValue", "Number", value)
+                    .map(Self::Number)
             }
             3usize => {
                 crate::private::from_value("ElicitResultContentValue", "Boolean", value)
@@ -7191,7 +7194,7 @@ impl crate::private::MatchScore for ElicitResultContentValue {
                 ::std::string::String,
             > as crate::private::MatchScore>::match_score(value),
             <::std::string::String as crate::private::MatchScore>::match_score(value),
-            <i64 as crate::private::MatchScore>::match_score(value),
+            <::serde_json::Number as crate::private::MatchScore>::match_score(value),
             <bool as crate::private::MatchScore>::match_score(value),
         ]
             .into_iter()
