@@ -561,8 +561,9 @@ impl Server {
             _ => {}
         }
         let Some(version) = state.version else {
+            // Legacy HTTP: a request without a session SHOULD be a 400.
             let error = ErrorObject::invalid_request(format!("{method} before initialize: send initialize first"));
-            return Reply::ready(Outgoing::error(Some(&id), &error));
+            return Reply::ready(Outgoing::error_as(Some(&id), &error, Disposition::BadRequest));
         };
         let params = params.unwrap_or_else(|| json!({}));
         match method {

@@ -542,10 +542,11 @@ async fn legacy_sessions_start_with_initialize_and_end_with_delete() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_error(&response, 5, -32600);
 
-    // A legacy request without a session is refused (initialize first).
+    // A legacy request without a session is refused (initialize first) with a 400.
     let mut headers = legacy_headers("x");
     headers.remove(SESSION);
-    let (_, response) = answer(http.post_json(headers, &request(6, "tools/list", json!({}))).await).await;
+    let (status, response) = answer(http.post_json(headers, &request(6, "tools/list", json!({}))).await).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&response, 6, -32600);
 
     let response = http.client.delete(&http.url).header(SESSION, &session).send().await.unwrap();
