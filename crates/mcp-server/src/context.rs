@@ -193,10 +193,11 @@ impl Context {
                 let mut missing = BTreeMap::new();
                 for (key, request) in requests {
                     let method = input_method(&request);
-                    match self.inner.answers.get(&key).and_then(|value| decode_response(method, value.clone()).ok()) {
-                        Some(answer) => {
-                            let value = self.inner.answers[&key].clone();
-                            self.inner.used.lock().expect("not poisoned").insert(key.clone(), value);
+                    // An answer of the wrong kind counts as missing: the question is asked again.
+                    let known = self.inner.answers.get(&key);
+                    match known.and_then(|value| Some((value, decode_response(method, value.clone()).ok()?))) {
+                        Some((value, answer)) => {
+                            self.inner.used.lock().expect("not poisoned").insert(key.clone(), value.clone());
                             answers.insert(key, answer);
                         }
                         None => {
