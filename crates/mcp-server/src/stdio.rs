@@ -21,11 +21,12 @@ where
 {
     let (to_server, inbox) = mpsc::channel::<String>(64);
     let (outbox, mut from_server) = mpsc::channel::<String>(64);
+    let outbox_for_errors = outbox.clone();
     let serving = tokio::spawn({
         let server = server.clone();
         async move { server.serve(Connection { sender: outbox, receiver: inbox }).await }
     });
-    let reading = tokio::spawn(read_lines(reader, to_server));
+    let reading = tokio::spawn(read_lines(reader, to_server, outbox_for_errors));
     while let Some(message) = from_server.recv().await {
         writer.write_all(message.as_bytes()).await?;
         writer.write_all(b"\n").await?;
@@ -35,8 +36,13 @@ where
     reading.await.unwrap_or(Ok(()))
 }
 
-async fn read_lines<R: AsyncBufRead + Unpin>(reader: R, to_server: mpsc::Sender<String>) -> std::io::Result<()> {
-    let mut reader = reader;
+/// Forwards each line to the server. A line over [`MAX_LINE`] is answered here with -32600 and
+/// skipped without buffering it, so one huge line can neither exhaust memory nor end the session.
+async fn read_lines<R: AsyncBufRead + Unpin>(
+    mut reader: R,
+    to_server: mpsc::Sender<String>,
+    to_client: mpsc::Sender<String>,
+) -> std::io::Result<()> {
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -45,11 +51,11 @@ async fn read_lines<R: AsyncBufRead + Unpin>(reader: R, to_server: mpsc::Sender<
             return Ok(());
         }
         if line.len() > MAX_LINE && line.last() != Some(&b'\n') {
-            // Skip the rest of the oversized line; the server answers with a parse error.
-            let mut rest = Vec::new();
-            reader.read_until(b'\n', &mut rest).await?;
-            line.truncate(0);
-            line.extend_from_slice(b"{oversized}");
+            skip_line(&mut reader).await?;
+            if to_client.send(oversized_line_error()).await.is_err() {
+                return Ok(());
+            }
+            continue;
         }
         let text = String::from_utf8_lossy(&line);
         let text = text.trim();
@@ -60,4 +66,30 @@ async fn read_lines<R: AsyncBufRead + Unpin>(reader: R, to_server: mpsc::Sender<
             return Ok(());
         }
     }
+}
+
+/// Discards input up to and including the next newline (or the end of input).
+async fn skip_line<R: AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Result<()> {
+    loop {
+        let buffer = reader.fill_buf().await?;
+        if buffer.is_empty() {
+            return Ok(());
+        }
+        let (used, done) = match buffer.iter().position(|&b| b == b'\n') {
+            Some(newline) => (newline + 1, true),
+            None => (buffer.len(), false),
+        };
+        reader.consume(used);
+        if done {
+            return Ok(());
+        }
+    }
+}
+
+/// The error for a line too long to read: its `id` is unknown, so the response has none.
+fn oversized_line_error() -> String {
+    let error = mcp_types::ErrorObject::invalid_request(format!(
+        "Invalid Request: the line exceeds the {MAX_LINE}-byte limit of this stdio server and was skipped"
+    ));
+    serde_json::json!({"jsonrpc": "2.0", "error": error}).to_string()
 }

@@ -283,3 +283,22 @@ async fn closing_stdin_still_answers_what_was_sent() {
     assert_eq!(text(&response), "echo: last");
     client.close().await.expect("a clean end");
 }
+
+#[tokio::test]
+async fn an_oversized_line_is_refused_and_the_session_goes_on() {
+    let mut client = StdioClient::start(&server());
+    // One line just over the limit, written in pieces so it is never whole in any buffer.
+    let chunk = "x".repeat(1024 * 1024);
+    for _ in 0..mcp_server::stdio::MAX_LINE / chunk.len() {
+        client.send_raw(&chunk).await;
+    }
+    client.send_raw("tail\n").await;
+    let refused = client.recv().await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("exceeds"), "{refused}");
+    assert!(refused.get("id").is_none(), "the id of an unread request is unknown: {refused}");
+
+    let response = client.ask(modern(1, "server/discover", json!({}))).await;
+    assert_eq!(response["result"]["resultType"], "complete");
+    client.close().await.expect("the server ends cleanly");
+}
