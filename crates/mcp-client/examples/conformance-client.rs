@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
+use mcp_client::auth::{HeadlessAuthorizer, OAuth};
 use mcp_client::types::{CreateMessageResult, CreateMessageResultContent, JsonObject, Role, TextContent};
 use mcp_client::{Client, ElicitationModes, ElicitationResponse, EraPreference, Error, Handlers};
 use serde_json::{Value, json};
@@ -47,14 +48,51 @@ fn handlers() -> Handlers {
         .roots(|| async { Ok(vec![]) })
 }
 
+/// The OAuth configuration of an `auth/*` scenario: the headless authorizer (the suite's
+/// authorization server redirects at once), credentials from the context when it has some.
+fn oauth(scenario: &str, version: &str, context: &Value) -> Option<OAuth> {
+    let scenario = scenario.strip_prefix("auth/")?;
+    let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    let mut oauth = OAuth::builder()
+        .client_name("mcp-rust-conformance-client")
+        .redirect_uri("http://localhost:3000/callback")
+        .client_metadata_url("https://conformance-test.local/client-metadata.json")
+        .protocol_version(version)
+        .authorizer(HeadlessAuthorizer::new());
+    match scenario {
+        // Extension grants (client credentials with a secret or an ES256 private_key_jwt,
+        // enterprise-managed token exchange + JWT bearer, DPoP, workload identity): not wired
+        // yet; they plug into the token endpoint request of `mcp_client::auth`.
+        "client-credentials-jwt"
+        | "client-credentials-basic"
+        | "enterprise-managed-authorization"
+        | "dpop"
+        | "dpop-nonce"
+        | "wif-jwt-bearer" => {}
+        _ => {}
+    }
+    if let Some(client_id) = text("client_id") {
+        oauth = oauth.client_id(client_id);
+        if let Some(secret) = text("client_secret") {
+            oauth = oauth.client_secret(secret);
+        }
+        if let Some(issuer) = text("issuer") {
+            oauth = oauth.client_issuer(issuer);
+        }
+    }
+    Some(oauth.build())
+}
+
 async fn run(url: &str, scenario: &str, version: &str, context: &Value) -> Result<(), Error> {
     let era = if version >= "2026-07-28" { EraPreference::Modern } else { EraPreference::Legacy };
-    let client = Client::builder("mcp-rust-conformance-client", env!("CARGO_PKG_VERSION"))
+    let mut builder = Client::builder("mcp-rust-conformance-client", env!("CARGO_PKG_VERSION"))
         .protocol_versions([version])
         .era(era)
-        .handlers(handlers())
-        .connect_http(url)
-        .await?;
+        .handlers(handlers());
+    if let Some(oauth) = oauth(scenario, version, context) {
+        builder = builder.oauth(oauth);
+    }
+    let client = builder.connect_http(url).await?;
     eprintln!("connected: {:?} {}", client.era(), client.protocol_version());
     let tools = client.all_tools().await?;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
@@ -111,6 +149,13 @@ async fn run(url: &str, scenario: &str, version: &str, context: &Value) -> Resul
                 .map(|t| t.input_schema.to_value())
                 .unwrap_or_else(|| json!({}));
             print_result(&client, "json_schema_echo", json!({"schema": schema})).await?;
+        }
+        // Every auth scenario's server has one tool; calling it is an authorized request (and
+        // the step-up scenario's second scope).
+        auth if auth.starts_with("auth/") => {
+            for tool in &tools {
+                print_result(&client, &tool.name, json!({})).await?;
+            }
         }
         // initialize, request-metadata, json-schema-ref-no-deref and anything else: connecting
         // and listing was the scenario.

@@ -126,6 +126,8 @@ pub struct ClientBuilder {
     log_level: Option<LoggingLevel>,
     http_headers: Vec<(String, String)>,
     send_client_info: bool,
+    #[cfg(feature = "auth")]
+    oauth: Option<crate::auth::OAuth>,
 }
 
 impl ClientBuilder {
@@ -141,6 +143,8 @@ impl ClientBuilder {
             log_level: None,
             http_headers: Vec::new(),
             send_client_info: true,
+            #[cfg(feature = "auth")]
+            oauth: None,
         }
     }
 
@@ -194,6 +198,14 @@ impl ClientBuilder {
         self
     }
 
+    /// OAuth authorization for the HTTP transports: requests carry its access token, and a
+    /// 401 or a 403 `insufficient_scope` runs its flow and retries the request.
+    #[cfg(feature = "auth")]
+    pub fn oauth(mut self, oauth: crate::auth::OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
     /// Spawns the server and negotiates.
     #[cfg(feature = "stdio")]
     pub async fn connect_stdio(self, command: crate::StdioCommand) -> Result<Client, Error> {
@@ -218,7 +230,12 @@ impl ClientBuilder {
             headers.insert(name, value);
         }
         let core = Core::new(self.handlers.clone());
-        let transport = crate::transport::http::HttpTransport::new(url, headers);
+        let auth = crate::transport::HttpAuth {
+            server: url.clone(),
+            #[cfg(feature = "auth")]
+            oauth: self.oauth.clone(),
+        };
+        let transport = crate::transport::http::HttpTransport::new(url, headers, auth);
         let client = Client::assemble(self, core, Transport::Http(transport));
         client.negotiate().await?;
         Ok(client)
@@ -823,11 +840,13 @@ impl Client {
     async fn fall_back_to_http_sse(&self, version: &str) -> Result<(), Error> {
         let Transport::Http(http) = &*self.transport() else { unreachable!() };
         let (client, url, headers) = (http.inner.client.clone(), http.inner.url.clone(), http.inner.headers.clone());
+        let auth = http.inner.auth.clone();
         tracing::debug!(%url, "falling back to the 2024-11-05 HTTP+SSE transport");
         let sse = crate::transport::legacy_sse::LegacySseTransport::connect(
             client,
             url,
             headers,
+            auth,
             &self.inner.core,
             self.inner.config.probe_timeout.max(Duration::from_secs(5)),
         )

@@ -31,6 +31,9 @@ pub enum Error {
     Handler(String),
     /// The connection is closed (the client was shut down, or the server went away).
     Closed,
+    /// OAuth authorization failed (feature `auth`).
+    #[cfg(feature = "auth")]
+    Auth(crate::auth::AuthError),
 }
 
 impl Error {
@@ -53,6 +56,15 @@ impl Error {
     pub fn rpc_error(&self) -> Option<&ErrorObject> {
         match self {
             Error::Rpc { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The authorization failure, when authorization failed.
+    #[cfg(feature = "auth")]
+    pub fn auth_error(&self) -> Option<&crate::auth::AuthError> {
+        match self {
+            Error::Auth(error) => Some(error),
             _ => None,
         }
     }
@@ -87,6 +99,8 @@ impl fmt::Display for Error {
             Error::NotSupported { method, detail } => write!(f, "the server does not support {method}: {detail}"),
             Error::Handler(message) => write!(f, "client handler: {message}"),
             Error::Closed => f.write_str("the connection is closed"),
+            #[cfg(feature = "auth")]
+            Error::Auth(error) => write!(f, "authorization failed: {error}"),
         }
     }
 }
@@ -96,6 +110,8 @@ impl std::error::Error for Error {
         match self {
             Error::Transport { source: Some(source), .. } => Some(source.as_ref()),
             Error::Rpc { error, .. } => Some(error),
+            #[cfg(feature = "auth")]
+            Error::Auth(error) => Some(error),
             _ => None,
         }
     }

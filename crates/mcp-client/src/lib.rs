@@ -20,7 +20,8 @@
 //! sampling and roots both as 2026 `InputRequiredResult`s and as legacy server requests.
 //!
 //! Cargo features: `stdio` (child processes, tokio `process`) and `http` (reqwest; plain
-//! `http://` only for now, no TLS backend is enabled); both are on by default.
+//! `http://` only for now, no TLS backend is enabled); both are on by default. `auth` adds
+//! OAuth 2.1 authorization for the HTTP transports ([`auth`]).
 //!
 //! The application's [`Handlers`] decide what the client can answer and so which capabilities
 //! it declares:
@@ -60,6 +61,8 @@
 #[cfg(not(any(feature = "stdio", feature = "http")))]
 compile_error!("mcp-client needs a transport: enable the `stdio` or the `http` feature (or both)");
 
+#[cfg(feature = "auth")]
+pub mod auth;
 mod client;
 mod core;
 mod error;

@@ -13,7 +13,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::{Outgoing, PendingGuard, cancelled_message, delivered};
+use super::{HttpAuth, Outgoing, PendingGuard, cancelled_message, delivered};
 use crate::core::{Core, Delivery, Reply, as_reply_to};
 use crate::error::Error;
 use crate::sse::SseParser;
@@ -28,6 +28,7 @@ pub(crate) struct HttpInner {
     pub client: reqwest::Client,
     pub url: reqwest::Url,
     pub headers: HeaderMap,
+    pub auth: HttpAuth,
     session: Mutex<Option<String>>,
     legacy_version: Mutex<Option<String>>,
     legacy: AtomicBool,
@@ -51,12 +52,13 @@ pub(crate) struct HttpTransport {
 }
 
 impl HttpTransport {
-    pub fn new(url: reqwest::Url, headers: HeaderMap) -> Self {
+    pub fn new(url: reqwest::Url, headers: HeaderMap, auth: HttpAuth) -> Self {
         HttpTransport {
             inner: Arc::new(HttpInner {
                 client: reqwest::Client::new(),
                 url,
                 headers,
+                auth,
                 session: Mutex::new(None),
                 legacy_version: Mutex::new(None),
                 legacy: AtomicBool::new(false),
@@ -113,10 +115,7 @@ impl HttpTransport {
         for (name, value) in headers {
             req = req.header(name, value);
         }
-        req.body(body.to_string())
-            .send()
-            .await
-            .map_err(|e| Error::transport_with(format!("POST {}", self.inner.url), e))
+        self.inner.auth.send(req.body(body.to_string()), &format!("POST {}", self.inner.url)).await
     }
 
     pub async fn notify(&self, message: &Value, headers: &[(String, String)]) -> Result<(), Error> {
@@ -268,7 +267,7 @@ impl HttpTransport {
         if let Some(last) = last_event_id {
             req = req.header("Last-Event-ID", last);
         }
-        req.send().await.map_err(|e| Error::transport_with("GET for an event stream", e))
+        self.inner.auth.send(req, "GET for an event stream").await
     }
 
     /// Opens the legacy standalone GET stream on which a server sends requests and
@@ -332,7 +331,8 @@ impl HttpTransport {
         }
         let Some(session) = self.session() else { return };
         let req = self.inner.client.delete(self.inner.url.clone()).headers(self.inner.headers.clone());
-        let _ = self.legacy_headers(req).header("Mcp-Session-Id", session).send().await;
+        let req = self.legacy_headers(req).header("Mcp-Session-Id", session);
+        let _ = self.inner.auth.send(req, "DELETE of the session").await;
     }
 }
 

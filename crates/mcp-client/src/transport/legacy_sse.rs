@@ -11,7 +11,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use serde_json::Value;
 
 use super::http::read_capped;
-use super::{Outgoing, PendingGuard, cancelled_message, delivered};
+use super::{HttpAuth, Outgoing, PendingGuard, cancelled_message, delivered};
 use crate::core::{Core, Reply};
 use crate::error::Error;
 use crate::sse::SseParser;
@@ -20,6 +20,7 @@ struct Inner {
     client: reqwest::Client,
     endpoint: reqwest::Url,
     headers: HeaderMap,
+    auth: HttpAuth,
     alive: AtomicBool,
 }
 
@@ -34,16 +35,12 @@ impl LegacySseTransport {
         client: reqwest::Client,
         url: reqwest::Url,
         headers: HeaderMap,
+        auth: HttpAuth,
         core: &Arc<Core>,
         timeout: Duration,
     ) -> Result<Self, Error> {
-        let response = client
-            .get(url.clone())
-            .headers(headers.clone())
-            .header(ACCEPT, "text/event-stream")
-            .send()
-            .await
-            .map_err(|e| Error::transport_with(format!("GET {url}"), e))?;
+        let request = client.get(url.clone()).headers(headers.clone()).header(ACCEPT, "text/event-stream");
+        let response = auth.send(request, &format!("GET {url}")).await?;
         let status = response.status();
         if !status.is_success() {
             return Err(Error::HttpStatus { status: status.as_u16(), body: read_capped(response, 4096).await });
@@ -79,7 +76,7 @@ impl LegacySseTransport {
         if endpoint.origin() != url.origin() {
             return Err(Error::protocol(format!("the endpoint {endpoint} is on another origin than {url}")));
         }
-        let inner = Arc::new(Inner { client, endpoint, headers, alive: AtomicBool::new(true) });
+        let inner = Arc::new(Inner { client, endpoint, headers, auth, alive: AtomicBool::new(true) });
         let (core, reader_inner) = (core.clone(), inner.clone());
         let reader = tokio::spawn(async move {
             loop {
@@ -148,15 +145,13 @@ impl Drop for LegacySseTransport {
 }
 
 async fn post(inner: &Inner, message: &Value) -> Result<(), Error> {
-    let response = inner
+    let request = inner
         .client
         .post(inner.endpoint.clone())
         .headers(inner.headers.clone())
         .header(CONTENT_TYPE, "application/json")
-        .body(message.to_string())
-        .send()
-        .await
-        .map_err(|e| Error::transport_with(format!("POST {}", inner.endpoint), e))?;
+        .body(message.to_string());
+    let response = inner.auth.send(request, &format!("POST {}", inner.endpoint)).await?;
     let status = response.status();
     if status.is_success() {
         Ok(())

@@ -15,6 +15,30 @@ use serde_json::Value;
 use crate::core::{Core, Delivery, Reply};
 use crate::error::Error;
 
+/// How HTTP requests are sent: plainly, or (feature `auth`) with OAuth authorization, which
+/// answers a 401 or a 403 `insufficient_scope` with a token and a retry.
+#[cfg(feature = "http")]
+#[derive(Clone, Debug)]
+pub(crate) struct HttpAuth {
+    /// The MCP server URL the user gave: what the protected resource metadata must name.
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
+    pub server: reqwest::Url,
+    #[cfg(feature = "auth")]
+    pub oauth: Option<crate::auth::OAuth>,
+}
+
+#[cfg(feature = "http")]
+impl HttpAuth {
+    /// Sends `request`; `what` names it in errors (never with secrets).
+    pub async fn send(&self, request: reqwest::RequestBuilder, what: &str) -> Result<reqwest::Response, Error> {
+        #[cfg(feature = "auth")]
+        if let Some(oauth) = &self.oauth {
+            return oauth.send(&self.server, request, what).await;
+        }
+        request.send().await.map_err(|e| Error::transport_with(what.to_owned(), e))
+    }
+}
+
 /// Which transport a client talks over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -1,0 +1,551 @@
+//! OAuth 2.1 authorization for the HTTP transports (feature `auth`), as the MCP authorization
+//! specification describes it.
+//!
+//! Attach an [`OAuth`] with [`ClientBuilder::oauth`](crate::ClientBuilder::oauth): every HTTP
+//! request then carries `Authorization: Bearer …`, and a 401, or a 403 with
+//! `error="insufficient_scope"`, turns into a token and a retry of the same request,
+//! transparently to the caller:
+//!
+//! 1. Protected Resource Metadata (RFC 9728): the challenge's `resource_metadata`, else the
+//!    path-based well-known URL, then the root one. Its `resource` must name the server (same
+//!    origin, path prefix), or the client stops ([`AuthError::ResourceMismatch`]).
+//! 2. Authorization server metadata (RFC 8414, OpenID discovery) in the specification's order;
+//!    a document whose `issuer` is not exactly the issuer is not used.
+//! 3. Client identity: pre-registered credentials, else a Client ID Metadata Document URL when
+//!    the server supports them, else Dynamic Client Registration (per issuer, so a new
+//!    authorization server means a new registration).
+//! 4. Authorization code with PKCE S256, `state`, and `resource` (the PRM string, byte for
+//!    byte); the `iss` response parameter (RFC 9207) is compared by plain string equality
+//!    before the code is exchanged.
+//! 5. Scopes: the challenge's, else the PRM `scopes_supported`, else none, plus those already
+//!    granted (step-up) and `offline_access` when the authorization server lists it. At most
+//!    three authorizations per request, then [`AuthError::TooManyAuthorizationAttempts`].
+//!    Refresh tokens are used before asking the user again.
+//!
+//! The `oauth2` crate was not used: it has no RFC 9728/8414 discovery or RFC 9207 `iss` check,
+//! and it is built on another reqwest major version.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), mcp_client::Error> {
+//! use mcp_client::Client;
+//! use mcp_client::auth::{LoopbackAuthorizer, OAuth};
+//!
+//! let authorizer = LoopbackAuthorizer::new(8976, |url| {
+//!     println!("Open {url} in your browser to authorize.");
+//!     Ok(())
+//! });
+//! let oauth = OAuth::builder().client_name("my-app").authorizer(authorizer).build();
+//! let client = Client::builder("my-app", "1.0.0").oauth(oauth).connect_http("https://example.com/mcp").await?;
+//! # Ok(()) }
+//! ```
+
+mod authorizer;
+mod discovery;
+mod flow;
+mod store;
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use reqwest::header::{AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
+use url::Url;
+
+pub use authorizer::{Authorizer, HeadlessAuthorizer, LoopbackAuthorizer};
+pub use store::{ClientRegistration, InMemoryTokenStore, Secret, StoredTokens, TokenEndpointAuthMethod, TokenStore};
+
+use crate::error::Error;
+use discovery::{Challenge, ResourceMetadata, ServerMetadata};
+
+/// Authorization attempts allowed for one request.
+const MAX_AUTHORIZATIONS: u32 = 3;
+/// Challenges handled for one request, whatever was done about them (refreshes, tokens
+/// obtained concurrently): a bound against servers that never accept.
+const MAX_CHALLENGES: u32 = 6;
+/// How long before expiry an access token is refreshed.
+const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
+
+/// Why authorization failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// No Protected Resource Metadata was found at any of the URLs tried.
+    NoResourceMetadata { tried: Vec<String>, reason: String },
+    /// The Protected Resource Metadata names another resource than the server.
+    ResourceMismatch { resource: String, server: String },
+    /// No usable authorization server metadata was found for the issuer.
+    NoServerMetadata { issuer: String, tried: Vec<String> },
+    /// The authorization server metadata names another issuer than the one it was fetched
+    /// for; its endpoints were not used.
+    IssuerMismatch { expected: String, found: String },
+    /// The authorization server does not support PKCE with S256.
+    PkceNotSupported { issuer: String },
+    /// The authorization response's `iss` (RFC 9207) is not the issuer, or is missing while
+    /// the server said it sends one. No token was requested.
+    IssMismatch { expected: String, found: Option<String> },
+    /// The authorization response's `state` is not the one sent.
+    StateMismatch,
+    /// The authorization server refused (`error` in the authorization response).
+    AuthorizationDenied { error: String, description: Option<String> },
+    /// The authorization response has no `code`.
+    MissingCode,
+    /// The server kept refusing after this many authorizations for one request.
+    TooManyAuthorizationAttempts { attempts: u32 },
+    /// The token endpoint refused.
+    TokenEndpoint { status: u16, error: Option<String>, description: Option<String> },
+    /// Dynamic Client Registration was refused.
+    Registration { status: u16, error: Option<String>, description: Option<String> },
+    /// No client identity for this issuer: no pre-registered credentials, no Client ID
+    /// Metadata Document support and no registration endpoint.
+    NoClientIdentity { issuer: String },
+    /// Authorization is needed but no [`Authorizer`] was configured.
+    NoAuthorizer,
+    /// The [`Authorizer`] failed (no redirect in time, the user gave up, …).
+    Authorizer(String),
+    /// A metadata, registration or token document is malformed.
+    InvalidMetadata(String),
+    /// An HTTP request to the authorization server failed.
+    Http(String),
+    /// Anything else (no randomness, no redirect URI configured).
+    Internal(String),
+}
+
+impl fmt::Display for AuthError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let described = |error: &Option<String>, description: &Option<String>| {
+            let mut text = error.clone().unwrap_or_else(|| "no OAuth error code".into());
+            if let Some(description) = description {
+                text.push_str(": ");
+                text.push_str(description);
+            }
+            text
+        };
+        match self {
+            AuthError::NoResourceMetadata { tried, reason } => {
+                write!(f, "no protected resource metadata at {} ({reason})", tried.join(", "))
+            }
+            AuthError::ResourceMismatch { resource, server } => write!(
+                f,
+                "the protected resource metadata is for {resource}, not for the server {server}: not authorizing"
+            ),
+            AuthError::NoServerMetadata { issuer, tried } => {
+                write!(f, "no authorization server metadata for {issuer} at {}", tried.join(", "))
+            }
+            AuthError::IssuerMismatch { expected, found } => {
+                write!(f, "the authorization server metadata of {expected} names the issuer {found}; not used")
+            }
+            AuthError::PkceNotSupported { issuer } => {
+                write!(f, "the authorization server {issuer} does not support PKCE with S256")
+            }
+            AuthError::IssMismatch { expected, found: Some(found) } => {
+                write!(f, "the authorization response comes from issuer {found}, expected {expected}")
+            }
+            AuthError::IssMismatch { expected, found: None } => {
+                write!(f, "the authorization response has no iss although {expected} advertises it")
+            }
+            AuthError::StateMismatch => f.write_str("the authorization response's state is not the one sent"),
+            AuthError::AuthorizationDenied { error, description } => {
+                write!(f, "authorization denied: {}", described(&Some(error.clone()), description))
+            }
+            AuthError::MissingCode => f.write_str("the authorization response has no code"),
+            AuthError::TooManyAuthorizationAttempts { attempts } => {
+                write!(f, "the server still refuses after {attempts} authorization attempts")
+            }
+            AuthError::TokenEndpoint { status, error, description } => {
+                write!(f, "the token endpoint refused (HTTP {status}): {}", described(error, description))
+            }
+            AuthError::Registration { status, error, description } => {
+                write!(f, "client registration refused (HTTP {status}): {}", described(error, description))
+            }
+            AuthError::NoClientIdentity { issuer } => write!(
+                f,
+                "no client identity for {issuer}: no pre-registered client, no client ID metadata document support, \
+                 no registration endpoint"
+            ),
+            AuthError::NoAuthorizer => f.write_str("authorization is needed but no authorizer is configured"),
+            AuthError::Authorizer(message) => write!(f, "authorizer: {message}"),
+            AuthError::InvalidMetadata(message) => write!(f, "invalid authorization metadata: {message}"),
+            AuthError::Http(message) => write!(f, "authorization server request failed: {message}"),
+            AuthError::Internal(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for AuthError {}
+
+/// What the client knows about the authorization of the server: the resource, the issuer
+/// chosen from its metadata, and that issuer's metadata.
+#[derive(Debug, Clone)]
+pub(crate) struct Session {
+    pub resource: String,
+    pub issuer: String,
+    pub metadata: Arc<ServerMetadata>,
+    pub resource_scopes: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone)]
+struct Config {
+    client_name: String,
+    redirect_uri: Option<Url>,
+    client_id: Option<String>,
+    client_secret: Option<Secret>,
+    client_issuer: Option<String>,
+    client_metadata_url: Option<String>,
+    scopes: Vec<String>,
+    protocol_version: String,
+}
+
+struct Inner {
+    config: Config,
+    store: Arc<dyn TokenStore>,
+    authorizer: Option<Arc<dyn Authorizer>>,
+    http: reqwest::Client,
+    session: Mutex<Option<Session>>,
+    /// One flow at a time: concurrent requests that hit a challenge wait and reuse its token.
+    flow: tokio::sync::Mutex<()>,
+}
+
+/// OAuth authorization for one protected MCP server; cheap to clone (clones share state).
+#[derive(Clone)]
+pub struct OAuth {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for OAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuth")
+            .field("config", &self.inner.config)
+            .field("authorizer", &self.inner.authorizer.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds an [`OAuth`].
+pub struct OAuthBuilder {
+    config: Config,
+    store: Arc<dyn TokenStore>,
+    authorizer: Option<Arc<dyn Authorizer>>,
+    http: Option<reqwest::Client>,
+}
+
+impl fmt::Debug for OAuthBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthBuilder").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl OAuthBuilder {
+    /// The name shown to users and sent in Dynamic Client Registration.
+    pub fn client_name(mut self, name: impl Into<String>) -> Self {
+        self.config.client_name = name.into();
+        self
+    }
+
+    /// Where the authorization server sends the user back (default: the authorizer's own).
+    pub fn redirect_uri(mut self, uri: impl AsRef<str>) -> Self {
+        self.config.redirect_uri = Url::parse(uri.as_ref()).ok();
+        self
+    }
+
+    /// A pre-registered client id (used before any other way of getting one).
+    pub fn client_id(mut self, client_id: impl Into<String>) -> Self {
+        self.config.client_id = Some(client_id.into());
+        self
+    }
+
+    /// The pre-registered client's secret.
+    pub fn client_secret(mut self, secret: impl Into<Secret>) -> Self {
+        self.config.client_secret = Some(secret.into());
+        self
+    }
+
+    /// Restricts the pre-registered credentials to this issuer: they are never sent to
+    /// another authorization server.
+    pub fn client_issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.config.client_issuer = Some(issuer.into());
+        self
+    }
+
+    /// The HTTPS URL of this client's Client ID Metadata Document, used as `client_id` by
+    /// authorization servers that support them.
+    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.config.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// Scopes to ask for in addition to those the server names.
+    pub fn scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
+        self.config.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Who takes the user through authorization.
+    pub fn authorizer(mut self, authorizer: impl Authorizer) -> Self {
+        self.authorizer = Some(Arc::new(authorizer));
+        self
+    }
+
+    /// Where tokens and registrations are kept (default: in memory).
+    pub fn token_store(mut self, store: impl TokenStore) -> Self {
+        self.store = Arc::new(store);
+        self
+    }
+
+    /// The MCP revision spoken (default 2026-07-28); from 2026-07-28 on, Dynamic Client
+    /// Registration sends `application_type`.
+    pub fn protocol_version(mut self, version: impl Into<String>) -> Self {
+        self.config.protocol_version = version.into();
+        self
+    }
+
+    /// The HTTP client for the authorization server (default: one that follows no redirects).
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.http = Some(client);
+        self
+    }
+
+    pub fn build(self) -> OAuth {
+        let http = self.http.unwrap_or_else(|| {
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(Duration::from_secs(30))
+                .build()
+                .expect("a reqwest client without TLS options")
+        });
+        OAuth {
+            inner: Arc::new(Inner {
+                config: self.config,
+                store: self.store,
+                authorizer: self.authorizer,
+                http,
+                session: Mutex::new(None),
+                flow: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+}
+
+/// What one request has been through.
+#[derive(Default)]
+struct Operation {
+    challenges: u32,
+    authorizations: u32,
+    refreshed: bool,
+}
+
+impl OAuth {
+    pub fn builder() -> OAuthBuilder {
+        OAuthBuilder {
+            config: Config {
+                client_name: "mcp-client".into(),
+                redirect_uri: None,
+                client_id: None,
+                client_secret: None,
+                client_issuer: None,
+                client_metadata_url: None,
+                scopes: Vec::new(),
+                protocol_version: "2026-07-28".into(),
+            },
+            store: Arc::new(InMemoryTokenStore::new()),
+            authorizer: None,
+            http: None,
+        }
+    }
+
+    /// The tokens currently used, if any.
+    pub fn tokens(&self) -> Option<StoredTokens> {
+        let session = self.session()?;
+        self.inner.store.tokens(&session.resource, &session.issuer)
+    }
+
+    fn session(&self) -> Option<Session> {
+        self.inner.session.lock().unwrap().clone()
+    }
+
+    /// Sends `request` to the MCP server at `server` with the current access token; on a
+    /// challenge, gets a token and sends it again.
+    pub(crate) async fn send(
+        &self,
+        server: &Url,
+        request: reqwest::RequestBuilder,
+        what: &str,
+    ) -> Result<reqwest::Response, Error> {
+        let (client, request) = request.build_split();
+        let request = request.map_err(|e| Error::transport_with(what.to_owned(), e))?;
+        let mut operation = Operation::default();
+        loop {
+            let mut attempt = request
+                .try_clone()
+                .ok_or_else(|| Error::transport(format!("{what}: a streaming body cannot be sent again")))?;
+            let used = self.bearer().await;
+            if let Some(token) = &used {
+                self.add_headers(&mut attempt, token)?;
+            }
+            let response = client.execute(attempt).await.map_err(|e| Error::transport_with(what.to_owned(), e))?;
+            let status = response.status().as_u16();
+            if status != 401 && status != 403 {
+                return Ok(response);
+            }
+            let challenge = Challenge::from_headers(
+                response.headers().get_all(WWW_AUTHENTICATE).iter().filter_map(|v| v.to_str().ok()),
+            );
+            if status == 403 && !challenge.insufficient_scope() {
+                return Ok(response);
+            }
+            tracing::debug!(status, scope = ?challenge.scope, "authorization challenge");
+            self.on_challenge(server, &challenge, used.as_ref(), &mut operation).await.map_err(Error::Auth)?;
+        }
+    }
+
+    /// The one place per-request authorization headers are added.
+    fn add_headers(&self, request: &mut reqwest::Request, token: &Secret) -> Result<(), Error> {
+        let mut value = HeaderValue::try_from(format!("Bearer {}", token.expose())).map_err(|_| {
+            Error::Auth(AuthError::InvalidMetadata("the access token is not a valid header value".into()))
+        })?;
+        value.set_sensitive(true);
+        request.headers_mut().insert(AUTHORIZATION, value);
+        Ok(())
+    }
+
+    /// The access token to send, refreshed first when it is about to expire.
+    async fn bearer(&self) -> Option<Secret> {
+        let session = self.session()?;
+        let tokens = self.inner.store.tokens(&session.resource, &session.issuer)?;
+        if !(tokens.expires_within(EXPIRY_MARGIN) && tokens.refresh_token.is_some()) {
+            return Some(tokens.access_token);
+        }
+        let _flow = self.inner.flow.lock().await;
+        // Another request may have refreshed while this one waited.
+        let tokens = self.inner.store.tokens(&session.resource, &session.issuer)?;
+        if tokens.expires_within(EXPIRY_MARGIN) && tokens.refresh_token.is_some() {
+            if let Err(e) = self.refresh(&session, &tokens).await {
+                tracing::debug!(error = %e, "refreshing the expiring token failed");
+                return Some(tokens.access_token);
+            }
+            return self.inner.store.tokens(&session.resource, &session.issuer).map(|t| t.access_token);
+        }
+        Some(tokens.access_token)
+    }
+
+    /// Does what a challenge asks: rediscovers the authorization server (it may have
+    /// changed), then uses a token obtained meanwhile, a refresh, or a new authorization.
+    async fn on_challenge(
+        &self,
+        server: &Url,
+        challenge: &Challenge,
+        used: Option<&Secret>,
+        operation: &mut Operation,
+    ) -> Result<(), AuthError> {
+        operation.challenges += 1;
+        if operation.challenges > MAX_CHALLENGES {
+            return Err(AuthError::TooManyAuthorizationAttempts { attempts: operation.authorizations });
+        }
+        let _flow = self.inner.flow.lock().await;
+        let session = self.discover(server, challenge).await?;
+        *self.inner.session.lock().unwrap() = Some(session.clone());
+        let stored = self.inner.store.tokens(&session.resource, &session.issuer);
+        if let Some(tokens) = &stored {
+            // A token this request did not try yet (obtained concurrently, or stored earlier).
+            if Some(&tokens.access_token) != used && !tokens.expires_within(Duration::ZERO) {
+                return Ok(());
+            }
+            if !challenge.insufficient_scope() && tokens.refresh_token.is_some() && !operation.refreshed {
+                operation.refreshed = true;
+                match self.refresh(&session, tokens).await {
+                    Ok(()) => return Ok(()),
+                    Err(e) => tracing::debug!(error = %e, "refresh failed; authorizing again"),
+                }
+            }
+        }
+        if operation.authorizations == MAX_AUTHORIZATIONS {
+            return Err(AuthError::TooManyAuthorizationAttempts { attempts: operation.authorizations });
+        }
+        operation.authorizations += 1;
+        let granted = stored.map(|t| t.scopes).unwrap_or_default();
+        let scopes = self.select_scopes(&session, challenge, &granted);
+        self.authorize(&session, &scopes).await
+    }
+
+    /// The scopes to ask for: the challenge's, else the PRM `scopes_supported`, else none;
+    /// plus the scopes already granted (step-up keeps them) and the configured ones;
+    /// `offline_access` exactly when the authorization server lists it.
+    fn select_scopes(&self, session: &Session, challenge: &Challenge, granted: &[String]) -> Vec<String> {
+        let named: Vec<String> = match &challenge.scope {
+            Some(scope) => scope.split_whitespace().map(str::to_owned).collect(),
+            None => session.resource_scopes.clone().unwrap_or_default(),
+        };
+        let offline = session.metadata.scopes_supported.iter().flatten().any(|s| s == "offline_access");
+        let mut scopes: Vec<String> = Vec::new();
+        for scope in granted.iter().chain(&named).chain(&self.inner.config.scopes) {
+            if scope != "offline_access" && !scopes.contains(scope) {
+                scopes.push(scope.clone());
+            }
+        }
+        if offline {
+            scopes.push("offline_access".into());
+        }
+        scopes
+    }
+
+    /// Protected Resource Metadata, then the metadata of its (first) authorization server.
+    async fn discover(&self, server: &Url, challenge: &Challenge) -> Result<Session, AuthError> {
+        let urls = discovery::resource_metadata_urls(server, challenge)?;
+        let mut reason = String::new();
+        let mut found = None;
+        for url in &urls {
+            match flow::fetch_json(&self.inner.http, url).await.and_then(|v| {
+                serde_json::from_value::<ResourceMetadata>(v).map_err(|e| format!("{url}: not resource metadata: {e}"))
+            }) {
+                Ok(metadata) => {
+                    found = Some(metadata);
+                    break;
+                }
+                Err(e) => reason = e,
+            }
+        }
+        let Some(prm) = found else {
+            return Err(AuthError::NoResourceMetadata { tried: urls.iter().map(Url::to_string).collect(), reason });
+        };
+        if !discovery::resource_matches(&prm.resource, server) {
+            return Err(AuthError::ResourceMismatch { resource: prm.resource, server: server.to_string() });
+        }
+        let issuer = prm
+            .authorization_servers
+            .first()
+            .ok_or_else(|| {
+                AuthError::InvalidMetadata("the protected resource metadata names no authorization server".into())
+            })?
+            .clone();
+        let metadata = self.server_metadata(&issuer).await?;
+        Ok(Session {
+            resource: prm.resource,
+            issuer,
+            metadata: Arc::new(metadata),
+            resource_scopes: prm.scopes_supported,
+        })
+    }
+
+    /// The first metadata document, in discovery order, whose `issuer` is exactly `issuer`.
+    async fn server_metadata(&self, issuer: &str) -> Result<ServerMetadata, AuthError> {
+        let issuer_url = Url::parse(issuer)
+            .map_err(|e| AuthError::InvalidMetadata(format!("the issuer {issuer:?} is not a URL: {e}")))?;
+        let urls = discovery::server_metadata_urls(&issuer_url);
+        let mut mismatch = None;
+        for url in &urls {
+            let Ok(document) = flow::fetch_json(&self.inner.http, url).await else { continue };
+            let Ok(metadata) = serde_json::from_value::<ServerMetadata>(document) else { continue };
+            if metadata.issuer == issuer {
+                return Ok(metadata);
+            }
+            tracing::warn!(%url, expected = issuer, found = %metadata.issuer, "ignoring metadata of another issuer");
+            mismatch = Some(metadata.issuer);
+        }
+        match mismatch {
+            Some(found) => Err(AuthError::IssuerMismatch { expected: issuer.to_owned(), found }),
+            None => Err(AuthError::NoServerMetadata {
+                issuer: issuer.to_owned(),
+                tried: urls.iter().map(Url::to_string).collect(),
+            }),
+        }
+    }
+}
