@@ -310,3 +310,49 @@ fn elicitation_answers_may_be_fractional_numbers() {
     let e = err::<mcp_types::ElicitResult>(r#"{"action":"accept","content":{"x":{"nested":1}}}"#);
     assert!(e.contains("ElicitResultContentValue") || e.contains("content"), "{e}");
 }
+
+/// Upstream ambiguity (spec-digest E.13, J.4, J.25): `schema.json` requires `ttlMs` with
+/// `minimum: 0` and `cacheScope` on every cacheable result, but the caching rules tell clients to
+/// treat a negative `ttlMs` as 0 and an absent one as 0 (servers older than 2026-07-28 send
+/// neither). The generator tolerates both (`xtask/src/codegen/corrections.rs`, `tolerance`) in
+/// every revision that has them, keeping what was received exactly; constructors still take both,
+/// since servers MUST send them.
+#[test]
+fn cache_hints_accept_what_clients_must_accept() {
+    use mcp_types::{CacheScope, ListToolsResult, TtlMs};
+    use std::time::Duration;
+
+    // Negative: decodes, means "stale at once", re-encodes as received.
+    let negative = json!({"tools": [], "ttlMs": -5, "cacheScope": "public", "resultType": "complete"});
+    let list: ListToolsResult = serde_json::from_value(negative.clone()).unwrap();
+    assert_eq!(list.ttl_ms.map(TtlMs::get), Some(-5));
+    assert_eq!(list.ttl_ms.unwrap_or_default().duration(), Duration::ZERO);
+    assert_eq!(serde_json::to_value(&list).unwrap(), negative);
+    assert_eq!(round_trip::<mcp_types::draft::ListToolsResult>(negative.clone()), negative);
+
+    // Absent (an older server): both `None`, still absent after re-encoding.
+    let legacy = json!({"tools": []});
+    let list: ListToolsResult = serde_json::from_value(legacy.clone()).unwrap();
+    assert_eq!((list.ttl_ms, list.cache_scope), (None, None));
+    assert_eq!(list.ttl_ms.unwrap_or_default().duration(), Duration::ZERO);
+    assert_eq!(serde_json::to_value(&list).unwrap(), json!({"tools": [], "resultType": "complete"}));
+    let discover: DiscoverResult =
+        serde_json::from_value(json!({"capabilities": {}, "supportedVersions": ["2026-07-28"]})).unwrap();
+    assert_eq!((discover.ttl_ms, discover.cache_scope), (None, None));
+
+    // Positive values and every integer up to u64::MAX are exact.
+    let long = json!({"tools": [], "ttlMs": u64::MAX, "cacheScope": "private"});
+    assert_eq!(round_trip::<ListToolsResult>(long)["ttlMs"], u64::MAX);
+    let fresh: ListToolsResult = serde_json::from_value(json!({"tools": [], "ttlMs": 1500})).unwrap();
+    assert_eq!(fresh.ttl_ms.unwrap().duration(), Duration::from_millis(1500));
+
+    // Senders: the constructor takes both, so a server cannot forget them.
+    let built = serde_json::to_value(ListToolsResult::new(CacheScope::Private, vec![], 0)).unwrap();
+    assert_eq!(built, json!({"resultType": "complete", "cacheScope": "private", "tools": [], "ttlMs": 0}));
+
+    // Still not anything goes: a fractional `ttlMs` or an unknown scope names the problem.
+    let e = err::<ListToolsResult>(r#"{"tools":[],"ttlMs":1.5}"#);
+    assert!(e.contains("`ttlMs`") && e.contains("must be an integer, found the number 1.5"), "{e}");
+    let e = err::<ListToolsResult>(r#"{"tools":[],"cacheScope":"shared"}"#);
+    assert!(e.contains("cacheScope") && e.contains("shared"), "{e}");
+}

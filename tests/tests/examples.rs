@@ -5,14 +5,11 @@
 use mcp_tests::{diff, json_files, revision, schema_dir};
 use serde_json::Value;
 
-/// Examples that are wrong upstream, with the error the types give them.
-const KNOWN_DEFECTS: &[(&str, &str, &str)] = &[(
-    // spec-digest §J.4: the example omits the required `ttlMs` and `cacheScope` of
-    // ReadResourceResult; it validates only through the InputRequiredResult branch of the union.
-    "ReadResourceResultResponse",
-    "read-resource-result-response.json",
-    "missing field `cacheScope`",
-)];
+/// Examples that are wrong upstream, with the error the types give them. None at present:
+/// `ReadResourceResultResponse/read-resource-result-response.json` omits the required `ttlMs` and
+/// `cacheScope` (spec-digest §J.4), which the types accept as clients must (see
+/// `read_resource_example_without_cache_hints_decodes_and_keeps_them_absent`).
+const KNOWN_DEFECTS: &[(&str, &str, &str)] = &[];
 
 fn known_defect(ty: &str, file: &str) -> Option<&'static str> {
     KNOWN_DEFECTS.iter().find(|(t, f, _)| *t == ty && *f == file).map(|(_, _, e)| *e)
@@ -92,20 +89,23 @@ fn official_examples_draft() {
     check_examples("draft");
 }
 
-/// spec-digest §J.4, pinned: the defective example still decodes through the generic message type
-/// (a client reading such a response gets a clear error only when it asks for the typed result).
+/// spec-digest §J.4, pinned: the example omits `ttlMs` and `cacheScope`, which the schema requires
+/// of `ReadResourceResult` (it validates only through the `InputRequiredResult` branch of the
+/// union). Clients must tolerate that (older servers send neither, and an absent `ttlMs` means 0),
+/// so the typed result decodes with both `None`, and re-encoding keeps them absent.
 #[test]
-fn read_resource_example_without_cache_hints_is_rejected_by_its_result_type() {
+fn read_resource_example_without_cache_hints_decodes_and_keeps_them_absent() {
     let text = std::fs::read_to_string(
         schema_dir("2026-07-28").join("examples/ReadResourceResultResponse/read-resource-result-response.json"),
     )
     .unwrap();
     let message: mcp_types::ServerMessage = serde_json::from_str(&text).unwrap();
     let mcp_types::ServerMessage::Response(response) = message else { panic!("not a response") };
-    let err = serde_json::from_value::<<mcp_types::ReadResourceRequest as mcp_types::Request>::Result>(
-        serde_json::to_value(&response.result).unwrap(),
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(err.contains("missing field `cacheScope`"), "{err}");
+    let result = serde_json::to_value(&response.result).unwrap();
+    let outcome: <mcp_types::ReadResourceRequest as mcp_types::Request>::Result =
+        serde_json::from_value(result.clone()).unwrap();
+    let mcp_types::ReadResourceOutcome::Complete(read) = &outcome else { panic!("{outcome:?}") };
+    assert_eq!((read.ttl_ms, read.cache_scope.as_ref()), (None, None));
+    assert_eq!(read.ttl_ms.unwrap_or_default().duration(), std::time::Duration::ZERO);
+    assert_eq!(serde_json::to_value(&outcome).unwrap(), result);
 }

@@ -700,7 +700,7 @@ impl Client {
             let outcome = self.send(&call, self.inner.core.next_id()).await;
             let error = match outcome {
                 Ok(result) => {
-                    let discovered: DiscoverResult = decode("server/discover", &result, true)?;
+                    let discovered: DiscoverResult = decode("server/discover", &result)?;
                     let offered = discovered.supported_versions.clone();
                     let chosen =
                         if offered.contains(&version) { Some(version.clone()) } else { self.pick_modern(&offered) };
@@ -873,7 +873,7 @@ impl Client {
             return Ok(result.clone());
         }
         let result = self.request(&Call::new(self, "server/discover", JsonObject::new())).await?;
-        let discovered: DiscoverResult = decode("server/discover", &result, true)?;
+        let discovered: DiscoverResult = decode("server/discover", &result)?;
         let version = self.protocol_version();
         self.settle_modern(version, Some((&result, discovered.clone())));
         Ok(discovered)
@@ -898,7 +898,6 @@ impl Client {
             .map_err(|e| Error::protocol(format!("malformed tools/list result: {e}")))?;
         let mut rest: Value = serde_json::from_str(raw.get()).map_err(|e| Error::protocol(e.to_string()))?;
         rest["tools"] = json!([]);
-        normalize_cacheable(&mut rest);
         let mut page: ListToolsResult =
             serde_json::from_value(rest).map_err(|e| Error::protocol(format!("malformed tools/list result: {e}")))?;
         let check_headers = self.era() == Era::Modern && self.transport().kind() == TransportKind::StreamableHttp;
@@ -995,14 +994,14 @@ impl Client {
             }
             other => other?,
         };
-        decode("tools/call", &result, false)
+        decode("tools/call", &result)
     }
 
     /// One page of `resources/list`.
     pub async fn list_resources_page(&self, cursor: Option<String>) -> Result<ListResourcesResult, Error> {
         let call = Call::new(self, "resources/list", cursor_params(&cursor));
         let raw = self.cached_request(&call, cache_key("resources/list", cursor.as_deref())).await?;
-        decode("resources/list", &raw, true)
+        decode("resources/list", &raw)
     }
 
     pub fn list_resources(&self) -> BoxStream<'static, Result<Resource, Error>> {
@@ -1024,7 +1023,7 @@ impl Client {
     ) -> Result<ListResourceTemplatesResult, Error> {
         let call = Call::new(self, "resources/templates/list", cursor_params(&cursor));
         let raw = self.cached_request(&call, cache_key("resources/templates/list", cursor.as_deref())).await?;
-        decode("resources/templates/list", &raw, true)
+        decode("resources/templates/list", &raw)
     }
 
     pub fn list_resource_templates(&self) -> BoxStream<'static, Result<ResourceTemplate, Error>> {
@@ -1049,7 +1048,7 @@ impl Client {
         if let Some(entry) = self.inner.cache.lock().unwrap().get(&key)
             && entry.expires > Instant::now()
         {
-            return decode("resources/read", &entry.result, true);
+            return decode("resources/read", &entry.result);
         }
         let mut call = Call::new(self, "resources/read", JsonObject::new()).with_options(options);
         call.name = Some(uri.to_owned());
@@ -1068,14 +1067,14 @@ impl Client {
             }
             first
         };
-        decode("resources/read", &result, true)
+        decode("resources/read", &result)
     }
 
     /// One page of `prompts/list`.
     pub async fn list_prompts_page(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
         let call = Call::new(self, "prompts/list", cursor_params(&cursor));
         let raw = self.cached_request(&call, cache_key("prompts/list", cursor.as_deref())).await?;
-        decode("prompts/list", &raw, true)
+        decode("prompts/list", &raw)
     }
 
     pub fn list_prompts(&self) -> BoxStream<'static, Result<Prompt, Error>> {
@@ -1108,7 +1107,7 @@ impl Client {
             call.params.insert("arguments".into(), json!(arguments));
         }
         let result = self.request_with_input(call).await?;
-        decode("prompts/get", &result, false)
+        decode("prompts/get", &result)
     }
 
     /// `completion/complete` for one argument of a prompt or resource template.
@@ -1126,7 +1125,7 @@ impl Client {
             params.insert("context".into(), json!({"arguments": context}));
         }
         let result = self.request(&Call::new(self, "completion/complete", params)).await?;
-        decode("completion/complete", &result, false)
+        decode("completion/complete", &result)
     }
 
     /// The non-standard `health` method some servers implement (spec-digest §I); a server
@@ -1409,25 +1408,10 @@ fn ttl_of(result: &RawValue) -> Option<Duration> {
     (ttl > 0).then(|| Duration::from_millis(ttl))
 }
 
-/// Older servers send no caching hints, and a negative `ttlMs` means 0: give the strict types
-/// what they need (`0` and `private`, the cautious choices).
-fn normalize_cacheable(value: &mut Value) {
-    let Some(map) = value.as_object_mut() else { return };
-    if map.get("ttlMs").is_none_or(|t| t.as_u64().is_none()) {
-        map.insert("ttlMs".into(), json!(0));
-    }
-    if !map.get("cacheScope").and_then(Value::as_str).is_some_and(|s| s == "public" || s == "private") {
-        map.insert("cacheScope".into(), json!("private"));
-    }
-}
-
-fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue, cacheable: bool) -> Result<T, Error> {
-    let mut value: Value =
-        serde_json::from_str(raw.get()).map_err(|e| Error::protocol(format!("malformed {method} result: {e}")))?;
-    if cacheable {
-        normalize_cacheable(&mut value);
-    }
-    serde_json::from_value(value).map_err(|e| Error::protocol(format!("malformed {method} result: {e}")))
+/// Decodes a result. Caching hints need no help: the types accept an absent or negative `ttlMs`
+/// and an absent `cacheScope` (older servers), as the caching rules tell clients to.
+fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, Error> {
+    serde_json::from_str(raw.get()).map_err(|e| Error::protocol(format!("malformed {method} result: {e}")))
 }
 
 /// `_meta.io.modelcontextprotocol/serverInfo`, or (leniently) a top-level `serverInfo`.
@@ -1461,11 +1445,10 @@ mod tests {
         assert_eq!(ttl_of(&raw(r#"{"ttlMs":-5}"#)), None);
         assert_eq!(ttl_of(&raw(r#"{}"#)), None);
         assert_eq!(ttl_of(&raw(r#"{"ttlMs":10,"resultType":"input_required"}"#)), None);
-        let mut legacy = json!({"tools": [], "ttlMs": -3});
-        normalize_cacheable(&mut legacy);
-        assert_eq!(legacy, json!({"tools": [], "ttlMs": 0, "cacheScope": "private"}));
-        let page: ListToolsResult = decode("tools/list", &raw(r#"{"tools":[]}"#), true).unwrap();
-        assert_eq!(page.ttl_ms, 0);
+        let page: ListToolsResult = decode("tools/list", &raw(r#"{"tools":[],"ttlMs":-3}"#)).unwrap();
+        assert_eq!(page.ttl_ms.unwrap_or_default().duration(), Duration::ZERO);
+        let page: ListToolsResult = decode("tools/list", &raw(r#"{"tools":[]}"#)).unwrap();
+        assert_eq!((page.ttl_ms, page.cache_scope), (None, None));
     }
 
     #[tokio::test]

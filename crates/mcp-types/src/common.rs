@@ -2,6 +2,7 @@
 //! definitions (`RequestId`, `ProgressToken`, `Error`, `ResultType`).
 
 use std::fmt;
+use std::time::Duration;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
@@ -282,6 +283,96 @@ impl private::MatchScore for ResultType {
     }
 }
 
+/// `ttlMs` of a cacheable 2026-07-28 result: how long, in milliseconds, the client may consider
+/// the result fresh (like HTTP `Cache-Control: max-age`).
+///
+/// The schema says `minimum: 0`, but the caching rules tell clients to treat a negative `ttlMs` as
+/// 0, so every JSON integer decodes and re-encodes exactly as received; [`TtlMs::duration`]
+/// applies the rule. An absent `ttlMs` (servers older than 2026-07-28) is `None` in the result
+/// and means 0 as well: `result.ttl_ms.unwrap_or_default().duration()`.
+///
+/// ```
+/// use mcp_types::TtlMs;
+/// use std::time::Duration;
+///
+/// assert_eq!(TtlMs::from_millis(1500).duration(), Duration::from_millis(1500));
+/// let negative: TtlMs = serde_json::from_str("-5").unwrap();
+/// assert_eq!(negative.duration(), Duration::ZERO);
+/// assert_eq!(serde_json::to_string(&negative).unwrap(), "-5");
+/// assert_eq!(None::<TtlMs>.unwrap_or_default().duration(), Duration::ZERO);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct TtlMs(i128);
+
+impl TtlMs {
+    /// Stale at once.
+    pub const ZERO: TtlMs = TtlMs(0);
+
+    /// A `ttlMs` of `ms` milliseconds (what a server sends).
+    pub const fn from_millis(ms: u64) -> Self {
+        TtlMs(ms as i128)
+    }
+
+    /// The value exactly as received: any JSON integer from `i64::MIN` to `u64::MAX`.
+    pub const fn get(self) -> i128 {
+        self.0
+    }
+
+    /// Milliseconds of freshness, a negative value counting as 0.
+    pub const fn millis(self) -> u64 {
+        if self.0 < 0 { 0 } else { self.0 as u64 }
+    }
+
+    /// How long the result stays fresh after it was received, a negative value counting as 0.
+    pub const fn duration(self) -> Duration {
+        Duration::from_millis(self.millis())
+    }
+}
+
+impl From<u64> for TtlMs {
+    fn from(ms: u64) -> Self {
+        TtlMs::from_millis(ms)
+    }
+}
+
+impl fmt::Display for TtlMs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl Serialize for TtlMs {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match u64::try_from(self.0) {
+            Ok(n) => s.serialize_u64(n),
+            // Only values decoded from a negative JSON integer are negative: they fit an i64.
+            Err(_) => s.serialize_i64(self.0 as i64),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TtlMs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = TtlMs;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("`ttlMs` as an integer number of milliseconds")
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<TtlMs, E> {
+                Ok(TtlMs(n.into()))
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<TtlMs, E> {
+                Ok(TtlMs(n.into()))
+            }
+            fn visit_f64<E: de::Error>(self, n: f64) -> Result<TtlMs, E> {
+                Err(E::custom(format_args!("`ttlMs` must be an integer, found the number {n}")))
+            }
+        }
+        d.deserialize_i64(V)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,6 +385,25 @@ mod tests {
         assert!(err.contains("found null"), "{err}");
         assert_eq!(serde_json::from_str::<RequestId>("7").unwrap(), RequestId::Integer(7));
         assert_eq!(serde_json::from_str::<RequestId>("\"a\"").unwrap(), RequestId::from("a"));
+    }
+
+    #[test]
+    fn ttl_ms_keeps_every_integer_and_clamps_negatives() {
+        for text in ["0", "60000", "-5", "-9223372036854775808", "18446744073709551615"] {
+            let ttl: TtlMs = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&ttl).unwrap(), text);
+            assert_eq!(ttl.to_string(), text);
+        }
+        let ttl: TtlMs = serde_json::from_str("-5").unwrap();
+        assert_eq!((ttl.get(), ttl.millis(), ttl.duration()), (-5, 0, Duration::ZERO));
+        assert_eq!(TtlMs::from(60_000).duration(), Duration::from_secs(60));
+        assert_eq!(TtlMs::default(), TtlMs::ZERO);
+        let err = serde_json::from_str::<TtlMs>("1.5").unwrap_err().to_string();
+        assert!(err.contains("`ttlMs` must be an integer, found the number 1.5"), "{err}");
+        let err = serde_json::from_str::<TtlMs>("\"60\"").unwrap_err().to_string();
+        assert!(err.contains("`ttlMs` as an integer"), "{err}");
+        let from_value: TtlMs = serde_json::from_value(serde_json::json!(-1)).unwrap();
+        assert_eq!(from_value.get(), -1);
     }
 
     #[test]

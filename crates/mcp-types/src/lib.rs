@@ -6,7 +6,7 @@
 //!
 //! The modules are produced by `cargo xtask codegen` (see `xtask/`); this file and the few modules
 //! next to it are the hand-written parts every revision shares: [`RequestId`], [`ProgressToken`],
-//! [`ErrorObject`] and the [`error_codes`], [`ResultType`], [`ProtocolVersion`], the raw JSON Schema
+//! [`ErrorObject`] and the [`error_codes`], [`ResultType`], [`TtlMs`], [`ProtocolVersion`], the raw JSON Schema
 //! holders [`ObjectSchema`] and [`JsonSchema`], and the lsp-types style [`Request`] and
 //! [`Notification`] traits.
 //!
@@ -32,7 +32,7 @@ pub mod private;
 mod schema;
 mod version;
 
-pub use common::{ErrorObject, ProgressToken, RequestId, ResultType};
+pub use common::{ErrorObject, ProgressToken, RequestId, ResultType, TtlMs};
 pub use generated::*;
 pub use schema::{JsonSchema, ObjectSchema, SchemaError};
 pub use version::ProtocolVersion;

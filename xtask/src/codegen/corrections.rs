@@ -1,7 +1,48 @@
-//! Corrections of known upstream schema defects, applied before the model is built. Each one is
-//! named, says why, and is covered by a test in `tests/tests/decoding.rs`.
+//! Corrections of known upstream schema defects. Each one is named, says why, and is covered by a
+//! test in `tests/tests/decoding.rs`. [`apply`] rewrites the schema before the model is built;
+//! [`tolerance`] tells the model which members decode more leniently than the schema allows.
 
 use serde_json::Value;
+
+use super::model::Ty;
+
+/// A member that receivers must accept beyond what `schema.json` allows.
+pub struct Tolerance {
+    /// The Rust type of the member, when the schema's is too narrow.
+    pub ty: Option<Ty>,
+    /// The member stays a constructor argument (senders MUST write it) but is `Option` in the
+    /// struct and `None` when a received object lacks it; re-encoding keeps it absent.
+    pub absent_ok: bool,
+    /// Appended to the member's documentation.
+    pub note: &'static str,
+}
+
+/// Caching hints (spec-digest E.13, J.4, J.25). `schema.json` requires `ttlMs` (`minimum: 0`) and
+/// `cacheScope` on every cacheable result, but the caching rules tell clients to treat a negative
+/// `ttlMs` as 0 and an absent one as 0 (servers older than 2026-07-28 send neither), and the
+/// official example `ReadResourceResultResponse/read-resource-result-response.json` omits both.
+/// Servers MUST still send them, so constructors take them; decoding accepts what clients must
+/// accept and keeps it exactly (a negative `ttlMs` re-encodes as received, an absent member stays
+/// absent).
+pub fn tolerance(member: &str) -> Option<Tolerance> {
+    match member {
+        "ttlMs" => Some(Tolerance {
+            ty: Some(Ty::Path("crate::TtlMs")),
+            absent_ok: true,
+            note: "Required of servers, but decoded leniently (the caching rules): any integer is kept\n\
+                   as received, and an absent `ttlMs` (servers older than 2026-07-28) is `None`.\n\
+                   Clients SHOULD treat absent and negative values as 0:\n\
+                   `ttl_ms.unwrap_or_default().duration()` ([`crate::TtlMs::duration`]).",
+        }),
+        "cacheScope" => Some(Tolerance {
+            ty: None,
+            absent_ok: true,
+            note: "Required of servers; `None` when a result omits it (servers older than 2026-07-28).\n\
+                   The caching rules give no default: `private` is the cautious reading.",
+        }),
+        _ => None,
+    }
+}
 
 /// Applies every correction that concerns this schema; returns the names of those applied.
 pub fn apply(schema: &mut Value) -> Vec<&'static str> {

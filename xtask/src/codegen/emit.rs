@@ -165,10 +165,14 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>) -
         .collect();
 
     // Constructor over the required fields.
-    let required: Vec<&Field> = s.fields.iter().filter(|f| f.required && !f.default_if_absent).collect();
+    let required: Vec<&Field> =
+        s.fields.iter().filter(|f| (f.required || f.constructor_arg) && !f.default_if_absent).collect();
     let params = required.iter().map(|f| {
         let id = ident(&f.ident);
-        if f.nullable {
+        if f.constructor_arg {
+            let ty = ty_tokens(&f.ty);
+            quote!(#id: impl ::std::convert::Into<#ty>)
+        } else if f.nullable {
             let ty = ty_tokens(&f.ty);
             quote!(#id: ::std::option::Option<#ty>)
         } else if f.ty == Ty::String {
@@ -180,7 +184,9 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>) -
     });
     let inits = s.fields.iter().map(|f| {
         let id = ident(&f.ident);
-        if f.required && !f.default_if_absent {
+        if f.constructor_arg {
+            quote!(#id: ::std::option::Option::Some(#id.into()),)
+        } else if f.required && !f.default_if_absent {
             if f.ty == Ty::String && !f.nullable { quote!(#id: #id.into(),) } else { quote!(#id,) }
         } else if f.default_if_absent {
             quote!(#id: ::std::default::Default::default(),)

@@ -2,7 +2,8 @@
 //!
 //! Pipeline, per revision:
 //! 0. [`corrections`]: named fixes of known upstream schema defects (e.g. `ElicitResult.content`
-//!    numbers), each tested.
+//!    numbers), and members decoded more leniently than the schema says because the prose tells
+//!    receivers to (`ttlMs`/`cacheScope` of cacheable results), each tested.
 //! 1. [`model`]: reads `schema/<rev>/schema.json` (draft-07 `definitions` or 2020-12 `$defs`) into a
 //!    small model. Schema normalisation happens here: `$ref` siblings are ignored, `allOf` members are
 //!    merged, required `const` members become checked tags instead of fields, optional objects and

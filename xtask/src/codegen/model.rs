@@ -37,6 +37,9 @@ pub struct Field {
     pub nullable: bool,
     /// Absent means `Default::default()` (`resultType`).
     pub default_if_absent: bool,
+    /// Not `required` (decoding tolerates its absence, see `corrections::tolerance`), yet a
+    /// constructor argument because senders MUST write it.
+    pub constructor_arg: bool,
     pub doc: Option<String>,
 }
 
@@ -413,7 +416,9 @@ impl<'a> Builder<'a> {
         let mut score_tags = Vec::new();
         for (json, prop) in props {
             let prop_resolved = self.resolve(prop)?;
-            let is_required = required.contains(&json);
+            let tolerance = super::corrections::tolerance(&json);
+            let absent_ok = required.contains(&json) && tolerance.as_ref().is_some_and(|t| t.absent_ok);
+            let is_required = required.contains(&json) && !absent_ok;
             if is_required
                 && prop.get("const").is_none()
                 && prop_resolved.get("const").is_none()
@@ -434,19 +439,26 @@ impl<'a> Builder<'a> {
             }
             let (ty, default_if_absent) = if json == "resultType" {
                 (Ty::Path("crate::ResultType"), true)
+            } else if let Some(ty) = tolerance.as_ref().and_then(|t| t.ty.clone()) {
+                (ty, false)
             } else {
                 (self.field_ty(&name, &json, prop)?, false)
             };
             let nullable =
                 prop_resolved.get("type").and_then(Value::as_array).is_some_and(|t| t.iter().any(|v| v == "null"));
+            let mut doc = description(prop);
+            if let Some(t) = &tolerance {
+                doc = Some(format!("{}\n\n{}", doc.unwrap_or_default(), t.note));
+            }
             fields.push(Field {
                 ident: field_ident(&json),
-                doc: description(prop),
+                doc,
                 json,
                 ty,
                 required: is_required,
                 nullable,
                 default_if_absent,
+                constructor_arg: absent_ok,
             });
         }
         // resultType discriminates 2026-07-28 results: `input_required` only on InputRequiredResult.
@@ -836,6 +848,7 @@ impl<'a> Builder<'a> {
             for item in &mut self.items {
                 if let Item::Struct(s) = item
                     && !s.default
+                    && !s.fields.iter().any(|f| f.constructor_arg)
                     && s.fields.iter().filter(|f| f.required && !f.nullable).all(|f| is_default(&f.ty))
                 {
                     s.default = true;

@@ -792,7 +792,10 @@ pub struct CacheableResult {
     ///   same authorization context. Caches MUST NOT be shared across
     ///   authorization contexts (e.g., a different access token requires a
     ///   different cache).
-    pub cache_scope: CacheScope,
+    ///
+    /// Required of servers; `None` when a result omits it (servers older than 2026-07-28).
+    /// The caching rules give no default: `private` is the cautious reading.
+    pub cache_scope: ::std::option::Option<CacheScope>,
     /// Indicates the type of the result, which allows the client to determine
     /// how to parse the result object.
     ///
@@ -811,19 +814,27 @@ pub struct CacheableResult {
     ///   The client MAY re-fetch every time the result is needed.
     /// - If positive, the client SHOULD consider the result fresh for this many
     ///   milliseconds after receiving the response.
-    pub ttl_ms: u64,
+    ///
+    /// Required of servers, but decoded leniently (the caching rules): any integer is kept
+    /// as received, and an absent `ttlMs` (servers older than 2026-07-28) is `None`.
+    /// Clients SHOULD treat absent and negative values as 0:
+    /// `ttl_ms.unwrap_or_default().duration()` ([`crate::TtlMs::duration`]).
+    pub ttl_ms: ::std::option::Option<crate::TtlMs>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
 impl CacheableResult {
     ///A `CacheableResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(cache_scope: CacheScope, ttl_ms: u64) -> Self {
+    pub fn new(
+        cache_scope: impl ::std::convert::Into<CacheScope>,
+        ttl_ms: impl ::std::convert::Into<crate::TtlMs>,
+    ) -> Self {
         CacheableResult {
             meta: ::std::option::Option::None,
-            cache_scope,
+            cache_scope: ::std::option::Option::Some(cache_scope.into()),
             result_type: ::std::default::Default::default(),
-            ttl_ms,
+            ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
             extra: crate::JsonObject::new(),
         }
     }
@@ -837,15 +848,21 @@ impl ::serde::Serialize for CacheableResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    3usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    1usize + usize::from(self.meta.is_some())
+                        + usize::from(self.cache_scope.is_some())
+                        + usize::from(self.ttl_ms.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        map.serialize_entry("cacheScope", &self.cache_scope)?;
-        map.serialize_entry("ttlMs", &self.ttl_ms)?;
+        if let ::std::option::Option::Some(value) = &self.cache_scope {
+            map.serialize_entry("cacheScope", value)?;
+        }
+        if let ::std::option::Option::Some(value) = &self.ttl_ms {
+            map.serialize_entry("ttlMs", value)?;
+        }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
         }
@@ -859,7 +876,7 @@ impl crate::private::VisitObject for CacheableResult {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_cache_scope: ::std::option::Option<CacheScope> = ::std::option::Option::None;
         let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<u64> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -929,17 +946,9 @@ impl crate::private::VisitObject for CacheableResult {
         }
         ::std::result::Result::Ok(CacheableResult {
             meta: f_meta,
-            cache_scope: f_cache_scope
-                .ok_or_else(|| crate::private::missing_field(
-                    "CacheableResult",
-                    "cacheScope",
-                ))?,
+            cache_scope: f_cache_scope,
             result_type: f_result_type.unwrap_or_default(),
-            ttl_ms: f_ttl_ms
-                .ok_or_else(|| crate::private::missing_field(
-                    "CacheableResult",
-                    "ttlMs",
-                ))?,
+            ttl_ms: f_ttl_ms,
             extra,
         })
     }
@@ -956,17 +965,10 @@ impl crate::private::MatchScore for CacheableResult {
         #[allow(unused_mut)]
         let mut score = crate::private::object_score(
             value,
-            &["cacheScope", "ttlMs"],
-            &[
-                ("cacheScope", &["private", "public"], false),
-                ("resultType", &["complete"], true),
-            ],
+            &[],
+            &[("resultType", &["complete"], true)],
             &["_meta", "cacheScope", "resultType", "ttlMs"],
         )?;
-        score
-            += <CacheScope as crate::private::MatchScore>::match_score(
-                &value["cacheScope"],
-            )?;
         ::std::option::Option::Some(score)
     }
 }
@@ -5020,7 +5022,10 @@ pub struct DiscoverResult {
     ///   same authorization context. Caches MUST NOT be shared across
     ///   authorization contexts (e.g., a different access token requires a
     ///   different cache).
-    pub cache_scope: CacheScope,
+    ///
+    /// Required of servers; `None` when a result omits it (servers older than 2026-07-28).
+    /// The caching rules give no default: `private` is the cautious reading.
+    pub cache_scope: ::std::option::Option<CacheScope>,
     /// The capabilities of the server.
     pub capabilities: ServerCapabilities,
     /// Natural-language guidance describing the server and its features.
@@ -5051,7 +5056,12 @@ pub struct DiscoverResult {
     ///   The client MAY re-fetch every time the result is needed.
     /// - If positive, the client SHOULD consider the result fresh for this many
     ///   milliseconds after receiving the response.
-    pub ttl_ms: u64,
+    ///
+    /// Required of servers, but decoded leniently (the caching rules): any integer is kept
+    /// as received, and an absent `ttlMs` (servers older than 2026-07-28) is `None`.
+    /// Clients SHOULD treat absent and negative values as 0:
+    /// `ttl_ms.unwrap_or_default().duration()` ([`crate::TtlMs::duration`]).
+    pub ttl_ms: ::std::option::Option<crate::TtlMs>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -5059,19 +5069,19 @@ impl DiscoverResult {
     ///A `DiscoverResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        cache_scope: CacheScope,
+        cache_scope: impl ::std::convert::Into<CacheScope>,
         capabilities: ServerCapabilities,
         supported_versions: ::std::vec::Vec<::std::string::String>,
-        ttl_ms: u64,
+        ttl_ms: impl ::std::convert::Into<crate::TtlMs>,
     ) -> Self {
         DiscoverResult {
             meta: ::std::option::Option::None,
-            cache_scope,
+            cache_scope: ::std::option::Option::Some(cache_scope.into()),
             capabilities,
             instructions: ::std::option::Option::None,
             result_type: ::std::default::Default::default(),
             supported_versions,
-            ttl_ms,
+            ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
             extra: crate::JsonObject::new(),
         }
     }
@@ -5085,21 +5095,27 @@ impl ::serde::Serialize for DiscoverResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    5usize + usize::from(self.meta.is_some())
-                        + usize::from(self.instructions.is_some()) + self.extra.len(),
+                    3usize + usize::from(self.meta.is_some())
+                        + usize::from(self.cache_scope.is_some())
+                        + usize::from(self.instructions.is_some())
+                        + usize::from(self.ttl_ms.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        map.serialize_entry("cacheScope", &self.cache_scope)?;
+        if let ::std::option::Option::Some(value) = &self.cache_scope {
+            map.serialize_entry("cacheScope", value)?;
+        }
         map.serialize_entry("capabilities", &self.capabilities)?;
         if let ::std::option::Option::Some(value) = &self.instructions {
             map.serialize_entry("instructions", value)?;
         }
         map.serialize_entry("supportedVersions", &self.supported_versions)?;
-        map.serialize_entry("ttlMs", &self.ttl_ms)?;
+        if let ::std::option::Option::Some(value) = &self.ttl_ms {
+            map.serialize_entry("ttlMs", value)?;
+        }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
         }
@@ -5118,7 +5134,7 @@ impl crate::private::VisitObject for DiscoverResult {
         let mut f_supported_versions: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<u64> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -5238,11 +5254,7 @@ impl crate::private::VisitObject for DiscoverResult {
         }
         ::std::result::Result::Ok(DiscoverResult {
             meta: f_meta,
-            cache_scope: f_cache_scope
-                .ok_or_else(|| crate::private::missing_field(
-                    "DiscoverResult",
-                    "cacheScope",
-                ))?,
+            cache_scope: f_cache_scope,
             capabilities: f_capabilities
                 .ok_or_else(|| crate::private::missing_field(
                     "DiscoverResult",
@@ -5255,11 +5267,7 @@ impl crate::private::VisitObject for DiscoverResult {
                     "DiscoverResult",
                     "supportedVersions",
                 ))?,
-            ttl_ms: f_ttl_ms
-                .ok_or_else(|| crate::private::missing_field(
-                    "DiscoverResult",
-                    "ttlMs",
-                ))?,
+            ttl_ms: f_ttl_ms,
             extra,
         })
     }
@@ -5276,11 +5284,8 @@ impl crate::private::MatchScore for DiscoverResult {
         #[allow(unused_mut)]
         let mut score = crate::private::object_score(
             value,
-            &["cacheScope", "capabilities", "supportedVersions", "ttlMs"],
-            &[
-                ("cacheScope", &["private", "public"], false),
-                ("resultType", &["complete"], true),
-            ],
+            &["capabilities", "supportedVersions"],
+            &[("resultType", &["complete"], true)],
             &[
                 "_meta",
                 "cacheScope",
@@ -5291,10 +5296,6 @@ impl crate::private::MatchScore for DiscoverResult {
                 "ttlMs",
             ],
         )?;
-        score
-            += <CacheScope as crate::private::MatchScore>::match_score(
-                &value["cacheScope"],
-            )?;
         score
             += <ServerCapabilities as crate::private::MatchScore>::match_score(
                 &value["capabilities"],
@@ -10552,7 +10553,10 @@ pub struct ListPromptsResult {
     ///   same authorization context. Caches MUST NOT be shared across
     ///   authorization contexts (e.g., a different access token requires a
     ///   different cache).
-    pub cache_scope: CacheScope,
+    ///
+    /// Required of servers; `None` when a result omits it (servers older than 2026-07-28).
+    /// The caching rules give no default: `private` is the cautious reading.
+    pub cache_scope: ::std::option::Option<CacheScope>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
@@ -10575,7 +10579,12 @@ pub struct ListPromptsResult {
     ///   The client MAY re-fetch every time the result is needed.
     /// - If positive, the client SHOULD consider the result fresh for this many
     ///   milliseconds after receiving the response.
-    pub ttl_ms: u64,
+    ///
+    /// Required of servers, but decoded leniently (the caching rules): any integer is kept
+    /// as received, and an absent `ttlMs` (servers older than 2026-07-28) is `None`.
+    /// Clients SHOULD treat absent and negative values as 0:
+    /// `ttl_ms.unwrap_or_default().duration()` ([`crate::TtlMs::duration`]).
+    pub ttl_ms: ::std::option::Option<crate::TtlMs>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -10583,17 +10592,17 @@ impl ListPromptsResult {
     ///A `ListPromptsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        cache_scope: CacheScope,
+        cache_scope: impl ::std::convert::Into<CacheScope>,
         prompts: ::std::vec::Vec<Prompt>,
-        ttl_ms: u64,
+        ttl_ms: impl ::std::convert::Into<crate::TtlMs>,
     ) -> Self {
         ListPromptsResult {
             meta: ::std::option::Option::None,
-            cache_scope,
+            cache_scope: ::std::option::Option::Some(cache_scope.into()),
             next_cursor: ::std::option::Option::None,
             prompts,
             result_type: ::std::default::Default::default(),
-            ttl_ms,
+            ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
             extra: crate::JsonObject::new(),
         }
     }
@@ -10607,20 +10616,26 @@ impl ::serde::Serialize for ListPromptsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    4usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.cache_scope.is_some())
+                        + usize::from(self.next_cursor.is_some())
+                        + usize::from(self.ttl_ms.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        map.serialize_entry("cacheScope", &self.cache_scope)?;
+        if let ::std::option::Option::Some(value) = &self.cache_scope {
+            map.serialize_entry("cacheScope", value)?;
+        }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("prompts", &self.prompts)?;
-        map.serialize_entry("ttlMs", &self.ttl_ms)?;
+        if let ::std::option::Option::Some(value) = &self.ttl_ms {
+            map.serialize_entry("ttlMs", value)?;
+        }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
         }
@@ -10636,7 +10651,7 @@ impl crate::private::VisitObject for ListPromptsResult {
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_prompts: ::std::option::Option<::std::vec::Vec<Prompt>> = ::std::option::Option::None;
         let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<u64> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -10736,11 +10751,7 @@ impl crate::private::VisitObject for ListPromptsResult {
         }
         ::std::result::Result::Ok(ListPromptsResult {
             meta: f_meta,
-            cache_scope: f_cache_scope
-                .ok_or_else(|| crate::private::missing_field(
-                    "ListPromptsResult",
-                    "cacheScope",
-                ))?,
+            cache_scope: f_cache_scope,
             next_cursor: f_next_cursor,
             prompts: f_prompts
                 .ok_or_else(|| crate::private::missing_field(
@@ -10748,11 +10759,7 @@ impl crate::private::VisitObject for ListPromptsResult {
                     "prompts",
                 ))?,
             result_type: f_result_type.unwrap_or_default(),
-            ttl_ms: f_ttl_ms
-                .ok_or_else(|| crate::private::missing_field(
-                    "ListPromptsResult",
-                    "ttlMs",
-                ))?,
+            ttl_ms: f_ttl_ms,
             extra,
         })
     }
@@ -10769,17 +10776,10 @@ impl crate::private::MatchScore for ListPromptsResult {
         #[allow(unused_mut)]
         let mut score = crate::private::object_score(
             value,
-            &["cacheScope", "prompts", "ttlMs"],
-            &[
-                ("cacheScope", &["private", "public"], false),
-                ("resultType", &["complete"], true),
-            ],
+            &["prompts"],
+            &[("resultType", &["complete"], true)],
             &["_meta", "cacheScope", "nextCursor", "prompts", "resultType", "ttlMs"],
         )?;
-        score
-            += <CacheScope as crate::private::MatchScore>::match_score(
-                &value["cacheScope"],
-            )?;
         ::std::option::Option::Some(score)
     }
 }
@@ -11114,7 +11114,10 @@ pub struct ListResourceTemplatesResult {
     ///   same authorization context. Caches MUST NOT be shared across
     ///   authorization contexts (e.g., a different access token requires a
     ///   different cache).
-    pub cache_scope: CacheScope,
+    ///
+    /// Required of servers; `None` when a result omits it (servers older than 2026-07-28).
+    /// The caching rules give no default: `private` is the cautious reading.
+    pub cache_scope: ::std::option::Option<CacheScope>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
@@ -11137,7 +11140,12 @@ pub struct ListResourceTemplatesResult {
     ///   The client MAY re-fetch every time the result is needed.
     /// - If positive, the client SHOULD consider the result fresh for this many
     ///   milliseconds after receiving the response.
-    pub ttl_ms: u64,
+    ///
+    /// Required of servers, but decoded leniently (the caching rules): any integer is kept
+    /// as received, and an absent `ttlMs` (servers older than 2026-07-28) is `None`.
+    /// Clients SHOULD treat absent and negative values as 0:
+    /// `ttl_ms.unwrap_or_default().duration()` ([`crate::TtlMs::duration`]).
+    pub ttl_ms: ::std::option::Option<crate::TtlMs>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -11145,17 +11153,17 @@ impl ListResourceTemplatesResult {
     ///A `ListResourceTemplatesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        cache_scope: CacheScope,
+        cache_scope: impl ::std::convert::Into<CacheScope>,
         resource_templates: ::std::vec::Vec<ResourceTemplate>,
-        ttl_ms: u64,
+        ttl_ms: impl ::std::convert::Into<crate::TtlMs>,
     ) -> Self {
         ListResourceTemplatesResult {
             meta: ::std::option::Option::None,
-            cache_scope,
+            cache_scope: ::std::option::Option::Some(cache_scope.into()),
             next_cursor: ::std::option::Option::None,
             resource_templates,
             result_type: ::std::default::Default::default(),
-            ttl_ms,
+            ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
             extra: crate::JsonObject::new(),
         }
     }
@@ -11169,20 +11177,26 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    4usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.cache_scope.is_some())
+                        + usize::from(self.next_cursor.is_some())
+                        + usize::from(self.ttl_ms.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        map.serialize_entry("cacheScope", &self.cache_scope)?;
+        if let ::std::option::Option::Some(value) = &self.cache_scope {
+            map.serialize_entry("cacheScope", value)?;
+        }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("resourceTemplates", &self.resource_templates)?;
-        map.serialize_entry("ttlMs", &self.ttl_ms)?;
+        if let ::std::option::Option::Some(value) = &self.ttl_ms {
+            map.serialize_entry("ttlMs", value)?;
+        }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
         }
@@ -11200,7 +11214,7 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
             ::std::vec::Vec<ResourceTemplate>,
         > = ::std::option::Option::None;
         let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<u64> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -11309,11 +11323,7 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
         }
         ::std::result::Result::Ok(ListResourceTemplatesResult {
             meta: f_meta,
-            cache_scope: f_cache_scope
-                .ok_or_else(|| crate::private::missing_field(
-                    "ListResourceTemplatesResult",
-                    "cacheScope",
-                ))?,
+            cache_scope: f_cache_scope,
             next_cursor: f_next_cursor,
             resource_templates: f_resource_templates
                 .ok_or_else(|| crate::private::missing_field(
@@ -11321,11 +11331,7 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
                     "resourceTemplates",
                 ))?,
             result_type: f_result_type.unwrap_or_default(),
-            ttl_ms: f_ttl_ms
-                .ok_or_else(|| crate::private::missing_field(
-                    "ListResourceTemplatesResult",
-                    "ttlMs",
-                ))?,
+            ttl_ms: f_ttl_ms,
             extra,
         })
     }
@@ -11342,11 +11348,8 @@ impl crate::private::MatchScore for ListResourceTemplatesResult {
         #[allow(unused_mut)]
         let mut score = crate::private::object_score(
             value,
-            &["cacheScope", "resourceTemplates", "ttlMs"],
-            &[
-                ("cacheScope", &["private", "public"], false),
-                ("resultType", &["complete"], true),
-            ],
+            &["resourceTemplates"],
+            &[("resultType", &["complete"], true)],
             &[
                 "_meta",
                 "cacheScope",
@@ -11356,10 +11359,6 @@ impl crate::private::MatchScore for ListResourceTemplatesResult {
                 "ttlMs",
             ],
         )?;
-        score
-            += <CacheScope as crate::private::MatchScore>::match_score(
-                &value["cacheScope"],
-            )?;
         ::std::option::Option::Some(score)
     }
 }
@@ -11694,7 +11693,10 @@ pub struct ListResourcesResult {
     ///   same authorization context. Caches MUST NOT be shared across
     ///   authorization contexts (e.g., a different access token requires a
     ///   different cache).
-    pub cache_scope: CacheScope,
+    ///
+    /// Required of servers; `None` when a result omits it (servers older than 2026-07-28).
+    /// The caching rules give no default: `private` is the cautious reading.
+    pub cache_scope: ::std::option::Option<CacheScope>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
@@ -11717,7 +11719,12 @@ pub struct ListResourcesResult {
     ///   The client MAY re-fetch every time the result is needed.
     /// - If positive, the client SHOULD consider the result fresh for this many
     ///   milliseconds after receiving the response.
-    pub ttl_ms: u64,
+    ///
+    /// Required of servers, but decoded leniently (the caching rules): any integer is kept
+    /// as received, and an absent `ttlMs` (servers older than 2026-07-28) is `None`.
+    /// Clients SHOULD treat absent and negative values as 0:
+    /// `ttl_ms.unwrap_or_default().duration()` ([`crate::TtlMs::duration`]).
+    pub ttl_ms: ::std::option::Option<crate::TtlMs>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -11725,17 +11732,17 @@ impl ListResourcesResult {
     ///A `ListResourcesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        cache_scope: CacheScope,
+        cache_scope: impl ::std::convert::Into<CacheScope>,
         resources: ::std::vec::Vec<Resource>,
-        ttl_ms: u64,
+        ttl_ms: impl ::std::convert::Into<crate::TtlMs>,
     ) -> Self {
         ListResourcesResult {
             meta: ::std::option::Option::None,
-            cache_scope,
+            cache_scope: ::std::option::Option::Some(cache_scope.into()),
             next_cursor: ::std::option::Option::None,
             resources,
             result_type: ::std::default::Default::default(),
-            ttl_ms,
+            ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
             extra: crate::JsonObject::new(),
         }
     }
@@ -11749,20 +11756,26 @@ impl ::serde::Serialize for ListResourcesResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    4usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.cache_scope.is_some())
+                        + usize::from(self.next_cursor.is_some())
+                        + usize::from(self.ttl_ms.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        map.serialize_entry("cacheScope", &self.cache_scope)?;
+        if let ::std::option::Option::Some(value) = &self.cache_scope {
+            map.serialize_entry("cacheScope", value)?;
+        }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("resources", &self.resources)?;
-        map.serialize_entry("ttlMs", &self.ttl_ms)?;
+        if let ::std::option::Option::Some(value) = &self.ttl_ms {
+            map.serialize_entry("ttlMs", value)?;
+        }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
         }
@@ -11778,7 +11791,7 @@ impl crate::private::VisitObject for ListResourcesResult {
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_resources: ::std::option::Option<::std::vec::Vec<Resource>> = ::std::option::Option::None;
         let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<u64> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -11884,11 +11897,7 @@ impl crate::private::VisitObject for ListResourcesResult {
         }
         ::std::result::Result::Ok(ListResourcesResult {
             meta: f_meta,
-            cache_scope: f_cache_scope
-                .ok_or_else(|| crate::private::missing_field(
-                    "ListResourcesResult",
-                    "cacheScope",
-                ))?,
+            cache_scope: f_cache_scope,
             next_cursor: f_next_cursor,
             resources: f_resources
                 .ok_or_else(|| crate::private::missing_field(
@@ -11896,11 +11905,7 @@ impl crate::private::VisitObject for ListResourcesResult {
                     "resources",
                 ))?,
             result_type: f_result_type.unwrap_or_default(),
-            ttl_ms: f_ttl_ms
-                .ok_or_else(|| crate::private::missing_field(
-                    "ListResourcesResult",
-                    "ttlMs",
-                ))?,
+            ttl_ms: f_ttl_ms,
             extra,
         })
     }
@@ -11917,17 +11922,10 @@ impl crate::private::MatchScore for ListResourcesResult {
         #[allow(unused_mut)]
         let mut score = crate::private::object_score(
             value,
-            &["cacheScope", "resources", "ttlMs"],
-            &[
-                ("cacheScope", &["private", "public"], false),
-                ("resultType", &["complete"], true),
-            ],
+            &["resources"],
+            &[("resultType", &["complete"], true)],
             &["_meta", "cacheScope", "nextCursor", "resources", "resultType", "ttlMs"],
         )?;
-        score
-            += <CacheScope as crate::private::MatchScore>::match_score(
-                &value["cacheScope"],
-            )?;
         ::std::option::Option::Some(score)
     }
 }
@@ -12548,7 +12546,10 @@ pub struct ListToolsResult {
     ///   same authorization context. Caches MUST NOT be shared across
     ///   authorization contexts (e.g., a different access token requires a
     ///   different cache).
-    pub cache_scope: CacheScope,
+    ///
+    /// Required of servers; `None` when a result omits it (servers older than 2026-07-28).
+    /// The caching rules give no default: `private` is the cautious reading.
+    pub cache_scope: ::std::option::Option<CacheScope>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
@@ -12571,7 +12572,12 @@ pub struct ListToolsResult {
     ///   The client MAY re-fetch every time the result is needed.
     /// - If positive, the client SHOULD consider the result fresh for this many
     ///   milliseconds after receiving the response.
-    pub ttl_ms: u64,
+    ///
+    /// Required of servers, but decoded leniently (the caching rules): any integer is kept
+    /// as received, and an absent `ttlMs` (servers older than 2026-07-28) is `None`.
+    /// Clients SHOULD treat absent and negative values as 0:
+    /// `ttl_ms.unwrap_or_default().duration()` ([`crate::TtlMs::duration`]).
+    pub ttl_ms: ::std::option::Option<crate::TtlMs>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -12579,17 +12585,17 @@ impl ListToolsResult {
     ///A `ListToolsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        cache_scope: CacheScope,
+        cache_scope: impl ::std::convert::Into<CacheScope>,
         tools: ::std::vec::Vec<Tool>,
-        ttl_ms: u64,
+        ttl_ms: impl ::std::convert::Into<crate::TtlMs>,
     ) -> Self {
         ListToolsResult {
             meta: ::std::option::Option::None,
-            cache_scope,
+            cache_scope: ::std::option::Option::Some(cache_scope.into()),
             next_cursor: ::std::option::Option::None,
             result_type: ::std::default::Default::default(),
             tools,
-            ttl_ms,
+            ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
             extra: crate::JsonObject::new(),
         }
     }
@@ -12603,20 +12609,26 @@ impl ::serde::Serialize for ListToolsResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    4usize + usize::from(self.meta.is_some())
-                        + usize::from(self.next_cursor.is_some()) + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.cache_scope.is_some())
+                        + usize::from(self.next_cursor.is_some())
+                        + usize::from(self.ttl_ms.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        map.serialize_entry("cacheScope", &self.cache_scope)?;
+        if let ::std::option::Option::Some(value) = &self.cache_scope {
+            map.serialize_entry("cacheScope", value)?;
+        }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("tools", &self.tools)?;
-        map.serialize_entry("ttlMs", &self.ttl_ms)?;
+        if let ::std::option::Option::Some(value) = &self.ttl_ms {
+            map.serialize_entry("ttlMs", value)?;
+        }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
         }
@@ -12632,7 +12644,7 @@ impl crate::private::VisitObject for ListToolsResult {
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
         let mut f_tools: ::std::option::Option<::std::vec::Vec<Tool>> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<u64> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -12729,11 +12741,7 @@ impl crate::private::VisitObject for ListToolsResult {
         }
         ::std::result::Result::Ok(ListToolsResult {
             meta: f_meta,
-            cache_scope: f_cache_scope
-                .ok_or_else(|| crate::private::missing_field(
-                    "ListToolsResult",
-                    "cacheScope",
-                ))?,
+            cache_scope: f_cache_scope,
             next_cursor: f_next_cursor,
             result_type: f_result_type.unwrap_or_default(),
             tools: f_tools
@@ -12741,11 +12749,7 @@ impl crate::private::VisitObject for ListToolsResult {
                     "ListToolsResult",
                     "tools",
                 ))?,
-            ttl_ms: f_ttl_ms
-                .ok_or_else(|| crate::private::missing_field(
-                    "ListToolsResult",
-                    "ttlMs",
-                ))?,
+            ttl_ms: f_ttl_ms,
             extra,
         })
     }
@@ -12762,17 +12766,10 @@ impl crate::private::MatchScore for ListToolsResult {
         #[allow(unused_mut)]
         let mut score = crate::private::object_score(
             value,
-            &["cacheScope", "tools", "ttlMs"],
-            &[
-                ("cacheScope", &["private", "public"], false),
-                ("resultType", &["complete"], true),
-            ],
+            &["tools"],
+            &[("resultType", &["complete"], true)],
             &["_meta", "cacheScope", "nextCursor", "resultType", "tools", "ttlMs"],
         )?;
-        score
-            += <CacheScope as crate::private::MatchScore>::match_score(
-                &value["cacheScope"],
-            )?;
         ::std::option::Option::Some(score)
     }
 }
@@ -17023,7 +17020,10 @@ pub struct ReadResourceResult {
     ///   same authorization context. Caches MUST NOT be shared across
     ///   authorization contexts (e.g., a different access token requires a
     ///   different cache).
-    pub cache_scope: CacheScope,
+    ///
+    /// Required of servers; `None` when a result omits it (servers older than 2026-07-28).
+    /// The caching rules give no default: `private` is the cautious reading.
+    pub cache_scope: ::std::option::Option<CacheScope>,
     pub contents: ::std::vec::Vec<ReadResourceResultContentsItem>,
     /// Indicates the type of the result, which allows the client to determine
     /// how to parse the result object.
@@ -17043,7 +17043,12 @@ pub struct ReadResourceResult {
     ///   The client MAY re-fetch every time the result is needed.
     /// - If positive, the client SHOULD consider the result fresh for this many
     ///   milliseconds after receiving the response.
-    pub ttl_ms: u64,
+    ///
+    /// Required of servers, but decoded leniently (the caching rules): any integer is kept
+    /// as received, and an absent `ttlMs` (servers older than 2026-07-28) is `None`.
+    /// Clients SHOULD treat absent and negative values as 0:
+    /// `ttl_ms.unwrap_or_default().duration()` ([`crate::TtlMs::duration`]).
+    pub ttl_ms: ::std::option::Option<crate::TtlMs>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -17051,16 +17056,16 @@ impl ReadResourceResult {
     ///A `ReadResourceResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        cache_scope: CacheScope,
+        cache_scope: impl ::std::convert::Into<CacheScope>,
         contents: ::std::vec::Vec<ReadResourceResultContentsItem>,
-        ttl_ms: u64,
+        ttl_ms: impl ::std::convert::Into<crate::TtlMs>,
     ) -> Self {
         ReadResourceResult {
             meta: ::std::option::Option::None,
-            cache_scope,
+            cache_scope: ::std::option::Option::Some(cache_scope.into()),
             contents,
             result_type: ::std::default::Default::default(),
-            ttl_ms,
+            ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
             extra: crate::JsonObject::new(),
         }
     }
@@ -17074,16 +17079,22 @@ impl ::serde::Serialize for ReadResourceResult {
         let mut map = serializer
             .serialize_map(
                 ::std::option::Option::Some(
-                    4usize + usize::from(self.meta.is_some()) + self.extra.len(),
+                    2usize + usize::from(self.meta.is_some())
+                        + usize::from(self.cache_scope.is_some())
+                        + usize::from(self.ttl_ms.is_some()) + self.extra.len(),
                 ),
             )?;
         map.serialize_entry("resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        map.serialize_entry("cacheScope", &self.cache_scope)?;
+        if let ::std::option::Option::Some(value) = &self.cache_scope {
+            map.serialize_entry("cacheScope", value)?;
+        }
         map.serialize_entry("contents", &self.contents)?;
-        map.serialize_entry("ttlMs", &self.ttl_ms)?;
+        if let ::std::option::Option::Some(value) = &self.ttl_ms {
+            map.serialize_entry("ttlMs", value)?;
+        }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
         }
@@ -17100,7 +17111,7 @@ impl crate::private::VisitObject for ReadResourceResult {
             ::std::vec::Vec<ReadResourceResultContentsItem>,
         > = ::std::option::Option::None;
         let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<u64> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -17191,22 +17202,14 @@ impl crate::private::VisitObject for ReadResourceResult {
         }
         ::std::result::Result::Ok(ReadResourceResult {
             meta: f_meta,
-            cache_scope: f_cache_scope
-                .ok_or_else(|| crate::private::missing_field(
-                    "ReadResourceResult",
-                    "cacheScope",
-                ))?,
+            cache_scope: f_cache_scope,
             contents: f_contents
                 .ok_or_else(|| crate::private::missing_field(
                     "ReadResourceResult",
                     "contents",
                 ))?,
             result_type: f_result_type.unwrap_or_default(),
-            ttl_ms: f_ttl_ms
-                .ok_or_else(|| crate::private::missing_field(
-                    "ReadResourceResult",
-                    "ttlMs",
-                ))?,
+            ttl_ms: f_ttl_ms,
             extra,
         })
     }
@@ -17223,17 +17226,10 @@ impl crate::private::MatchScore for ReadResourceResult {
         #[allow(unused_mut)]
         let mut score = crate::private::object_score(
             value,
-            &["cacheScope", "contents", "ttlMs"],
-            &[
-                ("cacheScope", &["private", "public"], false),
-                ("resultType", &["complete"], true),
-            ],
+            &["contents"],
+            &[("resultType", &["complete"], true)],
             &["_meta", "cacheScope", "contents", "resultType", "ttlMs"],
         )?;
-        score
-            += <CacheScope as crate::private::MatchScore>::match_score(
-                &value["cacheScope"],
-            )?;
         ::std::option::Option::Some(score)
     }
 }
