@@ -80,13 +80,8 @@ impl OAuth {
     /// One authorization: client identity, the user's round trip through the authorizer
     /// (checking `iss` and `state`), then the code exchange. Tokens are stored on success.
     pub(crate) async fn authorize(&self, session: &Session, scopes: &[String]) -> Result<(), AuthError> {
-        let config = &self.inner.config;
         let authorizer = self.inner.authorizer.as_ref().ok_or(AuthError::NoAuthorizer)?;
-        let redirect_uri = config
-            .redirect_uri
-            .clone()
-            .or_else(|| authorizer.redirect_uri())
-            .ok_or_else(|| AuthError::Internal("no redirect URI: set OAuthBuilder::redirect_uri".into()))?;
+        let redirect_uri = self.redirect_uri()?;
         let metadata = &session.metadata;
         if !metadata.code_challenge_methods_supported.iter().flatten().any(|m| m == "S256") {
             return Err(AuthError::PkceNotSupported { issuer: session.issuer.clone() });
@@ -120,17 +115,25 @@ impl OAuth {
         Ok(())
     }
 
-    /// Exchanges the stored refresh token; the new tokens are stored on success.
-    pub(crate) async fn refresh(&self, session: &Session, tokens: &StoredTokens) -> Result<(), AuthError> {
-        let refresh_token = tokens.refresh_token.clone().ok_or(AuthError::Internal("no refresh token".into()))?;
-        let redirect_uri = self.inner.config.redirect_uri.clone().unwrap_or_else(|| {
-            self.inner
+    /// The configured redirect URI, else the authorizer's.
+    fn redirect_uri(&self) -> Result<Url, AuthError> {
+        match &self.inner.config.redirect_uri {
+            Some(uri) => {
+                Url::parse(uri).map_err(|e| AuthError::Internal(format!("the redirect URI {uri:?} is not a URL: {e}")))
+            }
+            None => self
+                .inner
                 .authorizer
                 .as_ref()
                 .and_then(|a| a.redirect_uri())
-                .unwrap_or_else(|| "http://localhost/".parse().unwrap())
-        });
-        let client = self.client_identity(session, &redirect_uri).await?;
+                .ok_or_else(|| AuthError::Internal("no redirect URI: set OAuthBuilder::redirect_uri".into())),
+        }
+    }
+
+    /// Exchanges the stored refresh token; the new tokens are stored on success.
+    pub(crate) async fn refresh(&self, session: &Session, tokens: &StoredTokens) -> Result<(), AuthError> {
+        let refresh_token = tokens.refresh_token.clone().ok_or(AuthError::Internal("no refresh token".into()))?;
+        let client = self.client_identity(session, &self.redirect_uri()?).await?;
         let mut fresh = self
             .token_request(
                 session,

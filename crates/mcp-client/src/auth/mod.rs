@@ -186,7 +186,7 @@ pub(crate) struct Session {
 #[derive(Debug, Clone)]
 struct Config {
     client_name: String,
-    redirect_uri: Option<Url>,
+    redirect_uri: Option<String>,
     client_id: Option<String>,
     client_secret: Option<Secret>,
     client_issuer: Option<String>,
@@ -243,7 +243,7 @@ impl OAuthBuilder {
 
     /// Where the authorization server sends the user back (default: the authorizer's own).
     pub fn redirect_uri(mut self, uri: impl AsRef<str>) -> Self {
-        self.config.redirect_uri = Url::parse(uri.as_ref()).ok();
+        self.config.redirect_uri = Some(uri.as_ref().to_owned());
         self
     }
 
