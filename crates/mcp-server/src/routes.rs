@@ -112,8 +112,7 @@ impl ToolRoute {
         Fut: Future<Output = Result<R, Error>> + Send + 'static,
         R: IntoToolResult,
     {
-        let schema = serde_json::to_value(schemars::schema_for!(A)).expect("schemars output is JSON");
-        let (input_schema, schema_error) = match ObjectSchema::from_value(schema) {
+        let (input_schema, schema_error) = match ObjectSchema::for_type::<A>() {
             Ok(schema) => (schema, None),
             Err(error) => (ObjectSchema::default(), Some(error.to_string())),
         };
@@ -169,11 +168,7 @@ impl ToolRoute {
 
     /// Declares `outputSchema` from `T` (the handler returns [`Structured<T>`]).
     pub fn structured<T: schemars::JsonSchema>(mut self) -> Self {
-        let schema = serde_json::to_value(schemars::schema_for!(T)).expect("schemars output is JSON");
-        match mcp_types::JsonSchema::from_value(schema) {
-            Ok(schema) => self.tool.output_schema = Some(schema),
-            Err(error) => self.schema_error = Some(error.to_string()),
-        }
+        self.tool.output_schema = Some(mcp_types::JsonSchema::for_type::<T>());
         self
     }
 

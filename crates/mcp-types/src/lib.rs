@@ -10,6 +10,10 @@
 //! holders [`ObjectSchema`] and [`JsonSchema`], and the lsp-types style [`Request`] and
 //! [`Notification`] traits.
 //!
+//! Dependencies: serde and serde_json. The optional `schemars` feature adds
+//! `ObjectSchema::for_type::<T>()` and `JsonSchema::for_type::<T>()`: a tool's `inputSchema` /
+//! `outputSchema` as JSON Schema 2020-12 derived from a Rust type.
+//!
 //! ```
 //! # #[cfg(feature = "v2026_07_28")] {
 //! use mcp_types::{ClientRequest, Request as _, CallToolRequest};
