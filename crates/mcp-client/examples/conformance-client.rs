@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use mcp_client::auth::{HeadlessAuthorizer, OAuth};
+use mcp_client::auth::{AuthError, Es256Key, HeadlessAuthorizer, OAuth};
 use mcp_client::types::{CreateMessageResult, CreateMessageResultContent, JsonObject, Role, TextContent};
 use mcp_client::{Client, ElicitationModes, ElicitationResponse, EraPreference, Error, Handlers};
 use serde_json::{Value, json};
@@ -49,38 +49,49 @@ fn handlers() -> Handlers {
 }
 
 /// The OAuth configuration of an `auth/*` scenario: the headless authorizer (the suite's
-/// authorization server redirects at once), credentials from the context when it has some.
-fn oauth(scenario: &str, version: &str, context: &Value) -> Option<OAuth> {
-    let scenario = scenario.strip_prefix("auth/")?;
+/// authorization server redirects at once), credentials and keys from the context.
+fn oauth(scenario: &str, version: &str, context: &Value) -> Result<Option<OAuth>, String> {
+    let Some(scenario) = scenario.strip_prefix("auth/") else { return Ok(None) };
     let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
-    let mut oauth = OAuth::builder()
+    let required = |key: &str| text(key).ok_or_else(|| format!("MCP_CONFORMANCE_CONTEXT has no {key}"));
+    let oauth = OAuth::builder()
         .client_name("mcp-rust-conformance-client")
         .redirect_uri("http://localhost:3000/callback")
         .client_metadata_url("https://conformance-test.local/client-metadata.json")
         .protocol_version(version)
         .authorizer(HeadlessAuthorizer::new());
-    match scenario {
-        // Extension grants (client credentials with a secret or an ES256 private_key_jwt,
-        // enterprise-managed token exchange + JWT bearer, DPoP, workload identity): not wired
-        // yet; they plug into the token endpoint request of `mcp_client::auth`.
-        "client-credentials-jwt"
-        | "client-credentials-basic"
-        | "enterprise-managed-authorization"
-        | "dpop"
-        | "dpop-nonce"
-        | "wif-jwt-bearer" => {}
-        _ => {}
-    }
-    if let Some(client_id) = text("client_id") {
-        oauth = oauth.client_id(client_id);
-        if let Some(secret) = text("client_secret") {
-            oauth = oauth.client_secret(secret);
+    let oauth = match scenario {
+        // Extensions (not scored): grants without a user, and DPoP on the code flow.
+        "client-credentials-basic" => {
+            oauth.client_id(required("client_id")?).client_secret(required("client_secret")?).client_credentials()
         }
-        if let Some(issuer) = text("issuer") {
-            oauth = oauth.client_issuer(issuer);
+        "client-credentials-jwt" => {
+            let key = Es256Key::from_pem(&required("private_key_pem")?).map_err(|e| e.to_string())?;
+            oauth.client_id(required("client_id")?).client_key(key).client_credentials()
         }
-    }
-    Some(oauth.build())
+        "enterprise-managed-authorization" => oauth
+            .client_id(required("client_id")?)
+            .client_secret(required("client_secret")?)
+            .enterprise_managed(required("idp_token_endpoint")?, required("idp_client_id")?, required("idp_id_token")?),
+        // The context also has an expired and a wrong-audience token, for negative tests.
+        "wif-jwt-bearer" => oauth.client_id(required("client_id")?).jwt_bearer(required("valid_jwt")?),
+        "dpop" | "dpop-nonce" => oauth.dpop(true),
+        // Pre-registration scenarios give credentials (and maybe the issuer they are for).
+        _ => match text("client_id") {
+            Some(client_id) => {
+                let mut oauth = oauth.client_id(client_id);
+                if let Some(secret) = text("client_secret") {
+                    oauth = oauth.client_secret(secret);
+                }
+                if let Some(issuer) = text("issuer") {
+                    oauth = oauth.client_issuer(issuer);
+                }
+                oauth
+            }
+            None => oauth,
+        },
+    };
+    Ok(Some(oauth.build()))
 }
 
 async fn run(url: &str, scenario: &str, version: &str, context: &Value) -> Result<(), Error> {
@@ -89,8 +100,10 @@ async fn run(url: &str, scenario: &str, version: &str, context: &Value) -> Resul
         .protocol_versions([version])
         .era(era)
         .handlers(handlers());
-    if let Some(oauth) = oauth(scenario, version, context) {
-        builder = builder.oauth(oauth);
+    match oauth(scenario, version, context) {
+        Ok(Some(oauth)) => builder = builder.oauth(oauth),
+        Ok(None) => {}
+        Err(e) => return Err(Error::Auth(AuthError::Internal(e))),
     }
     let client = builder.connect_http(url).await?;
     eprintln!("connected: {:?} {}", client.era(), client.protocol_version());

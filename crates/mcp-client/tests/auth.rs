@@ -5,11 +5,15 @@
 #[path = "support/oauth_mock.rs"]
 mod oauth_mock;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD as B64URL};
 use mcp_client::auth::{
-    AuthError, Authorizer, HeadlessAuthorizer, LoopbackAuthorizer, OAuth, OAuthBuilder, Secret, StoredTokens,
+    AuthError, Authorizer, Es256Key, HeadlessAuthorizer, LoopbackAuthorizer, OAuth, OAuthBuilder, Secret, StoredTokens,
+    TokenEndpointAuthMethod,
 };
 use mcp_client::{Client, EraPreference, Error};
-use oauth_mock::{AsConfig, AuthServer, Iss, Issued, McpServer, RsConfig};
+use oauth_mock::{AsConfig, AuthServer, Iss, Issued, McpServer, RsConfig, Seen};
+use serde_json::Value;
 
 const REDIRECT: &str = "http://localhost:3000/callback";
 
@@ -455,9 +459,297 @@ fn secrets_never_show_in_debug_output() {
         refresh_token: Some(Secret::new("refresh-token-value")),
         expires_at: None,
         scopes: vec!["mcp:basic".into()],
+        dpop: false,
     };
     let debug = format!("{tokens:?}");
     assert!(!debug.contains("access-token-value") && !debug.contains("refresh-token-value"), "{debug}");
     assert_eq!(Secret::new("x").to_string(), "***");
     assert_eq!(Secret::new("x").expose(), "x");
+}
+
+// Extensions: grants without a user, and DPoP.
+
+/// A P-256 key in PKCS#8 PEM (as the conformance suite hands them out) and its RFC 7638
+/// thumbprint, both from the `jose` npm package.
+const CLIENT_KEY_PEM: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgR+yTyTSaYEjnrsQs
+37AP1Nj61OQ3vueUYDRYyNYmej+hRANCAASy6g8LoJTx89z/O/C96osH1y8ytLyM
+T9m3ev5g/OjAUy3tPKIR4FzSVTQpd0EyiTkI+VNUHBzOnXNub3APrVXY
+-----END PRIVATE KEY-----
+";
+const CLIENT_KEY_JKT: &str = "6_xdkQT5PsBy7BSQuaKT_RRRjfHg3hVqeyjx0wUAlLo";
+
+/// An authorization server without registration for a pre-registered client.
+fn unattended_as(auth_methods: &[&str]) -> AsConfig {
+    AsConfig {
+        registration: false,
+        auth_methods: auth_methods.iter().map(|m| m.to_string()).collect(),
+        ..AsConfig::default()
+    }
+}
+
+fn claims(jwt: &str) -> Value {
+    serde_json::from_slice(&B64URL.decode(jwt.split('.').nth(1).unwrap()).unwrap()).unwrap()
+}
+
+fn assert_no_user(auth: &AuthServer) {
+    assert!(auth.requests("/authorize").is_empty(), "a user was asked");
+    assert!(auth.requests("/register").is_empty(), "the client registered");
+}
+
+#[tokio::test]
+async fn client_credentials_with_a_secret_in_basic_or_in_the_body() {
+    let mut config = unattended_as(&["client_secret_basic"]);
+    config.basic = Some(("cc-client".into(), "cc-secret".into()));
+    let (auth, server) = setup(config, |_| {}).await;
+    let built = oauth().client_id("cc-client").client_secret("cc-secret").client_credentials().build();
+    use_server(&server, built).await.unwrap();
+    assert_no_user(&auth);
+    let tokens = auth.requests("/token");
+    assert_eq!(tokens.len(), 1);
+    let token = &tokens[0];
+    assert_eq!(token.param("grant_type"), Some("client_credentials"));
+    assert_eq!(token.param("resource"), Some(server.url.as_str()));
+    let basic = STANDARD.encode("cc-client:cc-secret");
+    assert_eq!(token.header("authorization"), Some(format!("Basic {basic}").as_str()));
+    assert_eq!(token.param("client_secret"), None);
+    assert!(server.bearer_tokens().iter().all(|b| b == "Bearer access-1"), "{:?}", server.bearer_tokens());
+
+    let (auth, server) = setup(unattended_as(&["client_secret_basic", "client_secret_post"]), |_| {}).await;
+    let oauth = oauth()
+        .client_id("cc-client")
+        .client_secret("cc-secret")
+        .client_auth_method(TokenEndpointAuthMethod::ClientSecretPost)
+        .client_credentials()
+        .build();
+    use_server(&server, oauth).await.unwrap();
+    let token = &auth.requests("/token")[0];
+    assert_eq!(token.header("authorization"), None);
+    assert_eq!(token.param("client_id"), Some("cc-client"));
+    assert_eq!(token.param("client_secret"), Some("cc-secret"));
+}
+
+#[tokio::test]
+async fn client_credentials_with_a_private_key_jwt_for_the_issuer() {
+    let key = Es256Key::from_pem(CLIENT_KEY_PEM).unwrap();
+    assert_eq!(key.thumbprint(), CLIENT_KEY_JKT);
+    let mut config = unattended_as(&["private_key_jwt"]);
+    // The mock verifies every assertion's signature, iss, sub, aud (the issuer), exp and jti.
+    config.client_key = Some(oauth_mock::jwk_key(&key.public_jwk()).unwrap());
+    let (auth, server) = setup(config, |rs| rs.single_use_tokens = true).await;
+    let built = oauth().client_id("jwt-client").client_secret("unused").client_key(key).client_credentials().build();
+    use_server(&server, built).await.unwrap();
+    assert_no_user(&auth);
+    // Single-use tokens: one grant per request, each with a fresh assertion.
+    let tokens = auth.requests("/token");
+    assert_eq!(tokens.len(), 3);
+    let mut jtis = Vec::new();
+    for token in &tokens {
+        assert_eq!(token.param("grant_type"), Some("client_credentials"));
+        assert_eq!(token.param("client_secret"), None);
+        assert_eq!(token.header("authorization"), None);
+        let claims = claims(token.param("client_assertion").unwrap());
+        assert_eq!(claims["aud"], auth.issuer.as_str());
+        assert_eq!(claims["iss"], "jwt-client");
+        jtis.push(claims["jti"].as_str().unwrap().to_owned());
+    }
+    jtis.dedup();
+    assert_eq!(jtis.len(), 3, "a fresh jti per assertion");
+
+    // A key the server does not know: invalid_client, returned as is.
+    let mut config = unattended_as(&["private_key_jwt"]);
+    config.client_key = Some(oauth_mock::jwk_key(&Es256Key::generate().unwrap().public_jwk()).unwrap());
+    let (auth, server) = setup(config, |_| {}).await;
+    let oauth = oauth().client_id("jwt-client").client_key(Es256Key::from_pem(CLIENT_KEY_PEM).unwrap());
+    let error = use_server(&server, oauth.client_credentials().build()).await.unwrap_err();
+    assert!(
+        matches!(auth_error(&error), AuthError::TokenEndpoint { status: 401, error: Some(e), .. } if e == "invalid_client"),
+        "{error}"
+    );
+    assert_eq!(auth.requests("/token").len(), 1);
+}
+
+#[tokio::test]
+async fn enterprise_managed_authorization_exchanges_the_id_token_then_presents_the_id_jag() {
+    let issued = Issued::default();
+    let idp = AuthServer::start(AsConfig::default(), &issued).await;
+    let mut config = unattended_as(&["client_secret_basic"]);
+    config.basic = Some(("xaa-client".into(), "xaa-secret".into()));
+    let auth = AuthServer::start(config, &issued).await;
+    let server = McpServer::start(RsConfig::new(&auth.issuer), &issued).await;
+    let oauth = oauth()
+        .client_id("xaa-client")
+        .client_secret("xaa-secret")
+        .enterprise_managed(format!("{}/token", idp.issuer), "idp-client", "the-id-token")
+        .build();
+    use_server(&server, oauth).await.unwrap();
+    assert_no_user(&auth);
+    // The IdP: only the token exchange (no metadata, no proof).
+    assert_eq!(idp.paths(), ["/token"]);
+    let exchange = &idp.requests("/token")[0];
+    assert_eq!(exchange.param("grant_type"), Some("urn:ietf:params:oauth:grant-type:token-exchange"));
+    assert_eq!(exchange.param("subject_token"), Some("the-id-token"));
+    assert_eq!(exchange.param("subject_token_type"), Some("urn:ietf:params:oauth:token-type:id_token"));
+    assert_eq!(exchange.param("requested_token_type"), Some("urn:ietf:params:oauth:token-type:id-jag"));
+    assert_eq!(exchange.param("audience"), Some(auth.issuer.as_str()));
+    assert_eq!(exchange.param("resource"), Some(server.url.as_str()));
+    assert_eq!(exchange.param("client_id"), Some("idp-client"));
+    assert_eq!(exchange.header("authorization"), None);
+    // The authorization server: the JWT bearer grant with the ID-JAG, as the MCP client.
+    let tokens = auth.requests("/token");
+    assert_eq!(tokens.len(), 1);
+    assert_eq!(tokens[0].param("grant_type"), Some("urn:ietf:params:oauth:grant-type:jwt-bearer"));
+    assert_eq!(tokens[0].param("assertion"), Some("id-jag-1"));
+    assert_eq!(tokens[0].param("resource"), Some(server.url.as_str()));
+    assert!(server.bearer_tokens().iter().all(|b| b == "Bearer access-1"));
+}
+
+#[tokio::test]
+async fn workload_identity_jwt_bearer_is_one_request_without_retry_or_fallback() {
+    let (auth, server) = setup(unattended_as(&["none"]), |_| {}).await;
+    use_server(&server, oauth().client_id("workload").jwt_bearer("workload-jwt").build()).await.unwrap();
+    assert_no_user(&auth);
+    let tokens = auth.requests("/token");
+    assert_eq!(tokens.len(), 1);
+    assert_eq!(tokens[0].param("grant_type"), Some("urn:ietf:params:oauth:grant-type:jwt-bearer"));
+    assert_eq!(tokens[0].param("assertion"), Some("workload-jwt"));
+    assert_eq!(tokens[0].param("client_id"), Some("workload"));
+    assert_eq!(tokens[0].param("resource"), Some(server.url.as_str()));
+
+    let config = AsConfig { refuse_jwt_bearer: true, ..unattended_as(&["none"]) };
+    let (auth, server) = setup(config, |_| {}).await;
+    let error = use_server(&server, oauth().jwt_bearer("workload-jwt").build()).await.unwrap_err();
+    match auth_error(&error) {
+        AuthError::TokenEndpoint { status: 400, error: Some(code), .. } => assert_eq!(code, "invalid_grant"),
+        other => panic!("{other}"),
+    }
+    assert_eq!(auth.requests("/token").len(), 1, "retried after an error");
+    assert_no_user(&auth);
+    assert_eq!(auth.requests("/token")[0].param("client_id"), None);
+}
+
+/// The DPoP proof of a request, checked (signature with its own key, `htm`, `htu`, `ath`).
+fn proof(seen: &Seen, method: &str, url: &str, token: Option<&str>) -> (String, Value) {
+    oauth_mock::verify_dpop(seen.header("dpop").expect("a DPoP proof"), method, url, token).unwrap()
+}
+
+fn dpop_setup(nonces: bool) -> (AsConfig, impl FnOnce(&mut RsConfig)) {
+    let config = AsConfig { dpop: true, dpop_nonce: nonces.then(|| "as-nonce".to_owned()), ..AsConfig::default() };
+    (config, move |rs: &mut RsConfig| {
+        rs.dpop = true;
+        rs.dpop_nonce = nonces.then(|| "rs-nonce".to_owned());
+    })
+}
+
+/// The authorized MCP requests and their proofs' claims.
+fn dpop_requests(server: &McpServer, jkt: &str) -> Vec<Value> {
+    let log = server.log.lock().unwrap();
+    let authorized: Vec<&Seen> = log.iter().filter(|s| s.header("authorization").is_some()).collect();
+    assert!(!authorized.is_empty());
+    authorized
+        .iter()
+        .map(|seen| {
+            let token = seen.header("authorization").unwrap().strip_prefix("DPoP ").expect("the DPoP scheme");
+            let (thumbprint, claims) = proof(seen, "POST", &server.url, Some(token));
+            assert_eq!(thumbprint, jkt, "the token's key signs the resource proofs");
+            claims
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn dpop_binds_the_code_flow_token_and_proves_every_request() {
+    let (config, rs) = dpop_setup(false);
+    let (auth, server) = setup(config, rs).await;
+    let key = Es256Key::from_pem(CLIENT_KEY_PEM).unwrap();
+    use_server(&server, oauth().dpop_key(key).build()).await.unwrap();
+    assert!(server.dpop_errors.lock().unwrap().is_empty(), "{:?}", server.dpop_errors);
+    assert_eq!(auth.requests("/authorize").len(), 1);
+    let tokens = auth.requests("/token");
+    assert_eq!(tokens.len(), 1);
+    let token_url = format!("{}/token", auth.issuer);
+    let (jkt, claims) = proof(&tokens[0], "POST", &token_url, None);
+    assert_eq!(jkt, CLIENT_KEY_JKT);
+    assert!(claims.get("nonce").is_none());
+    let proofs = dpop_requests(&server, &jkt);
+    assert_eq!(proofs.len(), 3);
+    assert!(proofs.iter().all(|c| c.get("nonce").is_none()));
+
+    // dpop(true): a generated key, the same for token and resource proofs.
+    let (config, rs) = dpop_setup(false);
+    let (auth, server) = setup(config, rs).await;
+    use_server(&server, oauth().dpop(true).build()).await.unwrap();
+    let (jkt, _) = proof(&auth.requests("/token")[0], "POST", &format!("{}/token", auth.issuer), None);
+    assert_ne!(jkt, CLIENT_KEY_JKT);
+    assert_eq!(dpop_requests(&server, &jkt).len(), 3);
+    assert!(server.dpop_errors.lock().unwrap().is_empty(), "{:?}", server.dpop_errors);
+}
+
+#[tokio::test]
+async fn dpop_nonces_of_both_servers_are_sent_once_demanded_without_authorizing_again() {
+    let (config, rs) = dpop_setup(true);
+    let (auth, server) = setup(config, rs).await;
+    use_server(&server, oauth().dpop(true).build()).await.unwrap();
+    assert!(server.dpop_errors.lock().unwrap().is_empty(), "{:?}", server.dpop_errors);
+    assert_eq!(auth.requests("/authorize").len(), 1, "a nonce demand is not a reason to authorize");
+    // The authorization server: a valid proof without nonce, then the same request with it.
+    let tokens = auth.requests("/token");
+    assert_eq!(tokens.len(), 2);
+    let token_url = format!("{}/token", auth.issuer);
+    let (jkt, first) = proof(&tokens[0], "POST", &token_url, None);
+    let (_, second) = proof(&tokens[1], "POST", &token_url, None);
+    assert!(first.get("nonce").is_none());
+    assert_eq!(second["nonce"], "as-nonce");
+    assert_ne!(first["jti"], second["jti"]);
+    assert_eq!(tokens[0].param("code"), tokens[1].param("code"));
+    // The MCP server: the first authorized request is resent with its nonce, later ones carry it.
+    let nonces: Vec<Option<String>> =
+        dpop_requests(&server, &jkt).iter().map(|c| c["nonce"].as_str().map(str::to_owned)).collect();
+    assert_eq!(nonces.len(), 4);
+    assert_eq!(nonces[0], None);
+    assert!(nonces[1..].iter().all(|n| n.as_deref() == Some("rs-nonce")), "{nonces:?}");
+}
+
+#[tokio::test]
+async fn dpop_proofs_on_the_session_get_stream_and_delete() {
+    let (config, rs) = dpop_setup(true);
+    let (_auth, server) = setup(config, rs).await;
+    let client = Client::builder("auth-test", "1.0.0")
+        .protocol_versions(["2025-11-25"])
+        .era(EraPreference::Legacy)
+        .oauth(oauth().protocol_version("2025-11-25").dpop(true).build())
+        .connect_http(&server.url)
+        .await
+        .unwrap();
+    client.all_tools().await.unwrap();
+    client.close().await;
+    assert!(server.dpop_errors.lock().unwrap().is_empty(), "{:?}", server.dpop_errors);
+    let log = server.log.lock().unwrap();
+    for method in ["GET", "DELETE"] {
+        let seen =
+            log.iter().find(|s| s.method == method && s.path == "/mcp").unwrap_or_else(|| panic!("no {method} /mcp"));
+        let token = seen.header("authorization").unwrap().strip_prefix("DPoP ").unwrap();
+        let (_, claims) = proof(seen, method, &server.url, Some(token));
+        assert_eq!(claims["nonce"], "rs-nonce");
+    }
+}
+
+#[test]
+fn extension_secrets_never_show_in_debug_output() {
+    let oauth = OAuth::builder()
+        .client_id("public-id")
+        .client_secret("client-secret-value")
+        .client_key(Es256Key::from_pem(CLIENT_KEY_PEM).unwrap())
+        .enterprise_managed("http://127.0.0.1:1/token", "idp-client", "id-token-value")
+        .dpop_key(Es256Key::from_pem(CLIENT_KEY_PEM).unwrap());
+    let builder = format!("{oauth:?}");
+    let built = format!("{:?}", oauth.build());
+    let workload = format!("{:?}", OAuth::builder().jwt_bearer("workload-assertion-value").build());
+    let private_scalar = "R+yTyTSaYEjnrsQs";
+    for debug in [&builder, &built, &workload] {
+        for secret in ["client-secret-value", "id-token-value", "workload-assertion-value", private_scalar] {
+            assert!(!debug.contains(secret), "{secret} in {debug}");
+        }
+    }
+    assert!(built.contains("public-id") && built.contains(CLIENT_KEY_JKT), "{built}");
 }

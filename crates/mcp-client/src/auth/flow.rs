@@ -1,7 +1,6 @@
-//! The authorization code flow with PKCE, client identity (pre-registered, Client ID Metadata
-//! Document, Dynamic Client Registration) and the token endpoint.
-
-use std::time::{Duration, SystemTime};
+//! The authorization code flow with PKCE and client identity (pre-registered, Client ID
+//! Metadata Document, Dynamic Client Registration); token requests are built in
+//! [`grants`](super::grants).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -13,35 +12,12 @@ use url::Url;
 
 use super::authorizer::endpoint_of;
 use super::discovery::ServerMetadata;
+use super::grants::{ClientAuth, Grant, oauth_error};
 use super::store::{ClientRegistration, Secret, StoredTokens, TokenEndpointAuthMethod};
 use super::{AuthError, OAuth, Session};
 
 /// Largest token, registration or metadata response read.
 const MAX_RESPONSE: usize = 1024 * 1024;
-
-/// A way to get tokens at the token endpoint. Extension grants (client credentials, JWT
-/// bearer, token exchange) join here; [`OAuth::token_request`] is where every token request
-/// is built.
-pub(crate) enum Grant {
-    AuthorizationCode { code: Secret, verifier: Secret, redirect_uri: String },
-    RefreshToken { refresh_token: Secret },
-}
-
-impl Grant {
-    fn params(&self) -> Vec<(&'static str, String)> {
-        match self {
-            Grant::AuthorizationCode { code, verifier, redirect_uri } => vec![
-                ("grant_type", "authorization_code".into()),
-                ("code", code.expose().to_owned()),
-                ("code_verifier", verifier.expose().to_owned()),
-                ("redirect_uri", redirect_uri.clone()),
-            ],
-            Grant::RefreshToken { refresh_token } => {
-                vec![("grant_type", "refresh_token".into()), ("refresh_token", refresh_token.expose().to_owned())]
-            }
-        }
-    }
-}
 
 /// `n` random bytes from the operating system, base64url without padding.
 fn random_string(n: usize) -> Result<String, AuthError> {
@@ -53,20 +29,6 @@ fn random_string(n: usize) -> Result<String, AuthError> {
 /// The PKCE S256 challenge of a verifier (RFC 7636 §4.2).
 pub(crate) fn pkce_challenge(verifier: &str) -> String {
     URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
-}
-
-#[derive(Deserialize)]
-struct TokenResponse {
-    access_token: String,
-    refresh_token: Option<String>,
-    expires_in: Option<u64>,
-    scope: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct OAuthErrorBody {
-    error: Option<String>,
-    error_description: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -87,7 +49,7 @@ impl OAuth {
             return Err(AuthError::PkceNotSupported { issuer: session.issuer.clone() });
         }
         let endpoint = endpoint_url(metadata.authorization_endpoint.as_deref(), "authorization_endpoint")?;
-        let client = self.client_identity(session, &redirect_uri).await?;
+        let client = self.client_identity(session).await?;
 
         let verifier = Secret::new(random_string(32)?);
         let state = random_string(16)?;
@@ -96,7 +58,7 @@ impl OAuth {
             let mut query = url.query_pairs_mut();
             query
                 .append_pair("response_type", "code")
-                .append_pair("client_id", &client.client_id)
+                .append_pair("client_id", client.client_id().unwrap_or_default())
                 .append_pair("redirect_uri", redirect_uri.as_str())
                 .append_pair("code_challenge", &pkce_challenge(verifier.expose()))
                 .append_pair("code_challenge_method", "S256")
@@ -110,7 +72,7 @@ impl OAuth {
         let redirect = authorizer.authorize(url).await?;
         let code = check_redirect(&redirect, session, &state)?;
         let grant = Grant::AuthorizationCode { code, verifier, redirect_uri: redirect_uri.to_string() };
-        let tokens = self.token_request(session, &client, grant, scopes).await?;
+        let tokens = self.token_request(session, &client, &grant, scopes).await?.into_tokens(scopes);
         self.inner.store.save_tokens(&session.resource, &session.issuer, tokens);
         Ok(())
     }
@@ -133,63 +95,58 @@ impl OAuth {
     /// Exchanges the stored refresh token; the new tokens are stored on success.
     pub(crate) async fn refresh(&self, session: &Session, tokens: &StoredTokens) -> Result<(), AuthError> {
         let refresh_token = tokens.refresh_token.clone().ok_or(AuthError::Internal("no refresh token".into()))?;
-        let client = self.client_identity(session, &self.redirect_uri()?).await?;
-        let mut fresh = self
-            .token_request(
-                session,
-                &client,
-                Grant::RefreshToken { refresh_token: refresh_token.clone() },
-                &tokens.scopes,
-            )
-            .await?;
+        let client = self.client_identity(session).await?;
+        let grant = Grant::RefreshToken { refresh_token: refresh_token.clone() };
+        let mut fresh = self.token_request(session, &client, &grant, &tokens.scopes).await?.into_tokens(&tokens.scopes);
         // A server that does not rotate refresh tokens omits the new one.
         fresh.refresh_token = fresh.refresh_token.or(Some(refresh_token));
         self.inner.store.save_tokens(&session.resource, &session.issuer, fresh);
         Ok(())
     }
 
+    /// The pre-registered client, unless it is restricted to another issuer: `private_key_jwt`
+    /// with a configured key, else the secret sent the configured way or the way the server
+    /// supports.
+    pub(crate) fn pre_registered(&self, session: &Session) -> Option<ClientAuth> {
+        let config = &self.inner.config;
+        let client_id = config.client_id.clone()?;
+        if config.client_issuer.as_ref().is_some_and(|issuer| *issuer != session.issuer) {
+            return None;
+        }
+        if let Some(key) = &config.client_key {
+            return Some(ClientAuth::PrivateKeyJwt { client_id, key: key.clone() });
+        }
+        let method = match &config.client_secret {
+            Some(_) => config.client_auth_method.unwrap_or_else(|| secret_method(&session.metadata)),
+            None => TokenEndpointAuthMethod::None,
+        };
+        Some(ClientAuth::with_secret(client_id, config.client_secret.clone(), method))
+    }
+
     /// The client's identity at the session's authorization server, in the order the MCP
     /// specification gives: pre-registered credentials, a Client ID Metadata Document when the
     /// server supports them, a registration made earlier with this issuer, else Dynamic
     /// Client Registration.
-    pub(crate) async fn client_identity(
-        &self,
-        session: &Session,
-        redirect_uri: &Url,
-    ) -> Result<ClientRegistration, AuthError> {
+    pub(crate) async fn client_identity(&self, session: &Session) -> Result<ClientAuth, AuthError> {
         let config = &self.inner.config;
         let metadata = &session.metadata;
-        if let Some(client_id) = &config.client_id
-            && config.client_issuer.as_ref().is_none_or(|issuer| *issuer == session.issuer)
-        {
-            let method = match &config.client_secret {
-                Some(_) => secret_method(metadata),
-                None => TokenEndpointAuthMethod::None,
-            };
-            return Ok(ClientRegistration {
-                client_id: client_id.clone(),
-                client_secret: config.client_secret.clone(),
-                token_endpoint_auth_method: method,
-            });
+        if let Some(client) = self.pre_registered(session) {
+            return Ok(client);
         }
         if metadata.client_id_metadata_document_supported
             && let Some(url) = &config.client_metadata_url
         {
-            return Ok(ClientRegistration {
-                client_id: url.clone(),
-                client_secret: None,
-                token_endpoint_auth_method: TokenEndpointAuthMethod::None,
-            });
+            return Ok(ClientAuth::None { client_id: Some(url.clone()) });
         }
         if let Some(registration) = self.inner.store.registration(&session.issuer) {
-            return Ok(registration);
+            return Ok(registration.into());
         }
         let Some(endpoint) = &metadata.registration_endpoint else {
             return Err(AuthError::NoClientIdentity { issuer: session.issuer.clone() });
         };
-        let registration = self.register(endpoint, metadata, redirect_uri).await?;
+        let registration = self.register(endpoint, metadata, &self.redirect_uri()?).await?;
         self.inner.store.save_registration(&session.issuer, registration.clone());
-        Ok(registration)
+        Ok(registration.into())
     }
 
     /// Dynamic Client Registration (RFC 7591).
@@ -241,57 +198,6 @@ impl OAuth {
         // A secret method without a secret cannot work; fall back to a public client.
         let method = if client_secret.is_none() { TokenEndpointAuthMethod::None } else { method };
         Ok(ClientRegistration { client_id: registered.client_id, client_secret, token_endpoint_auth_method: method })
-    }
-
-    /// The one place token requests are built: the grant's parameters, `resource` (the PRM
-    /// string as published), client authentication, then [`OAuth::decorate_token_request`].
-    pub(crate) async fn token_request(
-        &self,
-        session: &Session,
-        client: &ClientRegistration,
-        grant: Grant,
-        requested_scopes: &[String],
-    ) -> Result<StoredTokens, AuthError> {
-        let endpoint = endpoint_url(session.metadata.token_endpoint.as_deref(), "token_endpoint")?;
-        let mut form = grant.params();
-        form.push(("resource", session.resource.clone()));
-        let mut request = self.inner.http.post(endpoint.clone()).header(ACCEPT, "application/json");
-        match (client.token_endpoint_auth_method, &client.client_secret) {
-            (TokenEndpointAuthMethod::ClientSecretBasic, Some(secret)) => {
-                // RFC 6749 §2.3.1: both parts form-encoded before Basic.
-                request = request.basic_auth(form_encode(&client.client_id), Some(form_encode(secret.expose())));
-            }
-            (TokenEndpointAuthMethod::ClientSecretPost, Some(secret)) => {
-                form.push(("client_id", client.client_id.clone()));
-                form.push(("client_secret", secret.expose().to_owned()));
-            }
-            _ => form.push(("client_id", client.client_id.clone())),
-        }
-        let request = self.decorate_token_request(request.form(&form));
-        tracing::debug!(endpoint = %endpoint, grant = form[0].1, "token request");
-        let response = request.send().await.map_err(|e| AuthError::Http(format!("POST {endpoint}: {e}")))?;
-        let status = response.status();
-        let text = read_text(response).await;
-        if !status.is_success() {
-            let (error, description) = oauth_error(&text);
-            return Err(AuthError::TokenEndpoint { status: status.as_u16(), error, description });
-        }
-        let tokens: TokenResponse = serde_json::from_str(&text)
-            .map_err(|e| AuthError::InvalidMetadata(format!("the token response of {endpoint}: {e}")))?;
-        Ok(StoredTokens {
-            access_token: Secret::new(tokens.access_token),
-            refresh_token: tokens.refresh_token.map(Secret::new),
-            expires_at: tokens.expires_in.map(|s| SystemTime::now() + Duration::from_secs(s)),
-            scopes: match tokens.scope {
-                Some(scope) => scope.split_whitespace().map(str::to_owned).collect(),
-                None => requested_scopes.to_vec(),
-            },
-        })
-    }
-
-    /// Extra headers on token requests (a DPoP proof, later).
-    fn decorate_token_request(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        request
     }
 }
 
@@ -345,20 +251,9 @@ fn application_type(redirect_uri: &Url) -> &'static str {
     if loopback || !matches!(redirect_uri.scheme(), "http" | "https") { "native" } else { "web" }
 }
 
-fn endpoint_url(endpoint: Option<&str>, name: &str) -> Result<Url, AuthError> {
+pub(crate) fn endpoint_url(endpoint: Option<&str>, name: &str) -> Result<Url, AuthError> {
     let endpoint = endpoint.ok_or_else(|| AuthError::InvalidMetadata(format!("the metadata has no {name}")))?;
     Url::parse(endpoint).map_err(|e| AuthError::InvalidMetadata(format!("{name} {endpoint:?} is not a URL: {e}")))
-}
-
-fn form_encode(value: &str) -> String {
-    url::form_urlencoded::byte_serialize(value.as_bytes()).collect()
-}
-
-fn oauth_error(body: &str) -> (Option<String>, Option<String>) {
-    match serde_json::from_str::<OAuthErrorBody>(body) {
-        Ok(error) => (error.error, error.error_description),
-        Err(_) => (None, None),
-    }
 }
 
 /// Reads a response body up to [`MAX_RESPONSE`]; never fails.

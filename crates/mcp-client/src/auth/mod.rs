@@ -22,6 +22,24 @@
 //!    three authorizations per request, then [`AuthError::TooManyAuthorizationAttempts`].
 //!    Refresh tokens are used before asking the user again.
 //!
+//! Extensions (each replaces step 4 after the same discovery, and runs on a 401 the same way):
+//!
+//! * [`OAuthBuilder::client_credentials`]: the client credentials grant (SEP-1046) as the
+//!   pre-registered client, with its secret (Basic or in the body) or, with
+//!   [`OAuthBuilder::client_key`], an ES256 `private_key_jwt` assertion whose audience is the
+//!   issuer (RFC 7523).
+//! * [`OAuthBuilder::enterprise_managed`]: enterprise-managed authorization (SEP-990), the
+//!   user's ID token exchanged at the enterprise IdP (RFC 8693) for an ID-JAG, presented with
+//!   the JWT bearer grant.
+//! * [`OAuthBuilder::jwt_bearer`]: the JWT bearer grant with a workload identity token
+//!   (SEP-1933); one request, an error is returned, never retried with another grant.
+//! * [`OAuthBuilder::dpop`] / [`OAuthBuilder::dpop_key`]: DPoP (RFC 9449, SEP-1932) with any
+//!   grant. Token requests carry a proof; a DPoP-bound token is sent as
+//!   `Authorization: DPoP …` with a fresh proof (`htm`, `htu`, `ath`) on every request (POST,
+//!   GET streams, DELETE). A server's `use_dpop_nonce` demand, at the authorization server or
+//!   the MCP server, is answered by resending once with its nonce, which is then kept for that
+//!   origin.
+//!
 //! The `oauth2` crate was not used: it has no RFC 9728/8414 discovery or RFC 9207 `iss` check,
 //! and it is built on another reqwest major version.
 //!
@@ -42,6 +60,8 @@
 mod authorizer;
 mod discovery;
 mod flow;
+mod grants;
+mod jose;
 mod store;
 
 use std::fmt;
@@ -52,10 +72,13 @@ use reqwest::header::{AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
 use url::Url;
 
 pub use authorizer::{Authorizer, HeadlessAuthorizer, LoopbackAuthorizer};
+pub use jose::{Es256Key, JoseError};
 pub use store::{ClientRegistration, InMemoryTokenStore, Secret, StoredTokens, TokenEndpointAuthMethod, TokenStore};
 
 use crate::error::Error;
 use discovery::{Challenge, ResourceMetadata, ServerMetadata};
+use grants::Unattended;
+use jose::Dpop;
 
 /// Authorization attempts allowed for one request.
 const MAX_AUTHORIZATIONS: u32 = 3;
@@ -189,10 +212,14 @@ struct Config {
     redirect_uri: Option<String>,
     client_id: Option<String>,
     client_secret: Option<Secret>,
+    client_auth_method: Option<TokenEndpointAuthMethod>,
+    client_key: Option<Arc<Es256Key>>,
     client_issuer: Option<String>,
     client_metadata_url: Option<String>,
     scopes: Vec<String>,
     protocol_version: String,
+    /// A grant used instead of the authorization code flow.
+    unattended: Option<Unattended>,
 }
 
 struct Inner {
@@ -200,6 +227,8 @@ struct Inner {
     store: Arc<dyn TokenStore>,
     authorizer: Option<Arc<dyn Authorizer>>,
     http: reqwest::Client,
+    /// The DPoP key and the nonces servers handed out, when DPoP is on.
+    dpop: Option<Dpop>,
     session: Mutex<Option<Session>>,
     /// One flow at a time: concurrent requests that hit a challenge wait and reuse its token.
     flow: tokio::sync::Mutex<()>,
@@ -216,6 +245,7 @@ impl fmt::Debug for OAuth {
         f.debug_struct("OAuth")
             .field("config", &self.inner.config)
             .field("authorizer", &self.inner.authorizer.is_some())
+            .field("dpop", &self.inner.dpop)
             .finish_non_exhaustive()
     }
 }
@@ -226,11 +256,12 @@ pub struct OAuthBuilder {
     store: Arc<dyn TokenStore>,
     authorizer: Option<Arc<dyn Authorizer>>,
     http: Option<reqwest::Client>,
+    dpop: Option<Option<Es256Key>>,
 }
 
 impl fmt::Debug for OAuthBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OAuthBuilder").field("config", &self.config).finish_non_exhaustive()
+        f.debug_struct("OAuthBuilder").field("config", &self.config).field("dpop", &self.dpop).finish_non_exhaustive()
     }
 }
 
@@ -256,6 +287,73 @@ impl OAuthBuilder {
     /// The pre-registered client's secret.
     pub fn client_secret(mut self, secret: impl Into<Secret>) -> Self {
         self.config.client_secret = Some(secret.into());
+        self
+    }
+
+    /// How the pre-registered client sends its secret (default: Basic when the server supports
+    /// it, else in the body).
+    pub fn client_auth_method(mut self, method: TokenEndpointAuthMethod) -> Self {
+        self.config.client_auth_method = Some(method);
+        self
+    }
+
+    /// Authenticates the pre-registered client with `private_key_jwt` (RFC 7523 §2.2): a
+    /// fresh ES256 assertion signed with `key` on every token request, `iss` and `sub` the
+    /// client id, `aud` the authorization server's issuer. Used instead of a client secret.
+    /// Read a PEM key with [`Es256Key::from_pem`].
+    pub fn client_key(mut self, key: Es256Key) -> Self {
+        self.config.client_key = Some(Arc::new(key));
+        self
+    }
+
+    /// Gets tokens with the client credentials grant (SEP-1046) instead of asking a user:
+    /// the pre-registered [`client_id`](Self::client_id) with its
+    /// [`client_secret`](Self::client_secret) or [`client_key`](Self::client_key).
+    pub fn client_credentials(mut self) -> Self {
+        self.config.unattended = Some(Unattended::ClientCredentials);
+        self
+    }
+
+    /// Enterprise-managed authorization (SEP-990) instead of asking a user: the user's
+    /// `id_token` from the enterprise IdP is exchanged at `idp_token_endpoint`, as the public
+    /// client `idp_client_id`, for an Identity Assertion JWT Authorization Grant (RFC 8693,
+    /// `audience` the authorization server's issuer, `resource` the protected resource), which
+    /// is then presented with the JWT bearer grant (RFC 7523) as the pre-registered
+    /// [`client_id`](Self::client_id) with its secret or key.
+    pub fn enterprise_managed(
+        mut self,
+        idp_token_endpoint: impl Into<String>,
+        idp_client_id: impl Into<String>,
+        id_token: impl Into<Secret>,
+    ) -> Self {
+        self.config.unattended = Some(Unattended::EnterpriseManaged {
+            idp_token_endpoint: idp_token_endpoint.into(),
+            idp_client_id: idp_client_id.into(),
+            id_token: id_token.into(),
+        });
+        self
+    }
+
+    /// The JWT bearer grant (RFC 7523 §2.1) with `assertion`, e.g. a workload identity token
+    /// whose audience is the authorization server's issuer (SEP-1933), instead of asking a
+    /// user. The [`client_id`](Self::client_id), if set, is sent along. One token request per
+    /// challenge: an error is returned, never retried nor followed by another grant.
+    pub fn jwt_bearer(mut self, assertion: impl Into<Secret>) -> Self {
+        self.config.unattended = Some(Unattended::JwtBearer { assertion: assertion.into() });
+        self
+    }
+
+    /// DPoP (RFC 9449) with a key generated when the [`OAuth`] is built: every token request
+    /// carries a proof, and a DPoP-bound token goes out as `Authorization: DPoP …` with a
+    /// fresh proof on every request.
+    pub fn dpop(mut self, enabled: bool) -> Self {
+        self.dpop = enabled.then_some(None);
+        self
+    }
+
+    /// DPoP (RFC 9449) with this key.
+    pub fn dpop_key(mut self, key: Es256Key) -> Self {
+        self.dpop = Some(Some(key));
         self
     }
 
@@ -304,6 +402,9 @@ impl OAuthBuilder {
         self
     }
 
+    /// # Panics
+    ///
+    /// With [`dpop(true)`](Self::dpop), if the operating system has no randomness for the key.
     pub fn build(self) -> OAuth {
         let http = self.http.unwrap_or_else(|| {
             reqwest::Client::builder()
@@ -318,6 +419,11 @@ impl OAuthBuilder {
                 store: self.store,
                 authorizer: self.authorizer,
                 http,
+                dpop: self.dpop.map(|key| {
+                    Dpop::with_key(key.unwrap_or_else(|| {
+                        Es256Key::generate().expect("the operating system's random number generator failed")
+                    }))
+                }),
                 session: Mutex::new(None),
                 flow: tokio::sync::Mutex::new(()),
             }),
@@ -331,6 +437,8 @@ struct Operation {
     challenges: u32,
     authorizations: u32,
     refreshed: bool,
+    /// A `use_dpop_nonce` challenge of the MCP server was answered.
+    nonce_resent: bool,
 }
 
 impl OAuth {
@@ -341,14 +449,18 @@ impl OAuth {
                 redirect_uri: None,
                 client_id: None,
                 client_secret: None,
+                client_auth_method: None,
+                client_key: None,
                 client_issuer: None,
                 client_metadata_url: None,
                 scopes: Vec::new(),
                 protocol_version: "2026-07-28".into(),
+                unattended: None,
             },
             store: Arc::new(InMemoryTokenStore::new()),
             authorizer: None,
             http: None,
+            dpop: None,
         }
     }
 
@@ -378,11 +490,20 @@ impl OAuth {
                 .try_clone()
                 .ok_or_else(|| Error::transport(format!("{what}: a streaming body cannot be sent again")))?;
             let used = self.bearer().await;
-            if let Some(token) = &used {
-                self.add_headers(&mut attempt, token)?;
+            if let Some(tokens) = &used {
+                self.add_headers(&mut attempt, tokens)?;
             }
             let response = client.execute(attempt).await.map_err(|e| Error::transport_with(what.to_owned(), e))?;
             let status = response.status().as_u16();
+            if let (Some(dpop), Some(StoredTokens { dpop: true, .. })) = (&self.inner.dpop, &used) {
+                dpop.remember_nonce_from(request.url().as_str(), response.headers());
+                // A nonce demand is not a reason to authorize again: resend once with it.
+                if !operation.nonce_resent && jose::resource_nonce_challenge(status, response.headers()).is_some() {
+                    tracing::debug!("the server wants a DPoP nonce; sending it");
+                    operation.nonce_resent = true;
+                    continue;
+                }
+            }
             if status != 401 && status != 403 {
                 return Ok(response);
             }
@@ -393,26 +514,38 @@ impl OAuth {
                 return Ok(response);
             }
             tracing::debug!(status, scope = ?challenge.scope, "authorization challenge");
+            let used = used.map(|tokens| tokens.access_token);
             self.on_challenge(server, &challenge, used.as_ref(), &mut operation).await.map_err(Error::Auth)?;
         }
     }
 
-    /// The one place per-request authorization headers are added.
-    fn add_headers(&self, request: &mut reqwest::Request, token: &Secret) -> Result<(), Error> {
-        let mut value = HeaderValue::try_from(format!("Bearer {}", token.expose())).map_err(|_| {
-            Error::Auth(AuthError::InvalidMetadata("the access token is not a valid header value".into()))
-        })?;
+    /// The one place per-request authorization headers are added: `Bearer`, or for a
+    /// DPoP-bound token `DPoP` with a fresh proof for this method and URL.
+    fn add_headers(&self, request: &mut reqwest::Request, tokens: &StoredTokens) -> Result<(), Error> {
+        let invalid = || Error::Auth(AuthError::InvalidMetadata("the access token is not a valid header value".into()));
+        let authorization = match (&self.inner.dpop, tokens.dpop) {
+            (Some(dpop), true) => {
+                let (authorization, proof) = dpop
+                    .resource_headers(request.method().as_str(), request.url().as_str(), &tokens.access_token)
+                    .map_err(|e| Error::Auth(AuthError::Internal(format!("DPoP proof: {e}"))))?;
+                let proof = HeaderValue::try_from(proof).map_err(|_| invalid())?;
+                request.headers_mut().insert(jose::DPOP_HEADER, proof);
+                authorization
+            }
+            _ => Secret::new(format!("Bearer {}", tokens.access_token.expose())),
+        };
+        let mut value = HeaderValue::try_from(authorization.expose()).map_err(|_| invalid())?;
         value.set_sensitive(true);
         request.headers_mut().insert(AUTHORIZATION, value);
         Ok(())
     }
 
-    /// The access token to send, refreshed first when it is about to expire.
-    async fn bearer(&self) -> Option<Secret> {
+    /// The tokens to send, refreshed first when the access token is about to expire.
+    async fn bearer(&self) -> Option<StoredTokens> {
         let session = self.session()?;
         let tokens = self.inner.store.tokens(&session.resource, &session.issuer)?;
         if !(tokens.expires_within(EXPIRY_MARGIN) && tokens.refresh_token.is_some()) {
-            return Some(tokens.access_token);
+            return Some(tokens);
         }
         let _flow = self.inner.flow.lock().await;
         // Another request may have refreshed while this one waited.
@@ -420,11 +553,11 @@ impl OAuth {
         if tokens.expires_within(EXPIRY_MARGIN) && tokens.refresh_token.is_some() {
             if let Err(e) = self.refresh(&session, &tokens).await {
                 tracing::debug!(error = %e, "refreshing the expiring token failed");
-                return Some(tokens.access_token);
+                return Some(tokens);
             }
-            return self.inner.store.tokens(&session.resource, &session.issuer).map(|t| t.access_token);
+            return self.inner.store.tokens(&session.resource, &session.issuer);
         }
-        Some(tokens.access_token)
+        Some(tokens)
     }
 
     /// Does what a challenge asks: rediscovers the authorization server (it may have
@@ -463,7 +596,10 @@ impl OAuth {
         operation.authorizations += 1;
         let granted = stored.map(|t| t.scopes).unwrap_or_default();
         let scopes = self.select_scopes(&session, challenge, &granted);
-        self.authorize(&session, &scopes).await
+        match &self.inner.config.unattended {
+            Some(unattended) => self.obtain_unattended(&session, unattended, &scopes).await,
+            None => self.authorize(&session, &scopes).await,
+        }
     }
 
     /// The scopes to ask for: the challenge's, else the PRM `scopes_supported`, else none;

@@ -58,6 +58,10 @@ pub struct StoredTokens {
     pub expires_at: Option<SystemTime>,
     /// The scopes granted (the token response's `scope`, else the scopes requested).
     pub scopes: Vec<String>,
+    /// The access token is DPoP-bound (`token_type` `DPoP`, RFC 9449): it is sent as
+    /// `Authorization: DPoP …` with a proof of the key it is bound to.
+    #[serde(default)]
+    pub dpop: bool,
 }
 
 impl StoredTokens {

@@ -1,5 +1,7 @@
-//! A mock protected MCP server (2026-07-28, stateless) and a mock OAuth authorization server on
-//! 127.0.0.1, configurable per test and recording every request they see.
+//! A mock protected MCP server (2026-07-28 stateless, or a 2025-11-25 session) and a mock OAuth
+//! authorization server on 127.0.0.1, configurable per test and recording every request they
+//! see. Both verify DPoP proofs and the authorization server verifies `private_key_jwt` client
+//! assertions (ES256, with `p256`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -8,11 +10,17 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD as B64URL};
+use p256::ecdsa::signature::Verifier as _;
+use p256::ecdsa::{Signature, VerifyingKey};
 use serde_json::{Value, json};
+use sha2::Digest as _;
 
 /// One request a mock saw.
 #[derive(Debug, Clone)]
 pub struct Seen {
+    pub method: Method,
     pub path: String,
     pub query: Vec<(String, String)>,
     pub headers: HeaderMap,
@@ -35,8 +43,103 @@ impl Seen {
 
 pub type Log = Arc<Mutex<Vec<Seen>>>;
 
-/// Access tokens issued by any mock authorization server: token → (issuer, scopes).
-pub type Issued = Arc<Mutex<HashMap<String, (String, Vec<String>)>>>;
+/// Access tokens issued by any mock authorization server.
+pub type Issued = Arc<Mutex<HashMap<String, IssuedToken>>>;
+
+#[derive(Debug, Clone)]
+pub struct IssuedToken {
+    pub issuer: String,
+    pub scopes: Vec<String>,
+    /// The thumbprint of the DPoP key the token is bound to.
+    pub jkt: Option<String>,
+}
+
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+
+fn now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+}
+
+fn decode_part(part: &str) -> Result<Value, String> {
+    let bytes = B64URL.decode(part).map_err(|e| format!("base64url: {e}"))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("JSON: {e}"))
+}
+
+/// Checks a compact ES256 JWS with `key`; returns (header, claims).
+pub fn verify_jws(jws: &str, key: &VerifyingKey) -> Result<(Value, Value), String> {
+    let parts: Vec<&str> = jws.split('.').collect();
+    let [header, claims, signature] = parts[..] else { return Err("not a compact JWS".into()) };
+    let signature = B64URL.decode(signature).map_err(|e| format!("signature: {e}"))?;
+    let signature = Signature::from_slice(&signature).map_err(|e| format!("signature: {e}"))?;
+    key.verify(format!("{header}.{claims}").as_bytes(), &signature).map_err(|_| "bad signature".to_owned())?;
+    let header = decode_part(header)?;
+    if header["alg"] != "ES256" {
+        return Err(format!("alg {}", header["alg"]));
+    }
+    Ok((header, decode_part(claims)?))
+}
+
+/// The P-256 public key of a JWK.
+pub fn jwk_key(jwk: &Value) -> Result<VerifyingKey, String> {
+    if jwk["kty"] != "EC" || jwk["crv"] != "P-256" || jwk.get("d").is_some() {
+        return Err(format!("not a public P-256 JWK: {jwk}"));
+    }
+    let mut sec1 = vec![4u8];
+    for c in ["x", "y"] {
+        sec1.extend(B64URL.decode(jwk[c].as_str().unwrap_or_default()).map_err(|e| format!("{c}: {e}"))?);
+    }
+    VerifyingKey::from_sec1_bytes(&sec1).map_err(|e| format!("jwk: {e}"))
+}
+
+/// RFC 7638 thumbprint of an EC JWK.
+pub fn thumbprint(jwk: &Value) -> String {
+    let canonical = format!(
+        r#"{{"crv":"{}","kty":"EC","x":"{}","y":"{}"}}"#,
+        jwk["crv"].as_str().unwrap(),
+        jwk["x"].as_str().unwrap(),
+        jwk["y"].as_str().unwrap()
+    );
+    B64URL.encode(sha2::Sha256::digest(canonical.as_bytes()))
+}
+
+/// Validates a DPoP proof (RFC 9449 §4.3) for `method url`, with `ath` for `access_token`;
+/// returns the key's thumbprint and the claims.
+pub fn verify_dpop(
+    proof: &str,
+    method: &str,
+    url: &str,
+    access_token: Option<&str>,
+) -> Result<(String, Value), String> {
+    let header = decode_part(proof.split('.').next().unwrap_or_default())?;
+    if header["typ"] != "dpop+jwt" {
+        return Err(format!("typ {}", header["typ"]));
+    }
+    let (_, claims) = verify_jws(proof, &jwk_key(&header["jwk"])?)?;
+    if claims["htm"] != method {
+        return Err(format!("htm {} for {method}", claims["htm"]));
+    }
+    if claims["htu"] != url {
+        return Err(format!("htu {} for {url}", claims["htu"]));
+    }
+    if !claims["jti"].is_string() {
+        return Err("no jti".into());
+    }
+    if claims["iat"].as_i64().is_none_or(|iat| (iat - now()).abs() > 60) {
+        return Err(format!("iat {}", claims["iat"]));
+    }
+    let ath = access_token.map(|t| B64URL.encode(sha2::Sha256::digest(t.as_bytes())));
+    if claims.get("ath").and_then(Value::as_str) != ath.as_deref() {
+        return Err(format!("ath {:?}, expected {ath:?}", claims.get("ath")));
+    }
+    Ok((thumbprint(&header["jwk"]), claims))
+}
+
+fn with_header(mut response: Response, name: &'static str, value: &str) -> Response {
+    response.headers_mut().insert(name, value.parse().unwrap());
+    response
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Iss {
@@ -68,6 +171,17 @@ pub struct AsConfig {
     pub wrong_state: bool,
     /// Access tokens are `<prefix>-<n>`.
     pub token_prefix: String,
+    /// Client authentication every token request must carry: HTTP Basic with these.
+    pub basic: Option<(String, String)>,
+    /// Client authentication every token request must carry: a `private_key_jwt` assertion
+    /// signed with this key (`iss` = `sub` = `client_id`, `aud` = the issuer).
+    pub client_key: Option<VerifyingKey>,
+    /// Advertise DPoP and bind tokens to the key of a valid proof.
+    pub dpop: bool,
+    /// Demand this nonce in DPoP proofs (400 `use_dpop_nonce` without it).
+    pub dpop_nonce: Option<String>,
+    /// Refuse the JWT bearer grant (400 `invalid_grant`).
+    pub refuse_jwt_bearer: bool,
 }
 
 impl Default for AsConfig {
@@ -88,6 +202,11 @@ impl Default for AsConfig {
             registered_method: None,
             wrong_state: false,
             token_prefix: "access".into(),
+            basic: None,
+            client_key: None,
+            dpop: false,
+            dpop_nonce: None,
+            refuse_jwt_bearer: false,
         }
     }
 }
@@ -138,7 +257,7 @@ impl AuthServer {
     }
 }
 
-fn record(log: &Log, uri: &Uri, headers: HeaderMap, body: &Bytes) -> Seen {
+fn record(log: &Log, method: &Method, uri: &Uri, headers: HeaderMap, body: &Bytes) -> Seen {
     let query =
         uri.query().map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default();
     let json: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
@@ -151,7 +270,7 @@ fn record(log: &Log, uri: &Uri, headers: HeaderMap, body: &Bytes) -> Seen {
             })
             .unwrap_or_default()
     };
-    let seen = Seen { path: uri.path().to_owned(), query, headers, form, json };
+    let seen = Seen { method: method.clone(), path: uri.path().to_owned(), query, headers, form, json };
     log.lock().unwrap().push(seen.clone());
     seen
 }
@@ -175,7 +294,7 @@ async fn as_handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let seen = record(&state.log, &uri, headers, &body);
+    let seen = record(&state.log, &method, &uri, headers, &body);
     let config = &state.config;
     let prefix = format!("{}{}", state.base, config.issuer_path);
     let issuer = prefix.clone();
@@ -206,6 +325,9 @@ async fn as_handle(
             if let Some(scopes) = &config.scopes_supported {
                 doc["scopes_supported"] = json!(scopes);
             }
+            if config.dpop {
+                doc["dpop_signing_alg_values_supported"] = json!(["ES256"]);
+            }
             json_response(StatusCode::OK, doc)
         }
         (Method::GET, "/authorize") => {
@@ -232,7 +354,48 @@ async fn as_handle(
                 .unwrap()
         }
         (Method::POST, "/token") => {
+            let refuse = |status: StatusCode, error: &str, description: String| {
+                json_response(status, json!({"error": error, "error_description": description}))
+            };
+            if let Some((id, secret)) = &config.basic {
+                let expected = format!("Basic {}", STANDARD.encode(format!("{id}:{secret}")));
+                if seen.header("authorization") != Some(expected.as_str()) {
+                    return refuse(StatusCode::UNAUTHORIZED, "invalid_client", "bad Basic credentials".into());
+                }
+            }
+            if let Some(key) = &config.client_key
+                && let Err(e) = check_client_assertion(&seen, key, &issuer)
+            {
+                return refuse(StatusCode::UNAUTHORIZED, "invalid_client", e);
+            }
+            let mut jkt = None;
+            if let Some(proof) = seen.header("dpop") {
+                let (thumbprint, claims) = match verify_dpop(proof, "POST", &format!("{prefix}/token"), None) {
+                    Ok(verified) => verified,
+                    Err(e) => return refuse(StatusCode::BAD_REQUEST, "invalid_dpop_proof", e),
+                };
+                if let Some(nonce) = &config.dpop_nonce
+                    && claims["nonce"] != nonce.as_str()
+                {
+                    let response = refuse(StatusCode::BAD_REQUEST, "use_dpop_nonce", "nonce required".into());
+                    return with_header(response, "dpop-nonce", nonce);
+                }
+                jkt = config.dpop.then_some(thumbprint);
+            }
+            let requested = || seen.param("scope").unwrap_or("").split_whitespace().map(str::to_owned).collect();
             let scopes = match seen.param("grant_type") {
+                Some("client_credentials") => Some(requested()),
+                Some(JWT_BEARER) if config.refuse_jwt_bearer => {
+                    return refuse(StatusCode::BAD_REQUEST, "invalid_grant", "assertion refused".into());
+                }
+                Some(JWT_BEARER) => Some(requested()),
+                Some(TOKEN_EXCHANGE) => {
+                    let id_jag = format!("id-jag-{}", next());
+                    return json_response(
+                        StatusCode::OK,
+                        json!({"access_token": id_jag, "issued_token_type": ID_JAG, "token_type": "N_A"}),
+                    );
+                }
                 Some("authorization_code") => {
                     state.codes.lock().unwrap().get(seen.param("code").unwrap_or("")).cloned()
                 }
@@ -249,8 +412,10 @@ async fn as_handle(
             };
             let n = next();
             let token = format!("{}-{n}", config.token_prefix);
-            state.issued.lock().unwrap().insert(token.clone(), (issuer.clone(), scopes.clone()));
-            let mut answer = json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600});
+            let token_type = if jkt.is_some() { "DPoP" } else { "Bearer" };
+            let issued = IssuedToken { issuer: issuer.clone(), scopes: scopes.clone(), jkt };
+            state.issued.lock().unwrap().insert(token.clone(), issued);
+            let mut answer = json!({"access_token": token, "token_type": token_type, "expires_in": 3600});
             if !scopes.is_empty() {
                 answer["scope"] = json!(scopes.join(" "));
             }
@@ -276,6 +441,25 @@ async fn as_handle(
     }
 }
 
+/// A `private_key_jwt` client assertion (RFC 7523 §2.2, §3) for the issuer.
+fn check_client_assertion(seen: &Seen, key: &VerifyingKey, issuer: &str) -> Result<(), String> {
+    if seen.param("client_assertion_type") != Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer") {
+        return Err("client_assertion_type".into());
+    }
+    let (_, claims) = verify_jws(seen.param("client_assertion").ok_or("no client_assertion")?, key)?;
+    let client_id = seen.param("client_id").ok_or("no client_id")?;
+    if claims["iss"] != client_id || claims["sub"] != client_id {
+        return Err(format!("iss {} sub {}", claims["iss"], claims["sub"]));
+    }
+    if claims["aud"] != issuer {
+        return Err(format!("aud {} is not the issuer {issuer}", claims["aud"]));
+    }
+    if claims["exp"].as_i64().is_none_or(|exp| exp < now()) || !claims["jti"].is_string() {
+        return Err("exp or jti".into());
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone)]
 pub struct RsConfig {
     /// Where the protected resource metadata is served (`None`: nowhere).
@@ -296,6 +480,10 @@ pub struct RsConfig {
     pub single_use_tokens: bool,
     /// After the first authorized request, the PRM names this issuer and only its tokens pass.
     pub migrate_to: Option<String>,
+    /// Accept only DPoP-bound tokens with valid proofs (`DPoP` challenges).
+    pub dpop: bool,
+    /// Demand this nonce in DPoP proofs (401 `use_dpop_nonce` without it).
+    pub dpop_nonce: Option<String>,
 }
 
 impl RsConfig {
@@ -312,6 +500,8 @@ impl RsConfig {
             always_forbidden: None,
             single_use_tokens: false,
             migrate_to: None,
+            dpop: false,
+            dpop_nonce: None,
         }
     }
 }
@@ -324,11 +514,15 @@ struct RsState {
     log: Log,
     issued: Issued,
     used: Arc<Mutex<Vec<String>>>,
+    jtis: Arc<Mutex<Vec<String>>>,
+    dpop_errors: Arc<Mutex<Vec<String>>>,
 }
 
 pub struct McpServer {
     pub url: String,
     pub log: Log,
+    /// Why DPoP proofs were rejected.
+    pub dpop_errors: Arc<Mutex<Vec<String>>>,
 }
 
 impl McpServer {
@@ -337,6 +531,7 @@ impl McpServer {
         let base = format!("http://{}", listener.local_addr().unwrap());
         let url = format!("{base}/mcp");
         let log = Log::default();
+        let dpop_errors: Arc<Mutex<Vec<String>>> = Default::default();
         let state = RsState {
             url: url.clone(),
             base,
@@ -344,10 +539,12 @@ impl McpServer {
             log: log.clone(),
             issued: issued.clone(),
             used: Default::default(),
+            jtis: Default::default(),
+            dpop_errors: dpop_errors.clone(),
         };
         let app = axum::Router::new().fallback(rs_handle).with_state(state);
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        McpServer { url, log }
+        McpServer { url, log, dpop_errors }
     }
 
     pub fn paths(&self) -> Vec<String> {
@@ -368,10 +565,10 @@ async fn rs_handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let seen = record(&state.log, &uri, headers, &body);
+    let seen = record(&state.log, &method, &uri, headers, &body);
     let config = state.config.lock().unwrap().clone();
     let prm_url = config.prm_path.as_ref().map(|p| format!("{}{p}", state.base));
-    if method == Method::GET {
+    if method == Method::GET && seen.path != "/mcp" {
         if config.prm_path.as_deref() == Some(seen.path.as_str()) {
             let mut doc = json!({
                 "resource": match (&config.resource, config.origin_resource) {
@@ -391,8 +588,9 @@ async fn rs_handle(
     if seen.path != "/mcp" {
         return not_found();
     }
+    let scheme = if config.dpop { "DPoP" } else { "Bearer" };
     let challenge = |error: &str, scope: Option<&str>| {
-        let mut value = format!("Bearer error=\"{error}\"");
+        let mut value = format!("{scheme} error=\"{error}\"");
         if let Some(scope) = scope {
             value.push_str(&format!(", scope=\"{scope}\""));
         }
@@ -415,14 +613,47 @@ async fn rs_handle(
             .body(Body::from(r#"{"error":"insufficient_scope"}"#))
             .unwrap()
     };
-    let Some(token) = seen.header("authorization").and_then(|v| v.strip_prefix("Bearer ")) else {
+    let Some(token) = seen.header("authorization").and_then(|v| v.strip_prefix(&format!("{scheme} "))) else {
         return unauthorized();
     };
-    let Some((issuer, scopes)) = state.issued.lock().unwrap().get(token).cloned() else {
+    let Some(IssuedToken { issuer, scopes, jkt }) = state.issued.lock().unwrap().get(token).cloned() else {
         return unauthorized();
     };
     if issuer != config.authorization_server {
         return unauthorized();
+    }
+    if config.dpop {
+        let proof = seen.header("dpop").unwrap_or_default();
+        let verified = verify_dpop(proof, method.as_str(), &state.url, Some(token)).and_then(|(thumbprint, claims)| {
+            if Some(&thumbprint) != jkt.as_ref() {
+                return Err(format!("proof key {thumbprint} is not the token's {jkt:?}"));
+            }
+            let jti = claims["jti"].as_str().unwrap().to_owned();
+            let mut jtis = state.jtis.lock().unwrap();
+            if jtis.contains(&jti) {
+                return Err(format!("jti {jti} replayed"));
+            }
+            jtis.push(jti);
+            Ok(claims)
+        });
+        let claims = match verified {
+            Ok(claims) => claims,
+            Err(e) => {
+                state.dpop_errors.lock().unwrap().push(e);
+                return unauthorized();
+            }
+        };
+        if let Some(nonce) = &config.dpop_nonce
+            && claims["nonce"] != nonce.as_str()
+        {
+            let response = Response::builder()
+                .status(StatusCode::UNAUTHORIZED)
+                .header("www-authenticate", challenge("use_dpop_nonce", None))
+                .header("dpop-nonce", nonce)
+                .body(Body::from(r#"{"error":"use_dpop_nonce"}"#))
+                .unwrap();
+            return response;
+        }
     }
     if config.single_use_tokens {
         let mut used = state.used.lock().unwrap();
@@ -444,8 +675,23 @@ async fn rs_handle(
         live.authorization_server = next.clone();
         live.migrate_to = None;
     }
+    // The 2025-11-25 session: no standalone stream, DELETE ends the session.
+    match method {
+        Method::GET => return Response::builder().status(StatusCode::METHOD_NOT_ALLOWED).body(Body::empty()).unwrap(),
+        Method::DELETE => return Response::builder().status(StatusCode::OK).body(Body::empty()).unwrap(),
+        _ => {}
+    }
     let id = seen.json["id"].clone();
+    if id.is_null() {
+        return Response::builder().status(StatusCode::ACCEPTED).body(Body::empty()).unwrap();
+    }
     let result = match seen.rpc() {
+        "initialize" => {
+            let result = json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "protected", "version": "1"}});
+            let response = json_response(StatusCode::OK, json!({"jsonrpc": "2.0", "id": id, "result": result}));
+            return with_header(response, "mcp-session-id", "session-1");
+        }
         "server/discover" => json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
             "capabilities": {"tools": {}}, "ttlMs": 0, "cacheScope": "public",
             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "protected", "version": "1"}}}),
