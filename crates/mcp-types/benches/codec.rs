@@ -7,6 +7,9 @@
 //!
 //! Decoding is `serde_json::from_slice::<T>` vs `serde_json::from_slice::<Value>`; encoding is
 //! `serde_json::to_vec` of an already decoded typed value vs of the already decoded `Value`.
+//!
+//! For instruction counts, `CODEC_PROFILE=<case>/<decode|encode>/<typed|Value>/<iterations>`
+//! runs one closure only (see [`profile`]), e.g. under `valgrind --tool=callgrind`.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -696,10 +699,38 @@ fn summary_table() -> String {
     out
 }
 
+/// `CODEC_PROFILE=<case>/<decode|encode>/<typed|Value>[/<iterations>]` (case: its index in the
+/// table, from 0) runs only that closure, for `valgrind --tool=callgrind` instruction counts where
+/// wall-clock noise hides a difference. Iterations default to 1; subtract a run with 0 to leave
+/// out the setup.
+fn profile(spec: &str) {
+    let parts: Vec<&str> = spec.split('/').collect();
+    let (case, op, side) = match parts[..] {
+        [case, op, side] | [case, op, side, _] => (case, op, side),
+        _ => panic!("CODEC_PROFILE: expected <case>/<decode|encode>/<typed|Value>[/<iterations>]"),
+    };
+    let case = &cases()[case.parse::<usize>().expect("case index")];
+    let iterations: u32 = parts.get(3).map_or(1, |n| n.parse().expect("iterations"));
+    let f: &dyn Fn() = match (op, side) {
+        ("decode", "typed") => &|| case.decode_typed(),
+        ("decode", "Value") => &|| case.decode_value(),
+        ("encode", "typed") => &|| case.encode_typed(),
+        ("encode", "Value") => &|| case.encode_value(),
+        _ => panic!("CODEC_PROFILE: unknown operation {op}/{side}"),
+    };
+    for _ in 0..iterations {
+        f();
+    }
+    eprintln!("profiled {} {op}/{side} x{iterations}", case.name);
+}
+
 fn main() {
     let started = Instant::now();
     // Build and verify every input before any measurement.
     let cases = cases();
+    if let Ok(spec) = std::env::var("CODEC_PROFILE") {
+        return profile(&spec);
+    }
     codec();
     // `cargo test --benches` runs this binary without `--bench`: criterion then only checks each
     // benchmark once, and the summary would take time for nothing.

@@ -5,6 +5,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use serde::de::{self, Deserialize as _, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
 /// An object key, borrowed from the input when possible.
@@ -102,6 +103,16 @@ impl<'de, T: VisitObject> Visitor<'de> for InPlace<'_, T> {
         *self.0 = Some(T::visit_object(map)?);
         Ok(())
     }
+}
+
+/// Writes the unknown members kept in `extra`: one instance shared by every struct, called only
+/// when there are some (an empty map costs one check, not an iterator).
+#[inline(never)]
+pub fn extra<M: SerializeMap>(map: &mut M, extra: &Map<String, Value>) -> Result<(), M::Error> {
+    for (key, value) in extra {
+        map.serialize_entry(key, value)?;
+    }
+    Ok(())
 }
 
 /// A member value read ahead of a discriminator. Strings stay borrowed from the input and numbers

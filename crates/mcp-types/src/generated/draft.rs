@@ -64,8 +64,8 @@ impl ::serde::Serialize for Annotations {
         if let ::std::option::Option::Some(value) = &self.priority {
             map.serialize_entry("priority", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -207,8 +207,8 @@ impl ::serde::Serialize for AudioContent {
         }
         map.serialize_entry("data", &self.data)?;
         map.serialize_entry("mimeType", &self.mime_type)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -380,8 +380,8 @@ impl ::serde::Serialize for BaseMetadata {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -503,8 +503,8 @@ impl ::serde::Serialize for BlobResourceContents {
             map.serialize_entry("mimeType", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -668,8 +668,8 @@ impl ::serde::Serialize for BooleanSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -863,8 +863,8 @@ impl ::serde::Serialize for CacheableResult {
         if let ::std::option::Option::Some(value) = &self.ttl_ms {
             map.serialize_entry("ttlMs", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1005,8 +1005,8 @@ impl ::serde::Serialize for CallToolRequest {
         map.serialize_entry("method", &"tools/call")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1182,8 +1182,8 @@ impl ::serde::Serialize for CallToolRequestParams {
         if let ::std::option::Option::Some(value) = &self.request_state {
             map.serialize_entry("requestState", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1403,8 +1403,8 @@ impl ::serde::Serialize for CallToolResult {
         if let ::std::option::Option::Some(value) = &self.structured_content {
             map.serialize_entry("structuredContent", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1676,8 +1676,8 @@ impl ::serde::Serialize for CallToolResultResponse {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1826,8 +1826,8 @@ impl ::serde::Serialize for CancelledNotification {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/cancelled")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1992,8 +1992,8 @@ impl ::serde::Serialize for CancelledNotificationParams {
             map.serialize_entry("reason", value)?;
         }
         map.serialize_entry("requestId", &self.request_id)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2132,8 +2132,8 @@ impl ::serde::Serialize for ElicitationCapability {
         if let ::std::option::Option::Some(value) = &self.url {
             map.serialize_entry("url", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2245,8 +2245,8 @@ impl ::serde::Serialize for SamplingCapability {
         if let ::std::option::Option::Some(value) = &self.tools {
             map.serialize_entry("tools", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2394,8 +2394,8 @@ impl ::serde::Serialize for ClientCapabilities {
         if let ::std::option::Option::Some(value) = &self.sampling {
             map.serialize_entry("sampling", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2879,8 +2879,8 @@ impl ::serde::Serialize for CompleteRequest {
         map.serialize_entry("method", &"completion/complete")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3035,8 +3035,8 @@ impl ::serde::Serialize for CompleteRequestParamsArgument {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("value", &self.value)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3157,8 +3157,8 @@ impl ::serde::Serialize for CompleteRequestParamsContext {
         if let ::std::option::Option::Some(value) = &self.arguments {
             map.serialize_entry("arguments", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3348,8 +3348,8 @@ impl ::serde::Serialize for CompleteRequestParams {
             map.serialize_entry("context", value)?;
         }
         map.serialize_entry("ref", &self.r#ref)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3536,8 +3536,8 @@ impl ::serde::Serialize for CompleteResultCompletion {
             map.serialize_entry("total", value)?;
         }
         map.serialize_entry("values", &self.values)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3685,8 +3685,8 @@ impl ::serde::Serialize for CompleteResult {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("completion", &self.completion)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3820,8 +3820,8 @@ impl ::serde::Serialize for CompleteResultResponse {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4073,8 +4073,8 @@ impl ::serde::Serialize for CreateMessageRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"sampling/createMessage")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4265,8 +4265,8 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         if let ::std::option::Option::Some(value) = &self.tools {
             map.serialize_entry("tools", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4701,8 +4701,8 @@ impl ::serde::Serialize for CreateMessageResult {
         if let ::std::option::Option::Some(value) = &self.stop_reason {
             map.serialize_entry("stopReason", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4886,8 +4886,8 @@ impl ::serde::Serialize for DiscoverRequest {
         map.serialize_entry("method", &"server/discover")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5116,8 +5116,8 @@ impl ::serde::Serialize for DiscoverResult {
         if let ::std::option::Option::Some(value) = &self.ttl_ms {
             map.serialize_entry("ttlMs", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5333,8 +5333,8 @@ impl ::serde::Serialize for DiscoverResultResponse {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5476,8 +5476,8 @@ impl ::serde::Serialize for ElicitRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"elicitation/create")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5618,8 +5618,8 @@ impl ::serde::Serialize for ElicitRequestFormParamsRequestedSchema {
         if let ::std::option::Option::Some(value) = &self.required {
             map.serialize_entry("required", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5799,8 +5799,8 @@ impl ::serde::Serialize for ElicitRequestFormParams {
             map.serialize_entry("mode", value)?;
         }
         map.serialize_entry("requestedSchema", &self.requested_schema)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6039,8 +6039,8 @@ impl ::serde::Serialize for ElicitRequestUrlParams {
         map.serialize_entry("mode", &"url")?;
         map.serialize_entry("message", &self.message)?;
         map.serialize_entry("url", &self.url)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6281,8 +6281,8 @@ impl ::serde::Serialize for ElicitResult {
         if let ::std::option::Option::Some(value) = &self.content {
             map.serialize_entry("content", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6479,8 +6479,8 @@ impl ::serde::Serialize for EmbeddedResource {
             map.serialize_entry("annotations", value)?;
         }
         map.serialize_entry("resource", &self.resource)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6775,8 +6775,8 @@ impl ::serde::Serialize for GetPromptRequest {
         map.serialize_entry("method", &"prompts/get")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6957,8 +6957,8 @@ impl ::serde::Serialize for GetPromptRequestParams {
         if let ::std::option::Option::Some(value) = &self.request_state {
             map.serialize_entry("requestState", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7157,8 +7157,8 @@ impl ::serde::Serialize for GetPromptResult {
             map.serialize_entry("description", value)?;
         }
         map.serialize_entry("messages", &self.messages)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7415,8 +7415,8 @@ impl ::serde::Serialize for GetPromptResultResponse {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7568,8 +7568,8 @@ impl ::serde::Serialize for HeaderMismatchErrorObject {
             map.serialize_entry("data", value)?;
         }
         map.serialize_entry("message", &self.message)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7713,8 +7713,8 @@ impl ::serde::Serialize for HeaderMismatchError {
         if let ::std::option::Option::Some(value) = &self.id {
             map.serialize_entry("id", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7886,8 +7886,8 @@ impl ::serde::Serialize for Icon {
         if let ::std::option::Option::Some(value) = &self.theme {
             map.serialize_entry("theme", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8026,8 +8026,8 @@ impl ::serde::Serialize for Icons {
         if let ::std::option::Option::Some(value) = &self.icons {
             map.serialize_entry("icons", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8130,8 +8130,8 @@ impl ::serde::Serialize for ImageContent {
         }
         map.serialize_entry("data", &self.data)?;
         map.serialize_entry("mimeType", &self.mime_type)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8343,8 +8343,8 @@ impl ::serde::Serialize for Implementation {
         if let ::std::option::Option::Some(value) = &self.website_url {
             map.serialize_entry("websiteUrl", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8645,8 +8645,8 @@ impl ::serde::Serialize for InputRequiredResult {
         if let ::std::option::Option::Some(value) = &self.request_state {
             map.serialize_entry("requestState", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8871,8 +8871,8 @@ impl ::serde::Serialize for InputResponseRequestParams {
         if let ::std::option::Option::Some(value) = &self.request_state {
             map.serialize_entry("requestState", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9024,8 +9024,8 @@ impl ::serde::Serialize for InternalError {
             map.serialize_entry("data", value)?;
         }
         map.serialize_entry("message", &self.message)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9170,8 +9170,8 @@ impl ::serde::Serialize for InvalidParamsError {
             map.serialize_entry("data", value)?;
         }
         map.serialize_entry("message", &self.message)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9310,8 +9310,8 @@ impl ::serde::Serialize for InvalidRequestError {
             map.serialize_entry("data", value)?;
         }
         map.serialize_entry("message", &self.message)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9456,8 +9456,8 @@ impl ::serde::Serialize for JsonRpcErrorResponse {
         if let ::std::option::Option::Some(value) = &self.id {
             map.serialize_entry("id", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9684,8 +9684,8 @@ impl ::serde::Serialize for JsonRpcNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9832,8 +9832,8 @@ impl ::serde::Serialize for JsonRpcRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10041,8 +10041,8 @@ impl ::serde::Serialize for JsonRpcResultResponse {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10213,8 +10213,8 @@ impl ::serde::Serialize for LegacyTitledEnumSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10405,8 +10405,8 @@ impl ::serde::Serialize for ListPromptsRequest {
         map.serialize_entry("method", &"prompts/list")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10636,8 +10636,8 @@ impl ::serde::Serialize for ListPromptsResult {
         if let ::std::option::Option::Some(value) = &self.ttl_ms {
             map.serialize_entry("ttlMs", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10813,8 +10813,8 @@ impl ::serde::Serialize for ListPromptsResultResponse {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10960,8 +10960,8 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
         map.serialize_entry("method", &"resources/templates/list")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11197,8 +11197,8 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
         if let ::std::option::Option::Some(value) = &self.ttl_ms {
             map.serialize_entry("ttlMs", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11392,8 +11392,8 @@ impl ::serde::Serialize for ListResourceTemplatesResultResponse {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11545,8 +11545,8 @@ impl ::serde::Serialize for ListResourcesRequest {
         map.serialize_entry("method", &"resources/list")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11776,8 +11776,8 @@ impl ::serde::Serialize for ListResourcesResult {
         if let ::std::option::Option::Some(value) = &self.ttl_ms {
             map.serialize_entry("ttlMs", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11959,8 +11959,8 @@ impl ::serde::Serialize for ListResourcesResultResponse {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12104,8 +12104,8 @@ impl ::serde::Serialize for ListRootsRequestParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12202,8 +12202,8 @@ impl ::serde::Serialize for ListRootsRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12311,8 +12311,8 @@ impl ::serde::Serialize for ListRootsResult {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("roots", &self.roots)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12407,8 +12407,8 @@ impl ::serde::Serialize for ListToolsRequest {
         map.serialize_entry("method", &"tools/list")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12629,8 +12629,8 @@ impl ::serde::Serialize for ListToolsResult {
         if let ::std::option::Option::Some(value) = &self.ttl_ms {
             map.serialize_entry("ttlMs", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12803,8 +12803,8 @@ impl ::serde::Serialize for ListToolsResultResponse {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12947,8 +12947,8 @@ impl ::serde::Serialize for LoggingMessageNotification {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/message")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13115,8 +13115,8 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
         if let ::std::option::Option::Some(value) = &self.logger {
             map.serialize_entry("logger", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13320,8 +13320,8 @@ impl ::serde::Serialize for MethodNotFoundError {
             map.serialize_entry("data", value)?;
         }
         map.serialize_entry("message", &self.message)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13452,8 +13452,8 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorData {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("requiredCapabilities", &self.required_capabilities)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13565,8 +13565,8 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorObject {
         map.serialize_entry("code", &-32021i64)?;
         map.serialize_entry("data", &self.data)?;
         map.serialize_entry("message", &self.message)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13727,8 +13727,8 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityError {
         if let ::std::option::Option::Some(value) = &self.id {
             map.serialize_entry("id", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13889,8 +13889,8 @@ impl ::serde::Serialize for ModelHint {
         if let ::std::option::Option::Some(value) = &self.name {
             map.serialize_entry("name", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14016,8 +14016,8 @@ impl ::serde::Serialize for ModelPreferences {
         if let ::std::option::Option::Some(value) = &self.speed_priority {
             map.serialize_entry("speedPriority", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14244,8 +14244,8 @@ impl ::serde::Serialize for NotificationBase {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14360,8 +14360,8 @@ impl ::serde::Serialize for NotificationMetaObject {
         if let ::std::option::Option::Some(value) = &self.subscription_id {
             map.serialize_entry("io.modelcontextprotocol/subscriptionId", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14457,8 +14457,8 @@ impl ::serde::Serialize for NotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14574,8 +14574,8 @@ impl ::serde::Serialize for NumberSchema {
             map.serialize_entry("title", value)?;
         }
         map.serialize_entry("type", &self.r#type)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14747,8 +14747,8 @@ impl ::serde::Serialize for PaginatedRequest {
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("method", &self.method)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14907,8 +14907,8 @@ impl ::serde::Serialize for PaginatedRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15047,8 +15047,8 @@ impl ::serde::Serialize for PaginatedResult {
         if let ::std::option::Option::Some(value) = &self.next_cursor {
             map.serialize_entry("nextCursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15182,8 +15182,8 @@ impl ::serde::Serialize for ParseError {
             map.serialize_entry("data", value)?;
         }
         map.serialize_entry("message", &self.message)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15498,8 +15498,8 @@ impl ::serde::Serialize for ProgressNotification {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/progress")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15676,8 +15676,8 @@ impl ::serde::Serialize for ProgressNotificationParams {
         if let ::std::option::Option::Some(value) = &self.total {
             map.serialize_entry("total", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15895,8 +15895,8 @@ impl ::serde::Serialize for Prompt {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16080,8 +16080,8 @@ impl ::serde::Serialize for PromptArgument {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16221,8 +16221,8 @@ impl ::serde::Serialize for PromptListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16366,8 +16366,8 @@ impl ::serde::Serialize for PromptMessage {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16496,8 +16496,8 @@ impl ::serde::Serialize for PromptReference {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16626,8 +16626,8 @@ impl ::serde::Serialize for ReadResourceRequest {
         map.serialize_entry("method", &"resources/read")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16808,8 +16808,8 @@ impl ::serde::Serialize for ReadResourceRequestParams {
             map.serialize_entry("requestState", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17095,8 +17095,8 @@ impl ::serde::Serialize for ReadResourceResult {
         if let ::std::option::Option::Some(value) = &self.ttl_ms {
             map.serialize_entry("ttlMs", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17376,8 +17376,8 @@ impl ::serde::Serialize for ReadResourceResultResponse {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17524,8 +17524,8 @@ impl ::serde::Serialize for RequestBase {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17687,8 +17687,8 @@ impl ::serde::Serialize for RequestMetaObject {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17880,8 +17880,8 @@ impl ::serde::Serialize for RequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("_meta", &self.meta)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -18048,8 +18048,8 @@ impl ::serde::Serialize for Resource {
             map.serialize_entry("title", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -18273,8 +18273,8 @@ impl ::serde::Serialize for ResourceContents {
             map.serialize_entry("mimeType", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -18472,8 +18472,8 @@ impl ::serde::Serialize for ResourceLink {
             map.serialize_entry("title", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -18718,8 +18718,8 @@ impl ::serde::Serialize for ResourceListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -18873,8 +18873,8 @@ impl ::serde::Serialize for ResourceRequestParams {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("_meta", &self.meta)?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -19057,8 +19057,8 @@ impl ::serde::Serialize for ResourceTemplate {
             map.serialize_entry("title", value)?;
         }
         map.serialize_entry("uriTemplate", &self.uri_template)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -19275,8 +19275,8 @@ impl ::serde::Serialize for ResourceTemplateReference {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"ref/resource")?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -19392,8 +19392,8 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/resources/updated")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -19549,8 +19549,8 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -19679,8 +19679,8 @@ impl ::serde::Serialize for ResultBase {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -19797,8 +19797,8 @@ impl ::serde::Serialize for ResultMetaObject {
         if let ::std::option::Option::Some(value) = &self.server_info {
             map.serialize_entry("io.modelcontextprotocol/serverInfo", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -19913,8 +19913,8 @@ impl ::serde::Serialize for Root {
             map.serialize_entry("name", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -20169,8 +20169,8 @@ impl ::serde::Serialize for SamplingMessage {
         }
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -20421,8 +20421,8 @@ impl ::serde::Serialize for PromptsCapability {
         if let ::std::option::Option::Some(value) = &self.list_changed {
             map.serialize_entry("listChanged", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -20518,8 +20518,8 @@ impl ::serde::Serialize for ResourcesCapability {
         if let ::std::option::Option::Some(value) = &self.subscribe {
             map.serialize_entry("subscribe", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -20630,8 +20630,8 @@ impl ::serde::Serialize for ToolsCapability {
         if let ::std::option::Option::Some(value) = &self.list_changed {
             map.serialize_entry("listChanged", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -20771,8 +20771,8 @@ impl ::serde::Serialize for ServerCapabilities {
         if let ::std::option::Option::Some(value) = &self.tools {
             map.serialize_entry("tools", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -21515,8 +21515,8 @@ impl ::serde::Serialize for StringSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -21737,8 +21737,8 @@ impl ::serde::Serialize for SubscriptionFilter {
         if let ::std::option::Option::Some(value) = &self.tools_list_changed {
             map.serialize_entry("toolsListChanged", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -21908,8 +21908,8 @@ impl ::serde::Serialize for SubscriptionsAcknowledgedNotification {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/subscriptions/acknowledged")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -22079,8 +22079,8 @@ impl ::serde::Serialize for SubscriptionsAcknowledgedNotificationParams {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("notifications", &self.notifications)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -22208,8 +22208,8 @@ impl ::serde::Serialize for SubscriptionsListenRequest {
         map.serialize_entry("method", &"subscriptions/listen")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -22380,8 +22380,8 @@ impl ::serde::Serialize for SubscriptionsListenRequestParams {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("_meta", &self.meta)?;
         map.serialize_entry("notifications", &self.notifications)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -22524,8 +22524,8 @@ impl ::serde::Serialize for SubscriptionsListenResult {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("resultType", &self.result_type)?;
         map.serialize_entry("_meta", &self.meta)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -22668,8 +22668,8 @@ impl ::serde::Serialize for SubscriptionsListenResultMetaObject {
             "io.modelcontextprotocol/subscriptionId",
             &self.subscription_id,
         )?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -22796,8 +22796,8 @@ impl ::serde::Serialize for SubscriptionsListenResultResponse {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -22962,8 +22962,8 @@ impl ::serde::Serialize for TextContent {
             map.serialize_entry("annotations", value)?;
         }
         map.serialize_entry("text", &self.text)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -23121,8 +23121,8 @@ impl ::serde::Serialize for TextResourceContents {
         }
         map.serialize_entry("text", &self.text)?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -23273,8 +23273,8 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchemaItemsAnyOfItem {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("const", &self.r#const)?;
         map.serialize_entry("title", &self.title)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -23392,8 +23392,8 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchemaItems {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("anyOf", &self.any_of)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -23531,8 +23531,8 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -23746,8 +23746,8 @@ impl ::serde::Serialize for TitledSingleSelectEnumSchemaOneOfItem {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("const", &self.r#const)?;
         map.serialize_entry("title", &self.title)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -23890,8 +23890,8 @@ impl ::serde::Serialize for TitledSingleSelectEnumSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -24143,8 +24143,8 @@ impl ::serde::Serialize for Tool {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -24397,8 +24397,8 @@ impl ::serde::Serialize for ToolAnnotations {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -24566,8 +24566,8 @@ impl ::serde::Serialize for ToolChoice {
         if let ::std::option::Option::Some(value) = &self.mode {
             map.serialize_entry("mode", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -24653,8 +24653,8 @@ impl ::serde::Serialize for ToolListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -24840,8 +24840,8 @@ impl ::serde::Serialize for ToolResultContent {
             map.serialize_entry("structuredContent", value)?;
         }
         map.serialize_entry("toolUseId", &self.tool_use_id)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -25053,8 +25053,8 @@ impl ::serde::Serialize for ToolUseContent {
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("input", &self.input)?;
         map.serialize_entry("name", &self.name)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -25212,8 +25212,8 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorData {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("requested", &self.requested)?;
         map.serialize_entry("supported", &self.supported)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -25339,8 +25339,8 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorObject {
         map.serialize_entry("code", &-32022i64)?;
         map.serialize_entry("data", &self.data)?;
         map.serialize_entry("message", &self.message)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -25500,8 +25500,8 @@ impl ::serde::Serialize for UnsupportedProtocolVersionError {
         if let ::std::option::Option::Some(value) = &self.id {
             map.serialize_entry("id", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -25646,8 +25646,8 @@ impl ::serde::Serialize for UntitledMultiSelectEnumSchemaItems {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"string")?;
         map.serialize_entry("enum", &self.r#enum)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -25809,8 +25809,8 @@ impl ::serde::Serialize for UntitledMultiSelectEnumSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -26045,8 +26045,8 @@ impl ::serde::Serialize for UntitledSingleSelectEnumSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }

@@ -51,8 +51,8 @@ impl ::serde::Serialize for AnnotatedAnnotations {
         if let ::std::option::Option::Some(value) = &self.priority {
             map.serialize_entry("priority", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -162,8 +162,8 @@ impl ::serde::Serialize for Annotated {
         if let ::std::option::Option::Some(value) = &self.annotations {
             map.serialize_entry("annotations", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -261,8 +261,8 @@ impl ::serde::Serialize for BlobResourceContents {
             map.serialize_entry("mimeType", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -397,8 +397,8 @@ impl ::serde::Serialize for CallToolRequestParams {
             map.serialize_entry("arguments", value)?;
         }
         map.serialize_entry("name", &self.name)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -509,8 +509,8 @@ impl ::serde::Serialize for CallToolRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"tools/call")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -747,8 +747,8 @@ impl ::serde::Serialize for CallToolResult {
         if let ::std::option::Option::Some(value) = &self.is_error {
             map.serialize_entry("isError", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -878,8 +878,8 @@ impl ::serde::Serialize for CancelledNotificationParams {
             map.serialize_entry("reason", value)?;
         }
         map.serialize_entry("requestId", &self.request_id)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -996,8 +996,8 @@ impl ::serde::Serialize for CancelledNotification {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/cancelled")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1124,8 +1124,8 @@ impl ::serde::Serialize for RootsCapability {
         if let ::std::option::Option::Some(value) = &self.list_changed {
             map.serialize_entry("listChanged", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1230,8 +1230,8 @@ impl ::serde::Serialize for ClientCapabilities {
         if let ::std::option::Option::Some(value) = &self.sampling {
             map.serialize_entry("sampling", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1805,8 +1805,8 @@ impl ::serde::Serialize for CompleteRequestParamsArgument {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("value", &self.value)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2007,8 +2007,8 @@ impl ::serde::Serialize for CompleteRequestParams {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("argument", &self.argument)?;
         map.serialize_entry("ref", &self.r#ref)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2135,8 +2135,8 @@ impl ::serde::Serialize for CompleteRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"completion/complete")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2267,8 +2267,8 @@ impl ::serde::Serialize for CompleteResultCompletion {
             map.serialize_entry("total", value)?;
         }
         map.serialize_entry("values", &self.values)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2405,8 +2405,8 @@ impl ::serde::Serialize for CompleteResult {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("completion", &self.completion)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2563,8 +2563,8 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         if let ::std::option::Option::Some(value) = &self.temperature {
             map.serialize_entry("temperature", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2794,8 +2794,8 @@ impl ::serde::Serialize for CreateMessageRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"sampling/createMessage")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3026,8 +3026,8 @@ impl ::serde::Serialize for CreateMessageResult {
         if let ::std::option::Option::Some(value) = &self.stop_reason {
             map.serialize_entry("stopReason", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3222,8 +3222,8 @@ impl ::serde::Serialize for EmbeddedResourceAnnotations {
         if let ::std::option::Option::Some(value) = &self.priority {
             map.serialize_entry("priority", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3415,8 +3415,8 @@ impl ::serde::Serialize for EmbeddedResource {
             map.serialize_entry("annotations", value)?;
         }
         map.serialize_entry("resource", &self.resource)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3563,8 +3563,8 @@ impl ::serde::Serialize for GetPromptRequestParams {
             map.serialize_entry("arguments", value)?;
         }
         map.serialize_entry("name", &self.name)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3677,8 +3677,8 @@ impl ::serde::Serialize for GetPromptRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"prompts/get")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3809,8 +3809,8 @@ impl ::serde::Serialize for GetPromptResult {
             map.serialize_entry("description", value)?;
         }
         map.serialize_entry("messages", &self.messages)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3951,8 +3951,8 @@ impl ::serde::Serialize for ImageContentAnnotations {
         if let ::std::option::Option::Some(value) = &self.priority {
             map.serialize_entry("priority", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4076,8 +4076,8 @@ impl ::serde::Serialize for ImageContent {
         }
         map.serialize_entry("data", &self.data)?;
         map.serialize_entry("mimeType", &self.mime_type)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4225,8 +4225,8 @@ impl ::serde::Serialize for Implementation {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("version", &self.version)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4339,8 +4339,8 @@ impl ::serde::Serialize for InitializeRequestParams {
         map.serialize_entry("capabilities", &self.capabilities)?;
         map.serialize_entry("clientInfo", &self.client_info)?;
         map.serialize_entry("protocolVersion", &self.protocol_version)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4488,8 +4488,8 @@ impl ::serde::Serialize for InitializeRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"initialize")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4639,8 +4639,8 @@ impl ::serde::Serialize for InitializeResult {
         }
         map.serialize_entry("protocolVersion", &self.protocol_version)?;
         map.serialize_entry("serverInfo", &self.server_info)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4822,8 +4822,8 @@ impl ::serde::Serialize for InitializedNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4914,8 +4914,8 @@ impl ::serde::Serialize for InitializedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5031,8 +5031,8 @@ impl ::serde::Serialize for JsonRpcError {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("error", &self.error)?;
         map.serialize_entry("id", &self.id)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5235,8 +5235,8 @@ impl ::serde::Serialize for JsonRpcNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5328,8 +5328,8 @@ impl ::serde::Serialize for JsonRpcNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5468,8 +5468,8 @@ impl ::serde::Serialize for JsonRpcRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5561,8 +5561,8 @@ impl ::serde::Serialize for JsonRpcRequestParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5662,8 +5662,8 @@ impl ::serde::Serialize for JsonRpcRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5804,8 +5804,8 @@ impl ::serde::Serialize for JsonRpcResponse {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5936,8 +5936,8 @@ impl ::serde::Serialize for ListPromptsRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6028,8 +6028,8 @@ impl ::serde::Serialize for ListPromptsRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6159,8 +6159,8 @@ impl ::serde::Serialize for ListPromptsResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("prompts", &self.prompts)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6289,8 +6289,8 @@ impl ::serde::Serialize for ListResourceTemplatesRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6384,8 +6384,8 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6515,8 +6515,8 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("resourceTemplates", &self.resource_templates)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6653,8 +6653,8 @@ impl ::serde::Serialize for ListResourcesRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6745,8 +6745,8 @@ impl ::serde::Serialize for ListResourcesRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6876,8 +6876,8 @@ impl ::serde::Serialize for ListResourcesResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("resources", &self.resources)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7008,8 +7008,8 @@ impl ::serde::Serialize for ListRootsRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7101,8 +7101,8 @@ impl ::serde::Serialize for ListRootsRequestParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7201,8 +7201,8 @@ impl ::serde::Serialize for ListRootsRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7320,8 +7320,8 @@ impl ::serde::Serialize for ListRootsResult {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("roots", &self.roots)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7430,8 +7430,8 @@ impl ::serde::Serialize for ListToolsRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7522,8 +7522,8 @@ impl ::serde::Serialize for ListToolsRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7647,8 +7647,8 @@ impl ::serde::Serialize for ListToolsResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("tools", &self.tools)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7781,8 +7781,8 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
         if let ::std::option::Option::Some(value) = &self.logger {
             map.serialize_entry("logger", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7936,8 +7936,8 @@ impl ::serde::Serialize for LoggingMessageNotification {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/message")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8075,8 +8075,8 @@ impl ::serde::Serialize for ModelHint {
         if let ::std::option::Option::Some(value) = &self.name {
             map.serialize_entry("name", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8202,8 +8202,8 @@ impl ::serde::Serialize for ModelPreferences {
         if let ::std::option::Option::Some(value) = &self.speed_priority {
             map.serialize_entry("speedPriority", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8347,8 +8347,8 @@ impl ::serde::Serialize for NotificationBaseParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8438,8 +8438,8 @@ impl ::serde::Serialize for NotificationBase {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8547,8 +8547,8 @@ impl ::serde::Serialize for PaginatedRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8638,8 +8638,8 @@ impl ::serde::Serialize for PaginatedRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8757,8 +8757,8 @@ impl ::serde::Serialize for PaginatedResult {
         if let ::std::option::Option::Some(value) = &self.next_cursor {
             map.serialize_entry("nextCursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8865,8 +8865,8 @@ impl ::serde::Serialize for PingRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8958,8 +8958,8 @@ impl ::serde::Serialize for PingRequestParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9049,8 +9049,8 @@ impl ::serde::Serialize for PingRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9173,8 +9173,8 @@ impl ::serde::Serialize for ProgressNotificationParams {
         if let ::std::option::Option::Some(value) = &self.total {
             map.serialize_entry("total", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9306,8 +9306,8 @@ impl ::serde::Serialize for ProgressNotification {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/progress")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9447,8 +9447,8 @@ impl ::serde::Serialize for Prompt {
             map.serialize_entry("description", value)?;
         }
         map.serialize_entry("name", &self.name)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9578,8 +9578,8 @@ impl ::serde::Serialize for PromptArgument {
         if let ::std::option::Option::Some(value) = &self.required {
             map.serialize_entry("required", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9701,8 +9701,8 @@ impl ::serde::Serialize for PromptListChangedNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9796,8 +9796,8 @@ impl ::serde::Serialize for PromptListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10010,8 +10010,8 @@ impl ::serde::Serialize for PromptMessage {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10125,8 +10125,8 @@ impl ::serde::Serialize for PromptReference {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"ref/prompt")?;
         map.serialize_entry("name", &self.name)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10234,8 +10234,8 @@ impl ::serde::Serialize for ReadResourceRequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10322,8 +10322,8 @@ impl ::serde::Serialize for ReadResourceRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/read")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10526,8 +10526,8 @@ impl ::serde::Serialize for ReadResourceResult {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("contents", &self.contents)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10643,8 +10643,8 @@ impl ::serde::Serialize for RequestBaseParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10736,8 +10736,8 @@ impl ::serde::Serialize for RequestBaseParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10826,8 +10826,8 @@ impl ::serde::Serialize for RequestBase {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10949,8 +10949,8 @@ impl ::serde::Serialize for ResourceAnnotations {
         if let ::std::option::Option::Some(value) = &self.priority {
             map.serialize_entry("priority", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11098,8 +11098,8 @@ impl ::serde::Serialize for Resource {
             map.serialize_entry("size", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11265,8 +11265,8 @@ impl ::serde::Serialize for ResourceContents {
             map.serialize_entry("mimeType", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11375,8 +11375,8 @@ impl ::serde::Serialize for ResourceListChangedNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11470,8 +11470,8 @@ impl ::serde::Serialize for ResourceListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11593,8 +11593,8 @@ impl ::serde::Serialize for ResourceReference {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"ref/resource")?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11719,8 +11719,8 @@ impl ::serde::Serialize for ResourceTemplateAnnotations {
         if let ::std::option::Option::Some(value) = &self.priority {
             map.serialize_entry("priority", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11859,8 +11859,8 @@ impl ::serde::Serialize for ResourceTemplate {
         }
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("uriTemplate", &self.uri_template)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12022,8 +12022,8 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12113,8 +12113,8 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/resources/updated")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12240,8 +12240,8 @@ impl ::serde::Serialize for ResultBase {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12332,8 +12332,8 @@ impl ::serde::Serialize for Root {
             map.serialize_entry("name", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12435,8 +12435,8 @@ impl ::serde::Serialize for RootsListChangedNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12532,8 +12532,8 @@ impl ::serde::Serialize for RootsListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12731,8 +12731,8 @@ impl ::serde::Serialize for SamplingMessage {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12852,8 +12852,8 @@ impl ::serde::Serialize for PromptsCapability {
         if let ::std::option::Option::Some(value) = &self.list_changed {
             map.serialize_entry("listChanged", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12949,8 +12949,8 @@ impl ::serde::Serialize for ResourcesCapability {
         if let ::std::option::Option::Some(value) = &self.subscribe {
             map.serialize_entry("subscribe", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13061,8 +13061,8 @@ impl ::serde::Serialize for ToolsCapability {
         if let ::std::option::Option::Some(value) = &self.list_changed {
             map.serialize_entry("listChanged", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13181,8 +13181,8 @@ impl ::serde::Serialize for ServerCapabilities {
         if let ::std::option::Option::Some(value) = &self.tools {
             map.serialize_entry("tools", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13810,8 +13810,8 @@ impl ::serde::Serialize for SetLevelRequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("level", &self.level)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13924,8 +13924,8 @@ impl ::serde::Serialize for SetLevelRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"logging/setLevel")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14039,8 +14039,8 @@ impl ::serde::Serialize for SubscribeRequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14127,8 +14127,8 @@ impl ::serde::Serialize for SubscribeRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/subscribe")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14261,8 +14261,8 @@ impl ::serde::Serialize for TextContentAnnotations {
         if let ::std::option::Option::Some(value) = &self.priority {
             map.serialize_entry("priority", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14379,8 +14379,8 @@ impl ::serde::Serialize for TextContent {
             map.serialize_entry("annotations", value)?;
         }
         map.serialize_entry("text", &self.text)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14518,8 +14518,8 @@ impl ::serde::Serialize for TextResourceContents {
         }
         map.serialize_entry("text", &self.text)?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14664,8 +14664,8 @@ impl ::serde::Serialize for Tool {
         }
         map.serialize_entry("inputSchema", &self.input_schema)?;
         map.serialize_entry("name", &self.name)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14784,8 +14784,8 @@ impl ::serde::Serialize for ToolListChangedNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14879,8 +14879,8 @@ impl ::serde::Serialize for ToolListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14992,8 +14992,8 @@ impl ::serde::Serialize for UnsubscribeRequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15080,8 +15080,8 @@ impl ::serde::Serialize for UnsubscribeRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/unsubscribe")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }

@@ -52,8 +52,8 @@ impl ::serde::Serialize for Annotations {
         if let ::std::option::Option::Some(value) = &self.priority {
             map.serialize_entry("priority", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -172,8 +172,8 @@ impl ::serde::Serialize for AudioContent {
         }
         map.serialize_entry("data", &self.data)?;
         map.serialize_entry("mimeType", &self.mime_type)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -332,8 +332,8 @@ impl ::serde::Serialize for BlobResourceContents {
             map.serialize_entry("mimeType", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -468,8 +468,8 @@ impl ::serde::Serialize for CallToolRequestParams {
             map.serialize_entry("arguments", value)?;
         }
         map.serialize_entry("name", &self.name)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -580,8 +580,8 @@ impl ::serde::Serialize for CallToolRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"tools/call")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -830,8 +830,8 @@ impl ::serde::Serialize for CallToolResult {
         if let ::std::option::Option::Some(value) = &self.is_error {
             map.serialize_entry("isError", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -961,8 +961,8 @@ impl ::serde::Serialize for CancelledNotificationParams {
             map.serialize_entry("reason", value)?;
         }
         map.serialize_entry("requestId", &self.request_id)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1079,8 +1079,8 @@ impl ::serde::Serialize for CancelledNotification {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/cancelled")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1207,8 +1207,8 @@ impl ::serde::Serialize for RootsCapability {
         if let ::std::option::Option::Some(value) = &self.list_changed {
             map.serialize_entry("listChanged", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1313,8 +1313,8 @@ impl ::serde::Serialize for ClientCapabilities {
         if let ::std::option::Option::Some(value) = &self.sampling {
             map.serialize_entry("sampling", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1888,8 +1888,8 @@ impl ::serde::Serialize for CompleteRequestParamsArgument {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("value", &self.value)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2090,8 +2090,8 @@ impl ::serde::Serialize for CompleteRequestParams {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("argument", &self.argument)?;
         map.serialize_entry("ref", &self.r#ref)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2218,8 +2218,8 @@ impl ::serde::Serialize for CompleteRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"completion/complete")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2350,8 +2350,8 @@ impl ::serde::Serialize for CompleteResultCompletion {
             map.serialize_entry("total", value)?;
         }
         map.serialize_entry("values", &self.values)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2488,8 +2488,8 @@ impl ::serde::Serialize for CompleteResult {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("completion", &self.completion)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2646,8 +2646,8 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         if let ::std::option::Option::Some(value) = &self.temperature {
             map.serialize_entry("temperature", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2877,8 +2877,8 @@ impl ::serde::Serialize for CreateMessageRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"sampling/createMessage")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3121,8 +3121,8 @@ impl ::serde::Serialize for CreateMessageResult {
         if let ::std::option::Option::Some(value) = &self.stop_reason {
             map.serialize_entry("stopReason", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3387,8 +3387,8 @@ impl ::serde::Serialize for EmbeddedResource {
             map.serialize_entry("annotations", value)?;
         }
         map.serialize_entry("resource", &self.resource)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3535,8 +3535,8 @@ impl ::serde::Serialize for GetPromptRequestParams {
             map.serialize_entry("arguments", value)?;
         }
         map.serialize_entry("name", &self.name)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3649,8 +3649,8 @@ impl ::serde::Serialize for GetPromptRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"prompts/get")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3781,8 +3781,8 @@ impl ::serde::Serialize for GetPromptResult {
             map.serialize_entry("description", value)?;
         }
         map.serialize_entry("messages", &self.messages)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3925,8 +3925,8 @@ impl ::serde::Serialize for ImageContent {
         }
         map.serialize_entry("data", &self.data)?;
         map.serialize_entry("mimeType", &self.mime_type)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4074,8 +4074,8 @@ impl ::serde::Serialize for Implementation {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("version", &self.version)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4188,8 +4188,8 @@ impl ::serde::Serialize for InitializeRequestParams {
         map.serialize_entry("capabilities", &self.capabilities)?;
         map.serialize_entry("clientInfo", &self.client_info)?;
         map.serialize_entry("protocolVersion", &self.protocol_version)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4337,8 +4337,8 @@ impl ::serde::Serialize for InitializeRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"initialize")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4488,8 +4488,8 @@ impl ::serde::Serialize for InitializeResult {
         }
         map.serialize_entry("protocolVersion", &self.protocol_version)?;
         map.serialize_entry("serverInfo", &self.server_info)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4671,8 +4671,8 @@ impl ::serde::Serialize for InitializedNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4763,8 +4763,8 @@ impl ::serde::Serialize for InitializedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5007,8 +5007,8 @@ impl ::serde::Serialize for JsonRpcError {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("error", &self.error)?;
         map.serialize_entry("id", &self.id)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5237,8 +5237,8 @@ impl ::serde::Serialize for JsonRpcNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5330,8 +5330,8 @@ impl ::serde::Serialize for JsonRpcNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5470,8 +5470,8 @@ impl ::serde::Serialize for JsonRpcRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5563,8 +5563,8 @@ impl ::serde::Serialize for JsonRpcRequestParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5664,8 +5664,8 @@ impl ::serde::Serialize for JsonRpcRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5806,8 +5806,8 @@ impl ::serde::Serialize for JsonRpcResponse {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5938,8 +5938,8 @@ impl ::serde::Serialize for ListPromptsRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6030,8 +6030,8 @@ impl ::serde::Serialize for ListPromptsRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6161,8 +6161,8 @@ impl ::serde::Serialize for ListPromptsResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("prompts", &self.prompts)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6291,8 +6291,8 @@ impl ::serde::Serialize for ListResourceTemplatesRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6386,8 +6386,8 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6517,8 +6517,8 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("resourceTemplates", &self.resource_templates)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6655,8 +6655,8 @@ impl ::serde::Serialize for ListResourcesRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6747,8 +6747,8 @@ impl ::serde::Serialize for ListResourcesRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6878,8 +6878,8 @@ impl ::serde::Serialize for ListResourcesResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("resources", &self.resources)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7010,8 +7010,8 @@ impl ::serde::Serialize for ListRootsRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7103,8 +7103,8 @@ impl ::serde::Serialize for ListRootsRequestParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7203,8 +7203,8 @@ impl ::serde::Serialize for ListRootsRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7322,8 +7322,8 @@ impl ::serde::Serialize for ListRootsResult {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("roots", &self.roots)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7432,8 +7432,8 @@ impl ::serde::Serialize for ListToolsRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7524,8 +7524,8 @@ impl ::serde::Serialize for ListToolsRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7649,8 +7649,8 @@ impl ::serde::Serialize for ListToolsResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("tools", &self.tools)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7783,8 +7783,8 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
         if let ::std::option::Option::Some(value) = &self.logger {
             map.serialize_entry("logger", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7938,8 +7938,8 @@ impl ::serde::Serialize for LoggingMessageNotification {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/message")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8077,8 +8077,8 @@ impl ::serde::Serialize for ModelHint {
         if let ::std::option::Option::Some(value) = &self.name {
             map.serialize_entry("name", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8204,8 +8204,8 @@ impl ::serde::Serialize for ModelPreferences {
         if let ::std::option::Option::Some(value) = &self.speed_priority {
             map.serialize_entry("speedPriority", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8349,8 +8349,8 @@ impl ::serde::Serialize for NotificationBaseParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8440,8 +8440,8 @@ impl ::serde::Serialize for NotificationBase {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8549,8 +8549,8 @@ impl ::serde::Serialize for PaginatedRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8640,8 +8640,8 @@ impl ::serde::Serialize for PaginatedRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8759,8 +8759,8 @@ impl ::serde::Serialize for PaginatedResult {
         if let ::std::option::Option::Some(value) = &self.next_cursor {
             map.serialize_entry("nextCursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8867,8 +8867,8 @@ impl ::serde::Serialize for PingRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8960,8 +8960,8 @@ impl ::serde::Serialize for PingRequestParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9051,8 +9051,8 @@ impl ::serde::Serialize for PingRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9182,8 +9182,8 @@ impl ::serde::Serialize for ProgressNotificationParams {
         if let ::std::option::Option::Some(value) = &self.total {
             map.serialize_entry("total", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9332,8 +9332,8 @@ impl ::serde::Serialize for ProgressNotification {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/progress")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9473,8 +9473,8 @@ impl ::serde::Serialize for Prompt {
             map.serialize_entry("description", value)?;
         }
         map.serialize_entry("name", &self.name)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9604,8 +9604,8 @@ impl ::serde::Serialize for PromptArgument {
         if let ::std::option::Option::Some(value) = &self.required {
             map.serialize_entry("required", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9727,8 +9727,8 @@ impl ::serde::Serialize for PromptListChangedNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9822,8 +9822,8 @@ impl ::serde::Serialize for PromptListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10048,8 +10048,8 @@ impl ::serde::Serialize for PromptMessage {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10163,8 +10163,8 @@ impl ::serde::Serialize for PromptReference {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"ref/prompt")?;
         map.serialize_entry("name", &self.name)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10272,8 +10272,8 @@ impl ::serde::Serialize for ReadResourceRequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10360,8 +10360,8 @@ impl ::serde::Serialize for ReadResourceRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/read")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10564,8 +10564,8 @@ impl ::serde::Serialize for ReadResourceResult {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("contents", &self.contents)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10681,8 +10681,8 @@ impl ::serde::Serialize for RequestBaseParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10774,8 +10774,8 @@ impl ::serde::Serialize for RequestBaseParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10864,8 +10864,8 @@ impl ::serde::Serialize for RequestBase {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11013,8 +11013,8 @@ impl ::serde::Serialize for Resource {
             map.serialize_entry("size", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11180,8 +11180,8 @@ impl ::serde::Serialize for ResourceContents {
             map.serialize_entry("mimeType", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11290,8 +11290,8 @@ impl ::serde::Serialize for ResourceListChangedNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11385,8 +11385,8 @@ impl ::serde::Serialize for ResourceListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11508,8 +11508,8 @@ impl ::serde::Serialize for ResourceReference {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"ref/resource")?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11651,8 +11651,8 @@ impl ::serde::Serialize for ResourceTemplate {
         }
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("uriTemplate", &self.uri_template)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11814,8 +11814,8 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11905,8 +11905,8 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/resources/updated")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12032,8 +12032,8 @@ impl ::serde::Serialize for ResultBase {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12124,8 +12124,8 @@ impl ::serde::Serialize for Root {
             map.serialize_entry("name", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12227,8 +12227,8 @@ impl ::serde::Serialize for RootsListChangedNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12324,8 +12324,8 @@ impl ::serde::Serialize for RootsListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12535,8 +12535,8 @@ impl ::serde::Serialize for SamplingMessage {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12656,8 +12656,8 @@ impl ::serde::Serialize for PromptsCapability {
         if let ::std::option::Option::Some(value) = &self.list_changed {
             map.serialize_entry("listChanged", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12753,8 +12753,8 @@ impl ::serde::Serialize for ResourcesCapability {
         if let ::std::option::Option::Some(value) = &self.subscribe {
             map.serialize_entry("subscribe", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12865,8 +12865,8 @@ impl ::serde::Serialize for ToolsCapability {
         if let ::std::option::Option::Some(value) = &self.list_changed {
             map.serialize_entry("listChanged", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12992,8 +12992,8 @@ impl ::serde::Serialize for ServerCapabilities {
         if let ::std::option::Option::Some(value) = &self.tools {
             map.serialize_entry("tools", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13638,8 +13638,8 @@ impl ::serde::Serialize for SetLevelRequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("level", &self.level)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13752,8 +13752,8 @@ impl ::serde::Serialize for SetLevelRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"logging/setLevel")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13867,8 +13867,8 @@ impl ::serde::Serialize for SubscribeRequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13955,8 +13955,8 @@ impl ::serde::Serialize for SubscribeRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/subscribe")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14084,8 +14084,8 @@ impl ::serde::Serialize for TextContent {
             map.serialize_entry("annotations", value)?;
         }
         map.serialize_entry("text", &self.text)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14223,8 +14223,8 @@ impl ::serde::Serialize for TextResourceContents {
         }
         map.serialize_entry("text", &self.text)?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14378,8 +14378,8 @@ impl ::serde::Serialize for Tool {
         }
         map.serialize_entry("inputSchema", &self.input_schema)?;
         map.serialize_entry("name", &self.name)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14567,8 +14567,8 @@ impl ::serde::Serialize for ToolAnnotations {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14732,8 +14732,8 @@ impl ::serde::Serialize for ToolListChangedNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14827,8 +14827,8 @@ impl ::serde::Serialize for ToolListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14940,8 +14940,8 @@ impl ::serde::Serialize for UnsubscribeRequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15028,8 +15028,8 @@ impl ::serde::Serialize for UnsubscribeRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/unsubscribe")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }

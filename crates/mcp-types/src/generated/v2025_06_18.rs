@@ -64,8 +64,8 @@ impl ::serde::Serialize for Annotations {
         if let ::std::option::Option::Some(value) = &self.priority {
             map.serialize_entry("priority", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -208,8 +208,8 @@ impl ::serde::Serialize for AudioContent {
         }
         map.serialize_entry("data", &self.data)?;
         map.serialize_entry("mimeType", &self.mime_type)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -381,8 +381,8 @@ impl ::serde::Serialize for BaseMetadata {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -505,8 +505,8 @@ impl ::serde::Serialize for BlobResourceContents {
             map.serialize_entry("mimeType", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -670,8 +670,8 @@ impl ::serde::Serialize for BooleanSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -814,8 +814,8 @@ impl ::serde::Serialize for CallToolRequestParams {
             map.serialize_entry("arguments", value)?;
         }
         map.serialize_entry("name", &self.name)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -926,8 +926,8 @@ impl ::serde::Serialize for CallToolRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"tools/call")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1078,8 +1078,8 @@ impl ::serde::Serialize for CallToolResult {
         if let ::std::option::Option::Some(value) = &self.structured_content {
             map.serialize_entry("structuredContent", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1227,8 +1227,8 @@ impl ::serde::Serialize for CancelledNotificationParams {
             map.serialize_entry("reason", value)?;
         }
         map.serialize_entry("requestId", &self.request_id)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1345,8 +1345,8 @@ impl ::serde::Serialize for CancelledNotification {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/cancelled")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1473,8 +1473,8 @@ impl ::serde::Serialize for RootsCapability {
         if let ::std::option::Option::Some(value) = &self.list_changed {
             map.serialize_entry("listChanged", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1586,8 +1586,8 @@ impl ::serde::Serialize for ClientCapabilities {
         if let ::std::option::Option::Some(value) = &self.sampling {
             map.serialize_entry("sampling", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2189,8 +2189,8 @@ impl ::serde::Serialize for CompleteRequestParamsArgument {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("value", &self.value)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2311,8 +2311,8 @@ impl ::serde::Serialize for CompleteRequestParamsContext {
         if let ::std::option::Option::Some(value) = &self.arguments {
             map.serialize_entry("arguments", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2497,8 +2497,8 @@ impl ::serde::Serialize for CompleteRequestParams {
             map.serialize_entry("context", value)?;
         }
         map.serialize_entry("ref", &self.r#ref)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2644,8 +2644,8 @@ impl ::serde::Serialize for CompleteRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"completion/complete")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2776,8 +2776,8 @@ impl ::serde::Serialize for CompleteResultCompletion {
             map.serialize_entry("total", value)?;
         }
         map.serialize_entry("values", &self.values)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2914,8 +2914,8 @@ impl ::serde::Serialize for CompleteResult {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("completion", &self.completion)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3184,8 +3184,8 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         if let ::std::option::Option::Some(value) = &self.temperature {
             map.serialize_entry("temperature", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3415,8 +3415,8 @@ impl ::serde::Serialize for CreateMessageRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"sampling/createMessage")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3659,8 +3659,8 @@ impl ::serde::Serialize for CreateMessageResult {
         if let ::std::option::Option::Some(value) = &self.stop_reason {
             map.serialize_entry("stopReason", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3857,8 +3857,8 @@ impl ::serde::Serialize for ElicitRequestParamsRequestedSchema {
         if let ::std::option::Option::Some(value) = &self.required {
             map.serialize_entry("required", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4010,8 +4010,8 @@ impl ::serde::Serialize for ElicitRequestParams {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("message", &self.message)?;
         map.serialize_entry("requestedSchema", &self.requested_schema)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4134,8 +4134,8 @@ impl ::serde::Serialize for ElicitRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"elicitation/create")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4344,8 +4344,8 @@ impl ::serde::Serialize for ElicitResult {
         if let ::std::option::Option::Some(value) = &self.content {
             map.serialize_entry("content", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4557,8 +4557,8 @@ impl ::serde::Serialize for EmbeddedResource {
             map.serialize_entry("annotations", value)?;
         }
         map.serialize_entry("resource", &self.resource)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4730,8 +4730,8 @@ impl ::serde::Serialize for EnumSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4892,8 +4892,8 @@ impl ::serde::Serialize for GetPromptRequestParams {
             map.serialize_entry("arguments", value)?;
         }
         map.serialize_entry("name", &self.name)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5006,8 +5006,8 @@ impl ::serde::Serialize for GetPromptRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"prompts/get")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5138,8 +5138,8 @@ impl ::serde::Serialize for GetPromptResult {
             map.serialize_entry("description", value)?;
         }
         map.serialize_entry("messages", &self.messages)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5289,8 +5289,8 @@ impl ::serde::Serialize for ImageContent {
         }
         map.serialize_entry("data", &self.data)?;
         map.serialize_entry("mimeType", &self.mime_type)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5468,8 +5468,8 @@ impl ::serde::Serialize for Implementation {
             map.serialize_entry("title", value)?;
         }
         map.serialize_entry("version", &self.version)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5596,8 +5596,8 @@ impl ::serde::Serialize for InitializeRequestParams {
         map.serialize_entry("capabilities", &self.capabilities)?;
         map.serialize_entry("clientInfo", &self.client_info)?;
         map.serialize_entry("protocolVersion", &self.protocol_version)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5745,8 +5745,8 @@ impl ::serde::Serialize for InitializeRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"initialize")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5896,8 +5896,8 @@ impl ::serde::Serialize for InitializeResult {
         }
         map.serialize_entry("protocolVersion", &self.protocol_version)?;
         map.serialize_entry("serverInfo", &self.server_info)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6079,8 +6079,8 @@ impl ::serde::Serialize for InitializedNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6171,8 +6171,8 @@ impl ::serde::Serialize for InitializedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6288,8 +6288,8 @@ impl ::serde::Serialize for JsonRpcError {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("error", &self.error)?;
         map.serialize_entry("id", &self.id)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6494,8 +6494,8 @@ impl ::serde::Serialize for JsonRpcNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6587,8 +6587,8 @@ impl ::serde::Serialize for JsonRpcNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6728,8 +6728,8 @@ impl ::serde::Serialize for JsonRpcRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6822,8 +6822,8 @@ impl ::serde::Serialize for JsonRpcRequestParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6923,8 +6923,8 @@ impl ::serde::Serialize for JsonRpcRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7065,8 +7065,8 @@ impl ::serde::Serialize for JsonRpcResponse {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7197,8 +7197,8 @@ impl ::serde::Serialize for ListPromptsRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7289,8 +7289,8 @@ impl ::serde::Serialize for ListPromptsRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7420,8 +7420,8 @@ impl ::serde::Serialize for ListPromptsResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("prompts", &self.prompts)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7550,8 +7550,8 @@ impl ::serde::Serialize for ListResourceTemplatesRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7645,8 +7645,8 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7776,8 +7776,8 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("resourceTemplates", &self.resource_templates)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7914,8 +7914,8 @@ impl ::serde::Serialize for ListResourcesRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8006,8 +8006,8 @@ impl ::serde::Serialize for ListResourcesRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8137,8 +8137,8 @@ impl ::serde::Serialize for ListResourcesResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("resources", &self.resources)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8270,8 +8270,8 @@ impl ::serde::Serialize for ListRootsRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8364,8 +8364,8 @@ impl ::serde::Serialize for ListRootsRequestParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8464,8 +8464,8 @@ impl ::serde::Serialize for ListRootsRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8583,8 +8583,8 @@ impl ::serde::Serialize for ListRootsResult {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("roots", &self.roots)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8693,8 +8693,8 @@ impl ::serde::Serialize for ListToolsRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8785,8 +8785,8 @@ impl ::serde::Serialize for ListToolsRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8910,8 +8910,8 @@ impl ::serde::Serialize for ListToolsResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("tools", &self.tools)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9044,8 +9044,8 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
         if let ::std::option::Option::Some(value) = &self.logger {
             map.serialize_entry("logger", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9199,8 +9199,8 @@ impl ::serde::Serialize for LoggingMessageNotification {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/message")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9338,8 +9338,8 @@ impl ::serde::Serialize for ModelHint {
         if let ::std::option::Option::Some(value) = &self.name {
             map.serialize_entry("name", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9465,8 +9465,8 @@ impl ::serde::Serialize for ModelPreferences {
         if let ::std::option::Option::Some(value) = &self.speed_priority {
             map.serialize_entry("speedPriority", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9610,8 +9610,8 @@ impl ::serde::Serialize for NotificationBaseParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9701,8 +9701,8 @@ impl ::serde::Serialize for NotificationBase {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9829,8 +9829,8 @@ impl ::serde::Serialize for NumberSchema {
             map.serialize_entry("title", value)?;
         }
         map.serialize_entry("type", &self.r#type)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9985,8 +9985,8 @@ impl ::serde::Serialize for PaginatedRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10076,8 +10076,8 @@ impl ::serde::Serialize for PaginatedRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10195,8 +10195,8 @@ impl ::serde::Serialize for PaginatedResult {
         if let ::std::option::Option::Some(value) = &self.next_cursor {
             map.serialize_entry("nextCursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10304,8 +10304,8 @@ impl ::serde::Serialize for PingRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10398,8 +10398,8 @@ impl ::serde::Serialize for PingRequestParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10489,8 +10489,8 @@ impl ::serde::Serialize for PingRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10724,8 +10724,8 @@ impl ::serde::Serialize for ProgressNotificationParams {
         if let ::std::option::Option::Some(value) = &self.total {
             map.serialize_entry("total", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10874,8 +10874,8 @@ impl ::serde::Serialize for ProgressNotification {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/progress")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11034,8 +11034,8 @@ impl ::serde::Serialize for Prompt {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11205,8 +11205,8 @@ impl ::serde::Serialize for PromptArgument {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11342,8 +11342,8 @@ impl ::serde::Serialize for PromptListChangedNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11437,8 +11437,8 @@ impl ::serde::Serialize for PromptListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11556,8 +11556,8 @@ impl ::serde::Serialize for PromptMessage {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11686,8 +11686,8 @@ impl ::serde::Serialize for PromptReference {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11809,8 +11809,8 @@ impl ::serde::Serialize for ReadResourceRequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11897,8 +11897,8 @@ impl ::serde::Serialize for ReadResourceRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/read")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12101,8 +12101,8 @@ impl ::serde::Serialize for ReadResourceResult {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("contents", &self.contents)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12219,8 +12219,8 @@ impl ::serde::Serialize for RequestBaseParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12313,8 +12313,8 @@ impl ::serde::Serialize for RequestBaseParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12403,8 +12403,8 @@ impl ::serde::Serialize for RequestBase {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12569,8 +12569,8 @@ impl ::serde::Serialize for Resource {
             map.serialize_entry("title", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12780,8 +12780,8 @@ impl ::serde::Serialize for ResourceContents {
             map.serialize_entry("mimeType", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12965,8 +12965,8 @@ impl ::serde::Serialize for ResourceLink {
             map.serialize_entry("title", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13192,8 +13192,8 @@ impl ::serde::Serialize for ResourceListChangedNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13287,8 +13287,8 @@ impl ::serde::Serialize for ResourceListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13459,8 +13459,8 @@ impl ::serde::Serialize for ResourceTemplate {
             map.serialize_entry("title", value)?;
         }
         map.serialize_entry("uriTemplate", &self.uri_template)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13662,8 +13662,8 @@ impl ::serde::Serialize for ResourceTemplateReference {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"ref/resource")?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13775,8 +13775,8 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13866,8 +13866,8 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"notifications/resources/updated")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13993,8 +13993,8 @@ impl ::serde::Serialize for ResultBase {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14092,8 +14092,8 @@ impl ::serde::Serialize for Root {
             map.serialize_entry("name", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14209,8 +14209,8 @@ impl ::serde::Serialize for RootsListChangedNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14306,8 +14306,8 @@ impl ::serde::Serialize for RootsListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14517,8 +14517,8 @@ impl ::serde::Serialize for SamplingMessage {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14638,8 +14638,8 @@ impl ::serde::Serialize for PromptsCapability {
         if let ::std::option::Option::Some(value) = &self.list_changed {
             map.serialize_entry("listChanged", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14735,8 +14735,8 @@ impl ::serde::Serialize for ResourcesCapability {
         if let ::std::option::Option::Some(value) = &self.subscribe {
             map.serialize_entry("subscribe", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14847,8 +14847,8 @@ impl ::serde::Serialize for ToolsCapability {
         if let ::std::option::Option::Some(value) = &self.list_changed {
             map.serialize_entry("listChanged", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14974,8 +14974,8 @@ impl ::serde::Serialize for ServerCapabilities {
         if let ::std::option::Option::Some(value) = &self.tools {
             map.serialize_entry("tools", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15633,8 +15633,8 @@ impl ::serde::Serialize for SetLevelRequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("level", &self.level)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15747,8 +15747,8 @@ impl ::serde::Serialize for SetLevelRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"logging/setLevel")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15894,8 +15894,8 @@ impl ::serde::Serialize for StringSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16058,8 +16058,8 @@ impl ::serde::Serialize for SubscribeRequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16146,8 +16146,8 @@ impl ::serde::Serialize for SubscribeRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/subscribe")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16282,8 +16282,8 @@ impl ::serde::Serialize for TextContent {
             map.serialize_entry("annotations", value)?;
         }
         map.serialize_entry("text", &self.text)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16442,8 +16442,8 @@ impl ::serde::Serialize for TextResourceContents {
         }
         map.serialize_entry("text", &self.text)?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16643,8 +16643,8 @@ impl ::serde::Serialize for Tool {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16882,8 +16882,8 @@ impl ::serde::Serialize for ToolAnnotations {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17047,8 +17047,8 @@ impl ::serde::Serialize for ToolListChangedNotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17142,8 +17142,8 @@ impl ::serde::Serialize for ToolListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17255,8 +17255,8 @@ impl ::serde::Serialize for UnsubscribeRequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17343,8 +17343,8 @@ impl ::serde::Serialize for UnsubscribeRequest {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("method", &"resources/unsubscribe")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }

@@ -64,8 +64,8 @@ impl ::serde::Serialize for Annotations {
         if let ::std::option::Option::Some(value) = &self.priority {
             map.serialize_entry("priority", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -208,8 +208,8 @@ impl ::serde::Serialize for AudioContent {
         }
         map.serialize_entry("data", &self.data)?;
         map.serialize_entry("mimeType", &self.mime_type)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -381,8 +381,8 @@ impl ::serde::Serialize for BaseMetadata {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -505,8 +505,8 @@ impl ::serde::Serialize for BlobResourceContents {
             map.serialize_entry("mimeType", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -670,8 +670,8 @@ impl ::serde::Serialize for BooleanSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -813,8 +813,8 @@ impl ::serde::Serialize for CallToolRequest {
         map.serialize_entry("method", &"tools/call")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -968,8 +968,8 @@ impl ::serde::Serialize for CallToolRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1086,8 +1086,8 @@ impl ::serde::Serialize for CallToolRequestParams {
         if let ::std::option::Option::Some(value) = &self.task {
             map.serialize_entry("task", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1270,8 +1270,8 @@ impl ::serde::Serialize for CallToolResult {
         if let ::std::option::Option::Some(value) = &self.structured_content {
             map.serialize_entry("structuredContent", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1407,8 +1407,8 @@ impl ::serde::Serialize for CancelTaskRequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("taskId", &self.task_id)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1506,8 +1506,8 @@ impl ::serde::Serialize for CancelTaskRequest {
         map.serialize_entry("method", &"tasks/cancel")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1717,8 +1717,8 @@ impl ::serde::Serialize for CancelTaskResult {
         }
         map.serialize_entry("taskId", &self.task_id)?;
         map.serialize_entry("ttl", &self.ttl)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -1961,8 +1961,8 @@ impl ::serde::Serialize for CancelledNotification {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/cancelled")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2132,8 +2132,8 @@ impl ::serde::Serialize for CancelledNotificationParams {
         if let ::std::option::Option::Some(value) = &self.request_id {
             map.serialize_entry("requestId", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2266,8 +2266,8 @@ impl ::serde::Serialize for ElicitationCapability {
         if let ::std::option::Option::Some(value) = &self.url {
             map.serialize_entry("url", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2371,8 +2371,8 @@ impl ::serde::Serialize for RootsCapability {
         if let ::std::option::Option::Some(value) = &self.list_changed {
             map.serialize_entry("listChanged", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2469,8 +2469,8 @@ impl ::serde::Serialize for SamplingCapability {
         if let ::std::option::Option::Some(value) = &self.tools {
             map.serialize_entry("tools", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2581,8 +2581,8 @@ impl ::serde::Serialize for ClientTasksCapabilityRequestsElicitation {
         if let ::std::option::Option::Some(value) = &self.create {
             map.serialize_entry("create", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2674,8 +2674,8 @@ impl ::serde::Serialize for ClientTasksCapabilityRequestsSampling {
         if let ::std::option::Option::Some(value) = &self.create_message {
             map.serialize_entry("createMessage", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2779,8 +2779,8 @@ impl ::serde::Serialize for ClientTasksCapabilityRequests {
         if let ::std::option::Option::Some(value) = &self.sampling {
             map.serialize_entry("sampling", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -2912,8 +2912,8 @@ impl ::serde::Serialize for ClientTasksCapability {
         if let ::std::option::Option::Some(value) = &self.requests {
             map.serialize_entry("requests", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3073,8 +3073,8 @@ impl ::serde::Serialize for ClientCapabilities {
         if let ::std::option::Option::Some(value) = &self.tasks {
             map.serialize_entry("tasks", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3838,8 +3838,8 @@ impl ::serde::Serialize for CompleteRequest {
         map.serialize_entry("method", &"completion/complete")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -3993,8 +3993,8 @@ impl ::serde::Serialize for CompleteRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4089,8 +4089,8 @@ impl ::serde::Serialize for CompleteRequestParamsArgument {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("value", &self.value)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4211,8 +4211,8 @@ impl ::serde::Serialize for CompleteRequestParamsContext {
         if let ::std::option::Option::Some(value) = &self.arguments {
             map.serialize_entry("arguments", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4405,8 +4405,8 @@ impl ::serde::Serialize for CompleteRequestParams {
             map.serialize_entry("context", value)?;
         }
         map.serialize_entry("ref", &self.r#ref)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4585,8 +4585,8 @@ impl ::serde::Serialize for CompleteResultCompletion {
             map.serialize_entry("total", value)?;
         }
         map.serialize_entry("values", &self.values)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4723,8 +4723,8 @@ impl ::serde::Serialize for CompleteResult {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("completion", &self.completion)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -4952,8 +4952,8 @@ impl ::serde::Serialize for CreateMessageRequest {
         map.serialize_entry("method", &"sampling/createMessage")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5122,8 +5122,8 @@ impl ::serde::Serialize for CreateMessageRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5302,8 +5302,8 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         if let ::std::option::Option::Some(value) = &self.tools {
             map.serialize_entry("tools", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5779,8 +5779,8 @@ impl ::serde::Serialize for CreateMessageResult {
         if let ::std::option::Option::Some(value) = &self.stop_reason {
             map.serialize_entry("stopReason", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -5962,8 +5962,8 @@ impl ::serde::Serialize for CreateTaskResult {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("task", &self.task)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6074,8 +6074,8 @@ impl ::serde::Serialize for ElicitRequest {
         map.serialize_entry("method", &"elicitation/create")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6229,8 +6229,8 @@ impl ::serde::Serialize for ElicitRequestFormParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6344,8 +6344,8 @@ impl ::serde::Serialize for ElicitRequestFormParamsRequestedSchema {
         if let ::std::option::Option::Some(value) = &self.required {
             map.serialize_entry("required", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6544,8 +6544,8 @@ impl ::serde::Serialize for ElicitRequestFormParams {
         if let ::std::option::Option::Some(value) = &self.task {
             map.serialize_entry("task", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6818,8 +6818,8 @@ impl ::serde::Serialize for ElicitRequestUrlParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -6945,8 +6945,8 @@ impl ::serde::Serialize for ElicitRequestUrlParams {
             map.serialize_entry("task", value)?;
         }
         map.serialize_entry("url", &self.url)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7253,8 +7253,8 @@ impl ::serde::Serialize for ElicitResult {
         if let ::std::option::Option::Some(value) = &self.content {
             map.serialize_entry("content", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7372,8 +7372,8 @@ impl ::serde::Serialize for ElicitationCompleteNotificationParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("elicitationId", &self.elicitation_id)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7471,8 +7471,8 @@ impl ::serde::Serialize for ElicitationCompleteNotification {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/elicitation/complete")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -7723,8 +7723,8 @@ impl ::serde::Serialize for EmbeddedResource {
             map.serialize_entry("annotations", value)?;
         }
         map.serialize_entry("resource", &self.resource)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8018,8 +8018,8 @@ impl ::serde::Serialize for GetPromptRequest {
         map.serialize_entry("method", &"prompts/get")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8176,8 +8176,8 @@ impl ::serde::Serialize for GetPromptRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8284,8 +8284,8 @@ impl ::serde::Serialize for GetPromptRequestParams {
             map.serialize_entry("arguments", value)?;
         }
         map.serialize_entry("name", &self.name)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8431,8 +8431,8 @@ impl ::serde::Serialize for GetPromptResult {
             map.serialize_entry("description", value)?;
         }
         map.serialize_entry("messages", &self.messages)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8554,8 +8554,8 @@ impl ::serde::Serialize for GetTaskPayloadRequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("taskId", &self.task_id)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8653,8 +8653,8 @@ impl ::serde::Serialize for GetTaskPayloadRequest {
         map.serialize_entry("method", &"tasks/result")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8825,8 +8825,8 @@ impl ::serde::Serialize for GetTaskPayloadResult {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -8908,8 +8908,8 @@ impl ::serde::Serialize for GetTaskRequestParams {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("taskId", &self.task_id)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9007,8 +9007,8 @@ impl ::serde::Serialize for GetTaskRequest {
         map.serialize_entry("method", &"tasks/get")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9206,8 +9206,8 @@ impl ::serde::Serialize for GetTaskResult {
         }
         map.serialize_entry("taskId", &self.task_id)?;
         map.serialize_entry("ttl", &self.ttl)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9472,8 +9472,8 @@ impl ::serde::Serialize for Icon {
         if let ::std::option::Option::Some(value) = &self.theme {
             map.serialize_entry("theme", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9612,8 +9612,8 @@ impl ::serde::Serialize for Icons {
         if let ::std::option::Option::Some(value) = &self.icons {
             map.serialize_entry("icons", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9717,8 +9717,8 @@ impl ::serde::Serialize for ImageContent {
         }
         map.serialize_entry("data", &self.data)?;
         map.serialize_entry("mimeType", &self.mime_type)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -9929,8 +9929,8 @@ impl ::serde::Serialize for Implementation {
         if let ::std::option::Option::Some(value) = &self.website_url {
             map.serialize_entry("websiteUrl", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10102,8 +10102,8 @@ impl ::serde::Serialize for InitializeRequest {
         map.serialize_entry("method", &"initialize")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10269,8 +10269,8 @@ impl ::serde::Serialize for InitializeRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10378,8 +10378,8 @@ impl ::serde::Serialize for InitializeRequestParams {
         map.serialize_entry("capabilities", &self.capabilities)?;
         map.serialize_entry("clientInfo", &self.client_info)?;
         map.serialize_entry("protocolVersion", &self.protocol_version)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10573,8 +10573,8 @@ impl ::serde::Serialize for InitializeResult {
         }
         map.serialize_entry("protocolVersion", &self.protocol_version)?;
         map.serialize_entry("serverInfo", &self.server_info)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10760,8 +10760,8 @@ impl ::serde::Serialize for InitializedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -10909,8 +10909,8 @@ impl ::serde::Serialize for JsonRpcErrorResponse {
         if let ::std::option::Option::Some(value) = &self.id {
             map.serialize_entry("id", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11137,8 +11137,8 @@ impl ::serde::Serialize for JsonRpcNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11285,8 +11285,8 @@ impl ::serde::Serialize for JsonRpcRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11494,8 +11494,8 @@ impl ::serde::Serialize for JsonRpcResultResponse {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("result", &self.result)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11664,8 +11664,8 @@ impl ::serde::Serialize for LegacyTitledEnumSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -11862,8 +11862,8 @@ impl ::serde::Serialize for ListPromptsRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12032,8 +12032,8 @@ impl ::serde::Serialize for ListPromptsResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("prompts", &self.prompts)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12168,8 +12168,8 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12344,8 +12344,8 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("resourceTemplates", &self.resource_templates)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12488,8 +12488,8 @@ impl ::serde::Serialize for ListResourcesRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12658,8 +12658,8 @@ impl ::serde::Serialize for ListResourcesResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("resources", &self.resources)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12803,8 +12803,8 @@ impl ::serde::Serialize for ListRootsRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -12958,8 +12958,8 @@ impl ::serde::Serialize for ListRootsResult {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("roots", &self.roots)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13074,8 +13074,8 @@ impl ::serde::Serialize for ListTasksRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13235,8 +13235,8 @@ impl ::serde::Serialize for ListTasksResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("tasks", &self.tasks)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13368,8 +13368,8 @@ impl ::serde::Serialize for ListToolsRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13529,8 +13529,8 @@ impl ::serde::Serialize for ListToolsResult {
             map.serialize_entry("nextCursor", value)?;
         }
         map.serialize_entry("tools", &self.tools)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13653,8 +13653,8 @@ impl ::serde::Serialize for LoggingMessageNotification {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/message")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -13822,8 +13822,8 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
         if let ::std::option::Option::Some(value) = &self.logger {
             map.serialize_entry("logger", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14009,8 +14009,8 @@ impl ::serde::Serialize for ModelHint {
         if let ::std::option::Option::Some(value) = &self.name {
             map.serialize_entry("name", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14136,8 +14136,8 @@ impl ::serde::Serialize for ModelPreferences {
         if let ::std::option::Option::Some(value) = &self.speed_priority {
             map.serialize_entry("speedPriority", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14364,8 +14364,8 @@ impl ::serde::Serialize for NotificationBase {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14470,8 +14470,8 @@ impl ::serde::Serialize for NotificationParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14585,8 +14585,8 @@ impl ::serde::Serialize for NumberSchema {
             map.serialize_entry("title", value)?;
         }
         map.serialize_entry("type", &self.r#type)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14763,8 +14763,8 @@ impl ::serde::Serialize for PaginatedRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -14911,8 +14911,8 @@ impl ::serde::Serialize for PaginatedRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15014,8 +15014,8 @@ impl ::serde::Serialize for PaginatedRequestParams {
         if let ::std::option::Option::Some(value) = &self.cursor {
             map.serialize_entry("cursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15135,8 +15135,8 @@ impl ::serde::Serialize for PaginatedResult {
         if let ::std::option::Option::Some(value) = &self.next_cursor {
             map.serialize_entry("nextCursor", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15250,8 +15250,8 @@ impl ::serde::Serialize for PingRequest {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15585,8 +15585,8 @@ impl ::serde::Serialize for ProgressNotification {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/progress")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15764,8 +15764,8 @@ impl ::serde::Serialize for ProgressNotificationParams {
         if let ::std::option::Option::Some(value) = &self.total {
             map.serialize_entry("total", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -15982,8 +15982,8 @@ impl ::serde::Serialize for Prompt {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16167,8 +16167,8 @@ impl ::serde::Serialize for PromptArgument {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16308,8 +16308,8 @@ impl ::serde::Serialize for PromptListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16453,8 +16453,8 @@ impl ::serde::Serialize for PromptMessage {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16583,8 +16583,8 @@ impl ::serde::Serialize for PromptReference {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16713,8 +16713,8 @@ impl ::serde::Serialize for ReadResourceRequest {
         map.serialize_entry("method", &"resources/read")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16880,8 +16880,8 @@ impl ::serde::Serialize for ReadResourceRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -16979,8 +16979,8 @@ impl ::serde::Serialize for ReadResourceRequestParams {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17171,8 +17171,8 @@ impl ::serde::Serialize for ReadResourceResult {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("contents", &self.contents)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17284,8 +17284,8 @@ impl ::serde::Serialize for RelatedTaskMetadata {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("taskId", &self.task_id)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17384,8 +17384,8 @@ impl ::serde::Serialize for RequestBase {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17493,8 +17493,8 @@ impl ::serde::Serialize for RequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17588,8 +17588,8 @@ impl ::serde::Serialize for RequestParams {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17747,8 +17747,8 @@ impl ::serde::Serialize for Resource {
             map.serialize_entry("title", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -17973,8 +17973,8 @@ impl ::serde::Serialize for ResourceContents {
             map.serialize_entry("mimeType", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -18173,8 +18173,8 @@ impl ::serde::Serialize for ResourceLink {
             map.serialize_entry("title", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -18419,8 +18419,8 @@ impl ::serde::Serialize for ResourceListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -18574,8 +18574,8 @@ impl ::serde::Serialize for ResourceRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -18673,8 +18673,8 @@ impl ::serde::Serialize for ResourceRequestParams {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -18850,8 +18850,8 @@ impl ::serde::Serialize for ResourceTemplate {
             map.serialize_entry("title", value)?;
         }
         map.serialize_entry("uriTemplate", &self.uri_template)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -19068,8 +19068,8 @@ impl ::serde::Serialize for ResourceTemplateReference {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"ref/resource")?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -19185,8 +19185,8 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/resources/updated")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -19343,8 +19343,8 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -19459,8 +19459,8 @@ impl ::serde::Serialize for ResultBase {
         if let ::std::option::Option::Some(value) = &self.meta {
             map.serialize_entry("_meta", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -19558,8 +19558,8 @@ impl ::serde::Serialize for Root {
             map.serialize_entry("name", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -19681,8 +19681,8 @@ impl ::serde::Serialize for RootsListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -19966,8 +19966,8 @@ impl ::serde::Serialize for SamplingMessage {
         }
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("role", &self.role)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -20218,8 +20218,8 @@ impl ::serde::Serialize for PromptsCapability {
         if let ::std::option::Option::Some(value) = &self.list_changed {
             map.serialize_entry("listChanged", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -20315,8 +20315,8 @@ impl ::serde::Serialize for ResourcesCapability {
         if let ::std::option::Option::Some(value) = &self.subscribe {
             map.serialize_entry("subscribe", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -20427,8 +20427,8 @@ impl ::serde::Serialize for ServerTasksCapabilityRequestsTools {
         if let ::std::option::Option::Some(value) = &self.call {
             map.serialize_entry("call", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -20520,8 +20520,8 @@ impl ::serde::Serialize for ServerTasksCapabilityRequests {
         if let ::std::option::Option::Some(value) = &self.tools {
             map.serialize_entry("tools", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -20625,8 +20625,8 @@ impl ::serde::Serialize for ServerTasksCapability {
         if let ::std::option::Option::Some(value) = &self.requests {
             map.serialize_entry("requests", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -20756,8 +20756,8 @@ impl ::serde::Serialize for ToolsCapability {
         if let ::std::option::Option::Some(value) = &self.list_changed {
             map.serialize_entry("listChanged", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -20890,8 +20890,8 @@ impl ::serde::Serialize for ServerCapabilities {
         if let ::std::option::Option::Some(value) = &self.tools {
             map.serialize_entry("tools", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -21733,8 +21733,8 @@ impl ::serde::Serialize for SetLevelRequest {
         map.serialize_entry("method", &"logging/setLevel")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -21888,8 +21888,8 @@ impl ::serde::Serialize for SetLevelRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -21987,8 +21987,8 @@ impl ::serde::Serialize for SetLevelRequestParams {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("level", &self.level)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -22236,8 +22236,8 @@ impl ::serde::Serialize for StringSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -22429,8 +22429,8 @@ impl ::serde::Serialize for SubscribeRequest {
         map.serialize_entry("method", &"resources/subscribe")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -22587,8 +22587,8 @@ impl ::serde::Serialize for SubscribeRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -22686,8 +22686,8 @@ impl ::serde::Serialize for SubscribeRequestParams {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -22839,8 +22839,8 @@ impl ::serde::Serialize for Task {
         }
         map.serialize_entry("taskId", &self.task_id)?;
         map.serialize_entry("ttl", &self.ttl)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -23035,8 +23035,8 @@ impl ::serde::Serialize for TaskAugmentedRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -23145,8 +23145,8 @@ impl ::serde::Serialize for TaskAugmentedRequestParams {
         if let ::std::option::Option::Some(value) = &self.task {
             map.serialize_entry("task", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -23262,8 +23262,8 @@ impl ::serde::Serialize for TaskMetadata {
         if let ::std::option::Option::Some(value) = &self.ttl {
             map.serialize_entry("ttl", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -23341,8 +23341,8 @@ impl ::serde::Serialize for TaskStatusNotification {
         map.serialize_entry("jsonrpc", &"2.0")?;
         map.serialize_entry("method", &"notifications/tasks/status")?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -23539,8 +23539,8 @@ impl ::serde::Serialize for TaskStatusNotificationParams {
         }
         map.serialize_entry("taskId", &self.task_id)?;
         map.serialize_entry("ttl", &self.ttl)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -23804,8 +23804,8 @@ impl ::serde::Serialize for TextContent {
             map.serialize_entry("annotations", value)?;
         }
         map.serialize_entry("text", &self.text)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -23964,8 +23964,8 @@ impl ::serde::Serialize for TextResourceContents {
         }
         map.serialize_entry("text", &self.text)?;
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -24116,8 +24116,8 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchemaItemsAnyOfItem {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("const", &self.r#const)?;
         map.serialize_entry("title", &self.title)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -24235,8 +24235,8 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchemaItems {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("anyOf", &self.any_of)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -24374,8 +24374,8 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -24589,8 +24589,8 @@ impl ::serde::Serialize for TitledSingleSelectEnumSchemaOneOfItem {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("const", &self.r#const)?;
         map.serialize_entry("title", &self.title)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -24733,8 +24733,8 @@ impl ::serde::Serialize for TitledSingleSelectEnumSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -24982,8 +24982,8 @@ impl ::serde::Serialize for Tool {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -25253,8 +25253,8 @@ impl ::serde::Serialize for ToolAnnotations {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -25422,8 +25422,8 @@ impl ::serde::Serialize for ToolChoice {
         if let ::std::option::Option::Some(value) = &self.mode {
             map.serialize_entry("mode", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -25514,8 +25514,8 @@ impl ::serde::Serialize for ToolExecution {
         if let ::std::option::Option::Some(value) = &self.task_support {
             map.serialize_entry("taskSupport", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -25607,8 +25607,8 @@ impl ::serde::Serialize for ToolListChangedNotification {
         if let ::std::option::Option::Some(value) = &self.params {
             map.serialize_entry("params", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -25795,8 +25795,8 @@ impl ::serde::Serialize for ToolResultContent {
             map.serialize_entry("structuredContent", value)?;
         }
         map.serialize_entry("toolUseId", &self.tool_use_id)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -26010,8 +26010,8 @@ impl ::serde::Serialize for ToolUseContent {
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("input", &self.input)?;
         map.serialize_entry("name", &self.name)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -26160,8 +26160,8 @@ impl ::serde::Serialize for UrlElicitationRequiredErrorData {
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
         map.serialize_entry("elicitations", &self.elicitations)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -26266,8 +26266,8 @@ impl ::serde::Serialize for UrlElicitationRequiredErrorObject {
         map.serialize_entry("code", &-32042i64)?;
         map.serialize_entry("data", &self.data)?;
         map.serialize_entry("message", &self.message)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -26424,8 +26424,8 @@ impl ::serde::Serialize for UrlElicitationRequiredError {
         if let ::std::option::Option::Some(value) = &self.id {
             map.serialize_entry("id", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -26567,8 +26567,8 @@ impl ::serde::Serialize for UnsubscribeRequest {
         map.serialize_entry("method", &"resources/unsubscribe")?;
         map.serialize_entry("id", &self.id)?;
         map.serialize_entry("params", &self.params)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -26737,8 +26737,8 @@ impl ::serde::Serialize for UnsubscribeRequestParamsMeta {
         if let ::std::option::Option::Some(value) = &self.progress_token {
             map.serialize_entry("progressToken", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -26836,8 +26836,8 @@ impl ::serde::Serialize for UnsubscribeRequestParams {
             map.serialize_entry("_meta", value)?;
         }
         map.serialize_entry("uri", &self.uri)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -26949,8 +26949,8 @@ impl ::serde::Serialize for UntitledMultiSelectEnumSchemaItems {
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
         map.serialize_entry("type", &"string")?;
         map.serialize_entry("enum", &self.r#enum)?;
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -27112,8 +27112,8 @@ impl ::serde::Serialize for UntitledMultiSelectEnumSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
@@ -27348,8 +27348,8 @@ impl ::serde::Serialize for UntitledSingleSelectEnumSchema {
         if let ::std::option::Option::Some(value) = &self.title {
             map.serialize_entry("title", value)?;
         }
-        for (key, value) in &self.extra {
-            map.serialize_entry(key, value)?;
+        if !self.extra.is_empty() {
+            crate::private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }
