@@ -37,6 +37,8 @@ mod schema;
 mod version;
 
 pub use common::{ErrorObject, ProgressToken, RequestId, ResultType, TtlMs};
+// The revision modules; nothing when no revision feature is on.
+#[allow(unused_imports)]
 pub use generated::*;
 pub use schema::{JsonSchema, ObjectSchema, SchemaError};
 pub use version::ProtocolVersion;
