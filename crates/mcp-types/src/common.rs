@@ -177,13 +177,13 @@ impl std::error::Error for ErrorObject {}
 impl Serialize for ErrorObject {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(2 + usize::from(self.data.is_some()) + self.extra.len()))?;
-        map.serialize_entry("code", &self.code)?;
-        map.serialize_entry("message", &self.message)?;
+        private::entry(&mut map, "code", &self.code)?;
+        private::entry(&mut map, "message", &self.message)?;
         if let Some(data) = &self.data {
-            map.serialize_entry("data", data)?;
+            private::entry(&mut map, "data", data)?;
         }
-        for (k, v) in &self.extra {
-            map.serialize_entry(k, v)?;
+        if !self.extra.is_empty() {
+            private::extra(&mut map, &self.extra)?;
         }
         map.end()
     }

@@ -105,12 +105,21 @@ impl<'de, T: VisitObject> Visitor<'de> for InPlace<'_, T> {
     }
 }
 
+/// Writes one member: the key, then the value. serde's default `serialize_entry` does the same
+/// but is not inlined, so every member paid a call; serde_json's `serialize_key` and
+/// `serialize_value` are `#[inline]`, and every serializer implements them.
+#[inline]
+pub fn entry<M: SerializeMap, V: serde::Serialize + ?Sized>(map: &mut M, key: &str, value: &V) -> Result<(), M::Error> {
+    map.serialize_key(key)?;
+    map.serialize_value(value)
+}
+
 /// Writes the unknown members kept in `extra`: one instance shared by every struct, called only
 /// when there are some (an empty map costs one check, not an iterator).
 #[inline(never)]
 pub fn extra<M: SerializeMap>(map: &mut M, extra: &Map<String, Value>) -> Result<(), M::Error> {
     for (key, value) in extra {
-        map.serialize_entry(key, value)?;
+        entry(map, key, value)?;
     }
     Ok(())
 }

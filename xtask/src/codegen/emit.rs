@@ -206,7 +206,7 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>) -
     for c in &s.consts {
         let key = &c.json;
         let value = const_tokens(&c.value);
-        ser_entries.push(quote!(map.serialize_entry(#key, &#value)?;));
+        ser_entries.push(quote!(crate::private::entry(&mut map, #key, &#value)?;));
     }
     // Discriminators first (consts, then `resultType`), so that readers find them early.
     let mut ordered: Vec<&Field> = s.fields.iter().filter(|f| f.json == "resultType").collect();
@@ -215,11 +215,11 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>) -
         let key = &f.json;
         let id = ident(&f.ident);
         if f.required {
-            ser_entries.push(quote!(map.serialize_entry(#key, &self.#id)?;));
+            ser_entries.push(quote!(crate::private::entry(&mut map, #key, &self.#id)?;));
         } else {
             len_terms.push(quote!(usize::from(self.#id.is_some())));
             ser_entries.push(
-                quote!(if let ::std::option::Option::Some(value) = &self.#id { map.serialize_entry(#key, value)?; }),
+                quote!(if let ::std::option::Option::Some(value) = &self.#id { crate::private::entry(&mut map, #key, value)?; }),
             );
         }
     }
@@ -367,6 +367,7 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>) -
         }
 
         impl ::serde::Serialize for #name {
+            #[inline(never)]
             fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
                 use ::serde::ser::SerializeMap as _;
                 let mut map = serializer.serialize_map(::std::option::Option::Some(#(#len_terms)+*))?;

@@ -33,6 +33,7 @@ impl AnnotatedAnnotations {
     }
 }
 impl ::serde::Serialize for AnnotatedAnnotations {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -46,10 +47,10 @@ impl ::serde::Serialize for AnnotatedAnnotations {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.audience {
-            map.serialize_entry("audience", value)?;
+            crate::private::entry(&mut map, "audience", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.priority {
-            map.serialize_entry("priority", value)?;
+            crate::private::entry(&mut map, "priority", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -148,6 +149,7 @@ impl Annotated {
     }
 }
 impl ::serde::Serialize for Annotated {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -160,7 +162,7 @@ impl ::serde::Serialize for Annotated {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -245,6 +247,7 @@ impl BlobResourceContents {
     }
 }
 impl ::serde::Serialize for BlobResourceContents {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -256,11 +259,11 @@ impl ::serde::Serialize for BlobResourceContents {
                     2usize + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("blob", &self.blob)?;
+        crate::private::entry(&mut map, "blob", &self.blob)?;
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -382,6 +385,7 @@ impl CallToolRequestParams {
     }
 }
 impl ::serde::Serialize for CallToolRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -394,9 +398,9 @@ impl ::serde::Serialize for CallToolRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -500,6 +504,7 @@ impl CallToolRequest {
     }
 }
 impl ::serde::Serialize for CallToolRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -507,8 +512,8 @@ impl ::serde::Serialize for CallToolRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"tools/call")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"tools/call")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -728,6 +733,7 @@ impl CallToolResult {
     }
 }
 impl ::serde::Serialize for CallToolResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -741,11 +747,11 @@ impl ::serde::Serialize for CallToolResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("content", &self.content)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
         if let ::std::option::Option::Some(value) = &self.is_error {
-            map.serialize_entry("isError", value)?;
+            crate::private::entry(&mut map, "isError", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -863,6 +869,7 @@ impl CancelledNotificationParams {
     }
 }
 impl ::serde::Serialize for CancelledNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -875,9 +882,9 @@ impl ::serde::Serialize for CancelledNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.reason {
-            map.serialize_entry("reason", value)?;
+            crate::private::entry(&mut map, "reason", value)?;
         }
-        map.serialize_entry("requestId", &self.request_id)?;
+        crate::private::entry(&mut map, "requestId", &self.request_id)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -987,6 +994,7 @@ impl CancelledNotification {
     }
 }
 impl ::serde::Serialize for CancelledNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -994,8 +1002,8 @@ impl ::serde::Serialize for CancelledNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"notifications/cancelled")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"notifications/cancelled")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -1110,6 +1118,7 @@ impl RootsCapability {
     }
 }
 impl ::serde::Serialize for RootsCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1122,7 +1131,7 @@ impl ::serde::Serialize for RootsCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -1208,6 +1217,7 @@ impl ClientCapabilities {
     }
 }
 impl ::serde::Serialize for ClientCapabilities {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1222,13 +1232,13 @@ impl ::serde::Serialize for ClientCapabilities {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.experimental {
-            map.serialize_entry("experimental", value)?;
+            crate::private::entry(&mut map, "experimental", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.roots {
-            map.serialize_entry("roots", value)?;
+            crate::private::entry(&mut map, "roots", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.sampling {
-            map.serialize_entry("sampling", value)?;
+            crate::private::entry(&mut map, "sampling", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -1796,6 +1806,7 @@ impl CompleteRequestParamsArgument {
     }
 }
 impl ::serde::Serialize for CompleteRequestParamsArgument {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1803,8 +1814,8 @@ impl ::serde::Serialize for CompleteRequestParamsArgument {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("name", &self.name)?;
-        map.serialize_entry("value", &self.value)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
+        crate::private::entry(&mut map, "value", &self.value)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -1998,6 +2009,7 @@ impl CompleteRequestParams {
     }
 }
 impl ::serde::Serialize for CompleteRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2005,8 +2017,8 @@ impl ::serde::Serialize for CompleteRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("argument", &self.argument)?;
-        map.serialize_entry("ref", &self.r#ref)?;
+        crate::private::entry(&mut map, "argument", &self.argument)?;
+        crate::private::entry(&mut map, "ref", &self.r#ref)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -2126,6 +2138,7 @@ impl CompleteRequest {
     }
 }
 impl ::serde::Serialize for CompleteRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2133,8 +2146,8 @@ impl ::serde::Serialize for CompleteRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"completion/complete")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"completion/complete")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -2248,6 +2261,7 @@ impl CompleteResultCompletion {
     }
 }
 impl ::serde::Serialize for CompleteResultCompletion {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2261,12 +2275,12 @@ impl ::serde::Serialize for CompleteResultCompletion {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.has_more {
-            map.serialize_entry("hasMore", value)?;
+            crate::private::entry(&mut map, "hasMore", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.total {
-            map.serialize_entry("total", value)?;
+            crate::private::entry(&mut map, "total", value)?;
         }
-        map.serialize_entry("values", &self.values)?;
+        crate::private::entry(&mut map, "values", &self.values)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -2390,6 +2404,7 @@ impl CompleteResult {
     }
 }
 impl ::serde::Serialize for CompleteResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2402,9 +2417,9 @@ impl ::serde::Serialize for CompleteResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("completion", &self.completion)?;
+        crate::private::entry(&mut map, "completion", &self.completion)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -2527,6 +2542,7 @@ impl CreateMessageRequestParams {
     }
 }
 impl ::serde::Serialize for CreateMessageRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2544,24 +2560,24 @@ impl ::serde::Serialize for CreateMessageRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.include_context {
-            map.serialize_entry("includeContext", value)?;
+            crate::private::entry(&mut map, "includeContext", value)?;
         }
-        map.serialize_entry("maxTokens", &self.max_tokens)?;
-        map.serialize_entry("messages", &self.messages)?;
+        crate::private::entry(&mut map, "maxTokens", &self.max_tokens)?;
+        crate::private::entry(&mut map, "messages", &self.messages)?;
         if let ::std::option::Option::Some(value) = &self.metadata {
-            map.serialize_entry("metadata", value)?;
+            crate::private::entry(&mut map, "metadata", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.model_preferences {
-            map.serialize_entry("modelPreferences", value)?;
+            crate::private::entry(&mut map, "modelPreferences", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.stop_sequences {
-            map.serialize_entry("stopSequences", value)?;
+            crate::private::entry(&mut map, "stopSequences", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.system_prompt {
-            map.serialize_entry("systemPrompt", value)?;
+            crate::private::entry(&mut map, "systemPrompt", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.temperature {
-            map.serialize_entry("temperature", value)?;
+            crate::private::entry(&mut map, "temperature", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -2785,6 +2801,7 @@ impl CreateMessageRequest {
     }
 }
 impl ::serde::Serialize for CreateMessageRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2792,8 +2809,8 @@ impl ::serde::Serialize for CreateMessageRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"sampling/createMessage")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"sampling/createMessage")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3005,6 +3022,7 @@ impl CreateMessageResult {
     }
 }
 impl ::serde::Serialize for CreateMessageResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3018,13 +3036,13 @@ impl ::serde::Serialize for CreateMessageResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("content", &self.content)?;
-        map.serialize_entry("model", &self.model)?;
-        map.serialize_entry("role", &self.role)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
+        crate::private::entry(&mut map, "model", &self.model)?;
+        crate::private::entry(&mut map, "role", &self.role)?;
         if let ::std::option::Option::Some(value) = &self.stop_reason {
-            map.serialize_entry("stopReason", value)?;
+            crate::private::entry(&mut map, "stopReason", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -3204,6 +3222,7 @@ impl EmbeddedResourceAnnotations {
     }
 }
 impl ::serde::Serialize for EmbeddedResourceAnnotations {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3217,10 +3236,10 @@ impl ::serde::Serialize for EmbeddedResourceAnnotations {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.audience {
-            map.serialize_entry("audience", value)?;
+            crate::private::entry(&mut map, "audience", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.priority {
-            map.serialize_entry("priority", value)?;
+            crate::private::entry(&mut map, "priority", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -3399,6 +3418,7 @@ impl EmbeddedResource {
     }
 }
 impl ::serde::Serialize for EmbeddedResource {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3410,11 +3430,11 @@ impl ::serde::Serialize for EmbeddedResource {
                     2usize + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"resource")?;
+        crate::private::entry(&mut map, "type", &"resource")?;
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("resource", &self.resource)?;
+        crate::private::entry(&mut map, "resource", &self.resource)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3548,6 +3568,7 @@ impl GetPromptRequestParams {
     }
 }
 impl ::serde::Serialize for GetPromptRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3560,9 +3581,9 @@ impl ::serde::Serialize for GetPromptRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3668,6 +3689,7 @@ impl GetPromptRequest {
     }
 }
 impl ::serde::Serialize for GetPromptRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3675,8 +3697,8 @@ impl ::serde::Serialize for GetPromptRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"prompts/get")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"prompts/get")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3790,6 +3812,7 @@ impl GetPromptResult {
     }
 }
 impl ::serde::Serialize for GetPromptResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3803,12 +3826,12 @@ impl ::serde::Serialize for GetPromptResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("messages", &self.messages)?;
+        crate::private::entry(&mut map, "messages", &self.messages)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3933,6 +3956,7 @@ impl ImageContentAnnotations {
     }
 }
 impl ::serde::Serialize for ImageContentAnnotations {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3946,10 +3970,10 @@ impl ::serde::Serialize for ImageContentAnnotations {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.audience {
-            map.serialize_entry("audience", value)?;
+            crate::private::entry(&mut map, "audience", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.priority {
-            map.serialize_entry("priority", value)?;
+            crate::private::entry(&mut map, "priority", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -4059,6 +4083,7 @@ impl ImageContent {
     }
 }
 impl ::serde::Serialize for ImageContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4070,12 +4095,12 @@ impl ::serde::Serialize for ImageContent {
                     3usize + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"image")?;
+        crate::private::entry(&mut map, "type", &"image")?;
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("mimeType", &self.mime_type)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "mimeType", &self.mime_type)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4216,6 +4241,7 @@ impl Implementation {
     }
 }
 impl ::serde::Serialize for Implementation {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4223,8 +4249,8 @@ impl ::serde::Serialize for Implementation {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("name", &self.name)?;
-        map.serialize_entry("version", &self.version)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
+        crate::private::entry(&mut map, "version", &self.version)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4329,6 +4355,7 @@ impl InitializeRequestParams {
     }
 }
 impl ::serde::Serialize for InitializeRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4336,9 +4363,9 @@ impl ::serde::Serialize for InitializeRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("capabilities", &self.capabilities)?;
-        map.serialize_entry("clientInfo", &self.client_info)?;
-        map.serialize_entry("protocolVersion", &self.protocol_version)?;
+        crate::private::entry(&mut map, "capabilities", &self.capabilities)?;
+        crate::private::entry(&mut map, "clientInfo", &self.client_info)?;
+        crate::private::entry(&mut map, "protocolVersion", &self.protocol_version)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4479,6 +4506,7 @@ impl InitializeRequest {
     }
 }
 impl ::serde::Serialize for InitializeRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4486,8 +4514,8 @@ impl ::serde::Serialize for InitializeRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"initialize")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"initialize")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4618,6 +4646,7 @@ impl InitializeResult {
     }
 }
 impl ::serde::Serialize for InitializeResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4631,14 +4660,14 @@ impl ::serde::Serialize for InitializeResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("capabilities", &self.capabilities)?;
+        crate::private::entry(&mut map, "capabilities", &self.capabilities)?;
         if let ::std::option::Option::Some(value) = &self.instructions {
-            map.serialize_entry("instructions", value)?;
+            crate::private::entry(&mut map, "instructions", value)?;
         }
-        map.serialize_entry("protocolVersion", &self.protocol_version)?;
-        map.serialize_entry("serverInfo", &self.server_info)?;
+        crate::private::entry(&mut map, "protocolVersion", &self.protocol_version)?;
+        crate::private::entry(&mut map, "serverInfo", &self.server_info)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4808,6 +4837,7 @@ impl InitializedNotificationParams {
     }
 }
 impl ::serde::Serialize for InitializedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4820,7 +4850,7 @@ impl ::serde::Serialize for InitializedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -4899,6 +4929,7 @@ impl InitializedNotification {
     }
 }
 impl ::serde::Serialize for InitializedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4910,9 +4941,9 @@ impl ::serde::Serialize for InitializedNotification {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"notifications/initialized")?;
+        crate::private::entry(&mut map, "method", &"notifications/initialized")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5021,6 +5052,7 @@ impl JsonRpcError {
     }
 }
 impl ::serde::Serialize for JsonRpcError {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5028,9 +5060,9 @@ impl ::serde::Serialize for JsonRpcError {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("error", &self.error)?;
-        map.serialize_entry("id", &self.id)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "error", &self.error)?;
+        crate::private::entry(&mut map, "id", &self.id)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -5221,6 +5253,7 @@ impl JsonRpcNotificationParams {
     }
 }
 impl ::serde::Serialize for JsonRpcNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5233,7 +5266,7 @@ impl ::serde::Serialize for JsonRpcNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5312,6 +5345,7 @@ impl JsonRpcNotification {
     }
 }
 impl ::serde::Serialize for JsonRpcNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5323,10 +5357,10 @@ impl ::serde::Serialize for JsonRpcNotification {
                     2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5454,6 +5488,7 @@ impl JsonRpcRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for JsonRpcRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5466,7 +5501,7 @@ impl ::serde::Serialize for JsonRpcRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5547,6 +5582,7 @@ impl JsonRpcRequestParams {
     }
 }
 impl ::serde::Serialize for JsonRpcRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5559,7 +5595,7 @@ impl ::serde::Serialize for JsonRpcRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5645,6 +5681,7 @@ impl JsonRpcRequest {
     }
 }
 impl ::serde::Serialize for JsonRpcRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5656,11 +5693,11 @@ impl ::serde::Serialize for JsonRpcRequest {
                     3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5794,6 +5831,7 @@ impl JsonRpcResponse {
     }
 }
 impl ::serde::Serialize for JsonRpcResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5801,9 +5839,9 @@ impl ::serde::Serialize for JsonRpcResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("result", &self.result)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "result", &self.result)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -5922,6 +5960,7 @@ impl ListPromptsRequestParams {
     }
 }
 impl ::serde::Serialize for ListPromptsRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5934,7 +5973,7 @@ impl ::serde::Serialize for ListPromptsRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6013,6 +6052,7 @@ impl ListPromptsRequest {
     }
 }
 impl ::serde::Serialize for ListPromptsRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6024,9 +6064,9 @@ impl ::serde::Serialize for ListPromptsRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"prompts/list")?;
+        crate::private::entry(&mut map, "method", &"prompts/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6140,6 +6180,7 @@ impl ListPromptsResult {
     }
 }
 impl ::serde::Serialize for ListPromptsResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6153,12 +6194,12 @@ impl ::serde::Serialize for ListPromptsResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("prompts", &self.prompts)?;
+        crate::private::entry(&mut map, "prompts", &self.prompts)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -6275,6 +6316,7 @@ impl ListResourceTemplatesRequestParams {
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6287,7 +6329,7 @@ impl ::serde::Serialize for ListResourceTemplatesRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6369,6 +6411,7 @@ impl ListResourceTemplatesRequest {
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6380,9 +6423,9 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"resources/templates/list")?;
+        crate::private::entry(&mut map, "method", &"resources/templates/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6496,6 +6539,7 @@ impl ListResourceTemplatesResult {
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6509,12 +6553,12 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("resourceTemplates", &self.resource_templates)?;
+        crate::private::entry(&mut map, "resourceTemplates", &self.resource_templates)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -6639,6 +6683,7 @@ impl ListResourcesRequestParams {
     }
 }
 impl ::serde::Serialize for ListResourcesRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6651,7 +6696,7 @@ impl ::serde::Serialize for ListResourcesRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6730,6 +6775,7 @@ impl ListResourcesRequest {
     }
 }
 impl ::serde::Serialize for ListResourcesRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6741,9 +6787,9 @@ impl ::serde::Serialize for ListResourcesRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"resources/list")?;
+        crate::private::entry(&mut map, "method", &"resources/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6857,6 +6903,7 @@ impl ListResourcesResult {
     }
 }
 impl ::serde::Serialize for ListResourcesResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6870,12 +6917,12 @@ impl ::serde::Serialize for ListResourcesResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("resources", &self.resources)?;
+        crate::private::entry(&mut map, "resources", &self.resources)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -6994,6 +7041,7 @@ impl ListRootsRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for ListRootsRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7006,7 +7054,7 @@ impl ::serde::Serialize for ListRootsRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7087,6 +7135,7 @@ impl ListRootsRequestParams {
     }
 }
 impl ::serde::Serialize for ListRootsRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7099,7 +7148,7 @@ impl ::serde::Serialize for ListRootsRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7186,6 +7235,7 @@ impl ListRootsRequest {
     }
 }
 impl ::serde::Serialize for ListRootsRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7197,9 +7247,9 @@ impl ::serde::Serialize for ListRootsRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"roots/list")?;
+        crate::private::entry(&mut map, "method", &"roots/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7305,6 +7355,7 @@ impl ListRootsResult {
     }
 }
 impl ::serde::Serialize for ListRootsResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7317,9 +7368,9 @@ impl ::serde::Serialize for ListRootsResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("roots", &self.roots)?;
+        crate::private::entry(&mut map, "roots", &self.roots)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -7416,6 +7467,7 @@ impl ListToolsRequestParams {
     }
 }
 impl ::serde::Serialize for ListToolsRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7428,7 +7480,7 @@ impl ::serde::Serialize for ListToolsRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7507,6 +7559,7 @@ impl ListToolsRequest {
     }
 }
 impl ::serde::Serialize for ListToolsRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7518,9 +7571,9 @@ impl ::serde::Serialize for ListToolsRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"tools/list")?;
+        crate::private::entry(&mut map, "method", &"tools/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7628,6 +7681,7 @@ impl ListToolsResult {
     }
 }
 impl ::serde::Serialize for ListToolsResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7641,12 +7695,12 @@ impl ::serde::Serialize for ListToolsResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("tools", &self.tools)?;
+        crate::private::entry(&mut map, "tools", &self.tools)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -7765,6 +7819,7 @@ impl LoggingMessageNotificationParams {
     }
 }
 impl ::serde::Serialize for LoggingMessageNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7776,10 +7831,10 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
                     2usize + usize::from(self.logger.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("level", &self.level)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "level", &self.level)?;
         if let ::std::option::Option::Some(value) = &self.logger {
-            map.serialize_entry("logger", value)?;
+            crate::private::entry(&mut map, "logger", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7927,6 +7982,7 @@ impl LoggingMessageNotification {
     }
 }
 impl ::serde::Serialize for LoggingMessageNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7934,8 +7990,8 @@ impl ::serde::Serialize for LoggingMessageNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"notifications/message")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"notifications/message")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -8061,6 +8117,7 @@ impl ModelHint {
     }
 }
 impl ::serde::Serialize for ModelHint {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8073,7 +8130,7 @@ impl ::serde::Serialize for ModelHint {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.name {
-            map.serialize_entry("name", value)?;
+            crate::private::entry(&mut map, "name", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8176,6 +8233,7 @@ impl ModelPreferences {
     }
 }
 impl ::serde::Serialize for ModelPreferences {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8191,16 +8249,16 @@ impl ::serde::Serialize for ModelPreferences {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cost_priority {
-            map.serialize_entry("costPriority", value)?;
+            crate::private::entry(&mut map, "costPriority", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.hints {
-            map.serialize_entry("hints", value)?;
+            crate::private::entry(&mut map, "hints", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.intelligence_priority {
-            map.serialize_entry("intelligencePriority", value)?;
+            crate::private::entry(&mut map, "intelligencePriority", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.speed_priority {
-            map.serialize_entry("speedPriority", value)?;
+            crate::private::entry(&mut map, "speedPriority", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8333,6 +8391,7 @@ impl NotificationBaseParams {
     }
 }
 impl ::serde::Serialize for NotificationBaseParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8345,7 +8404,7 @@ impl ::serde::Serialize for NotificationBaseParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8423,6 +8482,7 @@ impl NotificationBase {
     }
 }
 impl ::serde::Serialize for NotificationBase {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8434,9 +8494,9 @@ impl ::serde::Serialize for NotificationBase {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8533,6 +8593,7 @@ impl PaginatedRequestParams {
     }
 }
 impl ::serde::Serialize for PaginatedRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8545,7 +8606,7 @@ impl ::serde::Serialize for PaginatedRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8623,6 +8684,7 @@ impl PaginatedRequest {
     }
 }
 impl ::serde::Serialize for PaginatedRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8634,9 +8696,9 @@ impl ::serde::Serialize for PaginatedRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8739,6 +8801,7 @@ impl PaginatedResult {
     }
 }
 impl ::serde::Serialize for PaginatedResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8752,10 +8815,10 @@ impl ::serde::Serialize for PaginatedResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8851,6 +8914,7 @@ impl PingRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for PingRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8863,7 +8927,7 @@ impl ::serde::Serialize for PingRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8944,6 +9008,7 @@ impl PingRequestParams {
     }
 }
 impl ::serde::Serialize for PingRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8956,7 +9021,7 @@ impl ::serde::Serialize for PingRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9034,6 +9099,7 @@ impl PingRequest {
     }
 }
 impl ::serde::Serialize for PingRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9045,9 +9111,9 @@ impl ::serde::Serialize for PingRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"ping")?;
+        crate::private::entry(&mut map, "method", &"ping")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9157,6 +9223,7 @@ impl ProgressNotificationParams {
     }
 }
 impl ::serde::Serialize for ProgressNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9168,10 +9235,10 @@ impl ::serde::Serialize for ProgressNotificationParams {
                     2usize + usize::from(self.total.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("progress", &self.progress)?;
-        map.serialize_entry("progressToken", &self.progress_token)?;
+        crate::private::entry(&mut map, "progress", &self.progress)?;
+        crate::private::entry(&mut map, "progressToken", &self.progress_token)?;
         if let ::std::option::Option::Some(value) = &self.total {
-            map.serialize_entry("total", value)?;
+            crate::private::entry(&mut map, "total", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9297,6 +9364,7 @@ impl ProgressNotification {
     }
 }
 impl ::serde::Serialize for ProgressNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9304,8 +9372,8 @@ impl ::serde::Serialize for ProgressNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"notifications/progress")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"notifications/progress")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -9428,6 +9496,7 @@ impl Prompt {
     }
 }
 impl ::serde::Serialize for Prompt {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9441,12 +9510,12 @@ impl ::serde::Serialize for Prompt {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -9559,6 +9628,7 @@ impl PromptArgument {
     }
 }
 impl ::serde::Serialize for PromptArgument {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9572,11 +9642,11 @@ impl ::serde::Serialize for PromptArgument {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.required {
-            map.serialize_entry("required", value)?;
+            crate::private::entry(&mut map, "required", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9687,6 +9757,7 @@ impl PromptListChangedNotificationParams {
     }
 }
 impl ::serde::Serialize for PromptListChangedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9699,7 +9770,7 @@ impl ::serde::Serialize for PromptListChangedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9781,6 +9852,7 @@ impl PromptListChangedNotification {
     }
 }
 impl ::serde::Serialize for PromptListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9792,9 +9864,13 @@ impl ::serde::Serialize for PromptListChangedNotification {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"notifications/prompts/list_changed")?;
+        crate::private::entry(
+            &mut map,
+            "method",
+            &"notifications/prompts/list_changed",
+        )?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10001,6 +10077,7 @@ impl PromptMessage {
     }
 }
 impl ::serde::Serialize for PromptMessage {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10008,8 +10085,8 @@ impl ::serde::Serialize for PromptMessage {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("content", &self.content)?;
-        map.serialize_entry("role", &self.role)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
+        crate::private::entry(&mut map, "role", &self.role)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10116,6 +10193,7 @@ impl PromptReference {
     }
 }
 impl ::serde::Serialize for PromptReference {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10123,8 +10201,8 @@ impl ::serde::Serialize for PromptReference {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("type", &"ref/prompt")?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "type", &"ref/prompt")?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10226,6 +10304,7 @@ impl ReadResourceRequestParams {
     }
 }
 impl ::serde::Serialize for ReadResourceRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10233,7 +10312,7 @@ impl ::serde::Serialize for ReadResourceRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10313,6 +10392,7 @@ impl ReadResourceRequest {
     }
 }
 impl ::serde::Serialize for ReadResourceRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10320,8 +10400,8 @@ impl ::serde::Serialize for ReadResourceRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"resources/read")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"resources/read")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10511,6 +10591,7 @@ impl ReadResourceResult {
     }
 }
 impl ::serde::Serialize for ReadResourceResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10523,9 +10604,9 @@ impl ::serde::Serialize for ReadResourceResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("contents", &self.contents)?;
+        crate::private::entry(&mut map, "contents", &self.contents)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10629,6 +10710,7 @@ impl RequestBaseParamsMeta {
     }
 }
 impl ::serde::Serialize for RequestBaseParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10641,7 +10723,7 @@ impl ::serde::Serialize for RequestBaseParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10722,6 +10804,7 @@ impl RequestBaseParams {
     }
 }
 impl ::serde::Serialize for RequestBaseParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10734,7 +10817,7 @@ impl ::serde::Serialize for RequestBaseParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10811,6 +10894,7 @@ impl RequestBase {
     }
 }
 impl ::serde::Serialize for RequestBase {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10822,9 +10906,9 @@ impl ::serde::Serialize for RequestBase {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10931,6 +11015,7 @@ impl ResourceAnnotations {
     }
 }
 impl ::serde::Serialize for ResourceAnnotations {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10944,10 +11029,10 @@ impl ::serde::Serialize for ResourceAnnotations {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.audience {
-            map.serialize_entry("audience", value)?;
+            crate::private::entry(&mut map, "audience", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.priority {
-            map.serialize_entry("priority", value)?;
+            crate::private::entry(&mut map, "priority", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11070,6 +11155,7 @@ impl Resource {
     }
 }
 impl ::serde::Serialize for Resource {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11085,19 +11171,19 @@ impl ::serde::Serialize for Resource {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.size {
-            map.serialize_entry("size", value)?;
+            crate::private::entry(&mut map, "size", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -11250,6 +11336,7 @@ impl ResourceContents {
     }
 }
 impl ::serde::Serialize for ResourceContents {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11262,9 +11349,9 @@ impl ::serde::Serialize for ResourceContents {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -11361,6 +11448,7 @@ impl ResourceListChangedNotificationParams {
     }
 }
 impl ::serde::Serialize for ResourceListChangedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11373,7 +11461,7 @@ impl ::serde::Serialize for ResourceListChangedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11455,6 +11543,7 @@ impl ResourceListChangedNotification {
     }
 }
 impl ::serde::Serialize for ResourceListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11466,9 +11555,13 @@ impl ::serde::Serialize for ResourceListChangedNotification {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"notifications/resources/list_changed")?;
+        crate::private::entry(
+            &mut map,
+            "method",
+            &"notifications/resources/list_changed",
+        )?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11584,6 +11677,7 @@ impl ResourceReference {
     }
 }
 impl ::serde::Serialize for ResourceReference {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11591,8 +11685,8 @@ impl ::serde::Serialize for ResourceReference {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("type", &"ref/resource")?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "type", &"ref/resource")?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -11701,6 +11795,7 @@ impl ResourceTemplateAnnotations {
     }
 }
 impl ::serde::Serialize for ResourceTemplateAnnotations {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11714,10 +11809,10 @@ impl ::serde::Serialize for ResourceTemplateAnnotations {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.audience {
-            map.serialize_entry("audience", value)?;
+            crate::private::entry(&mut map, "audience", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.priority {
-            map.serialize_entry("priority", value)?;
+            crate::private::entry(&mut map, "priority", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11835,6 +11930,7 @@ impl ResourceTemplate {
     }
 }
 impl ::serde::Serialize for ResourceTemplate {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11849,16 +11945,16 @@ impl ::serde::Serialize for ResourceTemplate {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
-        map.serialize_entry("uriTemplate", &self.uri_template)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
+        crate::private::entry(&mut map, "uriTemplate", &self.uri_template)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12014,6 +12110,7 @@ impl ResourceUpdatedNotificationParams {
     }
 }
 impl ::serde::Serialize for ResourceUpdatedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12021,7 +12118,7 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12104,6 +12201,7 @@ impl ResourceUpdatedNotification {
     }
 }
 impl ::serde::Serialize for ResourceUpdatedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12111,8 +12209,8 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"notifications/resources/updated")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"notifications/resources/updated")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12226,6 +12324,7 @@ impl ResultBase {
     }
 }
 impl ::serde::Serialize for ResultBase {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12238,7 +12337,7 @@ impl ::serde::Serialize for ResultBase {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12317,6 +12416,7 @@ impl Root {
     }
 }
 impl ::serde::Serialize for Root {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12329,9 +12429,9 @@ impl ::serde::Serialize for Root {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.name {
-            map.serialize_entry("name", value)?;
+            crate::private::entry(&mut map, "name", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12421,6 +12521,7 @@ impl RootsListChangedNotificationParams {
     }
 }
 impl ::serde::Serialize for RootsListChangedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12433,7 +12534,7 @@ impl ::serde::Serialize for RootsListChangedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12517,6 +12618,7 @@ impl RootsListChangedNotification {
     }
 }
 impl ::serde::Serialize for RootsListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12528,9 +12630,9 @@ impl ::serde::Serialize for RootsListChangedNotification {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"notifications/roots/list_changed")?;
+        crate::private::entry(&mut map, "method", &"notifications/roots/list_changed")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12722,6 +12824,7 @@ impl SamplingMessage {
     }
 }
 impl ::serde::Serialize for SamplingMessage {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12729,8 +12832,8 @@ impl ::serde::Serialize for SamplingMessage {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("content", &self.content)?;
-        map.serialize_entry("role", &self.role)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
+        crate::private::entry(&mut map, "role", &self.role)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12838,6 +12941,7 @@ impl PromptsCapability {
     }
 }
 impl ::serde::Serialize for PromptsCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12850,7 +12954,7 @@ impl ::serde::Serialize for PromptsCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12931,6 +13035,7 @@ impl ResourcesCapability {
     }
 }
 impl ::serde::Serialize for ResourcesCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12944,10 +13049,10 @@ impl ::serde::Serialize for ResourcesCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.subscribe {
-            map.serialize_entry("subscribe", value)?;
+            crate::private::entry(&mut map, "subscribe", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -13047,6 +13152,7 @@ impl ToolsCapability {
     }
 }
 impl ::serde::Serialize for ToolsCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13059,7 +13165,7 @@ impl ::serde::Serialize for ToolsCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -13151,6 +13257,7 @@ impl ServerCapabilities {
     }
 }
 impl ::serde::Serialize for ServerCapabilities {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13167,19 +13274,19 @@ impl ::serde::Serialize for ServerCapabilities {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.experimental {
-            map.serialize_entry("experimental", value)?;
+            crate::private::entry(&mut map, "experimental", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.logging {
-            map.serialize_entry("logging", value)?;
+            crate::private::entry(&mut map, "logging", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.prompts {
-            map.serialize_entry("prompts", value)?;
+            crate::private::entry(&mut map, "prompts", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.resources {
-            map.serialize_entry("resources", value)?;
+            crate::private::entry(&mut map, "resources", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.tools {
-            map.serialize_entry("tools", value)?;
+            crate::private::entry(&mut map, "tools", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -13802,6 +13909,7 @@ impl SetLevelRequestParams {
     }
 }
 impl ::serde::Serialize for SetLevelRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13809,7 +13917,7 @@ impl ::serde::Serialize for SetLevelRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("level", &self.level)?;
+        crate::private::entry(&mut map, "level", &self.level)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13915,6 +14023,7 @@ impl SetLevelRequest {
     }
 }
 impl ::serde::Serialize for SetLevelRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13922,8 +14031,8 @@ impl ::serde::Serialize for SetLevelRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"logging/setLevel")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"logging/setLevel")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -14031,6 +14140,7 @@ impl SubscribeRequestParams {
     }
 }
 impl ::serde::Serialize for SubscribeRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14038,7 +14148,7 @@ impl ::serde::Serialize for SubscribeRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -14118,6 +14228,7 @@ impl SubscribeRequest {
     }
 }
 impl ::serde::Serialize for SubscribeRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14125,8 +14236,8 @@ impl ::serde::Serialize for SubscribeRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"resources/subscribe")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"resources/subscribe")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -14243,6 +14354,7 @@ impl TextContentAnnotations {
     }
 }
 impl ::serde::Serialize for TextContentAnnotations {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14256,10 +14368,10 @@ impl ::serde::Serialize for TextContentAnnotations {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.audience {
-            map.serialize_entry("audience", value)?;
+            crate::private::entry(&mut map, "audience", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.priority {
-            map.serialize_entry("priority", value)?;
+            crate::private::entry(&mut map, "priority", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14363,6 +14475,7 @@ impl TextContent {
     }
 }
 impl ::serde::Serialize for TextContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14374,11 +14487,11 @@ impl ::serde::Serialize for TextContent {
                     2usize + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"text")?;
+        crate::private::entry(&mut map, "type", &"text")?;
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("text", &self.text)?;
+        crate::private::entry(&mut map, "text", &self.text)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -14502,6 +14615,7 @@ impl TextResourceContents {
     }
 }
 impl ::serde::Serialize for TextResourceContents {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14514,10 +14628,10 @@ impl ::serde::Serialize for TextResourceContents {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("text", &self.text)?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "text", &self.text)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -14648,6 +14762,7 @@ impl Tool {
     }
 }
 impl ::serde::Serialize for Tool {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14660,10 +14775,10 @@ impl ::serde::Serialize for Tool {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("inputSchema", &self.input_schema)?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "inputSchema", &self.input_schema)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -14770,6 +14885,7 @@ impl ToolListChangedNotificationParams {
     }
 }
 impl ::serde::Serialize for ToolListChangedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14782,7 +14898,7 @@ impl ::serde::Serialize for ToolListChangedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14864,6 +14980,7 @@ impl ToolListChangedNotification {
     }
 }
 impl ::serde::Serialize for ToolListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14875,9 +14992,9 @@ impl ::serde::Serialize for ToolListChangedNotification {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"notifications/tools/list_changed")?;
+        crate::private::entry(&mut map, "method", &"notifications/tools/list_changed")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14984,6 +15101,7 @@ impl UnsubscribeRequestParams {
     }
 }
 impl ::serde::Serialize for UnsubscribeRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14991,7 +15109,7 @@ impl ::serde::Serialize for UnsubscribeRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -15071,6 +15189,7 @@ impl UnsubscribeRequest {
     }
 }
 impl ::serde::Serialize for UnsubscribeRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15078,8 +15197,8 @@ impl ::serde::Serialize for UnsubscribeRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"resources/unsubscribe")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"resources/unsubscribe")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }

@@ -34,6 +34,7 @@ impl Annotations {
     }
 }
 impl ::serde::Serialize for Annotations {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -47,10 +48,10 @@ impl ::serde::Serialize for Annotations {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.audience {
-            map.serialize_entry("audience", value)?;
+            crate::private::entry(&mut map, "audience", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.priority {
-            map.serialize_entry("priority", value)?;
+            crate::private::entry(&mut map, "priority", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -155,6 +156,7 @@ impl AudioContent {
     }
 }
 impl ::serde::Serialize for AudioContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -166,12 +168,12 @@ impl ::serde::Serialize for AudioContent {
                     3usize + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"audio")?;
+        crate::private::entry(&mut map, "type", &"audio")?;
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("mimeType", &self.mime_type)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "mimeType", &self.mime_type)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -316,6 +318,7 @@ impl BlobResourceContents {
     }
 }
 impl ::serde::Serialize for BlobResourceContents {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -327,11 +330,11 @@ impl ::serde::Serialize for BlobResourceContents {
                     2usize + usize::from(self.mime_type.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("blob", &self.blob)?;
+        crate::private::entry(&mut map, "blob", &self.blob)?;
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -453,6 +456,7 @@ impl CallToolRequestParams {
     }
 }
 impl ::serde::Serialize for CallToolRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -465,9 +469,9 @@ impl ::serde::Serialize for CallToolRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -571,6 +575,7 @@ impl CallToolRequest {
     }
 }
 impl ::serde::Serialize for CallToolRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -578,8 +583,8 @@ impl ::serde::Serialize for CallToolRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"tools/call")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"tools/call")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -811,6 +816,7 @@ impl CallToolResult {
     }
 }
 impl ::serde::Serialize for CallToolResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -824,11 +830,11 @@ impl ::serde::Serialize for CallToolResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("content", &self.content)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
         if let ::std::option::Option::Some(value) = &self.is_error {
-            map.serialize_entry("isError", value)?;
+            crate::private::entry(&mut map, "isError", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -946,6 +952,7 @@ impl CancelledNotificationParams {
     }
 }
 impl ::serde::Serialize for CancelledNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -958,9 +965,9 @@ impl ::serde::Serialize for CancelledNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.reason {
-            map.serialize_entry("reason", value)?;
+            crate::private::entry(&mut map, "reason", value)?;
         }
-        map.serialize_entry("requestId", &self.request_id)?;
+        crate::private::entry(&mut map, "requestId", &self.request_id)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -1070,6 +1077,7 @@ impl CancelledNotification {
     }
 }
 impl ::serde::Serialize for CancelledNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1077,8 +1085,8 @@ impl ::serde::Serialize for CancelledNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"notifications/cancelled")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"notifications/cancelled")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -1193,6 +1201,7 @@ impl RootsCapability {
     }
 }
 impl ::serde::Serialize for RootsCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1205,7 +1214,7 @@ impl ::serde::Serialize for RootsCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -1291,6 +1300,7 @@ impl ClientCapabilities {
     }
 }
 impl ::serde::Serialize for ClientCapabilities {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1305,13 +1315,13 @@ impl ::serde::Serialize for ClientCapabilities {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.experimental {
-            map.serialize_entry("experimental", value)?;
+            crate::private::entry(&mut map, "experimental", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.roots {
-            map.serialize_entry("roots", value)?;
+            crate::private::entry(&mut map, "roots", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.sampling {
-            map.serialize_entry("sampling", value)?;
+            crate::private::entry(&mut map, "sampling", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -1879,6 +1889,7 @@ impl CompleteRequestParamsArgument {
     }
 }
 impl ::serde::Serialize for CompleteRequestParamsArgument {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1886,8 +1897,8 @@ impl ::serde::Serialize for CompleteRequestParamsArgument {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("name", &self.name)?;
-        map.serialize_entry("value", &self.value)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
+        crate::private::entry(&mut map, "value", &self.value)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -2081,6 +2092,7 @@ impl CompleteRequestParams {
     }
 }
 impl ::serde::Serialize for CompleteRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2088,8 +2100,8 @@ impl ::serde::Serialize for CompleteRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("argument", &self.argument)?;
-        map.serialize_entry("ref", &self.r#ref)?;
+        crate::private::entry(&mut map, "argument", &self.argument)?;
+        crate::private::entry(&mut map, "ref", &self.r#ref)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -2209,6 +2221,7 @@ impl CompleteRequest {
     }
 }
 impl ::serde::Serialize for CompleteRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2216,8 +2229,8 @@ impl ::serde::Serialize for CompleteRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"completion/complete")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"completion/complete")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -2331,6 +2344,7 @@ impl CompleteResultCompletion {
     }
 }
 impl ::serde::Serialize for CompleteResultCompletion {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2344,12 +2358,12 @@ impl ::serde::Serialize for CompleteResultCompletion {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.has_more {
-            map.serialize_entry("hasMore", value)?;
+            crate::private::entry(&mut map, "hasMore", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.total {
-            map.serialize_entry("total", value)?;
+            crate::private::entry(&mut map, "total", value)?;
         }
-        map.serialize_entry("values", &self.values)?;
+        crate::private::entry(&mut map, "values", &self.values)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -2473,6 +2487,7 @@ impl CompleteResult {
     }
 }
 impl ::serde::Serialize for CompleteResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2485,9 +2500,9 @@ impl ::serde::Serialize for CompleteResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("completion", &self.completion)?;
+        crate::private::entry(&mut map, "completion", &self.completion)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -2610,6 +2625,7 @@ impl CreateMessageRequestParams {
     }
 }
 impl ::serde::Serialize for CreateMessageRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2627,24 +2643,24 @@ impl ::serde::Serialize for CreateMessageRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.include_context {
-            map.serialize_entry("includeContext", value)?;
+            crate::private::entry(&mut map, "includeContext", value)?;
         }
-        map.serialize_entry("maxTokens", &self.max_tokens)?;
-        map.serialize_entry("messages", &self.messages)?;
+        crate::private::entry(&mut map, "maxTokens", &self.max_tokens)?;
+        crate::private::entry(&mut map, "messages", &self.messages)?;
         if let ::std::option::Option::Some(value) = &self.metadata {
-            map.serialize_entry("metadata", value)?;
+            crate::private::entry(&mut map, "metadata", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.model_preferences {
-            map.serialize_entry("modelPreferences", value)?;
+            crate::private::entry(&mut map, "modelPreferences", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.stop_sequences {
-            map.serialize_entry("stopSequences", value)?;
+            crate::private::entry(&mut map, "stopSequences", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.system_prompt {
-            map.serialize_entry("systemPrompt", value)?;
+            crate::private::entry(&mut map, "systemPrompt", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.temperature {
-            map.serialize_entry("temperature", value)?;
+            crate::private::entry(&mut map, "temperature", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -2868,6 +2884,7 @@ impl CreateMessageRequest {
     }
 }
 impl ::serde::Serialize for CreateMessageRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2875,8 +2892,8 @@ impl ::serde::Serialize for CreateMessageRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"sampling/createMessage")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"sampling/createMessage")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3100,6 +3117,7 @@ impl CreateMessageResult {
     }
 }
 impl ::serde::Serialize for CreateMessageResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3113,13 +3131,13 @@ impl ::serde::Serialize for CreateMessageResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("content", &self.content)?;
-        map.serialize_entry("model", &self.model)?;
-        map.serialize_entry("role", &self.role)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
+        crate::private::entry(&mut map, "model", &self.model)?;
+        crate::private::entry(&mut map, "role", &self.role)?;
         if let ::std::option::Option::Some(value) = &self.stop_reason {
-            map.serialize_entry("stopReason", value)?;
+            crate::private::entry(&mut map, "stopReason", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -3371,6 +3389,7 @@ impl EmbeddedResource {
     }
 }
 impl ::serde::Serialize for EmbeddedResource {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3382,11 +3401,11 @@ impl ::serde::Serialize for EmbeddedResource {
                     2usize + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"resource")?;
+        crate::private::entry(&mut map, "type", &"resource")?;
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("resource", &self.resource)?;
+        crate::private::entry(&mut map, "resource", &self.resource)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3520,6 +3539,7 @@ impl GetPromptRequestParams {
     }
 }
 impl ::serde::Serialize for GetPromptRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3532,9 +3552,9 @@ impl ::serde::Serialize for GetPromptRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3640,6 +3660,7 @@ impl GetPromptRequest {
     }
 }
 impl ::serde::Serialize for GetPromptRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3647,8 +3668,8 @@ impl ::serde::Serialize for GetPromptRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"prompts/get")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"prompts/get")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3762,6 +3783,7 @@ impl GetPromptResult {
     }
 }
 impl ::serde::Serialize for GetPromptResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3775,12 +3797,12 @@ impl ::serde::Serialize for GetPromptResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("messages", &self.messages)?;
+        crate::private::entry(&mut map, "messages", &self.messages)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3908,6 +3930,7 @@ impl ImageContent {
     }
 }
 impl ::serde::Serialize for ImageContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3919,12 +3942,12 @@ impl ::serde::Serialize for ImageContent {
                     3usize + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"image")?;
+        crate::private::entry(&mut map, "type", &"image")?;
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("mimeType", &self.mime_type)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "mimeType", &self.mime_type)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4065,6 +4088,7 @@ impl Implementation {
     }
 }
 impl ::serde::Serialize for Implementation {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4072,8 +4096,8 @@ impl ::serde::Serialize for Implementation {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("name", &self.name)?;
-        map.serialize_entry("version", &self.version)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
+        crate::private::entry(&mut map, "version", &self.version)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4178,6 +4202,7 @@ impl InitializeRequestParams {
     }
 }
 impl ::serde::Serialize for InitializeRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4185,9 +4210,9 @@ impl ::serde::Serialize for InitializeRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("capabilities", &self.capabilities)?;
-        map.serialize_entry("clientInfo", &self.client_info)?;
-        map.serialize_entry("protocolVersion", &self.protocol_version)?;
+        crate::private::entry(&mut map, "capabilities", &self.capabilities)?;
+        crate::private::entry(&mut map, "clientInfo", &self.client_info)?;
+        crate::private::entry(&mut map, "protocolVersion", &self.protocol_version)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4328,6 +4353,7 @@ impl InitializeRequest {
     }
 }
 impl ::serde::Serialize for InitializeRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4335,8 +4361,8 @@ impl ::serde::Serialize for InitializeRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"initialize")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"initialize")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4467,6 +4493,7 @@ impl InitializeResult {
     }
 }
 impl ::serde::Serialize for InitializeResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4480,14 +4507,14 @@ impl ::serde::Serialize for InitializeResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("capabilities", &self.capabilities)?;
+        crate::private::entry(&mut map, "capabilities", &self.capabilities)?;
         if let ::std::option::Option::Some(value) = &self.instructions {
-            map.serialize_entry("instructions", value)?;
+            crate::private::entry(&mut map, "instructions", value)?;
         }
-        map.serialize_entry("protocolVersion", &self.protocol_version)?;
-        map.serialize_entry("serverInfo", &self.server_info)?;
+        crate::private::entry(&mut map, "protocolVersion", &self.protocol_version)?;
+        crate::private::entry(&mut map, "serverInfo", &self.server_info)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4657,6 +4684,7 @@ impl InitializedNotificationParams {
     }
 }
 impl ::serde::Serialize for InitializedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4669,7 +4697,7 @@ impl ::serde::Serialize for InitializedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -4748,6 +4776,7 @@ impl InitializedNotification {
     }
 }
 impl ::serde::Serialize for InitializedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4759,9 +4788,9 @@ impl ::serde::Serialize for InitializedNotification {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"notifications/initialized")?;
+        crate::private::entry(&mut map, "method", &"notifications/initialized")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -4997,6 +5026,7 @@ impl JsonRpcError {
     }
 }
 impl ::serde::Serialize for JsonRpcError {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5004,9 +5034,9 @@ impl ::serde::Serialize for JsonRpcError {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("error", &self.error)?;
-        map.serialize_entry("id", &self.id)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "error", &self.error)?;
+        crate::private::entry(&mut map, "id", &self.id)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -5223,6 +5253,7 @@ impl JsonRpcNotificationParams {
     }
 }
 impl ::serde::Serialize for JsonRpcNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5235,7 +5266,7 @@ impl ::serde::Serialize for JsonRpcNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5314,6 +5345,7 @@ impl JsonRpcNotification {
     }
 }
 impl ::serde::Serialize for JsonRpcNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5325,10 +5357,10 @@ impl ::serde::Serialize for JsonRpcNotification {
                     2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5456,6 +5488,7 @@ impl JsonRpcRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for JsonRpcRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5468,7 +5501,7 @@ impl ::serde::Serialize for JsonRpcRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5549,6 +5582,7 @@ impl JsonRpcRequestParams {
     }
 }
 impl ::serde::Serialize for JsonRpcRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5561,7 +5595,7 @@ impl ::serde::Serialize for JsonRpcRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5647,6 +5681,7 @@ impl JsonRpcRequest {
     }
 }
 impl ::serde::Serialize for JsonRpcRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5658,11 +5693,11 @@ impl ::serde::Serialize for JsonRpcRequest {
                     3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5796,6 +5831,7 @@ impl JsonRpcResponse {
     }
 }
 impl ::serde::Serialize for JsonRpcResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5803,9 +5839,9 @@ impl ::serde::Serialize for JsonRpcResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("result", &self.result)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "result", &self.result)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -5924,6 +5960,7 @@ impl ListPromptsRequestParams {
     }
 }
 impl ::serde::Serialize for ListPromptsRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5936,7 +5973,7 @@ impl ::serde::Serialize for ListPromptsRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6015,6 +6052,7 @@ impl ListPromptsRequest {
     }
 }
 impl ::serde::Serialize for ListPromptsRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6026,9 +6064,9 @@ impl ::serde::Serialize for ListPromptsRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"prompts/list")?;
+        crate::private::entry(&mut map, "method", &"prompts/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6142,6 +6180,7 @@ impl ListPromptsResult {
     }
 }
 impl ::serde::Serialize for ListPromptsResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6155,12 +6194,12 @@ impl ::serde::Serialize for ListPromptsResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("prompts", &self.prompts)?;
+        crate::private::entry(&mut map, "prompts", &self.prompts)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -6277,6 +6316,7 @@ impl ListResourceTemplatesRequestParams {
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6289,7 +6329,7 @@ impl ::serde::Serialize for ListResourceTemplatesRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6371,6 +6411,7 @@ impl ListResourceTemplatesRequest {
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6382,9 +6423,9 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"resources/templates/list")?;
+        crate::private::entry(&mut map, "method", &"resources/templates/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6498,6 +6539,7 @@ impl ListResourceTemplatesResult {
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6511,12 +6553,12 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("resourceTemplates", &self.resource_templates)?;
+        crate::private::entry(&mut map, "resourceTemplates", &self.resource_templates)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -6641,6 +6683,7 @@ impl ListResourcesRequestParams {
     }
 }
 impl ::serde::Serialize for ListResourcesRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6653,7 +6696,7 @@ impl ::serde::Serialize for ListResourcesRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6732,6 +6775,7 @@ impl ListResourcesRequest {
     }
 }
 impl ::serde::Serialize for ListResourcesRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6743,9 +6787,9 @@ impl ::serde::Serialize for ListResourcesRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"resources/list")?;
+        crate::private::entry(&mut map, "method", &"resources/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6859,6 +6903,7 @@ impl ListResourcesResult {
     }
 }
 impl ::serde::Serialize for ListResourcesResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6872,12 +6917,12 @@ impl ::serde::Serialize for ListResourcesResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("resources", &self.resources)?;
+        crate::private::entry(&mut map, "resources", &self.resources)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -6996,6 +7041,7 @@ impl ListRootsRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for ListRootsRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7008,7 +7054,7 @@ impl ::serde::Serialize for ListRootsRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7089,6 +7135,7 @@ impl ListRootsRequestParams {
     }
 }
 impl ::serde::Serialize for ListRootsRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7101,7 +7148,7 @@ impl ::serde::Serialize for ListRootsRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7188,6 +7235,7 @@ impl ListRootsRequest {
     }
 }
 impl ::serde::Serialize for ListRootsRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7199,9 +7247,9 @@ impl ::serde::Serialize for ListRootsRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"roots/list")?;
+        crate::private::entry(&mut map, "method", &"roots/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7307,6 +7355,7 @@ impl ListRootsResult {
     }
 }
 impl ::serde::Serialize for ListRootsResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7319,9 +7368,9 @@ impl ::serde::Serialize for ListRootsResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("roots", &self.roots)?;
+        crate::private::entry(&mut map, "roots", &self.roots)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -7418,6 +7467,7 @@ impl ListToolsRequestParams {
     }
 }
 impl ::serde::Serialize for ListToolsRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7430,7 +7480,7 @@ impl ::serde::Serialize for ListToolsRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7509,6 +7559,7 @@ impl ListToolsRequest {
     }
 }
 impl ::serde::Serialize for ListToolsRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7520,9 +7571,9 @@ impl ::serde::Serialize for ListToolsRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"tools/list")?;
+        crate::private::entry(&mut map, "method", &"tools/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7630,6 +7681,7 @@ impl ListToolsResult {
     }
 }
 impl ::serde::Serialize for ListToolsResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7643,12 +7695,12 @@ impl ::serde::Serialize for ListToolsResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("tools", &self.tools)?;
+        crate::private::entry(&mut map, "tools", &self.tools)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -7767,6 +7819,7 @@ impl LoggingMessageNotificationParams {
     }
 }
 impl ::serde::Serialize for LoggingMessageNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7778,10 +7831,10 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
                     2usize + usize::from(self.logger.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("level", &self.level)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "level", &self.level)?;
         if let ::std::option::Option::Some(value) = &self.logger {
-            map.serialize_entry("logger", value)?;
+            crate::private::entry(&mut map, "logger", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7929,6 +7982,7 @@ impl LoggingMessageNotification {
     }
 }
 impl ::serde::Serialize for LoggingMessageNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7936,8 +7990,8 @@ impl ::serde::Serialize for LoggingMessageNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"notifications/message")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"notifications/message")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -8063,6 +8117,7 @@ impl ModelHint {
     }
 }
 impl ::serde::Serialize for ModelHint {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8075,7 +8130,7 @@ impl ::serde::Serialize for ModelHint {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.name {
-            map.serialize_entry("name", value)?;
+            crate::private::entry(&mut map, "name", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8178,6 +8233,7 @@ impl ModelPreferences {
     }
 }
 impl ::serde::Serialize for ModelPreferences {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8193,16 +8249,16 @@ impl ::serde::Serialize for ModelPreferences {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cost_priority {
-            map.serialize_entry("costPriority", value)?;
+            crate::private::entry(&mut map, "costPriority", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.hints {
-            map.serialize_entry("hints", value)?;
+            crate::private::entry(&mut map, "hints", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.intelligence_priority {
-            map.serialize_entry("intelligencePriority", value)?;
+            crate::private::entry(&mut map, "intelligencePriority", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.speed_priority {
-            map.serialize_entry("speedPriority", value)?;
+            crate::private::entry(&mut map, "speedPriority", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8335,6 +8391,7 @@ impl NotificationBaseParams {
     }
 }
 impl ::serde::Serialize for NotificationBaseParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8347,7 +8404,7 @@ impl ::serde::Serialize for NotificationBaseParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8425,6 +8482,7 @@ impl NotificationBase {
     }
 }
 impl ::serde::Serialize for NotificationBase {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8436,9 +8494,9 @@ impl ::serde::Serialize for NotificationBase {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8535,6 +8593,7 @@ impl PaginatedRequestParams {
     }
 }
 impl ::serde::Serialize for PaginatedRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8547,7 +8606,7 @@ impl ::serde::Serialize for PaginatedRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8625,6 +8684,7 @@ impl PaginatedRequest {
     }
 }
 impl ::serde::Serialize for PaginatedRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8636,9 +8696,9 @@ impl ::serde::Serialize for PaginatedRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8741,6 +8801,7 @@ impl PaginatedResult {
     }
 }
 impl ::serde::Serialize for PaginatedResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8754,10 +8815,10 @@ impl ::serde::Serialize for PaginatedResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8853,6 +8914,7 @@ impl PingRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for PingRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8865,7 +8927,7 @@ impl ::serde::Serialize for PingRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8946,6 +9008,7 @@ impl PingRequestParams {
     }
 }
 impl ::serde::Serialize for PingRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8958,7 +9021,7 @@ impl ::serde::Serialize for PingRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9036,6 +9099,7 @@ impl PingRequest {
     }
 }
 impl ::serde::Serialize for PingRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9047,9 +9111,9 @@ impl ::serde::Serialize for PingRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"ping")?;
+        crate::private::entry(&mut map, "method", &"ping")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9162,6 +9226,7 @@ impl ProgressNotificationParams {
     }
 }
 impl ::serde::Serialize for ProgressNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9175,12 +9240,12 @@ impl ::serde::Serialize for ProgressNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.message {
-            map.serialize_entry("message", value)?;
+            crate::private::entry(&mut map, "message", value)?;
         }
-        map.serialize_entry("progress", &self.progress)?;
-        map.serialize_entry("progressToken", &self.progress_token)?;
+        crate::private::entry(&mut map, "progress", &self.progress)?;
+        crate::private::entry(&mut map, "progressToken", &self.progress_token)?;
         if let ::std::option::Option::Some(value) = &self.total {
-            map.serialize_entry("total", value)?;
+            crate::private::entry(&mut map, "total", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9323,6 +9388,7 @@ impl ProgressNotification {
     }
 }
 impl ::serde::Serialize for ProgressNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9330,8 +9396,8 @@ impl ::serde::Serialize for ProgressNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"notifications/progress")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"notifications/progress")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -9454,6 +9520,7 @@ impl Prompt {
     }
 }
 impl ::serde::Serialize for Prompt {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9467,12 +9534,12 @@ impl ::serde::Serialize for Prompt {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -9585,6 +9652,7 @@ impl PromptArgument {
     }
 }
 impl ::serde::Serialize for PromptArgument {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9598,11 +9666,11 @@ impl ::serde::Serialize for PromptArgument {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.required {
-            map.serialize_entry("required", value)?;
+            crate::private::entry(&mut map, "required", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9713,6 +9781,7 @@ impl PromptListChangedNotificationParams {
     }
 }
 impl ::serde::Serialize for PromptListChangedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9725,7 +9794,7 @@ impl ::serde::Serialize for PromptListChangedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9807,6 +9876,7 @@ impl PromptListChangedNotification {
     }
 }
 impl ::serde::Serialize for PromptListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9818,9 +9888,13 @@ impl ::serde::Serialize for PromptListChangedNotification {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"notifications/prompts/list_changed")?;
+        crate::private::entry(
+            &mut map,
+            "method",
+            &"notifications/prompts/list_changed",
+        )?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10039,6 +10113,7 @@ impl PromptMessage {
     }
 }
 impl ::serde::Serialize for PromptMessage {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10046,8 +10121,8 @@ impl ::serde::Serialize for PromptMessage {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("content", &self.content)?;
-        map.serialize_entry("role", &self.role)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
+        crate::private::entry(&mut map, "role", &self.role)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10154,6 +10229,7 @@ impl PromptReference {
     }
 }
 impl ::serde::Serialize for PromptReference {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10161,8 +10237,8 @@ impl ::serde::Serialize for PromptReference {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("type", &"ref/prompt")?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "type", &"ref/prompt")?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10264,6 +10340,7 @@ impl ReadResourceRequestParams {
     }
 }
 impl ::serde::Serialize for ReadResourceRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10271,7 +10348,7 @@ impl ::serde::Serialize for ReadResourceRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10351,6 +10428,7 @@ impl ReadResourceRequest {
     }
 }
 impl ::serde::Serialize for ReadResourceRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10358,8 +10436,8 @@ impl ::serde::Serialize for ReadResourceRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"resources/read")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"resources/read")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10549,6 +10627,7 @@ impl ReadResourceResult {
     }
 }
 impl ::serde::Serialize for ReadResourceResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10561,9 +10640,9 @@ impl ::serde::Serialize for ReadResourceResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("contents", &self.contents)?;
+        crate::private::entry(&mut map, "contents", &self.contents)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10667,6 +10746,7 @@ impl RequestBaseParamsMeta {
     }
 }
 impl ::serde::Serialize for RequestBaseParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10679,7 +10759,7 @@ impl ::serde::Serialize for RequestBaseParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10760,6 +10840,7 @@ impl RequestBaseParams {
     }
 }
 impl ::serde::Serialize for RequestBaseParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10772,7 +10853,7 @@ impl ::serde::Serialize for RequestBaseParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10849,6 +10930,7 @@ impl RequestBase {
     }
 }
 impl ::serde::Serialize for RequestBase {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10860,9 +10942,9 @@ impl ::serde::Serialize for RequestBase {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10985,6 +11067,7 @@ impl Resource {
     }
 }
 impl ::serde::Serialize for Resource {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11000,19 +11083,19 @@ impl ::serde::Serialize for Resource {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.size {
-            map.serialize_entry("size", value)?;
+            crate::private::entry(&mut map, "size", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -11165,6 +11248,7 @@ impl ResourceContents {
     }
 }
 impl ::serde::Serialize for ResourceContents {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11177,9 +11261,9 @@ impl ::serde::Serialize for ResourceContents {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -11276,6 +11360,7 @@ impl ResourceListChangedNotificationParams {
     }
 }
 impl ::serde::Serialize for ResourceListChangedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11288,7 +11373,7 @@ impl ::serde::Serialize for ResourceListChangedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11370,6 +11455,7 @@ impl ResourceListChangedNotification {
     }
 }
 impl ::serde::Serialize for ResourceListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11381,9 +11467,13 @@ impl ::serde::Serialize for ResourceListChangedNotification {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"notifications/resources/list_changed")?;
+        crate::private::entry(
+            &mut map,
+            "method",
+            &"notifications/resources/list_changed",
+        )?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11499,6 +11589,7 @@ impl ResourceReference {
     }
 }
 impl ::serde::Serialize for ResourceReference {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11506,8 +11597,8 @@ impl ::serde::Serialize for ResourceReference {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("type", &"ref/resource")?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "type", &"ref/resource")?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -11627,6 +11718,7 @@ impl ResourceTemplate {
     }
 }
 impl ::serde::Serialize for ResourceTemplate {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11641,16 +11733,16 @@ impl ::serde::Serialize for ResourceTemplate {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
-        map.serialize_entry("uriTemplate", &self.uri_template)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
+        crate::private::entry(&mut map, "uriTemplate", &self.uri_template)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -11806,6 +11898,7 @@ impl ResourceUpdatedNotificationParams {
     }
 }
 impl ::serde::Serialize for ResourceUpdatedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11813,7 +11906,7 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -11896,6 +11989,7 @@ impl ResourceUpdatedNotification {
     }
 }
 impl ::serde::Serialize for ResourceUpdatedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11903,8 +11997,8 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"notifications/resources/updated")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"notifications/resources/updated")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12018,6 +12112,7 @@ impl ResultBase {
     }
 }
 impl ::serde::Serialize for ResultBase {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12030,7 +12125,7 @@ impl ::serde::Serialize for ResultBase {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12109,6 +12204,7 @@ impl Root {
     }
 }
 impl ::serde::Serialize for Root {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12121,9 +12217,9 @@ impl ::serde::Serialize for Root {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.name {
-            map.serialize_entry("name", value)?;
+            crate::private::entry(&mut map, "name", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12213,6 +12309,7 @@ impl RootsListChangedNotificationParams {
     }
 }
 impl ::serde::Serialize for RootsListChangedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12225,7 +12322,7 @@ impl ::serde::Serialize for RootsListChangedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12309,6 +12406,7 @@ impl RootsListChangedNotification {
     }
 }
 impl ::serde::Serialize for RootsListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12320,9 +12418,9 @@ impl ::serde::Serialize for RootsListChangedNotification {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"notifications/roots/list_changed")?;
+        crate::private::entry(&mut map, "method", &"notifications/roots/list_changed")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12526,6 +12624,7 @@ impl SamplingMessage {
     }
 }
 impl ::serde::Serialize for SamplingMessage {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12533,8 +12632,8 @@ impl ::serde::Serialize for SamplingMessage {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("content", &self.content)?;
-        map.serialize_entry("role", &self.role)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
+        crate::private::entry(&mut map, "role", &self.role)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12642,6 +12741,7 @@ impl PromptsCapability {
     }
 }
 impl ::serde::Serialize for PromptsCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12654,7 +12754,7 @@ impl ::serde::Serialize for PromptsCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12735,6 +12835,7 @@ impl ResourcesCapability {
     }
 }
 impl ::serde::Serialize for ResourcesCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12748,10 +12849,10 @@ impl ::serde::Serialize for ResourcesCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.subscribe {
-            map.serialize_entry("subscribe", value)?;
+            crate::private::entry(&mut map, "subscribe", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12851,6 +12952,7 @@ impl ToolsCapability {
     }
 }
 impl ::serde::Serialize for ToolsCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12863,7 +12965,7 @@ impl ::serde::Serialize for ToolsCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12958,6 +13060,7 @@ impl ServerCapabilities {
     }
 }
 impl ::serde::Serialize for ServerCapabilities {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12975,22 +13078,22 @@ impl ::serde::Serialize for ServerCapabilities {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.completions {
-            map.serialize_entry("completions", value)?;
+            crate::private::entry(&mut map, "completions", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.experimental {
-            map.serialize_entry("experimental", value)?;
+            crate::private::entry(&mut map, "experimental", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.logging {
-            map.serialize_entry("logging", value)?;
+            crate::private::entry(&mut map, "logging", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.prompts {
-            map.serialize_entry("prompts", value)?;
+            crate::private::entry(&mut map, "prompts", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.resources {
-            map.serialize_entry("resources", value)?;
+            crate::private::entry(&mut map, "resources", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.tools {
-            map.serialize_entry("tools", value)?;
+            crate::private::entry(&mut map, "tools", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -13630,6 +13733,7 @@ impl SetLevelRequestParams {
     }
 }
 impl ::serde::Serialize for SetLevelRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13637,7 +13741,7 @@ impl ::serde::Serialize for SetLevelRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("level", &self.level)?;
+        crate::private::entry(&mut map, "level", &self.level)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13743,6 +13847,7 @@ impl SetLevelRequest {
     }
 }
 impl ::serde::Serialize for SetLevelRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13750,8 +13855,8 @@ impl ::serde::Serialize for SetLevelRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"logging/setLevel")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"logging/setLevel")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13859,6 +13964,7 @@ impl SubscribeRequestParams {
     }
 }
 impl ::serde::Serialize for SubscribeRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13866,7 +13972,7 @@ impl ::serde::Serialize for SubscribeRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13946,6 +14052,7 @@ impl SubscribeRequest {
     }
 }
 impl ::serde::Serialize for SubscribeRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13953,8 +14060,8 @@ impl ::serde::Serialize for SubscribeRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"resources/subscribe")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"resources/subscribe")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -14068,6 +14175,7 @@ impl TextContent {
     }
 }
 impl ::serde::Serialize for TextContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14079,11 +14187,11 @@ impl ::serde::Serialize for TextContent {
                     2usize + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"text")?;
+        crate::private::entry(&mut map, "type", &"text")?;
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("text", &self.text)?;
+        crate::private::entry(&mut map, "text", &self.text)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -14207,6 +14315,7 @@ impl TextResourceContents {
     }
 }
 impl ::serde::Serialize for TextResourceContents {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14219,10 +14328,10 @@ impl ::serde::Serialize for TextResourceContents {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("text", &self.text)?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "text", &self.text)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -14358,6 +14467,7 @@ impl Tool {
     }
 }
 impl ::serde::Serialize for Tool {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14371,13 +14481,13 @@ impl ::serde::Serialize for Tool {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("inputSchema", &self.input_schema)?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "inputSchema", &self.input_schema)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -14537,6 +14647,7 @@ impl ToolAnnotations {
     }
 }
 impl ::serde::Serialize for ToolAnnotations {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14553,19 +14664,19 @@ impl ::serde::Serialize for ToolAnnotations {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.destructive_hint {
-            map.serialize_entry("destructiveHint", value)?;
+            crate::private::entry(&mut map, "destructiveHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.idempotent_hint {
-            map.serialize_entry("idempotentHint", value)?;
+            crate::private::entry(&mut map, "idempotentHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.open_world_hint {
-            map.serialize_entry("openWorldHint", value)?;
+            crate::private::entry(&mut map, "openWorldHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.read_only_hint {
-            map.serialize_entry("readOnlyHint", value)?;
+            crate::private::entry(&mut map, "readOnlyHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14718,6 +14829,7 @@ impl ToolListChangedNotificationParams {
     }
 }
 impl ::serde::Serialize for ToolListChangedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14730,7 +14842,7 @@ impl ::serde::Serialize for ToolListChangedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14812,6 +14924,7 @@ impl ToolListChangedNotification {
     }
 }
 impl ::serde::Serialize for ToolListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14823,9 +14936,9 @@ impl ::serde::Serialize for ToolListChangedNotification {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"notifications/tools/list_changed")?;
+        crate::private::entry(&mut map, "method", &"notifications/tools/list_changed")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14932,6 +15045,7 @@ impl UnsubscribeRequestParams {
     }
 }
 impl ::serde::Serialize for UnsubscribeRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14939,7 +15053,7 @@ impl ::serde::Serialize for UnsubscribeRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -15019,6 +15133,7 @@ impl UnsubscribeRequest {
     }
 }
 impl ::serde::Serialize for UnsubscribeRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15026,8 +15141,8 @@ impl ::serde::Serialize for UnsubscribeRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"resources/unsubscribe")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"resources/unsubscribe")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }

@@ -42,6 +42,7 @@ impl Annotations {
     }
 }
 impl ::serde::Serialize for Annotations {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -56,13 +57,13 @@ impl ::serde::Serialize for Annotations {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.audience {
-            map.serialize_entry("audience", value)?;
+            crate::private::entry(&mut map, "audience", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.last_modified {
-            map.serialize_entry("lastModified", value)?;
+            crate::private::entry(&mut map, "lastModified", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.priority {
-            map.serialize_entry("priority", value)?;
+            crate::private::entry(&mut map, "priority", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -187,6 +188,7 @@ impl AudioContent {
     }
 }
 impl ::serde::Serialize for AudioContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -199,15 +201,15 @@ impl ::serde::Serialize for AudioContent {
                         + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"audio")?;
+        crate::private::entry(&mut map, "type", &"audio")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("mimeType", &self.mime_type)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "mimeType", &self.mime_type)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -366,6 +368,7 @@ impl BaseMetadata {
     }
 }
 impl ::serde::Serialize for BaseMetadata {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -377,9 +380,9 @@ impl ::serde::Serialize for BaseMetadata {
                     1usize + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -485,6 +488,7 @@ impl BlobResourceContents {
     }
 }
 impl ::serde::Serialize for BlobResourceContents {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -498,13 +502,13 @@ impl ::serde::Serialize for BlobResourceContents {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("blob", &self.blob)?;
+        crate::private::entry(&mut map, "blob", &self.blob)?;
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -647,6 +651,7 @@ impl BooleanSchema {
     }
 }
 impl ::serde::Serialize for BooleanSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -660,15 +665,15 @@ impl ::serde::Serialize for BooleanSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"boolean")?;
+        crate::private::entry(&mut map, "type", &"boolean")?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -799,6 +804,7 @@ impl CallToolRequestParams {
     }
 }
 impl ::serde::Serialize for CallToolRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -811,9 +817,9 @@ impl ::serde::Serialize for CallToolRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -917,6 +923,7 @@ impl CallToolRequest {
     }
 }
 impl ::serde::Serialize for CallToolRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -924,8 +931,8 @@ impl ::serde::Serialize for CallToolRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"tools/call")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"tools/call")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -1054,6 +1061,7 @@ impl CallToolResult {
     }
 }
 impl ::serde::Serialize for CallToolResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1069,14 +1077,14 @@ impl ::serde::Serialize for CallToolResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("content", &self.content)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
         if let ::std::option::Option::Some(value) = &self.is_error {
-            map.serialize_entry("isError", value)?;
+            crate::private::entry(&mut map, "isError", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.structured_content {
-            map.serialize_entry("structuredContent", value)?;
+            crate::private::entry(&mut map, "structuredContent", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -1212,6 +1220,7 @@ impl CancelledNotificationParams {
     }
 }
 impl ::serde::Serialize for CancelledNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1224,9 +1233,9 @@ impl ::serde::Serialize for CancelledNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.reason {
-            map.serialize_entry("reason", value)?;
+            crate::private::entry(&mut map, "reason", value)?;
         }
-        map.serialize_entry("requestId", &self.request_id)?;
+        crate::private::entry(&mut map, "requestId", &self.request_id)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -1336,6 +1345,7 @@ impl CancelledNotification {
     }
 }
 impl ::serde::Serialize for CancelledNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1343,8 +1353,8 @@ impl ::serde::Serialize for CancelledNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"notifications/cancelled")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"notifications/cancelled")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -1459,6 +1469,7 @@ impl RootsCapability {
     }
 }
 impl ::serde::Serialize for RootsCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1471,7 +1482,7 @@ impl ::serde::Serialize for RootsCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -1560,6 +1571,7 @@ impl ClientCapabilities {
     }
 }
 impl ::serde::Serialize for ClientCapabilities {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1575,16 +1587,16 @@ impl ::serde::Serialize for ClientCapabilities {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.elicitation {
-            map.serialize_entry("elicitation", value)?;
+            crate::private::entry(&mut map, "elicitation", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.experimental {
-            map.serialize_entry("experimental", value)?;
+            crate::private::entry(&mut map, "experimental", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.roots {
-            map.serialize_entry("roots", value)?;
+            crate::private::entry(&mut map, "roots", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.sampling {
-            map.serialize_entry("sampling", value)?;
+            crate::private::entry(&mut map, "sampling", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -2180,6 +2192,7 @@ impl CompleteRequestParamsArgument {
     }
 }
 impl ::serde::Serialize for CompleteRequestParamsArgument {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2187,8 +2200,8 @@ impl ::serde::Serialize for CompleteRequestParamsArgument {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("name", &self.name)?;
-        map.serialize_entry("value", &self.value)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
+        crate::private::entry(&mut map, "value", &self.value)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -2297,6 +2310,7 @@ impl CompleteRequestParamsContext {
     }
 }
 impl ::serde::Serialize for CompleteRequestParamsContext {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2309,7 +2323,7 @@ impl ::serde::Serialize for CompleteRequestParamsContext {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -2481,6 +2495,7 @@ impl CompleteRequestParams {
     }
 }
 impl ::serde::Serialize for CompleteRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2492,11 +2507,11 @@ impl ::serde::Serialize for CompleteRequestParams {
                     2usize + usize::from(self.context.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("argument", &self.argument)?;
+        crate::private::entry(&mut map, "argument", &self.argument)?;
         if let ::std::option::Option::Some(value) = &self.context {
-            map.serialize_entry("context", value)?;
+            crate::private::entry(&mut map, "context", value)?;
         }
-        map.serialize_entry("ref", &self.r#ref)?;
+        crate::private::entry(&mut map, "ref", &self.r#ref)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -2635,6 +2650,7 @@ impl CompleteRequest {
     }
 }
 impl ::serde::Serialize for CompleteRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2642,8 +2658,8 @@ impl ::serde::Serialize for CompleteRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"completion/complete")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"completion/complete")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -2757,6 +2773,7 @@ impl CompleteResultCompletion {
     }
 }
 impl ::serde::Serialize for CompleteResultCompletion {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2770,12 +2787,12 @@ impl ::serde::Serialize for CompleteResultCompletion {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.has_more {
-            map.serialize_entry("hasMore", value)?;
+            crate::private::entry(&mut map, "hasMore", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.total {
-            map.serialize_entry("total", value)?;
+            crate::private::entry(&mut map, "total", value)?;
         }
-        map.serialize_entry("values", &self.values)?;
+        crate::private::entry(&mut map, "values", &self.values)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -2899,6 +2916,7 @@ impl CompleteResult {
     }
 }
 impl ::serde::Serialize for CompleteResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2911,9 +2929,9 @@ impl ::serde::Serialize for CompleteResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("completion", &self.completion)?;
+        crate::private::entry(&mut map, "completion", &self.completion)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3148,6 +3166,7 @@ impl CreateMessageRequestParams {
     }
 }
 impl ::serde::Serialize for CreateMessageRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3165,24 +3184,24 @@ impl ::serde::Serialize for CreateMessageRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.include_context {
-            map.serialize_entry("includeContext", value)?;
+            crate::private::entry(&mut map, "includeContext", value)?;
         }
-        map.serialize_entry("maxTokens", &self.max_tokens)?;
-        map.serialize_entry("messages", &self.messages)?;
+        crate::private::entry(&mut map, "maxTokens", &self.max_tokens)?;
+        crate::private::entry(&mut map, "messages", &self.messages)?;
         if let ::std::option::Option::Some(value) = &self.metadata {
-            map.serialize_entry("metadata", value)?;
+            crate::private::entry(&mut map, "metadata", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.model_preferences {
-            map.serialize_entry("modelPreferences", value)?;
+            crate::private::entry(&mut map, "modelPreferences", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.stop_sequences {
-            map.serialize_entry("stopSequences", value)?;
+            crate::private::entry(&mut map, "stopSequences", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.system_prompt {
-            map.serialize_entry("systemPrompt", value)?;
+            crate::private::entry(&mut map, "systemPrompt", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.temperature {
-            map.serialize_entry("temperature", value)?;
+            crate::private::entry(&mut map, "temperature", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -3406,6 +3425,7 @@ impl CreateMessageRequest {
     }
 }
 impl ::serde::Serialize for CreateMessageRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3413,8 +3433,8 @@ impl ::serde::Serialize for CreateMessageRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"sampling/createMessage")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"sampling/createMessage")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3638,6 +3658,7 @@ impl CreateMessageResult {
     }
 }
 impl ::serde::Serialize for CreateMessageResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3651,13 +3672,13 @@ impl ::serde::Serialize for CreateMessageResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("content", &self.content)?;
-        map.serialize_entry("model", &self.model)?;
-        map.serialize_entry("role", &self.role)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
+        crate::private::entry(&mut map, "model", &self.model)?;
+        crate::private::entry(&mut map, "role", &self.role)?;
         if let ::std::option::Option::Some(value) = &self.stop_reason {
-            map.serialize_entry("stopReason", value)?;
+            crate::private::entry(&mut map, "stopReason", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -3841,6 +3862,7 @@ impl ElicitRequestParamsRequestedSchema {
     }
 }
 impl ::serde::Serialize for ElicitRequestParamsRequestedSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3852,10 +3874,10 @@ impl ::serde::Serialize for ElicitRequestParamsRequestedSchema {
                     2usize + usize::from(self.required.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"object")?;
-        map.serialize_entry("properties", &self.properties)?;
+        crate::private::entry(&mut map, "type", &"object")?;
+        crate::private::entry(&mut map, "properties", &self.properties)?;
         if let ::std::option::Option::Some(value) = &self.required {
-            map.serialize_entry("required", value)?;
+            crate::private::entry(&mut map, "required", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -4001,6 +4023,7 @@ impl ElicitRequestParams {
     }
 }
 impl ::serde::Serialize for ElicitRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4008,8 +4031,8 @@ impl ::serde::Serialize for ElicitRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("message", &self.message)?;
-        map.serialize_entry("requestedSchema", &self.requested_schema)?;
+        crate::private::entry(&mut map, "message", &self.message)?;
+        crate::private::entry(&mut map, "requestedSchema", &self.requested_schema)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4125,6 +4148,7 @@ impl ElicitRequest {
     }
 }
 impl ::serde::Serialize for ElicitRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4132,8 +4156,8 @@ impl ::serde::Serialize for ElicitRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"elicitation/create")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"elicitation/create")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4325,6 +4349,7 @@ impl ElicitResult {
     }
 }
 impl ::serde::Serialize for ElicitResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4338,11 +4363,11 @@ impl ::serde::Serialize for ElicitResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("action", &self.action)?;
+        crate::private::entry(&mut map, "action", &self.action)?;
         if let ::std::option::Option::Some(value) = &self.content {
-            map.serialize_entry("content", value)?;
+            crate::private::entry(&mut map, "content", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -4537,6 +4562,7 @@ impl EmbeddedResource {
     }
 }
 impl ::serde::Serialize for EmbeddedResource {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4549,14 +4575,14 @@ impl ::serde::Serialize for EmbeddedResource {
                         + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"resource")?;
+        crate::private::entry(&mut map, "type", &"resource")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("resource", &self.resource)?;
+        crate::private::entry(&mut map, "resource", &self.resource)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4706,6 +4732,7 @@ impl EnumSchema {
     }
 }
 impl ::serde::Serialize for EnumSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4719,16 +4746,16 @@ impl ::serde::Serialize for EnumSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"string")?;
+        crate::private::entry(&mut map, "type", &"string")?;
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("enum", &self.r#enum)?;
+        crate::private::entry(&mut map, "enum", &self.r#enum)?;
         if let ::std::option::Option::Some(value) = &self.enum_names {
-            map.serialize_entry("enumNames", value)?;
+            crate::private::entry(&mut map, "enumNames", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -4877,6 +4904,7 @@ impl GetPromptRequestParams {
     }
 }
 impl ::serde::Serialize for GetPromptRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4889,9 +4917,9 @@ impl ::serde::Serialize for GetPromptRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4997,6 +5025,7 @@ impl GetPromptRequest {
     }
 }
 impl ::serde::Serialize for GetPromptRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5004,8 +5033,8 @@ impl ::serde::Serialize for GetPromptRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"prompts/get")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"prompts/get")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -5119,6 +5148,7 @@ impl GetPromptResult {
     }
 }
 impl ::serde::Serialize for GetPromptResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5132,12 +5162,12 @@ impl ::serde::Serialize for GetPromptResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("messages", &self.messages)?;
+        crate::private::entry(&mut map, "messages", &self.messages)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -5268,6 +5298,7 @@ impl ImageContent {
     }
 }
 impl ::serde::Serialize for ImageContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5280,15 +5311,15 @@ impl ::serde::Serialize for ImageContent {
                         + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"image")?;
+        crate::private::entry(&mut map, "type", &"image")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("mimeType", &self.mime_type)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "mimeType", &self.mime_type)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -5452,6 +5483,7 @@ impl Implementation {
     }
 }
 impl ::serde::Serialize for Implementation {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5463,11 +5495,11 @@ impl ::serde::Serialize for Implementation {
                     2usize + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
-        map.serialize_entry("version", &self.version)?;
+        crate::private::entry(&mut map, "version", &self.version)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -5586,6 +5618,7 @@ impl InitializeRequestParams {
     }
 }
 impl ::serde::Serialize for InitializeRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5593,9 +5626,9 @@ impl ::serde::Serialize for InitializeRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("capabilities", &self.capabilities)?;
-        map.serialize_entry("clientInfo", &self.client_info)?;
-        map.serialize_entry("protocolVersion", &self.protocol_version)?;
+        crate::private::entry(&mut map, "capabilities", &self.capabilities)?;
+        crate::private::entry(&mut map, "clientInfo", &self.client_info)?;
+        crate::private::entry(&mut map, "protocolVersion", &self.protocol_version)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -5736,6 +5769,7 @@ impl InitializeRequest {
     }
 }
 impl ::serde::Serialize for InitializeRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5743,8 +5777,8 @@ impl ::serde::Serialize for InitializeRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"initialize")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"initialize")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -5875,6 +5909,7 @@ impl InitializeResult {
     }
 }
 impl ::serde::Serialize for InitializeResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5888,14 +5923,14 @@ impl ::serde::Serialize for InitializeResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("capabilities", &self.capabilities)?;
+        crate::private::entry(&mut map, "capabilities", &self.capabilities)?;
         if let ::std::option::Option::Some(value) = &self.instructions {
-            map.serialize_entry("instructions", value)?;
+            crate::private::entry(&mut map, "instructions", value)?;
         }
-        map.serialize_entry("protocolVersion", &self.protocol_version)?;
-        map.serialize_entry("serverInfo", &self.server_info)?;
+        crate::private::entry(&mut map, "protocolVersion", &self.protocol_version)?;
+        crate::private::entry(&mut map, "serverInfo", &self.server_info)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -6065,6 +6100,7 @@ impl InitializedNotificationParams {
     }
 }
 impl ::serde::Serialize for InitializedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6077,7 +6113,7 @@ impl ::serde::Serialize for InitializedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6156,6 +6192,7 @@ impl InitializedNotification {
     }
 }
 impl ::serde::Serialize for InitializedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6167,9 +6204,9 @@ impl ::serde::Serialize for InitializedNotification {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"notifications/initialized")?;
+        crate::private::entry(&mut map, "method", &"notifications/initialized")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6278,6 +6315,7 @@ impl JsonRpcError {
     }
 }
 impl ::serde::Serialize for JsonRpcError {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6285,9 +6323,9 @@ impl ::serde::Serialize for JsonRpcError {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("error", &self.error)?;
-        map.serialize_entry("id", &self.id)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "error", &self.error)?;
+        crate::private::entry(&mut map, "id", &self.id)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -6480,6 +6518,7 @@ impl JsonRpcNotificationParams {
     }
 }
 impl ::serde::Serialize for JsonRpcNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6492,7 +6531,7 @@ impl ::serde::Serialize for JsonRpcNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6571,6 +6610,7 @@ impl JsonRpcNotification {
     }
 }
 impl ::serde::Serialize for JsonRpcNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6582,10 +6622,10 @@ impl ::serde::Serialize for JsonRpcNotification {
                     2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6714,6 +6754,7 @@ impl JsonRpcRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for JsonRpcRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6726,7 +6767,7 @@ impl ::serde::Serialize for JsonRpcRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6808,6 +6849,7 @@ impl JsonRpcRequestParams {
     }
 }
 impl ::serde::Serialize for JsonRpcRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6820,7 +6862,7 @@ impl ::serde::Serialize for JsonRpcRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6906,6 +6948,7 @@ impl JsonRpcRequest {
     }
 }
 impl ::serde::Serialize for JsonRpcRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6917,11 +6960,11 @@ impl ::serde::Serialize for JsonRpcRequest {
                     3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7055,6 +7098,7 @@ impl JsonRpcResponse {
     }
 }
 impl ::serde::Serialize for JsonRpcResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7062,9 +7106,9 @@ impl ::serde::Serialize for JsonRpcResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("result", &self.result)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "result", &self.result)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -7183,6 +7227,7 @@ impl ListPromptsRequestParams {
     }
 }
 impl ::serde::Serialize for ListPromptsRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7195,7 +7240,7 @@ impl ::serde::Serialize for ListPromptsRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7274,6 +7319,7 @@ impl ListPromptsRequest {
     }
 }
 impl ::serde::Serialize for ListPromptsRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7285,9 +7331,9 @@ impl ::serde::Serialize for ListPromptsRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"prompts/list")?;
+        crate::private::entry(&mut map, "method", &"prompts/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7401,6 +7447,7 @@ impl ListPromptsResult {
     }
 }
 impl ::serde::Serialize for ListPromptsResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7414,12 +7461,12 @@ impl ::serde::Serialize for ListPromptsResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("prompts", &self.prompts)?;
+        crate::private::entry(&mut map, "prompts", &self.prompts)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -7536,6 +7583,7 @@ impl ListResourceTemplatesRequestParams {
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7548,7 +7596,7 @@ impl ::serde::Serialize for ListResourceTemplatesRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7630,6 +7678,7 @@ impl ListResourceTemplatesRequest {
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7641,9 +7690,9 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"resources/templates/list")?;
+        crate::private::entry(&mut map, "method", &"resources/templates/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7757,6 +7806,7 @@ impl ListResourceTemplatesResult {
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7770,12 +7820,12 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("resourceTemplates", &self.resource_templates)?;
+        crate::private::entry(&mut map, "resourceTemplates", &self.resource_templates)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -7900,6 +7950,7 @@ impl ListResourcesRequestParams {
     }
 }
 impl ::serde::Serialize for ListResourcesRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7912,7 +7963,7 @@ impl ::serde::Serialize for ListResourcesRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7991,6 +8042,7 @@ impl ListResourcesRequest {
     }
 }
 impl ::serde::Serialize for ListResourcesRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8002,9 +8054,9 @@ impl ::serde::Serialize for ListResourcesRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"resources/list")?;
+        crate::private::entry(&mut map, "method", &"resources/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8118,6 +8170,7 @@ impl ListResourcesResult {
     }
 }
 impl ::serde::Serialize for ListResourcesResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8131,12 +8184,12 @@ impl ::serde::Serialize for ListResourcesResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("resources", &self.resources)?;
+        crate::private::entry(&mut map, "resources", &self.resources)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -8256,6 +8309,7 @@ impl ListRootsRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for ListRootsRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8268,7 +8322,7 @@ impl ::serde::Serialize for ListRootsRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8350,6 +8404,7 @@ impl ListRootsRequestParams {
     }
 }
 impl ::serde::Serialize for ListRootsRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8362,7 +8417,7 @@ impl ::serde::Serialize for ListRootsRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8449,6 +8504,7 @@ impl ListRootsRequest {
     }
 }
 impl ::serde::Serialize for ListRootsRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8460,9 +8516,9 @@ impl ::serde::Serialize for ListRootsRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"roots/list")?;
+        crate::private::entry(&mut map, "method", &"roots/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8568,6 +8624,7 @@ impl ListRootsResult {
     }
 }
 impl ::serde::Serialize for ListRootsResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8580,9 +8637,9 @@ impl ::serde::Serialize for ListRootsResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("roots", &self.roots)?;
+        crate::private::entry(&mut map, "roots", &self.roots)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -8679,6 +8736,7 @@ impl ListToolsRequestParams {
     }
 }
 impl ::serde::Serialize for ListToolsRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8691,7 +8749,7 @@ impl ::serde::Serialize for ListToolsRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8770,6 +8828,7 @@ impl ListToolsRequest {
     }
 }
 impl ::serde::Serialize for ListToolsRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8781,9 +8840,9 @@ impl ::serde::Serialize for ListToolsRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"tools/list")?;
+        crate::private::entry(&mut map, "method", &"tools/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8891,6 +8950,7 @@ impl ListToolsResult {
     }
 }
 impl ::serde::Serialize for ListToolsResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8904,12 +8964,12 @@ impl ::serde::Serialize for ListToolsResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("tools", &self.tools)?;
+        crate::private::entry(&mut map, "tools", &self.tools)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -9028,6 +9088,7 @@ impl LoggingMessageNotificationParams {
     }
 }
 impl ::serde::Serialize for LoggingMessageNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9039,10 +9100,10 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
                     2usize + usize::from(self.logger.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("level", &self.level)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "level", &self.level)?;
         if let ::std::option::Option::Some(value) = &self.logger {
-            map.serialize_entry("logger", value)?;
+            crate::private::entry(&mut map, "logger", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9190,6 +9251,7 @@ impl LoggingMessageNotification {
     }
 }
 impl ::serde::Serialize for LoggingMessageNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9197,8 +9259,8 @@ impl ::serde::Serialize for LoggingMessageNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"notifications/message")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"notifications/message")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -9324,6 +9386,7 @@ impl ModelHint {
     }
 }
 impl ::serde::Serialize for ModelHint {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9336,7 +9399,7 @@ impl ::serde::Serialize for ModelHint {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.name {
-            map.serialize_entry("name", value)?;
+            crate::private::entry(&mut map, "name", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9439,6 +9502,7 @@ impl ModelPreferences {
     }
 }
 impl ::serde::Serialize for ModelPreferences {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9454,16 +9518,16 @@ impl ::serde::Serialize for ModelPreferences {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cost_priority {
-            map.serialize_entry("costPriority", value)?;
+            crate::private::entry(&mut map, "costPriority", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.hints {
-            map.serialize_entry("hints", value)?;
+            crate::private::entry(&mut map, "hints", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.intelligence_priority {
-            map.serialize_entry("intelligencePriority", value)?;
+            crate::private::entry(&mut map, "intelligencePriority", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.speed_priority {
-            map.serialize_entry("speedPriority", value)?;
+            crate::private::entry(&mut map, "speedPriority", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9596,6 +9660,7 @@ impl NotificationBaseParams {
     }
 }
 impl ::serde::Serialize for NotificationBaseParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9608,7 +9673,7 @@ impl ::serde::Serialize for NotificationBaseParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9686,6 +9751,7 @@ impl NotificationBase {
     }
 }
 impl ::serde::Serialize for NotificationBase {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9697,9 +9763,9 @@ impl ::serde::Serialize for NotificationBase {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9802,6 +9868,7 @@ impl NumberSchema {
     }
 }
 impl ::serde::Serialize for NumberSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9817,18 +9884,18 @@ impl ::serde::Serialize for NumberSchema {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.maximum {
-            map.serialize_entry("maximum", value)?;
+            crate::private::entry(&mut map, "maximum", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.minimum {
-            map.serialize_entry("minimum", value)?;
+            crate::private::entry(&mut map, "minimum", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
-        map.serialize_entry("type", &self.r#type)?;
+        crate::private::entry(&mut map, "type", &self.r#type)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -9971,6 +10038,7 @@ impl PaginatedRequestParams {
     }
 }
 impl ::serde::Serialize for PaginatedRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9983,7 +10051,7 @@ impl ::serde::Serialize for PaginatedRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10061,6 +10129,7 @@ impl PaginatedRequest {
     }
 }
 impl ::serde::Serialize for PaginatedRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10072,9 +10141,9 @@ impl ::serde::Serialize for PaginatedRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10177,6 +10246,7 @@ impl PaginatedResult {
     }
 }
 impl ::serde::Serialize for PaginatedResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10190,10 +10260,10 @@ impl ::serde::Serialize for PaginatedResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10290,6 +10360,7 @@ impl PingRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for PingRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10302,7 +10373,7 @@ impl ::serde::Serialize for PingRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10384,6 +10455,7 @@ impl PingRequestParams {
     }
 }
 impl ::serde::Serialize for PingRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10396,7 +10468,7 @@ impl ::serde::Serialize for PingRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10474,6 +10546,7 @@ impl PingRequest {
     }
 }
 impl ::serde::Serialize for PingRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10485,9 +10558,9 @@ impl ::serde::Serialize for PingRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"ping")?;
+        crate::private::entry(&mut map, "method", &"ping")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10704,6 +10777,7 @@ impl ProgressNotificationParams {
     }
 }
 impl ::serde::Serialize for ProgressNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10717,12 +10791,12 @@ impl ::serde::Serialize for ProgressNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.message {
-            map.serialize_entry("message", value)?;
+            crate::private::entry(&mut map, "message", value)?;
         }
-        map.serialize_entry("progress", &self.progress)?;
-        map.serialize_entry("progressToken", &self.progress_token)?;
+        crate::private::entry(&mut map, "progress", &self.progress)?;
+        crate::private::entry(&mut map, "progressToken", &self.progress_token)?;
         if let ::std::option::Option::Some(value) = &self.total {
-            map.serialize_entry("total", value)?;
+            crate::private::entry(&mut map, "total", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10865,6 +10939,7 @@ impl ProgressNotification {
     }
 }
 impl ::serde::Serialize for ProgressNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10872,8 +10947,8 @@ impl ::serde::Serialize for ProgressNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"notifications/progress")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"notifications/progress")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -11007,6 +11082,7 @@ impl Prompt {
     }
 }
 impl ::serde::Serialize for Prompt {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11022,17 +11098,17 @@ impl ::serde::Serialize for Prompt {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11182,6 +11258,7 @@ impl PromptArgument {
     }
 }
 impl ::serde::Serialize for PromptArgument {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11196,14 +11273,14 @@ impl ::serde::Serialize for PromptArgument {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.required {
-            map.serialize_entry("required", value)?;
+            crate::private::entry(&mut map, "required", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11328,6 +11405,7 @@ impl PromptListChangedNotificationParams {
     }
 }
 impl ::serde::Serialize for PromptListChangedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11340,7 +11418,7 @@ impl ::serde::Serialize for PromptListChangedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11422,6 +11500,7 @@ impl PromptListChangedNotification {
     }
 }
 impl ::serde::Serialize for PromptListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11433,9 +11512,13 @@ impl ::serde::Serialize for PromptListChangedNotification {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"notifications/prompts/list_changed")?;
+        crate::private::entry(
+            &mut map,
+            "method",
+            &"notifications/prompts/list_changed",
+        )?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11547,6 +11630,7 @@ impl PromptMessage {
     }
 }
 impl ::serde::Serialize for PromptMessage {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11554,8 +11638,8 @@ impl ::serde::Serialize for PromptMessage {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("content", &self.content)?;
-        map.serialize_entry("role", &self.role)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
+        crate::private::entry(&mut map, "role", &self.role)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -11670,6 +11754,7 @@ impl PromptReference {
     }
 }
 impl ::serde::Serialize for PromptReference {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11681,10 +11766,10 @@ impl ::serde::Serialize for PromptReference {
                     2usize + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"ref/prompt")?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "type", &"ref/prompt")?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11801,6 +11886,7 @@ impl ReadResourceRequestParams {
     }
 }
 impl ::serde::Serialize for ReadResourceRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11808,7 +11894,7 @@ impl ::serde::Serialize for ReadResourceRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -11888,6 +11974,7 @@ impl ReadResourceRequest {
     }
 }
 impl ::serde::Serialize for ReadResourceRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11895,8 +11982,8 @@ impl ::serde::Serialize for ReadResourceRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"resources/read")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"resources/read")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12086,6 +12173,7 @@ impl ReadResourceResult {
     }
 }
 impl ::serde::Serialize for ReadResourceResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12098,9 +12186,9 @@ impl ::serde::Serialize for ReadResourceResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("contents", &self.contents)?;
+        crate::private::entry(&mut map, "contents", &self.contents)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12205,6 +12293,7 @@ impl RequestBaseParamsMeta {
     }
 }
 impl ::serde::Serialize for RequestBaseParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12217,7 +12306,7 @@ impl ::serde::Serialize for RequestBaseParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12299,6 +12388,7 @@ impl RequestBaseParams {
     }
 }
 impl ::serde::Serialize for RequestBaseParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12311,7 +12401,7 @@ impl ::serde::Serialize for RequestBaseParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12388,6 +12478,7 @@ impl RequestBase {
     }
 }
 impl ::serde::Serialize for RequestBase {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12399,9 +12490,9 @@ impl ::serde::Serialize for RequestBase {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12533,6 +12624,7 @@ impl Resource {
     }
 }
 impl ::serde::Serialize for Resource {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12550,25 +12642,25 @@ impl ::serde::Serialize for Resource {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.size {
-            map.serialize_entry("size", value)?;
+            crate::private::entry(&mut map, "size", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12761,6 +12853,7 @@ impl ResourceContents {
     }
 }
 impl ::serde::Serialize for ResourceContents {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12774,12 +12867,12 @@ impl ::serde::Serialize for ResourceContents {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12928,6 +13021,7 @@ impl ResourceLink {
     }
 }
 impl ::serde::Serialize for ResourceLink {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12944,27 +13038,27 @@ impl ::serde::Serialize for ResourceLink {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"resource_link")?;
+        crate::private::entry(&mut map, "type", &"resource_link")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.size {
-            map.serialize_entry("size", value)?;
+            crate::private::entry(&mut map, "size", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13178,6 +13272,7 @@ impl ResourceListChangedNotificationParams {
     }
 }
 impl ::serde::Serialize for ResourceListChangedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13190,7 +13285,7 @@ impl ::serde::Serialize for ResourceListChangedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -13272,6 +13367,7 @@ impl ResourceListChangedNotification {
     }
 }
 impl ::serde::Serialize for ResourceListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13283,9 +13379,13 @@ impl ::serde::Serialize for ResourceListChangedNotification {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"notifications/resources/list_changed")?;
+        crate::private::entry(
+            &mut map,
+            "method",
+            &"notifications/resources/list_changed",
+        )?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -13427,6 +13527,7 @@ impl ResourceTemplate {
     }
 }
 impl ::serde::Serialize for ResourceTemplate {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13443,22 +13544,22 @@ impl ::serde::Serialize for ResourceTemplate {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
-        map.serialize_entry("uriTemplate", &self.uri_template)?;
+        crate::private::entry(&mut map, "uriTemplate", &self.uri_template)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13653,6 +13754,7 @@ impl ResourceTemplateReference {
     }
 }
 impl ::serde::Serialize for ResourceTemplateReference {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13660,8 +13762,8 @@ impl ::serde::Serialize for ResourceTemplateReference {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("type", &"ref/resource")?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "type", &"ref/resource")?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13767,6 +13869,7 @@ impl ResourceUpdatedNotificationParams {
     }
 }
 impl ::serde::Serialize for ResourceUpdatedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13774,7 +13877,7 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13857,6 +13960,7 @@ impl ResourceUpdatedNotification {
     }
 }
 impl ::serde::Serialize for ResourceUpdatedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13864,8 +13968,8 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"notifications/resources/updated")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"notifications/resources/updated")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13979,6 +14083,7 @@ impl ResultBase {
     }
 }
 impl ::serde::Serialize for ResultBase {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13991,7 +14096,7 @@ impl ::serde::Serialize for ResultBase {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14073,6 +14178,7 @@ impl Root {
     }
 }
 impl ::serde::Serialize for Root {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14086,12 +14192,12 @@ impl ::serde::Serialize for Root {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.name {
-            map.serialize_entry("name", value)?;
+            crate::private::entry(&mut map, "name", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -14195,6 +14301,7 @@ impl RootsListChangedNotificationParams {
     }
 }
 impl ::serde::Serialize for RootsListChangedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14207,7 +14314,7 @@ impl ::serde::Serialize for RootsListChangedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14291,6 +14398,7 @@ impl RootsListChangedNotification {
     }
 }
 impl ::serde::Serialize for RootsListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14302,9 +14410,9 @@ impl ::serde::Serialize for RootsListChangedNotification {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"notifications/roots/list_changed")?;
+        crate::private::entry(&mut map, "method", &"notifications/roots/list_changed")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14508,6 +14616,7 @@ impl SamplingMessage {
     }
 }
 impl ::serde::Serialize for SamplingMessage {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14515,8 +14624,8 @@ impl ::serde::Serialize for SamplingMessage {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("content", &self.content)?;
-        map.serialize_entry("role", &self.role)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
+        crate::private::entry(&mut map, "role", &self.role)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -14624,6 +14733,7 @@ impl PromptsCapability {
     }
 }
 impl ::serde::Serialize for PromptsCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14636,7 +14746,7 @@ impl ::serde::Serialize for PromptsCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14717,6 +14827,7 @@ impl ResourcesCapability {
     }
 }
 impl ::serde::Serialize for ResourcesCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14730,10 +14841,10 @@ impl ::serde::Serialize for ResourcesCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.subscribe {
-            map.serialize_entry("subscribe", value)?;
+            crate::private::entry(&mut map, "subscribe", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14833,6 +14944,7 @@ impl ToolsCapability {
     }
 }
 impl ::serde::Serialize for ToolsCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14845,7 +14957,7 @@ impl ::serde::Serialize for ToolsCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14940,6 +15052,7 @@ impl ServerCapabilities {
     }
 }
 impl ::serde::Serialize for ServerCapabilities {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14957,22 +15070,22 @@ impl ::serde::Serialize for ServerCapabilities {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.completions {
-            map.serialize_entry("completions", value)?;
+            crate::private::entry(&mut map, "completions", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.experimental {
-            map.serialize_entry("experimental", value)?;
+            crate::private::entry(&mut map, "experimental", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.logging {
-            map.serialize_entry("logging", value)?;
+            crate::private::entry(&mut map, "logging", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.prompts {
-            map.serialize_entry("prompts", value)?;
+            crate::private::entry(&mut map, "prompts", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.resources {
-            map.serialize_entry("resources", value)?;
+            crate::private::entry(&mut map, "resources", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.tools {
-            map.serialize_entry("tools", value)?;
+            crate::private::entry(&mut map, "tools", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -15625,6 +15738,7 @@ impl SetLevelRequestParams {
     }
 }
 impl ::serde::Serialize for SetLevelRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15632,7 +15746,7 @@ impl ::serde::Serialize for SetLevelRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("level", &self.level)?;
+        crate::private::entry(&mut map, "level", &self.level)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -15738,6 +15852,7 @@ impl SetLevelRequest {
     }
 }
 impl ::serde::Serialize for SetLevelRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15745,8 +15860,8 @@ impl ::serde::Serialize for SetLevelRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"logging/setLevel")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"logging/setLevel")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -15863,6 +15978,7 @@ impl StringSchema {
     }
 }
 impl ::serde::Serialize for StringSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15878,21 +15994,21 @@ impl ::serde::Serialize for StringSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"string")?;
+        crate::private::entry(&mut map, "type", &"string")?;
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.format {
-            map.serialize_entry("format", value)?;
+            crate::private::entry(&mut map, "format", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.max_length {
-            map.serialize_entry("maxLength", value)?;
+            crate::private::entry(&mut map, "maxLength", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.min_length {
-            map.serialize_entry("minLength", value)?;
+            crate::private::entry(&mut map, "minLength", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -16050,6 +16166,7 @@ impl SubscribeRequestParams {
     }
 }
 impl ::serde::Serialize for SubscribeRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16057,7 +16174,7 @@ impl ::serde::Serialize for SubscribeRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -16137,6 +16254,7 @@ impl SubscribeRequest {
     }
 }
 impl ::serde::Serialize for SubscribeRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16144,8 +16262,8 @@ impl ::serde::Serialize for SubscribeRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"resources/subscribe")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"resources/subscribe")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -16262,6 +16380,7 @@ impl TextContent {
     }
 }
 impl ::serde::Serialize for TextContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16274,14 +16393,14 @@ impl ::serde::Serialize for TextContent {
                         + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"text")?;
+        crate::private::entry(&mut map, "type", &"text")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("text", &self.text)?;
+        crate::private::entry(&mut map, "text", &self.text)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -16422,6 +16541,7 @@ impl TextResourceContents {
     }
 }
 impl ::serde::Serialize for TextResourceContents {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16435,13 +16555,13 @@ impl ::serde::Serialize for TextResourceContents {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("text", &self.text)?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "text", &self.text)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -16611,6 +16731,7 @@ impl Tool {
     }
 }
 impl ::serde::Serialize for Tool {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16627,21 +16748,21 @@ impl ::serde::Serialize for Tool {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("inputSchema", &self.input_schema)?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "inputSchema", &self.input_schema)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.output_schema {
-            map.serialize_entry("outputSchema", value)?;
+            crate::private::entry(&mut map, "outputSchema", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -16852,6 +16973,7 @@ impl ToolAnnotations {
     }
 }
 impl ::serde::Serialize for ToolAnnotations {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16868,19 +16990,19 @@ impl ::serde::Serialize for ToolAnnotations {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.destructive_hint {
-            map.serialize_entry("destructiveHint", value)?;
+            crate::private::entry(&mut map, "destructiveHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.idempotent_hint {
-            map.serialize_entry("idempotentHint", value)?;
+            crate::private::entry(&mut map, "idempotentHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.open_world_hint {
-            map.serialize_entry("openWorldHint", value)?;
+            crate::private::entry(&mut map, "openWorldHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.read_only_hint {
-            map.serialize_entry("readOnlyHint", value)?;
+            crate::private::entry(&mut map, "readOnlyHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -17033,6 +17155,7 @@ impl ToolListChangedNotificationParams {
     }
 }
 impl ::serde::Serialize for ToolListChangedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17045,7 +17168,7 @@ impl ::serde::Serialize for ToolListChangedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -17127,6 +17250,7 @@ impl ToolListChangedNotification {
     }
 }
 impl ::serde::Serialize for ToolListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17138,9 +17262,9 @@ impl ::serde::Serialize for ToolListChangedNotification {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"notifications/tools/list_changed")?;
+        crate::private::entry(&mut map, "method", &"notifications/tools/list_changed")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -17247,6 +17371,7 @@ impl UnsubscribeRequestParams {
     }
 }
 impl ::serde::Serialize for UnsubscribeRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17254,7 +17379,7 @@ impl ::serde::Serialize for UnsubscribeRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -17334,6 +17459,7 @@ impl UnsubscribeRequest {
     }
 }
 impl ::serde::Serialize for UnsubscribeRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17341,8 +17467,8 @@ impl ::serde::Serialize for UnsubscribeRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"resources/unsubscribe")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"resources/unsubscribe")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }

@@ -42,6 +42,7 @@ impl Annotations {
     }
 }
 impl ::serde::Serialize for Annotations {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -56,13 +57,13 @@ impl ::serde::Serialize for Annotations {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.audience {
-            map.serialize_entry("audience", value)?;
+            crate::private::entry(&mut map, "audience", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.last_modified {
-            map.serialize_entry("lastModified", value)?;
+            crate::private::entry(&mut map, "lastModified", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.priority {
-            map.serialize_entry("priority", value)?;
+            crate::private::entry(&mut map, "priority", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -187,6 +188,7 @@ impl AudioContent {
     }
 }
 impl ::serde::Serialize for AudioContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -199,15 +201,15 @@ impl ::serde::Serialize for AudioContent {
                         + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"audio")?;
+        crate::private::entry(&mut map, "type", &"audio")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("mimeType", &self.mime_type)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "mimeType", &self.mime_type)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -366,6 +368,7 @@ impl BaseMetadata {
     }
 }
 impl ::serde::Serialize for BaseMetadata {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -377,9 +380,9 @@ impl ::serde::Serialize for BaseMetadata {
                     1usize + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -485,6 +488,7 @@ impl BlobResourceContents {
     }
 }
 impl ::serde::Serialize for BlobResourceContents {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -498,13 +502,13 @@ impl ::serde::Serialize for BlobResourceContents {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("blob", &self.blob)?;
+        crate::private::entry(&mut map, "blob", &self.blob)?;
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -647,6 +651,7 @@ impl BooleanSchema {
     }
 }
 impl ::serde::Serialize for BooleanSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -660,15 +665,15 @@ impl ::serde::Serialize for BooleanSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"boolean")?;
+        crate::private::entry(&mut map, "type", &"boolean")?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -802,6 +807,7 @@ impl CallToolRequest {
     }
 }
 impl ::serde::Serialize for CallToolRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -809,10 +815,10 @@ impl ::serde::Serialize for CallToolRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"tools/call")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"tools/call")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -954,6 +960,7 @@ impl CallToolRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for CallToolRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -966,7 +973,7 @@ impl ::serde::Serialize for CallToolRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -1063,6 +1070,7 @@ impl CallToolRequestParams {
     }
 }
 impl ::serde::Serialize for CallToolRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1077,14 +1085,14 @@ impl ::serde::Serialize for CallToolRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.task {
-            map.serialize_entry("task", value)?;
+            crate::private::entry(&mut map, "task", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -1246,6 +1254,7 @@ impl CallToolResult {
     }
 }
 impl ::serde::Serialize for CallToolResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1261,14 +1270,14 @@ impl ::serde::Serialize for CallToolResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("content", &self.content)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
         if let ::std::option::Option::Some(value) = &self.is_error {
-            map.serialize_entry("isError", value)?;
+            crate::private::entry(&mut map, "isError", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.structured_content {
-            map.serialize_entry("structuredContent", value)?;
+            crate::private::entry(&mut map, "structuredContent", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -1399,6 +1408,7 @@ impl CancelTaskRequestParams {
     }
 }
 impl ::serde::Serialize for CancelTaskRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1406,7 +1416,7 @@ impl ::serde::Serialize for CancelTaskRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("taskId", &self.task_id)?;
+        crate::private::entry(&mut map, "taskId", &self.task_id)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -1495,6 +1505,7 @@ impl CancelTaskRequest {
     }
 }
 impl ::serde::Serialize for CancelTaskRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1502,10 +1513,10 @@ impl ::serde::Serialize for CancelTaskRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"tasks/cancel")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"tasks/cancel")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -1690,6 +1701,7 @@ impl CancelTaskResult {
     }
 }
 impl ::serde::Serialize for CancelTaskResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1704,19 +1716,19 @@ impl ::serde::Serialize for CancelTaskResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("createdAt", &self.created_at)?;
-        map.serialize_entry("lastUpdatedAt", &self.last_updated_at)?;
+        crate::private::entry(&mut map, "createdAt", &self.created_at)?;
+        crate::private::entry(&mut map, "lastUpdatedAt", &self.last_updated_at)?;
         if let ::std::option::Option::Some(value) = &self.poll_interval {
-            map.serialize_entry("pollInterval", value)?;
+            crate::private::entry(&mut map, "pollInterval", value)?;
         }
-        map.serialize_entry("status", &self.status)?;
+        crate::private::entry(&mut map, "status", &self.status)?;
         if let ::std::option::Option::Some(value) = &self.status_message {
-            map.serialize_entry("statusMessage", value)?;
+            crate::private::entry(&mut map, "statusMessage", value)?;
         }
-        map.serialize_entry("taskId", &self.task_id)?;
-        map.serialize_entry("ttl", &self.ttl)?;
+        crate::private::entry(&mut map, "taskId", &self.task_id)?;
+        crate::private::entry(&mut map, "ttl", &self.ttl)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -1951,6 +1963,7 @@ impl CancelledNotification {
     }
 }
 impl ::serde::Serialize for CancelledNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1958,9 +1971,9 @@ impl ::serde::Serialize for CancelledNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/cancelled")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"notifications/cancelled")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -2111,6 +2124,7 @@ impl CancelledNotificationParams {
     }
 }
 impl ::serde::Serialize for CancelledNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2124,13 +2138,13 @@ impl ::serde::Serialize for CancelledNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.reason {
-            map.serialize_entry("reason", value)?;
+            crate::private::entry(&mut map, "reason", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.request_id {
-            map.serialize_entry("requestId", value)?;
+            crate::private::entry(&mut map, "requestId", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -2248,6 +2262,7 @@ impl ElicitationCapability {
     }
 }
 impl ::serde::Serialize for ElicitationCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2261,10 +2276,10 @@ impl ::serde::Serialize for ElicitationCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.form {
-            map.serialize_entry("form", value)?;
+            crate::private::entry(&mut map, "form", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.url {
-            map.serialize_entry("url", value)?;
+            crate::private::entry(&mut map, "url", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -2357,6 +2372,7 @@ impl RootsCapability {
     }
 }
 impl ::serde::Serialize for RootsCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2369,7 +2385,7 @@ impl ::serde::Serialize for RootsCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -2451,6 +2467,7 @@ impl SamplingCapability {
     }
 }
 impl ::serde::Serialize for SamplingCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2464,10 +2481,10 @@ impl ::serde::Serialize for SamplingCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.context {
-            map.serialize_entry("context", value)?;
+            crate::private::entry(&mut map, "context", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.tools {
-            map.serialize_entry("tools", value)?;
+            crate::private::entry(&mut map, "tools", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -2567,6 +2584,7 @@ impl ClientTasksCapabilityRequestsElicitation {
     }
 }
 impl ::serde::Serialize for ClientTasksCapabilityRequestsElicitation {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2579,7 +2597,7 @@ impl ::serde::Serialize for ClientTasksCapabilityRequestsElicitation {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.create {
-            map.serialize_entry("create", value)?;
+            crate::private::entry(&mut map, "create", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -2660,6 +2678,7 @@ impl ClientTasksCapabilityRequestsSampling {
     }
 }
 impl ::serde::Serialize for ClientTasksCapabilityRequestsSampling {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2672,7 +2691,7 @@ impl ::serde::Serialize for ClientTasksCapabilityRequestsSampling {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.create_message {
-            map.serialize_entry("createMessage", value)?;
+            crate::private::entry(&mut map, "createMessage", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -2761,6 +2780,7 @@ impl ClientTasksCapabilityRequests {
     }
 }
 impl ::serde::Serialize for ClientTasksCapabilityRequests {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2774,10 +2794,10 @@ impl ::serde::Serialize for ClientTasksCapabilityRequests {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.elicitation {
-            map.serialize_entry("elicitation", value)?;
+            crate::private::entry(&mut map, "elicitation", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.sampling {
-            map.serialize_entry("sampling", value)?;
+            crate::private::entry(&mut map, "sampling", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -2891,6 +2911,7 @@ impl ClientTasksCapability {
     }
 }
 impl ::serde::Serialize for ClientTasksCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2904,13 +2925,13 @@ impl ::serde::Serialize for ClientTasksCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cancel {
-            map.serialize_entry("cancel", value)?;
+            crate::private::entry(&mut map, "cancel", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.list {
-            map.serialize_entry("list", value)?;
+            crate::private::entry(&mut map, "list", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.requests {
-            map.serialize_entry("requests", value)?;
+            crate::private::entry(&mut map, "requests", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -3043,6 +3064,7 @@ impl ClientCapabilities {
     }
 }
 impl ::serde::Serialize for ClientCapabilities {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3059,19 +3081,19 @@ impl ::serde::Serialize for ClientCapabilities {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.elicitation {
-            map.serialize_entry("elicitation", value)?;
+            crate::private::entry(&mut map, "elicitation", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.experimental {
-            map.serialize_entry("experimental", value)?;
+            crate::private::entry(&mut map, "experimental", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.roots {
-            map.serialize_entry("roots", value)?;
+            crate::private::entry(&mut map, "roots", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.sampling {
-            map.serialize_entry("sampling", value)?;
+            crate::private::entry(&mut map, "sampling", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.tasks {
-            map.serialize_entry("tasks", value)?;
+            crate::private::entry(&mut map, "tasks", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -3827,6 +3849,7 @@ impl CompleteRequest {
     }
 }
 impl ::serde::Serialize for CompleteRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3834,10 +3857,10 @@ impl ::serde::Serialize for CompleteRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"completion/complete")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"completion/complete")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3979,6 +4002,7 @@ impl CompleteRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for CompleteRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3991,7 +4015,7 @@ impl ::serde::Serialize for CompleteRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -4080,6 +4104,7 @@ impl CompleteRequestParamsArgument {
     }
 }
 impl ::serde::Serialize for CompleteRequestParamsArgument {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4087,8 +4112,8 @@ impl ::serde::Serialize for CompleteRequestParamsArgument {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("name", &self.name)?;
-        map.serialize_entry("value", &self.value)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
+        crate::private::entry(&mut map, "value", &self.value)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4197,6 +4222,7 @@ impl CompleteRequestParamsContext {
     }
 }
 impl ::serde::Serialize for CompleteRequestParamsContext {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4209,7 +4235,7 @@ impl ::serde::Serialize for CompleteRequestParamsContext {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -4385,6 +4411,7 @@ impl CompleteRequestParams {
     }
 }
 impl ::serde::Serialize for CompleteRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4398,13 +4425,13 @@ impl ::serde::Serialize for CompleteRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("argument", &self.argument)?;
+        crate::private::entry(&mut map, "argument", &self.argument)?;
         if let ::std::option::Option::Some(value) = &self.context {
-            map.serialize_entry("context", value)?;
+            crate::private::entry(&mut map, "context", value)?;
         }
-        map.serialize_entry("ref", &self.r#ref)?;
+        crate::private::entry(&mut map, "ref", &self.r#ref)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4566,6 +4593,7 @@ impl CompleteResultCompletion {
     }
 }
 impl ::serde::Serialize for CompleteResultCompletion {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4579,12 +4607,12 @@ impl ::serde::Serialize for CompleteResultCompletion {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.has_more {
-            map.serialize_entry("hasMore", value)?;
+            crate::private::entry(&mut map, "hasMore", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.total {
-            map.serialize_entry("total", value)?;
+            crate::private::entry(&mut map, "total", value)?;
         }
-        map.serialize_entry("values", &self.values)?;
+        crate::private::entry(&mut map, "values", &self.values)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4708,6 +4736,7 @@ impl CompleteResult {
     }
 }
 impl ::serde::Serialize for CompleteResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4720,9 +4749,9 @@ impl ::serde::Serialize for CompleteResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("completion", &self.completion)?;
+        crate::private::entry(&mut map, "completion", &self.completion)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4941,6 +4970,7 @@ impl CreateMessageRequest {
     }
 }
 impl ::serde::Serialize for CreateMessageRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4948,10 +4978,10 @@ impl ::serde::Serialize for CreateMessageRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"sampling/createMessage")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"sampling/createMessage")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -5108,6 +5138,7 @@ impl CreateMessageRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for CreateMessageRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5120,7 +5151,7 @@ impl ::serde::Serialize for CreateMessageRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5250,6 +5281,7 @@ impl CreateMessageRequestParams {
     }
 }
 impl ::serde::Serialize for CreateMessageRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5271,36 +5303,36 @@ impl ::serde::Serialize for CreateMessageRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.include_context {
-            map.serialize_entry("includeContext", value)?;
+            crate::private::entry(&mut map, "includeContext", value)?;
         }
-        map.serialize_entry("maxTokens", &self.max_tokens)?;
-        map.serialize_entry("messages", &self.messages)?;
+        crate::private::entry(&mut map, "maxTokens", &self.max_tokens)?;
+        crate::private::entry(&mut map, "messages", &self.messages)?;
         if let ::std::option::Option::Some(value) = &self.metadata {
-            map.serialize_entry("metadata", value)?;
+            crate::private::entry(&mut map, "metadata", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.model_preferences {
-            map.serialize_entry("modelPreferences", value)?;
+            crate::private::entry(&mut map, "modelPreferences", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.stop_sequences {
-            map.serialize_entry("stopSequences", value)?;
+            crate::private::entry(&mut map, "stopSequences", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.system_prompt {
-            map.serialize_entry("systemPrompt", value)?;
+            crate::private::entry(&mut map, "systemPrompt", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.task {
-            map.serialize_entry("task", value)?;
+            crate::private::entry(&mut map, "task", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.temperature {
-            map.serialize_entry("temperature", value)?;
+            crate::private::entry(&mut map, "temperature", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.tool_choice {
-            map.serialize_entry("toolChoice", value)?;
+            crate::private::entry(&mut map, "toolChoice", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.tools {
-            map.serialize_entry("tools", value)?;
+            crate::private::entry(&mut map, "tools", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5758,6 +5790,7 @@ impl CreateMessageResult {
     }
 }
 impl ::serde::Serialize for CreateMessageResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5771,13 +5804,13 @@ impl ::serde::Serialize for CreateMessageResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("content", &self.content)?;
-        map.serialize_entry("model", &self.model)?;
-        map.serialize_entry("role", &self.role)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
+        crate::private::entry(&mut map, "model", &self.model)?;
+        crate::private::entry(&mut map, "role", &self.role)?;
         if let ::std::option::Option::Some(value) = &self.stop_reason {
-            map.serialize_entry("stopReason", value)?;
+            crate::private::entry(&mut map, "stopReason", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5947,6 +5980,7 @@ impl CreateTaskResult {
     }
 }
 impl ::serde::Serialize for CreateTaskResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5959,9 +5993,9 @@ impl ::serde::Serialize for CreateTaskResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("task", &self.task)?;
+        crate::private::entry(&mut map, "task", &self.task)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -6063,6 +6097,7 @@ impl ElicitRequest {
     }
 }
 impl ::serde::Serialize for ElicitRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6070,10 +6105,10 @@ impl ::serde::Serialize for ElicitRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"elicitation/create")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"elicitation/create")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -6215,6 +6250,7 @@ impl ElicitRequestFormParamsMeta {
     }
 }
 impl ::serde::Serialize for ElicitRequestFormParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6227,7 +6263,7 @@ impl ::serde::Serialize for ElicitRequestFormParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6324,6 +6360,7 @@ impl ElicitRequestFormParamsRequestedSchema {
     }
 }
 impl ::serde::Serialize for ElicitRequestFormParamsRequestedSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6336,13 +6373,13 @@ impl ::serde::Serialize for ElicitRequestFormParamsRequestedSchema {
                         + usize::from(self.required.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"object")?;
+        crate::private::entry(&mut map, "type", &"object")?;
         if let ::std::option::Option::Some(value) = &self.schema {
-            map.serialize_entry("$schema", value)?;
+            crate::private::entry(&mut map, "$schema", value)?;
         }
-        map.serialize_entry("properties", &self.properties)?;
+        crate::private::entry(&mut map, "properties", &self.properties)?;
         if let ::std::option::Option::Some(value) = &self.required {
-            map.serialize_entry("required", value)?;
+            crate::private::entry(&mut map, "required", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6520,6 +6557,7 @@ impl ElicitRequestFormParams {
     }
 }
 impl ::serde::Serialize for ElicitRequestFormParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6534,15 +6572,15 @@ impl ::serde::Serialize for ElicitRequestFormParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("message", &self.message)?;
+        crate::private::entry(&mut map, "message", &self.message)?;
         if let ::std::option::Option::Some(value) = &self.mode {
-            map.serialize_entry("mode", value)?;
+            crate::private::entry(&mut map, "mode", value)?;
         }
-        map.serialize_entry("requestedSchema", &self.requested_schema)?;
+        crate::private::entry(&mut map, "requestedSchema", &self.requested_schema)?;
         if let ::std::option::Option::Some(value) = &self.task {
-            map.serialize_entry("task", value)?;
+            crate::private::entry(&mut map, "task", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6804,6 +6842,7 @@ impl ElicitRequestUrlParamsMeta {
     }
 }
 impl ::serde::Serialize for ElicitRequestUrlParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6816,7 +6855,7 @@ impl ::serde::Serialize for ElicitRequestUrlParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6923,6 +6962,7 @@ impl ElicitRequestUrlParams {
     }
 }
 impl ::serde::Serialize for ElicitRequestUrlParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6935,16 +6975,16 @@ impl ::serde::Serialize for ElicitRequestUrlParams {
                         + usize::from(self.task.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("mode", &"url")?;
+        crate::private::entry(&mut map, "mode", &"url")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("elicitationId", &self.elicitation_id)?;
-        map.serialize_entry("message", &self.message)?;
+        crate::private::entry(&mut map, "elicitationId", &self.elicitation_id)?;
+        crate::private::entry(&mut map, "message", &self.message)?;
         if let ::std::option::Option::Some(value) = &self.task {
-            map.serialize_entry("task", value)?;
+            crate::private::entry(&mut map, "task", value)?;
         }
-        map.serialize_entry("url", &self.url)?;
+        crate::private::entry(&mut map, "url", &self.url)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -7234,6 +7274,7 @@ impl ElicitResult {
     }
 }
 impl ::serde::Serialize for ElicitResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7247,11 +7288,11 @@ impl ::serde::Serialize for ElicitResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("action", &self.action)?;
+        crate::private::entry(&mut map, "action", &self.action)?;
         if let ::std::option::Option::Some(value) = &self.content {
-            map.serialize_entry("content", value)?;
+            crate::private::entry(&mut map, "content", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7364,6 +7405,7 @@ impl ElicitationCompleteNotificationParams {
     }
 }
 impl ::serde::Serialize for ElicitationCompleteNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7371,7 +7413,7 @@ impl ::serde::Serialize for ElicitationCompleteNotificationParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("elicitationId", &self.elicitation_id)?;
+        crate::private::entry(&mut map, "elicitationId", &self.elicitation_id)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -7461,6 +7503,7 @@ impl ElicitationCompleteNotification {
     }
 }
 impl ::serde::Serialize for ElicitationCompleteNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7468,9 +7511,13 @@ impl ::serde::Serialize for ElicitationCompleteNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/elicitation/complete")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(
+            &mut map,
+            "method",
+            &"notifications/elicitation/complete",
+        )?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -7703,6 +7750,7 @@ impl EmbeddedResource {
     }
 }
 impl ::serde::Serialize for EmbeddedResource {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7715,14 +7763,14 @@ impl ::serde::Serialize for EmbeddedResource {
                         + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"resource")?;
+        crate::private::entry(&mut map, "type", &"resource")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("resource", &self.resource)?;
+        crate::private::entry(&mut map, "resource", &self.resource)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -8007,6 +8055,7 @@ impl GetPromptRequest {
     }
 }
 impl ::serde::Serialize for GetPromptRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8014,10 +8063,10 @@ impl ::serde::Serialize for GetPromptRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"prompts/get")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"prompts/get")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -8162,6 +8211,7 @@ impl GetPromptRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for GetPromptRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8174,7 +8224,7 @@ impl ::serde::Serialize for GetPromptRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8265,6 +8315,7 @@ impl GetPromptRequestParams {
     }
 }
 impl ::serde::Serialize for GetPromptRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8278,12 +8329,12 @@ impl ::serde::Serialize for GetPromptRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -8412,6 +8463,7 @@ impl GetPromptResult {
     }
 }
 impl ::serde::Serialize for GetPromptResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8425,12 +8477,12 @@ impl ::serde::Serialize for GetPromptResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("messages", &self.messages)?;
+        crate::private::entry(&mut map, "messages", &self.messages)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -8546,6 +8598,7 @@ impl GetTaskPayloadRequestParams {
     }
 }
 impl ::serde::Serialize for GetTaskPayloadRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8553,7 +8606,7 @@ impl ::serde::Serialize for GetTaskPayloadRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("taskId", &self.task_id)?;
+        crate::private::entry(&mut map, "taskId", &self.task_id)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -8642,6 +8695,7 @@ impl GetTaskPayloadRequest {
     }
 }
 impl ::serde::Serialize for GetTaskPayloadRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8649,10 +8703,10 @@ impl ::serde::Serialize for GetTaskPayloadRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"tasks/result")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"tasks/result")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -8811,6 +8865,7 @@ impl GetTaskPayloadResult {
     }
 }
 impl ::serde::Serialize for GetTaskPayloadResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8823,7 +8878,7 @@ impl ::serde::Serialize for GetTaskPayloadResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8900,6 +8955,7 @@ impl GetTaskRequestParams {
     }
 }
 impl ::serde::Serialize for GetTaskRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8907,7 +8963,7 @@ impl ::serde::Serialize for GetTaskRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("taskId", &self.task_id)?;
+        crate::private::entry(&mut map, "taskId", &self.task_id)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -8996,6 +9052,7 @@ impl GetTaskRequest {
     }
 }
 impl ::serde::Serialize for GetTaskRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9003,10 +9060,10 @@ impl ::serde::Serialize for GetTaskRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"tasks/get")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"tasks/get")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -9179,6 +9236,7 @@ impl GetTaskResult {
     }
 }
 impl ::serde::Serialize for GetTaskResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9193,19 +9251,19 @@ impl ::serde::Serialize for GetTaskResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("createdAt", &self.created_at)?;
-        map.serialize_entry("lastUpdatedAt", &self.last_updated_at)?;
+        crate::private::entry(&mut map, "createdAt", &self.created_at)?;
+        crate::private::entry(&mut map, "lastUpdatedAt", &self.last_updated_at)?;
         if let ::std::option::Option::Some(value) = &self.poll_interval {
-            map.serialize_entry("pollInterval", value)?;
+            crate::private::entry(&mut map, "pollInterval", value)?;
         }
-        map.serialize_entry("status", &self.status)?;
+        crate::private::entry(&mut map, "status", &self.status)?;
         if let ::std::option::Option::Some(value) = &self.status_message {
-            map.serialize_entry("statusMessage", value)?;
+            crate::private::entry(&mut map, "statusMessage", value)?;
         }
-        map.serialize_entry("taskId", &self.task_id)?;
-        map.serialize_entry("ttl", &self.ttl)?;
+        crate::private::entry(&mut map, "taskId", &self.task_id)?;
+        crate::private::entry(&mut map, "ttl", &self.ttl)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -9449,6 +9507,7 @@ impl Icon {
     }
 }
 impl ::serde::Serialize for Icon {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9463,14 +9522,14 @@ impl ::serde::Serialize for Icon {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.sizes {
-            map.serialize_entry("sizes", value)?;
+            crate::private::entry(&mut map, "sizes", value)?;
         }
-        map.serialize_entry("src", &self.src)?;
+        crate::private::entry(&mut map, "src", &self.src)?;
         if let ::std::option::Option::Some(value) = &self.theme {
-            map.serialize_entry("theme", value)?;
+            crate::private::entry(&mut map, "theme", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9598,6 +9657,7 @@ impl Icons {
     }
 }
 impl ::serde::Serialize for Icons {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9610,7 +9670,7 @@ impl ::serde::Serialize for Icons {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.icons {
-            map.serialize_entry("icons", value)?;
+            crate::private::entry(&mut map, "icons", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9696,6 +9756,7 @@ impl ImageContent {
     }
 }
 impl ::serde::Serialize for ImageContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9708,15 +9769,15 @@ impl ::serde::Serialize for ImageContent {
                         + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"image")?;
+        crate::private::entry(&mut map, "type", &"image")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("mimeType", &self.mime_type)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "mimeType", &self.mime_type)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -9901,6 +9962,7 @@ impl Implementation {
     }
 }
 impl ::serde::Serialize for Implementation {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9916,18 +9978,18 @@ impl ::serde::Serialize for Implementation {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.icons {
-            map.serialize_entry("icons", value)?;
+            crate::private::entry(&mut map, "icons", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
-        map.serialize_entry("version", &self.version)?;
+        crate::private::entry(&mut map, "version", &self.version)?;
         if let ::std::option::Option::Some(value) = &self.website_url {
-            map.serialize_entry("websiteUrl", value)?;
+            crate::private::entry(&mut map, "websiteUrl", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10091,6 +10153,7 @@ impl InitializeRequest {
     }
 }
 impl ::serde::Serialize for InitializeRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10098,10 +10161,10 @@ impl ::serde::Serialize for InitializeRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"initialize")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"initialize")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10255,6 +10318,7 @@ impl InitializeRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for InitializeRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10267,7 +10331,7 @@ impl ::serde::Serialize for InitializeRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10361,6 +10425,7 @@ impl InitializeRequestParams {
     }
 }
 impl ::serde::Serialize for InitializeRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10373,11 +10438,11 @@ impl ::serde::Serialize for InitializeRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("capabilities", &self.capabilities)?;
-        map.serialize_entry("clientInfo", &self.client_info)?;
-        map.serialize_entry("protocolVersion", &self.protocol_version)?;
+        crate::private::entry(&mut map, "capabilities", &self.capabilities)?;
+        crate::private::entry(&mut map, "clientInfo", &self.client_info)?;
+        crate::private::entry(&mut map, "protocolVersion", &self.protocol_version)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10552,6 +10617,7 @@ impl InitializeResult {
     }
 }
 impl ::serde::Serialize for InitializeResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10565,14 +10631,14 @@ impl ::serde::Serialize for InitializeResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("capabilities", &self.capabilities)?;
+        crate::private::entry(&mut map, "capabilities", &self.capabilities)?;
         if let ::std::option::Option::Some(value) = &self.instructions {
-            map.serialize_entry("instructions", value)?;
+            crate::private::entry(&mut map, "instructions", value)?;
         }
-        map.serialize_entry("protocolVersion", &self.protocol_version)?;
-        map.serialize_entry("serverInfo", &self.server_info)?;
+        crate::private::entry(&mut map, "protocolVersion", &self.protocol_version)?;
+        crate::private::entry(&mut map, "serverInfo", &self.server_info)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10744,6 +10810,7 @@ impl InitializedNotification {
     }
 }
 impl ::serde::Serialize for InitializedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10755,10 +10822,10 @@ impl ::serde::Serialize for InitializedNotification {
                     2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/initialized")?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"notifications/initialized")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10893,6 +10960,7 @@ impl JsonRpcErrorResponse {
     }
 }
 impl ::serde::Serialize for JsonRpcErrorResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10904,10 +10972,10 @@ impl ::serde::Serialize for JsonRpcErrorResponse {
                     2usize + usize::from(self.id.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("error", &self.error)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "error", &self.error)?;
         if let ::std::option::Option::Some(value) = &self.id {
-            map.serialize_entry("id", value)?;
+            crate::private::entry(&mut map, "id", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11121,6 +11189,7 @@ impl JsonRpcNotification {
     }
 }
 impl ::serde::Serialize for JsonRpcNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11132,10 +11201,10 @@ impl ::serde::Serialize for JsonRpcNotification {
                     2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11268,6 +11337,7 @@ impl JsonRpcRequest {
     }
 }
 impl ::serde::Serialize for JsonRpcRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11279,11 +11349,11 @@ impl ::serde::Serialize for JsonRpcRequest {
                     3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11484,6 +11554,7 @@ impl JsonRpcResultResponse {
     }
 }
 impl ::serde::Serialize for JsonRpcResultResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11491,9 +11562,9 @@ impl ::serde::Serialize for JsonRpcResultResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("result", &self.result)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "result", &self.result)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -11636,6 +11707,7 @@ impl LegacyTitledEnumSchema {
     }
 }
 impl ::serde::Serialize for LegacyTitledEnumSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11650,19 +11722,19 @@ impl ::serde::Serialize for LegacyTitledEnumSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"string")?;
+        crate::private::entry(&mut map, "type", &"string")?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("enum", &self.r#enum)?;
+        crate::private::entry(&mut map, "enum", &self.r#enum)?;
         if let ::std::option::Option::Some(value) = &self.enum_names {
-            map.serialize_entry("enumNames", value)?;
+            crate::private::entry(&mut map, "enumNames", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11845,6 +11917,7 @@ impl ListPromptsRequest {
     }
 }
 impl ::serde::Serialize for ListPromptsRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11856,11 +11929,11 @@ impl ::serde::Serialize for ListPromptsRequest {
                     3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"prompts/list")?;
-        map.serialize_entry("id", &self.id)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"prompts/list")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12013,6 +12086,7 @@ impl ListPromptsResult {
     }
 }
 impl ::serde::Serialize for ListPromptsResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12026,12 +12100,12 @@ impl ::serde::Serialize for ListPromptsResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("prompts", &self.prompts)?;
+        crate::private::entry(&mut map, "prompts", &self.prompts)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12151,6 +12225,7 @@ impl ListResourceTemplatesRequest {
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12162,11 +12237,11 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
                     3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"resources/templates/list")?;
-        map.serialize_entry("id", &self.id)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"resources/templates/list")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12325,6 +12400,7 @@ impl ListResourceTemplatesResult {
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12338,12 +12414,12 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("resourceTemplates", &self.resource_templates)?;
+        crate::private::entry(&mut map, "resourceTemplates", &self.resource_templates)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12471,6 +12547,7 @@ impl ListResourcesRequest {
     }
 }
 impl ::serde::Serialize for ListResourcesRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12482,11 +12559,11 @@ impl ::serde::Serialize for ListResourcesRequest {
                     3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"resources/list")?;
-        map.serialize_entry("id", &self.id)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"resources/list")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12639,6 +12716,7 @@ impl ListResourcesResult {
     }
 }
 impl ::serde::Serialize for ListResourcesResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12652,12 +12730,12 @@ impl ::serde::Serialize for ListResourcesResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("resources", &self.resources)?;
+        crate::private::entry(&mut map, "resources", &self.resources)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12786,6 +12864,7 @@ impl ListRootsRequest {
     }
 }
 impl ::serde::Serialize for ListRootsRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12797,11 +12876,11 @@ impl ::serde::Serialize for ListRootsRequest {
                     3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"roots/list")?;
-        map.serialize_entry("id", &self.id)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"roots/list")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12943,6 +13022,7 @@ impl ListRootsResult {
     }
 }
 impl ::serde::Serialize for ListRootsResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12955,9 +13035,9 @@ impl ::serde::Serialize for ListRootsResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("roots", &self.roots)?;
+        crate::private::entry(&mut map, "roots", &self.roots)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13057,6 +13137,7 @@ impl ListTasksRequest {
     }
 }
 impl ::serde::Serialize for ListTasksRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13068,11 +13149,11 @@ impl ::serde::Serialize for ListTasksRequest {
                     3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"tasks/list")?;
-        map.serialize_entry("id", &self.id)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"tasks/list")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -13216,6 +13297,7 @@ impl ListTasksResult {
     }
 }
 impl ::serde::Serialize for ListTasksResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13229,12 +13311,12 @@ impl ::serde::Serialize for ListTasksResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("tasks", &self.tasks)?;
+        crate::private::entry(&mut map, "tasks", &self.tasks)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13351,6 +13433,7 @@ impl ListToolsRequest {
     }
 }
 impl ::serde::Serialize for ListToolsRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13362,11 +13445,11 @@ impl ::serde::Serialize for ListToolsRequest {
                     3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"tools/list")?;
-        map.serialize_entry("id", &self.id)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"tools/list")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -13510,6 +13593,7 @@ impl ListToolsResult {
     }
 }
 impl ::serde::Serialize for ListToolsResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13523,12 +13607,12 @@ impl ::serde::Serialize for ListToolsResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("tools", &self.tools)?;
+        crate::private::entry(&mut map, "tools", &self.tools)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13643,6 +13727,7 @@ impl LoggingMessageNotification {
     }
 }
 impl ::serde::Serialize for LoggingMessageNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13650,9 +13735,9 @@ impl ::serde::Serialize for LoggingMessageNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/message")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"notifications/message")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13802,6 +13887,7 @@ impl LoggingMessageNotificationParams {
     }
 }
 impl ::serde::Serialize for LoggingMessageNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13815,12 +13901,12 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("level", &self.level)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "level", &self.level)?;
         if let ::std::option::Option::Some(value) = &self.logger {
-            map.serialize_entry("logger", value)?;
+            crate::private::entry(&mut map, "logger", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -13995,6 +14081,7 @@ impl ModelHint {
     }
 }
 impl ::serde::Serialize for ModelHint {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14007,7 +14094,7 @@ impl ::serde::Serialize for ModelHint {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.name {
-            map.serialize_entry("name", value)?;
+            crate::private::entry(&mut map, "name", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14110,6 +14197,7 @@ impl ModelPreferences {
     }
 }
 impl ::serde::Serialize for ModelPreferences {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14125,16 +14213,16 @@ impl ::serde::Serialize for ModelPreferences {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cost_priority {
-            map.serialize_entry("costPriority", value)?;
+            crate::private::entry(&mut map, "costPriority", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.hints {
-            map.serialize_entry("hints", value)?;
+            crate::private::entry(&mut map, "hints", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.intelligence_priority {
-            map.serialize_entry("intelligencePriority", value)?;
+            crate::private::entry(&mut map, "intelligencePriority", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.speed_priority {
-            map.serialize_entry("speedPriority", value)?;
+            crate::private::entry(&mut map, "speedPriority", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14349,6 +14437,7 @@ impl NotificationBase {
     }
 }
 impl ::serde::Serialize for NotificationBase {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14360,9 +14449,9 @@ impl ::serde::Serialize for NotificationBase {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14456,6 +14545,7 @@ impl NotificationParams {
     }
 }
 impl ::serde::Serialize for NotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14468,7 +14558,7 @@ impl ::serde::Serialize for NotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14554,6 +14644,7 @@ impl NumberSchema {
     }
 }
 impl ::serde::Serialize for NumberSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14570,21 +14661,21 @@ impl ::serde::Serialize for NumberSchema {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.maximum {
-            map.serialize_entry("maximum", value)?;
+            crate::private::entry(&mut map, "maximum", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.minimum {
-            map.serialize_entry("minimum", value)?;
+            crate::private::entry(&mut map, "minimum", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
-        map.serialize_entry("type", &self.r#type)?;
+        crate::private::entry(&mut map, "type", &self.r#type)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -14746,6 +14837,7 @@ impl PaginatedRequest {
     }
 }
 impl ::serde::Serialize for PaginatedRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14757,11 +14849,11 @@ impl ::serde::Serialize for PaginatedRequest {
                     3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14897,6 +14989,7 @@ impl PaginatedRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for PaginatedRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14909,7 +15002,7 @@ impl ::serde::Serialize for PaginatedRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14996,6 +15089,7 @@ impl PaginatedRequestParams {
     }
 }
 impl ::serde::Serialize for PaginatedRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15009,10 +15103,10 @@ impl ::serde::Serialize for PaginatedRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -15117,6 +15211,7 @@ impl PaginatedResult {
     }
 }
 impl ::serde::Serialize for PaginatedResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15130,10 +15225,10 @@ impl ::serde::Serialize for PaginatedResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -15233,6 +15328,7 @@ impl PingRequest {
     }
 }
 impl ::serde::Serialize for PingRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15244,11 +15340,11 @@ impl ::serde::Serialize for PingRequest {
                     3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"ping")?;
-        map.serialize_entry("id", &self.id)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"ping")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -15575,6 +15671,7 @@ impl ProgressNotification {
     }
 }
 impl ::serde::Serialize for ProgressNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15582,9 +15679,9 @@ impl ::serde::Serialize for ProgressNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/progress")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"notifications/progress")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -15740,6 +15837,7 @@ impl ProgressNotificationParams {
     }
 }
 impl ::serde::Serialize for ProgressNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15754,15 +15852,15 @@ impl ::serde::Serialize for ProgressNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.message {
-            map.serialize_entry("message", value)?;
+            crate::private::entry(&mut map, "message", value)?;
         }
-        map.serialize_entry("progress", &self.progress)?;
-        map.serialize_entry("progressToken", &self.progress_token)?;
+        crate::private::entry(&mut map, "progress", &self.progress)?;
+        crate::private::entry(&mut map, "progressToken", &self.progress_token)?;
         if let ::std::option::Option::Some(value) = &self.total {
-            map.serialize_entry("total", value)?;
+            crate::private::entry(&mut map, "total", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -15951,6 +16049,7 @@ impl Prompt {
     }
 }
 impl ::serde::Serialize for Prompt {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15967,20 +16066,20 @@ impl ::serde::Serialize for Prompt {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.icons {
-            map.serialize_entry("icons", value)?;
+            crate::private::entry(&mut map, "icons", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -16144,6 +16243,7 @@ impl PromptArgument {
     }
 }
 impl ::serde::Serialize for PromptArgument {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16158,14 +16258,14 @@ impl ::serde::Serialize for PromptArgument {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.required {
-            map.serialize_entry("required", value)?;
+            crate::private::entry(&mut map, "required", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -16292,6 +16392,7 @@ impl PromptListChangedNotification {
     }
 }
 impl ::serde::Serialize for PromptListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16303,10 +16404,14 @@ impl ::serde::Serialize for PromptListChangedNotification {
                     2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/prompts/list_changed")?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(
+            &mut map,
+            "method",
+            &"notifications/prompts/list_changed",
+        )?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -16444,6 +16549,7 @@ impl PromptMessage {
     }
 }
 impl ::serde::Serialize for PromptMessage {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16451,8 +16557,8 @@ impl ::serde::Serialize for PromptMessage {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("content", &self.content)?;
-        map.serialize_entry("role", &self.role)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
+        crate::private::entry(&mut map, "role", &self.role)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -16567,6 +16673,7 @@ impl PromptReference {
     }
 }
 impl ::serde::Serialize for PromptReference {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16578,10 +16685,10 @@ impl ::serde::Serialize for PromptReference {
                     2usize + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"ref/prompt")?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "type", &"ref/prompt")?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -16702,6 +16809,7 @@ impl ReadResourceRequest {
     }
 }
 impl ::serde::Serialize for ReadResourceRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16709,10 +16817,10 @@ impl ::serde::Serialize for ReadResourceRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"resources/read")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"resources/read")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -16866,6 +16974,7 @@ impl ReadResourceRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for ReadResourceRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16878,7 +16987,7 @@ impl ::serde::Serialize for ReadResourceRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -16964,6 +17073,7 @@ impl ReadResourceRequestParams {
     }
 }
 impl ::serde::Serialize for ReadResourceRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16976,9 +17086,9 @@ impl ::serde::Serialize for ReadResourceRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -17156,6 +17266,7 @@ impl ReadResourceResult {
     }
 }
 impl ::serde::Serialize for ReadResourceResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17168,9 +17279,9 @@ impl ::serde::Serialize for ReadResourceResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("contents", &self.contents)?;
+        crate::private::entry(&mut map, "contents", &self.contents)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -17276,6 +17387,7 @@ impl RelatedTaskMetadata {
     }
 }
 impl ::serde::Serialize for RelatedTaskMetadata {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17283,7 +17395,7 @@ impl ::serde::Serialize for RelatedTaskMetadata {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("taskId", &self.task_id)?;
+        crate::private::entry(&mut map, "taskId", &self.task_id)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -17369,6 +17481,7 @@ impl RequestBase {
     }
 }
 impl ::serde::Serialize for RequestBase {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17380,9 +17493,9 @@ impl ::serde::Serialize for RequestBase {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -17479,6 +17592,7 @@ impl RequestParamsMeta {
     }
 }
 impl ::serde::Serialize for RequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17491,7 +17605,7 @@ impl ::serde::Serialize for RequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -17574,6 +17688,7 @@ impl RequestParams {
     }
 }
 impl ::serde::Serialize for RequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17586,7 +17701,7 @@ impl ::serde::Serialize for RequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -17707,6 +17822,7 @@ impl Resource {
     }
 }
 impl ::serde::Serialize for Resource {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17725,28 +17841,28 @@ impl ::serde::Serialize for Resource {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.icons {
-            map.serialize_entry("icons", value)?;
+            crate::private::entry(&mut map, "icons", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.size {
-            map.serialize_entry("size", value)?;
+            crate::private::entry(&mut map, "size", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -17954,6 +18070,7 @@ impl ResourceContents {
     }
 }
 impl ::serde::Serialize for ResourceContents {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17967,12 +18084,12 @@ impl ::serde::Serialize for ResourceContents {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -18132,6 +18249,7 @@ impl ResourceLink {
     }
 }
 impl ::serde::Serialize for ResourceLink {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -18149,30 +18267,30 @@ impl ::serde::Serialize for ResourceLink {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"resource_link")?;
+        crate::private::entry(&mut map, "type", &"resource_link")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.icons {
-            map.serialize_entry("icons", value)?;
+            crate::private::entry(&mut map, "icons", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.size {
-            map.serialize_entry("size", value)?;
+            crate::private::entry(&mut map, "size", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -18403,6 +18521,7 @@ impl ResourceListChangedNotification {
     }
 }
 impl ::serde::Serialize for ResourceListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -18414,10 +18533,14 @@ impl ::serde::Serialize for ResourceListChangedNotification {
                     2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/resources/list_changed")?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(
+            &mut map,
+            "method",
+            &"notifications/resources/list_changed",
+        )?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -18560,6 +18683,7 @@ impl ResourceRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for ResourceRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -18572,7 +18696,7 @@ impl ::serde::Serialize for ResourceRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -18658,6 +18782,7 @@ impl ResourceRequestParams {
     }
 }
 impl ::serde::Serialize for ResourceRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -18670,9 +18795,9 @@ impl ::serde::Serialize for ResourceRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -18814,6 +18939,7 @@ impl ResourceTemplate {
     }
 }
 impl ::serde::Serialize for ResourceTemplate {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -18831,25 +18957,25 @@ impl ::serde::Serialize for ResourceTemplate {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.icons {
-            map.serialize_entry("icons", value)?;
+            crate::private::entry(&mut map, "icons", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
-        map.serialize_entry("uriTemplate", &self.uri_template)?;
+        crate::private::entry(&mut map, "uriTemplate", &self.uri_template)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -19059,6 +19185,7 @@ impl ResourceTemplateReference {
     }
 }
 impl ::serde::Serialize for ResourceTemplateReference {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -19066,8 +19193,8 @@ impl ::serde::Serialize for ResourceTemplateReference {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("type", &"ref/resource")?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "type", &"ref/resource")?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -19175,6 +19302,7 @@ impl ResourceUpdatedNotification {
     }
 }
 impl ::serde::Serialize for ResourceUpdatedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -19182,9 +19310,9 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/resources/updated")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"notifications/resources/updated")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -19328,6 +19456,7 @@ impl ResourceUpdatedNotificationParams {
     }
 }
 impl ::serde::Serialize for ResourceUpdatedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -19340,9 +19469,9 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -19445,6 +19574,7 @@ impl ResultBase {
     }
 }
 impl ::serde::Serialize for ResultBase {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -19457,7 +19587,7 @@ impl ::serde::Serialize for ResultBase {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -19539,6 +19669,7 @@ impl Root {
     }
 }
 impl ::serde::Serialize for Root {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -19552,12 +19683,12 @@ impl ::serde::Serialize for Root {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.name {
-            map.serialize_entry("name", value)?;
+            crate::private::entry(&mut map, "name", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -19665,6 +19796,7 @@ impl RootsListChangedNotification {
     }
 }
 impl ::serde::Serialize for RootsListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -19676,10 +19808,10 @@ impl ::serde::Serialize for RootsListChangedNotification {
                     2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/roots/list_changed")?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"notifications/roots/list_changed")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -19950,6 +20082,7 @@ impl SamplingMessage {
     }
 }
 impl ::serde::Serialize for SamplingMessage {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -19962,10 +20095,10 @@ impl ::serde::Serialize for SamplingMessage {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("content", &self.content)?;
-        map.serialize_entry("role", &self.role)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
+        crate::private::entry(&mut map, "role", &self.role)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -20204,6 +20337,7 @@ impl PromptsCapability {
     }
 }
 impl ::serde::Serialize for PromptsCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -20216,7 +20350,7 @@ impl ::serde::Serialize for PromptsCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -20297,6 +20431,7 @@ impl ResourcesCapability {
     }
 }
 impl ::serde::Serialize for ResourcesCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -20310,10 +20445,10 @@ impl ::serde::Serialize for ResourcesCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.subscribe {
-            map.serialize_entry("subscribe", value)?;
+            crate::private::entry(&mut map, "subscribe", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -20413,6 +20548,7 @@ impl ServerTasksCapabilityRequestsTools {
     }
 }
 impl ::serde::Serialize for ServerTasksCapabilityRequestsTools {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -20425,7 +20561,7 @@ impl ::serde::Serialize for ServerTasksCapabilityRequestsTools {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.call {
-            map.serialize_entry("call", value)?;
+            crate::private::entry(&mut map, "call", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -20506,6 +20642,7 @@ impl ServerTasksCapabilityRequests {
     }
 }
 impl ::serde::Serialize for ServerTasksCapabilityRequests {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -20518,7 +20655,7 @@ impl ::serde::Serialize for ServerTasksCapabilityRequests {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.tools {
-            map.serialize_entry("tools", value)?;
+            crate::private::entry(&mut map, "tools", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -20604,6 +20741,7 @@ impl ServerTasksCapability {
     }
 }
 impl ::serde::Serialize for ServerTasksCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -20617,13 +20755,13 @@ impl ::serde::Serialize for ServerTasksCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cancel {
-            map.serialize_entry("cancel", value)?;
+            crate::private::entry(&mut map, "cancel", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.list {
-            map.serialize_entry("list", value)?;
+            crate::private::entry(&mut map, "list", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.requests {
-            map.serialize_entry("requests", value)?;
+            crate::private::entry(&mut map, "requests", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -20742,6 +20880,7 @@ impl ToolsCapability {
     }
 }
 impl ::serde::Serialize for ToolsCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -20754,7 +20893,7 @@ impl ::serde::Serialize for ToolsCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -20852,6 +20991,7 @@ impl ServerCapabilities {
     }
 }
 impl ::serde::Serialize for ServerCapabilities {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -20870,25 +21010,25 @@ impl ::serde::Serialize for ServerCapabilities {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.completions {
-            map.serialize_entry("completions", value)?;
+            crate::private::entry(&mut map, "completions", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.experimental {
-            map.serialize_entry("experimental", value)?;
+            crate::private::entry(&mut map, "experimental", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.logging {
-            map.serialize_entry("logging", value)?;
+            crate::private::entry(&mut map, "logging", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.prompts {
-            map.serialize_entry("prompts", value)?;
+            crate::private::entry(&mut map, "prompts", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.resources {
-            map.serialize_entry("resources", value)?;
+            crate::private::entry(&mut map, "resources", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.tasks {
-            map.serialize_entry("tasks", value)?;
+            crate::private::entry(&mut map, "tasks", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.tools {
-            map.serialize_entry("tools", value)?;
+            crate::private::entry(&mut map, "tools", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -21722,6 +21862,7 @@ impl SetLevelRequest {
     }
 }
 impl ::serde::Serialize for SetLevelRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -21729,10 +21870,10 @@ impl ::serde::Serialize for SetLevelRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"logging/setLevel")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"logging/setLevel")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -21874,6 +22015,7 @@ impl SetLevelRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for SetLevelRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -21886,7 +22028,7 @@ impl ::serde::Serialize for SetLevelRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -21972,6 +22114,7 @@ impl SetLevelRequestParams {
     }
 }
 impl ::serde::Serialize for SetLevelRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -21984,9 +22127,9 @@ impl ::serde::Serialize for SetLevelRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("level", &self.level)?;
+        crate::private::entry(&mut map, "level", &self.level)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -22201,6 +22344,7 @@ impl StringSchema {
     }
 }
 impl ::serde::Serialize for StringSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -22217,24 +22361,24 @@ impl ::serde::Serialize for StringSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"string")?;
+        crate::private::entry(&mut map, "type", &"string")?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.format {
-            map.serialize_entry("format", value)?;
+            crate::private::entry(&mut map, "format", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.max_length {
-            map.serialize_entry("maxLength", value)?;
+            crate::private::entry(&mut map, "maxLength", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.min_length {
-            map.serialize_entry("minLength", value)?;
+            crate::private::entry(&mut map, "minLength", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -22418,6 +22562,7 @@ impl SubscribeRequest {
     }
 }
 impl ::serde::Serialize for SubscribeRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -22425,10 +22570,10 @@ impl ::serde::Serialize for SubscribeRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"resources/subscribe")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"resources/subscribe")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -22573,6 +22718,7 @@ impl SubscribeRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for SubscribeRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -22585,7 +22731,7 @@ impl ::serde::Serialize for SubscribeRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -22671,6 +22817,7 @@ impl SubscribeRequestParams {
     }
 }
 impl ::serde::Serialize for SubscribeRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -22683,9 +22830,9 @@ impl ::serde::Serialize for SubscribeRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -22816,6 +22963,7 @@ impl Task {
     }
 }
 impl ::serde::Serialize for Task {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -22828,17 +22976,17 @@ impl ::serde::Serialize for Task {
                         + usize::from(self.status_message.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("createdAt", &self.created_at)?;
-        map.serialize_entry("lastUpdatedAt", &self.last_updated_at)?;
+        crate::private::entry(&mut map, "createdAt", &self.created_at)?;
+        crate::private::entry(&mut map, "lastUpdatedAt", &self.last_updated_at)?;
         if let ::std::option::Option::Some(value) = &self.poll_interval {
-            map.serialize_entry("pollInterval", value)?;
+            crate::private::entry(&mut map, "pollInterval", value)?;
         }
-        map.serialize_entry("status", &self.status)?;
+        crate::private::entry(&mut map, "status", &self.status)?;
         if let ::std::option::Option::Some(value) = &self.status_message {
-            map.serialize_entry("statusMessage", value)?;
+            crate::private::entry(&mut map, "statusMessage", value)?;
         }
-        map.serialize_entry("taskId", &self.task_id)?;
-        map.serialize_entry("ttl", &self.ttl)?;
+        crate::private::entry(&mut map, "taskId", &self.task_id)?;
+        crate::private::entry(&mut map, "ttl", &self.ttl)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -23021,6 +23169,7 @@ impl TaskAugmentedRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for TaskAugmentedRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -23033,7 +23182,7 @@ impl ::serde::Serialize for TaskAugmentedRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -23127,6 +23276,7 @@ impl TaskAugmentedRequestParams {
     }
 }
 impl ::serde::Serialize for TaskAugmentedRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -23140,10 +23290,10 @@ impl ::serde::Serialize for TaskAugmentedRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.task {
-            map.serialize_entry("task", value)?;
+            crate::private::entry(&mut map, "task", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -23248,6 +23398,7 @@ impl TaskMetadata {
     }
 }
 impl ::serde::Serialize for TaskMetadata {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -23260,7 +23411,7 @@ impl ::serde::Serialize for TaskMetadata {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.ttl {
-            map.serialize_entry("ttl", value)?;
+            crate::private::entry(&mut map, "ttl", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -23331,6 +23482,7 @@ impl TaskStatusNotification {
     }
 }
 impl ::serde::Serialize for TaskStatusNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -23338,9 +23490,9 @@ impl ::serde::Serialize for TaskStatusNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/tasks/status")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"notifications/tasks/status")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -23512,6 +23664,7 @@ impl TaskStatusNotificationParams {
     }
 }
 impl ::serde::Serialize for TaskStatusNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -23526,19 +23679,19 @@ impl ::serde::Serialize for TaskStatusNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("createdAt", &self.created_at)?;
-        map.serialize_entry("lastUpdatedAt", &self.last_updated_at)?;
+        crate::private::entry(&mut map, "createdAt", &self.created_at)?;
+        crate::private::entry(&mut map, "lastUpdatedAt", &self.last_updated_at)?;
         if let ::std::option::Option::Some(value) = &self.poll_interval {
-            map.serialize_entry("pollInterval", value)?;
+            crate::private::entry(&mut map, "pollInterval", value)?;
         }
-        map.serialize_entry("status", &self.status)?;
+        crate::private::entry(&mut map, "status", &self.status)?;
         if let ::std::option::Option::Some(value) = &self.status_message {
-            map.serialize_entry("statusMessage", value)?;
+            crate::private::entry(&mut map, "statusMessage", value)?;
         }
-        map.serialize_entry("taskId", &self.task_id)?;
-        map.serialize_entry("ttl", &self.ttl)?;
+        crate::private::entry(&mut map, "taskId", &self.task_id)?;
+        crate::private::entry(&mut map, "ttl", &self.ttl)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -23784,6 +23937,7 @@ impl TextContent {
     }
 }
 impl ::serde::Serialize for TextContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -23796,14 +23950,14 @@ impl ::serde::Serialize for TextContent {
                         + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"text")?;
+        crate::private::entry(&mut map, "type", &"text")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("text", &self.text)?;
+        crate::private::entry(&mut map, "text", &self.text)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -23944,6 +24098,7 @@ impl TextResourceContents {
     }
 }
 impl ::serde::Serialize for TextResourceContents {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -23957,13 +24112,13 @@ impl ::serde::Serialize for TextResourceContents {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("text", &self.text)?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "text", &self.text)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -24107,6 +24262,7 @@ impl TitledMultiSelectEnumSchemaItemsAnyOfItem {
     }
 }
 impl ::serde::Serialize for TitledMultiSelectEnumSchemaItemsAnyOfItem {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -24114,8 +24270,8 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchemaItemsAnyOfItem {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("const", &self.r#const)?;
-        map.serialize_entry("title", &self.title)?;
+        crate::private::entry(&mut map, "const", &self.r#const)?;
+        crate::private::entry(&mut map, "title", &self.title)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -24227,6 +24383,7 @@ impl TitledMultiSelectEnumSchemaItems {
     }
 }
 impl ::serde::Serialize for TitledMultiSelectEnumSchemaItems {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -24234,7 +24391,7 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchemaItems {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("anyOf", &self.any_of)?;
+        crate::private::entry(&mut map, "anyOf", &self.any_of)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -24342,6 +24499,7 @@ impl TitledMultiSelectEnumSchema {
     }
 }
 impl ::serde::Serialize for TitledMultiSelectEnumSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -24357,22 +24515,22 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"array")?;
+        crate::private::entry(&mut map, "type", &"array")?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("items", &self.items)?;
+        crate::private::entry(&mut map, "items", &self.items)?;
         if let ::std::option::Option::Some(value) = &self.max_items {
-            map.serialize_entry("maxItems", value)?;
+            crate::private::entry(&mut map, "maxItems", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.min_items {
-            map.serialize_entry("minItems", value)?;
+            crate::private::entry(&mut map, "minItems", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -24580,6 +24738,7 @@ impl TitledSingleSelectEnumSchemaOneOfItem {
     }
 }
 impl ::serde::Serialize for TitledSingleSelectEnumSchemaOneOfItem {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -24587,8 +24746,8 @@ impl ::serde::Serialize for TitledSingleSelectEnumSchemaOneOfItem {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("const", &self.r#const)?;
-        map.serialize_entry("title", &self.title)?;
+        crate::private::entry(&mut map, "const", &self.r#const)?;
+        crate::private::entry(&mut map, "title", &self.title)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -24709,6 +24868,7 @@ impl TitledSingleSelectEnumSchema {
     }
 }
 impl ::serde::Serialize for TitledSingleSelectEnumSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -24722,16 +24882,16 @@ impl ::serde::Serialize for TitledSingleSelectEnumSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"string")?;
+        crate::private::entry(&mut map, "type", &"string")?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("oneOf", &self.one_of)?;
+        crate::private::entry(&mut map, "oneOf", &self.one_of)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -24942,6 +25102,7 @@ impl Tool {
     }
 }
 impl ::serde::Serialize for Tool {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -24960,27 +25121,27 @@ impl ::serde::Serialize for Tool {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.execution {
-            map.serialize_entry("execution", value)?;
+            crate::private::entry(&mut map, "execution", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.icons {
-            map.serialize_entry("icons", value)?;
+            crate::private::entry(&mut map, "icons", value)?;
         }
-        map.serialize_entry("inputSchema", &self.input_schema)?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "inputSchema", &self.input_schema)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.output_schema {
-            map.serialize_entry("outputSchema", value)?;
+            crate::private::entry(&mut map, "outputSchema", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -25223,6 +25384,7 @@ impl ToolAnnotations {
     }
 }
 impl ::serde::Serialize for ToolAnnotations {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -25239,19 +25401,19 @@ impl ::serde::Serialize for ToolAnnotations {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.destructive_hint {
-            map.serialize_entry("destructiveHint", value)?;
+            crate::private::entry(&mut map, "destructiveHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.idempotent_hint {
-            map.serialize_entry("idempotentHint", value)?;
+            crate::private::entry(&mut map, "idempotentHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.open_world_hint {
-            map.serialize_entry("openWorldHint", value)?;
+            crate::private::entry(&mut map, "openWorldHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.read_only_hint {
-            map.serialize_entry("readOnlyHint", value)?;
+            crate::private::entry(&mut map, "readOnlyHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -25408,6 +25570,7 @@ impl ToolChoice {
     }
 }
 impl ::serde::Serialize for ToolChoice {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -25420,7 +25583,7 @@ impl ::serde::Serialize for ToolChoice {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.mode {
-            map.serialize_entry("mode", value)?;
+            crate::private::entry(&mut map, "mode", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -25500,6 +25663,7 @@ impl ToolExecution {
     }
 }
 impl ::serde::Serialize for ToolExecution {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -25512,7 +25676,7 @@ impl ::serde::Serialize for ToolExecution {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.task_support {
-            map.serialize_entry("taskSupport", value)?;
+            crate::private::entry(&mut map, "taskSupport", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -25591,6 +25755,7 @@ impl ToolListChangedNotification {
     }
 }
 impl ::serde::Serialize for ToolListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -25602,10 +25767,10 @@ impl ::serde::Serialize for ToolListChangedNotification {
                     2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/tools/list_changed")?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"notifications/tools/list_changed")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -25769,6 +25934,7 @@ impl ToolResultContent {
     }
 }
 impl ::serde::Serialize for ToolResultContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -25783,18 +25949,18 @@ impl ::serde::Serialize for ToolResultContent {
                         + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"tool_result")?;
+        crate::private::entry(&mut map, "type", &"tool_result")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("content", &self.content)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
         if let ::std::option::Option::Some(value) = &self.is_error {
-            map.serialize_entry("isError", value)?;
+            crate::private::entry(&mut map, "isError", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.structured_content {
-            map.serialize_entry("structuredContent", value)?;
+            crate::private::entry(&mut map, "structuredContent", value)?;
         }
-        map.serialize_entry("toolUseId", &self.tool_use_id)?;
+        crate::private::entry(&mut map, "toolUseId", &self.tool_use_id)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -25992,6 +26158,7 @@ impl ToolUseContent {
     }
 }
 impl ::serde::Serialize for ToolUseContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -26003,13 +26170,13 @@ impl ::serde::Serialize for ToolUseContent {
                     4usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"tool_use")?;
+        crate::private::entry(&mut map, "type", &"tool_use")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("input", &self.input)?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "input", &self.input)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -26152,6 +26319,7 @@ impl UrlElicitationRequiredErrorData {
     }
 }
 impl ::serde::Serialize for UrlElicitationRequiredErrorData {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -26159,7 +26327,7 @@ impl ::serde::Serialize for UrlElicitationRequiredErrorData {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("elicitations", &self.elicitations)?;
+        crate::private::entry(&mut map, "elicitations", &self.elicitations)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -26256,6 +26424,7 @@ impl UrlElicitationRequiredErrorObject {
     }
 }
 impl ::serde::Serialize for UrlElicitationRequiredErrorObject {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -26263,9 +26432,9 @@ impl ::serde::Serialize for UrlElicitationRequiredErrorObject {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("code", &-32042i64)?;
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("message", &self.message)?;
+        crate::private::entry(&mut map, "code", &-32042i64)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "message", &self.message)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -26408,6 +26577,7 @@ impl UrlElicitationRequiredError {
     }
 }
 impl ::serde::Serialize for UrlElicitationRequiredError {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -26419,10 +26589,10 @@ impl ::serde::Serialize for UrlElicitationRequiredError {
                     2usize + usize::from(self.id.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("error", &self.error)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "error", &self.error)?;
         if let ::std::option::Option::Some(value) = &self.id {
-            map.serialize_entry("id", value)?;
+            crate::private::entry(&mut map, "id", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -26556,6 +26726,7 @@ impl UnsubscribeRequest {
     }
 }
 impl ::serde::Serialize for UnsubscribeRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -26563,10 +26734,10 @@ impl ::serde::Serialize for UnsubscribeRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"resources/unsubscribe")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"resources/unsubscribe")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -26723,6 +26894,7 @@ impl UnsubscribeRequestParamsMeta {
     }
 }
 impl ::serde::Serialize for UnsubscribeRequestParamsMeta {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -26735,7 +26907,7 @@ impl ::serde::Serialize for UnsubscribeRequestParamsMeta {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -26821,6 +26993,7 @@ impl UnsubscribeRequestParams {
     }
 }
 impl ::serde::Serialize for UnsubscribeRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -26833,9 +27006,9 @@ impl ::serde::Serialize for UnsubscribeRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -26940,6 +27113,7 @@ impl UntitledMultiSelectEnumSchemaItems {
     }
 }
 impl ::serde::Serialize for UntitledMultiSelectEnumSchemaItems {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -26947,8 +27121,8 @@ impl ::serde::Serialize for UntitledMultiSelectEnumSchemaItems {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("type", &"string")?;
-        map.serialize_entry("enum", &self.r#enum)?;
+        crate::private::entry(&mut map, "type", &"string")?;
+        crate::private::entry(&mut map, "enum", &self.r#enum)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -27080,6 +27254,7 @@ impl UntitledMultiSelectEnumSchema {
     }
 }
 impl ::serde::Serialize for UntitledMultiSelectEnumSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -27095,22 +27270,22 @@ impl ::serde::Serialize for UntitledMultiSelectEnumSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"array")?;
+        crate::private::entry(&mut map, "type", &"array")?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("items", &self.items)?;
+        crate::private::entry(&mut map, "items", &self.items)?;
         if let ::std::option::Option::Some(value) = &self.max_items {
-            map.serialize_entry("maxItems", value)?;
+            crate::private::entry(&mut map, "maxItems", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.min_items {
-            map.serialize_entry("minItems", value)?;
+            crate::private::entry(&mut map, "minItems", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -27324,6 +27499,7 @@ impl UntitledSingleSelectEnumSchema {
     }
 }
 impl ::serde::Serialize for UntitledSingleSelectEnumSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -27337,16 +27513,16 @@ impl ::serde::Serialize for UntitledSingleSelectEnumSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"string")?;
+        crate::private::entry(&mut map, "type", &"string")?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("enum", &self.r#enum)?;
+        crate::private::entry(&mut map, "enum", &self.r#enum)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;

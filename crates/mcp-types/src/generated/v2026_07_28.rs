@@ -42,6 +42,7 @@ impl Annotations {
     }
 }
 impl ::serde::Serialize for Annotations {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -56,13 +57,13 @@ impl ::serde::Serialize for Annotations {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.audience {
-            map.serialize_entry("audience", value)?;
+            crate::private::entry(&mut map, "audience", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.last_modified {
-            map.serialize_entry("lastModified", value)?;
+            crate::private::entry(&mut map, "lastModified", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.priority {
-            map.serialize_entry("priority", value)?;
+            crate::private::entry(&mut map, "priority", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -186,6 +187,7 @@ impl AudioContent {
     }
 }
 impl ::serde::Serialize for AudioContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -198,15 +200,15 @@ impl ::serde::Serialize for AudioContent {
                         + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"audio")?;
+        crate::private::entry(&mut map, "type", &"audio")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("mimeType", &self.mime_type)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "mimeType", &self.mime_type)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -365,6 +367,7 @@ impl BaseMetadata {
     }
 }
 impl ::serde::Serialize for BaseMetadata {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -376,9 +379,9 @@ impl ::serde::Serialize for BaseMetadata {
                     1usize + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -483,6 +486,7 @@ impl BlobResourceContents {
     }
 }
 impl ::serde::Serialize for BlobResourceContents {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -496,13 +500,13 @@ impl ::serde::Serialize for BlobResourceContents {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("blob", &self.blob)?;
+        crate::private::entry(&mut map, "blob", &self.blob)?;
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -645,6 +649,7 @@ impl BooleanSchema {
     }
 }
 impl ::serde::Serialize for BooleanSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -658,15 +663,15 @@ impl ::serde::Serialize for BooleanSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"boolean")?;
+        crate::private::entry(&mut map, "type", &"boolean")?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -840,6 +845,7 @@ impl CacheableResult {
     }
 }
 impl ::serde::Serialize for CacheableResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -853,15 +859,15 @@ impl ::serde::Serialize for CacheableResult {
                         + usize::from(self.ttl_ms.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("resultType", &self.result_type)?;
+        crate::private::entry(&mut map, "resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.cache_scope {
-            map.serialize_entry("cacheScope", value)?;
+            crate::private::entry(&mut map, "cacheScope", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.ttl_ms {
-            map.serialize_entry("ttlMs", value)?;
+            crate::private::entry(&mut map, "ttlMs", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -994,6 +1000,7 @@ impl CallToolRequest {
     }
 }
 impl ::serde::Serialize for CallToolRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1001,10 +1008,10 @@ impl ::serde::Serialize for CallToolRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"tools/call")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"tools/call")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -1158,6 +1165,7 @@ impl CallToolRequestParams {
     }
 }
 impl ::serde::Serialize for CallToolRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1171,16 +1179,16 @@ impl ::serde::Serialize for CallToolRequestParams {
                         + usize::from(self.request_state.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("_meta", &self.meta)?;
+        crate::private::entry(&mut map, "_meta", &self.meta)?;
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.input_responses {
-            map.serialize_entry("inputResponses", value)?;
+            crate::private::entry(&mut map, "inputResponses", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.request_state {
-            map.serialize_entry("requestState", value)?;
+            crate::private::entry(&mut map, "requestState", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -1378,6 +1386,7 @@ impl CallToolResult {
     }
 }
 impl ::serde::Serialize for CallToolResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1392,16 +1401,16 @@ impl ::serde::Serialize for CallToolResult {
                         + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("resultType", &self.result_type)?;
+        crate::private::entry(&mut map, "resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("content", &self.content)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
         if let ::std::option::Option::Some(value) = &self.is_error {
-            map.serialize_entry("isError", value)?;
+            crate::private::entry(&mut map, "isError", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.structured_content {
-            map.serialize_entry("structuredContent", value)?;
+            crate::private::entry(&mut map, "structuredContent", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -1666,6 +1675,7 @@ impl CallToolResultResponse {
     }
 }
 impl ::serde::Serialize for CallToolResultResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1673,9 +1683,9 @@ impl ::serde::Serialize for CallToolResultResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("result", &self.result)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "result", &self.result)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -1816,6 +1826,7 @@ impl CancelledNotification {
     }
 }
 impl ::serde::Serialize for CancelledNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1823,9 +1834,9 @@ impl ::serde::Serialize for CancelledNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/cancelled")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"notifications/cancelled")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -1973,6 +1984,7 @@ impl CancelledNotificationParams {
     }
 }
 impl ::serde::Serialize for CancelledNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -1986,12 +1998,12 @@ impl ::serde::Serialize for CancelledNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.reason {
-            map.serialize_entry("reason", value)?;
+            crate::private::entry(&mut map, "reason", value)?;
         }
-        map.serialize_entry("requestId", &self.request_id)?;
+        crate::private::entry(&mut map, "requestId", &self.request_id)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -2114,6 +2126,7 @@ impl ElicitationCapability {
     }
 }
 impl ::serde::Serialize for ElicitationCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2127,10 +2140,10 @@ impl ::serde::Serialize for ElicitationCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.form {
-            map.serialize_entry("form", value)?;
+            crate::private::entry(&mut map, "form", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.url {
-            map.serialize_entry("url", value)?;
+            crate::private::entry(&mut map, "url", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -2227,6 +2240,7 @@ impl SamplingCapability {
     }
 }
 impl ::serde::Serialize for SamplingCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2240,10 +2254,10 @@ impl ::serde::Serialize for SamplingCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.context {
-            map.serialize_entry("context", value)?;
+            crate::private::entry(&mut map, "context", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.tools {
-            map.serialize_entry("tools", value)?;
+            crate::private::entry(&mut map, "tools", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -2364,6 +2378,7 @@ impl ClientCapabilities {
     }
 }
 impl ::serde::Serialize for ClientCapabilities {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2380,19 +2395,19 @@ impl ::serde::Serialize for ClientCapabilities {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.elicitation {
-            map.serialize_entry("elicitation", value)?;
+            crate::private::entry(&mut map, "elicitation", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.experimental {
-            map.serialize_entry("experimental", value)?;
+            crate::private::entry(&mut map, "experimental", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.extensions {
-            map.serialize_entry("extensions", value)?;
+            crate::private::entry(&mut map, "extensions", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.roots {
-            map.serialize_entry("roots", value)?;
+            crate::private::entry(&mut map, "roots", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.sampling {
-            map.serialize_entry("sampling", value)?;
+            crate::private::entry(&mut map, "sampling", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -2868,6 +2883,7 @@ impl CompleteRequest {
     }
 }
 impl ::serde::Serialize for CompleteRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -2875,10 +2891,10 @@ impl ::serde::Serialize for CompleteRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"completion/complete")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"completion/complete")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3026,6 +3042,7 @@ impl CompleteRequestParamsArgument {
     }
 }
 impl ::serde::Serialize for CompleteRequestParamsArgument {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3033,8 +3050,8 @@ impl ::serde::Serialize for CompleteRequestParamsArgument {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("name", &self.name)?;
-        map.serialize_entry("value", &self.value)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
+        crate::private::entry(&mut map, "value", &self.value)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3143,6 +3160,7 @@ impl CompleteRequestParamsContext {
     }
 }
 impl ::serde::Serialize for CompleteRequestParamsContext {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3155,7 +3173,7 @@ impl ::serde::Serialize for CompleteRequestParamsContext {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -3331,6 +3349,7 @@ impl CompleteRequestParams {
     }
 }
 impl ::serde::Serialize for CompleteRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3342,12 +3361,12 @@ impl ::serde::Serialize for CompleteRequestParams {
                     3usize + usize::from(self.context.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("_meta", &self.meta)?;
-        map.serialize_entry("argument", &self.argument)?;
+        crate::private::entry(&mut map, "_meta", &self.meta)?;
+        crate::private::entry(&mut map, "argument", &self.argument)?;
         if let ::std::option::Option::Some(value) = &self.context {
-            map.serialize_entry("context", value)?;
+            crate::private::entry(&mut map, "context", value)?;
         }
-        map.serialize_entry("ref", &self.r#ref)?;
+        crate::private::entry(&mut map, "ref", &self.r#ref)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3517,6 +3536,7 @@ impl CompleteResultCompletion {
     }
 }
 impl ::serde::Serialize for CompleteResultCompletion {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3530,12 +3550,12 @@ impl ::serde::Serialize for CompleteResultCompletion {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.has_more {
-            map.serialize_entry("hasMore", value)?;
+            crate::private::entry(&mut map, "hasMore", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.total {
-            map.serialize_entry("total", value)?;
+            crate::private::entry(&mut map, "total", value)?;
         }
-        map.serialize_entry("values", &self.values)?;
+        crate::private::entry(&mut map, "values", &self.values)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3669,6 +3689,7 @@ impl CompleteResult {
     }
 }
 impl ::serde::Serialize for CompleteResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3680,11 +3701,11 @@ impl ::serde::Serialize for CompleteResult {
                     2usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("resultType", &self.result_type)?;
+        crate::private::entry(&mut map, "resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("completion", &self.completion)?;
+        crate::private::entry(&mut map, "completion", &self.completion)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -3810,6 +3831,7 @@ impl CompleteResultResponse {
     }
 }
 impl ::serde::Serialize for CompleteResultResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -3817,9 +3839,9 @@ impl ::serde::Serialize for CompleteResultResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("result", &self.result)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "result", &self.result)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4064,6 +4086,7 @@ impl CreateMessageRequest {
     }
 }
 impl ::serde::Serialize for CreateMessageRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4071,8 +4094,8 @@ impl ::serde::Serialize for CreateMessageRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"sampling/createMessage")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"sampling/createMessage")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -4221,6 +4244,7 @@ impl CreateMessageRequestParams {
     }
 }
 impl ::serde::Serialize for CreateMessageRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4240,30 +4264,30 @@ impl ::serde::Serialize for CreateMessageRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.include_context {
-            map.serialize_entry("includeContext", value)?;
+            crate::private::entry(&mut map, "includeContext", value)?;
         }
-        map.serialize_entry("maxTokens", &self.max_tokens)?;
-        map.serialize_entry("messages", &self.messages)?;
+        crate::private::entry(&mut map, "maxTokens", &self.max_tokens)?;
+        crate::private::entry(&mut map, "messages", &self.messages)?;
         if let ::std::option::Option::Some(value) = &self.metadata {
-            map.serialize_entry("metadata", value)?;
+            crate::private::entry(&mut map, "metadata", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.model_preferences {
-            map.serialize_entry("modelPreferences", value)?;
+            crate::private::entry(&mut map, "modelPreferences", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.stop_sequences {
-            map.serialize_entry("stopSequences", value)?;
+            crate::private::entry(&mut map, "stopSequences", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.system_prompt {
-            map.serialize_entry("systemPrompt", value)?;
+            crate::private::entry(&mut map, "systemPrompt", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.temperature {
-            map.serialize_entry("temperature", value)?;
+            crate::private::entry(&mut map, "temperature", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.tool_choice {
-            map.serialize_entry("toolChoice", value)?;
+            crate::private::entry(&mut map, "toolChoice", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.tools {
-            map.serialize_entry("tools", value)?;
+            crate::private::entry(&mut map, "tools", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -4680,6 +4704,7 @@ impl CreateMessageResult {
     }
 }
 impl ::serde::Serialize for CreateMessageResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4693,13 +4718,13 @@ impl ::serde::Serialize for CreateMessageResult {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("content", &self.content)?;
-        map.serialize_entry("model", &self.model)?;
-        map.serialize_entry("role", &self.role)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
+        crate::private::entry(&mut map, "model", &self.model)?;
+        crate::private::entry(&mut map, "role", &self.role)?;
         if let ::std::option::Option::Some(value) = &self.stop_reason {
-            map.serialize_entry("stopReason", value)?;
+            crate::private::entry(&mut map, "stopReason", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -4875,6 +4900,7 @@ impl DiscoverRequest {
     }
 }
 impl ::serde::Serialize for DiscoverRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -4882,10 +4908,10 @@ impl ::serde::Serialize for DiscoverRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"server/discover")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"server/discover")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -5087,6 +5113,7 @@ impl DiscoverResult {
     }
 }
 impl ::serde::Serialize for DiscoverResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5101,20 +5128,20 @@ impl ::serde::Serialize for DiscoverResult {
                         + usize::from(self.ttl_ms.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("resultType", &self.result_type)?;
+        crate::private::entry(&mut map, "resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.cache_scope {
-            map.serialize_entry("cacheScope", value)?;
+            crate::private::entry(&mut map, "cacheScope", value)?;
         }
-        map.serialize_entry("capabilities", &self.capabilities)?;
+        crate::private::entry(&mut map, "capabilities", &self.capabilities)?;
         if let ::std::option::Option::Some(value) = &self.instructions {
-            map.serialize_entry("instructions", value)?;
+            crate::private::entry(&mut map, "instructions", value)?;
         }
-        map.serialize_entry("supportedVersions", &self.supported_versions)?;
+        crate::private::entry(&mut map, "supportedVersions", &self.supported_versions)?;
         if let ::std::option::Option::Some(value) = &self.ttl_ms {
-            map.serialize_entry("ttlMs", value)?;
+            crate::private::entry(&mut map, "ttlMs", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5323,6 +5350,7 @@ impl DiscoverResultResponse {
     }
 }
 impl ::serde::Serialize for DiscoverResultResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5330,9 +5358,9 @@ impl ::serde::Serialize for DiscoverResultResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("result", &self.result)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "result", &self.result)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -5467,6 +5495,7 @@ impl ElicitRequest {
     }
 }
 impl ::serde::Serialize for ElicitRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5474,8 +5503,8 @@ impl ::serde::Serialize for ElicitRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("method", &"elicitation/create")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "method", &"elicitation/create")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -5598,6 +5627,7 @@ impl ElicitRequestFormParamsRequestedSchema {
     }
 }
 impl ::serde::Serialize for ElicitRequestFormParamsRequestedSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5610,13 +5640,13 @@ impl ::serde::Serialize for ElicitRequestFormParamsRequestedSchema {
                         + usize::from(self.required.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"object")?;
+        crate::private::entry(&mut map, "type", &"object")?;
         if let ::std::option::Option::Some(value) = &self.schema {
-            map.serialize_entry("$schema", value)?;
+            crate::private::entry(&mut map, "$schema", value)?;
         }
-        map.serialize_entry("properties", &self.properties)?;
+        crate::private::entry(&mut map, "properties", &self.properties)?;
         if let ::std::option::Option::Some(value) = &self.required {
-            map.serialize_entry("required", value)?;
+            crate::private::entry(&mut map, "required", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -5783,6 +5813,7 @@ impl ElicitRequestFormParams {
     }
 }
 impl ::serde::Serialize for ElicitRequestFormParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -5794,11 +5825,11 @@ impl ::serde::Serialize for ElicitRequestFormParams {
                     2usize + usize::from(self.mode.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("message", &self.message)?;
+        crate::private::entry(&mut map, "message", &self.message)?;
         if let ::std::option::Option::Some(value) = &self.mode {
-            map.serialize_entry("mode", value)?;
+            crate::private::entry(&mut map, "mode", value)?;
         }
-        map.serialize_entry("requestedSchema", &self.requested_schema)?;
+        crate::private::entry(&mut map, "requestedSchema", &self.requested_schema)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -6029,6 +6060,7 @@ impl ElicitRequestUrlParams {
     }
 }
 impl ::serde::Serialize for ElicitRequestUrlParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6036,9 +6068,9 @@ impl ::serde::Serialize for ElicitRequestUrlParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("mode", &"url")?;
-        map.serialize_entry("message", &self.message)?;
-        map.serialize_entry("url", &self.url)?;
+        crate::private::entry(&mut map, "mode", &"url")?;
+        crate::private::entry(&mut map, "message", &self.message)?;
+        crate::private::entry(&mut map, "url", &self.url)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -6266,6 +6298,7 @@ impl ElicitResult {
     }
 }
 impl ::serde::Serialize for ElicitResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6277,9 +6310,9 @@ impl ::serde::Serialize for ElicitResult {
                     1usize + usize::from(self.content.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("action", &self.action)?;
+        crate::private::entry(&mut map, "action", &self.action)?;
         if let ::std::option::Option::Some(value) = &self.content {
-            map.serialize_entry("content", value)?;
+            crate::private::entry(&mut map, "content", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -6459,6 +6492,7 @@ impl EmbeddedResource {
     }
 }
 impl ::serde::Serialize for EmbeddedResource {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6471,14 +6505,14 @@ impl ::serde::Serialize for EmbeddedResource {
                         + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"resource")?;
+        crate::private::entry(&mut map, "type", &"resource")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("resource", &self.resource)?;
+        crate::private::entry(&mut map, "resource", &self.resource)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -6764,6 +6798,7 @@ impl GetPromptRequest {
     }
 }
 impl ::serde::Serialize for GetPromptRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6771,10 +6806,10 @@ impl ::serde::Serialize for GetPromptRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"prompts/get")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"prompts/get")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -6933,6 +6968,7 @@ impl GetPromptRequestParams {
     }
 }
 impl ::serde::Serialize for GetPromptRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -6946,16 +6982,16 @@ impl ::serde::Serialize for GetPromptRequestParams {
                         + usize::from(self.request_state.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("_meta", &self.meta)?;
+        crate::private::entry(&mut map, "_meta", &self.meta)?;
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.input_responses {
-            map.serialize_entry("inputResponses", value)?;
+            crate::private::entry(&mut map, "inputResponses", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.request_state {
-            map.serialize_entry("requestState", value)?;
+            crate::private::entry(&mut map, "requestState", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7137,6 +7173,7 @@ impl GetPromptResult {
     }
 }
 impl ::serde::Serialize for GetPromptResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7149,14 +7186,14 @@ impl ::serde::Serialize for GetPromptResult {
                         + usize::from(self.description.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("resultType", &self.result_type)?;
+        crate::private::entry(&mut map, "resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("messages", &self.messages)?;
+        crate::private::entry(&mut map, "messages", &self.messages)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -7405,6 +7442,7 @@ impl GetPromptResultResponse {
     }
 }
 impl ::serde::Serialize for GetPromptResultResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7412,9 +7450,9 @@ impl ::serde::Serialize for GetPromptResultResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("result", &self.result)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "result", &self.result)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -7552,6 +7590,7 @@ impl HeaderMismatchErrorObject {
     }
 }
 impl ::serde::Serialize for HeaderMismatchErrorObject {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7563,11 +7602,11 @@ impl ::serde::Serialize for HeaderMismatchErrorObject {
                     2usize + usize::from(self.data.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("code", &-32020i64)?;
+        crate::private::entry(&mut map, "code", &-32020i64)?;
         if let ::std::option::Option::Some(value) = &self.data {
-            map.serialize_entry("data", value)?;
+            crate::private::entry(&mut map, "data", value)?;
         }
-        map.serialize_entry("message", &self.message)?;
+        crate::private::entry(&mut map, "message", &self.message)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -7697,6 +7736,7 @@ impl HeaderMismatchError {
     }
 }
 impl ::serde::Serialize for HeaderMismatchError {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7708,10 +7748,10 @@ impl ::serde::Serialize for HeaderMismatchError {
                     2usize + usize::from(self.id.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("error", &self.error)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "error", &self.error)?;
         if let ::std::option::Option::Some(value) = &self.id {
-            map.serialize_entry("id", value)?;
+            crate::private::entry(&mut map, "id", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -7863,6 +7903,7 @@ impl Icon {
     }
 }
 impl ::serde::Serialize for Icon {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -7877,14 +7918,14 @@ impl ::serde::Serialize for Icon {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.sizes {
-            map.serialize_entry("sizes", value)?;
+            crate::private::entry(&mut map, "sizes", value)?;
         }
-        map.serialize_entry("src", &self.src)?;
+        crate::private::entry(&mut map, "src", &self.src)?;
         if let ::std::option::Option::Some(value) = &self.theme {
-            map.serialize_entry("theme", value)?;
+            crate::private::entry(&mut map, "theme", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8012,6 +8053,7 @@ impl Icons {
     }
 }
 impl ::serde::Serialize for Icons {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8024,7 +8066,7 @@ impl ::serde::Serialize for Icons {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.icons {
-            map.serialize_entry("icons", value)?;
+            crate::private::entry(&mut map, "icons", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8109,6 +8151,7 @@ impl ImageContent {
     }
 }
 impl ::serde::Serialize for ImageContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8121,15 +8164,15 @@ impl ::serde::Serialize for ImageContent {
                         + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"image")?;
+        crate::private::entry(&mut map, "type", &"image")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("mimeType", &self.mime_type)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "mimeType", &self.mime_type)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -8315,6 +8358,7 @@ impl Implementation {
     }
 }
 impl ::serde::Serialize for Implementation {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8330,18 +8374,18 @@ impl ::serde::Serialize for Implementation {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.icons {
-            map.serialize_entry("icons", value)?;
+            crate::private::entry(&mut map, "icons", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
-        map.serialize_entry("version", &self.version)?;
+        crate::private::entry(&mut map, "version", &self.version)?;
         if let ::std::option::Option::Some(value) = &self.website_url {
-            map.serialize_entry("websiteUrl", value)?;
+            crate::private::entry(&mut map, "websiteUrl", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8622,6 +8666,7 @@ impl InputRequiredResult {
     }
 }
 impl ::serde::Serialize for InputRequiredResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8635,15 +8680,15 @@ impl ::serde::Serialize for InputRequiredResult {
                         + usize::from(self.request_state.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("resultType", &self.result_type)?;
+        crate::private::entry(&mut map, "resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.input_requests {
-            map.serialize_entry("inputRequests", value)?;
+            crate::private::entry(&mut map, "inputRequests", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.request_state {
-            map.serialize_entry("requestState", value)?;
+            crate::private::entry(&mut map, "requestState", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -8852,6 +8897,7 @@ impl InputResponseRequestParams {
     }
 }
 impl ::serde::Serialize for InputResponseRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -8864,12 +8910,12 @@ impl ::serde::Serialize for InputResponseRequestParams {
                         + usize::from(self.request_state.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("_meta", &self.meta)?;
+        crate::private::entry(&mut map, "_meta", &self.meta)?;
         if let ::std::option::Option::Some(value) = &self.input_responses {
-            map.serialize_entry("inputResponses", value)?;
+            crate::private::entry(&mut map, "inputResponses", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.request_state {
-            map.serialize_entry("requestState", value)?;
+            crate::private::entry(&mut map, "requestState", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9008,6 +9054,7 @@ impl InternalError {
     }
 }
 impl ::serde::Serialize for InternalError {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9019,11 +9066,11 @@ impl ::serde::Serialize for InternalError {
                     2usize + usize::from(self.data.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("code", &-32603i64)?;
+        crate::private::entry(&mut map, "code", &-32603i64)?;
         if let ::std::option::Option::Some(value) = &self.data {
-            map.serialize_entry("data", value)?;
+            crate::private::entry(&mut map, "data", value)?;
         }
-        map.serialize_entry("message", &self.message)?;
+        crate::private::entry(&mut map, "message", &self.message)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -9154,6 +9201,7 @@ impl InvalidParamsError {
     }
 }
 impl ::serde::Serialize for InvalidParamsError {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9165,11 +9213,11 @@ impl ::serde::Serialize for InvalidParamsError {
                     2usize + usize::from(self.data.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("code", &-32602i64)?;
+        crate::private::entry(&mut map, "code", &-32602i64)?;
         if let ::std::option::Option::Some(value) = &self.data {
-            map.serialize_entry("data", value)?;
+            crate::private::entry(&mut map, "data", value)?;
         }
-        map.serialize_entry("message", &self.message)?;
+        crate::private::entry(&mut map, "message", &self.message)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -9294,6 +9342,7 @@ impl InvalidRequestError {
     }
 }
 impl ::serde::Serialize for InvalidRequestError {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9305,11 +9354,11 @@ impl ::serde::Serialize for InvalidRequestError {
                     2usize + usize::from(self.data.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("code", &-32600i64)?;
+        crate::private::entry(&mut map, "code", &-32600i64)?;
         if let ::std::option::Option::Some(value) = &self.data {
-            map.serialize_entry("data", value)?;
+            crate::private::entry(&mut map, "data", value)?;
         }
-        map.serialize_entry("message", &self.message)?;
+        crate::private::entry(&mut map, "message", &self.message)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -9440,6 +9489,7 @@ impl JsonRpcErrorResponse {
     }
 }
 impl ::serde::Serialize for JsonRpcErrorResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9451,10 +9501,10 @@ impl ::serde::Serialize for JsonRpcErrorResponse {
                     2usize + usize::from(self.id.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("error", &self.error)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "error", &self.error)?;
         if let ::std::option::Option::Some(value) = &self.id {
-            map.serialize_entry("id", value)?;
+            crate::private::entry(&mut map, "id", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9668,6 +9718,7 @@ impl JsonRpcNotification {
     }
 }
 impl ::serde::Serialize for JsonRpcNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9679,10 +9730,10 @@ impl ::serde::Serialize for JsonRpcNotification {
                     2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -9815,6 +9866,7 @@ impl JsonRpcRequest {
     }
 }
 impl ::serde::Serialize for JsonRpcRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -9826,11 +9878,11 @@ impl ::serde::Serialize for JsonRpcRequest {
                     3usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10031,6 +10083,7 @@ impl JsonRpcResultResponse {
     }
 }
 impl ::serde::Serialize for JsonRpcResultResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10038,9 +10091,9 @@ impl ::serde::Serialize for JsonRpcResultResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("result", &self.result)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "result", &self.result)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10185,6 +10238,7 @@ impl LegacyTitledEnumSchema {
     }
 }
 impl ::serde::Serialize for LegacyTitledEnumSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10199,19 +10253,19 @@ impl ::serde::Serialize for LegacyTitledEnumSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"string")?;
+        crate::private::entry(&mut map, "type", &"string")?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("enum", &self.r#enum)?;
+        crate::private::entry(&mut map, "enum", &self.r#enum)?;
         if let ::std::option::Option::Some(value) = &self.enum_names {
-            map.serialize_entry("enumNames", value)?;
+            crate::private::entry(&mut map, "enumNames", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10394,6 +10448,7 @@ impl ListPromptsRequest {
     }
 }
 impl ::serde::Serialize for ListPromptsRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10401,10 +10456,10 @@ impl ::serde::Serialize for ListPromptsRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"prompts/list")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"prompts/list")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10608,6 +10663,7 @@ impl ListPromptsResult {
     }
 }
 impl ::serde::Serialize for ListPromptsResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10622,19 +10678,19 @@ impl ::serde::Serialize for ListPromptsResult {
                         + usize::from(self.ttl_ms.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("resultType", &self.result_type)?;
+        crate::private::entry(&mut map, "resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.cache_scope {
-            map.serialize_entry("cacheScope", value)?;
+            crate::private::entry(&mut map, "cacheScope", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("prompts", &self.prompts)?;
+        crate::private::entry(&mut map, "prompts", &self.prompts)?;
         if let ::std::option::Option::Some(value) = &self.ttl_ms {
-            map.serialize_entry("ttlMs", value)?;
+            crate::private::entry(&mut map, "ttlMs", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -10803,6 +10859,7 @@ impl ListPromptsResultResponse {
     }
 }
 impl ::serde::Serialize for ListPromptsResultResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10810,9 +10867,9 @@ impl ::serde::Serialize for ListPromptsResultResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("result", &self.result)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "result", &self.result)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -10949,6 +11006,7 @@ impl ListResourceTemplatesRequest {
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -10956,10 +11014,10 @@ impl ::serde::Serialize for ListResourceTemplatesRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"resources/templates/list")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"resources/templates/list")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -11169,6 +11227,7 @@ impl ListResourceTemplatesResult {
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11183,19 +11242,19 @@ impl ::serde::Serialize for ListResourceTemplatesResult {
                         + usize::from(self.ttl_ms.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("resultType", &self.result_type)?;
+        crate::private::entry(&mut map, "resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.cache_scope {
-            map.serialize_entry("cacheScope", value)?;
+            crate::private::entry(&mut map, "cacheScope", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("resourceTemplates", &self.resource_templates)?;
+        crate::private::entry(&mut map, "resourceTemplates", &self.resource_templates)?;
         if let ::std::option::Option::Some(value) = &self.ttl_ms {
-            map.serialize_entry("ttlMs", value)?;
+            crate::private::entry(&mut map, "ttlMs", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11382,6 +11441,7 @@ impl ListResourceTemplatesResultResponse {
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesResultResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11389,9 +11449,9 @@ impl ::serde::Serialize for ListResourceTemplatesResultResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("result", &self.result)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "result", &self.result)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -11534,6 +11594,7 @@ impl ListResourcesRequest {
     }
 }
 impl ::serde::Serialize for ListResourcesRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11541,10 +11602,10 @@ impl ::serde::Serialize for ListResourcesRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"resources/list")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"resources/list")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -11748,6 +11809,7 @@ impl ListResourcesResult {
     }
 }
 impl ::serde::Serialize for ListResourcesResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11762,19 +11824,19 @@ impl ::serde::Serialize for ListResourcesResult {
                         + usize::from(self.ttl_ms.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("resultType", &self.result_type)?;
+        crate::private::entry(&mut map, "resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.cache_scope {
-            map.serialize_entry("cacheScope", value)?;
+            crate::private::entry(&mut map, "cacheScope", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("resources", &self.resources)?;
+        crate::private::entry(&mut map, "resources", &self.resources)?;
         if let ::std::option::Option::Some(value) = &self.ttl_ms {
-            map.serialize_entry("ttlMs", value)?;
+            crate::private::entry(&mut map, "ttlMs", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -11949,6 +12011,7 @@ impl ListResourcesResultResponse {
     }
 }
 impl ::serde::Serialize for ListResourcesResultResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -11956,9 +12019,9 @@ impl ::serde::Serialize for ListResourcesResultResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("result", &self.result)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "result", &self.result)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12090,6 +12153,7 @@ impl ListRootsRequestParams {
     }
 }
 impl ::serde::Serialize for ListRootsRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12102,7 +12166,7 @@ impl ::serde::Serialize for ListRootsRequestParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12187,6 +12251,7 @@ impl ListRootsRequest {
     }
 }
 impl ::serde::Serialize for ListRootsRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12198,9 +12263,9 @@ impl ::serde::Serialize for ListRootsRequest {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &"roots/list")?;
+        crate::private::entry(&mut map, "method", &"roots/list")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12303,6 +12368,7 @@ impl ListRootsResult {
     }
 }
 impl ::serde::Serialize for ListRootsResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12310,7 +12376,7 @@ impl ::serde::Serialize for ListRootsResult {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("roots", &self.roots)?;
+        crate::private::entry(&mut map, "roots", &self.roots)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12396,6 +12462,7 @@ impl ListToolsRequest {
     }
 }
 impl ::serde::Serialize for ListToolsRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12403,10 +12470,10 @@ impl ::serde::Serialize for ListToolsRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"tools/list")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"tools/list")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12601,6 +12668,7 @@ impl ListToolsResult {
     }
 }
 impl ::serde::Serialize for ListToolsResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12615,19 +12683,19 @@ impl ::serde::Serialize for ListToolsResult {
                         + usize::from(self.ttl_ms.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("resultType", &self.result_type)?;
+        crate::private::entry(&mut map, "resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.cache_scope {
-            map.serialize_entry("cacheScope", value)?;
+            crate::private::entry(&mut map, "cacheScope", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
-        map.serialize_entry("tools", &self.tools)?;
+        crate::private::entry(&mut map, "tools", &self.tools)?;
         if let ::std::option::Option::Some(value) = &self.ttl_ms {
-            map.serialize_entry("ttlMs", value)?;
+            crate::private::entry(&mut map, "ttlMs", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -12793,6 +12861,7 @@ impl ListToolsResultResponse {
     }
 }
 impl ::serde::Serialize for ListToolsResultResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12800,9 +12869,9 @@ impl ::serde::Serialize for ListToolsResultResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("result", &self.result)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "result", &self.result)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -12937,6 +13006,7 @@ impl LoggingMessageNotification {
     }
 }
 impl ::serde::Serialize for LoggingMessageNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -12944,9 +13014,9 @@ impl ::serde::Serialize for LoggingMessageNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/message")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"notifications/message")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13095,6 +13165,7 @@ impl LoggingMessageNotificationParams {
     }
 }
 impl ::serde::Serialize for LoggingMessageNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13108,12 +13179,12 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("level", &self.level)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "level", &self.level)?;
         if let ::std::option::Option::Some(value) = &self.logger {
-            map.serialize_entry("logger", value)?;
+            crate::private::entry(&mut map, "logger", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -13304,6 +13375,7 @@ impl MethodNotFoundError {
     }
 }
 impl ::serde::Serialize for MethodNotFoundError {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13315,11 +13387,11 @@ impl ::serde::Serialize for MethodNotFoundError {
                     2usize + usize::from(self.data.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("code", &-32601i64)?;
+        crate::private::entry(&mut map, "code", &-32601i64)?;
         if let ::std::option::Option::Some(value) = &self.data {
-            map.serialize_entry("data", value)?;
+            crate::private::entry(&mut map, "data", value)?;
         }
-        map.serialize_entry("message", &self.message)?;
+        crate::private::entry(&mut map, "message", &self.message)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13444,6 +13516,7 @@ impl MissingRequiredClientCapabilityErrorData {
     }
 }
 impl ::serde::Serialize for MissingRequiredClientCapabilityErrorData {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13451,7 +13524,11 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorData {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("requiredCapabilities", &self.required_capabilities)?;
+        crate::private::entry(
+            &mut map,
+            "requiredCapabilities",
+            &self.required_capabilities,
+        )?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13555,6 +13632,7 @@ impl MissingRequiredClientCapabilityErrorObject {
     }
 }
 impl ::serde::Serialize for MissingRequiredClientCapabilityErrorObject {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13562,9 +13640,9 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorObject {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("code", &-32021i64)?;
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("message", &self.message)?;
+        crate::private::entry(&mut map, "code", &-32021i64)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "message", &self.message)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -13711,6 +13789,7 @@ impl MissingRequiredClientCapabilityError {
     }
 }
 impl ::serde::Serialize for MissingRequiredClientCapabilityError {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13722,10 +13801,10 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityError {
                     2usize + usize::from(self.id.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("error", &self.error)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "error", &self.error)?;
         if let ::std::option::Option::Some(value) = &self.id {
-            map.serialize_entry("id", value)?;
+            crate::private::entry(&mut map, "id", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -13875,6 +13954,7 @@ impl ModelHint {
     }
 }
 impl ::serde::Serialize for ModelHint {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -13887,7 +13967,7 @@ impl ::serde::Serialize for ModelHint {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.name {
-            map.serialize_entry("name", value)?;
+            crate::private::entry(&mut map, "name", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -13990,6 +14070,7 @@ impl ModelPreferences {
     }
 }
 impl ::serde::Serialize for ModelPreferences {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14005,16 +14086,16 @@ impl ::serde::Serialize for ModelPreferences {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.cost_priority {
-            map.serialize_entry("costPriority", value)?;
+            crate::private::entry(&mut map, "costPriority", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.hints {
-            map.serialize_entry("hints", value)?;
+            crate::private::entry(&mut map, "hints", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.intelligence_priority {
-            map.serialize_entry("intelligencePriority", value)?;
+            crate::private::entry(&mut map, "intelligencePriority", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.speed_priority {
-            map.serialize_entry("speedPriority", value)?;
+            crate::private::entry(&mut map, "speedPriority", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14229,6 +14310,7 @@ impl NotificationBase {
     }
 }
 impl ::serde::Serialize for NotificationBase {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14240,9 +14322,9 @@ impl ::serde::Serialize for NotificationBase {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14346,6 +14428,7 @@ impl NotificationMetaObject {
     }
 }
 impl ::serde::Serialize for NotificationMetaObject {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14358,7 +14441,11 @@ impl ::serde::Serialize for NotificationMetaObject {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.subscription_id {
-            map.serialize_entry("io.modelcontextprotocol/subscriptionId", value)?;
+            crate::private::entry(
+                &mut map,
+                "io.modelcontextprotocol/subscriptionId",
+                value,
+            )?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14443,6 +14530,7 @@ impl NotificationParams {
     }
 }
 impl ::serde::Serialize for NotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14455,7 +14543,7 @@ impl ::serde::Serialize for NotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -14543,6 +14631,7 @@ impl NumberSchema {
     }
 }
 impl ::serde::Serialize for NumberSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14559,21 +14648,21 @@ impl ::serde::Serialize for NumberSchema {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.maximum {
-            map.serialize_entry("maximum", value)?;
+            crate::private::entry(&mut map, "maximum", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.minimum {
-            map.serialize_entry("minimum", value)?;
+            crate::private::entry(&mut map, "minimum", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
-        map.serialize_entry("type", &self.r#type)?;
+        crate::private::entry(&mut map, "type", &self.r#type)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -14736,6 +14825,7 @@ impl PaginatedRequest {
     }
 }
 impl ::serde::Serialize for PaginatedRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14743,10 +14833,10 @@ impl ::serde::Serialize for PaginatedRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("method", &self.method)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -14892,6 +14982,7 @@ impl PaginatedRequestParams {
     }
 }
 impl ::serde::Serialize for PaginatedRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -14903,9 +14994,9 @@ impl ::serde::Serialize for PaginatedRequestParams {
                     1usize + usize::from(self.cursor.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("_meta", &self.meta)?;
+        crate::private::entry(&mut map, "_meta", &self.meta)?;
         if let ::std::option::Option::Some(value) = &self.cursor {
-            map.serialize_entry("cursor", value)?;
+            crate::private::entry(&mut map, "cursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -15028,6 +15119,7 @@ impl PaginatedResult {
     }
 }
 impl ::serde::Serialize for PaginatedResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15040,12 +15132,12 @@ impl ::serde::Serialize for PaginatedResult {
                         + usize::from(self.next_cursor.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("resultType", &self.result_type)?;
+        crate::private::entry(&mut map, "resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.next_cursor {
-            map.serialize_entry("nextCursor", value)?;
+            crate::private::entry(&mut map, "nextCursor", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -15166,6 +15258,7 @@ impl ParseError {
     }
 }
 impl ::serde::Serialize for ParseError {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15177,11 +15270,11 @@ impl ::serde::Serialize for ParseError {
                     2usize + usize::from(self.data.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("code", &-32700i64)?;
+        crate::private::entry(&mut map, "code", &-32700i64)?;
         if let ::std::option::Option::Some(value) = &self.data {
-            map.serialize_entry("data", value)?;
+            crate::private::entry(&mut map, "data", value)?;
         }
-        map.serialize_entry("message", &self.message)?;
+        crate::private::entry(&mut map, "message", &self.message)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -15488,6 +15581,7 @@ impl ProgressNotification {
     }
 }
 impl ::serde::Serialize for ProgressNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15495,9 +15589,9 @@ impl ::serde::Serialize for ProgressNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/progress")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"notifications/progress")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -15652,6 +15746,7 @@ impl ProgressNotificationParams {
     }
 }
 impl ::serde::Serialize for ProgressNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15666,15 +15761,15 @@ impl ::serde::Serialize for ProgressNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.message {
-            map.serialize_entry("message", value)?;
+            crate::private::entry(&mut map, "message", value)?;
         }
-        map.serialize_entry("progress", &self.progress)?;
-        map.serialize_entry("progressToken", &self.progress_token)?;
+        crate::private::entry(&mut map, "progress", &self.progress)?;
+        crate::private::entry(&mut map, "progressToken", &self.progress_token)?;
         if let ::std::option::Option::Some(value) = &self.total {
-            map.serialize_entry("total", value)?;
+            crate::private::entry(&mut map, "total", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -15864,6 +15959,7 @@ impl Prompt {
     }
 }
 impl ::serde::Serialize for Prompt {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -15880,20 +15976,20 @@ impl ::serde::Serialize for Prompt {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.arguments {
-            map.serialize_entry("arguments", value)?;
+            crate::private::entry(&mut map, "arguments", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.icons {
-            map.serialize_entry("icons", value)?;
+            crate::private::entry(&mut map, "icons", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -16057,6 +16153,7 @@ impl PromptArgument {
     }
 }
 impl ::serde::Serialize for PromptArgument {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16071,14 +16168,14 @@ impl ::serde::Serialize for PromptArgument {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.required {
-            map.serialize_entry("required", value)?;
+            crate::private::entry(&mut map, "required", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -16205,6 +16302,7 @@ impl PromptListChangedNotification {
     }
 }
 impl ::serde::Serialize for PromptListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16216,10 +16314,14 @@ impl ::serde::Serialize for PromptListChangedNotification {
                     2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/prompts/list_changed")?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(
+            &mut map,
+            "method",
+            &"notifications/prompts/list_changed",
+        )?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -16357,6 +16459,7 @@ impl PromptMessage {
     }
 }
 impl ::serde::Serialize for PromptMessage {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16364,8 +16467,8 @@ impl ::serde::Serialize for PromptMessage {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("content", &self.content)?;
-        map.serialize_entry("role", &self.role)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
+        crate::private::entry(&mut map, "role", &self.role)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -16480,6 +16583,7 @@ impl PromptReference {
     }
 }
 impl ::serde::Serialize for PromptReference {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16491,10 +16595,10 @@ impl ::serde::Serialize for PromptReference {
                     2usize + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"ref/prompt")?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "type", &"ref/prompt")?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -16615,6 +16719,7 @@ impl ReadResourceRequest {
     }
 }
 impl ::serde::Serialize for ReadResourceRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16622,10 +16727,10 @@ impl ::serde::Serialize for ReadResourceRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"resources/read")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"resources/read")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -16788,6 +16893,7 @@ impl ReadResourceRequestParams {
     }
 }
 impl ::serde::Serialize for ReadResourceRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -16800,14 +16906,14 @@ impl ::serde::Serialize for ReadResourceRequestParams {
                         + usize::from(self.request_state.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("_meta", &self.meta)?;
+        crate::private::entry(&mut map, "_meta", &self.meta)?;
         if let ::std::option::Option::Some(value) = &self.input_responses {
-            map.serialize_entry("inputResponses", value)?;
+            crate::private::entry(&mut map, "inputResponses", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.request_state {
-            map.serialize_entry("requestState", value)?;
+            crate::private::entry(&mut map, "requestState", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -17071,6 +17177,7 @@ impl ReadResourceResult {
     }
 }
 impl ::serde::Serialize for ReadResourceResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17084,16 +17191,16 @@ impl ::serde::Serialize for ReadResourceResult {
                         + usize::from(self.ttl_ms.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("resultType", &self.result_type)?;
+        crate::private::entry(&mut map, "resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.cache_scope {
-            map.serialize_entry("cacheScope", value)?;
+            crate::private::entry(&mut map, "cacheScope", value)?;
         }
-        map.serialize_entry("contents", &self.contents)?;
+        crate::private::entry(&mut map, "contents", &self.contents)?;
         if let ::std::option::Option::Some(value) = &self.ttl_ms {
-            map.serialize_entry("ttlMs", value)?;
+            crate::private::entry(&mut map, "ttlMs", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -17366,6 +17473,7 @@ impl ReadResourceResultResponse {
     }
 }
 impl ::serde::Serialize for ReadResourceResultResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17373,9 +17481,9 @@ impl ::serde::Serialize for ReadResourceResultResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("result", &self.result)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "result", &self.result)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -17509,6 +17617,7 @@ impl RequestBase {
     }
 }
 impl ::serde::Serialize for RequestBase {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17520,9 +17629,9 @@ impl ::serde::Serialize for RequestBase {
                     1usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("method", &self.method)?;
+        crate::private::entry(&mut map, "method", &self.method)?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -17657,6 +17766,7 @@ impl RequestMetaObject {
     }
 }
 impl ::serde::Serialize for RequestMetaObject {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17670,22 +17780,28 @@ impl ::serde::Serialize for RequestMetaObject {
                         + usize::from(self.progress_token.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry(
+        crate::private::entry(
+            &mut map,
             "io.modelcontextprotocol/clientCapabilities",
             &self.client_capabilities,
         )?;
         if let ::std::option::Option::Some(value) = &self.client_info {
-            map.serialize_entry("io.modelcontextprotocol/clientInfo", value)?;
+            crate::private::entry(
+                &mut map,
+                "io.modelcontextprotocol/clientInfo",
+                value,
+            )?;
         }
         if let ::std::option::Option::Some(value) = &self.log_level {
-            map.serialize_entry("io.modelcontextprotocol/logLevel", value)?;
+            crate::private::entry(&mut map, "io.modelcontextprotocol/logLevel", value)?;
         }
-        map.serialize_entry(
+        crate::private::entry(
+            &mut map,
             "io.modelcontextprotocol/protocolVersion",
             &self.protocol_version,
         )?;
         if let ::std::option::Option::Some(value) = &self.progress_token {
-            map.serialize_entry("progressToken", value)?;
+            crate::private::entry(&mut map, "progressToken", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -17872,6 +17988,7 @@ impl RequestParams {
     }
 }
 impl ::serde::Serialize for RequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -17879,7 +17996,7 @@ impl ::serde::Serialize for RequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("_meta", &self.meta)?;
+        crate::private::entry(&mut map, "_meta", &self.meta)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -18008,6 +18125,7 @@ impl Resource {
     }
 }
 impl ::serde::Serialize for Resource {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -18026,28 +18144,28 @@ impl ::serde::Serialize for Resource {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.icons {
-            map.serialize_entry("icons", value)?;
+            crate::private::entry(&mut map, "icons", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.size {
-            map.serialize_entry("size", value)?;
+            crate::private::entry(&mut map, "size", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -18254,6 +18372,7 @@ impl ResourceContents {
     }
 }
 impl ::serde::Serialize for ResourceContents {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -18267,12 +18386,12 @@ impl ::serde::Serialize for ResourceContents {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -18431,6 +18550,7 @@ impl ResourceLink {
     }
 }
 impl ::serde::Serialize for ResourceLink {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -18448,30 +18568,30 @@ impl ::serde::Serialize for ResourceLink {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"resource_link")?;
+        crate::private::entry(&mut map, "type", &"resource_link")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.icons {
-            map.serialize_entry("icons", value)?;
+            crate::private::entry(&mut map, "icons", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.size {
-            map.serialize_entry("size", value)?;
+            crate::private::entry(&mut map, "size", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -18702,6 +18822,7 @@ impl ResourceListChangedNotification {
     }
 }
 impl ::serde::Serialize for ResourceListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -18713,10 +18834,14 @@ impl ::serde::Serialize for ResourceListChangedNotification {
                     2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/resources/list_changed")?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(
+            &mut map,
+            "method",
+            &"notifications/resources/list_changed",
+        )?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -18864,6 +18989,7 @@ impl ResourceRequestParams {
     }
 }
 impl ::serde::Serialize for ResourceRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -18871,8 +18997,8 @@ impl ::serde::Serialize for ResourceRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("_meta", &self.meta)?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "_meta", &self.meta)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -19021,6 +19147,7 @@ impl ResourceTemplate {
     }
 }
 impl ::serde::Serialize for ResourceTemplate {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -19038,25 +19165,25 @@ impl ::serde::Serialize for ResourceTemplate {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.icons {
-            map.serialize_entry("icons", value)?;
+            crate::private::entry(&mut map, "icons", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
-        map.serialize_entry("uriTemplate", &self.uri_template)?;
+        crate::private::entry(&mut map, "uriTemplate", &self.uri_template)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -19266,6 +19393,7 @@ impl ResourceTemplateReference {
     }
 }
 impl ::serde::Serialize for ResourceTemplateReference {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -19273,8 +19401,8 @@ impl ::serde::Serialize for ResourceTemplateReference {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("type", &"ref/resource")?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "type", &"ref/resource")?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -19382,6 +19510,7 @@ impl ResourceUpdatedNotification {
     }
 }
 impl ::serde::Serialize for ResourceUpdatedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -19389,9 +19518,9 @@ impl ::serde::Serialize for ResourceUpdatedNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/resources/updated")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"notifications/resources/updated")?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -19534,6 +19663,7 @@ impl ResourceUpdatedNotificationParams {
     }
 }
 impl ::serde::Serialize for ResourceUpdatedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -19546,9 +19676,9 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -19664,6 +19794,7 @@ impl ResultBase {
     }
 }
 impl ::serde::Serialize for ResultBase {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -19675,9 +19806,9 @@ impl ::serde::Serialize for ResultBase {
                     1usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("resultType", &self.result_type)?;
+        crate::private::entry(&mut map, "resultType", &self.result_type)?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -19783,6 +19914,7 @@ impl ResultMetaObject {
     }
 }
 impl ::serde::Serialize for ResultMetaObject {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -19795,7 +19927,11 @@ impl ::serde::Serialize for ResultMetaObject {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.server_info {
-            map.serialize_entry("io.modelcontextprotocol/serverInfo", value)?;
+            crate::private::entry(
+                &mut map,
+                "io.modelcontextprotocol/serverInfo",
+                value,
+            )?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -19894,6 +20030,7 @@ impl Root {
     }
 }
 impl ::serde::Serialize for Root {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -19907,12 +20044,12 @@ impl ::serde::Serialize for Root {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.name {
-            map.serialize_entry("name", value)?;
+            crate::private::entry(&mut map, "name", value)?;
         }
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -20153,6 +20290,7 @@ impl SamplingMessage {
     }
 }
 impl ::serde::Serialize for SamplingMessage {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -20165,10 +20303,10 @@ impl ::serde::Serialize for SamplingMessage {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("content", &self.content)?;
-        map.serialize_entry("role", &self.role)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
+        crate::private::entry(&mut map, "role", &self.role)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -20407,6 +20545,7 @@ impl PromptsCapability {
     }
 }
 impl ::serde::Serialize for PromptsCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -20419,7 +20558,7 @@ impl ::serde::Serialize for PromptsCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -20500,6 +20639,7 @@ impl ResourcesCapability {
     }
 }
 impl ::serde::Serialize for ResourcesCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -20513,10 +20653,10 @@ impl ::serde::Serialize for ResourcesCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.subscribe {
-            map.serialize_entry("subscribe", value)?;
+            crate::private::entry(&mut map, "subscribe", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -20616,6 +20756,7 @@ impl ToolsCapability {
     }
 }
 impl ::serde::Serialize for ToolsCapability {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -20628,7 +20769,7 @@ impl ::serde::Serialize for ToolsCapability {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.list_changed {
-            map.serialize_entry("listChanged", value)?;
+            crate::private::entry(&mut map, "listChanged", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -20733,6 +20874,7 @@ impl ServerCapabilities {
     }
 }
 impl ::serde::Serialize for ServerCapabilities {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -20751,25 +20893,25 @@ impl ::serde::Serialize for ServerCapabilities {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.completions {
-            map.serialize_entry("completions", value)?;
+            crate::private::entry(&mut map, "completions", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.experimental {
-            map.serialize_entry("experimental", value)?;
+            crate::private::entry(&mut map, "experimental", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.extensions {
-            map.serialize_entry("extensions", value)?;
+            crate::private::entry(&mut map, "extensions", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.logging {
-            map.serialize_entry("logging", value)?;
+            crate::private::entry(&mut map, "logging", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.prompts {
-            map.serialize_entry("prompts", value)?;
+            crate::private::entry(&mut map, "prompts", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.resources {
-            map.serialize_entry("resources", value)?;
+            crate::private::entry(&mut map, "resources", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.tools {
-            map.serialize_entry("tools", value)?;
+            crate::private::entry(&mut map, "tools", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -21480,6 +21622,7 @@ impl StringSchema {
     }
 }
 impl ::serde::Serialize for StringSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -21496,24 +21639,24 @@ impl ::serde::Serialize for StringSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"string")?;
+        crate::private::entry(&mut map, "type", &"string")?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.format {
-            map.serialize_entry("format", value)?;
+            crate::private::entry(&mut map, "format", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.max_length {
-            map.serialize_entry("maxLength", value)?;
+            crate::private::entry(&mut map, "maxLength", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.min_length {
-            map.serialize_entry("minLength", value)?;
+            crate::private::entry(&mut map, "minLength", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -21710,6 +21853,7 @@ impl SubscriptionFilter {
     }
 }
 impl ::serde::Serialize for SubscriptionFilter {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -21726,16 +21870,16 @@ impl ::serde::Serialize for SubscriptionFilter {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.prompts_list_changed {
-            map.serialize_entry("promptsListChanged", value)?;
+            crate::private::entry(&mut map, "promptsListChanged", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.resource_subscriptions {
-            map.serialize_entry("resourceSubscriptions", value)?;
+            crate::private::entry(&mut map, "resourceSubscriptions", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.resources_list_changed {
-            map.serialize_entry("resourcesListChanged", value)?;
+            crate::private::entry(&mut map, "resourcesListChanged", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.tools_list_changed {
-            map.serialize_entry("toolsListChanged", value)?;
+            crate::private::entry(&mut map, "toolsListChanged", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -21898,6 +22042,7 @@ impl SubscriptionsAcknowledgedNotification {
     }
 }
 impl ::serde::Serialize for SubscriptionsAcknowledgedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -21905,9 +22050,13 @@ impl ::serde::Serialize for SubscriptionsAcknowledgedNotification {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/subscriptions/acknowledged")?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(
+            &mut map,
+            "method",
+            &"notifications/subscriptions/acknowledged",
+        )?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -22064,6 +22213,7 @@ impl SubscriptionsAcknowledgedNotificationParams {
     }
 }
 impl ::serde::Serialize for SubscriptionsAcknowledgedNotificationParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -22076,9 +22226,9 @@ impl ::serde::Serialize for SubscriptionsAcknowledgedNotificationParams {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("notifications", &self.notifications)?;
+        crate::private::entry(&mut map, "notifications", &self.notifications)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -22197,6 +22347,7 @@ impl SubscriptionsListenRequest {
     }
 }
 impl ::serde::Serialize for SubscriptionsListenRequest {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -22204,10 +22355,10 @@ impl ::serde::Serialize for SubscriptionsListenRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(4usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"subscriptions/listen")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("params", &self.params)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"subscriptions/listen")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "params", &self.params)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -22371,6 +22522,7 @@ impl SubscriptionsListenRequestParams {
     }
 }
 impl ::serde::Serialize for SubscriptionsListenRequestParams {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -22378,8 +22530,8 @@ impl ::serde::Serialize for SubscriptionsListenRequestParams {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("_meta", &self.meta)?;
-        map.serialize_entry("notifications", &self.notifications)?;
+        crate::private::entry(&mut map, "_meta", &self.meta)?;
+        crate::private::entry(&mut map, "notifications", &self.notifications)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -22515,6 +22667,7 @@ impl SubscriptionsListenResult {
     }
 }
 impl ::serde::Serialize for SubscriptionsListenResult {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -22522,8 +22675,8 @@ impl ::serde::Serialize for SubscriptionsListenResult {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("resultType", &self.result_type)?;
-        map.serialize_entry("_meta", &self.meta)?;
+        crate::private::entry(&mut map, "resultType", &self.result_type)?;
+        crate::private::entry(&mut map, "_meta", &self.meta)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -22650,6 +22803,7 @@ impl SubscriptionsListenResultMetaObject {
     }
 }
 impl ::serde::Serialize for SubscriptionsListenResultMetaObject {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -22662,9 +22816,14 @@ impl ::serde::Serialize for SubscriptionsListenResultMetaObject {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.server_info {
-            map.serialize_entry("io.modelcontextprotocol/serverInfo", value)?;
+            crate::private::entry(
+                &mut map,
+                "io.modelcontextprotocol/serverInfo",
+                value,
+            )?;
         }
-        map.serialize_entry(
+        crate::private::entry(
+            &mut map,
             "io.modelcontextprotocol/subscriptionId",
             &self.subscription_id,
         )?;
@@ -22786,6 +22945,7 @@ impl SubscriptionsListenResultResponse {
     }
 }
 impl ::serde::Serialize for SubscriptionsListenResultResponse {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -22793,9 +22953,9 @@ impl ::serde::Serialize for SubscriptionsListenResultResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("result", &self.result)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "result", &self.result)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -22942,6 +23102,7 @@ impl TextContent {
     }
 }
 impl ::serde::Serialize for TextContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -22954,14 +23115,14 @@ impl ::serde::Serialize for TextContent {
                         + usize::from(self.annotations.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"text")?;
+        crate::private::entry(&mut map, "type", &"text")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
-        map.serialize_entry("text", &self.text)?;
+        crate::private::entry(&mut map, "text", &self.text)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -23101,6 +23262,7 @@ impl TextResourceContents {
     }
 }
 impl ::serde::Serialize for TextResourceContents {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -23114,13 +23276,13 @@ impl ::serde::Serialize for TextResourceContents {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.mime_type {
-            map.serialize_entry("mimeType", value)?;
+            crate::private::entry(&mut map, "mimeType", value)?;
         }
-        map.serialize_entry("text", &self.text)?;
-        map.serialize_entry("uri", &self.uri)?;
+        crate::private::entry(&mut map, "text", &self.text)?;
+        crate::private::entry(&mut map, "uri", &self.uri)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -23264,6 +23426,7 @@ impl TitledMultiSelectEnumSchemaItemsAnyOfItem {
     }
 }
 impl ::serde::Serialize for TitledMultiSelectEnumSchemaItemsAnyOfItem {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -23271,8 +23434,8 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchemaItemsAnyOfItem {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("const", &self.r#const)?;
-        map.serialize_entry("title", &self.title)?;
+        crate::private::entry(&mut map, "const", &self.r#const)?;
+        crate::private::entry(&mut map, "title", &self.title)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -23384,6 +23547,7 @@ impl TitledMultiSelectEnumSchemaItems {
     }
 }
 impl ::serde::Serialize for TitledMultiSelectEnumSchemaItems {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -23391,7 +23555,7 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchemaItems {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(1usize + self.extra.len()))?;
-        map.serialize_entry("anyOf", &self.any_of)?;
+        crate::private::entry(&mut map, "anyOf", &self.any_of)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -23499,6 +23663,7 @@ impl TitledMultiSelectEnumSchema {
     }
 }
 impl ::serde::Serialize for TitledMultiSelectEnumSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -23514,22 +23679,22 @@ impl ::serde::Serialize for TitledMultiSelectEnumSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"array")?;
+        crate::private::entry(&mut map, "type", &"array")?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("items", &self.items)?;
+        crate::private::entry(&mut map, "items", &self.items)?;
         if let ::std::option::Option::Some(value) = &self.max_items {
-            map.serialize_entry("maxItems", value)?;
+            crate::private::entry(&mut map, "maxItems", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.min_items {
-            map.serialize_entry("minItems", value)?;
+            crate::private::entry(&mut map, "minItems", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -23737,6 +23902,7 @@ impl TitledSingleSelectEnumSchemaOneOfItem {
     }
 }
 impl ::serde::Serialize for TitledSingleSelectEnumSchemaOneOfItem {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -23744,8 +23910,8 @@ impl ::serde::Serialize for TitledSingleSelectEnumSchemaOneOfItem {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("const", &self.r#const)?;
-        map.serialize_entry("title", &self.title)?;
+        crate::private::entry(&mut map, "const", &self.r#const)?;
+        crate::private::entry(&mut map, "title", &self.title)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -23866,6 +24032,7 @@ impl TitledSingleSelectEnumSchema {
     }
 }
 impl ::serde::Serialize for TitledSingleSelectEnumSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -23879,16 +24046,16 @@ impl ::serde::Serialize for TitledSingleSelectEnumSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"string")?;
+        crate::private::entry(&mut map, "type", &"string")?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("oneOf", &self.one_of)?;
+        crate::private::entry(&mut map, "oneOf", &self.one_of)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -24107,6 +24274,7 @@ impl Tool {
     }
 }
 impl ::serde::Serialize for Tool {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -24124,24 +24292,24 @@ impl ::serde::Serialize for Tool {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.annotations {
-            map.serialize_entry("annotations", value)?;
+            crate::private::entry(&mut map, "annotations", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.icons {
-            map.serialize_entry("icons", value)?;
+            crate::private::entry(&mut map, "icons", value)?;
         }
-        map.serialize_entry("inputSchema", &self.input_schema)?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "inputSchema", &self.input_schema)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if let ::std::option::Option::Some(value) = &self.output_schema {
-            map.serialize_entry("outputSchema", value)?;
+            crate::private::entry(&mut map, "outputSchema", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -24367,6 +24535,7 @@ impl ToolAnnotations {
     }
 }
 impl ::serde::Serialize for ToolAnnotations {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -24383,19 +24552,19 @@ impl ::serde::Serialize for ToolAnnotations {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.destructive_hint {
-            map.serialize_entry("destructiveHint", value)?;
+            crate::private::entry(&mut map, "destructiveHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.idempotent_hint {
-            map.serialize_entry("idempotentHint", value)?;
+            crate::private::entry(&mut map, "idempotentHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.open_world_hint {
-            map.serialize_entry("openWorldHint", value)?;
+            crate::private::entry(&mut map, "openWorldHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.read_only_hint {
-            map.serialize_entry("readOnlyHint", value)?;
+            crate::private::entry(&mut map, "readOnlyHint", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -24552,6 +24721,7 @@ impl ToolChoice {
     }
 }
 impl ::serde::Serialize for ToolChoice {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -24564,7 +24734,7 @@ impl ::serde::Serialize for ToolChoice {
                 ),
             )?;
         if let ::std::option::Option::Some(value) = &self.mode {
-            map.serialize_entry("mode", value)?;
+            crate::private::entry(&mut map, "mode", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -24637,6 +24807,7 @@ impl ToolListChangedNotification {
     }
 }
 impl ::serde::Serialize for ToolListChangedNotification {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -24648,10 +24819,10 @@ impl ::serde::Serialize for ToolListChangedNotification {
                     2usize + usize::from(self.params.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("method", &"notifications/tools/list_changed")?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "method", &"notifications/tools/list_changed")?;
         if let ::std::option::Option::Some(value) = &self.params {
-            map.serialize_entry("params", value)?;
+            crate::private::entry(&mut map, "params", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -24814,6 +24985,7 @@ impl ToolResultContent {
     }
 }
 impl ::serde::Serialize for ToolResultContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -24828,18 +25000,18 @@ impl ::serde::Serialize for ToolResultContent {
                         + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"tool_result")?;
+        crate::private::entry(&mut map, "type", &"tool_result")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("content", &self.content)?;
+        crate::private::entry(&mut map, "content", &self.content)?;
         if let ::std::option::Option::Some(value) = &self.is_error {
-            map.serialize_entry("isError", value)?;
+            crate::private::entry(&mut map, "isError", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.structured_content {
-            map.serialize_entry("structuredContent", value)?;
+            crate::private::entry(&mut map, "structuredContent", value)?;
         }
-        map.serialize_entry("toolUseId", &self.tool_use_id)?;
+        crate::private::entry(&mut map, "toolUseId", &self.tool_use_id)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -25035,6 +25207,7 @@ impl ToolUseContent {
     }
 }
 impl ::serde::Serialize for ToolUseContent {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -25046,13 +25219,13 @@ impl ::serde::Serialize for ToolUseContent {
                     4usize + usize::from(self.meta.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"tool_use")?;
+        crate::private::entry(&mut map, "type", &"tool_use")?;
         if let ::std::option::Option::Some(value) = &self.meta {
-            map.serialize_entry("_meta", value)?;
+            crate::private::entry(&mut map, "_meta", value)?;
         }
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("input", &self.input)?;
-        map.serialize_entry("name", &self.name)?;
+        crate::private::entry(&mut map, "id", &self.id)?;
+        crate::private::entry(&mut map, "input", &self.input)?;
+        crate::private::entry(&mut map, "name", &self.name)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -25203,6 +25376,7 @@ impl UnsupportedProtocolVersionErrorData {
     }
 }
 impl ::serde::Serialize for UnsupportedProtocolVersionErrorData {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -25210,8 +25384,8 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorData {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("requested", &self.requested)?;
-        map.serialize_entry("supported", &self.supported)?;
+        crate::private::entry(&mut map, "requested", &self.requested)?;
+        crate::private::entry(&mut map, "supported", &self.supported)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -25329,6 +25503,7 @@ impl UnsupportedProtocolVersionErrorObject {
     }
 }
 impl ::serde::Serialize for UnsupportedProtocolVersionErrorObject {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -25336,9 +25511,9 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorObject {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(3usize + self.extra.len()))?;
-        map.serialize_entry("code", &-32022i64)?;
-        map.serialize_entry("data", &self.data)?;
-        map.serialize_entry("message", &self.message)?;
+        crate::private::entry(&mut map, "code", &-32022i64)?;
+        crate::private::entry(&mut map, "data", &self.data)?;
+        crate::private::entry(&mut map, "message", &self.message)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -25484,6 +25659,7 @@ impl UnsupportedProtocolVersionError {
     }
 }
 impl ::serde::Serialize for UnsupportedProtocolVersionError {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -25495,10 +25671,10 @@ impl ::serde::Serialize for UnsupportedProtocolVersionError {
                     2usize + usize::from(self.id.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("jsonrpc", &"2.0")?;
-        map.serialize_entry("error", &self.error)?;
+        crate::private::entry(&mut map, "jsonrpc", &"2.0")?;
+        crate::private::entry(&mut map, "error", &self.error)?;
         if let ::std::option::Option::Some(value) = &self.id {
-            map.serialize_entry("id", value)?;
+            crate::private::entry(&mut map, "id", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -25637,6 +25813,7 @@ impl UntitledMultiSelectEnumSchemaItems {
     }
 }
 impl ::serde::Serialize for UntitledMultiSelectEnumSchemaItems {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -25644,8 +25821,8 @@ impl ::serde::Serialize for UntitledMultiSelectEnumSchemaItems {
         use ::serde::ser::SerializeMap as _;
         let mut map = serializer
             .serialize_map(::std::option::Option::Some(2usize + self.extra.len()))?;
-        map.serialize_entry("type", &"string")?;
-        map.serialize_entry("enum", &self.r#enum)?;
+        crate::private::entry(&mut map, "type", &"string")?;
+        crate::private::entry(&mut map, "enum", &self.r#enum)?;
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
         }
@@ -25777,6 +25954,7 @@ impl UntitledMultiSelectEnumSchema {
     }
 }
 impl ::serde::Serialize for UntitledMultiSelectEnumSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -25792,22 +25970,22 @@ impl ::serde::Serialize for UntitledMultiSelectEnumSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"array")?;
+        crate::private::entry(&mut map, "type", &"array")?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("items", &self.items)?;
+        crate::private::entry(&mut map, "items", &self.items)?;
         if let ::std::option::Option::Some(value) = &self.max_items {
-            map.serialize_entry("maxItems", value)?;
+            crate::private::entry(&mut map, "maxItems", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.min_items {
-            map.serialize_entry("minItems", value)?;
+            crate::private::entry(&mut map, "minItems", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
@@ -26021,6 +26199,7 @@ impl UntitledSingleSelectEnumSchema {
     }
 }
 impl ::serde::Serialize for UntitledSingleSelectEnumSchema {
+    #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
         &self,
         serializer: S,
@@ -26034,16 +26213,16 @@ impl ::serde::Serialize for UntitledSingleSelectEnumSchema {
                         + usize::from(self.title.is_some()) + self.extra.len(),
                 ),
             )?;
-        map.serialize_entry("type", &"string")?;
+        crate::private::entry(&mut map, "type", &"string")?;
         if let ::std::option::Option::Some(value) = &self.default {
-            map.serialize_entry("default", value)?;
+            crate::private::entry(&mut map, "default", value)?;
         }
         if let ::std::option::Option::Some(value) = &self.description {
-            map.serialize_entry("description", value)?;
+            crate::private::entry(&mut map, "description", value)?;
         }
-        map.serialize_entry("enum", &self.r#enum)?;
+        crate::private::entry(&mut map, "enum", &self.r#enum)?;
         if let ::std::option::Option::Some(value) = &self.title {
-            map.serialize_entry("title", value)?;
+            crate::private::entry(&mut map, "title", value)?;
         }
         if !self.extra.is_empty() {
             crate::private::extra(&mut map, &self.extra)?;
