@@ -126,6 +126,8 @@ pub struct ClientBuilder {
     log_level: Option<LoggingLevel>,
     http_headers: Vec<(String, String)>,
     send_client_info: bool,
+    #[cfg(feature = "http")]
+    http_client: Option<reqwest::Client>,
     #[cfg(feature = "auth")]
     oauth: Option<crate::auth::OAuth>,
 }
@@ -143,6 +145,8 @@ impl ClientBuilder {
             log_level: None,
             http_headers: Vec::new(),
             send_client_info: true,
+            #[cfg(feature = "http")]
+            http_client: None,
             #[cfg(feature = "auth")]
             oauth: None,
         }
@@ -198,6 +202,14 @@ impl ClientBuilder {
         self
     }
 
+    /// The HTTP client for the MCP server (default: `reqwest::Client::new()`), for proxies,
+    /// extra root certificates, client certificates or connection settings.
+    #[cfg(feature = "http")]
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.http_client = Some(client);
+        self
+    }
+
     /// OAuth authorization for the HTTP transports: requests carry its access token, and a
     /// 401 or a 403 `insufficient_scope` runs its flow and retries the request.
     #[cfg(feature = "auth")]
@@ -235,7 +247,8 @@ impl ClientBuilder {
             #[cfg(feature = "auth")]
             oauth: self.oauth.clone(),
         };
-        let transport = crate::transport::http::HttpTransport::new(url, headers, auth);
+        let http = self.http_client.clone().unwrap_or_default();
+        let transport = crate::transport::http::HttpTransport::new(http, url, headers, auth);
         let client = Client::assemble(self, core, Transport::Http(transport));
         client.negotiate().await?;
         Ok(client)

@@ -19,9 +19,11 @@
 //! future, caching by `ttlMs`, and the application's [`Handlers`] answering elicitation,
 //! sampling and roots both as 2026 `InputRequiredResult`s and as legacy server requests.
 //!
-//! Cargo features: `stdio` (child processes, tokio `process`) and `http` (reqwest; plain
-//! `http://` only for now, no TLS backend is enabled); both are on by default. `auth` adds
-//! OAuth 2.1 authorization for the HTTP transports ([`auth`]).
+//! Cargo features: `stdio` (child processes, tokio `process`), `http` (reqwest) and `rustls`
+//! (HTTPS with rustls and the platform's certificate verifier) are on by default; `auth` adds
+//! OAuth 2.1 authorization for the HTTP transports ([`auth`]). For custom roots, proxies or
+//! client certificates, pass a configured `reqwest::Client` to
+//! [`ClientBuilder::http_client`].
 //!
 //! The application's [`Handlers`] decide what the client can answer and so which capabilities
 //! it declares:

@@ -52,10 +52,10 @@ pub(crate) struct HttpTransport {
 }
 
 impl HttpTransport {
-    pub fn new(url: reqwest::Url, headers: HeaderMap, auth: HttpAuth) -> Self {
+    pub fn new(client: reqwest::Client, url: reqwest::Url, headers: HeaderMap, auth: HttpAuth) -> Self {
         HttpTransport {
             inner: Arc::new(HttpInner {
-                client: reqwest::Client::new(),
+                client,
                 url,
                 headers,
                 auth,
