@@ -28,6 +28,7 @@
 //! an `elicitation/create` request to the client and waits for its answer. Handlers should
 //! therefore do nothing irreversible before their last question.
 
+mod batch;
 mod connection;
 mod context;
 mod error;

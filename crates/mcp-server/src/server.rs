@@ -344,15 +344,14 @@ impl Server {
     }
 
     /// Handles one message: a request gives a [`Reply`] (its notifications, then its response);
-    /// a notification or a response to a server request gives `None`.
+    /// a notification or a response to a server request gives `None`. A JSON array is a batch,
+    /// served only on a session that negotiated 2025-03-26; its reply ends with the array of
+    /// its responses.
     pub fn handle(&self, session: &Arc<Session>, message: Value, mirrors: Option<&Mirrors>) -> Option<Reply> {
-        let Value::Object(mut message) = message else {
-            let text = if message.is_array() {
-                "Batches are not supported; send one JSON-RPC message per request"
-            } else {
-                "A JSON-RPC message must be an object"
-            };
-            return Some(invalid(None, text));
+        let mut message = match message {
+            Value::Object(message) => message,
+            Value::Array(batch) => return self.handle_batch(session, batch, mirrors),
+            _ => return Some(invalid(None, "A JSON-RPC message must be an object")),
         };
         let id = match message.get("id") {
             None => None,

@@ -809,3 +809,101 @@ async fn a_legacy_stream_closed_mid_call_resumes_with_last_event_id() {
     let rest = http.client.get(&http.url).headers(headers).send().await.unwrap();
     assert_eq!(rest.text().await.unwrap(), "");
 }
+
+// ------------------------------------------------------------------ batches (2025-03-26 only)
+
+/// The headers of a 2025-03-26 client on `session` (that revision had no MCP-Protocol-Version).
+fn batching_headers(session: &str) -> HeaderMap {
+    let mut headers = base_headers();
+    headers.insert(SESSION, HeaderValue::from_str(session).unwrap());
+    headers
+}
+
+impl Http {
+    /// Opens a session that negotiated the batching revision; returns its id.
+    async fn initialize_batching(&self) -> String {
+        let response = self.post_json(base_headers(), &initialize(0, BATCH_VERSION, json!({}))).await;
+        let session = response.headers().get(SESSION).expect("a session id").to_str().unwrap().to_owned();
+        let body = json_body(response).await;
+        assert_eq!(body["result"]["protocolVersion"], BATCH_VERSION, "{body}");
+        let initialized = notification("notifications/initialized", json!({}));
+        assert_eq!(self.post_json(batching_headers(&session), &initialized).await.status(), StatusCode::ACCEPTED);
+        session
+    }
+}
+
+#[tokio::test]
+async fn a_2025_03_26_batch_post_is_answered_with_a_json_array() {
+    let http = start(&server()).await;
+    let session = http.initialize_batching().await;
+    let (status, batch) =
+        answer(http.post_json(batching_headers(&session), &two_requests_and_a_notification()).await).await;
+    assert_eq!(status, StatusCode::OK);
+    let responses = by_id(&batch);
+    assert_eq!(responses.len(), 2, "{batch}");
+    assert_eq!(responses[0], json!({ "jsonrpc": "2.0", "id": 1, "result": {} }));
+    assert_eq!(text(&responses[1]), "echo: batched");
+
+    // No requests in it: 202 and no body.
+    let batch = json!([notification("notifications/roots/list_changed", json!({}))]);
+    let response = http.post_json(batching_headers(&session), &batch).await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    assert!(response.text().await.unwrap().is_empty());
+
+    let (status, batch) = answer(http.post_json(batching_headers(&session), &one_bad_element()).await).await;
+    assert_eq!(status, StatusCode::OK);
+    let responses = by_id(&batch);
+    assert_eq!(responses[0]["result"], json!({}), "{batch}");
+    assert_error(&responses[1], "bad", -32600);
+
+    let (status, response) = answer(http.post_json(batching_headers(&session), &json!([])).await).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(code(&response), -32600, "{response}");
+    assert!(response.get("id").is_none(), "{response}");
+}
+
+#[tokio::test]
+async fn a_batch_whose_handler_streams_is_answered_with_sse() {
+    let http = start(&server()).await;
+    let session = http.initialize_batching().await;
+    let call = request(1, "tools/call", json!({ "name": "progress_logger", "_meta": { "progressToken": "t" } }));
+    let batch = json!([call, request(2, "ping", json!({}))]);
+    let mut events = Events::new(http.post_json(batching_headers(&session), &batch).await);
+    let mut progress = 0;
+    let batch = loop {
+        let event = events.expect().await;
+        if event.is_array() {
+            break event;
+        }
+        progress += usize::from(event["method"] == "notifications/progress");
+    };
+    assert_eq!(progress, 3);
+    let responses = by_id(&batch);
+    assert_eq!(text(&responses[0]), "progress done");
+    assert_eq!(responses[1]["id"], 2);
+    assert!(events.next().await.is_none(), "the responses end the stream");
+}
+
+#[tokio::test]
+async fn batch_posts_are_refused_outside_2025_03_26_naming_why() {
+    let http = start(&server()).await;
+    let session = http.initialize(json!({})).await;
+    let (status, response) =
+        answer(http.post_json(legacy_headers(&session), &two_requests_and_a_notification()).await).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(code(&response), -32600, "{response}");
+    assert!(message(&response).contains("this session uses 2025-11-25"), "{response}");
+
+    let discover = modern(1, "server/discover", json!({}));
+    let (status, response) = answer(http.post_json(modern_headers(&discover), &json!([discover])).await).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(message(&response).contains("2026-07-28 has none"), "{response}");
+
+    // initialize inside a batch opens no session.
+    let batch = json!([initialize(0, BATCH_VERSION, json!({})), request(1, "ping", json!({}))]);
+    let response = http.post_json(base_headers(), &batch).await;
+    assert!(response.headers().get(SESSION).is_none());
+    let (status, response) = answer(response).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(message(&response).contains("initialize request must not be part of a JSON-RPC batch"), "{response}");
+}

@@ -546,7 +546,7 @@ async fn malformed_messages_get_json_rpc_errors() {
     client.send(json!([modern(7, "server/discover", json!({})), modern(8, "server/discover", json!({}))])).await;
     let response = client.recv().await;
     assert_eq!(code(&response), INVALID_REQUEST);
-    assert!(message(&response).contains("Batch"), "{response}");
+    assert!(message(&response).contains("batches"), "{response}");
 
     client.send(json!({ "jsonrpc": "2.0", "id": 9, "method": "server/discover", "params": [1, 2] })).await;
     assert_error(&client.recv().await, 9, INVALID_REQUEST);
@@ -793,4 +793,98 @@ async fn legacy_cancellation_stops_the_handler() {
     let response = client.recv_after(json!({ "jsonrpc": "2.0", "id": 2, "method": "ping" })).await;
     assert_eq!(response["id"], 2, "{response}");
     assert!(client.quiet().await);
+}
+
+// ------------------------------------------------------------------ batches (2025-03-26 only)
+
+#[tokio::test]
+async fn a_2025_03_26_batch_is_answered_with_one_array() {
+    let mut client = MemoryClient::batching(&server()).await;
+    let batch = client.recv_after(two_requests_and_a_notification()).await;
+    let responses = by_id(&batch);
+    assert_eq!(responses.len(), 2, "{batch}");
+    assert_eq!(responses[0], json!({ "jsonrpc": "2.0", "id": 1, "result": {} }));
+    assert_eq!(text(&responses[1]), "echo: batched");
+    assert!(client.quiet().await);
+
+    // Only notifications and responses: no answer at all.
+    client.send(json!([notification("notifications/roots/list_changed", json!({}))])).await;
+    assert!(client.quiet().await);
+
+    // What a handler sends while it runs still goes out as its own messages, before the array.
+    let call = request(4, "tools/call", json!({ "name": "progress_logger", "_meta": { "progressToken": "t" } }));
+    client.send(json!([call, request(5, "ping", json!({}))])).await;
+    let mut before = Vec::new();
+    let batch = loop {
+        let message = client.recv().await;
+        if message.is_array() {
+            break message;
+        }
+        before.push(message);
+    };
+    assert_eq!(before.iter().filter(|m| m["method"] == "notifications/progress").count(), 3, "{before:?}");
+    let responses = by_id(&batch);
+    assert_eq!(text(&responses[0]), "progress done");
+    assert_eq!(responses[1]["id"], 5);
+}
+
+#[tokio::test]
+async fn invalid_batch_elements_get_their_own_errors() {
+    let mut client = MemoryClient::batching(&server()).await;
+    let batch = client.recv_after(one_bad_element()).await;
+    let responses = by_id(&batch);
+    assert_eq!(responses.len(), 2, "{batch}");
+    assert_eq!(responses[0], json!({ "jsonrpc": "2.0", "id": 3, "result": {} }));
+    assert_error(&responses[1], "bad", INVALID_REQUEST);
+
+    // An element that is not an object has no id to answer with; an unknown method is -32601.
+    let batch = client.recv_after(json!([7, request(6, "no/such", json!({}))])).await;
+    let responses = by_id(&batch);
+    assert_error(&responses[0], 6, METHOD_NOT_FOUND);
+    assert_eq!(code(&responses[1]), INVALID_REQUEST);
+    assert!(responses[1].get("id").is_none(), "{batch}");
+
+    // initialize must not be part of a batch, even on a session that batches.
+    let batch =
+        client.recv_after(json!([initialize(8, BATCH_VERSION, json!({})), request(9, "ping", json!({}))])).await;
+    let responses = by_id(&batch);
+    assert_error(&responses[0], 8, INVALID_REQUEST);
+    assert!(message(&responses[0]).contains("initialize"), "{batch}");
+    assert_eq!(responses[1]["result"], json!({}));
+}
+
+#[tokio::test]
+async fn an_empty_batch_is_one_invalid_request_error() {
+    let mut client = MemoryClient::batching(&server()).await;
+    let response = client.recv_after(json!([])).await;
+    assert_eq!(code(&response), INVALID_REQUEST, "{response}");
+    assert!(response.get("id").is_none(), "{response}");
+    assert!(message(&response).contains("empty"), "{response}");
+}
+
+#[tokio::test]
+async fn batches_are_refused_outside_2025_03_26_naming_why() {
+    let mut client = legacy_client(&server(), json!({})).await;
+    let response = client.recv_after(two_requests_and_a_notification()).await;
+    assert_eq!(code(&response), INVALID_REQUEST, "{response}");
+    assert!(message(&response).contains("only part of protocol revision 2025-03-26"), "{response}");
+    assert!(message(&response).contains("this session uses 2025-11-25"), "{response}");
+    assert!(client.quiet().await, "no element was served");
+
+    let mut client = MemoryClient::start(&server());
+    let response = client.recv_after(json!([modern(1, "server/discover", json!({}))])).await;
+    assert_eq!(code(&response), INVALID_REQUEST, "{response}");
+    assert!(message(&response).contains("2026-07-28 has none"), "{response}");
+
+    // Before initialize, and with initialize inside the batch.
+    let response = client.recv_after(two_requests_and_a_notification()).await;
+    assert_eq!(code(&response), INVALID_REQUEST, "{response}");
+    assert!(message(&response).contains("after initialize"), "{response}");
+    let batch = json!([initialize(2, BATCH_VERSION, json!({})), notification("notifications/initialized", json!({}))]);
+    let response = client.recv_after(batch).await;
+    assert_eq!(code(&response), INVALID_REQUEST, "{response}");
+    assert!(message(&response).contains("initialize request must not be part of a JSON-RPC batch"), "{response}");
+    // The refused batch negotiated nothing: initialize on its own still works.
+    let response = client.ask(initialize(3, BATCH_VERSION, json!({}))).await;
+    assert_eq!(response["result"]["protocolVersion"], BATCH_VERSION, "{response}");
 }

@@ -65,6 +65,12 @@ impl StdioClient {
         }
     }
 
+    /// Writes `line` and returns the next message.
+    async fn recv_after_line(&mut self, line: &str) -> Value {
+        self.send_raw(&format!("{line}\n")).await;
+        self.recv().await
+    }
+
     async fn ask(&mut self, message: Value) -> Value {
         let (before, response) = self.call(message).await;
         assert!(before.is_empty(), "unexpected messages before the response: {before:?}");
@@ -301,4 +307,53 @@ async fn an_oversized_line_is_refused_and_the_session_goes_on() {
     let response = client.ask(modern(1, "server/discover", json!({}))).await;
     assert_eq!(response["result"]["resultType"], "complete");
     client.close().await.expect("the server ends cleanly");
+}
+
+#[tokio::test]
+async fn a_2025_03_26_batch_is_one_line_over_stdio() {
+    let mut client = StdioClient::start(&server());
+    // Before initialize, and with initialize inside it, a batch is refused as a whole.
+    client.send(json!([initialize(0, BATCH_VERSION, json!({})), request(1, "ping", json!({}))])).await;
+    let refused = client.recv().await;
+    assert_eq!(code(&refused), -32600, "{refused}");
+    assert!(message(&refused).contains("initialize request must not be part of a JSON-RPC batch"), "{refused}");
+
+    let response = client.ask(initialize(0, BATCH_VERSION, json!({}))).await;
+    assert_eq!(response["result"]["protocolVersion"], BATCH_VERSION);
+    client.send(notification("notifications/initialized", json!({}))).await;
+
+    // The batch is one line, and so is the array that answers it.
+    client.send_raw(&format!("{}\n", two_requests_and_a_notification())).await;
+    let batch = client.recv().await;
+    let responses = by_id(&batch);
+    assert_eq!(responses.len(), 2, "{batch}");
+    assert_eq!(responses[0], json!({ "jsonrpc": "2.0", "id": 1, "result": {} }));
+    assert_eq!(text(&responses[1]), "echo: batched");
+
+    let batch = client.recv_after_line(&one_bad_element().to_string()).await;
+    let responses = by_id(&batch);
+    assert_eq!(responses[0]["result"], json!({}), "{batch}");
+    assert_error(&responses[1], "bad", -32600);
+
+    let empty = client.recv_after_line("[]").await;
+    assert_eq!(code(&empty), -32600, "{empty}");
+    assert!(empty.get("id").is_none(), "{empty}");
+    assert!(client.quiet().await);
+    client.close().await.expect("a clean end");
+}
+
+#[tokio::test]
+async fn batches_are_refused_over_stdio_on_other_revisions() {
+    let mut client = StdioClient::start(&server());
+    let refused = client.recv_after_line(&json!([modern(1, "server/discover", json!({}))]).to_string()).await;
+    assert_eq!(code(&refused), -32600, "{refused}");
+    assert!(message(&refused).contains("2026-07-28 has none"), "{refused}");
+
+    let response = client.ask(initialize(0, LEGACY, json!({}))).await;
+    assert_eq!(response["result"]["protocolVersion"], LEGACY);
+    let refused = client.recv_after_line(&two_requests_and_a_notification().to_string()).await;
+    assert_eq!(code(&refused), -32600, "{refused}");
+    assert!(message(&refused).contains("this session uses 2025-11-25"), "{refused}");
+    assert!(client.quiet().await, "no element was served");
+    client.close().await.expect("a clean end");
 }

@@ -336,3 +336,42 @@ impl MemoryClient {
         response
     }
 }
+
+/// The only revision with JSON-RPC batches.
+pub const BATCH_VERSION: &str = "2025-03-26";
+
+/// The elements of a batch response, ordered by id (the server may answer in any order):
+/// integer ids, then string ids, then the errors without one.
+pub fn by_id(batch: &Value) -> Vec<Value> {
+    let mut responses = batch.as_array().unwrap_or_else(|| panic!("a JSON array expected: {batch}")).clone();
+    responses.sort_by_key(|response| (response["id"].as_i64().unwrap_or(i64::MAX), response["id"].to_string()));
+    responses
+}
+
+/// A batch of two requests (ids 1 and 2: `ping` and a call to `echo`) and a notification.
+pub fn two_requests_and_a_notification() -> Value {
+    json!([
+        request(1, "ping", json!({})),
+        notification("notifications/roots/list_changed", json!({})),
+        request(2, "tools/call", json!({ "name": "echo", "arguments": { "text": "batched" } })),
+    ])
+}
+
+/// A batch whose first element is invalid (`jsonrpc` 1.0, id "bad") and whose second is `ping` (id 3).
+pub fn one_bad_element() -> Value {
+    json!([
+        { "jsonrpc": "1.0", "id": "bad", "method": "ping" },
+        request(3, "ping", json!({})),
+    ])
+}
+
+impl MemoryClient {
+    /// A client whose session negotiated the batching revision.
+    pub async fn batching(server: &Server) -> Self {
+        let mut client = MemoryClient::start(server);
+        let response = client.ask(initialize(0, BATCH_VERSION, json!({}))).await;
+        assert_eq!(response["result"]["protocolVersion"], BATCH_VERSION, "{response}");
+        client.send(notification("notifications/initialized", json!({}))).await;
+        client
+    }
+}
