@@ -20,8 +20,8 @@ use serde_json::{Value, json};
 use crate::core::{Core, Progress, ProgressFn, request_message, token_key};
 use crate::error::Error;
 use crate::handlers::Handlers;
-use crate::headers::{HeaderParam, encode_header_value, header_params, param_headers};
 use crate::transport::{Outgoing, Transport, TransportKind};
+use mcp_types::http_headers::{HeaderParam, encode_value as encode_header_value, header_params, param_headers};
 
 /// The 2026-07-28 (stateless) versions this client speaks, preferred first.
 pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
@@ -930,7 +930,7 @@ impl Client {
                     }
                     Err(reason) => {
                         tracing::warn!(tool = %tool.name, %reason, "leaving out a tool with an invalid x-mcp-header");
-                        invalid.insert(tool.name.clone(), reason.0);
+                        invalid.insert(tool.name.clone(), reason.to_string());
                         continue;
                     }
                 }

@@ -69,7 +69,6 @@ mod client;
 mod core;
 mod error;
 mod handlers;
-pub mod headers;
 #[cfg(feature = "http")]
 mod sse;
 mod transport;

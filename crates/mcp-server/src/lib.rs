@@ -46,7 +46,8 @@ pub mod stdio;
 pub use connection::Connection;
 pub use context::Context;
 pub use error::Error;
-pub use headers::{Mirrors, decode_value as decode_header_value, encode_value as encode_header_value};
+pub use headers::Mirrors;
+pub use mcp_types::http_headers::{decode_value as decode_header_value, encode_value as encode_header_value};
 pub use message::{Disposition, Outgoing, OutgoingKind, Reply};
 pub use routes::{
     IntoToolResult, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Structured, ToolRoute,

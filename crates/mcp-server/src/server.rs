@@ -22,12 +22,13 @@ use tokio::sync::{broadcast, mpsc};
 
 use crate::context::{Context, Inner as ContextInner};
 use crate::error::missing_capability;
-use crate::headers::{self, HeaderBinding, Mirrors};
+use crate::headers::{self, Mirrors};
 use crate::message::{Disposition, Outgoing, Reply};
 use crate::routes::{CompletionFn, PromptRoute, ResourceRoute, ResourceTemplateRoute, ToolRoute, error_result};
 use crate::session::Session;
 use crate::state::{self, Sealed, StateKey};
 use crate::{Era, Error};
+use mcp_types::http_headers::{HeaderParam, header_params};
 
 const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -174,7 +175,7 @@ impl ServerBuilder {
             let schema = route.tool.input_schema.to_value();
             let validator = jsonschema::validator_for(&schema)
                 .map_err(|e| BuildError(format!("tool `{name}`: inputSchema is not a valid JSON Schema: {e}")))?;
-            let headers = headers::bindings(&schema).map_err(|e| BuildError(format!("tool `{name}`: {e}")))?;
+            let headers = header_params(&schema).map_err(|e| BuildError(format!("tool `{name}`: {e}")))?;
             tools.push(ToolEntry { route, validator, headers });
         }
         let mut resource_index = HashMap::new();
@@ -231,7 +232,7 @@ impl ServerBuilder {
 struct ToolEntry {
     route: ToolRoute,
     validator: jsonschema::Validator,
-    headers: Vec<HeaderBinding>,
+    headers: Vec<HeaderParam>,
 }
 
 struct ServerInner {

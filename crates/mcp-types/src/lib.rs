@@ -12,7 +12,9 @@
 //!
 //! Dependencies: serde and serde_json. The optional `schemars` feature adds
 //! `ObjectSchema::for_type::<T>()` and `JsonSchema::for_type::<T>()`: a tool's `inputSchema` /
-//! `outputSchema` as JSON Schema 2020-12 derived from a Rust type.
+//! `outputSchema` as JSON Schema 2020-12 derived from a Rust type. The optional `http-headers`
+//! feature (adds base64) enables [`http_headers`]: the Streamable HTTP header rules of 2026-07-28
+//! (the `Mcp-Name`/`Mcp-Param-*` value encoding and the `x-mcp-header` annotation).
 //!
 //! ```
 //! # #[cfg(feature = "v2026_07_28")] {
@@ -31,6 +33,8 @@
 mod common;
 pub mod error_codes;
 mod generated;
+#[cfg(feature = "http-headers")]
+pub mod http_headers;
 #[doc(hidden)]
 pub mod private;
 mod schema;
