@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub mod mutate;
+
 /// Decodes JSON text into one schema type and re-encodes it.
 pub struct TypeEntry {
     pub schema: &'static str,

@@ -51,7 +51,24 @@ pub struct Str<'de>(pub Cow<'de, str>);
 impl<'de> de::Deserialize<'de> for Str<'de> {
     #[inline]
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Key::deserialize(d).map(|k| Str(k.0))
+        // Its own visitor so that a non-string says "expected a string", not "an object key".
+        struct StrVisitor;
+        impl<'de> Visitor<'de> for StrVisitor {
+            type Value = Str<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(StrVisitor)
     }
 }
 
@@ -209,7 +226,10 @@ macro_rules! replay_via_value {
         fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, E> {
             match self.0 {
                 Buffered::Value(v) => v.$method($($arg,)* visitor).map_err(E::custom),
-                Buffered::Str(_) | Buffered::U64(_) | Buffered::I64(_) | Buffered::Bool(_) | Buffered::Null => {
+                // Not `deserialize_any`: that calls `visit_unit`, which some visitors take for an
+                // empty value (`serde_json::Map` decodes it as `{}`); `Value` rejects a null map.
+                Buffered::Null => Value::Null.$method($($arg,)* visitor).map_err(E::custom),
+                Buffered::Str(_) | Buffered::U64(_) | Buffered::I64(_) | Buffered::Bool(_) => {
                     self.deserialize_any(visitor)
                 }
             }
@@ -414,7 +434,7 @@ pub fn visit_tagged<'de, T: TaggedUnion, A: MapAccess<'de>>(mut map: A) -> Resul
     let mut buffered = Entries::new();
     while let Some(key) = map.next_key::<Key<'de>>()? {
         if key.as_str() == T::TAG {
-            let tag: Str<'de> = map.next_value()?;
+            let tag: Str<'de> = map.next_value().map_err(|e| in_field(T::TAG, e))?;
             return dispatch_tag(buffered, T::TAG, tag, map, T::dispatch);
         }
         if let Some(tag) = T::variant_for_key(key.as_str()) {
@@ -698,7 +718,7 @@ pub fn probe_tag(raw: &str, tag: &'static str) -> Result<Option<String>, serde_j
             let mut found = None;
             while let Some(key) = map.next_key::<Key>()? {
                 if key.as_str() == self.0 && found.is_none() {
-                    found = Some(map.next_value::<Str>()?.0.into_owned());
+                    found = Some(map.next_value::<Str>().map_err(|e| in_field(self.0, e))?.0.into_owned());
                 } else {
                     map.next_value::<de::IgnoredAny>()?;
                 }

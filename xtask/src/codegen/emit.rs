@@ -728,7 +728,7 @@ fn message_tokens(msg: &MessageDef, m: &Module) -> TokenStream {
                 while let ::std::option::Option::Some(key) = map.next_key::<crate::private::Key<'de>>()? {
                     match key.as_str() {
                         "method" => {
-                            let method: crate::private::Str<'de> = map.next_value()?;
+                            let method: crate::private::Str<'de> = map.next_value().map_err(|e| crate::private::in_field("method", e))?;
                             let id_first = buffered.contains_key("id");
                             return crate::private::dispatch_tag(buffered, "method", method, map, |method, rest| match method {
                                 #req_arm

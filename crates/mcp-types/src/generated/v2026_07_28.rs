@@ -26448,7 +26448,9 @@ impl crate::private::VisitObject for ClientMessage {
         {
             match key.as_str() {
                 "method" => {
-                    let method: crate::private::Str<'de> = map.next_value()?;
+                    let method: crate::private::Str<'de> = map
+                        .next_value()
+                        .map_err(|e| crate::private::in_field("method", e))?;
                     let id_first = buffered.contains_key("id");
                     return crate::private::dispatch_tag(
                         buffered,
@@ -26567,7 +26569,9 @@ impl crate::private::VisitObject for ServerMessage {
         {
             match key.as_str() {
                 "method" => {
-                    let method: crate::private::Str<'de> = map.next_value()?;
+                    let method: crate::private::Str<'de> = map
+                        .next_value()
+                        .map_err(|e| crate::private::in_field("method", e))?;
                     let id_first = buffered.contains_key("id");
                     return crate::private::dispatch_tag(
                         buffered,
