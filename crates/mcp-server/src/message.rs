@@ -1,5 +1,6 @@
 //! Messages on their way to the client, and the stream that carries one request's messages.
 
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -105,7 +106,8 @@ impl Outgoing {
 ///
 /// Dropping it cancels the request: its handler is stopped and nothing more is sent for it.
 pub struct Reply {
-    first: Option<Outgoing>,
+    /// Messages known before the reply was made, sent before anything from `rx`.
+    queued: VecDeque<Outgoing>,
     rx: Option<mpsc::Receiver<Outgoing>>,
     task: Option<AbortHandle>,
     done: bool,
@@ -114,11 +116,16 @@ pub struct Reply {
 
 impl Reply {
     pub(crate) fn ready(message: Outgoing) -> Self {
-        Reply { first: Some(message), rx: None, task: None, done: false, long_lived: false }
+        Self::finished(VecDeque::from([message]))
+    }
+
+    /// A reply whose messages are all known: a handler's notifications, then its response.
+    pub(crate) fn finished(messages: VecDeque<Outgoing>) -> Self {
+        Reply { queued: messages, rx: None, task: None, done: false, long_lived: false }
     }
 
     pub(crate) fn streaming(rx: mpsc::Receiver<Outgoing>, task: AbortHandle) -> Self {
-        Reply { first: None, rx: Some(rx), task: Some(task), done: false, long_lived: false }
+        Reply { queued: VecDeque::new(), rx: Some(rx), task: Some(task), done: false, long_lived: false }
     }
 
     pub(crate) fn long_lived(mut self) -> Self {
@@ -140,7 +147,7 @@ impl Stream for Reply {
         if self.done {
             return Poll::Ready(None);
         }
-        let next = match self.first.take() {
+        let next = match self.queued.pop_front() {
             Some(message) => Poll::Ready(Some(message)),
             None => match self.rx.as_mut() {
                 Some(rx) => rx.poll_recv(cx),

@@ -1,9 +1,11 @@
 //! The protocol core: one entry point, [`Server::handle`], that turns an incoming JSON-RPC message
 //! into the messages to send back. It knows both protocol eras and nothing of transports.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -678,8 +680,8 @@ impl Server {
         let options = &self.inner.options;
         let list = options.list_cache;
         let finish = |result: Value| Reply::ready(Outgoing::result(&id, &self.finish(era, result)));
-        let listed = |result: Result<Value, ErrorObject>| match result {
-            Ok(result) => finish(result),
+        let listed = |result: Result<Outgoing, ErrorObject>| match result {
+            Ok(message) => Reply::ready(message),
             Err(error) => Reply::ready(Outgoing::error(Some(&id), &error)),
         };
         match call {
@@ -691,7 +693,7 @@ impl Server {
                     list.ttl_ms,
                 );
                 result.instructions = self.inner.instructions.clone();
-                finish(to_value(&result))
+                Reply::ready(self.respond(&id, era, result))
             }
             Decoded::Health => {
                 let mut result = json!({ "protocolVersion": version });
@@ -704,28 +706,28 @@ impl Server {
                 listed(self.page(cursor, &self.inner.tools, |entry| entry.route.tool.clone()).map(|(tools, next)| {
                     let mut result = ListToolsResult::new(list.scope, tools, list.ttl_ms);
                     result.next_cursor = next;
-                    to_value(&result)
+                    self.respond(&id, era, result)
                 }))
             }
             Decoded::ListResources(cursor) => {
                 listed(self.page(cursor, &self.inner.resources, |r| r.resource.clone()).map(|(resources, next)| {
                     let mut result = ListResourcesResult::new(list.scope, resources, list.ttl_ms);
                     result.next_cursor = next;
-                    to_value(&result)
+                    self.respond(&id, era, result)
                 }))
             }
             Decoded::ListTemplates(cursor) => {
                 listed(self.page(cursor, &self.inner.templates, |t| t.template.clone()).map(|(templates, next)| {
                     let mut result = ListResourceTemplatesResult::new(list.scope, templates, list.ttl_ms);
                     result.next_cursor = next;
-                    to_value(&result)
+                    self.respond(&id, era, result)
                 }))
             }
             Decoded::ListPrompts(cursor) => {
                 listed(self.page(cursor, &self.inner.prompts, |p| p.prompt.clone()).map(|(prompts, next)| {
                     let mut result = ListPromptsResult::new(list.scope, prompts, list.ttl_ms);
                     result.next_cursor = next;
-                    to_value(&result)
+                    self.respond(&id, era, result)
                 }))
             }
             Decoded::Listen(params) => self.listen(session, id, params),
@@ -733,7 +735,9 @@ impl Server {
         }
     }
 
-    /// Runs a handler on its own task; its messages and response arrive through the [`Reply`].
+    /// Runs a handler: its first step here, and the rest, if it waits for anything, on its own
+    /// task; its messages and response arrive through the [`Reply`]. Most handlers answer
+    /// without waiting, and then no task is spawned.
     fn spawn(
         &self,
         session: &Arc<Session>,
@@ -743,17 +747,38 @@ impl Server {
         meta: RequestMetaObject,
         call: Decoded,
     ) -> Reply {
-        let (sink, rx) = mpsc::channel(32);
+        let (sink, mut rx) = mpsc::channel(32);
+        let respond = sink.clone();
         let server = self.clone();
-        let task_session = Arc::clone(session);
-        let task_id = id.clone();
-        let task = tokio::spawn(async move {
-            let response = server.run(&task_session, &task_id, era, version, meta, call, sink.clone()).await;
-            let _ = sink.send(response).await;
-            task_session.untrack(&task_id);
-        });
-        session.track(id, task.abort_handle());
-        Reply::streaming(rx, task.abort_handle())
+        let run_session = Arc::clone(session);
+        let run_id = id.clone();
+        let mut running =
+            Box::pin(async move { server.run(&run_session, &run_id, era, version, meta, call, sink).await });
+        let mut waker = std::task::Context::from_waker(std::task::Waker::noop());
+        // A panicking handler ends its reply without a response, as it does on a task.
+        let first = std::panic::catch_unwind(AssertUnwindSafe(|| running.as_mut().poll(&mut waker)));
+        let response = match first {
+            Ok(Poll::Pending) => {
+                let task_session = Arc::clone(session);
+                let task_id = id.clone();
+                let task = tokio::spawn(async move {
+                    let response = running.await;
+                    let _ = respond.send(response).await;
+                    task_session.untrack(&task_id);
+                });
+                session.track(id, task.abort_handle());
+                return Reply::streaming(rx, task.abort_handle());
+            }
+            Ok(Poll::Ready(response)) => Some(response),
+            Err(_) => None,
+        };
+        drop(running);
+        let mut messages = VecDeque::new();
+        while let Ok(message) = rx.try_recv() {
+            messages.push_back(message);
+        }
+        messages.extend(response);
+        Reply::finished(messages)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -767,30 +792,37 @@ impl Server {
         call: Decoded,
         sink: mpsc::Sender<Outgoing>,
     ) -> Outgoing {
-        // Multi-round requests: earlier answers come back sealed in `requestState`.
+        // Multi-round requests: earlier answers come back sealed in `requestState`, bound to the
+        // request they were given for. The binding (a hash) is computed only when needed: to
+        // open a state, or to seal one. The legacy wire has neither.
+        let modern = era == Era::Modern;
         let (binding, state, responses) = match &call {
             Decoded::CallTool(p) => (
-                Some(state::binding(
-                    "tools/call",
-                    &p.name,
-                    &p.arguments.clone().map(Value::Object).unwrap_or_default(),
-                )),
+                modern.then(|| Binding {
+                    method: "tools/call",
+                    target: p.name.clone(),
+                    arguments: p.arguments.clone().map(Value::Object).unwrap_or_default(),
+                }),
                 p.request_state.as_deref(),
                 p.input_responses.as_ref(),
             ),
             Decoded::GetPrompt(p) => (
-                Some(state::binding("prompts/get", &p.name, &serde_json::to_value(&p.arguments).unwrap_or_default())),
+                modern.then(|| Binding {
+                    method: "prompts/get",
+                    target: p.name.clone(),
+                    arguments: serde_json::to_value(&p.arguments).unwrap_or_default(),
+                }),
                 p.request_state.as_deref(),
                 p.input_responses.as_ref(),
             ),
             Decoded::Read(p) => (
-                Some(state::binding("resources/read", &p.uri, &Value::Null)),
+                modern.then(|| Binding { method: "resources/read", target: p.uri.clone(), arguments: Value::Null }),
                 p.request_state.as_deref(),
                 p.input_responses.as_ref(),
             ),
             _ => (None, None, None),
         };
-        let answers = match self.answers(era, binding.as_deref(), state, responses) {
+        let answers = match self.answers(era, binding.as_ref(), state, responses) {
             Ok(answers) => answers,
             Err(error) => return Outgoing::error(Some(id), &error),
         };
@@ -808,26 +840,25 @@ impl Server {
             used: Default::default(),
         });
         let is_tool = matches!(call, Decoded::CallTool(_));
-        let outcome: Result<Value, Error> = match call {
-            Decoded::CallTool(params) => self.call_tool(ctx.clone(), params).await.map(|r| to_value(&r)),
+        let outcome: Result<Outgoing, Error> = match call {
+            Decoded::CallTool(params) => self.call_tool(ctx.clone(), params).await.map(|r| self.respond(id, era, r)),
             Decoded::Read(params) => self.read(ctx.clone(), params.uri).await.map(|contents| {
                 let cache = self.inner.options.read_cache;
-                to_value(&ReadResourceResult::new(cache.scope, contents, cache.ttl_ms))
+                self.respond(id, era, ReadResourceResult::new(cache.scope, contents, cache.ttl_ms))
             }),
-            Decoded::GetPrompt(params) => self.get_prompt(ctx.clone(), params).await.map(|r| to_value(&r)),
-            Decoded::Complete(params) => {
-                self.complete(ctx.clone(), params).await.map(|completion| to_value(&CompleteResult::new(completion)))
-            }
+            Decoded::GetPrompt(params) => self.get_prompt(ctx.clone(), params).await.map(|r| self.respond(id, era, r)),
+            Decoded::Complete(params) => self
+                .complete(ctx.clone(), params)
+                .await
+                .map(|completion| self.respond(id, era, CompleteResult::new(completion))),
             _ => unreachable!("served without a task"),
         };
         match outcome {
-            Ok(result) => Outgoing::result(id, &self.finish(era, result)),
-            Err(Error::Failed(message)) if is_tool => {
-                Outgoing::result(id, &self.finish(era, to_value(&error_result(message))))
-            }
+            Ok(message) => message,
+            Err(Error::Failed(message)) if is_tool => self.respond(id, era, error_result(message)),
             Err(Error::InputRequired(requests)) if era == Era::Modern => {
                 let sealed = Sealed {
-                    binding: binding.unwrap_or_default(),
+                    binding: binding.as_ref().map(Binding::digest).unwrap_or_default(),
                     issued: state::now_secs(),
                     answers: ctx.used_answers(),
                 };
@@ -835,7 +866,7 @@ impl Server {
                 result.result_type = ResultType::InputRequired;
                 result.input_requests = Some(requests);
                 result.request_state = Some(self.inner.key.seal(&sealed));
-                Outgoing::result(id, &self.finish(era, to_value(&result)))
+                self.respond(id, era, result)
             }
             Err(Error::MissingCapability(required)) if era == Era::Modern => {
                 Outgoing::error_as(Some(id), &missing_capability(&required), Disposition::BadRequest)
@@ -855,7 +886,7 @@ impl Server {
     fn answers(
         &self,
         era: Era,
-        binding: Option<&str>,
+        binding: Option<&Binding>,
         state: Option<&str>,
         responses: Option<&InputResponses>,
     ) -> Result<BTreeMap<String, Value>, ErrorObject> {
@@ -867,7 +898,7 @@ impl Server {
             let sealed = self
                 .inner
                 .key
-                .open(state, binding, self.inner.options.state_max_age)
+                .open(state, &binding.digest(), self.inner.options.state_max_age)
                 .map_err(|e| ErrorObject::invalid_params(format!("Invalid requestState: {e}")))?;
             answers = sealed.answers;
         }
@@ -1034,6 +1065,24 @@ impl Server {
         })
     }
 
+    /// The response carrying a typed result. On the modern wire the result is encoded directly,
+    /// with the server's identity put in its `_meta` (the typed results always carry
+    /// `resultType`); the legacy wire goes through [`Server::finish`] to drop the members it lacks.
+    fn respond<T: WireResult>(&self, id: &RequestId, era: Era, mut result: T) -> Outgoing {
+        match era {
+            Era::Modern => {
+                if self.inner.options.server_info_in_results {
+                    let meta = result.meta().get_or_insert_with(Default::default);
+                    if meta.server_info.is_none() {
+                        meta.server_info = Some(self.inner.info.clone());
+                    }
+                }
+                Outgoing::result(id, &result)
+            }
+            Era::Legacy => Outgoing::result(id, &self.finish(era, to_value(&result))),
+        }
+    }
+
     /// Era-specific result members: `resultType` and server identity on the modern wire; the
     /// legacy wire has neither, nor the caching hints.
     fn finish(&self, era: Era, mut result: Value) -> Value {
@@ -1106,6 +1155,47 @@ impl Server {
             || self.inner.templates.iter().any(|t| t.pattern.matches(uri).is_some())
     }
 }
+
+/// What binds a `requestState` to its request: the method, the name or URI, and the arguments.
+struct Binding {
+    method: &'static str,
+    target: String,
+    arguments: Value,
+}
+
+impl Binding {
+    fn digest(&self) -> String {
+        state::binding(self.method, &self.target, &self.arguments)
+    }
+}
+
+/// A typed result of the modern schema: it always has `resultType`, and `_meta` for `serverInfo`.
+trait WireResult: serde::Serialize {
+    fn meta(&mut self) -> &mut Option<mcp_types::ResultMetaObject>;
+}
+
+macro_rules! wire_results {
+    ($($result:ty),* $(,)?) => {$(
+        impl WireResult for $result {
+            fn meta(&mut self) -> &mut Option<mcp_types::ResultMetaObject> {
+                &mut self.meta
+            }
+        }
+    )*};
+}
+
+wire_results!(
+    mcp_types::CallToolResult,
+    ReadResourceResult,
+    mcp_types::GetPromptResult,
+    CompleteResult,
+    InputRequiredResult,
+    DiscoverResult,
+    ListToolsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListPromptsResult,
+);
 
 fn invalid(id: Option<&RequestId>, message: &str) -> Reply {
     Reply::ready(Outgoing::error_as(id, &ErrorObject::invalid_request(message), Disposition::BadRequest))
