@@ -25,23 +25,7 @@ impl<'de> Key<'de> {
 impl<'de> de::Deserialize<'de> for Key<'de> {
     #[inline]
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object key")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v)))
-            }
-        }
-        d.deserialize_str(KeyVisitor)
+        d.deserialize_str(CowStr("an object key")).map(Key)
     }
 }
 
@@ -51,24 +35,27 @@ pub struct Str<'de>(pub Cow<'de, str>);
 impl<'de> de::Deserialize<'de> for Str<'de> {
     #[inline]
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        // Its own visitor so that a non-string says "expected a string", not "an object key".
-        struct StrVisitor;
-        impl<'de> Visitor<'de> for StrVisitor {
-            type Value = Str<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Str<'de>, E> {
-                Ok(Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Str<'de>, E> {
-                Ok(Str(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Str<'de>, E> {
-                Ok(Str(Cow::Owned(v)))
-            }
-        }
-        d.deserialize_str(StrVisitor)
+        // "expected a string", not "an object key", when a tag is not a string.
+        d.deserialize_str(CowStr("a string")).map(Str)
+    }
+}
+
+/// Reads a string, borrowed from the input when possible; the text names it in errors.
+struct CowStr(&'static str);
+
+impl<'de> Visitor<'de> for CowStr {
+    type Value = Cow<'de, str>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.0)
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Borrowed(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(v))
     }
 }
 
