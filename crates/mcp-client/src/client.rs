@@ -1412,13 +1412,14 @@ fn ttl_of(result: &RawValue) -> Option<Duration> {
     #[derive(Deserialize)]
     struct Hints {
         #[serde(rename = "ttlMs")]
-        ttl_ms: Option<Value>,
+        ttl_ms: Option<mcp_types::TtlMs>,
     }
     if result_type(result).is_some_and(|t| t != "complete") {
         return None;
     }
-    let ttl = serde_json::from_str::<Hints>(result.get()).ok()?.ttl_ms?.as_u64()?;
-    (ttl > 0).then(|| Duration::from_millis(ttl))
+    // Absent, negative or malformed: nothing to cache.
+    let ttl = serde_json::from_str::<Hints>(result.get()).ok()?.ttl_ms?.duration();
+    (!ttl.is_zero()).then_some(ttl)
 }
 
 /// Decodes a result. Caching hints need no help: the types accept an absent or negative `ttlMs`
