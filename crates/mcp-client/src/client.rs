@@ -17,7 +17,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::core::{Core, Progress, ProgressFn, request_message, token_key};
+use crate::core::{Core, Limits, Progress, ProgressFn, request_message, token_key};
 use crate::error::Error;
 use crate::handlers::Handlers;
 use crate::transport::{Outgoing, Transport, TransportKind};
@@ -126,6 +126,7 @@ pub struct ClientBuilder {
     log_level: Option<LoggingLevel>,
     http_headers: Vec<(String, String)>,
     send_client_info: bool,
+    limits: Limits,
     #[cfg(feature = "http")]
     http_client: Option<reqwest::Client>,
     #[cfg(feature = "auth")]
@@ -145,6 +146,7 @@ impl ClientBuilder {
             log_level: None,
             http_headers: Vec::new(),
             send_client_info: true,
+            limits: Limits::default(),
             #[cfg(feature = "http")]
             http_client: None,
             #[cfg(feature = "auth")]
@@ -181,6 +183,43 @@ impl ClientBuilder {
     /// The default per-request timeout (60 s).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
+        self
+    }
+
+    /// The most pages one listing follows (default 1000): `all_tools` and the other `all_*`
+    /// and `list_*` streams end with [`Error::LimitExceeded`] after it, and the listing that
+    /// `call_tool` does to learn a tool's headers stops there.
+    pub fn max_list_pages(mut self, pages: usize) -> Self {
+        self.limits.max_list_pages = pages;
+        self
+    }
+
+    /// Bytes of results kept by the `ttlMs` cache (default 16 MiB); expired entries go first,
+    /// then the ones closest to expiry.
+    pub fn max_cache_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_cache_bytes = bytes;
+        self
+    }
+
+    /// Server-to-client requests (legacy `ping`, elicitation, sampling, roots) answered at
+    /// once (default 16); while that many are open the client stops reading further ones, so
+    /// a flooding server slows itself down.
+    pub fn max_server_requests(mut self, requests: usize) -> Self {
+        self.limits.max_server_requests = requests;
+        self
+    }
+
+    /// How long answering one server-to-client request may take, the handler and the delivery
+    /// of its answer together (default 5 minutes: a person may be answering).
+    pub fn server_request_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.server_request_timeout = timeout;
+        self
+    }
+
+    /// Bytes of messages queued for a stdio server's stdin (default 8 MiB). Requests and answers
+    /// wait for room; a notification that finds no room fails with [`Error::LimitExceeded`].
+    pub fn max_outbox_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_outbox_bytes = bytes;
         self
     }
 
@@ -221,7 +260,7 @@ impl ClientBuilder {
     /// Spawns the server and negotiates.
     #[cfg(feature = "stdio")]
     pub async fn connect_stdio(self, command: crate::StdioCommand) -> Result<Client, Error> {
-        let core = Core::new(self.handlers.clone());
+        let core = Core::new(self.handlers.clone(), self.limits.clone());
         let transport = crate::transport::stdio::StdioTransport::spawn(command, &core).await?;
         let client = Client::assemble(self, core, Transport::Stdio(transport));
         client.negotiate().await?;
@@ -241,7 +280,7 @@ impl ClientBuilder {
                 .map_err(|e| Error::transport(format!("invalid value for header {name}: {e}")))?;
             headers.insert(name, value);
         }
-        let core = Core::new(self.handlers.clone());
+        let core = Core::new(self.handlers.clone(), self.limits.clone());
         let auth = crate::transport::HttpAuth {
             server: url.clone(),
             #[cfg(feature = "auth")]
@@ -298,6 +337,8 @@ struct Call {
     options: CallOptions,
     /// `None`: no timeout (subscriptions).
     timeout: Option<Duration>,
+    /// When the whole call must be over (the listing `call_tool` does first included).
+    deadline: Option<Instant>,
     cancel_on_drop: bool,
     /// Used by negotiation to send with an era/version not yet settled.
     era_override: Option<(Era, String)>,
@@ -312,6 +353,7 @@ impl Call {
             param_headers: Vec::new(),
             options: CallOptions::default(),
             timeout: Some(client.inner.config.request_timeout),
+            deadline: None,
             cancel_on_drop: true,
             era_override: None,
         }
@@ -471,9 +513,12 @@ impl Client {
             Outgoing { id, method: call.method.to_owned(), message, headers, cancel_on_drop: call.cancel_on_drop };
         let exchange = transport.request(core, out);
         let reply = match call.timeout {
-            Some(after) => tokio::time::timeout(after, exchange)
-                .await
-                .map_err(|_| Error::Timeout { method: call.method.to_owned(), after })??,
+            Some(after) => {
+                let left = call.deadline.map_or(after, |deadline| deadline.saturating_duration_since(Instant::now()));
+                tokio::time::timeout(after.min(left), exchange)
+                    .await
+                    .map_err(|_| Error::Timeout { method: call.method.to_owned(), after })??
+            }
             None => exchange.await?,
         };
         let result = reply.map_err(|error| Error::Rpc { method: call.method.to_owned(), error, http_status: None })?;
@@ -568,13 +613,31 @@ impl Client {
         }
         let result = self.request(call).await?;
         if let Some(ttl) = ttl_of(&result) {
-            self.inner
-                .cache
-                .lock()
-                .unwrap()
-                .insert(key, CacheEntry { expires: Instant::now() + ttl, result: result.clone() });
+            self.cache_put(key, &result, ttl);
         }
         Ok(result)
+    }
+
+    /// Caches `result` within `max_cache_bytes`: expired entries go first, then the ones that
+    /// expire soonest; a result larger than the whole budget is not cached.
+    fn cache_put(&self, key: String, result: &RawValue, ttl: Duration) {
+        let budget = self.inner.config.limits.max_cache_bytes;
+        let size = |key: &str, result: &RawValue| key.len() + result.get().len();
+        let needed = size(&key, result);
+        if needed > budget {
+            return;
+        }
+        let now = Instant::now();
+        let mut cache = self.inner.cache.lock().unwrap();
+        cache.remove(&key);
+        cache.retain(|_, entry| entry.expires > now);
+        let mut used: usize = cache.iter().map(|(key, entry)| size(key, &entry.result)).sum();
+        while used + needed > budget {
+            let soonest = cache.iter().min_by_key(|(_, entry)| entry.expires).map(|(key, _)| key.clone());
+            let Some(entry) = soonest.and_then(|soonest| cache.remove_entry(&soonest)) else { break };
+            used -= size(&entry.0, &entry.1.result);
+        }
+        cache.insert(key, CacheEntry { expires: now + ttl, result: result.to_owned() });
     }
 
     /// Drops every cached list and read result (and the cached `server/discover`).
@@ -597,6 +660,8 @@ impl Client {
             if result_type(&result).as_deref() != Some("input_required") {
                 return Ok(result);
             }
+            // Each retry, after the handlers answered, has the request timeout of its own.
+            call.deadline = None;
             #[derive(Deserialize)]
             struct InputRequired {
                 #[serde(rename = "inputRequests")]
@@ -950,7 +1015,7 @@ impl Client {
     /// Every tool, page by page, as a stream.
     pub fn list_tools(&self) -> BoxStream<'static, Result<Tool, Error>> {
         let client = self.clone();
-        paginate(move |cursor| {
+        paginate(self.inner.config.limits.max_list_pages, move |cursor| {
             let client = client.clone();
             async move { client.list_tools_page(cursor).await.map(|p| (p.tools, p.next_cursor)) }
         })
@@ -975,12 +1040,12 @@ impl Client {
     ) -> Result<CallToolResult, Error> {
         let mut call = Call::new(self, "tools/call", JsonObject::new()).with_options(options);
         call.name = Some(name.to_owned());
+        // One deadline for the whole call, the listing below included.
+        call.deadline = call.timeout.map(|timeout| Instant::now() + timeout);
         if self.era() == Era::Modern && self.transport().kind() == TransportKind::StreamableHttp {
             if !self.inner.tools_listed.load(std::sync::atomic::Ordering::SeqCst) {
                 // The annotations decide the Mcp-Param-* headers; learn them first.
-                if let Err(e) = self.all_tools().await {
-                    tracing::debug!(error = %e, "could not list tools before calling {name}");
-                }
+                self.learn_tool(&call, name).await?;
             }
             if let Some(reason) = self.inner.invalid_tools.lock().unwrap().get(name) {
                 return Err(Error::protocol(format!("tool {name:?} has an invalid definition: {reason}")));
@@ -999,7 +1064,8 @@ impl Client {
             {
                 // The tool's annotations may have changed: list again, then retry once.
                 self.invalidate("tools/list");
-                self.all_tools().await?;
+                self.inner.tool_headers.lock().unwrap().remove(name);
+                self.learn_tool(&call, name).await?;
                 if let Some(params) = self.inner.tool_headers.lock().unwrap().get(name) {
                     call.param_headers = param_headers(params, arguments.as_ref());
                 }
@@ -1008,6 +1074,36 @@ impl Client {
             other => other?,
         };
         decode("tools/call", &result)
+    }
+
+    /// Lists tools until `name` is among them (or the list ends), within the call's deadline;
+    /// a listing that fails otherwise is only logged: the call goes ahead without headers.
+    async fn learn_tool(&self, call: &Call, name: &str) -> Result<(), Error> {
+        let known = || {
+            self.inner.tool_headers.lock().unwrap().contains_key(name)
+                || self.inner.invalid_tools.lock().unwrap().contains_key(name)
+        };
+        let listing = async {
+            let mut tools = self.list_tools();
+            while !known() {
+                match tools.next().await {
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => return Err(e),
+                    None => break,
+                }
+            }
+            Ok(())
+        };
+        let outcome = match (call.deadline, call.timeout) {
+            (Some(deadline), Some(after)) => tokio::time::timeout_at(deadline.into(), listing)
+                .await
+                .map_err(|_| Error::Timeout { method: call.method.to_owned(), after })?,
+            _ => listing.await,
+        };
+        if let Err(e) = outcome {
+            tracing::debug!(error = %e, "could not list tools before calling {name}");
+        }
+        Ok(())
     }
 
     /// One page of `resources/list`.
@@ -1019,7 +1115,7 @@ impl Client {
 
     pub fn list_resources(&self) -> BoxStream<'static, Result<Resource, Error>> {
         let client = self.clone();
-        paginate(move |cursor| {
+        paginate(self.inner.config.limits.max_list_pages, move |cursor| {
             let client = client.clone();
             async move { client.list_resources_page(cursor).await.map(|p| (p.resources, p.next_cursor)) }
         })
@@ -1041,7 +1137,7 @@ impl Client {
 
     pub fn list_resource_templates(&self) -> BoxStream<'static, Result<ResourceTemplate, Error>> {
         let client = self.clone();
-        paginate(move |cursor| {
+        paginate(self.inner.config.limits.max_list_pages, move |cursor| {
             let client = client.clone();
             async move { client.list_resource_templates_page(cursor).await.map(|p| (p.resource_templates, p.next_cursor)) }
         })
@@ -1072,11 +1168,7 @@ impl Client {
             self.request_with_input(call).await?
         } else {
             if let Some(ttl) = ttl_of(&first) {
-                self.inner
-                    .cache
-                    .lock()
-                    .unwrap()
-                    .insert(key, CacheEntry { expires: Instant::now() + ttl, result: first.clone() });
+                self.cache_put(key, &first, ttl);
             }
             first
         };
@@ -1092,7 +1184,7 @@ impl Client {
 
     pub fn list_prompts(&self) -> BoxStream<'static, Result<Prompt, Error>> {
         let client = self.clone();
-        paginate(move |cursor| {
+        paginate(self.inner.config.limits.max_list_pages, move |cursor| {
             let client = client.clone();
             async move { client.list_prompts_page(cursor).await.map(|p| (p.prompts, p.next_cursor)) }
         })
@@ -1313,8 +1405,9 @@ fn legacy_wanted(filter: &SubscriptionFilter, text: &str) -> bool {
 }
 
 /// Pages through a list: `fetch(cursor)` returns a page's items and next cursor. A cursor the
-/// server already returned is a loop and ends the stream with an error.
-fn paginate<T, F, Fut>(fetch: F) -> BoxStream<'static, Result<T, Error>>
+/// server already returned is a loop and ends the stream with an error; so does a next cursor
+/// after `max_pages` pages.
+fn paginate<T, F, Fut>(max_pages: usize, fetch: F) -> BoxStream<'static, Result<T, Error>>
 where
     T: Send + 'static,
     F: Fn(Option<String>) -> Fut + Send + Sync + 'static,
@@ -1325,22 +1418,39 @@ where
         cursor: Option<String>,
         seen: HashSet<String>,
         done: bool,
+        max_pages: usize,
     }
-    let state = State { fetch, cursor: None, seen: HashSet::new(), done: false };
+    let state = State { fetch, cursor: None, seen: HashSet::new(), done: false, max_pages };
     stream::unfold(state, |mut state| async move {
         if state.done {
             return None;
         }
         match (state.fetch)(state.cursor.take()).await {
             Ok((items, next)) => {
-                match next {
-                    Some(next) if !state.seen.insert(next.clone()) => {
-                        state.done = true;
-                        let error = Error::protocol(format!("the server repeated the cursor {next:?}"));
-                        let items: Vec<Result<T, Error>> = items.into_iter().map(Ok).chain([Err(error)]).collect();
-                        return Some((stream::iter(items), state));
+                let ending = match &next {
+                    Some(next) if state.seen.contains(next) => {
+                        Some(Error::protocol(format!("the server repeated the cursor {next:?}")))
                     }
-                    Some(next) => state.cursor = Some(next),
+                    // `seen` holds one cursor per page fetched after the first.
+                    Some(_) if state.seen.len() + 1 >= state.max_pages => Some(Error::limit(
+                        "ClientBuilder::max_list_pages",
+                        format!(
+                            "the server has more than {} pages of this list; the rest was not fetched",
+                            state.max_pages
+                        ),
+                    )),
+                    _ => None,
+                };
+                if let Some(error) = ending {
+                    state.done = true;
+                    let items: Vec<Result<T, Error>> = items.into_iter().map(Ok).chain([Err(error)]).collect();
+                    return Some((stream::iter(items), state));
+                }
+                match next {
+                    Some(next) => {
+                        state.seen.insert(next.clone());
+                        state.cursor = Some(next);
+                    }
                     None => state.done = true,
                 }
                 Some((stream::iter(items.into_iter().map(Ok).collect::<Vec<_>>()), state))
@@ -1467,7 +1577,7 @@ mod tests {
 
     #[tokio::test]
     async fn pagination_follows_cursors_and_stops_on_a_loop() {
-        let pages = paginate(|cursor: Option<String>| async move {
+        let pages = paginate(10, |cursor: Option<String>| async move {
             Ok(match cursor.as_deref() {
                 None => (vec![1, 2], Some("a".to_owned())),
                 Some("a") => (vec![3], Some("".to_owned())),
@@ -1476,8 +1586,17 @@ mod tests {
             })
         });
         assert_eq!(collect(pages).await.unwrap(), vec![1, 2, 3, 4]);
-        let looping = paginate(|_cursor: Option<String>| async move { Ok((vec![0], Some("same".to_owned()))) });
+        let looping = paginate(10, |_cursor: Option<String>| async move { Ok((vec![0], Some("same".to_owned()))) });
         let err = collect(looping).await.unwrap_err();
         assert!(err.to_string().contains("repeated the cursor"), "{err}");
+        let fetched = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = fetched.clone();
+        let endless = paginate(3, move |cursor: Option<String>| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move { Ok((vec![0], Some(format!("{}x", cursor.unwrap_or_default())))) }
+        });
+        let err = collect(endless).await.unwrap_err();
+        assert!(matches!(err, Error::LimitExceeded { limit: "ClientBuilder::max_list_pages", .. }), "{err}");
+        assert_eq!(fetched.load(std::sync::atomic::Ordering::SeqCst), 3);
     }
 }

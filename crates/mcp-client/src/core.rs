@@ -4,12 +4,13 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use mcp_types::{ErrorObject, RequestId};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast, mpsc, oneshot};
 
 use crate::handlers::Handlers;
 
@@ -29,6 +30,28 @@ pub struct Progress {
 
 pub(crate) type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 
+/// The client's resource limits, set through [`ClientBuilder`](crate::ClientBuilder).
+#[derive(Debug, Clone)]
+pub(crate) struct Limits {
+    pub max_list_pages: usize,
+    pub max_cache_bytes: usize,
+    pub max_server_requests: usize,
+    pub server_request_timeout: Duration,
+    pub max_outbox_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_list_pages: 1000,
+            max_cache_bytes: 16 * 1024 * 1024,
+            max_server_requests: 16,
+            server_request_timeout: Duration::from_secs(300),
+            max_outbox_bytes: 8 * 1024 * 1024,
+        }
+    }
+}
+
 /// A server-to-client JSON-RPC request (legacy era) waiting for an answer.
 pub(crate) struct ServerRequest {
     pub id: Value,
@@ -44,10 +67,13 @@ pub(crate) struct Core {
     /// Notifications not tied to a request or subscription (legacy list changes, updates).
     pub notifications: broadcast::Sender<String>,
     pub handlers: Handlers,
+    pub limits: Limits,
+    /// One permit per server-to-client request being answered.
+    server_requests: Arc<Semaphore>,
 }
 
 impl Core {
-    pub fn new(handlers: Handlers) -> Arc<Self> {
+    pub fn new(handlers: Handlers, limits: Limits) -> Arc<Self> {
         Arc::new(Core {
             next_id: AtomicI64::new(1),
             pending: Mutex::default(),
@@ -55,7 +81,41 @@ impl Core {
             subscriptions: Mutex::default(),
             notifications: broadcast::channel(256).0,
             handlers,
+            server_requests: Arc::new(Semaphore::new(limits.max_server_requests.max(1))),
+            limits,
         })
+    }
+
+    /// Waits until fewer than `max_server_requests` server requests are being answered; the
+    /// caller stops reading from the server meanwhile, which slows a flooding server down.
+    pub async fn server_request_slot(&self) -> OwnedSemaphorePermit {
+        Arc::clone(&self.server_requests).acquire_owned().await.expect("the semaphore is never closed")
+    }
+
+    /// Answers `request` and delivers the answer with `deliver`, both within
+    /// `server_request_timeout`.
+    pub async fn answer_and_deliver<F, Fut>(
+        self: Arc<Self>,
+        request: ServerRequest,
+        slot: OwnedSemaphorePermit,
+        deliver: F,
+    ) where
+        F: FnOnce(Value) -> Fut,
+        Fut: std::future::Future<Output = ()>,
+    {
+        let _slot = slot;
+        let deadline = self.limits.server_request_timeout;
+        let answered = tokio::time::timeout(deadline, async {
+            let answer = self.answer(&request).await;
+            deliver(answer).await;
+        })
+        .await;
+        if answered.is_err() {
+            tracing::warn!(
+                method = %request.method,
+                "gave up answering a server request after {deadline:?} (ClientBuilder::server_request_timeout)"
+            );
+        }
     }
 
     pub fn next_id(&self) -> RequestId {
@@ -246,7 +306,7 @@ mod tests {
 
     #[test]
     fn routes_responses_progress_subscriptions_and_requests() {
-        let core = Core::new(Handlers::new());
+        let core = Core::new(Handlers::new(), Limits::default());
         let id = core.next_id();
         let mut rx = core.expect(id.clone());
         let seen = Arc::new(Mutex::new(Vec::new()));

@@ -29,6 +29,9 @@ pub enum Error {
     /// A handler supplied by the application failed, or none was supplied for what the server
     /// asked for.
     Handler(String),
+    /// A limit of this client was reached; `limit` names the setting that sets it (for
+    /// example `ClientBuilder::max_list_pages`).
+    LimitExceeded { limit: &'static str, message: String },
     /// The connection is closed (the client was shut down, or the server went away).
     Closed,
     /// OAuth authorization failed (feature `auth`).
@@ -50,6 +53,10 @@ impl Error {
 
     pub(crate) fn protocol(message: impl Into<String>) -> Self {
         Error::Protocol(message.into())
+    }
+
+    pub(crate) fn limit(limit: &'static str, message: impl Into<String>) -> Self {
+        Error::LimitExceeded { limit, message: message.into() }
     }
 
     /// The JSON-RPC error object, when the server answered with one.
@@ -98,6 +105,7 @@ impl fmt::Display for Error {
             ),
             Error::NotSupported { method, detail } => write!(f, "the server does not support {method}: {detail}"),
             Error::Handler(message) => write!(f, "client handler: {message}"),
+            Error::LimitExceeded { limit, message } => write!(f, "{message} (limit: {limit})"),
             Error::Closed => f.write_str("the connection is closed"),
             #[cfg(feature = "auth")]
             Error::Auth(error) => write!(f, "authorization failed: {error}"),

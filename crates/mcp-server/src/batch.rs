@@ -32,6 +32,9 @@ impl Server {
         if batch.is_empty() {
             return Some(refuse("Invalid Request: an empty JSON-RPC batch"));
         }
+        if batch.len() > self.options().max_batch_len {
+            return Some(self.oversized_batch(batch.len()));
+        }
         let replies: Vec<Reply> = batch
             .into_iter()
             .filter_map(|element| match element {
@@ -67,6 +70,17 @@ impl Server {
             }
         });
         Some(Reply::streaming(rx, task.abort_handle()))
+    }
+}
+
+impl Server {
+    /// The refusal of a batch longer than [`Options::max_batch_len`](crate::Options::max_batch_len).
+    pub(crate) fn oversized_batch(&self, len: usize) -> Reply {
+        let limit = self.options().max_batch_len;
+        refuse(&format!(
+            "Invalid Request: the JSON-RPC batch has {len} elements; this server accepts at most {limit} \
+             (Options::max_batch_len)"
+        ))
     }
 }
 

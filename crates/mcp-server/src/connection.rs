@@ -4,6 +4,10 @@ use futures::StreamExt as _;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use mcp_types::RequestId;
+
+use crate::message::Outgoing;
+use crate::server::busy;
 use crate::{Server, Session};
 
 /// Two ends of a message channel, as in lsp-server: whole JSON-RPC messages as text.
@@ -25,19 +29,41 @@ impl Connection {
 }
 
 impl Server {
-    /// Serves one connection (one session, either era) until the peer closes its sender. Requests
-    /// are served concurrently; on close, requests in flight finish and subscriptions end.
+    /// Serves one connection (one session, either era) until the peer closes its sender.
+    ///
+    /// Requests are served concurrently, at most [`Options::max_in_flight`](crate::Options::max_in_flight)
+    /// at once: beyond that a request is refused at once (`-32603` naming the limit), and while
+    /// the peer does not read the answers, the refusals wait too, so nothing piles up. On close,
+    /// server-to-client requests fail (no answer can arrive), subscriptions end, and the other
+    /// requests in flight get [`Options::drain_timeout`](crate::Options::drain_timeout) to finish.
     pub async fn serve(&self, connection: Connection) {
         let Connection { sender, mut receiver } = connection;
         let session = Session::new();
         let mut notifications = Box::pin(self.session_notifications(session.clone()));
         let mut requests = JoinSet::new();
         let mut subscriptions = JoinSet::new();
+        let limit = self.options().max_in_flight;
         loop {
             tokio::select! {
                 message = receiver.recv() => {
                     let Some(message) = message else { break };
+                    let at_limit = requests.len() >= limit;
+                    if at_limit && let Some(refusal) = refusal(message.as_bytes(), limit) {
+                        if sender.send(refusal).await.is_err() {
+                            break;
+                        }
+                        continue;
+                    }
                     let Some(mut reply) = self.handle_bytes(&session, message.as_bytes(), None) else { continue };
+                    if at_limit {
+                        // Not a request: an error answered at once, sent here rather than on a task.
+                        while let Some(message) = reply.next().await {
+                            if message.is_message() && sender.send(message.json).await.is_err() {
+                                break;
+                            }
+                        }
+                        continue;
+                    }
                     let tasks = if reply.is_long_lived() { &mut subscriptions } else { &mut requests };
                     let sender = sender.clone();
                     tasks.spawn(async move {
@@ -57,7 +83,32 @@ impl Server {
                 Some(_) = subscriptions.join_next(), if !subscriptions.is_empty() => {}
             }
         }
+        session.end_input();
         subscriptions.abort_all();
-        while requests.join_next().await.is_some() {}
+        let drained = async { while requests.join_next().await.is_some() {} };
+        if tokio::time::timeout(self.options().drain_timeout, drained).await.is_err() {
+            tracing::warn!("requests still in flight after Options::drain_timeout; stopping them");
+        }
+        session.close();
+        requests.abort_all();
     }
+}
+
+/// The answer to a message that arrives while [`Options::max_in_flight`](crate::Options::max_in_flight)
+/// requests are in flight: a refusal for a request or a batch; `None` for what needs no answer
+/// (notifications, and responses to the server's requests, which are always taken in).
+fn refusal(bytes: &[u8], limit: usize) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        id: Option<RequestId>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let id = match serde_json::from_slice::<Probe>(bytes) {
+        Ok(Probe { id: Some(id), method: Some(_) }) => Some(id),
+        Ok(_) => return None,
+        // A batch, or something the server will refuse anyway: answered without an id.
+        Err(_) if bytes.trim_ascii_start().starts_with(b"[") => None,
+        Err(_) => return None,
+    };
+    Some(Outgoing::error(id.as_ref(), &busy(limit)).json)
 }

@@ -181,7 +181,8 @@ impl Context {
                         _ => return Err(Error::internal(format!("cannot send {method} to a legacy client"))),
                     }
                     .map_err(|e| Error::internal(e.to_string()))?;
-                    let result = session.request(&self.inner.sink, method, params).await?;
+                    let timeout = self.inner.server.options().client_request_timeout;
+                    let result = session.request(&self.inner.sink, method, params, timeout).await?;
                     let response = decode_response(method, result)
                         .map_err(|e| Error::internal(format!("the client's {method} result is invalid: {e}")))?;
                     answers.insert(key, response);

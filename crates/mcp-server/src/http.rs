@@ -38,7 +38,9 @@ pub enum HostCheck {
     Disabled,
 }
 
-/// Settings of the HTTP transport.
+/// Settings of the HTTP transport. The connection limits ([`max_connections`](Self::max_connections)
+/// and the two read timeouts) are applied by [`serve`] and [`serve_with_shutdown`]; an
+/// application that serves [`router`] itself applies its own.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct HttpConfig {
@@ -47,12 +49,30 @@ pub struct HttpConfig {
     pub host_check: HostCheck,
     /// Larger bodies get 413.
     pub max_body_bytes: usize,
-    /// A legacy session unused this long is forgotten.
+    /// A legacy session unused this long is closed: its requests in flight are stopped and its
+    /// streams end.
     pub session_idle: Duration,
-    /// At most this many legacy sessions; the least recently used one makes room for a new one.
+    /// At most this many legacy sessions; the least recently used one is closed to make room
+    /// for a new one.
     pub max_sessions: usize,
     /// The `retry` a legacy SSE stream announces in its priming event.
     pub sse_retry: Duration,
+    /// Connections served at once (default 512); further ones wait in the listen backlog until
+    /// one closes. Keep it below the process's descriptor limit (`ulimit -n`).
+    pub max_connections: usize,
+    /// A client must send a request's headers within this time of the connection becoming
+    /// ready for them (a new connection, or an idle keep-alive one), or the connection is
+    /// closed (default 10 s).
+    pub header_read_timeout: Duration,
+    /// A request body must arrive completely within this time, or the request is answered 408
+    /// naming this limit and the connection closed (default 30 s).
+    pub body_read_timeout: Duration,
+    /// Bytes of messages a legacy session keeps for resumption with `Last-Event-ID` (default
+    /// 1 MiB). Beyond it the oldest are dropped; a client reading its stream live loses
+    /// nothing, a client resuming after a long gap may miss the oldest notifications.
+    pub max_replay_bytes: usize,
+    /// Who sent a request, for binding `requestState` to them (see [`PrincipalHook`]).
+    pub principal: Option<PrincipalHook>,
 }
 
 impl Default for HttpConfig {
@@ -64,7 +84,37 @@ impl Default for HttpConfig {
             session_idle: Duration::from_secs(30 * 60),
             max_sessions: 1024,
             sse_retry: Duration::from_secs(1),
+            max_connections: 512,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            max_replay_bytes: 1024 * 1024,
+            principal: None,
         }
+    }
+}
+
+/// Names the authenticated principal of a request (a user or client id, from a validated token
+/// or from an extension an authentication layer put on the request). A `requestState` issued
+/// to one principal is then refused for any other, as the MRTR rules recommend when the state
+/// affects authorization.
+#[derive(Clone)]
+pub struct PrincipalHook(Arc<PrincipalFn>);
+
+type PrincipalFn = dyn Fn(&axum::http::request::Parts) -> Option<String> + Send + Sync;
+
+impl PrincipalHook {
+    pub fn new(hook: impl Fn(&axum::http::request::Parts) -> Option<String> + Send + Sync + 'static) -> Self {
+        PrincipalHook(Arc::new(hook))
+    }
+
+    fn principal(&self, parts: &axum::http::request::Parts) -> Option<String> {
+        (self.0)(parts)
+    }
+}
+
+impl std::fmt::Debug for PrincipalHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PrincipalHook(..)")
     }
 }
 
@@ -72,6 +122,7 @@ struct Shared {
     server: Server,
     config: HttpConfig,
     sessions: Mutex<HashMap<String, Entry>>,
+    sweeper: std::sync::Once,
 }
 
 struct Entry {
@@ -80,21 +131,30 @@ struct Entry {
     last_used: Instant,
 }
 
-/// The recent SSE streams of a legacy session, kept so that a client can resume one.
-#[derive(Default)]
+/// The recent SSE streams of a legacy session, kept so that a client can resume one, within a
+/// byte budget ([`HttpConfig::max_replay_bytes`]) shared by all of them.
 struct Logs {
     next: u64,
     streams: VecDeque<(u64, Arc<StreamLog>)>,
+    bytes: usize,
+    limit: usize,
 }
 
 const LOGS_PER_SESSION: usize = 32;
 
 impl Logs {
+    fn new(limit: usize) -> Self {
+        Logs { next: 0, streams: VecDeque::new(), bytes: 0, limit }
+    }
+
     fn open(&mut self) -> (u64, Arc<StreamLog>) {
         self.next += 1;
-        let log = Arc::new(StreamLog { entries: Mutex::new(Vec::new()), progress: watch::channel((0, false)).0 });
-        if self.streams.len() == LOGS_PER_SESSION {
-            self.streams.pop_front();
+        let log =
+            Arc::new(StreamLog { retained: Mutex::new(Retained::default()), progress: watch::channel((0, false)).0 });
+        if self.streams.len() == LOGS_PER_SESSION
+            && let Some((_, oldest)) = self.streams.pop_front()
+        {
+            self.bytes -= oldest.forget();
         }
         self.streams.push_back((self.next, Arc::clone(&log)));
         (self.next, log)
@@ -103,40 +163,113 @@ impl Logs {
     fn find(&self, stream: u64) -> Option<Arc<StreamLog>> {
         self.streams.iter().find(|(id, _)| *id == stream).map(|(_, log)| Arc::clone(log))
     }
+
+    /// Appends `entry` to `log`, one of this session's streams, and returns its event number;
+    /// over the budget, the oldest entries of the session go (never the one just written).
+    fn push(&mut self, log: &StreamLog, entry: Option<String>) -> usize {
+        let (position, added) = log.append(entry);
+        self.bytes += added;
+        while self.bytes > self.limit {
+            let freed = self.streams.iter().find_map(|(_, stream)| {
+                let keep = std::ptr::eq(Arc::as_ptr(stream), log).then_some(position);
+                stream.evict_front(keep)
+            });
+            let Some(freed) = freed else { break };
+            self.bytes -= freed;
+        }
+        position
+    }
 }
 
 /// One request's messages on a legacy session, independent of the HTTP connection that
 /// carries them (a legacy disconnect is not a cancellation). `None` marks a stream break.
 struct StreamLog {
-    entries: Mutex<Vec<Option<String>>>,
+    retained: Mutex<Retained>,
     /// (entries written, finished)
     progress: watch::Sender<(usize, bool)>,
 }
 
+/// The entries of a stream still kept: the first `dropped` are gone.
+#[derive(Default)]
+struct Retained {
+    dropped: usize,
+    entries: VecDeque<Option<String>>,
+    bytes: usize,
+    /// No longer one of the session's streams: nothing is kept.
+    forgotten: bool,
+}
+
 impl StreamLog {
-    fn push(&self, entry: Option<String>) {
-        let mut entries = self.entries.lock().expect("not poisoned");
-        entries.push(entry);
-        let len = entries.len();
-        self.progress.send_modify(|progress| progress.0 = len);
+    /// Adds an entry; its event number, and the bytes now kept for it.
+    fn append(&self, entry: Option<String>) -> (usize, usize) {
+        let mut retained = self.retained.lock().expect("not poisoned");
+        let size = entry.as_ref().map_or(0, String::len);
+        let kept = if retained.forgotten {
+            retained.dropped += 1;
+            0
+        } else {
+            retained.entries.push_back(entry);
+            retained.bytes += size;
+            size
+        };
+        let written = retained.dropped + retained.entries.len();
+        self.progress.send_modify(|progress| progress.0 = written);
+        (written, kept)
     }
 
-    /// Events from position `from` (event id `stream:n` is entry n-1); the POST that opened the
-    /// stream stops at the first break, a resuming GET reads to the end.
-    fn read(self: Arc<Self>, stream: u64, from: usize, stop_at_break: bool) -> impl Stream<Item = Event> + Send {
+    /// Drops the oldest kept entry unless it is event `keep`; the bytes freed.
+    fn evict_front(&self, keep: Option<usize>) -> Option<usize> {
+        let mut retained = self.retained.lock().expect("not poisoned");
+        if retained.entries.is_empty() || keep == Some(retained.dropped + 1) {
+            return None;
+        }
+        let size = retained.entries.pop_front().flatten().map_or(0, |json| json.len());
+        retained.dropped += 1;
+        retained.bytes -= size;
+        Some(size)
+    }
+
+    /// Drops every entry for good; the bytes freed.
+    fn forget(&self) -> usize {
+        let mut retained = self.retained.lock().expect("not poisoned");
+        retained.forgotten = true;
+        retained.dropped += retained.entries.len();
+        retained.entries.clear();
+        std::mem::take(&mut retained.bytes)
+    }
+
+    fn finish(&self) {
+        self.progress.send_modify(|progress| progress.1 = true);
+    }
+
+    /// Events after event number `from` (event id `stream:n` is entry n-1), to the end. Events
+    /// dropped from the replay budget are skipped, with a warning naming the limit.
+    fn read(self: Arc<Self>, stream: u64, from: usize) -> impl Stream<Item = Event> + Send {
         let progress = self.progress.subscribe();
         futures::stream::unfold((self, progress, from), move |(log, mut progress, mut next)| async move {
             loop {
                 let (len, done) = *progress.borrow_and_update();
                 if next < len {
-                    let entry = log.entries.lock().expect("not poisoned")[next].clone();
+                    let (entry, skipped) = {
+                        let retained = log.retained.lock().expect("not poisoned");
+                        let skipped = retained.dropped.saturating_sub(next);
+                        next += skipped;
+                        (retained.entries.get(next - retained.dropped).cloned(), skipped)
+                    };
+                    if skipped > 0 {
+                        tracing::warn!(
+                            stream,
+                            skipped,
+                            "a resumed stream misses events dropped for HttpConfig::max_replay_bytes"
+                        );
+                    }
+                    let Some(entry) = entry else { continue };
                     next += 1;
                     match entry {
                         Some(json) => {
                             let event = Event { id: Some(format!("{stream}:{next}")), retry: None, data: json };
                             return Some((event, (log, progress, next)));
                         }
-                        None if stop_at_break => return None,
                         None => continue,
                     }
                 }
@@ -149,42 +282,89 @@ impl StreamLog {
 }
 
 /// An axum router serving `server` at `config.path`.
+///
+/// The router applies the body size limit and timeout, the session limits and the replay
+/// budget; [`serve`] adds the connection cap and the header read timeout.
 pub fn router(server: Server, config: HttpConfig) -> Router {
     let path = config.path.clone();
-    let shared = Arc::new(Shared { server, config, sessions: Mutex::new(HashMap::new()) });
+    let shared =
+        Arc::new(Shared { server, config, sessions: Mutex::new(HashMap::new()), sweeper: std::sync::Once::new() });
     Router::new().route(&path, axum::routing::any(endpoint)).with_state(shared)
 }
 
 /// Serves until the listener fails.
 pub async fn serve(listener: TcpListener, server: Server, config: HttpConfig) -> std::io::Result<()> {
-    axum::serve(listener, router(server, config)).await
+    serve_with_shutdown(listener, server, config, std::future::pending()).await
 }
 
-/// Serves until `shutdown` completes.
+/// Serves until `shutdown` completes, then lets the open connections finish.
+///
+/// At most [`HttpConfig::max_connections`] connections are served at once (further ones wait
+/// in the listen backlog), and each must send its request headers within
+/// [`HttpConfig::header_read_timeout`].
 pub async fn serve_with_shutdown(
     listener: TcpListener,
     server: Server,
     config: HttpConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(server, config)).with_graceful_shutdown(shutdown).await
+    use hyper_util::rt::{TokioIo, TokioTimer};
+
+    let slots = Arc::new(tokio::sync::Semaphore::new(config.max_connections.max(1)));
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    http1.timer(TokioTimer::new()).header_read_timeout(config.header_read_timeout);
+    let app = router(server, config);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let slot = tokio::select! {
+            slot = Arc::clone(&slots).acquire_owned() => slot.expect("the semaphore is never closed"),
+            () = &mut shutdown => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    // Out of descriptors, or a connection reset before it was accepted: retry.
+                    tracing::warn!(%error, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let connection = graceful.watch(http1.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            let _slot = slot;
+            if let Err(error) = connection.await {
+                tracing::trace!(%error, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
 }
 
 async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    shared.start_sweeper();
     let (parts, body) = request.into_parts();
     if let Some(refusal) = host_refusal(&shared.config.host_check, &parts.headers) {
         return refusal;
     }
     match parts.method {
-        Method::POST => post(shared, parts.headers, body).await,
+        Method::POST => post(shared, parts, body).await,
         Method::GET => get(shared, &parts.headers),
         Method::DELETE => delete(shared, &parts.headers),
         _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
     }
 }
 
-async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body) -> Response {
-    if let Some(accept) = header_str(&headers, header::ACCEPT.as_str())
+async fn post(shared: Arc<Shared>, parts: axum::http::request::Parts, body: Body) -> Response {
+    let headers = &parts.headers;
+    if let Some(accept) = header_str(headers, header::ACCEPT.as_str())
         && !["application/json", "text/event-stream", "*/*", "application/*", "text/*"]
             .iter()
             .any(|t| accept.contains(t))
@@ -192,8 +372,22 @@ async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body) -> Response {
         return error(StatusCode::NOT_ACCEPTABLE, None, "Accept must allow application/json and text/event-stream");
     }
     let limit = shared.config.max_body_bytes;
-    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
-        return error(StatusCode::PAYLOAD_TOO_LARGE, None, &format!("The request body exceeds {limit} bytes"));
+    let deadline = shared.config.body_read_timeout;
+    let bytes = match tokio::time::timeout(deadline, axum::body::to_bytes(body, limit)).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return error(StatusCode::PAYLOAD_TOO_LARGE, None, &format!("The request body exceeds {limit} bytes"));
+        }
+        Err(_) => {
+            let message = format!(
+                "The request body did not arrive within {} s (HttpConfig::body_read_timeout)",
+                deadline.as_secs_f64()
+            );
+            let mut response = error(StatusCode::REQUEST_TIMEOUT, None, &message);
+            // The rest of the body is never read: the connection cannot carry another request.
+            response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
+        }
     };
     let message: Value = match serde_json::from_slice(&bytes) {
         Ok(message) => message,
@@ -203,10 +397,20 @@ async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body) -> Response {
         }
     };
     let id = message.get("id").cloned().and_then(|id| serde_json::from_value(id).ok());
-    let version = header_str(&headers, "mcp-protocol-version");
+    if let Some(name) = repeated_mirror(headers) {
+        let error = ErrorObject::new(
+            mcp_types::error_codes::HEADER_MISMATCH,
+            format!("The {name} header appears more than once; send each mirrored header exactly once"),
+        );
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &Outgoing::error_as(id.as_ref(), &error, Disposition::BadRequest),
+        );
+    }
+    let version = header_str(headers, "mcp-protocol-version");
     let legacy_wire = version.is_none_or(|v| LEGACY_VERSIONS.contains(&v));
     let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
-    let session_id = header_str(&headers, SESSION_HEADER);
+    let session_id = header_str(headers, SESSION_HEADER);
 
     // Modern requests are stateless: a session id that comes with one is ignored.
     let (session, new_session, logs) = match (legacy_wire, session_id) {
@@ -223,10 +427,15 @@ async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body) -> Response {
         (true, None) if is_initialize => (Session::new(), true, None),
         _ => (Session::new(), false, None),
     };
+    if (new_session || logs.is_none())
+        && let Some(hook) = &shared.config.principal
+    {
+        session.set_principal(hook.principal(&parts));
+    }
     let mirrors = Mirrors {
         protocol_version: version.map(str::to_owned),
-        method: header_str(&headers, "mcp-method").map(str::to_owned),
-        name: header_str(&headers, "mcp-name").map(str::to_owned),
+        method: header_str(headers, "mcp-method").map(str::to_owned),
+        name: header_str(headers, "mcp-name").map(str::to_owned),
         params: headers
             .iter()
             .filter_map(|(name, value)| {
@@ -250,18 +459,49 @@ async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body) -> Response {
         };
         json_response(status, &first)
     } else if let Some(logs) = logs {
+        // The messages go to the session's replay log and, while the client reads, straight to
+        // this response: a live reader loses nothing to the replay budget, and a client that
+        // hung up can resume with `Last-Event-ID`.
         let (stream, log) = logs.lock().expect("not poisoned").open();
-        let pump = Arc::clone(&log);
+        let (live, events) = tokio::sync::mpsc::channel::<Event>(32);
+        let pump_session = Arc::clone(&session);
         tokio::spawn(async move {
-            pump.push(first.is_message().then_some(first.json));
-            while let Some(message) = reply.next().await {
-                pump.push(message.is_message().then_some(message.json));
+            let pump = async {
+                let mut live = Some(live);
+                let mut next = Some(first);
+                loop {
+                    let message = match next.take() {
+                        Some(message) => message,
+                        None => match reply.next().await {
+                            Some(message) => message,
+                            None => break,
+                        },
+                    };
+                    let entry = message.is_message().then_some(message.json);
+                    let position = logs.lock().expect("not poisoned").push(&log, entry.clone());
+                    let Some(data) = entry else {
+                        // A stream break ends this response; the client resumes from the log.
+                        live = None;
+                        continue;
+                    };
+                    if let Some(sender) = &live {
+                        let event = Event { id: Some(format!("{stream}:{position}")), retry: None, data };
+                        if sender.send(event).await.is_err() {
+                            live = None;
+                        }
+                    }
+                }
+            };
+            tokio::select! {
+                () = pump => {}
+                () = pump_session.closed() => {}
             }
-            pump.progress.send_modify(|progress| progress.1 = true);
+            log.finish();
         });
         let priming =
             Event { id: Some(format!("{stream}:0")), retry: Some(shared.config.sse_retry), data: String::new() };
-        sse_events(futures::stream::once(async { priming }).chain(log.read(stream, 0, true)))
+        let live = futures::stream::unfold(events, |mut events| async move { Some((events.recv().await?, events)) });
+        sse_events(futures::stream::once(async { priming }).chain(live))
     } else {
         sse(futures::stream::once(async { first }).chain(reply))
     };
@@ -272,6 +512,16 @@ async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body) -> Response {
         }
     }
     response
+}
+
+/// A mirrored header (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) that
+/// appears more than once: a gateway reading another copy than this server would route or
+/// authorize differently.
+fn repeated_mirror(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .keys()
+        .map(|name| name.as_str())
+        .find(|name| mcp_types::http_headers::is_mirrored_header(name) && headers.get_all(*name).iter().count() > 1)
 }
 
 /// The legacy standalone stream: session notifications outside any request.
@@ -293,9 +543,14 @@ fn get(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
         let (stream, position) = (stream.parse::<u64>().ok()?, position.parse::<usize>().ok()?);
         Some((stream, position, logs.lock().expect("not poisoned").find(stream)?))
     });
+    // Every stream of the session ends with it.
+    let closed = {
+        let session = Arc::clone(&session);
+        async move { session.closed().await }
+    };
     match resume {
-        Some((stream, position, log)) => sse_events(log.read(stream, position, false)),
-        None => sse(shared.server.session_notifications(session)),
+        Some((stream, position, log)) => sse_events(log.read(stream, position).take_until(closed)),
+        None => sse(shared.server.session_notifications(session).take_until(closed)),
     }
 }
 
@@ -303,8 +558,12 @@ fn delete(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
     let Some(session_id) = header_str(headers, SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
-    match shared.sessions.lock().expect("not poisoned").remove(session_id) {
-        Some(_) => StatusCode::OK.into_response(),
+    let removed = shared.sessions.lock().expect("not poisoned").remove(session_id);
+    match removed {
+        Some(entry) => {
+            entry.session.close();
+            StatusCode::OK.into_response()
+        }
         None => error(StatusCode::NOT_FOUND, None, "Session not found"),
     }
 }
@@ -314,7 +573,9 @@ impl Shared {
         let mut sessions = self.sessions.lock().expect("not poisoned");
         let entry = sessions.get_mut(id)?;
         if entry.last_used.elapsed() > self.config.session_idle {
-            sessions.remove(id);
+            if let Some(expired) = sessions.remove(id) {
+                expired.session.close();
+            }
             return None;
         }
         entry.last_used = Instant::now();
@@ -326,15 +587,43 @@ impl Shared {
         getrandom::fill(&mut bytes).expect("the operating system's random source is available");
         let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         let mut sessions = self.sessions.lock().expect("not poisoned");
-        let idle = self.config.session_idle;
-        sessions.retain(|_, entry| entry.last_used.elapsed() <= idle);
+        self.close_expired(&mut sessions);
         while sessions.len() >= self.config.max_sessions.max(1) {
             let oldest = sessions.iter().min_by_key(|(_, entry)| entry.last_used).map(|(id, _)| id.clone());
-            let Some(oldest) = oldest else { break };
-            sessions.remove(&oldest);
+            let Some(evicted) = oldest.and_then(|oldest| sessions.remove(&oldest)) else { break };
+            evicted.session.close();
         }
-        sessions.insert(id.clone(), Entry { session, logs: Default::default(), last_used: Instant::now() });
+        let logs = Arc::new(Mutex::new(Logs::new(self.config.max_replay_bytes)));
+        sessions.insert(id.clone(), Entry { session, logs, last_used: Instant::now() });
         id
+    }
+
+    fn close_expired(&self, sessions: &mut HashMap<String, Entry>) {
+        let idle = self.config.session_idle;
+        sessions.retain(|_, entry| {
+            let live = entry.last_used.elapsed() <= idle;
+            if !live {
+                entry.session.close();
+            }
+            live
+        });
+    }
+
+    /// Closes idle sessions even when no request comes to notice them.
+    fn start_sweeper(self: &Arc<Self>) {
+        self.sweeper.call_once(|| {
+            let shared = Arc::downgrade(self);
+            let every = (self.config.session_idle / 2).clamp(Duration::from_millis(50), Duration::from_secs(60));
+            tokio::spawn(async move {
+                let mut ticks = tokio::time::interval(every);
+                ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    ticks.tick().await;
+                    let Some(shared) = shared.upgrade() else { return };
+                    shared.close_expired(&mut shared.sessions.lock().expect("not poisoned"));
+                }
+            });
+        });
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -28,7 +28,7 @@ use crate::headers::{self, Mirrors};
 use crate::message::{Disposition, Outgoing, Reply};
 use crate::routes::{CompletionFn, PromptRoute, ResourceRoute, ResourceTemplateRoute, ToolRoute, error_result};
 use crate::session::Session;
-use crate::state::{self, Sealed, StateKey};
+use crate::state::{self, ReplayCache, Sealed, StateKey};
 use crate::{Era, Error};
 use mcp_types::http_headers::{HeaderParam, header_params};
 
@@ -69,6 +69,28 @@ pub struct Options {
     pub state_max_age: Duration,
     /// Put `_meta["io.modelcontextprotocol/serverInfo"]` on every modern result (a SHOULD of the spec).
     pub server_info_in_results: bool,
+    /// How long a legacy handler waits for the client's answer to `elicitation/create`,
+    /// `sampling/createMessage` or `roots/list` before the call fails naming this limit
+    /// (default 5 minutes: a person may be answering).
+    pub client_request_timeout: Duration,
+    /// Requests one session or connection may have in flight (stdio, an in-memory
+    /// [`Connection`](crate::Connection), a legacy HTTP session); more are refused with `-32603`
+    /// naming this limit until one finishes (default 64).
+    pub max_in_flight: usize,
+    /// Elements a 2025-03-26 JSON-RPC batch may hold; a longer batch is refused as a whole with
+    /// `-32600` naming this limit (default 100).
+    pub max_batch_len: usize,
+    /// After a connection's input closes, how long its requests in flight may still run before
+    /// they are stopped (default 30 s). Requests waiting on the client fail at once: no answer
+    /// can arrive any more.
+    pub drain_timeout: Duration,
+    /// Accept each `requestState` only once: a replayed state is refused (default off; turn it
+    /// on when the state carries authorization or business decisions).
+    pub state_single_use: bool,
+    /// With [`state_single_use`](Self::state_single_use): how many used states are remembered
+    /// until they expire (default 65,536). When it is full, the oldest is forgotten and every
+    /// state issued before it is refused as expired, so a replay is never accepted.
+    pub state_replay_cache: usize,
 }
 
 impl Default for Options {
@@ -80,6 +102,12 @@ impl Default for Options {
             health: true,
             state_max_age: Duration::from_secs(3600),
             server_info_in_results: true,
+            client_request_timeout: Duration::from_secs(300),
+            max_in_flight: 64,
+            max_batch_len: 100,
+            drain_timeout: Duration::from_secs(30),
+            state_single_use: false,
+            state_replay_cache: 65_536,
         }
     }
 }
@@ -195,6 +223,9 @@ impl ServerBuilder {
         if self.options.page_size == 0 {
             return Err(BuildError("page_size must be at least 1".into()));
         }
+        if self.options.max_in_flight == 0 {
+            return Err(BuildError("max_in_flight must be at least 1".into()));
+        }
         let mut capabilities = ServerCapabilities { logging: Some(Map::new()), ..Default::default() };
         if !tools.is_empty() {
             capabilities.tools = Some(ToolsCapability { list_changed: Some(true), ..Default::default() });
@@ -223,6 +254,7 @@ impl ServerBuilder {
                 prompts: self.prompts,
                 prompt_index,
                 completion: self.completion,
+                replay: Mutex::new(ReplayCache::new(self.options.state_replay_cache)),
                 options: self.options,
                 key: self.key.unwrap_or_else(StateKey::random),
                 changes,
@@ -251,6 +283,8 @@ struct ServerInner {
     completion: Option<CompletionFn>,
     options: Options,
     key: StateKey,
+    /// Used single-use states (with `Options::state_single_use`).
+    replay: Mutex<ReplayCache>,
     changes: broadcast::Sender<Change>,
 }
 
@@ -316,6 +350,10 @@ impl Server {
         &self.inner.info
     }
 
+    pub fn options(&self) -> &Options {
+        &self.inner.options
+    }
+
     /// Announces that the tool list changed to every listener that asked for it.
     pub fn notify_tools_list_changed(&self) {
         let _ = self.inner.changes.send(Change::Tools);
@@ -337,6 +375,13 @@ impl Server {
     /// Handles one encoded message. `mirrors` are the values a transport carried beside the body
     /// (HTTP headers); `None` for transports without any (stdio, in-memory).
     pub fn handle_bytes(&self, session: &Arc<Session>, bytes: &[u8], mirrors: Option<&Mirrors>) -> Option<Reply> {
+        // A batch is counted before it is decoded: an oversized one costs no more than its text.
+        if bytes.trim_ascii_start().starts_with(b"[")
+            && let Ok(elements) = serde_json::from_slice::<Vec<&serde_json::value::RawValue>>(bytes)
+            && elements.len() > self.inner.options.max_batch_len
+        {
+            return Some(self.oversized_batch(elements.len()));
+        }
         match serde_json::from_slice::<Value>(bytes) {
             Ok(message) => self.handle(session, message, mirrors),
             Err(error) => {
@@ -747,6 +792,10 @@ impl Server {
         meta: RequestMetaObject,
         call: Decoded,
     ) -> Reply {
+        let limit = self.inner.options.max_in_flight;
+        if session.in_flight() >= limit {
+            return Reply::ready(Outgoing::error(Some(&id), &busy(limit)));
+        }
         let (sink, mut rx) = mpsc::channel(32);
         let respond = sink.clone();
         let server = self.clone();
@@ -822,7 +871,8 @@ impl Server {
             ),
             _ => (None, None, None),
         };
-        let answers = match self.answers(era, binding.as_ref(), state, responses) {
+        let principal = session.principal().map(|principal| state::principal_digest(&principal));
+        let answers = match self.answers(era, binding.as_ref(), principal.as_deref(), state, responses) {
             Ok(answers) => answers,
             Err(error) => return Outgoing::error(Some(id), &error),
         };
@@ -861,6 +911,8 @@ impl Server {
                     binding: binding.as_ref().map(Binding::digest).unwrap_or_default(),
                     issued: state::now_secs(),
                     answers: ctx.used_answers(),
+                    principal,
+                    nonce: state::nonce(),
                 };
                 let mut result = InputRequiredResult::new();
                 result.result_type = ResultType::InputRequired;
@@ -887,6 +939,7 @@ impl Server {
         &self,
         era: Era,
         binding: Option<&Binding>,
+        principal: Option<&str>,
         state: Option<&str>,
         responses: Option<&InputResponses>,
     ) -> Result<BTreeMap<String, Value>, ErrorObject> {
@@ -895,11 +948,14 @@ impl Server {
             return Ok(answers);
         }
         if let (Some(state), Some(binding)) = (state, binding) {
-            let sealed = self
-                .inner
-                .key
-                .open(state, &binding.digest(), self.inner.options.state_max_age)
-                .map_err(|e| ErrorObject::invalid_params(format!("Invalid requestState: {e}")))?;
+            let options = &self.inner.options;
+            let invalid = |e: state::StateError| ErrorObject::invalid_params(format!("Invalid requestState: {e}"));
+            let sealed =
+                self.inner.key.open(state, &binding.digest(), principal, options.state_max_age).map_err(invalid)?;
+            if options.state_single_use {
+                let mut replay = self.inner.replay.lock().expect("not poisoned");
+                replay.first_use(&sealed, options.state_max_age, state::now_secs()).map_err(invalid)?;
+            }
             answers = sealed.answers;
         }
         for (key, response) in responses.into_iter().flatten() {
@@ -1196,6 +1252,14 @@ wire_results!(
     ListResourceTemplatesResult,
     ListPromptsResult,
 );
+
+/// The refusal of a request beyond [`Options::max_in_flight`].
+pub(crate) fn busy(limit: usize) -> ErrorObject {
+    ErrorObject::internal_error(format!(
+        "Server busy: {limit} requests are already in flight on this session (Options::max_in_flight); \
+         retry when one of them has finished"
+    ))
+}
 
 fn invalid(id: Option<&RequestId>, message: &str) -> Reply {
     Reply::ready(Outgoing::error_as(id, &ErrorObject::invalid_request(message), Disposition::BadRequest))

@@ -2,14 +2,19 @@
 //! `initialize` negotiated, the log level, resource subscriptions, and the server-to-client
 //! requests waiting for their answers. Modern requests carry everything in `_meta` and use a
 //! session only to be cancellable.
+//!
+//! A session owns the handlers running for it: [`Session::close`] stops them and fails the
+//! server-to-client requests they wait on, so nothing outlives the connection or session that
+//! started it.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use mcp_types::{ClientCapabilities, ErrorObject, Implementation, LoggingLevel, RequestId};
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use crate::Error;
@@ -24,6 +29,11 @@ pub struct Session {
     pending: Mutex<Pending>,
     next_id: AtomicI64,
     in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
+    principal: Mutex<Option<String>>,
+    /// No answer from the client can arrive any more (its input closed, or the session closed).
+    input_closed: AtomicBool,
+    closed: AtomicBool,
+    on_close: Notify,
 }
 
 #[derive(Default, Clone)]
@@ -39,6 +49,17 @@ pub(crate) struct Legacy {
 impl Session {
     pub fn new() -> Arc<Self> {
         Arc::new(Session::default())
+    }
+
+    /// Sets who is on the other end (an authenticated user or client id): a `requestState`
+    /// issued on this session is then refused on a session of any other principal. The HTTP
+    /// transport sets it from [`HttpConfig::principal`](crate::http::HttpConfig::principal).
+    pub fn set_principal(&self, principal: Option<String>) {
+        *self.principal.lock().expect("not poisoned") = principal;
+    }
+
+    pub fn principal(&self) -> Option<String> {
+        self.principal.lock().expect("not poisoned").clone()
     }
 
     /// The version `initialize` negotiated, if this is a legacy session.
@@ -62,24 +83,80 @@ impl Session {
         self.legacy.lock().expect("not poisoned").subscriptions.contains(uri)
     }
 
-    /// Sends a server-to-client request on `sink` and waits for the client's answer.
+    /// Sends a server-to-client request on `sink` and waits, at most `timeout`, for the
+    /// client's answer.
     pub(crate) async fn request(
         &self,
         sink: &mpsc::Sender<Outgoing>,
         method: &str,
         params: Value,
+        timeout: Duration,
     ) -> Result<Value, Error> {
         let id = RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().expect("not poisoned").insert(id.clone(), tx);
+        {
+            // Checked under the lock that `end_input` clears, so no waiter is left behind.
+            let mut pending = self.pending.lock().expect("not poisoned");
+            if self.input_closed.load(Ordering::SeqCst) {
+                return Err(Error::Failed(format!("the client closed the connection; {method} cannot be answered")));
+            }
+            pending.insert(id.clone(), tx);
+        }
         let _forget = RemovePending { session: self, id: &id };
         let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         sink.send(Outgoing::request(&message)).await.map_err(|_| Error::internal("the client went away"))?;
-        match rx.await {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(error)) => Err(Error::Failed(format!("the client answered {method} with an error: {error}"))),
-            Err(_) => Err(Error::internal("the session ended before the client answered")),
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(Ok(result))) => Ok(result),
+            Ok(Ok(Err(error))) => Err(Error::Failed(format!("the client answered {method} with an error: {error}"))),
+            Ok(Err(_)) => {
+                Err(Error::Failed(format!("the client closed the connection or session before it answered {method}")))
+            }
+            Err(_) => Err(Error::Failed(format!(
+                "the client did not answer {method} within {} s (Options::client_request_timeout)",
+                timeout.as_secs_f64()
+            ))),
         }
+    }
+
+    /// No answer from the client can arrive any more: the server-to-client requests waiting
+    /// fail at once, and new ones fail when they are made. Handlers keep running.
+    pub(crate) fn end_input(&self) {
+        let mut pending = self.pending.lock().expect("not poisoned");
+        self.input_closed.store(true, Ordering::SeqCst);
+        pending.clear();
+    }
+
+    /// Ends the session: its handlers are stopped, the server-to-client requests they wait on
+    /// fail, and its streams end. Idempotent.
+    pub fn close(&self) {
+        self.end_input();
+        self.closed.store(true, Ordering::SeqCst);
+        for (_, task) in self.in_flight.lock().expect("not poisoned").drain() {
+            task.abort();
+        }
+        self.on_close.notify_waiters();
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Completes when the session is closed.
+    pub async fn closed(&self) {
+        loop {
+            let notified = self.on_close.notified();
+            if self.is_closed() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Requests whose handlers are running on their own task.
+    pub(crate) fn in_flight(&self) -> usize {
+        let mut in_flight = self.in_flight.lock().expect("not poisoned");
+        in_flight.retain(|_, task| !task.is_finished());
+        in_flight.len()
     }
 
     /// Delivers a client's response to the request waiting for it; false if none is.
@@ -92,6 +169,10 @@ impl Session {
 
     pub(crate) fn track(&self, id: RequestId, task: AbortHandle) {
         let mut in_flight = self.in_flight.lock().expect("not poisoned");
+        if self.is_closed() {
+            task.abort();
+            return;
+        }
         in_flight.retain(|_, task| !task.is_finished());
         in_flight.insert(id, task);
     }

@@ -39,6 +39,18 @@ pub const ANNOTATION: &str = "x-mcp-header";
 /// The prefix of a mirrored argument's header name (`Mcp-Param-{Name}`).
 pub const PARAM_HEADER_PREFIX: &str = "Mcp-Param-";
 
+/// The request headers that mirror a part of the body (besides `Mcp-Param-*`). Each may appear
+/// at most once: a gateway that reads another copy than the server would route or authorize a
+/// different request than the one the server checked.
+pub const MIRRORED_HEADERS: &[&str] = &["MCP-Protocol-Version", "Mcp-Method", "Mcp-Name"];
+
+/// Whether `name` (any case) is a mirrored header: one of [`MIRRORED_HEADERS`] or an
+/// `Mcp-Param-{Name}`.
+pub fn is_mirrored_header(name: &str) -> bool {
+    MIRRORED_HEADERS.iter().any(|mirrored| mirrored.eq_ignore_ascii_case(name))
+        || name.get(..PARAM_HEADER_PREFIX.len()).is_some_and(|prefix| prefix.eq_ignore_ascii_case(PARAM_HEADER_PREFIX))
+}
+
 const BASE64_PREFIX: &str = "=?base64?";
 const BASE64_SUFFIX: &str = "?=";
 

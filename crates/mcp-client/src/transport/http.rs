@@ -36,6 +36,8 @@ pub(crate) struct HttpInner {
     default_retry: Duration,
     max_reconnects: u32,
     standalone: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The answers to server requests being delivered; stopped by `close` and on drop.
+    answering: Mutex<tokio::task::JoinSet<()>>,
 }
 
 impl Drop for HttpInner {
@@ -65,6 +67,7 @@ impl HttpTransport {
                 default_retry: Duration::from_secs(1),
                 max_reconnects: 16,
                 standalone: Mutex::new(None),
+                answering: Mutex::new(tokio::task::JoinSet::new()),
             }),
         }
     }
@@ -179,27 +182,33 @@ impl HttpTransport {
         if let Some(delivery) = as_reply_to(&body, &out.id) {
             return delivered(Ok(delivery));
         }
-        self.route(core, &body);
+        self.route(core, &body).await;
         match rx.try_recv() {
             Ok(delivery) => delivered(Ok(delivery)),
             Err(_) => Err(Error::protocol(format!("the HTTP response to {} is not its JSON-RPC response", out.method))),
         }
     }
 
-    /// Routes one message that arrived on a response stream.
-    fn route(&self, core: &Arc<Core>, text: &str) {
+    /// Routes one message that arrived on a response stream. A server request is answered
+    /// on its own task, at most `max_server_requests` at once: until one finishes, this waits,
+    /// and so the stream is not read further.
+    async fn route(&self, core: &Arc<Core>, text: &str) {
         let Some(request) = core.dispatch(text) else { return };
         if !self.is_legacy() {
             tracing::warn!(method = %request.method, "ignoring a JSON-RPC request from a 2026-07-28 server");
             return;
         }
-        let (this, core) = (self.clone(), core.clone());
-        tokio::spawn(async move {
-            let answer = core.answer(&request).await;
-            if let Err(e) = this.notify(&answer, &[]).await {
+        let slot = core.server_request_slot().await;
+        let transport = Arc::downgrade(&self.inner);
+        let answer = core.clone().answer_and_deliver(request, slot, |answer| async move {
+            let Some(inner) = transport.upgrade() else { return };
+            if let Err(e) = (HttpTransport { inner }).notify(&answer, &[]).await {
                 tracing::warn!(error = %e, "could not deliver the answer to a server request");
             }
         });
+        let mut answering = self.inner.answering.lock().unwrap();
+        while answering.try_join_next().is_some() {}
+        answering.spawn(answer);
     }
 
     async fn read_stream(
@@ -227,7 +236,7 @@ impl HttpTransport {
             };
             for event in events {
                 if event.event == "message" && !event.data.trim().is_empty() {
-                    self.route(core, &event.data);
+                    self.route(core, &event.data).await;
                 }
             }
             let Some(error) = ended else { continue };
@@ -311,7 +320,7 @@ impl HttpTransport {
                     let Some(inner) = weak.upgrade() else { return };
                     let this = HttpTransport { inner };
                     for event in events.iter().filter(|e| e.event == "message" && !e.data.trim().is_empty()) {
-                        this.route(&core, &event.data);
+                        this.route(&core, &event.data).await;
                     }
                 }
                 let delay = parser.retry.unwrap_or(Duration::from_secs(1));
@@ -329,6 +338,7 @@ impl HttpTransport {
         if let Some(task) = self.inner.standalone.lock().unwrap().take() {
             task.abort();
         }
+        self.inner.answering.lock().unwrap().abort_all();
         let Some(session) = self.session() else { return };
         let req = self.inner.client.delete(self.inner.url.clone()).headers(self.inner.headers.clone());
         let req = self.legacy_headers(req).header("Mcp-Session-Id", session);

@@ -79,6 +79,8 @@ impl LegacySseTransport {
         let inner = Arc::new(Inner { client, endpoint, headers, auth, alive: AtomicBool::new(true) });
         let (core, reader_inner) = (core.clone(), inner.clone());
         let reader = tokio::spawn(async move {
+            // The answers to server requests; stopped with the reader (on close and on drop).
+            let mut answering = tokio::task::JoinSet::new();
             loop {
                 let mut events = Vec::new();
                 match stream.next().await {
@@ -92,11 +94,13 @@ impl LegacySseTransport {
                 }
                 for event in events.into_iter().filter(|e| e.event == "message" && !e.data.trim().is_empty()) {
                     if let Some(request) = core.dispatch(&event.data) {
-                        let (core, inner) = (core.clone(), reader_inner.clone());
-                        tokio::spawn(async move {
-                            let answer = core.answer(&request).await;
+                        // While `max_server_requests` are being answered, the stream is not read.
+                        let slot = core.server_request_slot().await;
+                        let inner = reader_inner.clone();
+                        answering.spawn(core.clone().answer_and_deliver(request, slot, |answer| async move {
                             let _ = post(&inner, &answer).await;
-                        });
+                        }));
+                        while answering.try_join_next().is_some() {}
                     }
                 }
             }

@@ -9,9 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError, mpsc};
+use tokio::task::JoinSet;
 
 use super::{Outgoing, PendingGuard, cancelled_message, delivered};
 use crate::core::{Core, Reply};
@@ -19,8 +20,9 @@ use crate::error::Error;
 
 /// A line longer than this is treated as a broken server.
 const MAX_LINE: usize = 64 * 1024 * 1024;
-/// Captured stderr keeps this many most recent lines.
-const STDERR_LINES: usize = 1000;
+/// What a queued message costs beyond its bytes (its allocation and queue node), so that a
+/// flood of tiny messages is bounded too.
+const MESSAGE_OVERHEAD: usize = 64;
 
 /// What happens to the child's stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -44,6 +46,8 @@ pub struct StdioCommand {
     cwd: Option<PathBuf>,
     stderr: StderrMode,
     grace: Duration,
+    stderr_line_bytes: usize,
+    stderr_capture_bytes: usize,
 }
 
 impl StdioCommand {
@@ -55,6 +59,8 @@ impl StdioCommand {
             cwd: None,
             stderr: StderrMode::Inherit,
             grace: Duration::from_secs(2),
+            stderr_line_bytes: 16 * 1024,
+            stderr_capture_bytes: 256 * 1024,
         }
     }
 
@@ -83,6 +89,20 @@ impl StdioCommand {
         self
     }
 
+    /// With [`StderrMode::Capture`]: the longest stderr line kept (default 16 KiB); the rest of
+    /// a longer line is dropped and the kept part ends with a note saying how much.
+    pub fn stderr_line_bytes(mut self, bytes: usize) -> Self {
+        self.stderr_line_bytes = bytes;
+        self
+    }
+
+    /// With [`StderrMode::Capture`]: bytes of the most recent stderr lines kept for
+    /// [`Client::stderr_lines`](crate::Client::stderr_lines) (default 256 KiB).
+    pub fn stderr_capture_bytes(mut self, bytes: usize) -> Self {
+        self.stderr_capture_bytes = bytes;
+        self
+    }
+
     /// How long shutdown waits after closing stdin (and again after SIGTERM) before it
     /// escalates. Default 2 s.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
@@ -92,21 +112,89 @@ impl StdioCommand {
 }
 
 struct Running {
-    writer: mpsc::UnboundedSender<String>,
+    writer: Outbox,
     child: Arc<tokio::sync::Mutex<Child>>,
     alive: Arc<AtomicBool>,
+}
+
+/// The lines on their way to the child's stdin, within `ClientBuilder::max_outbox_bytes`: each
+/// holds permits for its bytes until it is written.
+#[derive(Clone)]
+struct Outbox {
+    lines: mpsc::UnboundedSender<(String, OwnedSemaphorePermit)>,
+    room: Arc<Semaphore>,
+    capacity: usize,
+}
+
+/// An [`Outbox`] that does not keep stdin open.
+#[derive(Clone)]
+struct WeakOutbox {
+    lines: mpsc::WeakUnboundedSender<(String, OwnedSemaphorePermit)>,
+    room: Arc<Semaphore>,
+    capacity: usize,
+}
+
+impl Outbox {
+    fn new(capacity: usize) -> (Self, mpsc::UnboundedReceiver<(String, OwnedSemaphorePermit)>) {
+        let capacity = capacity.clamp(1, u32::MAX as usize);
+        let (lines, queue) = mpsc::unbounded_channel();
+        (Outbox { lines, room: Arc::new(Semaphore::new(capacity)), capacity }, queue)
+    }
+
+    /// Permits for `line`; a line larger than the whole outbox waits for it to be empty.
+    fn cost(&self, line: &str) -> u32 {
+        (line.len() + MESSAGE_OVERHEAD).min(self.capacity) as u32
+    }
+
+    /// Queues `line` if there is room now.
+    fn try_send(&self, line: String) -> Result<(), Error> {
+        let permit = match Arc::clone(&self.room).try_acquire_many_owned(self.cost(&line)) {
+            Ok(permit) => permit,
+            Err(TryAcquireError::NoPermits) => {
+                return Err(Error::limit(
+                    "ClientBuilder::max_outbox_bytes",
+                    format!("the stdio server is not reading its stdin: {} bytes are queued for it", self.capacity),
+                ));
+            }
+            Err(TryAcquireError::Closed) => return Err(Error::Closed),
+        };
+        self.lines.send((line, permit)).map_err(|_| Error::Closed)
+    }
+
+    /// Queues `line` once there is room.
+    async fn send(&self, line: String) -> Result<(), Error> {
+        let permit = Arc::clone(&self.room).acquire_many_owned(self.cost(&line)).await.map_err(|_| Error::Closed)?;
+        self.lines.send((line, permit)).map_err(|_| Error::Closed)
+    }
+
+    fn downgrade(&self) -> WeakOutbox {
+        WeakOutbox { lines: self.lines.downgrade(), room: Arc::clone(&self.room), capacity: self.capacity }
+    }
+}
+
+impl WeakOutbox {
+    fn upgrade(&self) -> Option<Outbox> {
+        Some(Outbox { lines: self.lines.upgrade()?, room: Arc::clone(&self.room), capacity: self.capacity })
+    }
 }
 
 pub(crate) struct StdioTransport {
     command: StdioCommand,
     running: Mutex<Option<Running>>,
-    stderr_lines: Arc<Mutex<VecDeque<String>>>,
+    stderr_lines: Arc<Mutex<StderrLines>>,
+}
+
+/// The most recent stderr lines, and what they cost (their bytes plus [`MESSAGE_OVERHEAD`]
+/// each, so that a flood of empty lines is bounded too).
+#[derive(Default)]
+struct StderrLines {
+    lines: VecDeque<String>,
+    cost: usize,
 }
 
 impl StdioTransport {
     pub async fn spawn(command: StdioCommand, core: &Arc<Core>) -> Result<Self, Error> {
-        let transport =
-            StdioTransport { command, running: Mutex::new(None), stderr_lines: Arc::new(Mutex::new(VecDeque::new())) };
+        let transport = StdioTransport { command, running: Mutex::new(None), stderr_lines: Arc::default() };
         let running = transport.start(core)?;
         *transport.running.lock().unwrap() = Some(running);
         Ok(transport)
@@ -133,27 +221,22 @@ impl StdioTransport {
             return Err(Error::transport("the child process has no stdin/stdout pipes"));
         };
         if let Some(stderr) = child.stderr.take() {
-            let lines = self.stderr_lines.clone();
-            tokio::spawn(async move {
-                let mut reader = BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = reader.next_line().await {
-                    tracing::debug!(target: "mcp_client::stderr", "{line}");
-                    let mut lines = lines.lock().unwrap();
-                    if lines.len() == STDERR_LINES {
-                        lines.pop_front();
-                    }
-                    lines.push_back(line);
-                }
-            });
+            let capture = StderrCapture {
+                lines: self.stderr_lines.clone(),
+                line_bytes: c.stderr_line_bytes,
+                kept_bytes: c.stderr_capture_bytes,
+            };
+            tokio::spawn(capture.run(stderr));
         }
 
-        let (writer, mut outbox) = mpsc::unbounded_channel::<String>();
+        let (writer, mut outbox) = Outbox::new(core.limits.max_outbox_bytes);
         tokio::spawn(async move {
-            while let Some(mut line) = outbox.recv().await {
+            while let Some((mut line, room)) = outbox.recv().await {
                 line.push('\n');
                 if stdin.write_all(line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
                     break;
                 }
+                drop(room);
             }
             // Dropping stdin here closes the child's input: the polite shutdown signal.
         });
@@ -163,6 +246,8 @@ impl StdioTransport {
         tokio::spawn(async move {
             let mut reader = BufReader::new(stdout);
             let mut buf = Vec::new();
+            // The answers to server requests; dropped (so stopped) when the server is gone.
+            let mut answering = JoinSet::new();
             loop {
                 match read_line_capped(&mut reader, &mut buf).await {
                     Ok(true) => {}
@@ -177,13 +262,15 @@ impl StdioTransport {
                     continue;
                 }
                 if let Some(request) = core.dispatch(&line) {
-                    let (core, writer) = (core.clone(), weak_writer.clone());
-                    tokio::spawn(async move {
-                        let answer = core.answer(&request).await;
+                    // While `max_server_requests` are being answered, stdout is not read.
+                    let slot = core.server_request_slot().await;
+                    let writer = weak_writer.clone();
+                    answering.spawn(core.clone().answer_and_deliver(request, slot, |answer| async move {
                         if let Some(writer) = writer.upgrade() {
-                            let _ = writer.send(answer.to_string());
+                            let _ = writer.send(answer.to_string()).await;
                         }
-                    });
+                    }));
+                    while answering.try_join_next().is_some() {}
                 }
             }
             // Dead before anyone is told, so that a waiter seeing `Closed` also sees it dead.
@@ -193,7 +280,7 @@ impl StdioTransport {
         Ok(Running { writer, child: Arc::new(tokio::sync::Mutex::new(child)), alive })
     }
 
-    fn writer(&self) -> Result<mpsc::UnboundedSender<String>, Error> {
+    fn writer(&self) -> Result<Outbox, Error> {
         match &*self.running.lock().unwrap() {
             Some(running) if running.alive.load(Ordering::SeqCst) => Ok(running.writer.clone()),
             _ => Err(Error::Closed),
@@ -204,8 +291,9 @@ impl StdioTransport {
         self.writer().is_ok()
     }
 
+    /// Queues a notification; fails naming the limit when the outbox is full.
     pub fn send(&self, message: &Value) -> Result<(), Error> {
-        self.writer()?.send(message.to_string()).map_err(|_| Error::Closed)
+        self.writer()?.try_send(message.to_string())
     }
 
     pub async fn request(&self, core: &Arc<Core>, out: Outgoing) -> Result<Reply, Error> {
@@ -219,11 +307,13 @@ impl StdioTransport {
         let on_cancel: Option<Box<dyn FnOnce() + Send>> = out.cancel_on_drop.then(|| {
             let (writer, message) = (writer.clone(), cancelled_message(&out.id).to_string());
             Box::new(move || {
-                let _ = writer.send(message);
+                if let Err(error) = writer.try_send(message) {
+                    tracing::debug!(%error, "the cancellation could not be queued");
+                }
             }) as Box<dyn FnOnce() + Send>
         });
         let mut guard = PendingGuard::new(core, out.id, on_cancel);
-        writer.send(out.message.to_string()).map_err(|_| Error::Closed)?;
+        writer.send(out.message.to_string()).await?;
         let reply = delivered(rx.await);
         guard.disarm();
         reply
@@ -260,7 +350,64 @@ impl StdioTransport {
     }
 
     pub fn stderr_lines(&self) -> Vec<String> {
-        self.stderr_lines.lock().unwrap().iter().cloned().collect()
+        self.stderr_lines.lock().unwrap().lines.iter().cloned().collect()
+    }
+}
+
+/// Reads a child's stderr into bounded memory: each line cut at `line_bytes` (the rest is
+/// read and dropped), and only the most recent `kept_bytes` of lines kept.
+struct StderrCapture {
+    lines: Arc<Mutex<StderrLines>>,
+    line_bytes: usize,
+    kept_bytes: usize,
+}
+
+impl StderrCapture {
+    async fn run(self, stderr: impl AsyncRead + Unpin) {
+        let mut reader = BufReader::new(stderr);
+        let mut line = Vec::new();
+        let mut dropped = 0usize;
+        let mut chunk = vec![0u8; 8192];
+        loop {
+            let read = match reader.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(read) => read,
+            };
+            for piece in chunk[..read].split_inclusive(|&b| b == b'\n') {
+                let (text, ends) = match piece.strip_suffix(b"\n") {
+                    Some(text) => (text, true),
+                    None => (piece, false),
+                };
+                let room = self.line_bytes.saturating_sub(line.len());
+                line.extend_from_slice(&text[..text.len().min(room)]);
+                dropped += text.len().saturating_sub(room);
+                if ends {
+                    self.keep(std::mem::take(&mut line), std::mem::take(&mut dropped));
+                }
+            }
+        }
+        if !line.is_empty() || dropped > 0 {
+            self.keep(line, dropped);
+        }
+    }
+
+    fn keep(&self, line: Vec<u8>, dropped: usize) {
+        let mut line = String::from_utf8_lossy(&line).into_owned();
+        if dropped > 0 {
+            line.push_str(&format!(
+                " … [{dropped} more bytes of this line dropped: StdioCommand::stderr_line_bytes is {}]",
+                self.line_bytes
+            ));
+        }
+        tracing::debug!(target: "mcp_client::stderr", "{line}");
+        let mut kept = self.lines.lock().unwrap();
+        kept.cost += line.len() + MESSAGE_OVERHEAD;
+        kept.lines.push_back(line);
+        while kept.cost > self.kept_bytes
+            && let Some(oldest) = kept.lines.pop_front()
+        {
+            kept.cost -= oldest.len() + MESSAGE_OVERHEAD;
+        }
     }
 }
 
