@@ -282,7 +282,7 @@ impl Envelope<'_> {
 
 /// If `text` is the response to `id` (or an id-less error, which on HTTP answers the only
 /// request of the exchange), its reply; a malformed one is reported as such.
-#[cfg(feature = "http")]
+#[cfg(any(feature = "http", feature = "fuzzing"))]
 pub(crate) fn as_reply_to(text: &str, id: &RequestId) -> Option<Delivery> {
     let envelope = serde_json::from_str::<Envelope<'_>>(text).ok()?;
     if envelope.method.is_some() {

@@ -10,14 +10,14 @@ use std::time::Duration;
 const MAX_EVENT_BYTES: usize = 32 * 1024 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SseEvent {
+pub struct SseEvent {
     /// `message` when the server named none.
     pub event: String,
     pub data: String,
 }
 
 #[derive(Debug, Default)]
-pub(crate) struct SseParser {
+pub struct SseParser {
     line: Vec<u8>,
     after_cr: bool,
     data: String,

@@ -408,12 +408,16 @@ impl Server {
                 Err(_) => return Some(invalid(None, "`id` must be a string or an integer")),
             },
         };
+        // Without `method` the message answers one of the server's requests, so its id is in
+        // the server's numbering: an error about it carries no id, or the client would take it
+        // for the answer to its own request with that id.
+        let reply_id = if message.contains_key("method") { id.as_ref() } else { None };
         if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return Some(invalid(id.as_ref(), "`jsonrpc` must be \"2.0\""));
+            return Some(invalid(reply_id, "`jsonrpc` must be \"2.0\""));
         }
         let params = message.remove("params");
         if params.as_ref().is_some_and(|p| !p.is_object()) {
-            return Some(invalid(id.as_ref(), "`params` must be an object"));
+            return Some(invalid(reply_id, "`params` must be an object"));
         }
         let method = match message.remove("method") {
             None => None,
@@ -431,7 +435,7 @@ impl Server {
                     (Some(result), None) => Ok(result),
                     (None, Some(error)) => Err(serde_json::from_value(error)
                         .unwrap_or_else(|e| ErrorObject::internal_error(format!("unreadable error: {e}")))),
-                    _ => return Some(invalid(Some(&id), "a response needs exactly one of `result` and `error`")),
+                    _ => return Some(invalid(None, "a response needs exactly one of `result` and `error`")),
                 };
                 if !session.resolve(&id, outcome) {
                     tracing::debug!(%id, "response to no pending request ignored");

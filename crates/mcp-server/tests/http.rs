@@ -477,6 +477,42 @@ async fn dns_rebinding_protection_checks_host_and_origin() {
 }
 
 #[tokio::test]
+async fn request_state_is_bound_to_the_principal_the_hook_names() {
+    let mut config = HttpConfig::default();
+    config.principal = Some(mcp_server::http::PrincipalHook::new(|parts| {
+        parts.headers.get("x-user").and_then(|user| user.to_str().ok()).map(str::to_owned)
+    }));
+    let http = start_with(&server(), config).await;
+    let call = |id: u64, extra: Value| {
+        let mut params = json!({ "name": "ask_name", "_meta": meta_with(json!({ "elicitation": {} })) });
+        params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        request(id, "tools/call", params)
+    };
+    let as_user = |body: &Value, user: &str| {
+        let mut headers = modern_headers(body);
+        headers.insert("x-user", HeaderValue::from_str(user).unwrap());
+        headers
+    };
+    let first = call(1, json!({}));
+    let (_, response) = answer(http.post_json(as_user(&first, "alice"), &first).await).await;
+    let state = response["result"]["requestState"].as_str().expect("a requestState").to_owned();
+    let answers = json!({
+        "inputResponses": { "name": { "action": "accept", "content": { "name": "Ada" } } },
+        "requestState": state,
+    });
+
+    let retry = call(2, answers.clone());
+    let (_, response) = answer(http.post_json(as_user(&retry, "mallory"), &retry).await).await;
+    assert_error(&response, 2, -32602);
+    assert!(message(&response).contains("another principal"), "{response}");
+    let (_, response) = answer(http.post_json(modern_headers(&retry), &retry).await).await;
+    assert_error(&response, 2, -32602);
+
+    let (_, response) = answer(http.post_json(as_user(&retry, "alice"), &retry).await).await;
+    assert_eq!(text(&response), "Hello, Ada!", "{response}");
+}
+
+#[tokio::test]
 async fn bodies_over_the_limit_are_413() {
     let mut config = HttpConfig::default();
     config.max_body_bytes = 1024;

@@ -414,6 +414,25 @@ async fn tampered_or_replayed_request_state_is_refused() {
     assert!(message(&response).contains("different request"), "{response}");
 }
 
+#[tokio::test]
+async fn single_use_request_state_is_refused_when_replayed() {
+    let mut options = mcp_server::Options::default();
+    options.state_single_use = true;
+    let mut client = MemoryClient::start(&builder().options(options).build().unwrap());
+    let response = client.ask(elicit_call(1, "two_questions", json!({}))).await;
+    let state = response["result"]["requestState"].as_str().unwrap().to_owned();
+    let extra = json!({ "inputResponses": { "step1": accept("name", "Ada") }, "requestState": state });
+    let response = client.ask(elicit_call(2, "two_questions", extra.clone())).await;
+    assert_eq!(response["result"]["resultType"], "input_required", "{response}");
+
+    let response = client.ask(elicit_call(3, "two_questions", extra)).await;
+    assert_error(&response, 3, INVALID_PARAMS);
+    assert!(
+        message(&response).contains("already used") && message(&response).contains("state_single_use"),
+        "{response}"
+    );
+}
+
 // ------------------------------------------------------------------ modern: notifications
 
 #[tokio::test]
@@ -562,6 +581,28 @@ async fn malformed_messages_get_json_rpc_errors() {
     client.send(json!({ "jsonrpc": "2.0", "id": 999, "result": {} })).await;
     let response = client.ask(modern(11, "server/discover", json!({}))).await;
     assert_eq!(response["id"], 11);
+}
+
+/// Found by the `server_session` fuzz target. A message without `method` answers one of the
+/// server's own requests, so its id is in the server's numbering: an error about it must not
+/// carry that id, or the client takes it for the answer to its own request with the same id.
+#[tokio::test]
+async fn a_malformed_response_is_refused_without_its_id() {
+    let mut client = MemoryClient::start(&server());
+    for malformed in [
+        json!({ "jsonrpc": "1.0", "id": 1, "result": {} }),
+        json!({ "id": 1, "result": {} }),
+        json!({ "jsonrpc": "2.0", "id": 1, "result": {}, "error": { "code": 1, "message": "both" } }),
+        json!({ "jsonrpc": "2.0", "id": 1 }),
+        json!({ "jsonrpc": "2.0", "id": 1, "result": {}, "params": 7 }),
+    ] {
+        let response = client.recv_after(malformed.clone()).await;
+        assert_eq!(code(&response), INVALID_REQUEST, "{malformed}: {response}");
+        assert!(response.get("id").is_none_or(Value::is_null), "{malformed} was answered with its id: {response}");
+    }
+    // A malformed request still gets its id back.
+    client.send(json!({ "jsonrpc": "1.0", "id": 2, "method": "ping" })).await;
+    assert_error(&client.recv().await, 2, INVALID_REQUEST);
 }
 
 // ------------------------------------------------------------------ legacy era

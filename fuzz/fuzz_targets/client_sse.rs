@@ -1,0 +1,69 @@
+//! The client's SSE parser and its matching of responses to requests.
+//!
+//! Oracle: the parser yields the same events, last event id and retry delay however the bytes
+//! are split (the first input byte picks the chunk size); a message answers a request only when
+//! it carries that request's id (or, on HTTP, is an id-less error), and a waiting request gets
+//! at most one delivery, from a message with its id. The same bytes are also routed as stdio
+//! lines.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcp_client::fuzzing::{Router, SseParser, reply_to};
+use mcp_types::RequestId;
+use serde_json::Value;
+
+fn ids() -> [RequestId; 4] {
+    [RequestId::Integer(1), RequestId::Integer(2), RequestId::String("1".into()), RequestId::String("x".into())]
+}
+
+fn id_of(text: &str) -> Option<RequestId> {
+    let value: Value = serde_json::from_str(text).ok()?;
+    serde_json::from_value(value.get("id")?.clone()).ok()
+}
+
+/// Routes `messages` to requests waiting for [`ids`], checking every delivery.
+fn route<'a>(messages: impl Iterator<Item = &'a str>) {
+    let router = Router::default();
+    let mut waiting: Vec<_> = ids().into_iter().map(|id| (router.expect(id.clone()), id, false)).collect();
+    for text in messages {
+        for id in ids() {
+            match reply_to(text, &id) {
+                Some(Ok(Ok(result))) => {
+                    assert_eq!(id_of(text).as_ref(), Some(&id), "a result matched another request: {text}");
+                    assert!(serde_json::from_str::<Value>(&result).is_ok_and(|r| r.is_object()), "{text}");
+                }
+                Some(_) => {
+                    let answered = id_of(text);
+                    assert!(answered.is_none() || answered.as_ref() == Some(&id), "matched another request: {text}");
+                }
+                None => {}
+            }
+        }
+        let _ = router.dispatch(text);
+        for (pending, id, done) in waiting.iter_mut().filter(|(_, _, done)| !done) {
+            if pending.delivered().is_some() {
+                *done = true;
+                assert_eq!(id_of(text).as_ref(), Some(&*id), "delivered to another request: {text}");
+            }
+        }
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&split, body)) = data.split_first() else { return };
+    let mut whole = SseParser::default();
+    let mut events = Vec::new();
+    let whole_ok = whole.push(body, &mut events);
+    let mut chunked = SseParser::default();
+    let mut chunked_events = Vec::new();
+    let step = usize::from(split % 16) + 1;
+    let chunked_ok = body.chunks(step).try_for_each(|chunk| chunked.push(chunk, &mut chunked_events));
+    assert_eq!(whole_ok.is_ok(), chunked_ok.is_ok());
+    assert_eq!(events, chunked_events, "chunks of {step} bytes parse differently");
+    assert_eq!(whole.last_event_id, chunked.last_event_id);
+    assert_eq!(whole.retry, chunked.retry);
+
+    route(events.iter().filter(|e| e.event == "message").map(|e| e.data.as_str()));
+    let text = String::from_utf8_lossy(body);
+    route(text.lines());
+});

@@ -1,0 +1,90 @@
+//! Every top-level message type of every revision, decoded from the same bytes. Oracle: what
+//! decodes encodes, decodes again to an equal value (through text and through
+//! `serde_json::Value`), and encodes to the same text again.
+#![no_main]
+
+use std::fmt::Debug;
+
+use libfuzzer_sys::fuzz_target;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+fn round_trip<T: DeserializeOwned + Serialize + PartialEq + Debug>(name: &str, bytes: &[u8]) {
+    let Ok(first) = serde_json::from_slice::<T>(bytes) else { return };
+    let text = serde_json::to_string(&first).unwrap_or_else(|e| panic!("{name}: a decoded value does not encode: {e}"));
+    let second: T = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{name}: its own encoding does not decode: {e}\n{text}"));
+    assert_eq!(first, second, "{name}: decode, encode, decode changed the value\n{text}");
+    let again = serde_json::to_string(&second).expect("encodes");
+    assert_eq!(text, again, "{name}: encoding is not stable");
+    let value = serde_json::to_value(&first).expect("encodes to a Value");
+    let third: T = serde_json::from_value(value)
+        .unwrap_or_else(|e| panic!("{name}: its encoding does not decode from a Value: {e}\n{text}"));
+    assert_eq!(first, third, "{name}: decoding from a Value changed the value\n{text}");
+}
+
+macro_rules! all_types {
+    ($($revision:ident: [$($ty:ty),* $(,)?];)*) => {
+        fn decode_everywhere(bytes: &[u8]) {
+            $($(
+                round_trip::<$ty>(concat!(stringify!($revision), "::", stringify!($ty)), bytes);
+            )*)*
+        }
+    };
+}
+
+all_types! {
+    v2024_11_05: [
+        mcp_types::v2024_11_05::JsonRpcMessage, mcp_types::v2024_11_05::JsonRpcRequest,
+        mcp_types::v2024_11_05::JsonRpcNotification, mcp_types::v2024_11_05::JsonRpcResponse,
+        mcp_types::v2024_11_05::JsonRpcError, mcp_types::v2024_11_05::ClientRequest,
+        mcp_types::v2024_11_05::ClientNotification, mcp_types::v2024_11_05::ClientResult,
+        mcp_types::v2024_11_05::ServerRequest, mcp_types::v2024_11_05::ServerNotification,
+        mcp_types::v2024_11_05::ServerResult,
+    ];
+    v2025_03_26: [
+        mcp_types::v2025_03_26::JsonRpcMessage, mcp_types::v2025_03_26::JsonRpcRequest,
+        mcp_types::v2025_03_26::JsonRpcNotification, mcp_types::v2025_03_26::JsonRpcResponse,
+        mcp_types::v2025_03_26::JsonRpcError, mcp_types::v2025_03_26::JsonRpcBatchRequestItem,
+        mcp_types::v2025_03_26::JsonRpcBatchResponseItem, Vec<mcp_types::v2025_03_26::JsonRpcBatchRequestItem>,
+        Vec<mcp_types::v2025_03_26::JsonRpcBatchResponseItem>, mcp_types::v2025_03_26::ClientRequest,
+        mcp_types::v2025_03_26::ClientNotification, mcp_types::v2025_03_26::ClientResult,
+        mcp_types::v2025_03_26::ServerRequest, mcp_types::v2025_03_26::ServerNotification,
+        mcp_types::v2025_03_26::ServerResult,
+    ];
+    v2025_06_18: [
+        mcp_types::v2025_06_18::JsonRpcMessage, mcp_types::v2025_06_18::JsonRpcRequest,
+        mcp_types::v2025_06_18::JsonRpcNotification, mcp_types::v2025_06_18::JsonRpcResponse,
+        mcp_types::v2025_06_18::JsonRpcError, mcp_types::v2025_06_18::ClientRequest,
+        mcp_types::v2025_06_18::ClientNotification, mcp_types::v2025_06_18::ClientResult,
+        mcp_types::v2025_06_18::ServerRequest, mcp_types::v2025_06_18::ServerNotification,
+        mcp_types::v2025_06_18::ServerResult,
+    ];
+    v2025_11_25: [
+        mcp_types::v2025_11_25::JsonRpcMessage, mcp_types::v2025_11_25::JsonRpcRequest,
+        mcp_types::v2025_11_25::JsonRpcNotification, mcp_types::v2025_11_25::JsonRpcResponse,
+        mcp_types::v2025_11_25::JsonRpcResultResponse, mcp_types::v2025_11_25::JsonRpcErrorResponse,
+        mcp_types::v2025_11_25::ClientMessage, mcp_types::v2025_11_25::ServerMessage,
+        mcp_types::v2025_11_25::ClientRequest, mcp_types::v2025_11_25::ClientNotification,
+        mcp_types::v2025_11_25::ClientResult, mcp_types::v2025_11_25::ServerRequest,
+        mcp_types::v2025_11_25::ServerNotification, mcp_types::v2025_11_25::ServerResult,
+    ];
+    v2026_07_28: [
+        mcp_types::v2026_07_28::JsonRpcMessage, mcp_types::v2026_07_28::JsonRpcRequest,
+        mcp_types::v2026_07_28::JsonRpcNotification, mcp_types::v2026_07_28::JsonRpcResponse,
+        mcp_types::v2026_07_28::JsonRpcResultResponse, mcp_types::v2026_07_28::JsonRpcErrorResponse,
+        mcp_types::v2026_07_28::ClientMessage, mcp_types::v2026_07_28::ServerMessage,
+        mcp_types::v2026_07_28::ClientRequest, mcp_types::v2026_07_28::ClientNotification,
+        mcp_types::v2026_07_28::ServerNotification, mcp_types::v2026_07_28::ServerResult,
+    ];
+    draft: [
+        mcp_types::draft::JsonRpcMessage, mcp_types::draft::JsonRpcRequest,
+        mcp_types::draft::JsonRpcNotification, mcp_types::draft::JsonRpcResponse,
+        mcp_types::draft::JsonRpcResultResponse, mcp_types::draft::JsonRpcErrorResponse,
+        mcp_types::draft::ClientMessage, mcp_types::draft::ServerMessage,
+        mcp_types::draft::ClientRequest, mcp_types::draft::ClientNotification,
+        mcp_types::draft::ServerNotification, mcp_types::draft::ServerResult,
+    ];
+}
+
+fuzz_target!(|data: &[u8]| decode_everywhere(data));

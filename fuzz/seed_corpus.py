@@ -1,0 +1,147 @@
+"""Writes the seed corpora of the fuzz targets into fuzz/corpus/<target>/ (kept between runs).
+
+Seeds come from the official examples (schema/<rev>/examples, filled by `cargo xtask schema
+sync`), the fixture corpus (tests/fixtures) and the sessions and header cases written below.
+"""
+import hashlib
+import json
+import pathlib
+
+FUZZ = pathlib.Path(__file__).resolve().parent
+ROOT = FUZZ.parent
+MODERN, LEGACY = "2026-07-28", "2025-11-25"
+
+
+def compact(value):
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def write(target, seeds):
+    directory = FUZZ / "corpus" / target
+    directory.mkdir(parents=True, exist_ok=True)
+    for seed in seeds:
+        data = seed if isinstance(seed, bytes) else seed.encode()
+        (directory / hashlib.sha1(data).hexdigest()).write_bytes(data)
+    return len(seeds)
+
+
+def examples(revisions=None):
+    """(revision, folder, parsed JSON) of every official example and fixture."""
+    found = []
+    for base in [ROOT / "schema", ROOT / "tests" / "fixtures"]:
+        for path in sorted(base.glob("*/**/*.json")):
+            parts = path.relative_to(base).parts
+            revision, folder = parts[0], parts[-2]
+            if revisions and revision not in revisions:
+                continue
+            if path.name == "schema.json":
+                continue
+            try:
+                found.append((revision, folder, json.loads(path.read_text())))
+            except ValueError:
+                continue
+    return found
+
+
+def mirrors(message):
+    params = message.get("params") or {}
+    version = ((params.get("_meta") or {}).get("io.modelcontextprotocol/protocolVersion")) or MODERN
+    spec = {"v": version, "m": message.get("method", "")}
+    name = params.get("name") or params.get("uri")
+    if isinstance(name, str):
+        spec["n"] = name
+    return "#" + compact(spec)
+
+
+def request(id, method, params=None, meta=True):
+    params = dict(params or {})
+    if meta:
+        params["_meta"] = {"io.modelcontextprotocol/protocolVersion": MODERN,
+                           "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}, "roots": {}}}
+    return {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
+
+
+def server_sessions():
+    seeds = []
+    for _, folder, example in examples([MODERN, "draft"]):
+        if folder.endswith(("Request", "Notification")) and isinstance(example, dict) and "method" in example:
+            seeds.append(compact(example))
+            seeds.append(mirrors(example) + "\n" + compact(example))
+    caps = {"elicitation": {}, "sampling": {}, "roots": {}}
+    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": LEGACY, "capabilities": caps, "clientInfo": {"name": "fuzz", "version": "1"}}}
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    legacy = lambda id, method, params=None: request(id, method, params, meta=False)
+    answer = lambda id, result: {"jsonrpc": "2.0", "id": id, "result": result}
+    seeds.append("\n".join(compact(m) for m in [
+        initialize, initialized,
+        legacy(1, "tools/call", {"name": "ask"}),
+        answer(1, {"action": "accept", "content": {"name": "Ada"}}),
+        answer(2, {"roots": [{"uri": "file:///tmp"}]}),
+        legacy(2, "tools/call", {"name": "sample"}),
+        answer(3, {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}),
+        legacy(3, "logging/setLevel", {"level": "debug"}),
+        legacy(4, "tools/call", {"name": "progress", "_meta": {"progressToken": "p"}}),
+        legacy(5, "resources/subscribe", {"uri": "test://static"}),
+        legacy(6, "resources/read", {"uri": "test://items/7"}),
+        legacy(7, "prompts/get", {"name": "greeting", "arguments": {"name": "Ada"}}),
+        legacy(8, "completion/complete", {"ref": {"type": "ref/prompt", "name": "greeting"},
+                                          "argument": {"name": "name", "value": "a"}}),
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}},
+        legacy(9, "ping"),
+    ]))
+    batching = dict(initialize, params=dict(initialize["params"], protocolVersion="2025-03-26"))
+    seeds.append("\n".join([compact(batching), compact(initialized), compact([
+        legacy(1, "ping"), legacy(2, "tools/call", {"name": "echo", "arguments": {"text": "b"}}),
+        {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}])]))
+    regional = request(1, "tools/call", {"name": "regional", "arguments": {"region": "eu", "count": 3, "flag": True}})
+    spec = {"v": MODERN, "m": "tools/call", "n": "regional", "p": [["Region", "eu"], ["Count", "3"], ["Flag", "true"]]}
+    seeds.append("#" + compact(spec) + "\n" + compact(regional))
+    ask = request(2, "tools/call", {"name": "ask"})
+    retry = request(3, "tools/call", {"name": "ask", "inputResponses": {
+        "first": {"action": "accept", "content": {"name": "Ada"}}, "roots": {"roots": []}}})
+    seeds.append("\n".join([mirrors(ask), compact(ask), mirrors(retry), compact(retry)]))
+    listen = request(4, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+    seeds.append("\n".join([compact(listen), compact(request(5, "server/discover"))]))
+    return seeds
+
+
+def sse_streams():
+    seeds = []
+    for _, folder, example in examples([MODERN, LEGACY]):
+        if isinstance(example, dict) and example.get("jsonrpc") == "2.0":
+            text = compact(example)
+            seeds.append(b"\x03" + ("id: 7:1\ndata: " + text + "\n\n").encode())
+            seeds.append(b"\x00" + ("id: 0\r\nretry: 500\r\ndata:\r\n\r\nevent: message\r\ndata: " + text + "\r\n\r\n").encode())
+    seeds.append(b"\x05: keep-alive\n\nevent: endpoint\ndata: /messages?session=1\n\ndata: {\"jsonrpc\":\"2.0\",\ndata: \"id\":1,\"result\":{}}\r\r")
+    seeds.append(b"\x01" + b'{"jsonrpc":"2.0","id":"1","error":{"code":-32601,"message":"no"}}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+    return seeds
+
+
+def header_cases():
+    seeds = ["us-west1", "Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?=", " padded ", "a\tb", "=?base64?/w==?=",
+             "=?base64?not base64!?=", "Mcp-Param-Region", "mcp-name", ""]
+    schema = {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "count": {"type": "integer", "x-mcp-header": "Count"},
+        "flag": {"type": "boolean", "x-mcp-header": "Flag"},
+        "nested": {"type": "object", "properties": {"inner": {"type": "string", "x-mcp-header": "Inner"}}}}}
+    for arguments in [{"region": "eu-west", "count": 3, "flag": False},
+                      {"region": " édge ", "count": 4.0, "nested": {"inner": "=?base64?x?="}},
+                      {"region": None, "count": -1e3, "flag": True}]:
+        seeds.append(compact({"schema": schema, "arguments": arguments}))
+    seeds.append(compact({"schema": {"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}}))
+    for _, folder, example in examples([MODERN]):
+        if folder in ("Tool", "CallToolRequestParams"):
+            seeds.append(compact(example))
+    return seeds
+
+
+if __name__ == "__main__":
+    counts = {
+        "decode_messages": write("decode_messages", [compact(e) for _, _, e in examples()]),
+        "server_session": write("server_session", server_sessions()),
+        "client_sse": write("client_sse", sse_streams()),
+        "header_codec": write("header_codec", header_cases()),
+    }
+    print("seeds: " + ", ".join(f"{target} {count}" for target, count in counts.items()))
