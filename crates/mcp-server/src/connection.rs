@@ -4,7 +4,7 @@ use futures::StreamExt as _;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::{Server, Session};
+use crate::{Principal, Server, Session};
 
 /// Two ends of a message channel, as in lsp-server: whole JSON-RPC messages as text.
 pub struct Connection {
@@ -26,10 +26,17 @@ impl Connection {
 
 impl Server {
     /// Serves one connection (one session, either era) until the peer closes its sender. Requests
-    /// are served concurrently; on close, requests in flight finish and subscriptions end.
+    /// are served concurrently; on close, requests in flight finish and subscriptions end. The
+    /// connection's requests are anonymous ([`Principal::anonymous`]).
     pub async fn serve(&self, connection: Connection) {
+        self.serve_as(connection, Principal::anonymous()).await
+    }
+
+    /// Serves one connection whose requests all come from `principal` (the tasks they create are
+    /// bound to it).
+    pub async fn serve_as(&self, connection: Connection, principal: Principal) {
         let Connection { sender, mut receiver } = connection;
-        let session = Session::new();
+        let session = Session::with_principal(principal);
         let mut notifications = Box::pin(self.session_notifications(session.clone()));
         let mut requests = JoinSet::new();
         let mut subscriptions = JoinSet::new();

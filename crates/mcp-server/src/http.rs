@@ -5,6 +5,9 @@
 //! This layer only carries bytes and headers: it checks Host/Origin, the body size and the
 //! session, hands the body and the mirrored headers to [`Server::handle`], and turns the
 //! [`Reply`](crate::Reply) into a JSON body (when the response is all there is) or an SSE stream.
+//!
+//! The caller's identity comes from the request's extensions: a layer in front of the router
+//! (authentication middleware) inserts a [`Principal`]; without one, requests are anonymous.
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -23,7 +26,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::message::{Disposition, Outgoing, OutgoingKind};
-use crate::{LEGACY_VERSIONS, Mirrors, Server, Session};
+use crate::{LEGACY_VERSIONS, Mirrors, Principal, Server, Session};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -175,15 +178,17 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
     if let Some(refusal) = host_refusal(&shared.config.host_check, &parts.headers) {
         return refusal;
     }
+    // An auth layer in front of the router names the caller; without one, it is anonymous.
+    let principal = parts.extensions.get::<Principal>().cloned().unwrap_or_default();
     match parts.method {
-        Method::POST => post(shared, parts.headers, body).await,
+        Method::POST => post(shared, parts.headers, body, principal).await,
         Method::GET => get(shared, &parts.headers),
         Method::DELETE => delete(shared, &parts.headers),
         _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
     }
 }
 
-async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body) -> Response {
+async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body, principal: Principal) -> Response {
     if let Some(accept) = header_str(&headers, header::ACCEPT.as_str())
         && !["application/json", "text/event-stream", "*/*", "application/*", "text/*"]
             .iter()
@@ -220,8 +225,8 @@ async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body) -> Response {
                 );
             }
         },
-        (true, None) if is_initialize => (Session::new(), true, None),
-        _ => (Session::new(), false, None),
+        (true, None) if is_initialize => (Session::with_principal(principal), true, None),
+        _ => (Session::with_principal(principal), false, None),
     };
     let mirrors = Mirrors {
         protocol_version: version.map(str::to_owned),

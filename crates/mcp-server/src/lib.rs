@@ -36,12 +36,14 @@ mod headers;
 #[cfg(feature = "http")]
 pub mod http;
 mod message;
+mod principal;
 mod routes;
 mod server;
 mod session;
 mod state;
 #[cfg(feature = "stdio")]
 pub mod stdio;
+pub mod tasks;
 
 pub use connection::Connection;
 pub use context::Context;
@@ -49,13 +51,15 @@ pub use error::Error;
 pub use headers::Mirrors;
 pub use mcp_types::http_headers::{decode_value as decode_header_value, encode_value as encode_header_value};
 pub use message::{Disposition, Outgoing, OutgoingKind, Reply};
+pub use principal::Principal;
 pub use routes::{
-    IntoToolResult, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Structured, ToolRoute,
+    IntoToolResult, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Structured, TaskSupport, ToolRoute,
     error_result, text_result,
 };
 pub use server::{BuildError, CacheHints, LEGACY_VERSIONS, MODERN_VERSIONS, Options, Server, ServerBuilder};
 pub use session::Session;
 pub use state::StateKey;
+pub use tasks::{InMemoryTaskStore, TaskStore};
 
 /// The protocol era of a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

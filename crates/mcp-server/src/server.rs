@@ -9,7 +9,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use base64::Engine as _;
-use futures::Stream;
+use futures::{Stream, StreamExt as _};
 use mcp_types::{
     CacheScope, CallToolRequestParams, ClientCapabilities, CompleteRequestParams, CompleteRequestParamsRef,
     CompleteResult, DiscoverResult, ErrorObject, GetPromptRequestParams, Implementation, InputRequiredResult,
@@ -26,11 +26,16 @@ use crate::context::{Context, Inner as ContextInner};
 use crate::error::missing_capability;
 use crate::headers::{self, Mirrors};
 use crate::message::{Disposition, Outgoing, Reply};
-use crate::routes::{CompletionFn, PromptRoute, ResourceRoute, ResourceTemplateRoute, ToolRoute, error_result};
+use crate::routes::{
+    BoxFuture, CompletionFn, PromptRoute, ResourceRoute, ResourceTemplateRoute, TaskSupport, ToolRoute, error_result,
+};
 use crate::session::Session;
 use crate::state::{self, Sealed, StateKey};
+use crate::tasks::{InMemoryTaskStore, RawUpdateParams, TaskRequest, TaskStore};
 use crate::{Era, Error};
-use mcp_types::http_headers::{HeaderParam, header_params};
+use mcp_types::ext::tasks::{CreateTaskResult, GetTaskResult, TaskAck, TaskIdParams, TaskSubscription};
+use mcp_types::ext::{self, TASKS};
+use mcp_types::http_headers::{HeaderParam, header_params, name_member};
 
 const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -69,6 +74,10 @@ pub struct Options {
     pub state_max_age: Duration,
     /// Put `_meta["io.modelcontextprotocol/serverInfo"]` on every modern result (a SHOULD of the spec).
     pub server_info_in_results: bool,
+    /// How long a task is kept after its creation (`ttlMs`); `None`: until the store needs room.
+    pub task_ttl: Option<Duration>,
+    /// The polling interval suggested to clients (`pollIntervalMs`).
+    pub task_poll_interval: Duration,
 }
 
 impl Default for Options {
@@ -80,6 +89,8 @@ impl Default for Options {
             health: true,
             state_max_age: Duration::from_secs(3600),
             server_info_in_results: true,
+            task_ttl: Some(Duration::from_secs(3600)),
+            task_poll_interval: Duration::from_secs(1),
         }
     }
 }
@@ -107,6 +118,7 @@ pub struct ServerBuilder {
     completion: Option<CompletionFn>,
     options: Options,
     key: Option<StateKey>,
+    task_store: Option<Arc<dyn TaskStore>>,
 }
 
 impl ServerBuilder {
@@ -153,6 +165,12 @@ impl ServerBuilder {
     /// The key that seals `requestState` (default: random per process; share one across replicas).
     pub fn state_key(mut self, key: StateKey) -> Self {
         self.key = Some(key);
+        self
+    }
+
+    /// Where tasks live (default: an [`InMemoryTaskStore`]; share one store across replicas).
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.task_store = Some(store);
         self
     }
 
@@ -209,6 +227,10 @@ impl ServerBuilder {
         if self.completion.is_some() {
             capabilities.completions = Some(Map::new());
         }
+        let has_tasks = tools.iter().any(|entry| entry.route.task_support != TaskSupport::Forbidden);
+        if has_tasks {
+            capabilities.extensions.get_or_insert_with(Default::default).insert(TASKS.to_owned(), Map::new());
+        }
         let (changes, _) = broadcast::channel(64);
         Ok(Server {
             inner: Arc::new(ServerInner {
@@ -226,6 +248,8 @@ impl ServerBuilder {
                 options: self.options,
                 key: self.key.unwrap_or_else(StateKey::random),
                 changes,
+                has_tasks,
+                task_store: self.task_store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::new())),
             }),
         })
     }
@@ -252,6 +276,8 @@ struct ServerInner {
     options: Options,
     key: StateKey,
     changes: broadcast::Sender<Change>,
+    has_tasks: bool,
+    task_store: Arc<dyn TaskStore>,
 }
 
 /// A change announced to `subscriptions/listen` streams and legacy sessions.
@@ -283,6 +309,7 @@ enum Decoded {
     GetPrompt(GetPromptRequestParams),
     Complete(CompleteRequestParams),
     Listen(SubscriptionsListenRequestParams),
+    Task(TaskRequest, RequestMetaObject),
 }
 
 /// An MCP server: cheap to clone, shared by every connection and transport.
@@ -304,6 +331,7 @@ impl Server {
             completion: None,
             options: Options::default(),
             key: None,
+            task_store: None,
         }
     }
 
@@ -492,16 +520,9 @@ impl Server {
         if meta.and_then(|m| m.get(CLIENT_CAPABILITIES)).is_none() {
             return Err(missing_meta(meta, CLIENT_CAPABILITIES));
         }
-        if let Some(mirrors) = mirrors {
-            let target = match method {
-                "tools/call" | "prompts/get" => Some("name"),
-                "resources/read" => Some("uri"),
-                _ => None,
-            };
-            if let Some(member) = target {
-                let body = params.as_ref().and_then(|p| p.get(member)).and_then(Value::as_str);
-                headers::check_name(mirrors, body).map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
-            }
+        if let (Some(mirrors), Some(member)) = (mirrors, name_member(method)) {
+            let body = params.as_ref().and_then(|p| p.get(member)).and_then(Value::as_str);
+            headers::check_name(mirrors, body).map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
         }
         let call = self.decode(method, params.unwrap_or_default())?;
         let meta = call_meta(&call);
@@ -548,6 +569,19 @@ impl Server {
             "prompts/get" if self.has_prompts() => Decoded::GetPrompt(typed(method, params)?),
             "completion/complete" if self.inner.completion.is_some() => Decoded::Complete(typed(method, params)?),
             "subscriptions/listen" => Decoded::Listen(typed(method, params)?),
+            "tasks/get" | "tasks/cancel" if self.inner.has_tasks => {
+                let params: TaskIdParams = typed(method, params)?;
+                let meta = params.meta.unwrap_or_default();
+                match method {
+                    "tasks/get" => Decoded::Task(TaskRequest::Get(params.task_id), meta),
+                    _ => Decoded::Task(TaskRequest::Cancel(params.task_id), meta),
+                }
+            }
+            "tasks/update" if self.inner.has_tasks => {
+                let params: RawUpdateParams = typed(method, params)?;
+                let request = TaskRequest::Update(params.task_id, params.input_responses);
+                Decoded::Task(request, params.meta.unwrap_or_default())
+            }
             _ => return Err(unknown()),
         })
     }
@@ -605,7 +639,8 @@ impl Server {
                 });
                 return reply(json!({}));
             }
-            "server/discover" | "subscriptions/listen" => {
+            // The tasks extension does not exist before 2026-07-28.
+            "server/discover" | "subscriptions/listen" | "tasks/get" | "tasks/update" | "tasks/cancel" => {
                 return Reply::ready(Outgoing::error(Some(&id), &ErrorObject::method_not_found(method)));
             }
             _ => {}
@@ -624,7 +659,7 @@ impl Server {
         }
         params.insert("_meta".into(), Value::Object(meta));
         let call = match self.decode(method, Value::Object(params)) {
-            Ok(Decoded::Discover | Decoded::Listen(_)) => unreachable!("answered above"),
+            Ok(Decoded::Discover | Decoded::Listen(_) | Decoded::Task(..)) => unreachable!("answered above"),
             Ok(call) => call,
             Err(Rejection(error, _)) => return Reply::ready(Outgoing::error(Some(&id), &error)),
         };
@@ -655,9 +690,12 @@ impl Server {
             legacy.client_capabilities = capabilities;
             legacy.client_info = client_info;
         });
+        // Extensions such as tasks belong to 2026-07-28 and later.
+        let mut capabilities = self.inner.capabilities.clone();
+        capabilities.extensions = None;
         let mut result = json!({
             "protocolVersion": version,
-            "capabilities": self.inner.capabilities,
+            "capabilities": capabilities,
             "serverInfo": self.inner.info,
         });
         if let Some(instructions) = &self.inner.instructions {
@@ -731,6 +769,18 @@ impl Server {
                 }))
             }
             Decoded::Listen(params) => self.listen(session, id, params),
+            Decoded::Task(request, meta) => {
+                if !ext::declares(&meta.client_capabilities, TASKS) {
+                    let error = missing_capability(&ext::client_capabilities(TASKS));
+                    return Reply::ready(Outgoing::error_as(Some(&id), &error, Disposition::BadRequest));
+                }
+                let server = self.clone();
+                let principal = session.principal().clone();
+                let request_id = id.clone();
+                let (respond, rx) = mpsc::channel(1);
+                let running = async move { server.task_request(&principal, &request_id, request).await };
+                self.drive(session, id, respond, rx, Box::pin(running))
+            }
             call => self.spawn(session, id, era, version, meta, call),
         }
     }
@@ -747,13 +797,25 @@ impl Server {
         meta: RequestMetaObject,
         call: Decoded,
     ) -> Reply {
-        let (sink, mut rx) = mpsc::channel(32);
+        let (sink, rx) = mpsc::channel(32);
         let respond = sink.clone();
         let server = self.clone();
         let run_session = Arc::clone(session);
         let run_id = id.clone();
-        let mut running =
-            Box::pin(async move { server.run(&run_session, &run_id, era, version, meta, call, sink).await });
+        let running = Box::pin(async move { server.run(&run_session, &run_id, era, version, meta, call, sink).await });
+        self.drive(session, id, respond, rx, running)
+    }
+
+    /// Polls `running` once here; if it waits, the rest runs on its own task (cancelled when the
+    /// reply is dropped) and its response comes through `respond`.
+    fn drive(
+        &self,
+        session: &Arc<Session>,
+        id: RequestId,
+        respond: mpsc::Sender<Outgoing>,
+        mut rx: mpsc::Receiver<Outgoing>,
+        mut running: BoxFuture<Outgoing>,
+    ) -> Reply {
         let mut waker = std::task::Context::from_waker(std::task::Waker::noop());
         // A panicking handler ends its reply without a response, as it does on a task.
         let first = std::panic::catch_unwind(AssertUnwindSafe(|| running.as_mut().poll(&mut waker)));
@@ -826,6 +888,14 @@ impl Server {
             Ok(answers) => answers,
             Err(error) => return Outgoing::error(Some(id), &error),
         };
+        let may_become_task = match &call {
+            Decoded::CallTool(params) => {
+                era == Era::Modern
+                    && ext::declares(&meta.client_capabilities, TASKS)
+                    && self.tool(&params.name).is_some_and(|t| t.route.task_support != TaskSupport::Forbidden)
+            }
+            _ => false,
+        };
         let ctx = Context::new(ContextInner {
             server: self.clone(),
             era,
@@ -838,9 +908,23 @@ impl Server {
             session: (era == Era::Legacy).then(|| Arc::clone(session)),
             answers,
             used: Default::default(),
+            principal: session.principal().clone(),
+            may_become_task,
+            task: Default::default(),
         });
         let is_tool = matches!(call, Decoded::CallTool(_));
         let outcome: Result<Outgoing, Error> = match call {
+            Decoded::CallTool(params) if may_become_task => {
+                // Served inline until the handler first waits; then the call becomes a task.
+                let server = self.clone();
+                let handler_ctx = ctx.clone();
+                let mut handler: BoxFuture<Result<mcp_types::CallToolResult, Error>> =
+                    Box::pin(async move { server.call_tool(handler_ctx, params).await });
+                match futures::poll!(handler.as_mut()) {
+                    Poll::Ready(outcome) => outcome.map(|r| self.respond(id, era, r)),
+                    Poll::Pending => return self.start_task(&ctx, id, handler).await,
+                }
+            }
             Decoded::CallTool(params) => self.call_tool(ctx.clone(), params).await.map(|r| self.respond(id, era, r)),
             Decoded::Read(params) => self.read(ctx.clone(), params.uri).await.map(|contents| {
                 let cache = self.inner.options.read_cache;
@@ -917,6 +1001,15 @@ impl Server {
         {
             return Err(Error::MissingCapability(Box::new(missing)));
         }
+        if entry.route.task_support == TaskSupport::Required && !ext::declares(ctx.client_capabilities(), TASKS) {
+            return Err(match ctx.era() {
+                Era::Modern => Error::MissingCapability(Box::new(ext::client_capabilities(TASKS))),
+                Era::Legacy => Error::invalid_params(format!(
+                    "Tool {} runs only as a task, which needs the tasks extension of protocol 2026-07-28",
+                    params.name
+                )),
+            });
+        }
         let arguments = params.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
         let problems: Vec<String> =
             entry.validator.iter_errors(&arguments).map(|e| format!("{}: {e}", e.instance_path())).take(5).collect();
@@ -983,7 +1076,8 @@ impl Server {
         Ok(completion)
     }
 
-    /// `subscriptions/listen`: acknowledge what will be honoured, then forward matching changes.
+    /// `subscriptions/listen`: acknowledge what will be honoured, then forward matching changes
+    /// (and, with the tasks extension, the states of the caller's tasks it named).
     fn listen(&self, session: &Arc<Session>, id: RequestId, params: SubscriptionsListenRequestParams) -> Reply {
         let wanted = params.notifications;
         let mut honoured = mcp_types::SubscriptionFilter::default();
@@ -999,12 +1093,41 @@ impl Server {
             }
             honoured.resource_subscriptions = wanted.resource_subscriptions.clone();
         }
+        let task_ids = match TaskSubscription::of(&wanted) {
+            Ok(subscription) if self.inner.has_tasks => subscription.task_ids,
+            Ok(_) => None,
+            Err(error) => {
+                let error = ErrorObject::invalid_params(format!(
+                    "Invalid params for subscriptions/listen: notifications.taskIds: {error}"
+                ));
+                return Reply::ready(Outgoing::error(Some(&id), &error));
+            }
+        };
+        if task_ids.is_some() && !ext::declares(&params.meta.client_capabilities, TASKS) {
+            let error = missing_capability(&ext::client_capabilities(TASKS));
+            return Reply::ready(Outgoing::error_as(Some(&id), &error, Disposition::BadRequest));
+        }
         let (sink, rx) = mpsc::channel(32);
         let mut changes = self.inner.changes.subscribe();
+        let store = Arc::clone(&self.inner.task_store);
+        let principal = session.principal().clone();
         let task_id = id.clone();
         let task = tokio::spawn(async move {
             let id = task_id;
             let meta = json!({ SUBSCRIPTION_ID: id });
+            // Only the caller's own tasks; others are left out as if unknown.
+            let mut task_states = futures::stream::SelectAll::new();
+            if let Some(task_ids) = task_ids {
+                let mut agreed = Vec::new();
+                for task_id in task_ids {
+                    let owned = matches!(store.get(&task_id).await, Ok(Some(task)) if task.owner == principal);
+                    if let (true, Ok(states)) = (owned, store.watch(&task_id).await) {
+                        task_states.push(states);
+                        agreed.push(task_id);
+                    }
+                }
+                honoured.extra.insert("taskIds".to_owned(), json!(agreed));
+            }
             let ack = json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/subscriptions/acknowledged",
@@ -1014,23 +1137,34 @@ impl Server {
                 return;
             }
             loop {
-                let change = match changes.recv().await {
-                    Ok(change) => change,
-                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(broadcast::error::RecvError::Closed) => return,
-                };
-                let params = match &change {
-                    Change::Tools if honoured.tools_list_changed == Some(true) => json!({ "_meta": meta }),
-                    Change::Prompts if honoured.prompts_list_changed == Some(true) => json!({ "_meta": meta }),
-                    Change::Resources if honoured.resources_list_changed == Some(true) => json!({ "_meta": meta }),
-                    Change::ResourceUpdated(uri)
-                        if honoured.resource_subscriptions.iter().flatten().any(|s| uri.starts_with(s.as_str())) =>
-                    {
-                        json!({ "uri": uri, "_meta": meta })
+                let message = tokio::select! {
+                    change = changes.recv() => {
+                        let change = match change {
+                            Ok(change) => change,
+                            Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                            Err(broadcast::error::RecvError::Closed) => return,
+                        };
+                        let params = match &change {
+                            Change::Tools if honoured.tools_list_changed == Some(true) => json!({ "_meta": meta }),
+                            Change::Prompts if honoured.prompts_list_changed == Some(true) => json!({ "_meta": meta }),
+                            Change::Resources if honoured.resources_list_changed == Some(true) => {
+                                json!({ "_meta": meta })
+                            }
+                            Change::ResourceUpdated(uri)
+                                if honoured.resource_subscriptions.iter().flatten().any(|s| uri.starts_with(s.as_str())) =>
+                            {
+                                json!({ "uri": uri, "_meta": meta })
+                            }
+                            _ => continue,
+                        };
+                        json!({ "jsonrpc": "2.0", "method": change_method(&change), "params": params })
                     }
-                    _ => continue,
+                    Some(task) = task_states.next(), if !task_states.is_empty() => {
+                        let mut params = to_value(&task.detailed());
+                        params["_meta"] = meta.clone();
+                        json!({ "jsonrpc": "2.0", "method": "notifications/tasks", "params": params })
+                    }
                 };
-                let message = json!({ "jsonrpc": "2.0", "method": change_method(&change), "params": params });
                 if sink.send(Outgoing::notification(&message)).await.is_err() {
                     return;
                 }
@@ -1068,7 +1202,7 @@ impl Server {
     /// The response carrying a typed result. On the modern wire the result is encoded directly,
     /// with the server's identity put in its `_meta` (the typed results always carry
     /// `resultType`); the legacy wire goes through [`Server::finish`] to drop the members it lacks.
-    fn respond<T: WireResult>(&self, id: &RequestId, era: Era, mut result: T) -> Outgoing {
+    pub(crate) fn respond<T: WireResult>(&self, id: &RequestId, era: Era, mut result: T) -> Outgoing {
         match era {
             Era::Modern => {
                 if self.inner.options.server_info_in_results {
@@ -1134,6 +1268,14 @@ impl Server {
         Ok((items[start..end].iter().map(item).collect(), next))
     }
 
+    pub(crate) fn options(&self) -> &Options {
+        &self.inner.options
+    }
+
+    pub(crate) fn task_store(&self) -> &Arc<dyn TaskStore> {
+        &self.inner.task_store
+    }
+
     fn tool(&self, name: &str) -> Option<&ToolEntry> {
         self.inner.tool_index.get(name).map(|&index| &self.inner.tools[index])
     }
@@ -1170,7 +1312,7 @@ impl Binding {
 }
 
 /// A typed result of the modern schema: it always has `resultType`, and `_meta` for `serverInfo`.
-trait WireResult: serde::Serialize {
+pub(crate) trait WireResult: serde::Serialize {
     fn meta(&mut self) -> &mut Option<mcp_types::ResultMetaObject>;
 }
 
@@ -1195,6 +1337,9 @@ wire_results!(
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListPromptsResult,
+    CreateTaskResult,
+    GetTaskResult,
+    TaskAck,
 );
 
 fn invalid(id: Option<&RequestId>, message: &str) -> Reply {
@@ -1216,6 +1361,7 @@ fn call_meta(call: &Decoded) -> RequestMetaObject {
         Decoded::GetPrompt(p) => p.meta.clone(),
         Decoded::Complete(p) => p.meta.clone(),
         Decoded::Listen(p) => p.meta.clone(),
+        Decoded::Task(_, meta) => meta.clone(),
         // Served without handlers, so nothing reads their `_meta`.
         Decoded::Discover
         | Decoded::Health

@@ -12,14 +12,15 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
-use crate::Error;
 use crate::message::Outgoing;
+use crate::{Error, Principal};
 
 type Pending = HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>;
 
 /// One connection's state. Cheap to create; transports make one per connection or session.
 #[derive(Default)]
 pub struct Session {
+    principal: Principal,
     legacy: Mutex<Legacy>,
     pending: Mutex<Pending>,
     next_id: AtomicI64,
@@ -37,8 +38,18 @@ pub(crate) struct Legacy {
 }
 
 impl Session {
+    /// A session of the anonymous principal.
     pub fn new() -> Arc<Self> {
         Arc::new(Session::default())
+    }
+
+    /// A session of `principal`: the party its requests come from (see [`Principal`]).
+    pub fn with_principal(principal: Principal) -> Arc<Self> {
+        Arc::new(Session { principal, ..Session::default() })
+    }
+
+    pub fn principal(&self) -> &Principal {
+        &self.principal
     }
 
     /// The version `initialize` negotiated, if this is a legacy session.
