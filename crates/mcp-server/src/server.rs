@@ -1001,7 +1001,9 @@ impl Server {
         {
             return Err(Error::MissingCapability(Box::new(missing)));
         }
-        if entry.route.task_support == TaskSupport::Required && !ext::declares(ctx.client_capabilities(), TASKS) {
+        // The extension does not exist before 2026-07-28, whatever a legacy client declared.
+        let accepts_tasks = ctx.era() == Era::Modern && ext::declares(ctx.client_capabilities(), TASKS);
+        if entry.route.task_support == TaskSupport::Required && !accepts_tasks {
             return Err(match ctx.era() {
                 Era::Modern => Error::MissingCapability(Box::new(ext::client_capabilities(TASKS))),
                 Era::Legacy => Error::invalid_params(format!(
