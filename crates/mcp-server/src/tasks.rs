@@ -210,22 +210,31 @@ impl InMemoryTaskStore {
         tasks.get(id)
     }
 
+    /// Drops expired tasks and, if the store is still full, the least recently updated tenth of
+    /// the finished ones (in one pass, so that a full store does not scan on every creation).
     fn make_room(&self, tasks: &mut HashMap<String, watch::Sender<TaskRecord>>) -> Result<(), StoreError> {
         if tasks.len() < self.capacity {
             return Ok(());
         }
         let now = now_ms();
         tasks.retain(|_, task| !task.borrow().is_expired(now));
-        while tasks.len() >= self.capacity {
-            let oldest_finished = tasks
-                .iter()
-                .filter(|(_, task)| task.borrow().status.is_terminal())
-                .min_by_key(|(_, task)| task.borrow().updated_at_ms)
-                .map(|(id, _)| id.clone());
-            match oldest_finished {
-                Some(id) => tasks.remove(&id),
-                None => return Err(StoreError(format!("the task store is full ({} running tasks)", tasks.len()))),
-            };
+        if tasks.len() < self.capacity {
+            return Ok(());
+        }
+        let mut finished: Vec<(u64, String)> = tasks
+            .iter()
+            .filter_map(|(id, task)| {
+                let task = task.borrow();
+                task.status.is_terminal().then(|| (task.updated_at_ms, id.clone()))
+            })
+            .collect();
+        if finished.is_empty() {
+            return Err(StoreError(format!("the task store is full ({} running tasks)", tasks.len())));
+        }
+        let evict = (tasks.len() + 1 - self.capacity).max(self.capacity / 10).min(finished.len());
+        finished.select_nth_unstable(evict - 1);
+        for (_, id) in &finished[..evict] {
+            tasks.remove(id);
         }
         Ok(())
     }
