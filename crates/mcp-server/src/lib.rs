@@ -27,6 +27,10 @@
 //! runs again when the client retries with the answers; on a legacy session the same call sends
 //! an `elicitation/create` request to the client and waits for its answer. Handlers should
 //! therefore do nothing irreversible before their last question.
+//!
+//! A tool registered with [`ToolRoute::task_support`] can run as a task of the tasks extension
+//! (`io.modelcontextprotocol/tasks`): see [`tasks`] for when a call becomes one, the
+//! [`TaskStore`] that holds every task's state, and [`Principal`], the party a task belongs to.
 
 mod batch;
 mod connection;
