@@ -95,6 +95,10 @@ impl CallOptions {
         self
     }
 
+    pub(crate) fn request_timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
     /// Asks for log messages at or above `level` for this call (a deprecated MCP feature; only
     /// on the modern era, where it is per request).
     pub fn log_level(mut self, level: LoggingLevel) -> Self {
@@ -126,6 +130,7 @@ pub struct ClientBuilder {
     log_level: Option<LoggingLevel>,
     http_headers: Vec<(String, String)>,
     send_client_info: bool,
+    tasks: bool,
     #[cfg(feature = "http")]
     http_client: Option<reqwest::Client>,
     #[cfg(feature = "auth")]
@@ -145,6 +150,7 @@ impl ClientBuilder {
             log_level: None,
             http_headers: Vec::new(),
             send_client_info: true,
+            tasks: false,
             #[cfg(feature = "http")]
             http_client: None,
             #[cfg(feature = "auth")]
@@ -193,6 +199,17 @@ impl ClientBuilder {
     /// Whether to send `clientInfo` in every modern request's `_meta` (default: yes).
     pub fn send_client_info(mut self, send: bool) -> Self {
         self.send_client_info = send;
+        self
+    }
+
+    /// Opts in to the tasks extension (`io.modelcontextprotocol/tasks`, default: off): the client
+    /// declares it on every modern request, so a server may answer a `tools/call` with a task.
+    /// [`Client::call_tool`] then follows the task to its end (polling `tasks/get`, answering its
+    /// input requests with the [`Handlers`], cancelling it when the call is dropped), and
+    /// [`Client::call_tool_as_task`] hands the task to the caller. Without it a server never
+    /// makes a call a task.
+    pub fn tasks(mut self, enabled: bool) -> Self {
+        self.tasks = enabled;
         self
     }
 
@@ -289,22 +306,22 @@ impl std::fmt::Debug for Client {
 
 /// One request on its way through the pipeline.
 #[derive(Clone)]
-struct Call {
-    method: &'static str,
-    params: JsonObject,
-    /// `Mcp-Name` value (tools/call, prompts/get, resources/read).
-    name: Option<String>,
+pub(crate) struct Call {
+    pub(crate) method: &'static str,
+    pub(crate) params: JsonObject,
+    /// `Mcp-Name` value (tools/call, prompts/get, resources/read, the task id of tasks/*).
+    pub(crate) name: Option<String>,
     param_headers: Vec<(String, String)>,
     options: CallOptions,
     /// `None`: no timeout (subscriptions).
-    timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     cancel_on_drop: bool,
     /// Used by negotiation to send with an era/version not yet settled.
     era_override: Option<(Era, String)>,
 }
 
 impl Call {
-    fn new(client: &Client, method: &'static str, params: JsonObject) -> Self {
+    pub(crate) fn new(client: &Client, method: &'static str, params: JsonObject) -> Self {
         Call {
             method,
             params,
@@ -317,7 +334,7 @@ impl Call {
         }
     }
 
-    fn with_options(mut self, options: CallOptions) -> Self {
+    pub(crate) fn with_options(mut self, options: CallOptions) -> Self {
         if let Some(timeout) = options.timeout {
             self.timeout = Some(timeout);
         }
@@ -342,7 +359,10 @@ impl Client {
     }
 
     fn assemble(config: ClientBuilder, core: Arc<Core>, transport: Transport) -> Self {
-        let capabilities = config.handlers.capabilities();
+        let mut capabilities = config.handlers.capabilities();
+        if config.tasks {
+            capabilities.extensions.get_or_insert_default().insert(mcp_types::ext::TASKS.to_owned(), JsonObject::new());
+        }
         let kind = transport.kind();
         Client {
             inner: Arc::new(Inner {
@@ -477,13 +497,13 @@ impl Client {
             None => exchange.await?,
         };
         let result = reply.map_err(|error| Error::Rpc { method: call.method.to_owned(), error, http_status: None })?;
-        check_result_type(call.method, &result)?;
+        check_result_type(call.method, &result, self.inner.config.tasks)?;
         Ok(result)
     }
 
     /// [`send`](Self::send), retrying once with a version the server offers when a modern
     /// server answers `-32022`.
-    async fn request(&self, call: &Call) -> Result<Box<RawValue>, Error> {
+    pub(crate) async fn request(&self, call: &Call) -> Result<Box<RawValue>, Error> {
         let mut first = self.send(call, self.inner.core.next_id()).await;
         let revive = match &first {
             Err(Error::Closed) => true,
@@ -612,21 +632,7 @@ impl Client {
                     call.method
                 )));
             }
-            let mut responses = JsonObject::new();
-            for (key, request) in input.input_requests.unwrap_or_default() {
-                let method = request.get("method").and_then(Value::as_str).ok_or_else(|| {
-                    Error::protocol(format!("input request {key:?} of {} has no method", call.method))
-                })?;
-                let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
-                let answer = self
-                    .inner
-                    .core
-                    .handlers
-                    .answer(method, params)
-                    .await
-                    .map_err(|e| Error::Handler(format!("input request {key:?} ({method}): {e}")))?;
-                responses.insert(key, answer);
-            }
+            let responses = self.answer_inputs(call.method, input.input_requests.unwrap_or_default()).await?;
             call.params = original.clone();
             if !responses.is_empty() {
                 call.params.insert("inputResponses".into(), Value::Object(responses));
@@ -636,6 +642,32 @@ impl Client {
             }
         }
         Err(Error::protocol(format!("{} still needs input after {MAX_INPUT_ROUNDS} rounds", call.method)))
+    }
+
+    /// Answers input requests (elicitation, sampling, roots) with the application's handlers:
+    /// the one path for MRTR rounds and for the input requests of a task.
+    pub(crate) async fn answer_inputs(
+        &self,
+        what: &str,
+        requests: BTreeMap<String, Value>,
+    ) -> Result<JsonObject, Error> {
+        let mut responses = JsonObject::new();
+        for (key, request) in requests {
+            let method = request
+                .get("method")
+                .and_then(Value::as_str)
+                .ok_or_else(|| Error::protocol(format!("input request {key:?} of {what} has no method")))?;
+            let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+            let answer = self
+                .inner
+                .core
+                .handlers
+                .answer(method, params)
+                .await
+                .map_err(|e| Error::Handler(format!("input request {key:?} ({method}): {e}")))?;
+            responses.insert(key, answer);
+        }
+        Ok(responses)
     }
 
     // ---------------------------------------------------------------------------------------
@@ -795,6 +827,10 @@ impl Client {
         let mut capabilities = serde_json::to_value(&self.inner.capabilities).unwrap_or_else(|_| json!({}));
         if capabilities.get("roots").is_some() {
             capabilities["roots"] = json!({"listChanged": false});
+        }
+        // Extensions (tasks) are declared per request on the modern era only.
+        if let Some(capabilities) = capabilities.as_object_mut() {
+            capabilities.remove("extensions");
         }
         let params = json!({
             "protocolVersion": version,
@@ -967,12 +1003,45 @@ impl Client {
     }
 
     /// Calls a tool with per-call options (progress, timeout, log level).
+    ///
+    /// With [`ClientBuilder::tasks`], a server may run the call as a task: this then polls
+    /// `tasks/get` (every `pollIntervalMs`), answers the task's input requests with the
+    /// [`Handlers`], and returns the task's result, or its JSON-RPC error ([`Error::Rpc`]), or
+    /// [`Error::TaskCancelled`]. Dropping the future cancels the task (`tasks/cancel`).
     pub async fn call_tool_with(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
         options: CallOptions,
     ) -> Result<CallToolResult, Error> {
+        let result = self.start_tool_call(name, arguments, options.clone()).await?;
+        if result_type(&result).as_deref() == Some(mcp_types::ext::tasks::RESULT_TYPE_TASK) {
+            let handle = crate::tasks::TaskHandle::created(self, &result, options)?;
+            let cancel_on_drop = crate::tasks::CancelOnDrop::new(&handle);
+            let outcome = handle.wait().await;
+            // The task is over unless following it failed (transport, handler, timeout):
+            // then it is cancelled, as when the call is dropped.
+            let ended = match &outcome {
+                Ok(_) | Err(Error::TaskCancelled { .. }) => true,
+                Err(Error::Rpc { method, .. }) => method == "tools/call",
+                Err(_) => false,
+            };
+            if ended {
+                cancel_on_drop.disarm();
+            }
+            return outcome;
+        }
+        decode("tools/call", &result)
+    }
+
+    /// Sends `tools/call` (with the MRTR rounds answered) and returns its raw result: complete,
+    /// or (with the tasks extension) a task.
+    pub(crate) async fn start_tool_call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: CallOptions,
+    ) -> Result<Box<RawValue>, Error> {
         let mut call = Call::new(self, "tools/call", JsonObject::new()).with_options(options);
         call.name = Some(name.to_owned());
         if self.era() == Era::Modern && self.transport().kind() == TransportKind::StreamableHttp {
@@ -1007,7 +1076,7 @@ impl Client {
             }
             other => other?,
         };
-        decode("tools/call", &result)
+        Ok(result)
     }
 
     /// One page of `resources/list`.
@@ -1385,7 +1454,7 @@ fn supported_versions(error: &ErrorObject) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn result_type(result: &RawValue) -> Option<String> {
+pub(crate) fn result_type(result: &RawValue) -> Option<String> {
     #[derive(Deserialize)]
     struct Probe {
         #[serde(rename = "resultType")]
@@ -1398,11 +1467,13 @@ fn result_type(result: &RawValue) -> Option<String> {
 }
 
 /// Absent `resultType` means complete; only the three multi round-trip methods may answer
-/// `input_required`; any other value is invalid.
-fn check_result_type(method: &str, result: &RawValue) -> Result<(), Error> {
+/// `input_required`, and only `tools/call` may answer `task`, when the client declared the tasks
+/// extension; any other value is invalid.
+fn check_result_type(method: &str, result: &RawValue, tasks: bool) -> Result<(), Error> {
     match result_type(result).as_deref() {
         None | Some("complete") => Ok(()),
         Some("input_required") if matches!(method, "tools/call" | "prompts/get" | "resources/read") => Ok(()),
+        Some(mcp_types::ext::tasks::RESULT_TYPE_TASK) if tasks && method == "tools/call" => Ok(()),
         Some(other) => Err(Error::protocol(format!("{method} returned the unrecognized resultType {other:?}"))),
     }
 }
@@ -1424,7 +1495,7 @@ fn ttl_of(result: &RawValue) -> Option<Duration> {
 
 /// Decodes a result. Caching hints need no help: the types accept an absent or negative `ttlMs`
 /// and an absent `cacheScope` (older servers), as the caching rules tell clients to.
-fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, Error> {
+pub(crate) fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, Error> {
     serde_json::from_str(raw.get()).map_err(|e| Error::protocol(format!("malformed {method} result: {e}")))
 }
 
@@ -1445,11 +1516,15 @@ mod tests {
 
     #[test]
     fn result_types_are_checked_per_method() {
-        assert!(check_result_type("tools/list", &raw(r#"{"tools":[]}"#)).is_ok());
-        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"input_required"}"#)).is_ok());
-        assert!(check_result_type("tools/list", &raw(r#"{"resultType":"input_required"}"#)).is_err());
-        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"weird"}"#)).is_err());
-        assert!(check_result_type("tools/call", &raw(r#"{"resultType":7}"#)).is_err());
+        assert!(check_result_type("tools/list", &raw(r#"{"tools":[]}"#), false).is_ok());
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"input_required"}"#), false).is_ok());
+        assert!(check_result_type("tools/list", &raw(r#"{"resultType":"input_required"}"#), false).is_err());
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"weird"}"#), false).is_err());
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":7}"#), false).is_err());
+        // A task only for a client that declared the extension, and only from tools/call.
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"task"}"#), true).is_ok());
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"task"}"#), false).is_err());
+        assert!(check_result_type("prompts/get", &raw(r#"{"resultType":"task"}"#), true).is_err());
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub enum Error {
     /// A handler supplied by the application failed, or none was supplied for what the server
     /// asked for.
     Handler(String),
+    /// The task a call became (tasks extension) was cancelled before it completed.
+    TaskCancelled { task_id: String, message: Option<String> },
     /// The connection is closed (the client was shut down, or the server went away).
     Closed,
     /// OAuth authorization failed (feature `auth`).
@@ -98,6 +100,10 @@ impl fmt::Display for Error {
             ),
             Error::NotSupported { method, detail } => write!(f, "the server does not support {method}: {detail}"),
             Error::Handler(message) => write!(f, "client handler: {message}"),
+            Error::TaskCancelled { task_id, message: Some(message) } => {
+                write!(f, "task {task_id} was cancelled: {message}")
+            }
+            Error::TaskCancelled { task_id, message: None } => write!(f, "task {task_id} was cancelled"),
             Error::Closed => f.write_str("the connection is closed"),
             #[cfg(feature = "auth")]
             Error::Auth(error) => write!(f, "authorization failed: {error}"),

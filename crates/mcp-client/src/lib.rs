@@ -71,6 +71,7 @@ mod error;
 mod handlers;
 #[cfg(feature = "http")]
 mod sse;
+mod tasks;
 mod transport;
 
 pub use client::{
@@ -80,6 +81,7 @@ pub use client::{
 pub use core::Progress;
 pub use error::{Error, HandlerError};
 pub use handlers::{ElicitationModes, ElicitationResponse, Handlers};
+pub use tasks::{TaskHandle, ToolCall};
 pub use transport::TransportKind;
 #[cfg(feature = "stdio")]
 pub use transport::stdio::{StderrMode, StdioCommand};
