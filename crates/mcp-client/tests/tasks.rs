@@ -403,12 +403,15 @@ async fn a_call_whose_handler_fails_cancels_its_task() {
         .unwrap();
     let err = client.call_tool("two_inputs", None).await.unwrap_err();
     assert!(matches!(&err, Error::Handler(m) if m.contains("the user left")), "{err}");
-    let task_id = loop {
-        let cancelled = http.seen.lock().unwrap().iter().find(|(method, _)| method == "tasks/cancel").cloned();
-        if let Some((_, task_id)) = cancelled {
-            break task_id.unwrap();
+    let cancel_sent = async {
+        loop {
+            let cancelled = http.seen.lock().unwrap().iter().find(|(method, _)| method == "tasks/cancel").cloned();
+            if let Some((_, task_id)) = cancelled {
+                break task_id.unwrap();
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        tokio::time::sleep(Duration::from_millis(10)).await;
     };
+    let task_id = tokio::time::timeout(PATIENCE, cancel_sent).await.expect("a tasks/cancel was sent");
     assert_eq!(client.task(task_id).status().await.unwrap(), TaskStatus::Cancelled);
 }
