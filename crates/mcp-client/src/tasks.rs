@@ -200,8 +200,9 @@ impl Client {
     }
 
     /// The task `task_id` (from [`TaskHandle::id`]), to follow or cancel it from this client:
-    /// after a restart, or from another process. The server answers only to the principal that
-    /// created the task.
+    /// after a restart, or from another process. The server answers only the principal that
+    /// created the task, and only to a client that declares the extension
+    /// ([`ClientBuilder::tasks`](crate::ClientBuilder::tasks)).
     pub fn task(&self, task_id: impl Into<String>) -> TaskHandle {
         TaskHandle::new(self, task_id.into(), CallOptions::default())
     }

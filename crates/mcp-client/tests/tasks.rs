@@ -57,7 +57,8 @@ fn tool(name: &str) -> Tool {
 /// Task-capable tools: `work {ms}` sleeps then answers; `tool_error` fails as a tool;
 /// `rpc_error` ends with the JSON-RPC error -32000; `two_inputs` asks `first` then `second`
 /// from inside its task; `forever` never ends (its drop is reported); `only_task` requires a
-/// task. `plain` is never one.
+/// task; `ask_then_work` asks `name` (a multi round-trip exchange) before it becomes a task.
+/// `plain` is never one.
 fn server(dropped: mpsc::UnboundedSender<()>) -> Server {
     let mut options = Options::default();
     options.task_poll_interval = Duration::from_millis(20);
@@ -117,6 +118,15 @@ fn server(dropped: mpsc::UnboundedSender<()>) -> Server {
             ToolRoute::raw(tool("only_task"), |_: Context, _: JsonObject| async move {
                 tokio::time::sleep(Duration::from_millis(5)).await;
                 Ok::<_, mcp_server::Error>("ran as a task")
+            })
+            .task_support(TaskSupport::Required),
+        )
+        .tool(
+            ToolRoute::raw(tool("ask_then_work"), |ctx: Context, _: JsonObject| async move {
+                let name = ctx.elicit("name", form("name")).await?;
+                ctx.run_as_task().await;
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                Ok::<_, mcp_server::Error>(format!("Hello, {}!", answer_of(&name, "name")))
             })
             .task_support(TaskSupport::Required),
         )
@@ -217,6 +227,8 @@ async fn lifecycle(client: &Client) {
     assert_eq!(text(&result), "first answered then second answered");
     let result = client.call_tool("only_task", None).await.unwrap();
     assert_eq!(text(&result), "ran as a task");
+    let result = client.call_tool("ask_then_work", None).await.unwrap();
+    assert_eq!(text(&result), "Hello, name answered!", "the answer before the task reaches its result");
 }
 
 #[tokio::test]
