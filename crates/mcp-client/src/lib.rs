@@ -18,6 +18,9 @@
 //! completion, paginating streams, subscriptions, progress, cancellation by dropping a call's
 //! future, caching by `ttlMs`, and the application's [`Handlers`] answering elicitation,
 //! sampling and roots both as 2026 `InputRequiredResult`s and as legacy server requests.
+//! With [`ClientBuilder::tasks`] the client takes part in the tasks extension
+//! (`io.modelcontextprotocol/tasks`): [`Client::call_tool`] follows a task to its result, and
+//! [`Client::call_tool_as_task`] / [`Client::task`] give a [`TaskHandle`] to manage it.
 //!
 //! Cargo features: `stdio` (child processes, tokio `process`), `http` (reqwest) and `rustls`
 //! (HTTPS with rustls and the platform's certificate verifier) are on by default; `auth` adds

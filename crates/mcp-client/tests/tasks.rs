@@ -261,8 +261,19 @@ async fn every_task_request_names_its_task_over_http() {
 async fn dropping_the_call_cancels_its_task() {
     let mut http = serve_http().await;
     let client = connect(&http, "alice", true).await;
-    let call = tokio::time::timeout(Duration::from_millis(300), client.call_tool("forever", None)).await;
-    assert!(call.is_err(), "forever never ends: {call:?}");
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("forever", None).await }
+    });
+    // Dropped once the call is a task the client polls.
+    let polling = async {
+        while !http.seen.lock().unwrap().iter().any(|(method, _)| method == "tasks/get") {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, polling).await.expect("the call became a task");
+    call.abort();
+    assert!(call.await.unwrap_err().is_cancelled());
     tokio::time::timeout(PATIENCE, http.dropped.recv()).await.expect("the server dropped the handler");
     let seen = http.seen.lock().unwrap().clone();
     let (_, task_id) = seen.iter().find(|(method, _)| method == "tasks/cancel").expect("a tasks/cancel was sent");
