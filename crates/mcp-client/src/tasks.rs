@@ -22,6 +22,7 @@ const MIN_POLL_INTERVAL: Duration = Duration::from_millis(10);
 /// How a `tools/call` started by [`Client::call_tool_as_task`] went: the server answered at
 /// once, or made the call a task.
 #[derive(Debug)]
+// Matched at once, never stored in bulk: boxing the result would only cost an allocation.
 #[allow(clippy::large_enum_variant)]
 pub enum ToolCall {
     Complete(CallToolResult),
