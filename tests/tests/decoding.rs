@@ -227,19 +227,66 @@ fn integers_stay_integers_and_fractions_stay_fractions() {
     assert_eq!(round_trip::<ServerMessage>(half.clone()), half);
 }
 
+/// The `resultType` rule (generated-code conventions, `xtask/src/codegen/mod.rs`): a union over
+/// `resultType` decodes by it, whichever member comes first; an unknown `resultType`, or members
+/// that do not fit the variant it names, give `Other` with every member, never an error. Each case
+/// is decoded from text in both member orders and from a `Value`, and re-encodes unchanged.
 #[test]
-fn result_type_discriminates_and_absent_means_complete() {
-    type Outcome = <mcp_types::CallToolRequest as Request>::Result;
-    let complete: Outcome = serde_json::from_value(json!({"content": []})).unwrap();
-    assert!(matches!(complete, mcp_types::CallToolOutcome::Complete(_)));
-    let input: Outcome = serde_json::from_value(json!({"resultType": "input_required", "requestState": "s"})).unwrap();
-    assert!(matches!(input, mcp_types::CallToolOutcome::InputRequired(_)));
-    let e = serde_json::from_value::<Outcome>(json!({"resultType": "later", "content": []})).unwrap_err().to_string();
-    assert!(e.contains("resultType `later`"), "{e}");
-    let e = serde_json::from_str::<Outcome>(r#"{"resultType":"later","content":[]}"#).unwrap_err().to_string();
-    assert!(e.contains("unknown resultType `later`"), "{e}");
-    let e = serde_json::from_str::<Outcome>(r#"{"requestState":"s","resultType":"complete"}"#).unwrap_err().to_string();
-    assert!(e.contains("unexpected resultType `complete`"), "{e}");
+fn result_type_unions_follow_the_schema_and_keep_unknown_result_types() {
+    use mcp_types::CallToolOutcome as Outcome;
+    type Typed = <mcp_types::CallToolRequest as Request>::Result;
+    let cases: [(&str, &str, &str); 10] = [
+        ("absent means complete", r#"{"content":[]}"#, "Complete"),
+        ("input_required", r#"{"resultType":"input_required","requestState":"s"}"#, "InputRequired"),
+        ("complete", r#"{"resultType":"complete","content":[],"isError":false}"#, "Complete"),
+        // The tasks extension's result (SEP-2663): its client decodes it from the members.
+        ("tasks extension", r#"{"resultType":"task","task":{"taskId":"t1","status":"working"}}"#, "Other"),
+        ("vendor", r#"{"resultType":"com.example/later","content":[]}"#, "Other"),
+        ("empty", r#"{"resultType":"","content":[]}"#, "Other"),
+        // Contradictions: valid only as the schema's `InputRequiredResult` (its `resultType` is any
+        // string), but `complete` promises a CallToolResult, which needs `content`.
+        ("complete without content", r#"{"requestState":"","resultType":"complete"}"#, "Other"),
+        ("complete alone", r#"{"resultType":"complete"}"#, "Other"),
+        // `input_required` with a complete result's members: an InputRequiredResult keeping them.
+        ("input_required with content", r#"{"content":[],"resultType":"input_required"}"#, "InputRequired"),
+        ("complete with requestState", r#"{"requestState":"s","content":[],"resultType":"complete"}"#, "Complete"),
+    ];
+    for (name, text, want) in cases {
+        let json: Value = serde_json::from_str(text).unwrap();
+        let mut reversed: Vec<(&String, &Value)> = json.as_object().unwrap().iter().collect();
+        reversed.reverse();
+        let reversed = format!(
+            "{{{}}}",
+            reversed.iter().map(|(k, v)| format!("{}:{v}", Value::from(k.as_str()))).collect::<Vec<_>>().join(",")
+        );
+        for outcome in [
+            serde_json::from_str::<Typed>(text).unwrap_or_else(|e| panic!("{name}: {e}")),
+            serde_json::from_str::<Typed>(&reversed).unwrap_or_else(|e| panic!("{name} reversed: {e}")),
+            serde_json::from_value::<Typed>(json.clone()).unwrap_or_else(|e| panic!("{name} from a Value: {e}")),
+        ] {
+            let got = match &outcome {
+                Outcome::Complete(_) => "Complete",
+                Outcome::InputRequired(_) => "InputRequired",
+                Outcome::Other(_) => "Other",
+                _ => "?",
+            };
+            assert_eq!(got, want, "{name}: {outcome:?}");
+            // An absent `resultType` is written as what it means (`complete`), as servers must.
+            let mut expected = json.clone();
+            expected.as_object_mut().unwrap().entry("resultType").or_insert("complete".into());
+            assert_eq!(serde_json::to_value(&outcome).unwrap(), expected, "{name}");
+        }
+    }
+    // The tasks extension's client gets the whole member map.
+    let task = r#"{"jsonrpc":"2.0","id":4,"result":{"resultType":"task","task":{"taskId":"t1"},"_meta":{"k":1}}}"#;
+    let response: mcp_types::CallToolResultResponse = serde_json::from_str(task).unwrap();
+    let Outcome::Other(members) = &response.result else { panic!("{response:?}") };
+    assert_eq!(members["task"]["taskId"], "t1");
+    assert_eq!(members["resultType"], "task");
+    assert_eq!(members["_meta"]["k"], 1);
+    // A member one variant declares must still have its type.
+    let e = serde_json::from_str::<Typed>(r#"{"resultType":"complete","content":"x"}"#).unwrap_err().to_string();
+    assert!(e.contains("content"), "{e}");
 }
 
 #[test]
@@ -319,22 +366,22 @@ fn elicitation_answers_may_be_fractional_numbers() {
 /// since servers MUST send them.
 #[test]
 fn cache_hints_accept_what_clients_must_accept() {
-    use mcp_types::{CacheScope, ListToolsResult, TtlMs};
+    use mcp_types::{CacheScope, ListToolsResult};
     use std::time::Duration;
 
     // Negative: decodes, means "stale at once", re-encodes as received.
     let negative = json!({"tools": [], "ttlMs": -5, "cacheScope": "public", "resultType": "complete"});
     let list: ListToolsResult = serde_json::from_value(negative.clone()).unwrap();
-    assert_eq!(list.ttl_ms.map(TtlMs::get), Some(-5));
-    assert_eq!(list.ttl_ms.unwrap_or_default().duration(), Duration::ZERO);
+    assert_eq!(list.ttl_ms.as_ref().and_then(|t| t.get().as_i64()), Some(-5));
+    assert_eq!(list.ttl_ms.clone().unwrap_or_default().duration(), Duration::ZERO);
     assert_eq!(serde_json::to_value(&list).unwrap(), negative);
     assert_eq!(round_trip::<mcp_types::draft::ListToolsResult>(negative.clone()), negative);
 
     // Absent (an older server): both `None`, still absent after re-encoding.
     let legacy = json!({"tools": []});
     let list: ListToolsResult = serde_json::from_value(legacy.clone()).unwrap();
-    assert_eq!((list.ttl_ms, list.cache_scope), (None, None));
-    assert_eq!(list.ttl_ms.unwrap_or_default().duration(), Duration::ZERO);
+    assert_eq!((list.ttl_ms.clone(), list.cache_scope), (None, None));
+    assert_eq!(list.ttl_ms.clone().unwrap_or_default().duration(), Duration::ZERO);
     assert_eq!(serde_json::to_value(&list).unwrap(), json!({"tools": [], "resultType": "complete"}));
     let discover: DiscoverResult =
         serde_json::from_value(json!({"capabilities": {}, "supportedVersions": ["2026-07-28"]})).unwrap();
@@ -352,7 +399,7 @@ fn cache_hints_accept_what_clients_must_accept() {
 
     // Still not anything goes: a fractional `ttlMs` or an unknown scope names the problem.
     let e = err::<ListToolsResult>(r#"{"tools":[],"ttlMs":1.5}"#);
-    assert!(e.contains("`ttlMs`") && e.contains("must be an integer, found the number 1.5"), "{e}");
+    assert!(e.contains("`ttlMs`") && e.contains("expected an integer, found the number 1.5"), "{e}");
     let e = err::<ListToolsResult>(r#"{"tools":[],"cacheScope":"shared"}"#);
     assert!(e.contains("cacheScope") && e.contains("shared"), "{e}");
 }

@@ -742,7 +742,7 @@ impl Client {
                     other => Err(other),
                 };
             };
-            match rpc.code {
+            match rpc.code.as_i64().unwrap_or_default() {
                 error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
                     let offered = supported_versions(rpc);
                     match self.pick_modern(&offered) {

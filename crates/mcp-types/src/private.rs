@@ -128,11 +128,14 @@ pub fn extra<M: SerializeMap>(map: &mut M, extra: &Map<String, Value>) -> Result
     Ok(())
 }
 
-/// A member value read ahead of a discriminator. Strings stay borrowed from the input and numbers
-/// stay numbers, so the common envelope members (`jsonrpc`, `id`) are replayed without allocating;
-/// anything else (objects, arrays) is kept as a [`Value`].
+/// A member value read ahead of a discriminator. Strings stay borrowed from the input; numbers,
+/// objects and arrays are kept as their exact JSON text when serde_json provides it (see
+/// [`deserialize_raw`]) and replayed through serde_json itself, so nothing read ahead loses
+/// digits. Deserializers without raw text give numbers and `Value`s as before.
 pub enum Buffered<'de> {
     Str(Cow<'de, str>),
+    /// The JSON text of a number, object or array.
+    Raw(Cow<'de, str>),
     U64(u64),
     I64(i64),
     Bool(bool),
@@ -141,66 +144,287 @@ pub enum Buffered<'de> {
 }
 
 impl Buffered<'_> {
-    fn into_value(self) -> Value {
-        match self {
+    fn into_value<E: de::Error>(self) -> Result<Value, E> {
+        Ok(match self {
             Buffered::Str(s) => Value::String(s.into_owned()),
+            Buffered::Raw(text) => serde_json::from_str(&text).map_err(E::custom)?,
             Buffered::U64(n) => Value::from(n),
             Buffered::I64(n) => Value::from(n),
             Buffered::Bool(b) => Value::Bool(b),
             Buffered::Null => Value::Null,
             Buffered::Value(v) => v,
-        }
+        })
+    }
+}
+
+impl<'de> FromRaw<'de> for Buffered<'de> {
+    const EXPECTING: &'static str = "any valid JSON value";
+
+    #[inline]
+    fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E> {
+        Ok(match raw.as_bytes().first() {
+            Some(b'"') => Buffered::Str(json_string(raw)?),
+            Some(b't') => Buffered::Bool(true),
+            Some(b'f') => Buffered::Bool(false),
+            Some(b'n') => Buffered::Null,
+            _ => Buffered::Raw(raw),
+        })
+    }
+
+    fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(BufferedVisitor)
     }
 }
 
 impl<'de> de::Deserialize<'de> for Buffered<'de> {
     #[inline]
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct BufferedVisitor;
-        impl<'de> Visitor<'de> for BufferedVisitor {
-            type Value = Buffered<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any valid JSON value")
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::Bool(v))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::I64(v))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::U64(v))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Buffered<'de>, E> {
-                // What `Value` does with it (a non-finite float becomes `null`).
-                Ok(Buffered::Value(Value::from(v)))
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::Str(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::Str(Cow::Owned(v)))
-            }
-            fn visit_unit<E>(self) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::Null)
-            }
-            fn visit_none<E>(self) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::Null)
-            }
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Buffered<'de>, D::Error> {
-                Buffered::deserialize(d)
-            }
-            fn visit_seq<S: de::SeqAccess<'de>>(self, seq: S) -> Result<Buffered<'de>, S::Error> {
-                Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Buffered::Value)
-            }
-            fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Buffered<'de>, M::Error> {
-                Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(Buffered::Value)
-            }
-        }
+        deserialize_raw(d)
+    }
+}
+
+struct BufferedVisitor;
+
+impl<'de> Visitor<'de> for BufferedVisitor {
+    type Value = Buffered<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::I64(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::U64(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Buffered<'de>, E> {
+        // What `Value` does with it (a non-finite float becomes `null`).
+        Ok(Buffered::Value(Value::from(v)))
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::Str(Cow::Borrowed(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::Str(Cow::Owned(v.to_owned())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::Str(Cow::Owned(v)))
+    }
+    fn visit_unit<E>(self) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::Null)
+    }
+    fn visit_none<E>(self) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Buffered<'de>, D::Error> {
         d.deserialize_any(BufferedVisitor)
+    }
+    fn visit_seq<S: de::SeqAccess<'de>>(self, seq: S) -> Result<Buffered<'de>, S::Error> {
+        Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Buffered::Value)
+    }
+    fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Buffered<'de>, M::Error> {
+        Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(Buffered::Value)
+    }
+}
+
+/// The contents of a JSON string literal, borrowed when it has no escapes.
+#[inline]
+fn json_string<'de, E: de::Error>(raw: Cow<'de, str>) -> Result<Cow<'de, str>, E> {
+    let plain = |s: &str| s.len() >= 2 && !s[1..s.len() - 1].contains('\\');
+    match raw {
+        Cow::Borrowed(s) if plain(s) => Ok(Cow::Borrowed(&s[1..s.len() - 1])),
+        raw if plain(&raw) => Ok(Cow::Owned(raw[1..raw.len() - 1].to_owned())),
+        raw => serde_json::from_str::<String>(&raw).map(Cow::Owned).map_err(E::custom),
+    }
+}
+
+/// serde_json's name for a raw value (`serde_json::value::RawValue`, feature `raw_value`, which
+/// this crate enables). Asked for it through `deserialize_newtype_struct`, serde_json's
+/// deserializers hand over the exact text of the next value as a one-entry map; every other
+/// deserializer (serde's buffered `Content`, other formats) calls `visit_newtype_struct`, which
+/// falls back to decoding the value itself. Covered by `private::tests::raw_text_is_handed_over`.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// A type decoded from the exact JSON text of a value when the deserializer provides it.
+pub trait FromRaw<'de>: Sized {
+    const EXPECTING: &'static str;
+    /// Decodes from the value's JSON text (one complete JSON value).
+    fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E>;
+    /// Decodes from a deserializer that has no raw text (a `Content` buffer, another format).
+    fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error>;
+}
+
+/// Decodes `T` from the exact text of the next value, or through [`FromRaw::fallback`].
+#[inline]
+pub fn deserialize_raw<'de, D: Deserializer<'de>, T: FromRaw<'de>>(d: D) -> Result<T, D::Error> {
+    d.deserialize_newtype_struct(RAW_VALUE_TOKEN, RawVisitor::<T>(PhantomData))
+}
+
+struct RawVisitor<T>(PhantomData<T>);
+
+impl<'de, T: FromRaw<'de>> Visitor<'de> for RawVisitor<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(T::EXPECTING)
+    }
+    #[inline]
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        match map.next_key::<Key<'de>>()? {
+            Some(key) if key.as_str() == RAW_VALUE_TOKEN => {}
+            _ => return Err(de::Error::invalid_type(de::Unexpected::Map, &self)),
+        }
+        let raw = map.next_value_seed(CowStrSeed)?;
+        T::from_raw(raw)
+    }
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        T::fallback(d)
+    }
+}
+
+struct CowStrSeed;
+
+impl<'de> DeserializeSeed<'de> for CowStrSeed {
+    type Value = Cow<'de, str>;
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
+        d.deserialize_str(CowStr("raw JSON text"))
+    }
+}
+
+/// A free-form member (`serde_json::Value`, a JSON object, a list of values): decoded from its
+/// exact text, which is first checked for numbers `Value` cannot hold exactly (an integer beyond
+/// 64 bits or `-0`, which `Value` would turn into a float). Such a number is an error naming the
+/// member (through [`in_field`]), never a silent change.
+pub struct FreeForm<T>(PhantomData<T>);
+
+impl<T> FreeForm<T> {
+    #[inline]
+    pub fn new() -> Self {
+        FreeForm(PhantomData)
+    }
+}
+
+impl<T> Default for FreeForm<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+struct FreeFormValue<T>(T);
+
+impl<'de, T: de::DeserializeOwned> FromRaw<'de> for FreeFormValue<T> {
+    const EXPECTING: &'static str = "any valid JSON value";
+
+    #[inline]
+    fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E> {
+        if let Some(problem) = crate::number::free_form_problem(&raw) {
+            return Err(E::custom(problem));
+        }
+        serde_json::from_str(&raw).map(FreeFormValue).map_err(|e| E::custom(strip_position(&e.to_string())))
+    }
+
+    fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        T::deserialize(d).map(FreeFormValue)
+    }
+}
+
+impl<'de, T: de::DeserializeOwned> DeserializeSeed<'de> for FreeForm<T> {
+    type Value = T;
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        deserialize_raw::<D, FreeFormValue<T>>(d).map(|v| v.0)
+    }
+}
+
+/// A `number` member as a `serde_json::Number`, from its text: integers within 64 bits exactly,
+/// fractions as the nearest `f64` (written back in shortest form). An integer beyond 64 bits is an
+/// error naming the member: `Number` would hold it as a float.
+pub struct ExactNumber(pub serde_json::Number);
+
+impl<'de> FromRaw<'de> for ExactNumber {
+    const EXPECTING: &'static str = "a number";
+
+    #[inline]
+    fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E> {
+        use crate::number::{Literal, classify};
+        match classify(&raw) {
+            Some(Literal::Plain) => {
+                if let Ok(n) = raw.parse::<i64>() {
+                    return Ok(ExactNumber(n.into()));
+                }
+                if let Ok(n) = raw.parse::<u64>() {
+                    return Ok(ExactNumber(n.into()));
+                }
+                Err(E::custom(format_args!(
+                    "the integer {raw} is beyond the 64-bit range a number member holds exactly"
+                )))
+            }
+            Some(Literal::Decimal) => raw
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map(ExactNumber)
+                .ok_or_else(|| E::custom(format_args!("the number {raw} is beyond the range of an f64"))),
+            None => Err(E::invalid_type(de::Unexpected::Other(&raw), &"a number")),
+        }
+    }
+
+    fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde_json::Number::deserialize(d).map(ExactNumber)
+    }
+}
+
+impl<'de> de::Deserialize<'de> for ExactNumber {
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        deserialize_raw(d)
+    }
+}
+
+/// The value of a union decoded by shape: a `Value` to score the variants on, and the exact text
+/// (when the deserializer provides it) that the chosen variant is decoded from.
+pub struct Scored<'de> {
+    pub value: Value,
+    raw: Option<Cow<'de, str>>,
+}
+
+impl<'de> FromRaw<'de> for Scored<'de> {
+    const EXPECTING: &'static str = "any valid JSON value";
+
+    fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E> {
+        let value = serde_json::from_str(&raw).map_err(E::custom)?;
+        Ok(Scored { value, raw: Some(raw) })
+    }
+
+    fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Scored { value: Value::deserialize(d)?, raw: None })
+    }
+}
+
+impl<'de> de::Deserialize<'de> for Scored<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        deserialize_raw(d)
+    }
+}
+
+impl Scored<'_> {
+    /// Decodes a free-form variant (checked like [`FreeForm`]).
+    pub fn decode_free_form<T: de::DeserializeOwned, E: de::Error>(self, union: &str, variant: &str) -> Result<T, E> {
+        if let Some(problem) = self.raw.as_deref().and_then(crate::number::free_form_problem) {
+            return Err(E::custom(format_args!("`{union}` as `{variant}`: {problem}")));
+        }
+        self.decode(union, variant)
+    }
+
+    /// Decodes the chosen variant, naming the union and variant on error.
+    pub fn decode<T: de::DeserializeOwned, E: de::Error>(self, union: &str, variant: &str) -> Result<T, E> {
+        let result = match &self.raw {
+            Some(raw) => serde_json::from_str(raw),
+            None => T::deserialize(self.value),
+        };
+        result.map_err(|e| E::custom(format_args!("`{union}` as `{variant}`: {}", strip_position(&e.to_string()))))
     }
 }
 
@@ -208,11 +432,28 @@ impl<'de> de::Deserialize<'de> for Buffered<'de> {
 /// everything else exactly as `serde_json::Value`'s own deserializer would.
 struct BufferedDeserializer<'de, E>(Buffered<'de>, PhantomData<E>);
 
+/// Replays buffered JSON text through serde_json (borrowed text as borrowed).
+macro_rules! replay_raw {
+    ($text:expr, |$de:ident| $call:expr) => {
+        match $text {
+            Cow::Borrowed(text) => {
+                let mut $de = serde_json::Deserializer::from_str(text);
+                $call.map_err(E::custom)
+            }
+            Cow::Owned(text) => {
+                let mut $de = serde_json::Deserializer::from_reader(text.as_bytes());
+                $call.map_err(E::custom)
+            }
+        }
+    };
+}
+
 macro_rules! replay_via_value {
     ($($method:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {$(
         fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, E> {
             match self.0 {
                 Buffered::Value(v) => v.$method($($arg,)* visitor).map_err(E::custom),
+                Buffered::Raw(text) => replay_raw!(text, |de| de.$method($($arg,)* visitor)),
                 // Not `deserialize_any`: that calls `visit_unit`, which some visitors take for an
                 // empty value (`serde_json::Map` decodes it as `{}`); `Value` rejects a null map.
                 Buffered::Null => Value::Null.$method($($arg,)* visitor).map_err(E::custom),
@@ -236,7 +477,8 @@ impl<'de, E: de::Error> Deserializer<'de> for BufferedDeserializer<'de, E> {
             Buffered::I64(n) => visitor.visit_i64(n),
             Buffered::Bool(b) => visitor.visit_bool(b),
             Buffered::Null => visitor.visit_unit(),
-            other => other.into_value().deserialize_any(visitor).map_err(E::custom),
+            Buffered::Raw(text) => replay_raw!(text, |de| de.deserialize_any(visitor)),
+            Buffered::Value(v) => v.deserialize_any(visitor).map_err(E::custom),
         }
     }
 
@@ -245,6 +487,7 @@ impl<'de, E: de::Error> Deserializer<'de> for BufferedDeserializer<'de, E> {
         match self.0 {
             Buffered::Null => visitor.visit_none(),
             Buffered::Value(v) => v.deserialize_option(visitor).map_err(E::custom),
+            Buffered::Raw(text) => replay_raw!(text, |de| de.deserialize_option(visitor)),
             _ => visitor.visit_some(self),
         }
     }
@@ -256,11 +499,20 @@ impl<'de, E: de::Error> Deserializer<'de> for BufferedDeserializer<'de, E> {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, E> {
-        self.0.into_value().deserialize_enum(name, variants, visitor).map_err(E::custom)
+        match self.0 {
+            Buffered::Raw(text) => replay_raw!(text, |de| de.deserialize_enum(name, variants, visitor)),
+            other => other.into_value::<E>()?.deserialize_enum(name, variants, visitor).map_err(E::custom),
+        }
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, E> {
-        self.0.into_value().deserialize_newtype_struct(name, visitor).map_err(E::custom)
+        match self.0 {
+            Buffered::Raw(text) => replay_raw!(text, |de| de.deserialize_newtype_struct(name, visitor)),
+            Buffered::Value(v) => v.deserialize_newtype_struct(name, visitor).map_err(E::custom),
+            // A raw-text request (`deserialize_raw`) on a string or scalar read ahead: decoded
+            // from the value itself, which is exact.
+            _ => visitor.visit_newtype_struct(self),
+        }
     }
 
     replay_via_value! {
@@ -405,13 +657,32 @@ pub trait TaggedUnion: Sized {
     }
 }
 
-/// Checks the `resultType` of a variant chosen by one of its members.
-pub fn check_result_type<E: de::Error>(union: &str, got: &crate::ResultType, want: &str) -> Result<(), E> {
-    if got.as_str() == want {
-        Ok(())
-    } else {
-        Err(E::custom(format_args!("`{union}`: unexpected resultType `{got}` for the members of a `{want}` result")))
+/// Every remaining member of an object, free-form members checked like [`FreeForm`] (the `Other`
+/// variant of a `resultType` union).
+pub fn visit_members<'de, A: MapAccess<'de>>(mut map: A) -> Result<Map<String, Value>, A::Error> {
+    let mut members = Map::new();
+    while let Some(key) = map.next_key::<Key<'de>>()? {
+        let value = map.next_value_seed(FreeForm::<Value>::new()).map_err(|e| in_field(key.as_str(), e))?;
+        members.insert(key.into_owned(), value);
     }
+    Ok(members)
+}
+
+/// The members of an object given as JSON text, checked like [`FreeForm`].
+pub fn members_of<E: de::Error>(text: &str) -> Result<Map<String, Value>, E> {
+    if let Some(problem) = crate::number::free_form_problem(text) {
+        return Err(E::custom(problem));
+    }
+    serde_json::from_str(text).map_err(|e| E::custom(strip_position(&e.to_string())))
+}
+
+/// A decoded member as a `Value`, through its text (numbers checked like [`FreeForm`]).
+pub fn member_value<T: serde::Serialize + ?Sized, E: de::Error>(value: &T) -> Result<Value, E> {
+    let text = serde_json::to_string(value).map_err(E::custom)?;
+    if let Some(problem) = crate::number::free_form_problem(&text) {
+        return Err(E::custom(problem));
+    }
+    serde_json::from_str(&text).map_err(E::custom)
 }
 
 /// Reads keys until the tag of `T` is found, buffering what comes before it, then lets `T` decode
@@ -658,6 +929,8 @@ pub fn pick_variant<E: de::Error>(
     }
     match (best, tie) {
         (Some((i, _)), None) => Ok(i),
+        // `[]` fits every list variant alike and encodes the same from each: the first is taken.
+        (Some((i, _)), Some(_)) if value.as_array().is_some_and(Vec::is_empty) => Ok(i),
         (Some((i, _)), Some(j)) => Err(E::custom(format_args!(
             "`{union}`: ambiguous value, fits both `{}` and `{}`",
             scores[i].0, scores[j].0

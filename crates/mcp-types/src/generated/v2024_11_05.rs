@@ -95,12 +95,15 @@ impl crate::private::VisitObject for AnnotatedAnnotations {
                     }
                     f_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("priority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -195,7 +198,9 @@ impl crate::private::VisitObject for Annotated {
                         .map_err(|e| crate::private::in_field("annotations", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -326,7 +331,9 @@ impl crate::private::VisitObject for BlobResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -429,7 +436,7 @@ impl crate::private::VisitObject for CallToolRequestParams {
                     }
                     f_arguments = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("arguments", e))?,
                     );
                 }
@@ -449,7 +456,9 @@ impl crate::private::VisitObject for CallToolRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -560,7 +569,9 @@ impl crate::private::VisitObject for CallToolRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -781,7 +792,7 @@ impl crate::private::VisitObject for CallToolResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -810,7 +821,9 @@ impl crate::private::VisitObject for CallToolResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -933,7 +946,9 @@ impl crate::private::VisitObject for CancelledNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1056,7 +1071,9 @@ impl crate::private::VisitObject for CancelledNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1165,7 +1182,9 @@ impl crate::private::VisitObject for RootsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1271,7 +1290,7 @@ impl crate::private::VisitObject for ClientCapabilities {
                     }
                     f_experimental = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("experimental", e))?,
                     );
                 }
@@ -1303,12 +1322,14 @@ impl crate::private::VisitObject for ClientCapabilities {
                     }
                     f_sampling = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("sampling", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1733,9 +1754,10 @@ impl<'de> ::serde::Deserialize<'de> for ClientResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultBase",
@@ -1750,19 +1772,26 @@ impl<'de> ::serde::Deserialize<'de> for ClientResult {
                 <ListRootsResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
-            D::Error,
-        >("ClientResult", &value, &scores)? {
+        match crate::private::pick_variant::<D::Error>("ClientResult", value, &scores)? {
             0usize => {
-                crate::private::from_value("ClientResult", "ResultBase", value)
+                scored
+                    .decode::<ResultBase, D::Error>("ClientResult", "ResultBase")
                     .map(Self::ResultBase)
             }
             1usize => {
-                crate::private::from_value("ClientResult", "CreateMessageResult", value)
+                scored
+                    .decode::<
+                        CreateMessageResult,
+                        D::Error,
+                    >("ClientResult", "CreateMessageResult")
                     .map(Self::CreateMessageResult)
             }
             2usize => {
-                crate::private::from_value("ClientResult", "ListRootsResult", value)
+                scored
+                    .decode::<
+                        ListRootsResult,
+                        D::Error,
+                    >("ClientResult", "ListRootsResult")
                     .map(Self::ListRootsResult)
             }
             _ => ::std::unreachable!(),
@@ -1864,7 +1893,9 @@ impl crate::private::VisitObject for CompleteRequestParamsArgument {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2071,7 +2102,9 @@ impl crate::private::VisitObject for CompleteRequestParams {
                         .map_err(|e| crate::private::in_field("ref", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2194,7 +2227,9 @@ impl crate::private::VisitObject for CompleteRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2242,7 +2277,7 @@ pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     pub has_more: ::std::option::Option<bool>,
     /// The total number of completion options available. This can exceed the number of values actually sent in the response.
-    pub total: ::std::option::Option<i64>,
+    pub total: ::std::option::Option<crate::Integer>,
     /// An array of completion values. Must not exceed 100 items.
     pub values: ::std::vec::Vec<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -2292,7 +2327,7 @@ impl crate::private::VisitObject for CompleteResultCompletion {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_has_more: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_total: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_total: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_values: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
@@ -2347,7 +2382,9 @@ impl crate::private::VisitObject for CompleteResultCompletion {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2445,7 +2482,7 @@ impl crate::private::VisitObject for CompleteResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -2467,7 +2504,9 @@ impl crate::private::VisitObject for CompleteResult {
                         .map_err(|e| crate::private::in_field("completion", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2511,7 +2550,7 @@ pub struct CreateMessageRequestParams {
     /// A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
     pub include_context: ::std::option::Option<IncludeContext>,
     /// The maximum number of tokens to sample, as requested by the server. The client MAY choose to sample fewer tokens than requested.
-    pub max_tokens: i64,
+    pub max_tokens: crate::Integer,
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub metadata: ::std::option::Option<crate::JsonObject>,
@@ -2527,10 +2566,13 @@ pub struct CreateMessageRequestParams {
 impl CreateMessageRequestParams {
     ///A `CreateMessageRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(max_tokens: i64, messages: ::std::vec::Vec<SamplingMessage>) -> Self {
+    pub fn new(
+        max_tokens: impl ::std::convert::Into<crate::Integer>,
+        messages: ::std::vec::Vec<SamplingMessage>,
+    ) -> Self {
         CreateMessageRequestParams {
             include_context: ::std::option::Option::None,
-            max_tokens,
+            max_tokens: max_tokens.into(),
             messages,
             metadata: ::std::option::Option::None,
             model_preferences: ::std::option::Option::None,
@@ -2590,7 +2632,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_include_context: ::std::option::Option<IncludeContext> = ::std::option::Option::None;
-        let mut f_max_tokens: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_tokens: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
         let mut f_metadata: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
         let mut f_model_preferences: ::std::option::Option<ModelPreferences> = ::std::option::Option::None;
@@ -2660,7 +2702,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     }
                     f_metadata = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("metadata", e))?,
                     );
                 }
@@ -2722,12 +2764,15 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     }
                     f_temperature = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("temperature", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2863,7 +2908,9 @@ impl crate::private::VisitObject for CreateMessageRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3075,7 +3122,7 @@ impl crate::private::VisitObject for CreateMessageResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -3142,7 +3189,9 @@ impl crate::private::VisitObject for CreateMessageResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3284,12 +3333,15 @@ impl crate::private::VisitObject for EmbeddedResourceAnnotations {
                     }
                     f_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("priority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3346,9 +3398,10 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextResourceContents",
@@ -3361,21 +3414,21 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("EmbeddedResourceResource", &value, &scores)? {
+        >("EmbeddedResourceResource", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "EmbeddedResourceResource",
-                        "TextResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TextResourceContents,
+                        D::Error,
+                    >("EmbeddedResourceResource", "TextResourceContents")
                     .map(Self::TextResourceContents)
             }
             1usize => {
-                crate::private::from_value(
-                        "EmbeddedResourceResource",
-                        "BlobResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        BlobResourceContents,
+                        D::Error,
+                    >("EmbeddedResourceResource", "BlobResourceContents")
                     .map(Self::BlobResourceContents)
             }
             _ => ::std::unreachable!(),
@@ -3500,7 +3553,9 @@ impl crate::private::VisitObject for EmbeddedResource {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3634,7 +3689,9 @@ impl crate::private::VisitObject for GetPromptRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3745,7 +3802,9 @@ impl crate::private::VisitObject for GetPromptRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3858,7 +3917,7 @@ impl crate::private::VisitObject for GetPromptResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -3893,7 +3952,9 @@ impl crate::private::VisitObject for GetPromptResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4018,12 +4079,15 @@ impl crate::private::VisitObject for ImageContentAnnotations {
                     }
                     f_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("priority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4176,7 +4240,9 @@ impl crate::private::VisitObject for ImageContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4293,7 +4359,9 @@ impl crate::private::VisitObject for Implementation {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4434,7 +4502,9 @@ impl crate::private::VisitObject for InitializeRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4568,7 +4638,9 @@ impl crate::private::VisitObject for InitializeRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4696,7 +4768,7 @@ impl crate::private::VisitObject for InitializeResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -4765,7 +4837,9 @@ impl crate::private::VisitObject for InitializeResult {
                         .map_err(|e| crate::private::in_field("serverInfo", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4879,12 +4953,14 @@ impl crate::private::VisitObject for InitializedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4997,7 +5073,9 @@ impl crate::private::VisitObject for InitializedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5118,7 +5196,9 @@ impl crate::private::VisitObject for JsonRpcError {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5181,9 +5261,10 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "Request",
@@ -5201,21 +5282,28 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("JSONRPCMessage", &value, &scores)? {
+        >("JSONRPCMessage", value, &scores)? {
             0usize => {
-                crate::private::from_value("JSONRPCMessage", "Request", value)
+                scored
+                    .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
                     .map(Self::Request)
             }
             1usize => {
-                crate::private::from_value("JSONRPCMessage", "Notification", value)
+                scored
+                    .decode::<
+                        JsonRpcNotification,
+                        D::Error,
+                    >("JSONRPCMessage", "Notification")
                     .map(Self::Notification)
             }
             2usize => {
-                crate::private::from_value("JSONRPCMessage", "Response", value)
+                scored
+                    .decode::<JsonRpcResponse, D::Error>("JSONRPCMessage", "Response")
                     .map(Self::Response)
             }
             3usize => {
-                crate::private::from_value("JSONRPCMessage", "Error", value)
+                scored
+                    .decode::<JsonRpcError, D::Error>("JSONRPCMessage", "Error")
                     .map(Self::Error)
             }
             _ => ::std::unreachable!(),
@@ -5295,12 +5383,14 @@ impl crate::private::VisitObject for JsonRpcNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5430,7 +5520,9 @@ impl crate::private::VisitObject for JsonRpcNotification {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5535,7 +5627,9 @@ impl crate::private::VisitObject for JsonRpcRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5631,7 +5725,9 @@ impl crate::private::VisitObject for JsonRpcRequestParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5769,7 +5865,9 @@ impl crate::private::VisitObject for JsonRpcRequest {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5896,7 +5994,9 @@ impl crate::private::VisitObject for JsonRpcResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6007,7 +6107,9 @@ impl crate::private::VisitObject for ListPromptsRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6120,7 +6222,9 @@ impl crate::private::VisitObject for ListPromptsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6226,7 +6330,7 @@ impl crate::private::VisitObject for ListPromptsResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -6261,7 +6365,9 @@ impl crate::private::VisitObject for ListPromptsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6363,7 +6469,9 @@ impl crate::private::VisitObject for ListResourceTemplatesRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6479,7 +6587,9 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6590,7 +6700,7 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -6628,7 +6738,9 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6730,7 +6842,9 @@ impl crate::private::VisitObject for ListResourcesRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6843,7 +6957,9 @@ impl crate::private::VisitObject for ListResourcesRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6952,7 +7068,7 @@ impl crate::private::VisitObject for ListResourcesResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -6987,7 +7103,9 @@ impl crate::private::VisitObject for ListResourcesResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7088,7 +7206,9 @@ impl crate::private::VisitObject for ListRootsRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7184,7 +7304,9 @@ impl crate::private::VisitObject for ListRootsRequestParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7297,7 +7419,9 @@ impl crate::private::VisitObject for ListRootsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7396,7 +7520,7 @@ impl crate::private::VisitObject for ListRootsResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -7413,7 +7537,9 @@ impl crate::private::VisitObject for ListRootsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7514,7 +7640,9 @@ impl crate::private::VisitObject for ListToolsRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7621,7 +7749,9 @@ impl crate::private::VisitObject for ListToolsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7727,7 +7857,7 @@ impl crate::private::VisitObject for ListToolsResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -7759,7 +7889,9 @@ impl crate::private::VisitObject for ListToolsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7865,7 +7997,7 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -7900,7 +8032,9 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8044,7 +8178,9 @@ impl crate::private::VisitObject for LoggingMessageNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8161,7 +8297,9 @@ impl crate::private::VisitObject for ModelHint {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8290,7 +8428,8 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_cost_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("costPriority", e))?,
                     );
                 }
@@ -8317,7 +8456,8 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_intelligence_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field(
                                 "intelligencePriority",
                                 e,
@@ -8335,12 +8475,15 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_speed_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("speedPriority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8433,12 +8576,14 @@ impl crate::private::VisitObject for NotificationBaseParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8542,7 +8687,9 @@ impl crate::private::VisitObject for NotificationBase {
                         .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8640,7 +8787,9 @@ impl crate::private::VisitObject for PaginatedRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8744,7 +8893,9 @@ impl crate::private::VisitObject for PaginatedRequest {
                         .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8845,7 +8996,7 @@ impl crate::private::VisitObject for PaginatedResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -8865,7 +9016,9 @@ impl crate::private::VisitObject for PaginatedResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8961,7 +9114,9 @@ impl crate::private::VisitObject for PingRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9054,7 +9209,9 @@ impl crate::private::VisitObject for PingRequestParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9161,7 +9318,9 @@ impl crate::private::VisitObject for PingRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9269,7 +9428,8 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_progress = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("progress", e))?,
                     );
                 }
@@ -9299,12 +9459,15 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_total = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("total", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9426,7 +9589,9 @@ impl crate::private::VisitObject for ProgressNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9571,7 +9736,9 @@ impl crate::private::VisitObject for Prompt {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9706,7 +9873,9 @@ impl crate::private::VisitObject for PromptArgument {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9799,12 +9968,14 @@ impl crate::private::VisitObject for PromptListChangedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9924,7 +10095,9 @@ impl crate::private::VisitObject for PromptListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10131,7 +10304,9 @@ impl crate::private::VisitObject for PromptMessage {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10247,7 +10422,9 @@ impl crate::private::VisitObject for PromptReference {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10343,7 +10520,9 @@ impl crate::private::VisitObject for ReadResourceRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10454,7 +10633,9 @@ impl crate::private::VisitObject for ReadResourceRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10523,9 +10704,10 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextResourceContents",
@@ -10538,21 +10720,21 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("ReadResourceResultContentsItem", &value, &scores)? {
+        >("ReadResourceResultContentsItem", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "ReadResourceResultContentsItem",
-                        "TextResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TextResourceContents,
+                        D::Error,
+                    >("ReadResourceResultContentsItem", "TextResourceContents")
                     .map(Self::TextResourceContents)
             }
             1usize => {
-                crate::private::from_value(
-                        "ReadResourceResultContentsItem",
-                        "BlobResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        BlobResourceContents,
+                        D::Error,
+                    >("ReadResourceResultContentsItem", "BlobResourceContents")
                     .map(Self::BlobResourceContents)
             }
             _ => ::std::unreachable!(),
@@ -10637,7 +10819,7 @@ impl crate::private::VisitObject for ReadResourceResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -10657,7 +10839,9 @@ impl crate::private::VisitObject for ReadResourceResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10757,7 +10941,9 @@ impl crate::private::VisitObject for RequestBaseParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10850,7 +11036,9 @@ impl crate::private::VisitObject for RequestBaseParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10954,7 +11142,9 @@ impl crate::private::VisitObject for RequestBase {
                         .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11077,12 +11267,15 @@ impl crate::private::VisitObject for ResourceAnnotations {
                     }
                     f_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("priority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11130,7 +11323,7 @@ pub struct Resource {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<i64>,
+    pub size: ::std::option::Option<crate::Integer>,
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -11198,7 +11391,7 @@ impl crate::private::VisitObject for Resource {
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
@@ -11278,7 +11471,9 @@ impl crate::private::VisitObject for Resource {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11395,7 +11590,9 @@ impl crate::private::VisitObject for ResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11490,12 +11687,14 @@ impl crate::private::VisitObject for ResourceListChangedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11615,7 +11814,9 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11729,7 +11930,9 @@ impl crate::private::VisitObject for ResourceReference {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11857,12 +12060,15 @@ impl crate::private::VisitObject for ResourceTemplateAnnotations {
                     }
                     f_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("priority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12050,7 +12256,9 @@ impl crate::private::VisitObject for ResourceTemplate {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12149,7 +12357,9 @@ impl crate::private::VisitObject for ResourceUpdatedNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12263,7 +12473,9 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12363,12 +12575,14 @@ impl crate::private::VisitObject for ResultBase {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12472,7 +12686,9 @@ impl crate::private::VisitObject for Root {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12563,12 +12779,14 @@ impl crate::private::VisitObject for RootsListChangedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12686,7 +12904,9 @@ impl crate::private::VisitObject for RootsListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12878,7 +13098,9 @@ impl crate::private::VisitObject for SamplingMessage {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12988,7 +13210,9 @@ impl crate::private::VisitObject for PromptsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13102,7 +13326,9 @@ impl crate::private::VisitObject for ResourcesCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13199,7 +13425,9 @@ impl crate::private::VisitObject for ToolsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13321,7 +13549,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_experimental = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("experimental", e))?,
                     );
                 }
@@ -13336,7 +13564,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_logging = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("logging", e))?,
                     );
                 }
@@ -13392,7 +13620,9 @@ impl crate::private::VisitObject for ServerCapabilities {
                         .map_err(|e| crate::private::in_field("tools", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13772,9 +14002,10 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultBase",
@@ -13819,51 +14050,76 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
                 <CompleteResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
-            D::Error,
-        >("ServerResult", &value, &scores)? {
+        match crate::private::pick_variant::<D::Error>("ServerResult", value, &scores)? {
             0usize => {
-                crate::private::from_value("ServerResult", "ResultBase", value)
+                scored
+                    .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
                     .map(Self::ResultBase)
             }
             1usize => {
-                crate::private::from_value("ServerResult", "InitializeResult", value)
+                scored
+                    .decode::<
+                        InitializeResult,
+                        D::Error,
+                    >("ServerResult", "InitializeResult")
                     .map(Self::InitializeResult)
             }
             2usize => {
-                crate::private::from_value("ServerResult", "ListResourcesResult", value)
+                scored
+                    .decode::<
+                        ListResourcesResult,
+                        D::Error,
+                    >("ServerResult", "ListResourcesResult")
                     .map(Self::ListResourcesResult)
             }
             3usize => {
-                crate::private::from_value(
-                        "ServerResult",
-                        "ListResourceTemplatesResult",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ListResourceTemplatesResult,
+                        D::Error,
+                    >("ServerResult", "ListResourceTemplatesResult")
                     .map(Self::ListResourceTemplatesResult)
             }
             4usize => {
-                crate::private::from_value("ServerResult", "ReadResourceResult", value)
+                scored
+                    .decode::<
+                        ReadResourceResult,
+                        D::Error,
+                    >("ServerResult", "ReadResourceResult")
                     .map(Self::ReadResourceResult)
             }
             5usize => {
-                crate::private::from_value("ServerResult", "ListPromptsResult", value)
+                scored
+                    .decode::<
+                        ListPromptsResult,
+                        D::Error,
+                    >("ServerResult", "ListPromptsResult")
                     .map(Self::ListPromptsResult)
             }
             6usize => {
-                crate::private::from_value("ServerResult", "GetPromptResult", value)
+                scored
+                    .decode::<
+                        GetPromptResult,
+                        D::Error,
+                    >("ServerResult", "GetPromptResult")
                     .map(Self::GetPromptResult)
             }
             7usize => {
-                crate::private::from_value("ServerResult", "ListToolsResult", value)
+                scored
+                    .decode::<
+                        ListToolsResult,
+                        D::Error,
+                    >("ServerResult", "ListToolsResult")
                     .map(Self::ListToolsResult)
             }
             8usize => {
-                crate::private::from_value("ServerResult", "CallToolResult", value)
+                scored
+                    .decode::<CallToolResult, D::Error>("ServerResult", "CallToolResult")
                     .map(Self::CallToolResult)
             }
             9usize => {
-                crate::private::from_value("ServerResult", "CompleteResult", value)
+                scored
+                    .decode::<CompleteResult, D::Error>("ServerResult", "CompleteResult")
                     .map(Self::CompleteResult)
             }
             _ => ::std::unreachable!(),
@@ -13950,7 +14206,9 @@ impl crate::private::VisitObject for SetLevelRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14079,7 +14337,9 @@ impl crate::private::VisitObject for SetLevelRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14179,7 +14439,9 @@ impl crate::private::VisitObject for SubscribeRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14284,7 +14546,9 @@ impl crate::private::VisitObject for SubscribeRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14416,12 +14680,15 @@ impl crate::private::VisitObject for TextContentAnnotations {
                     }
                     f_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("priority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14551,7 +14818,9 @@ impl crate::private::VisitObject for TextContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14694,7 +14963,9 @@ impl crate::private::VisitObject for TextResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14834,7 +15105,9 @@ impl crate::private::VisitObject for Tool {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14927,12 +15200,14 @@ impl crate::private::VisitObject for ToolListChangedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15048,7 +15323,9 @@ impl crate::private::VisitObject for ToolListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15140,7 +15417,9 @@ impl crate::private::VisitObject for UnsubscribeRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15251,7 +15530,9 @@ impl crate::private::VisitObject for UnsubscribeRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }

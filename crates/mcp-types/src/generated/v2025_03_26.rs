@@ -90,12 +90,15 @@ impl crate::private::VisitObject for Annotations {
                     }
                     f_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("priority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -249,7 +252,9 @@ impl crate::private::VisitObject for AudioContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -397,7 +402,9 @@ impl crate::private::VisitObject for BlobResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -500,7 +507,7 @@ impl crate::private::VisitObject for CallToolRequestParams {
                     }
                     f_arguments = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("arguments", e))?,
                     );
                 }
@@ -520,7 +527,9 @@ impl crate::private::VisitObject for CallToolRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -631,7 +640,9 @@ impl crate::private::VisitObject for CallToolRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -864,7 +875,7 @@ impl crate::private::VisitObject for CallToolResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -893,7 +904,9 @@ impl crate::private::VisitObject for CallToolResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1016,7 +1029,9 @@ impl crate::private::VisitObject for CancelledNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1139,7 +1154,9 @@ impl crate::private::VisitObject for CancelledNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1248,7 +1265,9 @@ impl crate::private::VisitObject for RootsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1354,7 +1373,7 @@ impl crate::private::VisitObject for ClientCapabilities {
                     }
                     f_experimental = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("experimental", e))?,
                     );
                 }
@@ -1386,12 +1405,14 @@ impl crate::private::VisitObject for ClientCapabilities {
                     }
                     f_sampling = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("sampling", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1816,9 +1837,10 @@ impl<'de> ::serde::Deserialize<'de> for ClientResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultBase",
@@ -1833,19 +1855,26 @@ impl<'de> ::serde::Deserialize<'de> for ClientResult {
                 <ListRootsResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
-            D::Error,
-        >("ClientResult", &value, &scores)? {
+        match crate::private::pick_variant::<D::Error>("ClientResult", value, &scores)? {
             0usize => {
-                crate::private::from_value("ClientResult", "ResultBase", value)
+                scored
+                    .decode::<ResultBase, D::Error>("ClientResult", "ResultBase")
                     .map(Self::ResultBase)
             }
             1usize => {
-                crate::private::from_value("ClientResult", "CreateMessageResult", value)
+                scored
+                    .decode::<
+                        CreateMessageResult,
+                        D::Error,
+                    >("ClientResult", "CreateMessageResult")
                     .map(Self::CreateMessageResult)
             }
             2usize => {
-                crate::private::from_value("ClientResult", "ListRootsResult", value)
+                scored
+                    .decode::<
+                        ListRootsResult,
+                        D::Error,
+                    >("ClientResult", "ListRootsResult")
                     .map(Self::ListRootsResult)
             }
             _ => ::std::unreachable!(),
@@ -1947,7 +1976,9 @@ impl crate::private::VisitObject for CompleteRequestParamsArgument {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2154,7 +2185,9 @@ impl crate::private::VisitObject for CompleteRequestParams {
                         .map_err(|e| crate::private::in_field("ref", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2277,7 +2310,9 @@ impl crate::private::VisitObject for CompleteRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2325,7 +2360,7 @@ pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     pub has_more: ::std::option::Option<bool>,
     /// The total number of completion options available. This can exceed the number of values actually sent in the response.
-    pub total: ::std::option::Option<i64>,
+    pub total: ::std::option::Option<crate::Integer>,
     /// An array of completion values. Must not exceed 100 items.
     pub values: ::std::vec::Vec<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -2375,7 +2410,7 @@ impl crate::private::VisitObject for CompleteResultCompletion {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_has_more: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_total: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_total: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_values: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
@@ -2430,7 +2465,9 @@ impl crate::private::VisitObject for CompleteResultCompletion {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2528,7 +2565,7 @@ impl crate::private::VisitObject for CompleteResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -2550,7 +2587,9 @@ impl crate::private::VisitObject for CompleteResult {
                         .map_err(|e| crate::private::in_field("completion", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2594,7 +2633,7 @@ pub struct CreateMessageRequestParams {
     /// A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
     pub include_context: ::std::option::Option<IncludeContext>,
     /// The maximum number of tokens to sample, as requested by the server. The client MAY choose to sample fewer tokens than requested.
-    pub max_tokens: i64,
+    pub max_tokens: crate::Integer,
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub metadata: ::std::option::Option<crate::JsonObject>,
@@ -2610,10 +2649,13 @@ pub struct CreateMessageRequestParams {
 impl CreateMessageRequestParams {
     ///A `CreateMessageRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(max_tokens: i64, messages: ::std::vec::Vec<SamplingMessage>) -> Self {
+    pub fn new(
+        max_tokens: impl ::std::convert::Into<crate::Integer>,
+        messages: ::std::vec::Vec<SamplingMessage>,
+    ) -> Self {
         CreateMessageRequestParams {
             include_context: ::std::option::Option::None,
-            max_tokens,
+            max_tokens: max_tokens.into(),
             messages,
             metadata: ::std::option::Option::None,
             model_preferences: ::std::option::Option::None,
@@ -2673,7 +2715,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_include_context: ::std::option::Option<IncludeContext> = ::std::option::Option::None;
-        let mut f_max_tokens: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_tokens: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
         let mut f_metadata: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
         let mut f_model_preferences: ::std::option::Option<ModelPreferences> = ::std::option::Option::None;
@@ -2743,7 +2785,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     }
                     f_metadata = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("metadata", e))?,
                     );
                 }
@@ -2805,12 +2847,15 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     }
                     f_temperature = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("temperature", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2946,7 +2991,9 @@ impl crate::private::VisitObject for CreateMessageRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3170,7 +3217,7 @@ impl crate::private::VisitObject for CreateMessageResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -3237,7 +3284,9 @@ impl crate::private::VisitObject for CreateMessageResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3316,9 +3365,10 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextResourceContents",
@@ -3331,21 +3381,21 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("EmbeddedResourceResource", &value, &scores)? {
+        >("EmbeddedResourceResource", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "EmbeddedResourceResource",
-                        "TextResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TextResourceContents,
+                        D::Error,
+                    >("EmbeddedResourceResource", "TextResourceContents")
                     .map(Self::TextResourceContents)
             }
             1usize => {
-                crate::private::from_value(
-                        "EmbeddedResourceResource",
-                        "BlobResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        BlobResourceContents,
+                        D::Error,
+                    >("EmbeddedResourceResource", "BlobResourceContents")
                     .map(Self::BlobResourceContents)
             }
             _ => ::std::unreachable!(),
@@ -3471,7 +3521,9 @@ impl crate::private::VisitObject for EmbeddedResource {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3605,7 +3657,9 @@ impl crate::private::VisitObject for GetPromptRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3716,7 +3770,9 @@ impl crate::private::VisitObject for GetPromptRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3829,7 +3885,7 @@ impl crate::private::VisitObject for GetPromptResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -3864,7 +3920,9 @@ impl crate::private::VisitObject for GetPromptResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4023,7 +4081,9 @@ impl crate::private::VisitObject for ImageContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4140,7 +4200,9 @@ impl crate::private::VisitObject for Implementation {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4281,7 +4343,9 @@ impl crate::private::VisitObject for InitializeRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4415,7 +4479,9 @@ impl crate::private::VisitObject for InitializeRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4543,7 +4609,7 @@ impl crate::private::VisitObject for InitializeResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -4612,7 +4678,9 @@ impl crate::private::VisitObject for InitializeResult {
                         .map_err(|e| crate::private::in_field("serverInfo", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4726,12 +4794,14 @@ impl crate::private::VisitObject for InitializedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4844,7 +4914,9 @@ impl crate::private::VisitObject for InitializedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4901,9 +4973,10 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcBatchRequestItem {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "Request",
@@ -4916,17 +4989,21 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcBatchRequestItem {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("JsonRpcBatchRequestItem", &value, &scores)? {
+        >("JsonRpcBatchRequestItem", value, &scores)? {
             0usize => {
-                crate::private::from_value("JsonRpcBatchRequestItem", "Request", value)
+                scored
+                    .decode::<
+                        JsonRpcRequest,
+                        D::Error,
+                    >("JsonRpcBatchRequestItem", "Request")
                     .map(Self::Request)
             }
             1usize => {
-                crate::private::from_value(
-                        "JsonRpcBatchRequestItem",
-                        "Notification",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        JsonRpcNotification,
+                        D::Error,
+                    >("JsonRpcBatchRequestItem", "Notification")
                     .map(Self::Notification)
             }
             _ => ::std::unreachable!(),
@@ -4968,9 +5045,10 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcBatchResponseItem {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "Response",
@@ -4980,13 +5058,21 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcBatchResponseItem {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("JsonRpcBatchResponseItem", &value, &scores)? {
+        >("JsonRpcBatchResponseItem", value, &scores)? {
             0usize => {
-                crate::private::from_value("JsonRpcBatchResponseItem", "Response", value)
+                scored
+                    .decode::<
+                        JsonRpcResponse,
+                        D::Error,
+                    >("JsonRpcBatchResponseItem", "Response")
                     .map(Self::Response)
             }
             1usize => {
-                crate::private::from_value("JsonRpcBatchResponseItem", "Error", value)
+                scored
+                    .decode::<
+                        JsonRpcError,
+                        D::Error,
+                    >("JsonRpcBatchResponseItem", "Error")
                     .map(Self::Error)
             }
             _ => ::std::unreachable!(),
@@ -5092,7 +5178,9 @@ impl crate::private::VisitObject for JsonRpcError {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5163,9 +5251,10 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "Request",
@@ -5191,29 +5280,44 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("JSONRPCMessage", &value, &scores)? {
+        >("JSONRPCMessage", value, &scores)? {
             0usize => {
-                crate::private::from_value("JSONRPCMessage", "Request", value)
+                scored
+                    .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
                     .map(Self::Request)
             }
             1usize => {
-                crate::private::from_value("JSONRPCMessage", "Notification", value)
+                scored
+                    .decode::<
+                        JsonRpcNotification,
+                        D::Error,
+                    >("JSONRPCMessage", "Notification")
                     .map(Self::Notification)
             }
             2usize => {
-                crate::private::from_value("JSONRPCMessage", "BatchRequest", value)
+                scored
+                    .decode::<
+                        JsonRpcBatchRequest,
+                        D::Error,
+                    >("JSONRPCMessage", "BatchRequest")
                     .map(Self::BatchRequest)
             }
             3usize => {
-                crate::private::from_value("JSONRPCMessage", "Response", value)
+                scored
+                    .decode::<JsonRpcResponse, D::Error>("JSONRPCMessage", "Response")
                     .map(Self::Response)
             }
             4usize => {
-                crate::private::from_value("JSONRPCMessage", "Error", value)
+                scored
+                    .decode::<JsonRpcError, D::Error>("JSONRPCMessage", "Error")
                     .map(Self::Error)
             }
             5usize => {
-                crate::private::from_value("JSONRPCMessage", "BatchResponse", value)
+                scored
+                    .decode::<
+                        JsonRpcBatchResponse,
+                        D::Error,
+                    >("JSONRPCMessage", "BatchResponse")
                     .map(Self::BatchResponse)
             }
             _ => ::std::unreachable!(),
@@ -5295,12 +5399,14 @@ impl crate::private::VisitObject for JsonRpcNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5430,7 +5536,9 @@ impl crate::private::VisitObject for JsonRpcNotification {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5535,7 +5643,9 @@ impl crate::private::VisitObject for JsonRpcRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5631,7 +5741,9 @@ impl crate::private::VisitObject for JsonRpcRequestParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5769,7 +5881,9 @@ impl crate::private::VisitObject for JsonRpcRequest {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5896,7 +6010,9 @@ impl crate::private::VisitObject for JsonRpcResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6007,7 +6123,9 @@ impl crate::private::VisitObject for ListPromptsRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6120,7 +6238,9 @@ impl crate::private::VisitObject for ListPromptsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6226,7 +6346,7 @@ impl crate::private::VisitObject for ListPromptsResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -6261,7 +6381,9 @@ impl crate::private::VisitObject for ListPromptsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6363,7 +6485,9 @@ impl crate::private::VisitObject for ListResourceTemplatesRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6479,7 +6603,9 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6590,7 +6716,7 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -6628,7 +6754,9 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6730,7 +6858,9 @@ impl crate::private::VisitObject for ListResourcesRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6843,7 +6973,9 @@ impl crate::private::VisitObject for ListResourcesRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6952,7 +7084,7 @@ impl crate::private::VisitObject for ListResourcesResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -6987,7 +7119,9 @@ impl crate::private::VisitObject for ListResourcesResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7088,7 +7222,9 @@ impl crate::private::VisitObject for ListRootsRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7184,7 +7320,9 @@ impl crate::private::VisitObject for ListRootsRequestParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7297,7 +7435,9 @@ impl crate::private::VisitObject for ListRootsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7396,7 +7536,7 @@ impl crate::private::VisitObject for ListRootsResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -7413,7 +7553,9 @@ impl crate::private::VisitObject for ListRootsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7514,7 +7656,9 @@ impl crate::private::VisitObject for ListToolsRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7621,7 +7765,9 @@ impl crate::private::VisitObject for ListToolsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7727,7 +7873,7 @@ impl crate::private::VisitObject for ListToolsResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -7759,7 +7905,9 @@ impl crate::private::VisitObject for ListToolsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7865,7 +8013,7 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -7900,7 +8048,9 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8044,7 +8194,9 @@ impl crate::private::VisitObject for LoggingMessageNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8161,7 +8313,9 @@ impl crate::private::VisitObject for ModelHint {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8290,7 +8444,8 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_cost_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("costPriority", e))?,
                     );
                 }
@@ -8317,7 +8472,8 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_intelligence_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field(
                                 "intelligencePriority",
                                 e,
@@ -8335,12 +8491,15 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_speed_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("speedPriority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8433,12 +8592,14 @@ impl crate::private::VisitObject for NotificationBaseParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8542,7 +8703,9 @@ impl crate::private::VisitObject for NotificationBase {
                         .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8640,7 +8803,9 @@ impl crate::private::VisitObject for PaginatedRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8744,7 +8909,9 @@ impl crate::private::VisitObject for PaginatedRequest {
                         .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8845,7 +9012,7 @@ impl crate::private::VisitObject for PaginatedResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -8865,7 +9032,9 @@ impl crate::private::VisitObject for PaginatedResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8961,7 +9130,9 @@ impl crate::private::VisitObject for PingRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9054,7 +9225,9 @@ impl crate::private::VisitObject for PingRequestParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9161,7 +9334,9 @@ impl crate::private::VisitObject for PingRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9292,7 +9467,8 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_progress = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("progress", e))?,
                     );
                 }
@@ -9322,12 +9498,15 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_total = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("total", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9450,7 +9629,9 @@ impl crate::private::VisitObject for ProgressNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9595,7 +9776,9 @@ impl crate::private::VisitObject for Prompt {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9730,7 +9913,9 @@ impl crate::private::VisitObject for PromptArgument {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9823,12 +10008,14 @@ impl crate::private::VisitObject for PromptListChangedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9948,7 +10135,9 @@ impl crate::private::VisitObject for PromptListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10167,7 +10356,9 @@ impl crate::private::VisitObject for PromptMessage {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10283,7 +10474,9 @@ impl crate::private::VisitObject for PromptReference {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10379,7 +10572,9 @@ impl crate::private::VisitObject for ReadResourceRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10490,7 +10685,9 @@ impl crate::private::VisitObject for ReadResourceRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10559,9 +10756,10 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextResourceContents",
@@ -10574,21 +10772,21 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("ReadResourceResultContentsItem", &value, &scores)? {
+        >("ReadResourceResultContentsItem", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "ReadResourceResultContentsItem",
-                        "TextResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TextResourceContents,
+                        D::Error,
+                    >("ReadResourceResultContentsItem", "TextResourceContents")
                     .map(Self::TextResourceContents)
             }
             1usize => {
-                crate::private::from_value(
-                        "ReadResourceResultContentsItem",
-                        "BlobResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        BlobResourceContents,
+                        D::Error,
+                    >("ReadResourceResultContentsItem", "BlobResourceContents")
                     .map(Self::BlobResourceContents)
             }
             _ => ::std::unreachable!(),
@@ -10673,7 +10871,7 @@ impl crate::private::VisitObject for ReadResourceResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -10693,7 +10891,9 @@ impl crate::private::VisitObject for ReadResourceResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10793,7 +10993,9 @@ impl crate::private::VisitObject for RequestBaseParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10886,7 +11088,9 @@ impl crate::private::VisitObject for RequestBaseParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10990,7 +11194,9 @@ impl crate::private::VisitObject for RequestBase {
                         .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11042,7 +11248,7 @@ pub struct Resource {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<i64>,
+    pub size: ::std::option::Option<crate::Integer>,
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -11110,7 +11316,7 @@ impl crate::private::VisitObject for Resource {
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
@@ -11190,7 +11396,9 @@ impl crate::private::VisitObject for Resource {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11307,7 +11515,9 @@ impl crate::private::VisitObject for ResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11402,12 +11612,14 @@ impl crate::private::VisitObject for ResourceListChangedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11527,7 +11739,9 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11641,7 +11855,9 @@ impl crate::private::VisitObject for ResourceReference {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11838,7 +12054,9 @@ impl crate::private::VisitObject for ResourceTemplate {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11937,7 +12155,9 @@ impl crate::private::VisitObject for ResourceUpdatedNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12051,7 +12271,9 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12151,12 +12373,14 @@ impl crate::private::VisitObject for ResultBase {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12260,7 +12484,9 @@ impl crate::private::VisitObject for Root {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12351,12 +12577,14 @@ impl crate::private::VisitObject for RootsListChangedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12474,7 +12702,9 @@ impl crate::private::VisitObject for RootsListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12678,7 +12908,9 @@ impl crate::private::VisitObject for SamplingMessage {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12788,7 +13020,9 @@ impl crate::private::VisitObject for PromptsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12902,7 +13136,9 @@ impl crate::private::VisitObject for ResourcesCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12999,7 +13235,9 @@ impl crate::private::VisitObject for ToolsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13129,7 +13367,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_completions = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("completions", e))?,
                     );
                 }
@@ -13144,7 +13382,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_experimental = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("experimental", e))?,
                     );
                 }
@@ -13159,7 +13397,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_logging = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("logging", e))?,
                     );
                 }
@@ -13215,7 +13453,9 @@ impl crate::private::VisitObject for ServerCapabilities {
                         .map_err(|e| crate::private::in_field("tools", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13596,9 +13836,10 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultBase",
@@ -13643,51 +13884,76 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
                 <CompleteResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
-            D::Error,
-        >("ServerResult", &value, &scores)? {
+        match crate::private::pick_variant::<D::Error>("ServerResult", value, &scores)? {
             0usize => {
-                crate::private::from_value("ServerResult", "ResultBase", value)
+                scored
+                    .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
                     .map(Self::ResultBase)
             }
             1usize => {
-                crate::private::from_value("ServerResult", "InitializeResult", value)
+                scored
+                    .decode::<
+                        InitializeResult,
+                        D::Error,
+                    >("ServerResult", "InitializeResult")
                     .map(Self::InitializeResult)
             }
             2usize => {
-                crate::private::from_value("ServerResult", "ListResourcesResult", value)
+                scored
+                    .decode::<
+                        ListResourcesResult,
+                        D::Error,
+                    >("ServerResult", "ListResourcesResult")
                     .map(Self::ListResourcesResult)
             }
             3usize => {
-                crate::private::from_value(
-                        "ServerResult",
-                        "ListResourceTemplatesResult",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ListResourceTemplatesResult,
+                        D::Error,
+                    >("ServerResult", "ListResourceTemplatesResult")
                     .map(Self::ListResourceTemplatesResult)
             }
             4usize => {
-                crate::private::from_value("ServerResult", "ReadResourceResult", value)
+                scored
+                    .decode::<
+                        ReadResourceResult,
+                        D::Error,
+                    >("ServerResult", "ReadResourceResult")
                     .map(Self::ReadResourceResult)
             }
             5usize => {
-                crate::private::from_value("ServerResult", "ListPromptsResult", value)
+                scored
+                    .decode::<
+                        ListPromptsResult,
+                        D::Error,
+                    >("ServerResult", "ListPromptsResult")
                     .map(Self::ListPromptsResult)
             }
             6usize => {
-                crate::private::from_value("ServerResult", "GetPromptResult", value)
+                scored
+                    .decode::<
+                        GetPromptResult,
+                        D::Error,
+                    >("ServerResult", "GetPromptResult")
                     .map(Self::GetPromptResult)
             }
             7usize => {
-                crate::private::from_value("ServerResult", "ListToolsResult", value)
+                scored
+                    .decode::<
+                        ListToolsResult,
+                        D::Error,
+                    >("ServerResult", "ListToolsResult")
                     .map(Self::ListToolsResult)
             }
             8usize => {
-                crate::private::from_value("ServerResult", "CallToolResult", value)
+                scored
+                    .decode::<CallToolResult, D::Error>("ServerResult", "CallToolResult")
                     .map(Self::CallToolResult)
             }
             9usize => {
-                crate::private::from_value("ServerResult", "CompleteResult", value)
+                scored
+                    .decode::<CompleteResult, D::Error>("ServerResult", "CompleteResult")
                     .map(Self::CompleteResult)
             }
             _ => ::std::unreachable!(),
@@ -13774,7 +14040,9 @@ impl crate::private::VisitObject for SetLevelRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13903,7 +14171,9 @@ impl crate::private::VisitObject for SetLevelRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14003,7 +14273,9 @@ impl crate::private::VisitObject for SubscribeRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14108,7 +14380,9 @@ impl crate::private::VisitObject for SubscribeRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14251,7 +14525,9 @@ impl crate::private::VisitObject for TextContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14394,7 +14670,9 @@ impl crate::private::VisitObject for TextResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14558,7 +14836,9 @@ impl crate::private::VisitObject for Tool {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14771,7 +15051,9 @@ impl crate::private::VisitObject for ToolAnnotations {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14871,12 +15153,14 @@ impl crate::private::VisitObject for ToolListChangedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14992,7 +15276,9 @@ impl crate::private::VisitObject for ToolListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15084,7 +15370,9 @@ impl crate::private::VisitObject for UnsubscribeRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15195,7 +15483,9 @@ impl crate::private::VisitObject for UnsubscribeRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }

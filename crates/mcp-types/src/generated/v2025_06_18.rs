@@ -118,12 +118,15 @@ impl crate::private::VisitObject for Annotations {
                     }
                     f_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("priority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -238,7 +241,7 @@ impl crate::private::VisitObject for AudioContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -298,7 +301,9 @@ impl crate::private::VisitObject for AudioContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -426,7 +431,9 @@ impl crate::private::VisitObject for BaseMetadata {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -539,7 +546,7 @@ impl crate::private::VisitObject for BlobResourceContents {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -587,7 +594,9 @@ impl crate::private::VisitObject for BlobResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -748,7 +757,9 @@ impl crate::private::VisitObject for BooleanSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -848,7 +859,7 @@ impl crate::private::VisitObject for CallToolRequestParams {
                     }
                     f_arguments = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("arguments", e))?,
                     );
                 }
@@ -868,7 +879,9 @@ impl crate::private::VisitObject for CallToolRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -979,7 +992,9 @@ impl crate::private::VisitObject for CallToolRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1113,7 +1128,7 @@ impl crate::private::VisitObject for CallToolResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -1152,7 +1167,7 @@ impl crate::private::VisitObject for CallToolResult {
                     }
                     f_structured_content = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field(
                                 "structuredContent",
                                 e,
@@ -1160,7 +1175,9 @@ impl crate::private::VisitObject for CallToolResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1284,7 +1301,9 @@ impl crate::private::VisitObject for CancelledNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1407,7 +1426,9 @@ impl crate::private::VisitObject for CancelledNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1516,7 +1537,9 @@ impl crate::private::VisitObject for RootsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1630,7 +1653,7 @@ impl crate::private::VisitObject for ClientCapabilities {
                     }
                     f_elicitation = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("elicitation", e))?,
                     );
                 }
@@ -1645,7 +1668,7 @@ impl crate::private::VisitObject for ClientCapabilities {
                     }
                     f_experimental = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("experimental", e))?,
                     );
                 }
@@ -1677,12 +1700,14 @@ impl crate::private::VisitObject for ClientCapabilities {
                     }
                     f_sampling = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("sampling", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2110,9 +2135,10 @@ impl<'de> ::serde::Deserialize<'de> for ClientResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultBase",
@@ -2131,23 +2157,31 @@ impl<'de> ::serde::Deserialize<'de> for ClientResult {
                 <ElicitResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
-            D::Error,
-        >("ClientResult", &value, &scores)? {
+        match crate::private::pick_variant::<D::Error>("ClientResult", value, &scores)? {
             0usize => {
-                crate::private::from_value("ClientResult", "ResultBase", value)
+                scored
+                    .decode::<ResultBase, D::Error>("ClientResult", "ResultBase")
                     .map(Self::ResultBase)
             }
             1usize => {
-                crate::private::from_value("ClientResult", "CreateMessageResult", value)
+                scored
+                    .decode::<
+                        CreateMessageResult,
+                        D::Error,
+                    >("ClientResult", "CreateMessageResult")
                     .map(Self::CreateMessageResult)
             }
             2usize => {
-                crate::private::from_value("ClientResult", "ListRootsResult", value)
+                scored
+                    .decode::<
+                        ListRootsResult,
+                        D::Error,
+                    >("ClientResult", "ListRootsResult")
                     .map(Self::ListRootsResult)
             }
             3usize => {
-                crate::private::from_value("ClientResult", "ElicitResult", value)
+                scored
+                    .decode::<ElicitResult, D::Error>("ClientResult", "ElicitResult")
                     .map(Self::ElicitResult)
             }
             _ => ::std::unreachable!(),
@@ -2250,7 +2284,9 @@ impl crate::private::VisitObject for CompleteRequestParamsArgument {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2359,7 +2395,9 @@ impl crate::private::VisitObject for CompleteRequestParamsContext {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2582,7 +2620,9 @@ impl crate::private::VisitObject for CompleteRequestParams {
                         .map_err(|e| crate::private::in_field("ref", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2706,7 +2746,9 @@ impl crate::private::VisitObject for CompleteRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2754,7 +2796,7 @@ pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     pub has_more: ::std::option::Option<bool>,
     /// The total number of completion options available. This can exceed the number of values actually sent in the response.
-    pub total: ::std::option::Option<i64>,
+    pub total: ::std::option::Option<crate::Integer>,
     /// An array of completion values. Must not exceed 100 items.
     pub values: ::std::vec::Vec<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -2804,7 +2846,7 @@ impl crate::private::VisitObject for CompleteResultCompletion {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_has_more: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_total: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_total: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_values: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
@@ -2859,7 +2901,9 @@ impl crate::private::VisitObject for CompleteResultCompletion {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2957,7 +3001,7 @@ impl crate::private::VisitObject for CompleteResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -2979,7 +3023,9 @@ impl crate::private::VisitObject for CompleteResult {
                         .map_err(|e| crate::private::in_field("completion", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3135,7 +3181,7 @@ pub struct CreateMessageRequestParams {
     /// The requested maximum number of tokens to sample (to prevent runaway completions).
     ///
     /// The client MAY choose to sample fewer tokens than the requested maximum.
-    pub max_tokens: i64,
+    pub max_tokens: crate::Integer,
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub metadata: ::std::option::Option<crate::JsonObject>,
@@ -3151,10 +3197,13 @@ pub struct CreateMessageRequestParams {
 impl CreateMessageRequestParams {
     ///A `CreateMessageRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(max_tokens: i64, messages: ::std::vec::Vec<SamplingMessage>) -> Self {
+    pub fn new(
+        max_tokens: impl ::std::convert::Into<crate::Integer>,
+        messages: ::std::vec::Vec<SamplingMessage>,
+    ) -> Self {
         CreateMessageRequestParams {
             include_context: ::std::option::Option::None,
-            max_tokens,
+            max_tokens: max_tokens.into(),
             messages,
             metadata: ::std::option::Option::None,
             model_preferences: ::std::option::Option::None,
@@ -3214,7 +3263,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_include_context: ::std::option::Option<IncludeContext> = ::std::option::Option::None;
-        let mut f_max_tokens: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_tokens: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
         let mut f_metadata: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
         let mut f_model_preferences: ::std::option::Option<ModelPreferences> = ::std::option::Option::None;
@@ -3284,7 +3333,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     }
                     f_metadata = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("metadata", e))?,
                     );
                 }
@@ -3346,12 +3395,15 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     }
                     f_temperature = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("temperature", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3487,7 +3539,9 @@ impl crate::private::VisitObject for CreateMessageRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3711,7 +3765,7 @@ impl crate::private::VisitObject for CreateMessageResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -3778,7 +3832,9 @@ impl crate::private::VisitObject for CreateMessageResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3952,7 +4008,9 @@ impl crate::private::VisitObject for ElicitRequestParamsRequestedSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4085,7 +4143,9 @@ impl crate::private::VisitObject for ElicitRequestParams {
                         .map_err(|e| crate::private::in_field("requestedSchema", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4204,7 +4264,9 @@ impl crate::private::VisitObject for ElicitRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4271,9 +4333,10 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "String",
@@ -4289,17 +4352,26 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("ElicitResultContentValue", &value, &scores)? {
+        >("ElicitResultContentValue", value, &scores)? {
             0usize => {
-                crate::private::from_value("ElicitResultContentValue", "String", value)
+                scored
+                    .decode::<
+                        ::std::string::String,
+                        D::Error,
+                    >("ElicitResultContentValue", "String")
                     .map(Self::String)
             }
             1usize => {
-                crate::private::from_value("ElicitResultContentValue", "Number", value)
-                    .map(Self::Number)
+                scored
+                    .decode::<
+                        crate::private::ExactNumber,
+                        D::Error,
+                    >("ElicitResultContentValue", "Number")
+                    .map(|n| Self::Number(n.0))
             }
             2usize => {
-                crate::private::from_value("ElicitResultContentValue", "Boolean", value)
+                scored
+                    .decode::<bool, D::Error>("ElicitResultContentValue", "Boolean")
                     .map(Self::Boolean)
             }
             _ => ::std::unreachable!(),
@@ -4397,7 +4469,7 @@ impl crate::private::VisitObject for ElicitResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -4426,7 +4498,9 @@ impl crate::private::VisitObject for ElicitResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4486,9 +4560,10 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextResourceContents",
@@ -4501,21 +4576,21 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("EmbeddedResourceResource", &value, &scores)? {
+        >("EmbeddedResourceResource", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "EmbeddedResourceResource",
-                        "TextResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TextResourceContents,
+                        D::Error,
+                    >("EmbeddedResourceResource", "TextResourceContents")
                     .map(Self::TextResourceContents)
             }
             1usize => {
-                crate::private::from_value(
-                        "EmbeddedResourceResource",
-                        "BlobResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        BlobResourceContents,
+                        D::Error,
+                    >("EmbeddedResourceResource", "BlobResourceContents")
                     .map(Self::BlobResourceContents)
             }
             _ => ::std::unreachable!(),
@@ -4610,7 +4685,7 @@ impl crate::private::VisitObject for EmbeddedResource {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -4661,7 +4736,9 @@ impl crate::private::VisitObject for EmbeddedResource {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4842,7 +4919,9 @@ impl crate::private::VisitObject for EnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4970,7 +5049,9 @@ impl crate::private::VisitObject for GetPromptRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5081,7 +5162,9 @@ impl crate::private::VisitObject for GetPromptRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5194,7 +5277,7 @@ impl crate::private::VisitObject for GetPromptResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -5229,7 +5312,9 @@ impl crate::private::VisitObject for GetPromptResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5348,7 +5433,7 @@ impl crate::private::VisitObject for ImageContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -5408,7 +5493,9 @@ impl crate::private::VisitObject for ImageContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5555,7 +5642,9 @@ impl crate::private::VisitObject for Implementation {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5697,7 +5786,9 @@ impl crate::private::VisitObject for InitializeRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5831,7 +5922,9 @@ impl crate::private::VisitObject for InitializeRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5959,7 +6052,7 @@ impl crate::private::VisitObject for InitializeResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -6028,7 +6121,9 @@ impl crate::private::VisitObject for InitializeResult {
                         .map_err(|e| crate::private::in_field("serverInfo", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6142,12 +6237,14 @@ impl crate::private::VisitObject for InitializedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6260,7 +6357,9 @@ impl crate::private::VisitObject for InitializedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6381,7 +6480,9 @@ impl crate::private::VisitObject for JsonRpcError {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6446,9 +6547,10 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "Request",
@@ -6466,21 +6568,28 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("JSONRPCMessage", &value, &scores)? {
+        >("JSONRPCMessage", value, &scores)? {
             0usize => {
-                crate::private::from_value("JSONRPCMessage", "Request", value)
+                scored
+                    .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
                     .map(Self::Request)
             }
             1usize => {
-                crate::private::from_value("JSONRPCMessage", "Notification", value)
+                scored
+                    .decode::<
+                        JsonRpcNotification,
+                        D::Error,
+                    >("JSONRPCMessage", "Notification")
                     .map(Self::Notification)
             }
             2usize => {
-                crate::private::from_value("JSONRPCMessage", "Response", value)
+                scored
+                    .decode::<JsonRpcResponse, D::Error>("JSONRPCMessage", "Response")
                     .map(Self::Response)
             }
             3usize => {
-                crate::private::from_value("JSONRPCMessage", "Error", value)
+                scored
+                    .decode::<JsonRpcError, D::Error>("JSONRPCMessage", "Error")
                     .map(Self::Error)
             }
             _ => ::std::unreachable!(),
@@ -6560,12 +6669,14 @@ impl crate::private::VisitObject for JsonRpcNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6695,7 +6806,9 @@ impl crate::private::VisitObject for JsonRpcNotification {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6801,7 +6914,9 @@ impl crate::private::VisitObject for JsonRpcRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6898,7 +7013,9 @@ impl crate::private::VisitObject for JsonRpcRequestParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7036,7 +7153,9 @@ impl crate::private::VisitObject for JsonRpcRequest {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7163,7 +7282,9 @@ impl crate::private::VisitObject for JsonRpcResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7274,7 +7395,9 @@ impl crate::private::VisitObject for ListPromptsRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7387,7 +7510,9 @@ impl crate::private::VisitObject for ListPromptsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7493,7 +7618,7 @@ impl crate::private::VisitObject for ListPromptsResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -7528,7 +7653,9 @@ impl crate::private::VisitObject for ListPromptsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7630,7 +7757,9 @@ impl crate::private::VisitObject for ListResourceTemplatesRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7746,7 +7875,9 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7857,7 +7988,7 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -7895,7 +8026,9 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7997,7 +8130,9 @@ impl crate::private::VisitObject for ListResourcesRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8110,7 +8245,9 @@ impl crate::private::VisitObject for ListResourcesRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8219,7 +8356,7 @@ impl crate::private::VisitObject for ListResourcesResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -8254,7 +8391,9 @@ impl crate::private::VisitObject for ListResourcesResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8356,7 +8495,9 @@ impl crate::private::VisitObject for ListRootsRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8453,7 +8594,9 @@ impl crate::private::VisitObject for ListRootsRequestParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8566,7 +8709,9 @@ impl crate::private::VisitObject for ListRootsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8665,7 +8810,7 @@ impl crate::private::VisitObject for ListRootsResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -8682,7 +8827,9 @@ impl crate::private::VisitObject for ListRootsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8783,7 +8930,9 @@ impl crate::private::VisitObject for ListToolsRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8890,7 +9039,9 @@ impl crate::private::VisitObject for ListToolsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8996,7 +9147,7 @@ impl crate::private::VisitObject for ListToolsResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -9028,7 +9179,9 @@ impl crate::private::VisitObject for ListToolsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9134,7 +9287,7 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -9169,7 +9322,9 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9313,7 +9468,9 @@ impl crate::private::VisitObject for LoggingMessageNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9430,7 +9587,9 @@ impl crate::private::VisitObject for ModelHint {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9559,7 +9718,8 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_cost_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("costPriority", e))?,
                     );
                 }
@@ -9586,7 +9746,8 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_intelligence_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field(
                                 "intelligencePriority",
                                 e,
@@ -9604,12 +9765,15 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_speed_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("speedPriority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9702,12 +9866,14 @@ impl crate::private::VisitObject for NotificationBaseParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9811,7 +9977,9 @@ impl crate::private::VisitObject for NotificationBase {
                         .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9939,7 +10107,8 @@ impl crate::private::VisitObject for NumberSchema {
                     }
                     f_maximum = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("maximum", e))?,
                     );
                 }
@@ -9951,7 +10120,8 @@ impl crate::private::VisitObject for NumberSchema {
                     }
                     f_minimum = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("minimum", e))?,
                     );
                 }
@@ -9980,7 +10150,9 @@ impl crate::private::VisitObject for NumberSchema {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10085,7 +10257,9 @@ impl crate::private::VisitObject for PaginatedRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10189,7 +10363,9 @@ impl crate::private::VisitObject for PaginatedRequest {
                         .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10290,7 +10466,7 @@ impl crate::private::VisitObject for PaginatedResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -10310,7 +10486,9 @@ impl crate::private::VisitObject for PaginatedResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10407,7 +10585,9 @@ impl crate::private::VisitObject for PingRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10501,7 +10681,9 @@ impl crate::private::VisitObject for PingRequestParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10608,7 +10790,9 @@ impl crate::private::VisitObject for PingRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10674,9 +10858,10 @@ impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "StringSchema",
@@ -10697,37 +10882,37 @@ impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("PrimitiveSchemaDefinition", &value, &scores)? {
+        >("PrimitiveSchemaDefinition", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "StringSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        StringSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "StringSchema")
                     .map(Self::StringSchema)
             }
             1usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "NumberSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        NumberSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "NumberSchema")
                     .map(Self::NumberSchema)
             }
             2usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "BooleanSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        BooleanSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "BooleanSchema")
                     .map(Self::BooleanSchema)
             }
             3usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "EnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        EnumSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "EnumSchema")
                     .map(Self::EnumSchema)
             }
             _ => ::std::unreachable!(),
@@ -10843,7 +11028,8 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_progress = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("progress", e))?,
                     );
                 }
@@ -10873,12 +11059,15 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_total = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("total", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11001,7 +11190,9 @@ impl crate::private::VisitObject for ProgressNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11138,7 +11329,7 @@ impl crate::private::VisitObject for Prompt {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -11191,7 +11382,9 @@ impl crate::private::VisitObject for Prompt {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11353,7 +11546,9 @@ impl crate::private::VisitObject for PromptArgument {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11447,12 +11642,14 @@ impl crate::private::VisitObject for PromptListChangedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11572,7 +11769,9 @@ impl crate::private::VisitObject for PromptListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11684,7 +11883,9 @@ impl crate::private::VisitObject for PromptMessage {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11828,7 +12029,9 @@ impl crate::private::VisitObject for PromptReference {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11925,7 +12128,9 @@ impl crate::private::VisitObject for ReadResourceRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12036,7 +12241,9 @@ impl crate::private::VisitObject for ReadResourceRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12105,9 +12312,10 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextResourceContents",
@@ -12120,21 +12328,21 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("ReadResourceResultContentsItem", &value, &scores)? {
+        >("ReadResourceResultContentsItem", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "ReadResourceResultContentsItem",
-                        "TextResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TextResourceContents,
+                        D::Error,
+                    >("ReadResourceResultContentsItem", "TextResourceContents")
                     .map(Self::TextResourceContents)
             }
             1usize => {
-                crate::private::from_value(
-                        "ReadResourceResultContentsItem",
-                        "BlobResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        BlobResourceContents,
+                        D::Error,
+                    >("ReadResourceResultContentsItem", "BlobResourceContents")
                     .map(Self::BlobResourceContents)
             }
             _ => ::std::unreachable!(),
@@ -12219,7 +12427,7 @@ impl crate::private::VisitObject for ReadResourceResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -12239,7 +12447,9 @@ impl crate::private::VisitObject for ReadResourceResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12340,7 +12550,9 @@ impl crate::private::VisitObject for RequestBaseParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12434,7 +12646,9 @@ impl crate::private::VisitObject for RequestBaseParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12538,7 +12752,9 @@ impl crate::private::VisitObject for RequestBase {
                         .map_err(|e| crate::private::in_field("params", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12590,7 +12806,7 @@ pub struct Resource {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<i64>,
+    pub size: ::std::option::Option<crate::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -12676,7 +12892,7 @@ impl crate::private::VisitObject for Resource {
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
@@ -12692,7 +12908,7 @@ impl crate::private::VisitObject for Resource {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -12781,7 +12997,9 @@ impl crate::private::VisitObject for Resource {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12899,7 +13117,7 @@ impl crate::private::VisitObject for ResourceContents {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -12929,7 +13147,9 @@ impl crate::private::VisitObject for ResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12985,7 +13205,7 @@ pub struct ResourceLink {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<i64>,
+    pub size: ::std::option::Option<crate::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -13074,7 +13294,7 @@ impl crate::private::VisitObject for ResourceLink {
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
@@ -13091,7 +13311,7 @@ impl crate::private::VisitObject for ResourceLink {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -13200,7 +13420,9 @@ impl crate::private::VisitObject for ResourceLink {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13314,12 +13536,14 @@ impl crate::private::VisitObject for ResourceListChangedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13439,7 +13663,9 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13590,7 +13816,7 @@ impl crate::private::VisitObject for ResourceTemplate {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -13681,7 +13907,9 @@ impl crate::private::VisitObject for ResourceTemplate {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13812,7 +14040,9 @@ impl crate::private::VisitObject for ResourceTemplateReference {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13908,7 +14138,9 @@ impl crate::private::VisitObject for ResourceUpdatedNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14022,7 +14254,9 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14122,12 +14356,14 @@ impl crate::private::VisitObject for ResultBase {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14224,7 +14460,7 @@ impl crate::private::VisitObject for Root {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -14251,7 +14487,9 @@ impl crate::private::VisitObject for Root {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14343,12 +14581,14 @@ impl crate::private::VisitObject for RootsListChangedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14466,7 +14706,9 @@ impl crate::private::VisitObject for RootsListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14670,7 +14912,9 @@ impl crate::private::VisitObject for SamplingMessage {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14780,7 +15024,9 @@ impl crate::private::VisitObject for PromptsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14894,7 +15140,9 @@ impl crate::private::VisitObject for ResourcesCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14991,7 +15239,9 @@ impl crate::private::VisitObject for ToolsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15121,7 +15371,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_completions = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("completions", e))?,
                     );
                 }
@@ -15136,7 +15386,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_experimental = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("experimental", e))?,
                     );
                 }
@@ -15151,7 +15401,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_logging = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("logging", e))?,
                     );
                 }
@@ -15207,7 +15457,9 @@ impl crate::private::VisitObject for ServerCapabilities {
                         .map_err(|e| crate::private::in_field("tools", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15601,9 +15853,10 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultBase",
@@ -15648,51 +15901,76 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
                 <CompleteResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
-            D::Error,
-        >("ServerResult", &value, &scores)? {
+        match crate::private::pick_variant::<D::Error>("ServerResult", value, &scores)? {
             0usize => {
-                crate::private::from_value("ServerResult", "ResultBase", value)
+                scored
+                    .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
                     .map(Self::ResultBase)
             }
             1usize => {
-                crate::private::from_value("ServerResult", "InitializeResult", value)
+                scored
+                    .decode::<
+                        InitializeResult,
+                        D::Error,
+                    >("ServerResult", "InitializeResult")
                     .map(Self::InitializeResult)
             }
             2usize => {
-                crate::private::from_value("ServerResult", "ListResourcesResult", value)
+                scored
+                    .decode::<
+                        ListResourcesResult,
+                        D::Error,
+                    >("ServerResult", "ListResourcesResult")
                     .map(Self::ListResourcesResult)
             }
             3usize => {
-                crate::private::from_value(
-                        "ServerResult",
-                        "ListResourceTemplatesResult",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ListResourceTemplatesResult,
+                        D::Error,
+                    >("ServerResult", "ListResourceTemplatesResult")
                     .map(Self::ListResourceTemplatesResult)
             }
             4usize => {
-                crate::private::from_value("ServerResult", "ReadResourceResult", value)
+                scored
+                    .decode::<
+                        ReadResourceResult,
+                        D::Error,
+                    >("ServerResult", "ReadResourceResult")
                     .map(Self::ReadResourceResult)
             }
             5usize => {
-                crate::private::from_value("ServerResult", "ListPromptsResult", value)
+                scored
+                    .decode::<
+                        ListPromptsResult,
+                        D::Error,
+                    >("ServerResult", "ListPromptsResult")
                     .map(Self::ListPromptsResult)
             }
             6usize => {
-                crate::private::from_value("ServerResult", "GetPromptResult", value)
+                scored
+                    .decode::<
+                        GetPromptResult,
+                        D::Error,
+                    >("ServerResult", "GetPromptResult")
                     .map(Self::GetPromptResult)
             }
             7usize => {
-                crate::private::from_value("ServerResult", "ListToolsResult", value)
+                scored
+                    .decode::<
+                        ListToolsResult,
+                        D::Error,
+                    >("ServerResult", "ListToolsResult")
                     .map(Self::ListToolsResult)
             }
             8usize => {
-                crate::private::from_value("ServerResult", "CallToolResult", value)
+                scored
+                    .decode::<CallToolResult, D::Error>("ServerResult", "CallToolResult")
                     .map(Self::CallToolResult)
             }
             9usize => {
-                crate::private::from_value("ServerResult", "CompleteResult", value)
+                scored
+                    .decode::<CompleteResult, D::Error>("ServerResult", "CompleteResult")
                     .map(Self::CompleteResult)
             }
             _ => ::std::unreachable!(),
@@ -15779,7 +16057,9 @@ impl crate::private::VisitObject for SetLevelRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15908,7 +16188,9 @@ impl crate::private::VisitObject for SetLevelRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15955,8 +16237,8 @@ impl crate::private::MatchScore for SetLevelRequest {
 pub struct StringSchema {
     pub description: ::std::option::Option<::std::string::String>,
     pub format: ::std::option::Option<Format>,
-    pub max_length: ::std::option::Option<i64>,
-    pub min_length: ::std::option::Option<i64>,
+    pub max_length: ::std::option::Option<crate::Integer>,
+    pub min_length: ::std::option::Option<crate::Integer>,
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -16022,8 +16304,8 @@ impl crate::private::VisitObject for StringSchema {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_format: ::std::option::Option<Format> = ::std::option::Option::None;
-        let mut f_max_length: ::std::option::Option<i64> = ::std::option::Option::None;
-        let mut f_min_length: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_min_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
         let mut extra = crate::JsonObject::new();
@@ -16109,7 +16391,9 @@ impl crate::private::VisitObject for StringSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16205,7 +16489,9 @@ impl crate::private::VisitObject for SubscribeRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16310,7 +16596,9 @@ impl crate::private::VisitObject for SubscribeRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16428,7 +16716,7 @@ impl crate::private::VisitObject for TextContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -16473,7 +16761,9 @@ impl crate::private::VisitObject for TextContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16592,7 +16882,7 @@ impl crate::private::VisitObject for TextResourceContents {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -16640,7 +16930,9 @@ impl crate::private::VisitObject for TextResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16794,7 +17086,7 @@ impl crate::private::VisitObject for Tool {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -16873,7 +17165,9 @@ impl crate::private::VisitObject for Tool {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17097,7 +17391,9 @@ impl crate::private::VisitObject for ToolAnnotations {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17197,12 +17493,14 @@ impl crate::private::VisitObject for ToolListChangedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17318,7 +17616,9 @@ impl crate::private::VisitObject for ToolListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17410,7 +17710,9 @@ impl crate::private::VisitObject for UnsubscribeRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17521,7 +17823,9 @@ impl crate::private::VisitObject for UnsubscribeRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }

@@ -118,12 +118,15 @@ impl crate::private::VisitObject for Annotations {
                     }
                     f_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("priority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -238,7 +241,7 @@ impl crate::private::VisitObject for AudioContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -298,7 +301,9 @@ impl crate::private::VisitObject for AudioContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -426,7 +431,9 @@ impl crate::private::VisitObject for BaseMetadata {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -539,7 +546,7 @@ impl crate::private::VisitObject for BlobResourceContents {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -587,7 +594,9 @@ impl crate::private::VisitObject for BlobResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -748,7 +757,9 @@ impl crate::private::VisitObject for BooleanSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -891,7 +902,9 @@ impl crate::private::VisitObject for CallToolRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1007,7 +1020,9 @@ impl crate::private::VisitObject for CallToolRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1141,7 +1156,7 @@ impl crate::private::VisitObject for CallToolRequestParams {
                     }
                     f_arguments = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("arguments", e))?,
                     );
                 }
@@ -1178,7 +1193,9 @@ impl crate::private::VisitObject for CallToolRequestParams {
                         .map_err(|e| crate::private::in_field("task", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1306,7 +1323,7 @@ impl crate::private::VisitObject for CallToolResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -1345,7 +1362,7 @@ impl crate::private::VisitObject for CallToolResult {
                     }
                     f_structured_content = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field(
                                 "structuredContent",
                                 e,
@@ -1353,7 +1370,9 @@ impl crate::private::VisitObject for CallToolResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1449,7 +1468,9 @@ impl crate::private::VisitObject for CancelTaskRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1598,7 +1619,9 @@ impl crate::private::VisitObject for CancelTaskRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1661,7 +1684,7 @@ pub struct CancelTaskResult {
     /// ISO 8601 timestamp when the task was last updated.
     pub last_updated_at: ::std::string::String,
     /// Suggested polling interval in milliseconds.
-    pub poll_interval: ::std::option::Option<i64>,
+    pub poll_interval: ::std::option::Option<crate::Integer>,
     /// Current task state.
     pub status: TaskStatus,
     /// Optional human-readable message describing the current task state.
@@ -1673,7 +1696,7 @@ pub struct CancelTaskResult {
     /// The task identifier.
     pub task_id: ::std::string::String,
     /// Actual retention duration from creation in milliseconds, null for unlimited.
-    pub ttl: ::std::option::Option<i64>,
+    pub ttl: ::std::option::Option<crate::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -1685,7 +1708,7 @@ impl CancelTaskResult {
         last_updated_at: impl ::std::convert::Into<::std::string::String>,
         status: TaskStatus,
         task_id: impl ::std::convert::Into<::std::string::String>,
-        ttl: ::std::option::Option<i64>,
+        ttl: ::std::option::Option<crate::Integer>,
     ) -> Self {
         CancelTaskResult {
             meta: ::std::option::Option::None,
@@ -1742,11 +1765,11 @@ impl crate::private::VisitObject for CancelTaskResult {
         let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_poll_interval: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_status: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut f_ttl: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -1760,7 +1783,7 @@ impl crate::private::VisitObject for CancelTaskResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -1859,7 +1882,9 @@ impl crate::private::VisitObject for CancelTaskResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2044,7 +2069,9 @@ impl crate::private::VisitObject for CancelledNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2175,7 +2202,7 @@ impl crate::private::VisitObject for CancelledNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -2210,7 +2237,9 @@ impl crate::private::VisitObject for CancelledNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2309,7 +2338,7 @@ impl crate::private::VisitObject for ElicitationCapability {
                     }
                     f_form = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("form", e))?,
                     );
                 }
@@ -2323,11 +2352,15 @@ impl crate::private::VisitObject for ElicitationCapability {
                         );
                     }
                     f_url = ::std::option::Option::Some(
-                        map.next_value().map_err(|e| crate::private::in_field("url", e))?,
+                        map
+                            .next_value_seed(crate::private::FreeForm::new())
+                            .map_err(|e| crate::private::in_field("url", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2419,7 +2452,9 @@ impl crate::private::VisitObject for RootsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2514,7 +2549,7 @@ impl crate::private::VisitObject for SamplingCapability {
                     }
                     f_context = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("context", e))?,
                     );
                 }
@@ -2529,12 +2564,14 @@ impl crate::private::VisitObject for SamplingCapability {
                     }
                     f_tools = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("tools", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2626,12 +2663,14 @@ impl crate::private::VisitObject for ClientTasksCapabilityRequestsElicitation {
                     }
                     f_create = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("create", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2720,12 +2759,14 @@ impl crate::private::VisitObject for ClientTasksCapabilityRequestsSampling {
                     }
                     f_create_message = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("createMessage", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2855,7 +2896,9 @@ impl crate::private::VisitObject for ClientTasksCapabilityRequests {
                         .map_err(|e| crate::private::in_field("sampling", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2962,7 +3005,7 @@ impl crate::private::VisitObject for ClientTasksCapability {
                     }
                     f_cancel = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("cancel", e))?,
                     );
                 }
@@ -2977,7 +3020,7 @@ impl crate::private::VisitObject for ClientTasksCapability {
                     }
                     f_list = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("list", e))?,
                     );
                 }
@@ -2999,7 +3042,9 @@ impl crate::private::VisitObject for ClientTasksCapability {
                         .map_err(|e| crate::private::in_field("requests", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3145,7 +3190,7 @@ impl crate::private::VisitObject for ClientCapabilities {
                     }
                     f_experimental = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("experimental", e))?,
                     );
                 }
@@ -3201,7 +3246,9 @@ impl crate::private::VisitObject for ClientCapabilities {
                         .map_err(|e| crate::private::in_field("tasks", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3740,9 +3787,10 @@ impl<'de> ::serde::Deserialize<'de> for ClientResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultBase",
@@ -3771,39 +3819,60 @@ impl<'de> ::serde::Deserialize<'de> for ClientResult {
                 <ElicitResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
-            D::Error,
-        >("ClientResult", &value, &scores)? {
+        match crate::private::pick_variant::<D::Error>("ClientResult", value, &scores)? {
             0usize => {
-                crate::private::from_value("ClientResult", "ResultBase", value)
+                scored
+                    .decode::<ResultBase, D::Error>("ClientResult", "ResultBase")
                     .map(Self::ResultBase)
             }
             1usize => {
-                crate::private::from_value("ClientResult", "GetTaskResult", value)
+                scored
+                    .decode::<GetTaskResult, D::Error>("ClientResult", "GetTaskResult")
                     .map(Self::GetTaskResult)
             }
             2usize => {
-                crate::private::from_value("ClientResult", "GetTaskPayloadResult", value)
+                scored
+                    .decode::<
+                        GetTaskPayloadResult,
+                        D::Error,
+                    >("ClientResult", "GetTaskPayloadResult")
                     .map(Self::GetTaskPayloadResult)
             }
             3usize => {
-                crate::private::from_value("ClientResult", "CancelTaskResult", value)
+                scored
+                    .decode::<
+                        CancelTaskResult,
+                        D::Error,
+                    >("ClientResult", "CancelTaskResult")
                     .map(Self::CancelTaskResult)
             }
             4usize => {
-                crate::private::from_value("ClientResult", "ListTasksResult", value)
+                scored
+                    .decode::<
+                        ListTasksResult,
+                        D::Error,
+                    >("ClientResult", "ListTasksResult")
                     .map(Self::ListTasksResult)
             }
             5usize => {
-                crate::private::from_value("ClientResult", "CreateMessageResult", value)
+                scored
+                    .decode::<
+                        CreateMessageResult,
+                        D::Error,
+                    >("ClientResult", "CreateMessageResult")
                     .map(Self::CreateMessageResult)
             }
             6usize => {
-                crate::private::from_value("ClientResult", "ListRootsResult", value)
+                scored
+                    .decode::<
+                        ListRootsResult,
+                        D::Error,
+                    >("ClientResult", "ListRootsResult")
                     .map(Self::ListRootsResult)
             }
             7usize => {
-                crate::private::from_value("ClientResult", "ElicitResult", value)
+                scored
+                    .decode::<ElicitResult, D::Error>("ClientResult", "ElicitResult")
                     .map(Self::ElicitResult)
             }
             _ => ::std::unreachable!(),
@@ -3933,7 +4002,9 @@ impl crate::private::VisitObject for CompleteRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4049,7 +4120,9 @@ impl crate::private::VisitObject for CompleteRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4162,7 +4235,9 @@ impl crate::private::VisitObject for CompleteRequestParamsArgument {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4271,7 +4346,9 @@ impl crate::private::VisitObject for CompleteRequestParamsContext {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4520,7 +4597,9 @@ impl crate::private::VisitObject for CompleteRequestParams {
                         .map_err(|e| crate::private::in_field("ref", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4574,7 +4653,7 @@ pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     pub has_more: ::std::option::Option<bool>,
     /// The total number of completion options available. This can exceed the number of values actually sent in the response.
-    pub total: ::std::option::Option<i64>,
+    pub total: ::std::option::Option<crate::Integer>,
     /// An array of completion values. Must not exceed 100 items.
     pub values: ::std::vec::Vec<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -4624,7 +4703,7 @@ impl crate::private::VisitObject for CompleteResultCompletion {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_has_more: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_total: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_total: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_values: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
@@ -4679,7 +4758,9 @@ impl crate::private::VisitObject for CompleteResultCompletion {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4777,7 +4858,7 @@ impl crate::private::VisitObject for CompleteResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -4799,7 +4880,9 @@ impl crate::private::VisitObject for CompleteResult {
                         .map_err(|e| crate::private::in_field("completion", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5063,7 +5146,9 @@ impl crate::private::VisitObject for CreateMessageRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5185,7 +5270,9 @@ impl crate::private::VisitObject for CreateMessageRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5232,7 +5319,7 @@ pub struct CreateMessageRequestParams {
     /// The requested maximum number of tokens to sample (to prevent runaway completions).
     ///
     /// The client MAY choose to sample fewer tokens than the requested maximum.
-    pub max_tokens: i64,
+    pub max_tokens: crate::Integer,
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub metadata: ::std::option::Option<crate::JsonObject>,
@@ -5262,11 +5349,14 @@ pub struct CreateMessageRequestParams {
 impl CreateMessageRequestParams {
     ///A `CreateMessageRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(max_tokens: i64, messages: ::std::vec::Vec<SamplingMessage>) -> Self {
+    pub fn new(
+        max_tokens: impl ::std::convert::Into<crate::Integer>,
+        messages: ::std::vec::Vec<SamplingMessage>,
+    ) -> Self {
         CreateMessageRequestParams {
             meta: ::std::option::Option::None,
             include_context: ::std::option::Option::None,
-            max_tokens,
+            max_tokens: max_tokens.into(),
             messages,
             metadata: ::std::option::Option::None,
             model_preferences: ::std::option::Option::None,
@@ -5346,7 +5436,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<CreateMessageRequestParamsMeta> = ::std::option::Option::None;
         let mut f_include_context: ::std::option::Option<IncludeContext> = ::std::option::Option::None;
-        let mut f_max_tokens: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_tokens: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
         let mut f_metadata: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
         let mut f_model_preferences: ::std::option::Option<ModelPreferences> = ::std::option::Option::None;
@@ -5436,7 +5526,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     }
                     f_metadata = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("metadata", e))?,
                     );
                 }
@@ -5515,7 +5605,8 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     }
                     f_temperature = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("temperature", e))?,
                     );
                 }
@@ -5552,7 +5643,9 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5648,9 +5741,10 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextContent",
@@ -5681,49 +5775,53 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("CreateMessageResultContent", &value, &scores)? {
+        >("CreateMessageResultContent", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "TextContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TextContent,
+                        D::Error,
+                    >("CreateMessageResultContent", "TextContent")
                     .map(Self::TextContent)
             }
             1usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "ImageContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ImageContent,
+                        D::Error,
+                    >("CreateMessageResultContent", "ImageContent")
                     .map(Self::ImageContent)
             }
             2usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "AudioContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        AudioContent,
+                        D::Error,
+                    >("CreateMessageResultContent", "AudioContent")
                     .map(Self::AudioContent)
             }
             3usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "ToolUseContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ToolUseContent,
+                        D::Error,
+                    >("CreateMessageResultContent", "ToolUseContent")
                     .map(Self::ToolUseContent)
             }
             4usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "ToolResultContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ToolResultContent,
+                        D::Error,
+                    >("CreateMessageResultContent", "ToolResultContent")
                     .map(Self::ToolResultContent)
             }
             5usize => {
-                crate::private::from_value("CreateMessageResultContent", "List", value)
+                scored
+                    .decode::<
+                        ::std::vec::Vec<SamplingMessageContentBlock>,
+                        D::Error,
+                    >("CreateMessageResultContent", "List")
                     .map(Self::List)
             }
             _ => ::std::unreachable!(),
@@ -5843,7 +5941,7 @@ impl crate::private::VisitObject for CreateMessageResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -5908,7 +6006,9 @@ impl crate::private::VisitObject for CreateMessageResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6021,7 +6121,7 @@ impl crate::private::VisitObject for CreateTaskResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -6037,7 +6137,9 @@ impl crate::private::VisitObject for CreateTaskResult {
                         .map_err(|e| crate::private::in_field("task", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6181,7 +6283,9 @@ impl crate::private::VisitObject for ElicitRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6297,7 +6401,9 @@ impl crate::private::VisitObject for ElicitRequestFormParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6470,7 +6576,9 @@ impl crate::private::VisitObject for ElicitRequestFormParamsRequestedSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6686,7 +6794,9 @@ impl crate::private::VisitObject for ElicitRequestFormParams {
                         .map_err(|e| crate::private::in_field("task", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6889,7 +6999,9 @@ impl crate::private::VisitObject for ElicitRequestUrlParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7101,7 +7213,9 @@ impl crate::private::VisitObject for ElicitRequestUrlParams {
                     seen_mode = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7178,9 +7292,10 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "StringList",
@@ -7202,25 +7317,34 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("ElicitResultContentValue", &value, &scores)? {
+        >("ElicitResultContentValue", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "ElicitResultContentValue",
-                        "StringList",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ::std::vec::Vec<::std::string::String>,
+                        D::Error,
+                    >("ElicitResultContentValue", "StringList")
                     .map(Self::StringList)
             }
             1usize => {
-                crate::private::from_value("ElicitResultContentValue", "String", value)
+                scored
+                    .decode::<
+                        ::std::string::String,
+                        D::Error,
+                    >("ElicitResultContentValue", "String")
                     .map(Self::String)
             }
             2usize => {
-                crate::private::from_value("ElicitResultContentValue", "Number", value)
-                    .map(Self::Number)
+                scored
+                    .decode::<
+                        crate::private::ExactNumber,
+                        D::Error,
+                    >("ElicitResultContentValue", "Number")
+                    .map(|n| Self::Number(n.0))
             }
             3usize => {
-                crate::private::from_value("ElicitResultContentValue", "Boolean", value)
+                scored
+                    .decode::<bool, D::Error>("ElicitResultContentValue", "Boolean")
                     .map(Self::Boolean)
             }
             _ => ::std::unreachable!(),
@@ -7322,7 +7446,7 @@ impl crate::private::VisitObject for ElicitResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -7351,7 +7475,9 @@ impl crate::private::VisitObject for ElicitResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7446,7 +7572,9 @@ impl crate::private::VisitObject for ElicitationCompleteNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7588,7 +7716,9 @@ impl crate::private::VisitObject for ElicitationCompleteNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7674,9 +7804,10 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextResourceContents",
@@ -7689,21 +7820,21 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("EmbeddedResourceResource", &value, &scores)? {
+        >("EmbeddedResourceResource", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "EmbeddedResourceResource",
-                        "TextResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TextResourceContents,
+                        D::Error,
+                    >("EmbeddedResourceResource", "TextResourceContents")
                     .map(Self::TextResourceContents)
             }
             1usize => {
-                crate::private::from_value(
-                        "EmbeddedResourceResource",
-                        "BlobResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        BlobResourceContents,
+                        D::Error,
+                    >("EmbeddedResourceResource", "BlobResourceContents")
                     .map(Self::BlobResourceContents)
             }
             _ => ::std::unreachable!(),
@@ -7798,7 +7929,7 @@ impl crate::private::VisitObject for EmbeddedResource {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -7849,7 +7980,9 @@ impl crate::private::VisitObject for EmbeddedResource {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7933,9 +8066,10 @@ impl<'de> ::serde::Deserialize<'de> for EnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "UntitledSingleSelectEnumSchema",
@@ -7968,41 +8102,45 @@ impl<'de> ::serde::Deserialize<'de> for EnumSchema {
                 ),
             ),
         ];
-        match crate::private::pick_variant::<D::Error>("EnumSchema", &value, &scores)? {
+        match crate::private::pick_variant::<D::Error>("EnumSchema", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "UntitledSingleSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        UntitledSingleSelectEnumSchema,
+                        D::Error,
+                    >("EnumSchema", "UntitledSingleSelectEnumSchema")
                     .map(Self::UntitledSingleSelectEnumSchema)
             }
             1usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "TitledSingleSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TitledSingleSelectEnumSchema,
+                        D::Error,
+                    >("EnumSchema", "TitledSingleSelectEnumSchema")
                     .map(Self::TitledSingleSelectEnumSchema)
             }
             2usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "UntitledMultiSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        UntitledMultiSelectEnumSchema,
+                        D::Error,
+                    >("EnumSchema", "UntitledMultiSelectEnumSchema")
                     .map(Self::UntitledMultiSelectEnumSchema)
             }
             3usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "TitledMultiSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TitledMultiSelectEnumSchema,
+                        D::Error,
+                    >("EnumSchema", "TitledMultiSelectEnumSchema")
                     .map(Self::TitledMultiSelectEnumSchema)
             }
             4usize => {
-                crate::private::from_value("EnumSchema", "LegacyTitledEnumSchema", value)
+                scored
+                    .decode::<
+                        LegacyTitledEnumSchema,
+                        D::Error,
+                    >("EnumSchema", "LegacyTitledEnumSchema")
                     .map(Self::LegacyTitledEnumSchema)
             }
             _ => ::std::unreachable!(),
@@ -8142,7 +8280,9 @@ impl crate::private::VisitObject for GetPromptRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8258,7 +8398,9 @@ impl crate::private::VisitObject for GetPromptRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8403,7 +8545,9 @@ impl crate::private::VisitObject for GetPromptRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8509,7 +8653,7 @@ impl crate::private::VisitObject for GetPromptResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -8544,7 +8688,9 @@ impl crate::private::VisitObject for GetPromptResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8639,7 +8785,9 @@ impl crate::private::VisitObject for GetTaskPayloadRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8791,7 +8939,9 @@ impl crate::private::VisitObject for GetTaskPayloadRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8907,12 +9057,14 @@ impl crate::private::VisitObject for GetTaskPayloadResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8996,7 +9148,9 @@ impl crate::private::VisitObject for GetTaskRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9136,7 +9290,9 @@ impl crate::private::VisitObject for GetTaskRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9196,7 +9352,7 @@ pub struct GetTaskResult {
     /// ISO 8601 timestamp when the task was last updated.
     pub last_updated_at: ::std::string::String,
     /// Suggested polling interval in milliseconds.
-    pub poll_interval: ::std::option::Option<i64>,
+    pub poll_interval: ::std::option::Option<crate::Integer>,
     /// Current task state.
     pub status: TaskStatus,
     /// Optional human-readable message describing the current task state.
@@ -9208,7 +9364,7 @@ pub struct GetTaskResult {
     /// The task identifier.
     pub task_id: ::std::string::String,
     /// Actual retention duration from creation in milliseconds, null for unlimited.
-    pub ttl: ::std::option::Option<i64>,
+    pub ttl: ::std::option::Option<crate::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -9220,7 +9376,7 @@ impl GetTaskResult {
         last_updated_at: impl ::std::convert::Into<::std::string::String>,
         status: TaskStatus,
         task_id: impl ::std::convert::Into<::std::string::String>,
-        ttl: ::std::option::Option<i64>,
+        ttl: ::std::option::Option<crate::Integer>,
     ) -> Self {
         GetTaskResult {
             meta: ::std::option::Option::None,
@@ -9277,11 +9433,11 @@ impl crate::private::VisitObject for GetTaskResult {
         let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_poll_interval: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_status: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut f_ttl: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -9295,7 +9451,7 @@ impl crate::private::VisitObject for GetTaskResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -9391,7 +9547,9 @@ impl crate::private::VisitObject for GetTaskResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9597,7 +9755,9 @@ impl crate::private::VisitObject for Icon {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9701,7 +9861,9 @@ impl crate::private::VisitObject for Icons {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9806,7 +9968,7 @@ impl crate::private::VisitObject for ImageContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -9866,7 +10028,9 @@ impl crate::private::VisitObject for ImageContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10091,7 +10255,9 @@ impl crate::private::VisitObject for Implementation {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10246,7 +10412,9 @@ impl crate::private::VisitObject for InitializeRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10365,7 +10533,9 @@ impl crate::private::VisitObject for InitializeRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10529,7 +10699,9 @@ impl crate::private::VisitObject for InitializeRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10667,7 +10839,7 @@ impl crate::private::VisitObject for InitializeResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -10736,7 +10908,9 @@ impl crate::private::VisitObject for InitializeResult {
                         .map_err(|e| crate::private::in_field("serverInfo", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10897,7 +11071,9 @@ impl crate::private::VisitObject for InitializedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11038,7 +11214,9 @@ impl crate::private::VisitObject for JsonRpcErrorResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11110,9 +11288,10 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "Request",
@@ -11135,21 +11314,34 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("JSONRPCMessage", &value, &scores)? {
+        >("JSONRPCMessage", value, &scores)? {
             0usize => {
-                crate::private::from_value("JSONRPCMessage", "Request", value)
+                scored
+                    .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
                     .map(Self::Request)
             }
             1usize => {
-                crate::private::from_value("JSONRPCMessage", "Notification", value)
+                scored
+                    .decode::<
+                        JsonRpcNotification,
+                        D::Error,
+                    >("JSONRPCMessage", "Notification")
                     .map(Self::Notification)
             }
             2usize => {
-                crate::private::from_value("JSONRPCMessage", "ResultResponse", value)
+                scored
+                    .decode::<
+                        JsonRpcResultResponse,
+                        D::Error,
+                    >("JSONRPCMessage", "ResultResponse")
                     .map(Self::ResultResponse)
             }
             3usize => {
-                crate::private::from_value("JSONRPCMessage", "ErrorResponse", value)
+                scored
+                    .decode::<
+                        JsonRpcErrorResponse,
+                        D::Error,
+                    >("JSONRPCMessage", "ErrorResponse")
                     .map(Self::ErrorResponse)
             }
             _ => ::std::unreachable!(),
@@ -11250,7 +11442,7 @@ impl crate::private::VisitObject for JsonRpcNotification {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
@@ -11272,7 +11464,9 @@ impl crate::private::VisitObject for JsonRpcNotification {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11404,7 +11598,7 @@ impl crate::private::VisitObject for JsonRpcRequest {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
@@ -11423,7 +11617,9 @@ impl crate::private::VisitObject for JsonRpcRequest {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11493,9 +11689,10 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResponse {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultResponse",
@@ -11510,13 +11707,21 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResponse {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("JSONRPCResponse", &value, &scores)? {
+        >("JSONRPCResponse", value, &scores)? {
             0usize => {
-                crate::private::from_value("JSONRPCResponse", "ResultResponse", value)
+                scored
+                    .decode::<
+                        JsonRpcResultResponse,
+                        D::Error,
+                    >("JSONRPCResponse", "ResultResponse")
                     .map(Self::ResultResponse)
             }
             1usize => {
-                crate::private::from_value("JSONRPCResponse", "ErrorResponse", value)
+                scored
+                    .decode::<
+                        JsonRpcErrorResponse,
+                        D::Error,
+                    >("JSONRPCResponse", "ErrorResponse")
                     .map(Self::ErrorResponse)
             }
             _ => ::std::unreachable!(),
@@ -11628,7 +11833,9 @@ impl crate::private::VisitObject for JsonRpcResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11852,7 +12059,9 @@ impl crate::private::VisitObject for LegacyTitledEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12016,7 +12225,9 @@ impl crate::private::VisitObject for ListPromptsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12132,7 +12343,7 @@ impl crate::private::VisitObject for ListPromptsResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -12167,7 +12378,9 @@ impl crate::private::VisitObject for ListPromptsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12327,7 +12540,9 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12451,7 +12666,7 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -12489,7 +12704,9 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12646,7 +12863,9 @@ impl crate::private::VisitObject for ListResourcesRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12765,7 +12984,7 @@ impl crate::private::VisitObject for ListResourcesResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -12800,7 +13019,9 @@ impl crate::private::VisitObject for ListResourcesResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12957,7 +13178,9 @@ impl crate::private::VisitObject for ListRootsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13063,7 +13286,7 @@ impl crate::private::VisitObject for ListRootsResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -13080,7 +13303,9 @@ impl crate::private::VisitObject for ListRootsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13230,7 +13455,9 @@ impl crate::private::VisitObject for ListTasksRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13343,7 +13570,7 @@ impl crate::private::VisitObject for ListTasksResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -13375,7 +13602,9 @@ impl crate::private::VisitObject for ListTasksResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13526,7 +13755,9 @@ impl crate::private::VisitObject for ListToolsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13639,7 +13870,7 @@ impl crate::private::VisitObject for ListToolsResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -13671,7 +13902,9 @@ impl crate::private::VisitObject for ListToolsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13808,7 +14041,9 @@ impl crate::private::VisitObject for LoggingMessageNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13938,7 +14173,7 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -13953,7 +14188,7 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -13988,7 +14223,9 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14125,7 +14362,9 @@ impl crate::private::VisitObject for ModelHint {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14254,7 +14493,8 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_cost_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("costPriority", e))?,
                     );
                 }
@@ -14281,7 +14521,8 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_intelligence_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field(
                                 "intelligencePriority",
                                 e,
@@ -14299,12 +14540,15 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_speed_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("speedPriority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14363,9 +14607,10 @@ impl<'de> ::serde::Deserialize<'de> for MultiSelectEnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "UntitledMultiSelectEnumSchema",
@@ -14382,21 +14627,21 @@ impl<'de> ::serde::Deserialize<'de> for MultiSelectEnumSchema {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("MultiSelectEnumSchema", &value, &scores)? {
+        >("MultiSelectEnumSchema", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "MultiSelectEnumSchema",
-                        "UntitledMultiSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        UntitledMultiSelectEnumSchema,
+                        D::Error,
+                    >("MultiSelectEnumSchema", "UntitledMultiSelectEnumSchema")
                     .map(Self::UntitledMultiSelectEnumSchema)
             }
             1usize => {
-                crate::private::from_value(
-                        "MultiSelectEnumSchema",
-                        "TitledMultiSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TitledMultiSelectEnumSchema,
+                        D::Error,
+                    >("MultiSelectEnumSchema", "TitledMultiSelectEnumSchema")
                     .map(Self::TitledMultiSelectEnumSchema)
             }
             _ => ::std::unreachable!(),
@@ -14490,12 +14735,14 @@ impl crate::private::VisitObject for NotificationBase {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14587,12 +14834,14 @@ impl crate::private::VisitObject for NotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14705,7 +14954,8 @@ impl crate::private::VisitObject for NumberSchema {
                     }
                     f_default = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("default", e))?,
                     );
                 }
@@ -14732,7 +14982,8 @@ impl crate::private::VisitObject for NumberSchema {
                     }
                     f_maximum = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("maximum", e))?,
                     );
                 }
@@ -14744,7 +14995,8 @@ impl crate::private::VisitObject for NumberSchema {
                     }
                     f_minimum = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("minimum", e))?,
                     );
                 }
@@ -14773,7 +15025,9 @@ impl crate::private::VisitObject for NumberSchema {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14928,7 +15182,9 @@ impl crate::private::VisitObject for PaginatedRequest {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15036,7 +15292,9 @@ impl crate::private::VisitObject for PaginatedRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15158,7 +15416,9 @@ impl crate::private::VisitObject for PaginatedRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15255,7 +15515,7 @@ impl crate::private::VisitObject for PaginatedResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -15275,7 +15535,9 @@ impl crate::private::VisitObject for PaginatedResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15418,7 +15680,9 @@ impl crate::private::VisitObject for PingRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15508,9 +15772,10 @@ impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "StringSchema",
@@ -15557,69 +15822,69 @@ impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("PrimitiveSchemaDefinition", &value, &scores)? {
+        >("PrimitiveSchemaDefinition", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "StringSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        StringSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "StringSchema")
                     .map(Self::StringSchema)
             }
             1usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "NumberSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        NumberSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "NumberSchema")
                     .map(Self::NumberSchema)
             }
             2usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "BooleanSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        BooleanSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "BooleanSchema")
                     .map(Self::BooleanSchema)
             }
             3usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "UntitledSingleSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        UntitledSingleSelectEnumSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "UntitledSingleSelectEnumSchema")
                     .map(Self::UntitledSingleSelectEnumSchema)
             }
             4usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "TitledSingleSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TitledSingleSelectEnumSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "TitledSingleSelectEnumSchema")
                     .map(Self::TitledSingleSelectEnumSchema)
             }
             5usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "UntitledMultiSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        UntitledMultiSelectEnumSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "UntitledMultiSelectEnumSchema")
                     .map(Self::UntitledMultiSelectEnumSchema)
             }
             6usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "TitledMultiSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TitledMultiSelectEnumSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "TitledMultiSelectEnumSchema")
                     .map(Self::TitledMultiSelectEnumSchema)
             }
             7usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "LegacyTitledEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        LegacyTitledEnumSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "LegacyTitledEnumSchema")
                     .map(Self::LegacyTitledEnumSchema)
             }
             _ => ::std::unreachable!(),
@@ -15752,7 +16017,9 @@ impl crate::private::VisitObject for ProgressNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15893,7 +16160,7 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -15923,7 +16190,8 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_progress = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("progress", e))?,
                     );
                 }
@@ -15953,12 +16221,15 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_total = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("total", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16110,7 +16381,7 @@ impl crate::private::VisitObject for Prompt {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -16175,7 +16446,9 @@ impl crate::private::VisitObject for Prompt {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16338,7 +16611,9 @@ impl crate::private::VisitObject for PromptArgument {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16483,7 +16758,9 @@ impl crate::private::VisitObject for PromptListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16603,7 +16880,9 @@ impl crate::private::VisitObject for PromptMessage {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16747,7 +17026,9 @@ impl crate::private::VisitObject for PromptReference {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16902,7 +17183,9 @@ impl crate::private::VisitObject for ReadResourceRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17021,7 +17304,9 @@ impl crate::private::VisitObject for ReadResourceRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17137,7 +17422,9 @@ impl crate::private::VisitObject for ReadResourceRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17198,9 +17485,10 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextResourceContents",
@@ -17213,21 +17501,21 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("ReadResourceResultContentsItem", &value, &scores)? {
+        >("ReadResourceResultContentsItem", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "ReadResourceResultContentsItem",
-                        "TextResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TextResourceContents,
+                        D::Error,
+                    >("ReadResourceResultContentsItem", "TextResourceContents")
                     .map(Self::TextResourceContents)
             }
             1usize => {
-                crate::private::from_value(
-                        "ReadResourceResultContentsItem",
-                        "BlobResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        BlobResourceContents,
+                        D::Error,
+                    >("ReadResourceResultContentsItem", "BlobResourceContents")
                     .map(Self::BlobResourceContents)
             }
             _ => ::std::unreachable!(),
@@ -17312,7 +17600,7 @@ impl crate::private::VisitObject for ReadResourceResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -17332,7 +17620,9 @@ impl crate::private::VisitObject for ReadResourceResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17428,7 +17718,9 @@ impl crate::private::VisitObject for RelatedTaskMetadata {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17534,12 +17826,14 @@ impl crate::private::VisitObject for RequestBase {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17639,7 +17933,9 @@ impl crate::private::VisitObject for RequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17734,7 +18030,9 @@ impl crate::private::VisitObject for RequestParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17787,7 +18085,7 @@ pub struct Resource {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<i64>,
+    pub size: ::std::option::Option<crate::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -17879,7 +18177,7 @@ impl crate::private::VisitObject for Resource {
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
@@ -17895,7 +18193,7 @@ impl crate::private::VisitObject for Resource {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -17996,7 +18294,9 @@ impl crate::private::VisitObject for Resource {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18116,7 +18416,7 @@ impl crate::private::VisitObject for ResourceContents {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -18146,7 +18446,9 @@ impl crate::private::VisitObject for ResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18212,7 +18514,7 @@ pub struct ResourceLink {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<i64>,
+    pub size: ::std::option::Option<crate::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -18307,7 +18609,7 @@ impl crate::private::VisitObject for ResourceLink {
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
@@ -18324,7 +18626,7 @@ impl crate::private::VisitObject for ResourceLink {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -18445,7 +18747,9 @@ impl crate::private::VisitObject for ResourceLink {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18612,7 +18916,9 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18730,7 +19036,9 @@ impl crate::private::VisitObject for ResourceRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18846,7 +19154,9 @@ impl crate::private::VisitObject for ResourceRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19007,7 +19317,7 @@ impl crate::private::VisitObject for ResourceTemplate {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -19110,7 +19420,9 @@ impl crate::private::VisitObject for ResourceTemplate {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19243,7 +19555,9 @@ impl crate::private::VisitObject for ResourceTemplateReference {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19383,7 +19697,9 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19500,7 +19816,7 @@ impl crate::private::VisitObject for ResourceUpdatedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -19518,7 +19834,9 @@ impl crate::private::VisitObject for ResourceUpdatedNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19613,12 +19931,14 @@ impl crate::private::VisitObject for ResultBase {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19715,7 +20035,7 @@ impl crate::private::VisitObject for Root {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -19742,7 +20062,9 @@ impl crate::private::VisitObject for Root {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19883,7 +20205,9 @@ impl crate::private::VisitObject for RootsListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19960,9 +20284,10 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextContent",
@@ -19993,49 +20318,53 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContent {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("SamplingMessageContent", &value, &scores)? {
+        >("SamplingMessageContent", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "TextContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TextContent,
+                        D::Error,
+                    >("SamplingMessageContent", "TextContent")
                     .map(Self::TextContent)
             }
             1usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "ImageContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ImageContent,
+                        D::Error,
+                    >("SamplingMessageContent", "ImageContent")
                     .map(Self::ImageContent)
             }
             2usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "AudioContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        AudioContent,
+                        D::Error,
+                    >("SamplingMessageContent", "AudioContent")
                     .map(Self::AudioContent)
             }
             3usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "ToolUseContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ToolUseContent,
+                        D::Error,
+                    >("SamplingMessageContent", "ToolUseContent")
                     .map(Self::ToolUseContent)
             }
             4usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "ToolResultContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ToolResultContent,
+                        D::Error,
+                    >("SamplingMessageContent", "ToolResultContent")
                     .map(Self::ToolResultContent)
             }
             5usize => {
-                crate::private::from_value("SamplingMessageContent", "List", value)
+                scored
+                    .decode::<
+                        ::std::vec::Vec<SamplingMessageContentBlock>,
+                        D::Error,
+                    >("SamplingMessageContent", "List")
                     .map(Self::List)
             }
             _ => ::std::unreachable!(),
@@ -20125,7 +20454,7 @@ impl crate::private::VisitObject for SamplingMessage {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -20154,7 +20483,9 @@ impl crate::private::VisitObject for SamplingMessage {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20384,7 +20715,9 @@ impl crate::private::VisitObject for PromptsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20498,7 +20831,9 @@ impl crate::private::VisitObject for ResourcesCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20590,12 +20925,14 @@ impl crate::private::VisitObject for ServerTasksCapabilityRequestsTools {
                     }
                     f_call = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("call", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20691,7 +21028,9 @@ impl crate::private::VisitObject for ServerTasksCapabilityRequests {
                         .map_err(|e| crate::private::in_field("tools", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20792,7 +21131,7 @@ impl crate::private::VisitObject for ServerTasksCapability {
                     }
                     f_cancel = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("cancel", e))?,
                     );
                 }
@@ -20807,7 +21146,7 @@ impl crate::private::VisitObject for ServerTasksCapability {
                     }
                     f_list = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("list", e))?,
                     );
                 }
@@ -20829,7 +21168,9 @@ impl crate::private::VisitObject for ServerTasksCapability {
                         .map_err(|e| crate::private::in_field("requests", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20927,7 +21268,9 @@ impl crate::private::VisitObject for ToolsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -21065,7 +21408,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_completions = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("completions", e))?,
                     );
                 }
@@ -21080,7 +21423,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_experimental = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("experimental", e))?,
                     );
                 }
@@ -21095,7 +21438,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_logging = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("logging", e))?,
                     );
                 }
@@ -21168,7 +21511,9 @@ impl crate::private::VisitObject for ServerCapabilities {
                         .map_err(|e| crate::private::in_field("tools", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -21691,9 +22036,10 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultBase",
@@ -21748,67 +22094,105 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
                 <CompleteResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
-            D::Error,
-        >("ServerResult", &value, &scores)? {
+        match crate::private::pick_variant::<D::Error>("ServerResult", value, &scores)? {
             0usize => {
-                crate::private::from_value("ServerResult", "ResultBase", value)
+                scored
+                    .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
                     .map(Self::ResultBase)
             }
             1usize => {
-                crate::private::from_value("ServerResult", "InitializeResult", value)
+                scored
+                    .decode::<
+                        InitializeResult,
+                        D::Error,
+                    >("ServerResult", "InitializeResult")
                     .map(Self::InitializeResult)
             }
             2usize => {
-                crate::private::from_value("ServerResult", "ListResourcesResult", value)
+                scored
+                    .decode::<
+                        ListResourcesResult,
+                        D::Error,
+                    >("ServerResult", "ListResourcesResult")
                     .map(Self::ListResourcesResult)
             }
             3usize => {
-                crate::private::from_value(
-                        "ServerResult",
-                        "ListResourceTemplatesResult",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ListResourceTemplatesResult,
+                        D::Error,
+                    >("ServerResult", "ListResourceTemplatesResult")
                     .map(Self::ListResourceTemplatesResult)
             }
             4usize => {
-                crate::private::from_value("ServerResult", "ReadResourceResult", value)
+                scored
+                    .decode::<
+                        ReadResourceResult,
+                        D::Error,
+                    >("ServerResult", "ReadResourceResult")
                     .map(Self::ReadResourceResult)
             }
             5usize => {
-                crate::private::from_value("ServerResult", "ListPromptsResult", value)
+                scored
+                    .decode::<
+                        ListPromptsResult,
+                        D::Error,
+                    >("ServerResult", "ListPromptsResult")
                     .map(Self::ListPromptsResult)
             }
             6usize => {
-                crate::private::from_value("ServerResult", "GetPromptResult", value)
+                scored
+                    .decode::<
+                        GetPromptResult,
+                        D::Error,
+                    >("ServerResult", "GetPromptResult")
                     .map(Self::GetPromptResult)
             }
             7usize => {
-                crate::private::from_value("ServerResult", "ListToolsResult", value)
+                scored
+                    .decode::<
+                        ListToolsResult,
+                        D::Error,
+                    >("ServerResult", "ListToolsResult")
                     .map(Self::ListToolsResult)
             }
             8usize => {
-                crate::private::from_value("ServerResult", "CallToolResult", value)
+                scored
+                    .decode::<CallToolResult, D::Error>("ServerResult", "CallToolResult")
                     .map(Self::CallToolResult)
             }
             9usize => {
-                crate::private::from_value("ServerResult", "GetTaskResult", value)
+                scored
+                    .decode::<GetTaskResult, D::Error>("ServerResult", "GetTaskResult")
                     .map(Self::GetTaskResult)
             }
             10usize => {
-                crate::private::from_value("ServerResult", "GetTaskPayloadResult", value)
+                scored
+                    .decode::<
+                        GetTaskPayloadResult,
+                        D::Error,
+                    >("ServerResult", "GetTaskPayloadResult")
                     .map(Self::GetTaskPayloadResult)
             }
             11usize => {
-                crate::private::from_value("ServerResult", "CancelTaskResult", value)
+                scored
+                    .decode::<
+                        CancelTaskResult,
+                        D::Error,
+                    >("ServerResult", "CancelTaskResult")
                     .map(Self::CancelTaskResult)
             }
             12usize => {
-                crate::private::from_value("ServerResult", "ListTasksResult", value)
+                scored
+                    .decode::<
+                        ListTasksResult,
+                        D::Error,
+                    >("ServerResult", "ListTasksResult")
                     .map(Self::ListTasksResult)
             }
             13usize => {
-                crate::private::from_value("ServerResult", "CompleteResult", value)
+                scored
+                    .decode::<CompleteResult, D::Error>("ServerResult", "CompleteResult")
                     .map(Self::CompleteResult)
             }
             _ => ::std::unreachable!(),
@@ -21946,7 +22330,9 @@ impl crate::private::VisitObject for SetLevelRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22062,7 +22448,9 @@ impl crate::private::VisitObject for SetLevelRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22180,7 +22568,9 @@ impl crate::private::VisitObject for SetLevelRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22260,9 +22650,10 @@ impl<'de> ::serde::Deserialize<'de> for SingleSelectEnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "UntitledSingleSelectEnumSchema",
@@ -22279,21 +22670,21 @@ impl<'de> ::serde::Deserialize<'de> for SingleSelectEnumSchema {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("SingleSelectEnumSchema", &value, &scores)? {
+        >("SingleSelectEnumSchema", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "SingleSelectEnumSchema",
-                        "UntitledSingleSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        UntitledSingleSelectEnumSchema,
+                        D::Error,
+                    >("SingleSelectEnumSchema", "UntitledSingleSelectEnumSchema")
                     .map(Self::UntitledSingleSelectEnumSchema)
             }
             1usize => {
-                crate::private::from_value(
-                        "SingleSelectEnumSchema",
-                        "TitledSingleSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TitledSingleSelectEnumSchema,
+                        D::Error,
+                    >("SingleSelectEnumSchema", "TitledSingleSelectEnumSchema")
                     .map(Self::TitledSingleSelectEnumSchema)
             }
             _ => ::std::unreachable!(),
@@ -22320,8 +22711,8 @@ pub struct StringSchema {
     pub default: ::std::option::Option<::std::string::String>,
     pub description: ::std::option::Option<::std::string::String>,
     pub format: ::std::option::Option<Format>,
-    pub max_length: ::std::option::Option<i64>,
-    pub min_length: ::std::option::Option<i64>,
+    pub max_length: ::std::option::Option<crate::Integer>,
+    pub min_length: ::std::option::Option<crate::Integer>,
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -22393,8 +22784,8 @@ impl crate::private::VisitObject for StringSchema {
         let mut f_default: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_format: ::std::option::Option<Format> = ::std::option::Option::None;
-        let mut f_max_length: ::std::option::Option<i64> = ::std::option::Option::None;
-        let mut f_min_length: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_min_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
         let mut extra = crate::JsonObject::new();
@@ -22492,7 +22883,9 @@ impl crate::private::VisitObject for StringSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22649,7 +23042,9 @@ impl crate::private::VisitObject for SubscribeRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22765,7 +23160,9 @@ impl crate::private::VisitObject for SubscribeRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22881,7 +23278,9 @@ impl crate::private::VisitObject for SubscribeRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22924,7 +23323,7 @@ pub struct Task {
     /// ISO 8601 timestamp when the task was last updated.
     pub last_updated_at: ::std::string::String,
     /// Suggested polling interval in milliseconds.
-    pub poll_interval: ::std::option::Option<i64>,
+    pub poll_interval: ::std::option::Option<crate::Integer>,
     /// Current task state.
     pub status: TaskStatus,
     /// Optional human-readable message describing the current task state.
@@ -22936,7 +23335,7 @@ pub struct Task {
     /// The task identifier.
     pub task_id: ::std::string::String,
     /// Actual retention duration from creation in milliseconds, null for unlimited.
-    pub ttl: ::std::option::Option<i64>,
+    pub ttl: ::std::option::Option<crate::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -22948,7 +23347,7 @@ impl Task {
         last_updated_at: impl ::std::convert::Into<::std::string::String>,
         status: TaskStatus,
         task_id: impl ::std::convert::Into<::std::string::String>,
-        ttl: ::std::option::Option<i64>,
+        ttl: ::std::option::Option<crate::Integer>,
     ) -> Self {
         Task {
             created_at: created_at.into(),
@@ -22999,11 +23398,11 @@ impl crate::private::VisitObject for Task {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_poll_interval: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_status: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut f_ttl: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -23092,7 +23491,9 @@ impl crate::private::VisitObject for Task {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23216,7 +23617,9 @@ impl crate::private::VisitObject for TaskAugmentedRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23347,7 +23750,9 @@ impl crate::private::VisitObject for TaskAugmentedRequestParams {
                         .map_err(|e| crate::private::in_field("task", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23383,7 +23788,7 @@ impl crate::private::MatchScore for TaskAugmentedRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TaskMetadata {
     /// Requested duration in milliseconds to retain task from creation.
-    pub ttl: ::std::option::Option<i64>,
+    pub ttl: ::std::option::Option<crate::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -23423,7 +23828,7 @@ impl crate::private::VisitObject for TaskMetadata {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_ttl: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_ttl: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -23440,7 +23845,9 @@ impl crate::private::VisitObject for TaskMetadata {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23563,7 +23970,9 @@ impl crate::private::VisitObject for TaskStatusNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23624,7 +24033,7 @@ pub struct TaskStatusNotificationParams {
     /// ISO 8601 timestamp when the task was last updated.
     pub last_updated_at: ::std::string::String,
     /// Suggested polling interval in milliseconds.
-    pub poll_interval: ::std::option::Option<i64>,
+    pub poll_interval: ::std::option::Option<crate::Integer>,
     /// Current task state.
     pub status: TaskStatus,
     /// Optional human-readable message describing the current task state.
@@ -23636,7 +24045,7 @@ pub struct TaskStatusNotificationParams {
     /// The task identifier.
     pub task_id: ::std::string::String,
     /// Actual retention duration from creation in milliseconds, null for unlimited.
-    pub ttl: ::std::option::Option<i64>,
+    pub ttl: ::std::option::Option<crate::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -23648,7 +24057,7 @@ impl TaskStatusNotificationParams {
         last_updated_at: impl ::std::convert::Into<::std::string::String>,
         status: TaskStatus,
         task_id: impl ::std::convert::Into<::std::string::String>,
-        ttl: ::std::option::Option<i64>,
+        ttl: ::std::option::Option<crate::Integer>,
     ) -> Self {
         TaskStatusNotificationParams {
             meta: ::std::option::Option::None,
@@ -23705,11 +24114,11 @@ impl crate::private::VisitObject for TaskStatusNotificationParams {
         let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_poll_interval: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_status: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut f_ttl: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -23726,7 +24135,7 @@ impl crate::private::VisitObject for TaskStatusNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -23834,7 +24243,9 @@ impl crate::private::VisitObject for TaskStatusNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23985,7 +24396,7 @@ impl crate::private::VisitObject for TextContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -24030,7 +24441,9 @@ impl crate::private::VisitObject for TextContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24149,7 +24562,7 @@ impl crate::private::VisitObject for TextResourceContents {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -24197,7 +24610,9 @@ impl crate::private::VisitObject for TextResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24320,7 +24735,9 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchemaItemsAnyOfItem {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24426,7 +24843,9 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchemaItems {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24473,9 +24892,9 @@ pub struct TitledMultiSelectEnumSchema {
     /// Schema for array items with enum options and display labels.
     pub items: TitledMultiSelectEnumSchemaItems,
     /// Maximum number of items to select.
-    pub max_items: ::std::option::Option<i64>,
+    pub max_items: ::std::option::Option<crate::Integer>,
     /// Minimum number of items to select.
-    pub min_items: ::std::option::Option<i64>,
+    pub min_items: ::std::option::Option<crate::Integer>,
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -24547,8 +24966,8 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchema {
         > = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_items: ::std::option::Option<TitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
-        let mut f_max_items: ::std::option::Option<i64> = ::std::option::Option::None;
-        let mut f_min_items: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_min_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
         let mut extra = crate::JsonObject::new();
@@ -24666,7 +25085,9 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24796,7 +25217,9 @@ impl crate::private::VisitObject for TitledSingleSelectEnumSchemaOneOfItem {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24993,7 +25416,9 @@ impl crate::private::VisitObject for TitledSingleSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25175,7 +25600,7 @@ impl crate::private::VisitObject for Tool {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -25280,7 +25705,9 @@ impl crate::private::VisitObject for Tool {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25508,7 +25935,9 @@ impl crate::private::VisitObject for ToolAnnotations {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25614,7 +26043,9 @@ impl crate::private::VisitObject for ToolChoice {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25710,7 +26141,9 @@ impl crate::private::VisitObject for ToolExecution {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25842,7 +26275,9 @@ impl crate::private::VisitObject for ToolListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25990,7 +26425,7 @@ impl crate::private::VisitObject for ToolResultContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -26035,7 +26470,7 @@ impl crate::private::VisitObject for ToolResultContent {
                     }
                     f_structured_content = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field(
                                 "structuredContent",
                                 e,
@@ -26072,7 +26507,9 @@ impl crate::private::VisitObject for ToolResultContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -26205,7 +26642,7 @@ impl crate::private::VisitObject for ToolUseContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -26227,7 +26664,7 @@ impl crate::private::VisitObject for ToolUseContent {
                     }
                     f_input = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("input", e))?,
                     );
                 }
@@ -26258,7 +26695,9 @@ impl crate::private::VisitObject for ToolUseContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -26362,7 +26801,9 @@ impl crate::private::VisitObject for UrlElicitationRequiredErrorData {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -26503,7 +26944,9 @@ impl crate::private::VisitObject for UrlElicitationRequiredErrorObject {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -26660,7 +27103,9 @@ impl crate::private::VisitObject for UrlElicitationRequiredError {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -26819,7 +27264,9 @@ impl crate::private::VisitObject for UnsubscribeRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -26941,7 +27388,9 @@ impl crate::private::VisitObject for UnsubscribeRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -27057,7 +27506,9 @@ impl crate::private::VisitObject for UnsubscribeRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -27173,7 +27624,9 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchemaItems {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -27228,9 +27681,9 @@ pub struct UntitledMultiSelectEnumSchema {
     /// Schema for the array items.
     pub items: UntitledMultiSelectEnumSchemaItems,
     /// Maximum number of items to select.
-    pub max_items: ::std::option::Option<i64>,
+    pub max_items: ::std::option::Option<crate::Integer>,
     /// Minimum number of items to select.
-    pub min_items: ::std::option::Option<i64>,
+    pub min_items: ::std::option::Option<crate::Integer>,
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -27302,8 +27755,8 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchema {
         > = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_items: ::std::option::Option<UntitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
-        let mut f_max_items: ::std::option::Option<i64> = ::std::option::Option::None;
-        let mut f_min_items: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_min_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
         let mut extra = crate::JsonObject::new();
@@ -27421,7 +27874,9 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -27622,7 +28077,9 @@ impl crate::private::VisitObject for UntitledSingleSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }

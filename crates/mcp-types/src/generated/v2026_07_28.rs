@@ -118,12 +118,15 @@ impl crate::private::VisitObject for Annotations {
                     }
                     f_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("priority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -297,7 +300,9 @@ impl crate::private::VisitObject for AudioContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -425,7 +430,9 @@ impl crate::private::VisitObject for BaseMetadata {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -585,7 +592,9 @@ impl crate::private::VisitObject for BlobResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -746,7 +755,9 @@ impl crate::private::VisitObject for BooleanSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -945,7 +956,9 @@ impl crate::private::VisitObject for CacheableResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1084,7 +1097,9 @@ impl crate::private::VisitObject for CallToolRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1238,7 +1253,7 @@ impl crate::private::VisitObject for CallToolRequestParams {
                     }
                     f_arguments = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("arguments", e))?,
                     );
                 }
@@ -1288,7 +1303,9 @@ impl crate::private::VisitObject for CallToolRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1496,7 +1513,7 @@ impl crate::private::VisitObject for CallToolResult {
                     }
                     f_structured_content = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field(
                                 "structuredContent",
                                 e,
@@ -1504,7 +1521,9 @@ impl crate::private::VisitObject for CallToolResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1530,6 +1549,149 @@ impl<'de> ::serde::Deserialize<'de> for CallToolResult {
         crate::private::deserialize_object(deserializer, "CallToolResult")
     }
 }
+impl CallToolResult {
+    /// Like `visit_object`, but an object that lacks a required member gives back its
+    /// members (`Err`) instead of failing.
+    fn visit_object_or_members<'de, A: ::serde::de::MapAccess<'de>>(
+        mut map: A,
+    ) -> ::std::result::Result<
+        ::std::result::Result<Self, crate::JsonObject>,
+        A::Error,
+    > {
+        let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
+        let mut f_content: ::std::option::Option<::std::vec::Vec<ContentBlock>> = ::std::option::Option::None;
+        let mut f_is_error: ::std::option::Option<bool> = ::std::option::Option::None;
+        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
+        let mut f_structured_content: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
+        let mut extra = crate::JsonObject::new();
+        while let ::std::option::Option::Some(key) = map
+            .next_key::<crate::private::Key>()?
+        {
+            match key.as_str() {
+                "_meta" => {
+                    if f_meta.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field("CallToolResult", "_meta"),
+                        );
+                    }
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
+                }
+                "content" => {
+                    if f_content.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field("CallToolResult", "content"),
+                        );
+                    }
+                    f_content = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("content", e))?,
+                    );
+                }
+                "isError" => {
+                    if f_is_error.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field("CallToolResult", "isError"),
+                        );
+                    }
+                    f_is_error = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("isError", e))?,
+                    );
+                }
+                "resultType" => {
+                    if f_result_type.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "CallToolResult",
+                                "resultType",
+                            ),
+                        );
+                    }
+                    f_result_type = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("resultType", e))?,
+                    );
+                }
+                "structuredContent" => {
+                    if f_structured_content.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "CallToolResult",
+                                "structuredContent",
+                            ),
+                        );
+                    }
+                    f_structured_content = ::std::option::Option::Some(
+                        map
+                            .next_value_seed(crate::private::FreeForm::new())
+                            .map_err(|e| crate::private::in_field(
+                                "structuredContent",
+                                e,
+                            ))?,
+                    );
+                }
+                _ => {
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
+                    extra.insert(key.into_owned(), value);
+                }
+            }
+        }
+        if false || f_content.is_none() {
+            let mut members = extra;
+            if let ::std::option::Option::Some(value) = &f_meta {
+                members.insert("_meta".to_owned(), crate::private::member_value(value)?);
+            }
+            if let ::std::option::Option::Some(value) = &f_content {
+                members
+                    .insert("content".to_owned(), crate::private::member_value(value)?);
+            }
+            if let ::std::option::Option::Some(value) = &f_is_error {
+                members
+                    .insert("isError".to_owned(), crate::private::member_value(value)?);
+            }
+            if let ::std::option::Option::Some(value) = &f_result_type {
+                members
+                    .insert(
+                        "resultType".to_owned(),
+                        crate::private::member_value(value)?,
+                    );
+            }
+            if let ::std::option::Option::Some(value) = &f_structured_content {
+                members
+                    .insert(
+                        "structuredContent".to_owned(),
+                        crate::private::member_value(value)?,
+                    );
+            }
+            return ::std::result::Result::Ok(::std::result::Result::Err(members));
+        }
+        ::std::result::Result::Ok(
+            ::std::result::Result::Ok(CallToolResult {
+                meta: f_meta,
+                content: f_content
+                    .ok_or_else(|| crate::private::missing_field(
+                        "CallToolResult",
+                        "content",
+                    ))?,
+                is_error: f_is_error,
+                result_type: f_result_type.unwrap_or_default(),
+                structured_content: f_structured_content,
+                extra,
+            }),
+        )
+    }
+}
 impl crate::private::MatchScore for CallToolResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
         #[allow(unused_mut)]
@@ -1542,7 +1704,7 @@ impl crate::private::MatchScore for CallToolResult {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by the `resultType` member (absent: `Complete`).
+/// Decoded by the `resultType` member (absent: `complete`), whichever member comes first: a variant whose `resultType` is its own and whose members fit it; an unknown `resultType`, or members that do not fit the variant `resultType` names, decode as `Other` with every member. Members the other variant declares are kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CallToolOutcome {
@@ -1550,6 +1712,49 @@ pub enum CallToolOutcome {
     InputRequired(InputRequiredResult),
     /// `complete`
     Complete(CallToolResult),
+    /// A `resultType` this union does not define (an extension's, such as the tasks
+    /// extension's `"task"`, or `""`), or a known one whose members do not fit its
+    /// variant: every member as received.
+    Other(crate::JsonObject),
+}
+impl CallToolOutcome {
+    fn settle<E: ::serde::de::Error>(self) -> ::std::result::Result<Self, E> {
+        let fits = match &self {
+            Self::InputRequired(value) => value.result_type.as_str() == "input_required",
+            Self::Complete(value) => value.result_type.as_str() == "complete",
+            Self::Other(_) => true,
+        };
+        if fits {
+            return ::std::result::Result::Ok(self);
+        }
+        let (result_type, text) = match &self {
+            Self::InputRequired(value) => {
+                (value.result_type.as_str(), ::serde_json::to_string(value))
+            }
+            Self::Complete(value) => {
+                (value.result_type.as_str(), ::serde_json::to_string(value))
+            }
+            Self::Other(_) => ::std::unreachable!(),
+        };
+        let text = text.map_err(E::custom)?;
+        let settled = match result_type {
+            "input_required" => {
+                ::serde_json::from_str::<InputRequiredResult>(&text)
+                    .ok()
+                    .map(Self::InputRequired)
+            }
+            "complete" => {
+                ::serde_json::from_str::<CallToolResult>(&text).ok().map(Self::Complete)
+            }
+            _ => ::std::option::Option::None,
+        };
+        match settled {
+            ::std::option::Option::Some(value) => ::std::result::Result::Ok(value),
+            ::std::option::Option::None => {
+                crate::private::members_of(&text).map(Self::Other)
+            }
+        }
+    }
 }
 impl ::serde::Serialize for CallToolOutcome {
     fn serialize<S: ::serde::Serializer>(
@@ -1561,6 +1766,7 @@ impl ::serde::Serialize for CallToolOutcome {
                 ::serde::Serialize::serialize(value, serializer)
             }
             Self::Complete(value) => ::serde::Serialize::serialize(value, serializer),
+            Self::Other(value) => ::serde::Serialize::serialize(value, serializer),
         }
     }
 }
@@ -1577,46 +1783,26 @@ impl crate::private::TaggedUnion for CallToolOutcome {
         match tag {
             "input_required" => {
                 <InputRequiredResult as crate::private::VisitObject>::visit_object(map)
-                    .and_then(|value| {
-                        crate::private::check_result_type(
-                                "CallToolOutcome",
-                                &value.result_type,
-                                "input_required",
-                            )
-                            .map(|()| value)
-                    })
-                    .map(Self::InputRequired)
                     .map_err(|e| crate::private::in_variant(
                         "`CallToolOutcome` `input_required`",
                         e,
                     ))
+                    .and_then(|value| Self::InputRequired(value).settle())
             }
             "complete" => {
-                <CallToolResult as crate::private::VisitObject>::visit_object(map)
-                    .and_then(|value| {
-                        crate::private::check_result_type(
-                                "CallToolOutcome",
-                                &value.result_type,
-                                "complete",
-                            )
-                            .map(|()| value)
-                    })
-                    .map(Self::Complete)
+                match CallToolResult::visit_object_or_members(map)
                     .map_err(|e| crate::private::in_variant(
                         "`CallToolOutcome` `complete`",
                         e,
-                    ))
+                    ))?
+                {
+                    ::std::result::Result::Ok(value) => Self::Complete(value).settle(),
+                    ::std::result::Result::Err(members) => {
+                        ::std::result::Result::Ok(Self::Other(members))
+                    }
+                }
             }
-            other => {
-                ::std::result::Result::Err(
-                    crate::private::unknown_tag(
-                        "CallToolOutcome",
-                        "resultType",
-                        other,
-                        &["input_required", "complete"],
-                    ),
-                )
-            }
+            _ => crate::private::visit_members(map).map(Self::Other),
         }
     }
     fn variant_for_key(key: &str) -> ::std::option::Option<&'static str> {
@@ -1752,7 +1938,9 @@ impl crate::private::VisitObject for CallToolResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1907,7 +2095,9 @@ impl crate::private::VisitObject for CancelledNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2070,7 +2260,9 @@ impl crate::private::VisitObject for CancelledNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2173,7 +2365,7 @@ impl crate::private::VisitObject for ElicitationCapability {
                     }
                     f_form = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("form", e))?,
                     );
                 }
@@ -2187,11 +2379,15 @@ impl crate::private::VisitObject for ElicitationCapability {
                         );
                     }
                     f_url = ::std::option::Option::Some(
-                        map.next_value().map_err(|e| crate::private::in_field("url", e))?,
+                        map
+                            .next_value_seed(crate::private::FreeForm::new())
+                            .map_err(|e| crate::private::in_field("url", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2287,7 +2483,7 @@ impl crate::private::VisitObject for SamplingCapability {
                     }
                     f_context = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("context", e))?,
                     );
                 }
@@ -2302,12 +2498,14 @@ impl crate::private::VisitObject for SamplingCapability {
                     }
                     f_tools = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("tools", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2461,7 +2659,7 @@ impl crate::private::VisitObject for ClientCapabilities {
                     }
                     f_experimental = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("experimental", e))?,
                     );
                 }
@@ -2476,7 +2674,7 @@ impl crate::private::VisitObject for ClientCapabilities {
                     }
                     f_extensions = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("extensions", e))?,
                     );
                 }
@@ -2491,7 +2689,7 @@ impl crate::private::VisitObject for ClientCapabilities {
                     }
                     f_roots = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("roots", e))?,
                     );
                 }
@@ -2513,7 +2711,9 @@ impl crate::private::VisitObject for ClientCapabilities {
                         .map_err(|e| crate::private::in_field("sampling", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2967,7 +3167,9 @@ impl crate::private::VisitObject for CompleteRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3100,7 +3302,9 @@ impl crate::private::VisitObject for CompleteRequestParamsArgument {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3209,7 +3413,9 @@ impl crate::private::VisitObject for CompleteRequestParamsContext {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3455,7 +3661,9 @@ impl crate::private::VisitObject for CompleteRequestParams {
                         .map_err(|e| crate::private::in_field("ref", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3517,7 +3725,7 @@ pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     pub has_more: ::std::option::Option<bool>,
     /// The total number of completion options available. This can exceed the number of values actually sent in the response.
-    pub total: ::std::option::Option<i64>,
+    pub total: ::std::option::Option<crate::Integer>,
     /// An array of completion values. Must not exceed 100 items.
     pub values: ::std::vec::Vec<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -3567,7 +3775,7 @@ impl crate::private::VisitObject for CompleteResultCompletion {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_has_more: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_total: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_total: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_values: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
@@ -3622,7 +3830,9 @@ impl crate::private::VisitObject for CompleteResultCompletion {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3771,7 +3981,9 @@ impl crate::private::VisitObject for CompleteResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3908,7 +4120,9 @@ impl crate::private::VisitObject for CompleteResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4148,7 +4362,9 @@ impl crate::private::VisitObject for CreateMessageRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4204,7 +4420,7 @@ pub struct CreateMessageRequestParams {
     /// The requested maximum number of tokens to sample (to prevent runaway completions).
     ///
     /// The client MAY choose to sample fewer tokens than the requested maximum.
-    pub max_tokens: i64,
+    pub max_tokens: crate::Integer,
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub metadata: ::std::option::Option<crate::JsonObject>,
@@ -4227,10 +4443,13 @@ pub struct CreateMessageRequestParams {
 impl CreateMessageRequestParams {
     ///A `CreateMessageRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(max_tokens: i64, messages: ::std::vec::Vec<SamplingMessage>) -> Self {
+    pub fn new(
+        max_tokens: impl ::std::convert::Into<crate::Integer>,
+        messages: ::std::vec::Vec<SamplingMessage>,
+    ) -> Self {
         CreateMessageRequestParams {
             include_context: ::std::option::Option::None,
-            max_tokens,
+            max_tokens: max_tokens.into(),
             messages,
             metadata: ::std::option::Option::None,
             model_preferences: ::std::option::Option::None,
@@ -4300,7 +4519,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_include_context: ::std::option::Option<IncludeContext> = ::std::option::Option::None;
-        let mut f_max_tokens: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_tokens: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
         let mut f_metadata: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
         let mut f_model_preferences: ::std::option::Option<ModelPreferences> = ::std::option::Option::None;
@@ -4372,7 +4591,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     }
                     f_metadata = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("metadata", e))?,
                     );
                 }
@@ -4434,7 +4653,8 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     }
                     f_temperature = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("temperature", e))?,
                     );
                 }
@@ -4471,7 +4691,9 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4563,9 +4785,10 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextContent",
@@ -4596,49 +4819,53 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("CreateMessageResultContent", &value, &scores)? {
+        >("CreateMessageResultContent", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "TextContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TextContent,
+                        D::Error,
+                    >("CreateMessageResultContent", "TextContent")
                     .map(Self::TextContent)
             }
             1usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "ImageContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ImageContent,
+                        D::Error,
+                    >("CreateMessageResultContent", "ImageContent")
                     .map(Self::ImageContent)
             }
             2usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "AudioContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        AudioContent,
+                        D::Error,
+                    >("CreateMessageResultContent", "AudioContent")
                     .map(Self::AudioContent)
             }
             3usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "ToolUseContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ToolUseContent,
+                        D::Error,
+                    >("CreateMessageResultContent", "ToolUseContent")
                     .map(Self::ToolUseContent)
             }
             4usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "ToolResultContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ToolResultContent,
+                        D::Error,
+                    >("CreateMessageResultContent", "ToolResultContent")
                     .map(Self::ToolResultContent)
             }
             5usize => {
-                crate::private::from_value("CreateMessageResultContent", "List", value)
+                scored
+                    .decode::<
+                        ::std::vec::Vec<SamplingMessageContentBlock>,
+                        D::Error,
+                    >("CreateMessageResultContent", "List")
                     .map(Self::List)
             }
             _ => ::std::unreachable!(),
@@ -4822,7 +5049,9 @@ impl crate::private::VisitObject for CreateMessageResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4984,7 +5213,9 @@ impl crate::private::VisitObject for DiscoverRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5274,7 +5505,9 @@ impl crate::private::VisitObject for DiscoverResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5427,7 +5660,9 @@ impl crate::private::VisitObject for DiscoverResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5551,7 +5786,9 @@ impl crate::private::VisitObject for ElicitRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5737,7 +5974,9 @@ impl crate::private::VisitObject for ElicitRequestFormParamsRequestedSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5898,7 +6137,9 @@ impl crate::private::VisitObject for ElicitRequestFormParams {
                         .map_err(|e| crate::private::in_field("requestedSchema", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6135,7 +6376,9 @@ impl crate::private::VisitObject for ElicitRequestUrlParams {
                     seen_mode = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6205,9 +6448,10 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "StringList",
@@ -6229,25 +6473,34 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("ElicitResultContentValue", &value, &scores)? {
+        >("ElicitResultContentValue", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "ElicitResultContentValue",
-                        "StringList",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ::std::vec::Vec<::std::string::String>,
+                        D::Error,
+                    >("ElicitResultContentValue", "StringList")
                     .map(Self::StringList)
             }
             1usize => {
-                crate::private::from_value("ElicitResultContentValue", "String", value)
+                scored
+                    .decode::<
+                        ::std::string::String,
+                        D::Error,
+                    >("ElicitResultContentValue", "String")
                     .map(Self::String)
             }
             2usize => {
-                crate::private::from_value("ElicitResultContentValue", "Number", value)
-                    .map(Self::Number)
+                scored
+                    .decode::<
+                        crate::private::ExactNumber,
+                        D::Error,
+                    >("ElicitResultContentValue", "Number")
+                    .map(|n| Self::Number(n.0))
             }
             3usize => {
-                crate::private::from_value("ElicitResultContentValue", "Boolean", value)
+                scored
+                    .decode::<bool, D::Error>("ElicitResultContentValue", "Boolean")
                     .map(Self::Boolean)
             }
             _ => ::std::unreachable!(),
@@ -6358,7 +6611,9 @@ impl crate::private::VisitObject for ElicitResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6417,9 +6672,10 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextResourceContents",
@@ -6432,21 +6688,21 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("EmbeddedResourceResource", &value, &scores)? {
+        >("EmbeddedResourceResource", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "EmbeddedResourceResource",
-                        "TextResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TextResourceContents,
+                        D::Error,
+                    >("EmbeddedResourceResource", "TextResourceContents")
                     .map(Self::TextResourceContents)
             }
             1usize => {
-                crate::private::from_value(
-                        "EmbeddedResourceResource",
-                        "BlobResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        BlobResourceContents,
+                        D::Error,
+                    >("EmbeddedResourceResource", "BlobResourceContents")
                     .map(Self::BlobResourceContents)
             }
             _ => ::std::unreachable!(),
@@ -6591,7 +6847,9 @@ impl crate::private::VisitObject for EmbeddedResource {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6676,9 +6934,10 @@ impl<'de> ::serde::Deserialize<'de> for EnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "UntitledSingleSelectEnumSchema",
@@ -6711,41 +6970,45 @@ impl<'de> ::serde::Deserialize<'de> for EnumSchema {
                 ),
             ),
         ];
-        match crate::private::pick_variant::<D::Error>("EnumSchema", &value, &scores)? {
+        match crate::private::pick_variant::<D::Error>("EnumSchema", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "UntitledSingleSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        UntitledSingleSelectEnumSchema,
+                        D::Error,
+                    >("EnumSchema", "UntitledSingleSelectEnumSchema")
                     .map(Self::UntitledSingleSelectEnumSchema)
             }
             1usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "TitledSingleSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TitledSingleSelectEnumSchema,
+                        D::Error,
+                    >("EnumSchema", "TitledSingleSelectEnumSchema")
                     .map(Self::TitledSingleSelectEnumSchema)
             }
             2usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "UntitledMultiSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        UntitledMultiSelectEnumSchema,
+                        D::Error,
+                    >("EnumSchema", "UntitledMultiSelectEnumSchema")
                     .map(Self::UntitledMultiSelectEnumSchema)
             }
             3usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "TitledMultiSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TitledMultiSelectEnumSchema,
+                        D::Error,
+                    >("EnumSchema", "TitledMultiSelectEnumSchema")
                     .map(Self::TitledMultiSelectEnumSchema)
             }
             4usize => {
-                crate::private::from_value("EnumSchema", "LegacyTitledEnumSchema", value)
+                scored
+                    .decode::<
+                        LegacyTitledEnumSchema,
+                        D::Error,
+                    >("EnumSchema", "LegacyTitledEnumSchema")
                     .map(Self::LegacyTitledEnumSchema)
             }
             _ => ::std::unreachable!(),
@@ -6885,7 +7148,9 @@ impl crate::private::VisitObject for GetPromptRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7093,7 +7358,9 @@ impl crate::private::VisitObject for GetPromptRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7273,7 +7540,9 @@ impl crate::private::VisitObject for GetPromptResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7298,6 +7567,131 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptResult {
         crate::private::deserialize_object(deserializer, "GetPromptResult")
     }
 }
+impl GetPromptResult {
+    /// Like `visit_object`, but an object that lacks a required member gives back its
+    /// members (`Err`) instead of failing.
+    fn visit_object_or_members<'de, A: ::serde::de::MapAccess<'de>>(
+        mut map: A,
+    ) -> ::std::result::Result<
+        ::std::result::Result<Self, crate::JsonObject>,
+        A::Error,
+    > {
+        let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
+        let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut f_messages: ::std::option::Option<::std::vec::Vec<PromptMessage>> = ::std::option::Option::None;
+        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
+        let mut extra = crate::JsonObject::new();
+        while let ::std::option::Option::Some(key) = map
+            .next_key::<crate::private::Key>()?
+        {
+            match key.as_str() {
+                "_meta" => {
+                    if f_meta.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field("GetPromptResult", "_meta"),
+                        );
+                    }
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
+                }
+                "description" => {
+                    if f_description.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "GetPromptResult",
+                                "description",
+                            ),
+                        );
+                    }
+                    f_description = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("description", e))?,
+                    );
+                }
+                "messages" => {
+                    if f_messages.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "GetPromptResult",
+                                "messages",
+                            ),
+                        );
+                    }
+                    f_messages = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("messages", e))?,
+                    );
+                }
+                "resultType" => {
+                    if f_result_type.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "GetPromptResult",
+                                "resultType",
+                            ),
+                        );
+                    }
+                    f_result_type = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("resultType", e))?,
+                    );
+                }
+                _ => {
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
+                    extra.insert(key.into_owned(), value);
+                }
+            }
+        }
+        if false || f_messages.is_none() {
+            let mut members = extra;
+            if let ::std::option::Option::Some(value) = &f_meta {
+                members.insert("_meta".to_owned(), crate::private::member_value(value)?);
+            }
+            if let ::std::option::Option::Some(value) = &f_description {
+                members
+                    .insert(
+                        "description".to_owned(),
+                        crate::private::member_value(value)?,
+                    );
+            }
+            if let ::std::option::Option::Some(value) = &f_messages {
+                members
+                    .insert("messages".to_owned(), crate::private::member_value(value)?);
+            }
+            if let ::std::option::Option::Some(value) = &f_result_type {
+                members
+                    .insert(
+                        "resultType".to_owned(),
+                        crate::private::member_value(value)?,
+                    );
+            }
+            return ::std::result::Result::Ok(::std::result::Result::Err(members));
+        }
+        ::std::result::Result::Ok(
+            ::std::result::Result::Ok(GetPromptResult {
+                meta: f_meta,
+                description: f_description,
+                messages: f_messages
+                    .ok_or_else(|| crate::private::missing_field(
+                        "GetPromptResult",
+                        "messages",
+                    ))?,
+                result_type: f_result_type.unwrap_or_default(),
+                extra,
+            }),
+        )
+    }
+}
 impl crate::private::MatchScore for GetPromptResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
         #[allow(unused_mut)]
@@ -7310,7 +7704,7 @@ impl crate::private::MatchScore for GetPromptResult {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by the `resultType` member (absent: `Complete`).
+/// Decoded by the `resultType` member (absent: `complete`), whichever member comes first: a variant whose `resultType` is its own and whose members fit it; an unknown `resultType`, or members that do not fit the variant `resultType` names, decode as `Other` with every member. Members the other variant declares are kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum GetPromptOutcome {
@@ -7318,6 +7712,49 @@ pub enum GetPromptOutcome {
     InputRequired(InputRequiredResult),
     /// `complete`
     Complete(GetPromptResult),
+    /// A `resultType` this union does not define (an extension's, such as the tasks
+    /// extension's `"task"`, or `""`), or a known one whose members do not fit its
+    /// variant: every member as received.
+    Other(crate::JsonObject),
+}
+impl GetPromptOutcome {
+    fn settle<E: ::serde::de::Error>(self) -> ::std::result::Result<Self, E> {
+        let fits = match &self {
+            Self::InputRequired(value) => value.result_type.as_str() == "input_required",
+            Self::Complete(value) => value.result_type.as_str() == "complete",
+            Self::Other(_) => true,
+        };
+        if fits {
+            return ::std::result::Result::Ok(self);
+        }
+        let (result_type, text) = match &self {
+            Self::InputRequired(value) => {
+                (value.result_type.as_str(), ::serde_json::to_string(value))
+            }
+            Self::Complete(value) => {
+                (value.result_type.as_str(), ::serde_json::to_string(value))
+            }
+            Self::Other(_) => ::std::unreachable!(),
+        };
+        let text = text.map_err(E::custom)?;
+        let settled = match result_type {
+            "input_required" => {
+                ::serde_json::from_str::<InputRequiredResult>(&text)
+                    .ok()
+                    .map(Self::InputRequired)
+            }
+            "complete" => {
+                ::serde_json::from_str::<GetPromptResult>(&text).ok().map(Self::Complete)
+            }
+            _ => ::std::option::Option::None,
+        };
+        match settled {
+            ::std::option::Option::Some(value) => ::std::result::Result::Ok(value),
+            ::std::option::Option::None => {
+                crate::private::members_of(&text).map(Self::Other)
+            }
+        }
+    }
 }
 impl ::serde::Serialize for GetPromptOutcome {
     fn serialize<S: ::serde::Serializer>(
@@ -7329,6 +7766,7 @@ impl ::serde::Serialize for GetPromptOutcome {
                 ::serde::Serialize::serialize(value, serializer)
             }
             Self::Complete(value) => ::serde::Serialize::serialize(value, serializer),
+            Self::Other(value) => ::serde::Serialize::serialize(value, serializer),
         }
     }
 }
@@ -7345,46 +7783,26 @@ impl crate::private::TaggedUnion for GetPromptOutcome {
         match tag {
             "input_required" => {
                 <InputRequiredResult as crate::private::VisitObject>::visit_object(map)
-                    .and_then(|value| {
-                        crate::private::check_result_type(
-                                "GetPromptOutcome",
-                                &value.result_type,
-                                "input_required",
-                            )
-                            .map(|()| value)
-                    })
-                    .map(Self::InputRequired)
                     .map_err(|e| crate::private::in_variant(
                         "`GetPromptOutcome` `input_required`",
                         e,
                     ))
+                    .and_then(|value| Self::InputRequired(value).settle())
             }
             "complete" => {
-                <GetPromptResult as crate::private::VisitObject>::visit_object(map)
-                    .and_then(|value| {
-                        crate::private::check_result_type(
-                                "GetPromptOutcome",
-                                &value.result_type,
-                                "complete",
-                            )
-                            .map(|()| value)
-                    })
-                    .map(Self::Complete)
+                match GetPromptResult::visit_object_or_members(map)
                     .map_err(|e| crate::private::in_variant(
                         "`GetPromptOutcome` `complete`",
                         e,
-                    ))
+                    ))?
+                {
+                    ::std::result::Result::Ok(value) => Self::Complete(value).settle(),
+                    ::std::result::Result::Err(members) => {
+                        ::std::result::Result::Ok(Self::Other(members))
+                    }
+                }
             }
-            other => {
-                ::std::result::Result::Err(
-                    crate::private::unknown_tag(
-                        "GetPromptOutcome",
-                        "resultType",
-                        other,
-                        &["input_required", "complete"],
-                    ),
-                )
-            }
+            _ => crate::private::visit_members(map).map(Self::Other),
         }
     }
     fn variant_for_key(key: &str) -> ::std::option::Option<&'static str> {
@@ -7519,7 +7937,9 @@ impl crate::private::VisitObject for GetPromptResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7636,7 +8056,7 @@ impl crate::private::VisitObject for HeaderMismatchErrorObject {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -7673,7 +8093,9 @@ impl crate::private::VisitObject for HeaderMismatchErrorObject {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7816,7 +8238,9 @@ impl crate::private::VisitObject for HeaderMismatchError {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7993,7 +8417,9 @@ impl crate::private::VisitObject for Icon {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8097,7 +8523,9 @@ impl crate::private::VisitObject for Icons {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8261,7 +8689,9 @@ impl crate::private::VisitObject for ImageContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8487,7 +8917,9 @@ impl crate::private::VisitObject for Implementation {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8772,7 +9204,9 @@ impl crate::private::VisitObject for InputRequiredResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8831,9 +9265,10 @@ impl<'de> ::serde::Deserialize<'de> for InputResponse {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "CreateMessage",
@@ -8847,17 +9282,23 @@ impl<'de> ::serde::Deserialize<'de> for InputResponse {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("InputResponse", &value, &scores)? {
+        >("InputResponse", value, &scores)? {
             0usize => {
-                crate::private::from_value("InputResponse", "CreateMessage", value)
+                scored
+                    .decode::<
+                        CreateMessageResult,
+                        D::Error,
+                    >("InputResponse", "CreateMessage")
                     .map(Self::CreateMessage)
             }
             1usize => {
-                crate::private::from_value("InputResponse", "ListRoots", value)
+                scored
+                    .decode::<ListRootsResult, D::Error>("InputResponse", "ListRoots")
                     .map(Self::ListRoots)
             }
             2usize => {
-                crate::private::from_value("InputResponse", "Elicit", value)
+                scored
+                    .decode::<ElicitResult, D::Error>("InputResponse", "Elicit")
                     .map(Self::Elicit)
             }
             _ => ::std::unreachable!(),
@@ -8983,7 +9424,9 @@ impl crate::private::VisitObject for InputResponseRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9097,7 +9540,7 @@ impl crate::private::VisitObject for InternalError {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -9128,7 +9571,9 @@ impl crate::private::VisitObject for InternalError {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9244,7 +9689,7 @@ impl crate::private::VisitObject for InvalidParamsError {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -9278,7 +9723,9 @@ impl crate::private::VisitObject for InvalidParamsError {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9388,7 +9835,7 @@ impl crate::private::VisitObject for InvalidRequestError {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -9425,7 +9872,9 @@ impl crate::private::VisitObject for InvalidRequestError {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9567,7 +10016,9 @@ impl crate::private::VisitObject for JsonRpcErrorResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9639,9 +10090,10 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "Request",
@@ -9664,21 +10116,34 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("JSONRPCMessage", &value, &scores)? {
+        >("JSONRPCMessage", value, &scores)? {
             0usize => {
-                crate::private::from_value("JSONRPCMessage", "Request", value)
+                scored
+                    .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
                     .map(Self::Request)
             }
             1usize => {
-                crate::private::from_value("JSONRPCMessage", "Notification", value)
+                scored
+                    .decode::<
+                        JsonRpcNotification,
+                        D::Error,
+                    >("JSONRPCMessage", "Notification")
                     .map(Self::Notification)
             }
             2usize => {
-                crate::private::from_value("JSONRPCMessage", "ResultResponse", value)
+                scored
+                    .decode::<
+                        JsonRpcResultResponse,
+                        D::Error,
+                    >("JSONRPCMessage", "ResultResponse")
                     .map(Self::ResultResponse)
             }
             3usize => {
-                crate::private::from_value("JSONRPCMessage", "ErrorResponse", value)
+                scored
+                    .decode::<
+                        JsonRpcErrorResponse,
+                        D::Error,
+                    >("JSONRPCMessage", "ErrorResponse")
                     .map(Self::ErrorResponse)
             }
             _ => ::std::unreachable!(),
@@ -9779,7 +10244,7 @@ impl crate::private::VisitObject for JsonRpcNotification {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
@@ -9801,7 +10266,9 @@ impl crate::private::VisitObject for JsonRpcNotification {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9933,7 +10400,7 @@ impl crate::private::VisitObject for JsonRpcRequest {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
@@ -9952,7 +10419,9 @@ impl crate::private::VisitObject for JsonRpcRequest {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10022,9 +10491,10 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResponse {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultResponse",
@@ -10039,13 +10509,21 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResponse {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("JSONRPCResponse", &value, &scores)? {
+        >("JSONRPCResponse", value, &scores)? {
             0usize => {
-                crate::private::from_value("JSONRPCResponse", "ResultResponse", value)
+                scored
+                    .decode::<
+                        JsonRpcResultResponse,
+                        D::Error,
+                    >("JSONRPCResponse", "ResultResponse")
                     .map(Self::ResultResponse)
             }
             1usize => {
-                crate::private::from_value("JSONRPCResponse", "ErrorResponse", value)
+                scored
+                    .decode::<
+                        JsonRpcErrorResponse,
+                        D::Error,
+                    >("JSONRPCResponse", "ErrorResponse")
                     .map(Self::ErrorResponse)
             }
             _ => ::std::unreachable!(),
@@ -10157,7 +10635,9 @@ impl crate::private::VisitObject for JsonRpcResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10383,7 +10863,9 @@ impl crate::private::VisitObject for LegacyTitledEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10541,7 +11023,9 @@ impl crate::private::VisitObject for ListPromptsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10800,7 +11284,9 @@ impl crate::private::VisitObject for ListPromptsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10936,7 +11422,9 @@ impl crate::private::VisitObject for ListPromptsResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11102,7 +11590,9 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11375,7 +11865,9 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11518,7 +12010,9 @@ impl crate::private::VisitObject for ListResourceTemplatesResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11687,7 +12181,9 @@ impl crate::private::VisitObject for ListResourcesRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11952,7 +12448,9 @@ impl crate::private::VisitObject for ListResourcesResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12088,7 +12586,9 @@ impl crate::private::VisitObject for ListResourcesResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12200,7 +12700,9 @@ impl crate::private::VisitObject for ListRootsRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12313,7 +12815,9 @@ impl crate::private::VisitObject for ListRootsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12406,7 +12910,9 @@ impl crate::private::VisitObject for ListRootsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12549,7 +13055,9 @@ impl crate::private::VisitObject for ListToolsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12802,7 +13310,9 @@ impl crate::private::VisitObject for ListToolsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12938,7 +13448,9 @@ impl crate::private::VisitObject for ListToolsResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13087,7 +13599,9 @@ impl crate::private::VisitObject for LoggingMessageNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13233,7 +13747,7 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -13268,7 +13782,9 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13421,7 +13937,7 @@ impl crate::private::VisitObject for MethodNotFoundError {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -13458,7 +13974,9 @@ impl crate::private::VisitObject for MethodNotFoundError {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13566,7 +14084,9 @@ impl crate::private::VisitObject for MissingRequiredClientCapabilityErrorData {
                         ))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13713,7 +14233,9 @@ impl crate::private::VisitObject for MissingRequiredClientCapabilityErrorObject 
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13874,7 +14396,9 @@ impl crate::private::VisitObject for MissingRequiredClientCapabilityError {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13998,7 +14522,9 @@ impl crate::private::VisitObject for ModelHint {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14127,7 +14653,8 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_cost_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("costPriority", e))?,
                     );
                 }
@@ -14154,7 +14681,8 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_intelligence_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field(
                                 "intelligencePriority",
                                 e,
@@ -14172,12 +14700,15 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_speed_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("speedPriority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14236,9 +14767,10 @@ impl<'de> ::serde::Deserialize<'de> for MultiSelectEnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "UntitledMultiSelectEnumSchema",
@@ -14255,21 +14787,21 @@ impl<'de> ::serde::Deserialize<'de> for MultiSelectEnumSchema {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("MultiSelectEnumSchema", &value, &scores)? {
+        >("MultiSelectEnumSchema", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "MultiSelectEnumSchema",
-                        "UntitledMultiSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        UntitledMultiSelectEnumSchema,
+                        D::Error,
+                    >("MultiSelectEnumSchema", "UntitledMultiSelectEnumSchema")
                     .map(Self::UntitledMultiSelectEnumSchema)
             }
             1usize => {
-                crate::private::from_value(
-                        "MultiSelectEnumSchema",
-                        "TitledMultiSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TitledMultiSelectEnumSchema,
+                        D::Error,
+                    >("MultiSelectEnumSchema", "TitledMultiSelectEnumSchema")
                     .map(Self::TitledMultiSelectEnumSchema)
             }
             _ => ::std::unreachable!(),
@@ -14363,12 +14895,14 @@ impl crate::private::VisitObject for NotificationBase {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14482,7 +15016,9 @@ impl crate::private::VisitObject for NotificationMetaObject {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14579,7 +15115,9 @@ impl crate::private::VisitObject for NotificationParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14692,7 +15230,8 @@ impl crate::private::VisitObject for NumberSchema {
                     }
                     f_default = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("default", e))?,
                     );
                 }
@@ -14719,7 +15258,8 @@ impl crate::private::VisitObject for NumberSchema {
                     }
                     f_maximum = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("maximum", e))?,
                     );
                 }
@@ -14731,7 +15271,8 @@ impl crate::private::VisitObject for NumberSchema {
                     }
                     f_minimum = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("minimum", e))?,
                     );
                 }
@@ -14760,7 +15301,9 @@ impl crate::private::VisitObject for NumberSchema {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14910,7 +15453,9 @@ impl crate::private::VisitObject for PaginatedRequest {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15048,7 +15593,9 @@ impl crate::private::VisitObject for PaginatedRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15202,7 +15749,9 @@ impl crate::private::VisitObject for PaginatedResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15301,7 +15850,7 @@ impl crate::private::VisitObject for ParseError {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -15332,7 +15881,9 @@ impl crate::private::VisitObject for ParseError {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15418,9 +15969,10 @@ impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "StringSchema",
@@ -15467,69 +16019,69 @@ impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("PrimitiveSchemaDefinition", &value, &scores)? {
+        >("PrimitiveSchemaDefinition", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "StringSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        StringSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "StringSchema")
                     .map(Self::StringSchema)
             }
             1usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "NumberSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        NumberSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "NumberSchema")
                     .map(Self::NumberSchema)
             }
             2usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "BooleanSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        BooleanSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "BooleanSchema")
                     .map(Self::BooleanSchema)
             }
             3usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "UntitledSingleSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        UntitledSingleSelectEnumSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "UntitledSingleSelectEnumSchema")
                     .map(Self::UntitledSingleSelectEnumSchema)
             }
             4usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "TitledSingleSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TitledSingleSelectEnumSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "TitledSingleSelectEnumSchema")
                     .map(Self::TitledSingleSelectEnumSchema)
             }
             5usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "UntitledMultiSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        UntitledMultiSelectEnumSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "UntitledMultiSelectEnumSchema")
                     .map(Self::UntitledMultiSelectEnumSchema)
             }
             6usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "TitledMultiSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TitledMultiSelectEnumSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "TitledMultiSelectEnumSchema")
                     .map(Self::TitledMultiSelectEnumSchema)
             }
             7usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "LegacyTitledEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        LegacyTitledEnumSchema,
+                        D::Error,
+                    >("PrimitiveSchemaDefinition", "LegacyTitledEnumSchema")
                     .map(Self::LegacyTitledEnumSchema)
             }
             _ => ::std::unreachable!(),
@@ -15662,7 +16214,9 @@ impl crate::private::VisitObject for ProgressNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15834,7 +16388,8 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_progress = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("progress", e))?,
                     );
                 }
@@ -15864,12 +16419,15 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_total = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("total", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16085,7 +16643,9 @@ impl crate::private::VisitObject for Prompt {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16248,7 +16808,9 @@ impl crate::private::VisitObject for PromptArgument {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16393,7 +16955,9 @@ impl crate::private::VisitObject for PromptListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16513,7 +17077,9 @@ impl crate::private::VisitObject for PromptMessage {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16657,7 +17223,9 @@ impl crate::private::VisitObject for PromptReference {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16812,7 +17380,9 @@ impl crate::private::VisitObject for ReadResourceRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16994,7 +17564,9 @@ impl crate::private::VisitObject for ReadResourceRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17065,9 +17637,10 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextResourceContents",
@@ -17080,21 +17653,21 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("ReadResourceResultContentsItem", &value, &scores)? {
+        >("ReadResourceResultContentsItem", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "ReadResourceResultContentsItem",
-                        "TextResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TextResourceContents,
+                        D::Error,
+                    >("ReadResourceResultContentsItem", "TextResourceContents")
                     .map(Self::TextResourceContents)
             }
             1usize => {
-                crate::private::from_value(
-                        "ReadResourceResultContentsItem",
-                        "BlobResourceContents",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        BlobResourceContents,
+                        D::Error,
+                    >("ReadResourceResultContentsItem", "BlobResourceContents")
                     .map(Self::BlobResourceContents)
             }
             _ => ::std::unreachable!(),
@@ -17302,7 +17875,9 @@ impl crate::private::VisitObject for ReadResourceResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17328,6 +17903,156 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResult {
         crate::private::deserialize_object(deserializer, "ReadResourceResult")
     }
 }
+impl ReadResourceResult {
+    /// Like `visit_object`, but an object that lacks a required member gives back its
+    /// members (`Err`) instead of failing.
+    fn visit_object_or_members<'de, A: ::serde::de::MapAccess<'de>>(
+        mut map: A,
+    ) -> ::std::result::Result<
+        ::std::result::Result<Self, crate::JsonObject>,
+        A::Error,
+    > {
+        let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
+        let mut f_cache_scope: ::std::option::Option<CacheScope> = ::std::option::Option::None;
+        let mut f_contents: ::std::option::Option<
+            ::std::vec::Vec<ReadResourceResultContentsItem>,
+        > = ::std::option::Option::None;
+        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
+        let mut extra = crate::JsonObject::new();
+        while let ::std::option::Option::Some(key) = map
+            .next_key::<crate::private::Key>()?
+        {
+            match key.as_str() {
+                "_meta" => {
+                    if f_meta.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "ReadResourceResult",
+                                "_meta",
+                            ),
+                        );
+                    }
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
+                }
+                "cacheScope" => {
+                    if f_cache_scope.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "ReadResourceResult",
+                                "cacheScope",
+                            ),
+                        );
+                    }
+                    f_cache_scope = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("cacheScope", e))?,
+                    );
+                }
+                "contents" => {
+                    if f_contents.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "ReadResourceResult",
+                                "contents",
+                            ),
+                        );
+                    }
+                    f_contents = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("contents", e))?,
+                    );
+                }
+                "resultType" => {
+                    if f_result_type.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "ReadResourceResult",
+                                "resultType",
+                            ),
+                        );
+                    }
+                    f_result_type = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("resultType", e))?,
+                    );
+                }
+                "ttlMs" => {
+                    if f_ttl_ms.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "ReadResourceResult",
+                                "ttlMs",
+                            ),
+                        );
+                    }
+                    f_ttl_ms = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("ttlMs", e))?,
+                    );
+                }
+                _ => {
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
+                    extra.insert(key.into_owned(), value);
+                }
+            }
+        }
+        if false || f_contents.is_none() {
+            let mut members = extra;
+            if let ::std::option::Option::Some(value) = &f_meta {
+                members.insert("_meta".to_owned(), crate::private::member_value(value)?);
+            }
+            if let ::std::option::Option::Some(value) = &f_cache_scope {
+                members
+                    .insert(
+                        "cacheScope".to_owned(),
+                        crate::private::member_value(value)?,
+                    );
+            }
+            if let ::std::option::Option::Some(value) = &f_contents {
+                members
+                    .insert("contents".to_owned(), crate::private::member_value(value)?);
+            }
+            if let ::std::option::Option::Some(value) = &f_result_type {
+                members
+                    .insert(
+                        "resultType".to_owned(),
+                        crate::private::member_value(value)?,
+                    );
+            }
+            if let ::std::option::Option::Some(value) = &f_ttl_ms {
+                members.insert("ttlMs".to_owned(), crate::private::member_value(value)?);
+            }
+            return ::std::result::Result::Ok(::std::result::Result::Err(members));
+        }
+        ::std::result::Result::Ok(
+            ::std::result::Result::Ok(ReadResourceResult {
+                meta: f_meta,
+                cache_scope: f_cache_scope,
+                contents: f_contents
+                    .ok_or_else(|| crate::private::missing_field(
+                        "ReadResourceResult",
+                        "contents",
+                    ))?,
+                result_type: f_result_type.unwrap_or_default(),
+                ttl_ms: f_ttl_ms,
+                extra,
+            }),
+        )
+    }
+}
 impl crate::private::MatchScore for ReadResourceResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
         #[allow(unused_mut)]
@@ -17340,7 +18065,7 @@ impl crate::private::MatchScore for ReadResourceResult {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by the `resultType` member (absent: `Complete`).
+/// Decoded by the `resultType` member (absent: `complete`), whichever member comes first: a variant whose `resultType` is its own and whose members fit it; an unknown `resultType`, or members that do not fit the variant `resultType` names, decode as `Other` with every member. Members the other variant declares are kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadResourceOutcome {
@@ -17348,6 +18073,51 @@ pub enum ReadResourceOutcome {
     InputRequired(InputRequiredResult),
     /// `complete`
     Complete(ReadResourceResult),
+    /// A `resultType` this union does not define (an extension's, such as the tasks
+    /// extension's `"task"`, or `""`), or a known one whose members do not fit its
+    /// variant: every member as received.
+    Other(crate::JsonObject),
+}
+impl ReadResourceOutcome {
+    fn settle<E: ::serde::de::Error>(self) -> ::std::result::Result<Self, E> {
+        let fits = match &self {
+            Self::InputRequired(value) => value.result_type.as_str() == "input_required",
+            Self::Complete(value) => value.result_type.as_str() == "complete",
+            Self::Other(_) => true,
+        };
+        if fits {
+            return ::std::result::Result::Ok(self);
+        }
+        let (result_type, text) = match &self {
+            Self::InputRequired(value) => {
+                (value.result_type.as_str(), ::serde_json::to_string(value))
+            }
+            Self::Complete(value) => {
+                (value.result_type.as_str(), ::serde_json::to_string(value))
+            }
+            Self::Other(_) => ::std::unreachable!(),
+        };
+        let text = text.map_err(E::custom)?;
+        let settled = match result_type {
+            "input_required" => {
+                ::serde_json::from_str::<InputRequiredResult>(&text)
+                    .ok()
+                    .map(Self::InputRequired)
+            }
+            "complete" => {
+                ::serde_json::from_str::<ReadResourceResult>(&text)
+                    .ok()
+                    .map(Self::Complete)
+            }
+            _ => ::std::option::Option::None,
+        };
+        match settled {
+            ::std::option::Option::Some(value) => ::std::result::Result::Ok(value),
+            ::std::option::Option::None => {
+                crate::private::members_of(&text).map(Self::Other)
+            }
+        }
+    }
 }
 impl ::serde::Serialize for ReadResourceOutcome {
     fn serialize<S: ::serde::Serializer>(
@@ -17359,6 +18129,7 @@ impl ::serde::Serialize for ReadResourceOutcome {
                 ::serde::Serialize::serialize(value, serializer)
             }
             Self::Complete(value) => ::serde::Serialize::serialize(value, serializer),
+            Self::Other(value) => ::serde::Serialize::serialize(value, serializer),
         }
     }
 }
@@ -17375,46 +18146,26 @@ impl crate::private::TaggedUnion for ReadResourceOutcome {
         match tag {
             "input_required" => {
                 <InputRequiredResult as crate::private::VisitObject>::visit_object(map)
-                    .and_then(|value| {
-                        crate::private::check_result_type(
-                                "ReadResourceOutcome",
-                                &value.result_type,
-                                "input_required",
-                            )
-                            .map(|()| value)
-                    })
-                    .map(Self::InputRequired)
                     .map_err(|e| crate::private::in_variant(
                         "`ReadResourceOutcome` `input_required`",
                         e,
                     ))
+                    .and_then(|value| Self::InputRequired(value).settle())
             }
             "complete" => {
-                <ReadResourceResult as crate::private::VisitObject>::visit_object(map)
-                    .and_then(|value| {
-                        crate::private::check_result_type(
-                                "ReadResourceOutcome",
-                                &value.result_type,
-                                "complete",
-                            )
-                            .map(|()| value)
-                    })
-                    .map(Self::Complete)
+                match ReadResourceResult::visit_object_or_members(map)
                     .map_err(|e| crate::private::in_variant(
                         "`ReadResourceOutcome` `complete`",
                         e,
-                    ))
+                    ))?
+                {
+                    ::std::result::Result::Ok(value) => Self::Complete(value).settle(),
+                    ::std::result::Result::Err(members) => {
+                        ::std::result::Result::Ok(Self::Other(members))
+                    }
+                }
             }
-            other => {
-                ::std::result::Result::Err(
-                    crate::private::unknown_tag(
-                        "ReadResourceOutcome",
-                        "resultType",
-                        other,
-                        &["input_required", "complete"],
-                    ),
-                )
-            }
+            _ => crate::private::visit_members(map).map(Self::Other),
         }
     }
     fn variant_for_key(key: &str) -> ::std::option::Option<&'static str> {
@@ -17550,7 +18301,9 @@ impl crate::private::VisitObject for ReadResourceResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17670,12 +18423,14 @@ impl crate::private::VisitObject for RequestBase {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17915,7 +18670,9 @@ impl crate::private::VisitObject for RequestMetaObject {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18028,7 +18785,9 @@ impl crate::private::VisitObject for RequestParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18090,7 +18849,7 @@ pub struct Resource {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<i64>,
+    pub size: ::std::option::Option<crate::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -18182,7 +18941,7 @@ impl crate::private::VisitObject for Resource {
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
@@ -18299,7 +19058,9 @@ impl crate::private::VisitObject for Resource {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18448,7 +19209,9 @@ impl crate::private::VisitObject for ResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18513,7 +19276,7 @@ pub struct ResourceLink {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<i64>,
+    pub size: ::std::option::Option<crate::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -18608,7 +19371,7 @@ impl crate::private::VisitObject for ResourceLink {
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
@@ -18746,7 +19509,9 @@ impl crate::private::VisitObject for ResourceLink {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18913,7 +19678,9 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19047,7 +19814,9 @@ impl crate::private::VisitObject for ResourceRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19318,7 +20087,9 @@ impl crate::private::VisitObject for ResourceTemplate {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19451,7 +20222,9 @@ impl crate::private::VisitObject for ResourceTemplateReference {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19591,7 +20364,9 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19727,7 +20502,9 @@ impl crate::private::VisitObject for ResourceUpdatedNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19854,7 +20631,9 @@ impl crate::private::VisitObject for ResultBase {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19970,7 +20749,9 @@ impl crate::private::VisitObject for ResultMetaObject {
                         ))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20103,7 +20884,9 @@ impl crate::private::VisitObject for Root {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20169,9 +20952,10 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextContent",
@@ -20202,49 +20986,53 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContent {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("SamplingMessageContent", &value, &scores)? {
+        >("SamplingMessageContent", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "TextContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TextContent,
+                        D::Error,
+                    >("SamplingMessageContent", "TextContent")
                     .map(Self::TextContent)
             }
             1usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "ImageContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ImageContent,
+                        D::Error,
+                    >("SamplingMessageContent", "ImageContent")
                     .map(Self::ImageContent)
             }
             2usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "AudioContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        AudioContent,
+                        D::Error,
+                    >("SamplingMessageContent", "AudioContent")
                     .map(Self::AudioContent)
             }
             3usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "ToolUseContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ToolUseContent,
+                        D::Error,
+                    >("SamplingMessageContent", "ToolUseContent")
                     .map(Self::ToolUseContent)
             }
             4usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "ToolResultContent",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ToolResultContent,
+                        D::Error,
+                    >("SamplingMessageContent", "ToolResultContent")
                     .map(Self::ToolResultContent)
             }
             5usize => {
-                crate::private::from_value("SamplingMessageContent", "List", value)
+                scored
+                    .decode::<
+                        ::std::vec::Vec<SamplingMessageContentBlock>,
+                        D::Error,
+                    >("SamplingMessageContent", "List")
                     .map(Self::List)
             }
             _ => ::std::unreachable!(),
@@ -20362,7 +21150,9 @@ impl crate::private::VisitObject for SamplingMessage {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20592,7 +21382,9 @@ impl crate::private::VisitObject for PromptsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20706,7 +21498,9 @@ impl crate::private::VisitObject for ResourcesCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20803,7 +21597,9 @@ impl crate::private::VisitObject for ToolsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20950,7 +21746,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_completions = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("completions", e))?,
                     );
                 }
@@ -20965,7 +21761,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_experimental = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("experimental", e))?,
                     );
                 }
@@ -20980,7 +21776,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_extensions = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("extensions", e))?,
                     );
                 }
@@ -20995,7 +21791,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_logging = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("logging", e))?,
                     );
                 }
@@ -21051,7 +21847,9 @@ impl crate::private::VisitObject for ServerCapabilities {
                         .map_err(|e| crate::private::in_field("tools", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -21367,9 +22165,10 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultBase",
@@ -21424,63 +22223,89 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
                 <CompleteResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
-            D::Error,
-        >("ServerResult", &value, &scores)? {
+        match crate::private::pick_variant::<D::Error>("ServerResult", value, &scores)? {
             0usize => {
-                crate::private::from_value("ServerResult", "ResultBase", value)
+                scored
+                    .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
                     .map(Self::ResultBase)
             }
             1usize => {
-                crate::private::from_value("ServerResult", "InputRequiredResult", value)
+                scored
+                    .decode::<
+                        InputRequiredResult,
+                        D::Error,
+                    >("ServerResult", "InputRequiredResult")
                     .map(Self::InputRequiredResult)
             }
             2usize => {
-                crate::private::from_value("ServerResult", "DiscoverResult", value)
+                scored
+                    .decode::<DiscoverResult, D::Error>("ServerResult", "DiscoverResult")
                     .map(Self::DiscoverResult)
             }
             3usize => {
-                crate::private::from_value("ServerResult", "ListResourcesResult", value)
+                scored
+                    .decode::<
+                        ListResourcesResult,
+                        D::Error,
+                    >("ServerResult", "ListResourcesResult")
                     .map(Self::ListResourcesResult)
             }
             4usize => {
-                crate::private::from_value(
-                        "ServerResult",
-                        "ListResourceTemplatesResult",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        ListResourceTemplatesResult,
+                        D::Error,
+                    >("ServerResult", "ListResourceTemplatesResult")
                     .map(Self::ListResourceTemplatesResult)
             }
             5usize => {
-                crate::private::from_value("ServerResult", "ReadResourceResult", value)
+                scored
+                    .decode::<
+                        ReadResourceResult,
+                        D::Error,
+                    >("ServerResult", "ReadResourceResult")
                     .map(Self::ReadResourceResult)
             }
             6usize => {
-                crate::private::from_value(
-                        "ServerResult",
-                        "SubscriptionsListenResult",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        SubscriptionsListenResult,
+                        D::Error,
+                    >("ServerResult", "SubscriptionsListenResult")
                     .map(Self::SubscriptionsListenResult)
             }
             7usize => {
-                crate::private::from_value("ServerResult", "ListPromptsResult", value)
+                scored
+                    .decode::<
+                        ListPromptsResult,
+                        D::Error,
+                    >("ServerResult", "ListPromptsResult")
                     .map(Self::ListPromptsResult)
             }
             8usize => {
-                crate::private::from_value("ServerResult", "GetPromptResult", value)
+                scored
+                    .decode::<
+                        GetPromptResult,
+                        D::Error,
+                    >("ServerResult", "GetPromptResult")
                     .map(Self::GetPromptResult)
             }
             9usize => {
-                crate::private::from_value("ServerResult", "ListToolsResult", value)
+                scored
+                    .decode::<
+                        ListToolsResult,
+                        D::Error,
+                    >("ServerResult", "ListToolsResult")
                     .map(Self::ListToolsResult)
             }
             10usize => {
-                crate::private::from_value("ServerResult", "CallToolResult", value)
+                scored
+                    .decode::<CallToolResult, D::Error>("ServerResult", "CallToolResult")
                     .map(Self::CallToolResult)
             }
             11usize => {
-                crate::private::from_value("ServerResult", "CompleteResult", value)
+                scored
+                    .decode::<CompleteResult, D::Error>("ServerResult", "CompleteResult")
                     .map(Self::CompleteResult)
             }
             _ => ::std::unreachable!(),
@@ -21538,9 +22363,10 @@ impl<'de> ::serde::Deserialize<'de> for SingleSelectEnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "UntitledSingleSelectEnumSchema",
@@ -21557,21 +22383,21 @@ impl<'de> ::serde::Deserialize<'de> for SingleSelectEnumSchema {
         ];
         match crate::private::pick_variant::<
             D::Error,
-        >("SingleSelectEnumSchema", &value, &scores)? {
+        >("SingleSelectEnumSchema", value, &scores)? {
             0usize => {
-                crate::private::from_value(
-                        "SingleSelectEnumSchema",
-                        "UntitledSingleSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        UntitledSingleSelectEnumSchema,
+                        D::Error,
+                    >("SingleSelectEnumSchema", "UntitledSingleSelectEnumSchema")
                     .map(Self::UntitledSingleSelectEnumSchema)
             }
             1usize => {
-                crate::private::from_value(
-                        "SingleSelectEnumSchema",
-                        "TitledSingleSelectEnumSchema",
-                        value,
-                    )
+                scored
+                    .decode::<
+                        TitledSingleSelectEnumSchema,
+                        D::Error,
+                    >("SingleSelectEnumSchema", "TitledSingleSelectEnumSchema")
                     .map(Self::TitledSingleSelectEnumSchema)
             }
             _ => ::std::unreachable!(),
@@ -21598,8 +22424,8 @@ pub struct StringSchema {
     pub default: ::std::option::Option<::std::string::String>,
     pub description: ::std::option::Option<::std::string::String>,
     pub format: ::std::option::Option<Format>,
-    pub max_length: ::std::option::Option<i64>,
-    pub min_length: ::std::option::Option<i64>,
+    pub max_length: ::std::option::Option<crate::Integer>,
+    pub min_length: ::std::option::Option<crate::Integer>,
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -21671,8 +22497,8 @@ impl crate::private::VisitObject for StringSchema {
         let mut f_default: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_format: ::std::option::Option<Format> = ::std::option::Option::None;
-        let mut f_max_length: ::std::option::Option<i64> = ::std::option::Option::None;
-        let mut f_min_length: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_min_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
         let mut extra = crate::JsonObject::new();
@@ -21770,7 +22596,9 @@ impl crate::private::VisitObject for StringSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -21975,7 +22803,9 @@ impl crate::private::VisitObject for SubscriptionFilter {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22129,7 +22959,9 @@ impl crate::private::VisitObject for SubscriptionsAcknowledgedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22281,7 +23113,9 @@ impl crate::private::VisitObject for SubscriptionsAcknowledgedNotificationParams
                         .map_err(|e| crate::private::in_field("notifications", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22443,7 +23277,9 @@ impl crate::private::VisitObject for SubscriptionsListenRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22584,7 +23420,9 @@ impl crate::private::VisitObject for SubscriptionsListenRequestParams {
                         .map_err(|e| crate::private::in_field("notifications", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22727,7 +23565,9 @@ impl crate::private::VisitObject for SubscriptionsListenResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22883,7 +23723,9 @@ impl crate::private::VisitObject for SubscriptionsListenResultMetaObject {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23022,7 +23864,9 @@ impl crate::private::VisitObject for SubscriptionsListenResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23195,7 +24039,9 @@ impl crate::private::VisitObject for TextContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23361,7 +24207,9 @@ impl crate::private::VisitObject for TextResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23484,7 +24332,9 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchemaItemsAnyOfItem {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23590,7 +24440,9 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchemaItems {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23637,9 +24489,9 @@ pub struct TitledMultiSelectEnumSchema {
     /// Schema for array items with enum options and display labels.
     pub items: TitledMultiSelectEnumSchemaItems,
     /// Maximum number of items to select.
-    pub max_items: ::std::option::Option<i64>,
+    pub max_items: ::std::option::Option<crate::Integer>,
     /// Minimum number of items to select.
-    pub min_items: ::std::option::Option<i64>,
+    pub min_items: ::std::option::Option<crate::Integer>,
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -23711,8 +24563,8 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchema {
         > = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_items: ::std::option::Option<TitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
-        let mut f_max_items: ::std::option::Option<i64> = ::std::option::Option::None;
-        let mut f_min_items: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_min_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
         let mut extra = crate::JsonObject::new();
@@ -23830,7 +24682,9 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23960,7 +24814,9 @@ impl crate::private::VisitObject for TitledSingleSelectEnumSchemaOneOfItem {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24157,7 +25013,9 @@ impl crate::private::VisitObject for TitledSingleSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24433,7 +25291,9 @@ impl crate::private::VisitObject for Tool {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24659,7 +25519,9 @@ impl crate::private::VisitObject for ToolAnnotations {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24765,7 +25627,9 @@ impl crate::private::VisitObject for ToolChoice {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24894,7 +25758,9 @@ impl crate::private::VisitObject for ToolListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25086,7 +25952,7 @@ impl crate::private::VisitObject for ToolResultContent {
                     }
                     f_structured_content = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field(
                                 "structuredContent",
                                 e,
@@ -25123,7 +25989,9 @@ impl crate::private::VisitObject for ToolResultContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25276,7 +26144,7 @@ impl crate::private::VisitObject for ToolUseContent {
                     }
                     f_input = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("input", e))?,
                     );
                 }
@@ -25307,7 +26175,9 @@ impl crate::private::VisitObject for ToolUseContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25436,7 +26306,9 @@ impl crate::private::VisitObject for UnsupportedProtocolVersionErrorData {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25582,7 +26454,9 @@ impl crate::private::VisitObject for UnsupportedProtocolVersionErrorObject {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25742,7 +26616,9 @@ impl crate::private::VisitObject for UnsupportedProtocolVersionError {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25873,7 +26749,9 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchemaItems {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25928,9 +26806,9 @@ pub struct UntitledMultiSelectEnumSchema {
     /// Schema for the array items.
     pub items: UntitledMultiSelectEnumSchemaItems,
     /// Maximum number of items to select.
-    pub max_items: ::std::option::Option<i64>,
+    pub max_items: ::std::option::Option<crate::Integer>,
     /// Minimum number of items to select.
-    pub min_items: ::std::option::Option<i64>,
+    pub min_items: ::std::option::Option<crate::Integer>,
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -26002,8 +26880,8 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchema {
         > = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_items: ::std::option::Option<UntitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
-        let mut f_max_items: ::std::option::Option<i64> = ::std::option::Option::None;
-        let mut f_min_items: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_min_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
         let mut extra = crate::JsonObject::new();
@@ -26121,7 +26999,9 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -26322,7 +27202,9 @@ impl crate::private::VisitObject for UntitledSingleSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
