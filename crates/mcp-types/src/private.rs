@@ -411,7 +411,7 @@ impl<'de> de::Deserialize<'de> for Scored<'de> {
 
 impl Scored<'_> {
     /// Decodes a free-form variant (checked like [`FreeForm`]).
-    pub fn decode_free_form<T: de::DeserializeOwned, E: de::Error>(self, union: &str, variant: &str) -> Result<T, E> {
+    pub fn decode_free_form<T: de::DeserializeOwned, E: de::Error>(&self, union: &str, variant: &str) -> Result<T, E> {
         if let Some(problem) = self.raw.as_deref().and_then(crate::number::free_form_problem) {
             return Err(E::custom(format_args!("`{union}` as `{variant}`: {problem}")));
         }
@@ -419,10 +419,10 @@ impl Scored<'_> {
     }
 
     /// Decodes the chosen variant, naming the union and variant on error.
-    pub fn decode<T: de::DeserializeOwned, E: de::Error>(self, union: &str, variant: &str) -> Result<T, E> {
+    pub fn decode<T: de::DeserializeOwned, E: de::Error>(&self, union: &str, variant: &str) -> Result<T, E> {
         let result = match &self.raw {
             Some(raw) => serde_json::from_str(raw),
-            None => T::deserialize(self.value),
+            None => T::deserialize(&self.value),
         };
         result.map_err(|e| E::custom(format_args!("`{union}` as `{variant}`: {}", strip_position(&e.to_string()))))
     }
@@ -668,12 +668,22 @@ pub fn visit_members<'de, A: MapAccess<'de>>(mut map: A) -> Result<Map<String, V
     Ok(members)
 }
 
-/// The members of an object given as JSON text, checked like [`FreeForm`].
+/// The members of an object given as JSON text, checked like [`FreeForm`] (an error names the
+/// member).
 pub fn members_of<E: de::Error>(text: &str) -> Result<Map<String, Value>, E> {
-    if let Some(problem) = crate::number::free_form_problem(text) {
-        return Err(E::custom(problem));
+    let raw: Vec<(String, &serde_json::value::RawValue)> =
+        serde_json::from_str::<std::collections::BTreeMap<String, &serde_json::value::RawValue>>(text)
+            .map_err(E::custom)?
+            .into_iter()
+            .collect();
+    let mut members = Map::new();
+    for (key, value) in raw {
+        if let Some(problem) = crate::number::free_form_problem(value.get()) {
+            return Err(in_field(&key, E::custom(problem)));
+        }
+        members.insert(key, serde_json::from_str(value.get()).map_err(E::custom)?);
     }
-    serde_json::from_str(text).map_err(|e| E::custom(strip_position(&e.to_string())))
+    Ok(members)
 }
 
 /// A decoded member as a `Value`, through its text (numbers checked like [`FreeForm`]).
@@ -907,39 +917,31 @@ pub fn object_score(
     Some((required.len() + tags.len()) * 1_000_000 + covered * 1_000 + 999usize.saturating_sub(declared.len()))
 }
 
-/// Picks the best-scoring variant; a tie between different variants is an error, not a guess.
-pub fn pick_variant<E: de::Error>(
+/// The variants a value fits, best score first: a union decodes the first that accepts the value
+/// (the schema's `anyOf` takes any branch, so a value the most specific fitting variant rejects
+/// may still be another's). A tie at the top between different variants is an error, not a guess,
+/// except for `[]`, which fits every list variant alike and encodes the same from each: the first
+/// is taken.
+pub fn rank_variants<E: de::Error>(
     union: &str,
     value: &Value,
     scores: &[(&'static str, Option<usize>)],
-) -> Result<usize, E> {
-    let mut best: Option<(usize, usize)> = None;
-    let mut tie: Option<usize> = None;
-    for (i, (_, score)) in scores.iter().enumerate() {
-        if let Some(s) = score {
-            match best {
-                Some((_, b)) if *s < b => {}
-                Some((_, b)) if *s == b => tie = Some(i),
-                _ => {
-                    best = Some((i, *s));
-                    tie = None;
-                }
-            }
-        }
-    }
-    match (best, tie) {
-        (Some((i, _)), None) => Ok(i),
-        // `[]` fits every list variant alike and encodes the same from each: the first is taken.
-        (Some((i, _)), Some(_)) if value.as_array().is_some_and(Vec::is_empty) => Ok(i),
-        (Some((i, _)), Some(j)) => Err(E::custom(format_args!(
-            "`{union}`: ambiguous value, fits both `{}` and `{}`",
-            scores[i].0, scores[j].0
-        ))),
-        (None, _) => Err(E::custom(format_args!(
+) -> Result<Vec<usize>, E> {
+    let mut order: Vec<(usize, usize)> =
+        scores.iter().enumerate().filter_map(|(i, (_, s))| s.map(|s| (i, s))).collect();
+    // Stable: equal scores keep declaration order.
+    order.sort_by(|a, b| b.1.cmp(&a.1));
+    match order.as_slice() {
+        [] => Err(E::custom(format_args!(
             "`{union}`: {} fits none of {}",
             kind_name(value),
             scores.iter().map(|(n, _)| format!("`{n}`")).collect::<Vec<_>>().join(", ")
         ))),
+        [(i, a), (j, b), ..] if a == b && !value.as_array().is_some_and(Vec::is_empty) => Err(E::custom(format_args!(
+            "`{union}`: ambiguous value, fits both `{}` and `{}`",
+            scores[*i].0, scores[*j].0
+        ))),
+        _ => Ok(order.into_iter().map(|(i, _)| i).collect()),
     }
 }
 

@@ -547,7 +547,9 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
             s + "."
         }
         Strategy::Score => "Decoded by shape: the variant whose required members and tags all fit, the most \
-                            specific one winning; a tie between variants is an error, never a guess."
+                            specific one winning (or, if it rejects the value, the next one that fits); a tie \
+                            between variants is an error, never a guess, except for `[]`, which takes the first \
+                            list variant."
             .into(),
     };
     if !doc_text.is_empty() {
@@ -737,6 +739,7 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
                     quote!(#i => scored.decode::<#ty, D::Error>(#name_str, #vname).map(Self::#id),)
                 }
             });
+            let arms: Vec<TokenStream> = arms.collect();
             quote! {
                 impl<'de> ::serde::Deserialize<'de> for #name {
                     fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
@@ -744,10 +747,20 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
                         let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(deserializer)?;
                         let value = &scored.value;
                         let scores = [#(#scores)*];
-                        match crate::private::pick_variant::<D::Error>(#name_str, value, &scores)? {
-                            #(#arms)*
-                            _ => ::std::unreachable!(),
+                        let mut first_error = ::std::option::Option::None;
+                        for i in crate::private::rank_variants::<D::Error>(#name_str, value, &scores)? {
+                            let decoded = match i {
+                                #(#arms)*
+                                _ => ::std::unreachable!(),
+                            };
+                            match decoded {
+                                ::std::result::Result::Ok(decoded) => return ::std::result::Result::Ok(decoded),
+                                ::std::result::Result::Err(e) => {
+                                    first_error.get_or_insert(e);
+                                }
+                            }
                         }
+                        ::std::result::Result::Err(first_error.expect("rank_variants gives at least one variant"))
                     }
                 }
             }

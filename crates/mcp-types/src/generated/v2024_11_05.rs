@@ -1726,7 +1726,7 @@ impl crate::private::MatchScore for ClientRequest {
             .max()
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientResult {
@@ -1772,30 +1772,46 @@ impl<'de> ::serde::Deserialize<'de> for ClientResult {
                 <ListRootsResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<D::Error>("ClientResult", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<ResultBase, D::Error>("ClientResult", "ResultBase")
-                    .map(Self::ResultBase)
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
+            D::Error,
+        >("ClientResult", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<ResultBase, D::Error>("ClientResult", "ResultBase")
+                        .map(Self::ResultBase)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            CreateMessageResult,
+                            D::Error,
+                        >("ClientResult", "CreateMessageResult")
+                        .map(Self::CreateMessageResult)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            ListRootsResult,
+                            D::Error,
+                        >("ClientResult", "ListRootsResult")
+                        .map(Self::ListRootsResult)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        CreateMessageResult,
-                        D::Error,
-                    >("ClientResult", "CreateMessageResult")
-                    .map(Self::CreateMessageResult)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        ListRootsResult,
-                        D::Error,
-                    >("ClientResult", "ListRootsResult")
-                    .map(Self::ListRootsResult)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ClientResult {
@@ -3372,7 +3388,7 @@ impl crate::private::MatchScore for EmbeddedResourceAnnotations {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EmbeddedResourceResource {
@@ -3412,27 +3428,41 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
                 <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("EmbeddedResourceResource", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        TextResourceContents,
-                        D::Error,
-                    >("EmbeddedResourceResource", "TextResourceContents")
-                    .map(Self::TextResourceContents)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextResourceContents,
+                            D::Error,
+                        >("EmbeddedResourceResource", "TextResourceContents")
+                        .map(Self::TextResourceContents)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            BlobResourceContents,
+                            D::Error,
+                        >("EmbeddedResourceResource", "BlobResourceContents")
+                        .map(Self::BlobResourceContents)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        BlobResourceContents,
-                        D::Error,
-                    >("EmbeddedResourceResource", "BlobResourceContents")
-                    .map(Self::BlobResourceContents)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for EmbeddedResourceResource {
@@ -5235,7 +5265,7 @@ impl crate::private::MatchScore for JsonRpcError {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcMessage {
@@ -5280,34 +5310,51 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
             ),
             ("Error", <JsonRpcError as crate::private::MatchScore>::match_score(&value)),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("JSONRPCMessage", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
-                    .map(Self::Request)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
+                        .map(Self::Request)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            JsonRpcNotification,
+                            D::Error,
+                        >("JSONRPCMessage", "Notification")
+                        .map(Self::Notification)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            JsonRpcResponse,
+                            D::Error,
+                        >("JSONRPCMessage", "Response")
+                        .map(Self::Response)
+                }
+                3usize => {
+                    scored
+                        .decode::<JsonRpcError, D::Error>("JSONRPCMessage", "Error")
+                        .map(Self::Error)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        JsonRpcNotification,
-                        D::Error,
-                    >("JSONRPCMessage", "Notification")
-                    .map(Self::Notification)
-            }
-            2usize => {
-                scored
-                    .decode::<JsonRpcResponse, D::Error>("JSONRPCMessage", "Response")
-                    .map(Self::Response)
-            }
-            3usize => {
-                scored
-                    .decode::<JsonRpcError, D::Error>("JSONRPCMessage", "Error")
-                    .map(Self::Error)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for JsonRpcMessage {
@@ -10678,7 +10725,7 @@ impl crate::private::MatchScore for ReadResourceRequest {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadResourceResultContentsItem {
@@ -10718,27 +10765,41 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
                 <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("ReadResourceResultContentsItem", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        TextResourceContents,
-                        D::Error,
-                    >("ReadResourceResultContentsItem", "TextResourceContents")
-                    .map(Self::TextResourceContents)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextResourceContents,
+                            D::Error,
+                        >("ReadResourceResultContentsItem", "TextResourceContents")
+                        .map(Self::TextResourceContents)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            BlobResourceContents,
+                            D::Error,
+                        >("ReadResourceResultContentsItem", "BlobResourceContents")
+                        .map(Self::BlobResourceContents)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        BlobResourceContents,
-                        D::Error,
-                    >("ReadResourceResultContentsItem", "BlobResourceContents")
-                    .map(Self::BlobResourceContents)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ReadResourceResultContentsItem {
@@ -13946,7 +14007,7 @@ impl crate::private::MatchScore for ServerRequest {
             .max()
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerResult {
@@ -14050,80 +14111,102 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
                 <CompleteResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<D::Error>("ServerResult", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
-                    .map(Self::ResultBase)
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
+            D::Error,
+        >("ServerResult", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
+                        .map(Self::ResultBase)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            InitializeResult,
+                            D::Error,
+                        >("ServerResult", "InitializeResult")
+                        .map(Self::InitializeResult)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            ListResourcesResult,
+                            D::Error,
+                        >("ServerResult", "ListResourcesResult")
+                        .map(Self::ListResourcesResult)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            ListResourceTemplatesResult,
+                            D::Error,
+                        >("ServerResult", "ListResourceTemplatesResult")
+                        .map(Self::ListResourceTemplatesResult)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ReadResourceResult,
+                            D::Error,
+                        >("ServerResult", "ReadResourceResult")
+                        .map(Self::ReadResourceResult)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            ListPromptsResult,
+                            D::Error,
+                        >("ServerResult", "ListPromptsResult")
+                        .map(Self::ListPromptsResult)
+                }
+                6usize => {
+                    scored
+                        .decode::<
+                            GetPromptResult,
+                            D::Error,
+                        >("ServerResult", "GetPromptResult")
+                        .map(Self::GetPromptResult)
+                }
+                7usize => {
+                    scored
+                        .decode::<
+                            ListToolsResult,
+                            D::Error,
+                        >("ServerResult", "ListToolsResult")
+                        .map(Self::ListToolsResult)
+                }
+                8usize => {
+                    scored
+                        .decode::<
+                            CallToolResult,
+                            D::Error,
+                        >("ServerResult", "CallToolResult")
+                        .map(Self::CallToolResult)
+                }
+                9usize => {
+                    scored
+                        .decode::<
+                            CompleteResult,
+                            D::Error,
+                        >("ServerResult", "CompleteResult")
+                        .map(Self::CompleteResult)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        InitializeResult,
-                        D::Error,
-                    >("ServerResult", "InitializeResult")
-                    .map(Self::InitializeResult)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        ListResourcesResult,
-                        D::Error,
-                    >("ServerResult", "ListResourcesResult")
-                    .map(Self::ListResourcesResult)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        ListResourceTemplatesResult,
-                        D::Error,
-                    >("ServerResult", "ListResourceTemplatesResult")
-                    .map(Self::ListResourceTemplatesResult)
-            }
-            4usize => {
-                scored
-                    .decode::<
-                        ReadResourceResult,
-                        D::Error,
-                    >("ServerResult", "ReadResourceResult")
-                    .map(Self::ReadResourceResult)
-            }
-            5usize => {
-                scored
-                    .decode::<
-                        ListPromptsResult,
-                        D::Error,
-                    >("ServerResult", "ListPromptsResult")
-                    .map(Self::ListPromptsResult)
-            }
-            6usize => {
-                scored
-                    .decode::<
-                        GetPromptResult,
-                        D::Error,
-                    >("ServerResult", "GetPromptResult")
-                    .map(Self::GetPromptResult)
-            }
-            7usize => {
-                scored
-                    .decode::<
-                        ListToolsResult,
-                        D::Error,
-                    >("ServerResult", "ListToolsResult")
-                    .map(Self::ListToolsResult)
-            }
-            8usize => {
-                scored
-                    .decode::<CallToolResult, D::Error>("ServerResult", "CallToolResult")
-                    .map(Self::CallToolResult)
-            }
-            9usize => {
-                scored
-                    .decode::<CompleteResult, D::Error>("ServerResult", "CompleteResult")
-                    .map(Self::CompleteResult)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ServerResult {

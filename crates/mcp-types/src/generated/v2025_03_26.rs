@@ -1809,7 +1809,7 @@ impl crate::private::MatchScore for ClientRequest {
             .max()
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientResult {
@@ -1855,30 +1855,46 @@ impl<'de> ::serde::Deserialize<'de> for ClientResult {
                 <ListRootsResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<D::Error>("ClientResult", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<ResultBase, D::Error>("ClientResult", "ResultBase")
-                    .map(Self::ResultBase)
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
+            D::Error,
+        >("ClientResult", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<ResultBase, D::Error>("ClientResult", "ResultBase")
+                        .map(Self::ResultBase)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            CreateMessageResult,
+                            D::Error,
+                        >("ClientResult", "CreateMessageResult")
+                        .map(Self::CreateMessageResult)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            ListRootsResult,
+                            D::Error,
+                        >("ClientResult", "ListRootsResult")
+                        .map(Self::ListRootsResult)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        CreateMessageResult,
-                        D::Error,
-                    >("ClientResult", "CreateMessageResult")
-                    .map(Self::CreateMessageResult)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        ListRootsResult,
-                        D::Error,
-                    >("ClientResult", "ListRootsResult")
-                    .map(Self::ListRootsResult)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ClientResult {
@@ -3339,7 +3355,7 @@ impl crate::private::MatchScore for CreateMessageResult {
 }
 /// An opaque token used to represent a cursor for pagination.
 pub type Cursor = ::std::string::String;
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EmbeddedResourceResource {
@@ -3379,27 +3395,41 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
                 <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("EmbeddedResourceResource", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        TextResourceContents,
-                        D::Error,
-                    >("EmbeddedResourceResource", "TextResourceContents")
-                    .map(Self::TextResourceContents)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextResourceContents,
+                            D::Error,
+                        >("EmbeddedResourceResource", "TextResourceContents")
+                        .map(Self::TextResourceContents)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            BlobResourceContents,
+                            D::Error,
+                        >("EmbeddedResourceResource", "BlobResourceContents")
+                        .map(Self::BlobResourceContents)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        BlobResourceContents,
-                        D::Error,
-                    >("EmbeddedResourceResource", "BlobResourceContents")
-                    .map(Self::BlobResourceContents)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for EmbeddedResourceResource {
@@ -4951,7 +4981,7 @@ impl crate::private::MatchScore for InitializedNotification {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcBatchRequestItem {
@@ -4987,27 +5017,41 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcBatchRequestItem {
                 <JsonRpcNotification as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("JsonRpcBatchRequestItem", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        JsonRpcRequest,
-                        D::Error,
-                    >("JsonRpcBatchRequestItem", "Request")
-                    .map(Self::Request)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            JsonRpcRequest,
+                            D::Error,
+                        >("JsonRpcBatchRequestItem", "Request")
+                        .map(Self::Request)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            JsonRpcNotification,
+                            D::Error,
+                        >("JsonRpcBatchRequestItem", "Notification")
+                        .map(Self::Notification)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        JsonRpcNotification,
-                        D::Error,
-                    >("JsonRpcBatchRequestItem", "Notification")
-                    .map(Self::Notification)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for JsonRpcBatchRequestItem {
@@ -5023,7 +5067,7 @@ impl crate::private::MatchScore for JsonRpcBatchRequestItem {
 }
 /// A JSON-RPC batch request, as described in <https://www.jsonrpc.org/specification#batch>.
 pub type JsonRpcBatchRequest = ::std::vec::Vec<JsonRpcBatchRequestItem>;
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcBatchResponseItem {
@@ -5056,27 +5100,41 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcBatchResponseItem {
             ),
             ("Error", <JsonRpcError as crate::private::MatchScore>::match_score(&value)),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("JsonRpcBatchResponseItem", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        JsonRpcResponse,
-                        D::Error,
-                    >("JsonRpcBatchResponseItem", "Response")
-                    .map(Self::Response)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            JsonRpcResponse,
+                            D::Error,
+                        >("JsonRpcBatchResponseItem", "Response")
+                        .map(Self::Response)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            JsonRpcError,
+                            D::Error,
+                        >("JsonRpcBatchResponseItem", "Error")
+                        .map(Self::Error)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        JsonRpcError,
-                        D::Error,
-                    >("JsonRpcBatchResponseItem", "Error")
-                    .map(Self::Error)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for JsonRpcBatchResponseItem {
@@ -5219,7 +5277,7 @@ impl crate::private::MatchScore for JsonRpcError {
 }
 /// Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
 ///
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcMessage {
@@ -5278,50 +5336,67 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
                 <JsonRpcBatchResponse as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("JSONRPCMessage", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
-                    .map(Self::Request)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
+                        .map(Self::Request)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            JsonRpcNotification,
+                            D::Error,
+                        >("JSONRPCMessage", "Notification")
+                        .map(Self::Notification)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            JsonRpcBatchRequest,
+                            D::Error,
+                        >("JSONRPCMessage", "BatchRequest")
+                        .map(Self::BatchRequest)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            JsonRpcResponse,
+                            D::Error,
+                        >("JSONRPCMessage", "Response")
+                        .map(Self::Response)
+                }
+                4usize => {
+                    scored
+                        .decode::<JsonRpcError, D::Error>("JSONRPCMessage", "Error")
+                        .map(Self::Error)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            JsonRpcBatchResponse,
+                            D::Error,
+                        >("JSONRPCMessage", "BatchResponse")
+                        .map(Self::BatchResponse)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        JsonRpcNotification,
-                        D::Error,
-                    >("JSONRPCMessage", "Notification")
-                    .map(Self::Notification)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        JsonRpcBatchRequest,
-                        D::Error,
-                    >("JSONRPCMessage", "BatchRequest")
-                    .map(Self::BatchRequest)
-            }
-            3usize => {
-                scored
-                    .decode::<JsonRpcResponse, D::Error>("JSONRPCMessage", "Response")
-                    .map(Self::Response)
-            }
-            4usize => {
-                scored
-                    .decode::<JsonRpcError, D::Error>("JSONRPCMessage", "Error")
-                    .map(Self::Error)
-            }
-            5usize => {
-                scored
-                    .decode::<
-                        JsonRpcBatchResponse,
-                        D::Error,
-                    >("JSONRPCMessage", "BatchResponse")
-                    .map(Self::BatchResponse)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for JsonRpcMessage {
@@ -10730,7 +10805,7 @@ impl crate::private::MatchScore for ReadResourceRequest {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadResourceResultContentsItem {
@@ -10770,27 +10845,41 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
                 <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("ReadResourceResultContentsItem", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        TextResourceContents,
-                        D::Error,
-                    >("ReadResourceResultContentsItem", "TextResourceContents")
-                    .map(Self::TextResourceContents)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextResourceContents,
+                            D::Error,
+                        >("ReadResourceResultContentsItem", "TextResourceContents")
+                        .map(Self::TextResourceContents)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            BlobResourceContents,
+                            D::Error,
+                        >("ReadResourceResultContentsItem", "BlobResourceContents")
+                        .map(Self::BlobResourceContents)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        BlobResourceContents,
-                        D::Error,
-                    >("ReadResourceResultContentsItem", "BlobResourceContents")
-                    .map(Self::BlobResourceContents)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ReadResourceResultContentsItem {
@@ -13780,7 +13869,7 @@ impl crate::private::MatchScore for ServerRequest {
             .max()
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerResult {
@@ -13884,80 +13973,102 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
                 <CompleteResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<D::Error>("ServerResult", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
-                    .map(Self::ResultBase)
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
+            D::Error,
+        >("ServerResult", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
+                        .map(Self::ResultBase)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            InitializeResult,
+                            D::Error,
+                        >("ServerResult", "InitializeResult")
+                        .map(Self::InitializeResult)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            ListResourcesResult,
+                            D::Error,
+                        >("ServerResult", "ListResourcesResult")
+                        .map(Self::ListResourcesResult)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            ListResourceTemplatesResult,
+                            D::Error,
+                        >("ServerResult", "ListResourceTemplatesResult")
+                        .map(Self::ListResourceTemplatesResult)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ReadResourceResult,
+                            D::Error,
+                        >("ServerResult", "ReadResourceResult")
+                        .map(Self::ReadResourceResult)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            ListPromptsResult,
+                            D::Error,
+                        >("ServerResult", "ListPromptsResult")
+                        .map(Self::ListPromptsResult)
+                }
+                6usize => {
+                    scored
+                        .decode::<
+                            GetPromptResult,
+                            D::Error,
+                        >("ServerResult", "GetPromptResult")
+                        .map(Self::GetPromptResult)
+                }
+                7usize => {
+                    scored
+                        .decode::<
+                            ListToolsResult,
+                            D::Error,
+                        >("ServerResult", "ListToolsResult")
+                        .map(Self::ListToolsResult)
+                }
+                8usize => {
+                    scored
+                        .decode::<
+                            CallToolResult,
+                            D::Error,
+                        >("ServerResult", "CallToolResult")
+                        .map(Self::CallToolResult)
+                }
+                9usize => {
+                    scored
+                        .decode::<
+                            CompleteResult,
+                            D::Error,
+                        >("ServerResult", "CompleteResult")
+                        .map(Self::CompleteResult)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        InitializeResult,
-                        D::Error,
-                    >("ServerResult", "InitializeResult")
-                    .map(Self::InitializeResult)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        ListResourcesResult,
-                        D::Error,
-                    >("ServerResult", "ListResourcesResult")
-                    .map(Self::ListResourcesResult)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        ListResourceTemplatesResult,
-                        D::Error,
-                    >("ServerResult", "ListResourceTemplatesResult")
-                    .map(Self::ListResourceTemplatesResult)
-            }
-            4usize => {
-                scored
-                    .decode::<
-                        ReadResourceResult,
-                        D::Error,
-                    >("ServerResult", "ReadResourceResult")
-                    .map(Self::ReadResourceResult)
-            }
-            5usize => {
-                scored
-                    .decode::<
-                        ListPromptsResult,
-                        D::Error,
-                    >("ServerResult", "ListPromptsResult")
-                    .map(Self::ListPromptsResult)
-            }
-            6usize => {
-                scored
-                    .decode::<
-                        GetPromptResult,
-                        D::Error,
-                    >("ServerResult", "GetPromptResult")
-                    .map(Self::GetPromptResult)
-            }
-            7usize => {
-                scored
-                    .decode::<
-                        ListToolsResult,
-                        D::Error,
-                    >("ServerResult", "ListToolsResult")
-                    .map(Self::ListToolsResult)
-            }
-            8usize => {
-                scored
-                    .decode::<CallToolResult, D::Error>("ServerResult", "CallToolResult")
-                    .map(Self::CallToolResult)
-            }
-            9usize => {
-                scored
-                    .decode::<CompleteResult, D::Error>("ServerResult", "CompleteResult")
-                    .map(Self::CompleteResult)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ServerResult {

@@ -2105,7 +2105,7 @@ impl crate::private::MatchScore for ClientRequest {
             .max()
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientResult {
@@ -2157,35 +2157,51 @@ impl<'de> ::serde::Deserialize<'de> for ClientResult {
                 <ElicitResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<D::Error>("ClientResult", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<ResultBase, D::Error>("ClientResult", "ResultBase")
-                    .map(Self::ResultBase)
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
+            D::Error,
+        >("ClientResult", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<ResultBase, D::Error>("ClientResult", "ResultBase")
+                        .map(Self::ResultBase)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            CreateMessageResult,
+                            D::Error,
+                        >("ClientResult", "CreateMessageResult")
+                        .map(Self::CreateMessageResult)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            ListRootsResult,
+                            D::Error,
+                        >("ClientResult", "ListRootsResult")
+                        .map(Self::ListRootsResult)
+                }
+                3usize => {
+                    scored
+                        .decode::<ElicitResult, D::Error>("ClientResult", "ElicitResult")
+                        .map(Self::ElicitResult)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        CreateMessageResult,
-                        D::Error,
-                    >("ClientResult", "CreateMessageResult")
-                    .map(Self::CreateMessageResult)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        ListRootsResult,
-                        D::Error,
-                    >("ClientResult", "ListRootsResult")
-                    .map(Self::ListRootsResult)
-            }
-            3usize => {
-                scored
-                    .decode::<ElicitResult, D::Error>("ClientResult", "ElicitResult")
-                    .map(Self::ElicitResult)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ClientResult {
@@ -4309,7 +4325,7 @@ impl crate::private::MatchScore for ElicitRequest {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ElicitResultContentValue {
@@ -4350,32 +4366,46 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
             ),
             ("Boolean", <bool as crate::private::MatchScore>::match_score(&value)),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("ElicitResultContentValue", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        ::std::string::String,
-                        D::Error,
-                    >("ElicitResultContentValue", "String")
-                    .map(Self::String)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            ::std::string::String,
+                            D::Error,
+                        >("ElicitResultContentValue", "String")
+                        .map(Self::String)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            crate::private::ExactNumber,
+                            D::Error,
+                        >("ElicitResultContentValue", "Number")
+                        .map(|n| Self::Number(n.0))
+                }
+                2usize => {
+                    scored
+                        .decode::<bool, D::Error>("ElicitResultContentValue", "Boolean")
+                        .map(Self::Boolean)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        crate::private::ExactNumber,
-                        D::Error,
-                    >("ElicitResultContentValue", "Number")
-                    .map(|n| Self::Number(n.0))
-            }
-            2usize => {
-                scored
-                    .decode::<bool, D::Error>("ElicitResultContentValue", "Boolean")
-                    .map(Self::Boolean)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ElicitResultContentValue {
@@ -4534,7 +4564,7 @@ impl crate::private::MatchScore for ElicitResult {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EmbeddedResourceResource {
@@ -4574,27 +4604,41 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
                 <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("EmbeddedResourceResource", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        TextResourceContents,
-                        D::Error,
-                    >("EmbeddedResourceResource", "TextResourceContents")
-                    .map(Self::TextResourceContents)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextResourceContents,
+                            D::Error,
+                        >("EmbeddedResourceResource", "TextResourceContents")
+                        .map(Self::TextResourceContents)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            BlobResourceContents,
+                            D::Error,
+                        >("EmbeddedResourceResource", "BlobResourceContents")
+                        .map(Self::BlobResourceContents)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        BlobResourceContents,
-                        D::Error,
-                    >("EmbeddedResourceResource", "BlobResourceContents")
-                    .map(Self::BlobResourceContents)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for EmbeddedResourceResource {
@@ -6521,7 +6565,7 @@ impl crate::private::MatchScore for JsonRpcError {
 }
 /// Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
 ///
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcMessage {
@@ -6566,34 +6610,51 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
             ),
             ("Error", <JsonRpcError as crate::private::MatchScore>::match_score(&value)),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("JSONRPCMessage", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
-                    .map(Self::Request)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
+                        .map(Self::Request)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            JsonRpcNotification,
+                            D::Error,
+                        >("JSONRPCMessage", "Notification")
+                        .map(Self::Notification)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            JsonRpcResponse,
+                            D::Error,
+                        >("JSONRPCMessage", "Response")
+                        .map(Self::Response)
+                }
+                3usize => {
+                    scored
+                        .decode::<JsonRpcError, D::Error>("JSONRPCMessage", "Error")
+                        .map(Self::Error)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        JsonRpcNotification,
-                        D::Error,
-                    >("JSONRPCMessage", "Notification")
-                    .map(Self::Notification)
-            }
-            2usize => {
-                scored
-                    .decode::<JsonRpcResponse, D::Error>("JSONRPCMessage", "Response")
-                    .map(Self::Response)
-            }
-            3usize => {
-                scored
-                    .decode::<JsonRpcError, D::Error>("JSONRPCMessage", "Error")
-                    .map(Self::Error)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for JsonRpcMessage {
@@ -10830,7 +10891,7 @@ impl crate::private::MatchScore for PingRequest {
 /// Restricted schema definitions that only allow primitive types
 /// without nested objects or arrays.
 ///
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PrimitiveSchemaDefinition {
@@ -10880,43 +10941,57 @@ impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
                 <EnumSchema as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("PrimitiveSchemaDefinition", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        StringSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "StringSchema")
-                    .map(Self::StringSchema)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            StringSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "StringSchema")
+                        .map(Self::StringSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            NumberSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "NumberSchema")
+                        .map(Self::NumberSchema)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            BooleanSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "BooleanSchema")
+                        .map(Self::BooleanSchema)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            EnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "EnumSchema")
+                        .map(Self::EnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        NumberSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "NumberSchema")
-                    .map(Self::NumberSchema)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        BooleanSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "BooleanSchema")
-                    .map(Self::BooleanSchema)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        EnumSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "EnumSchema")
-                    .map(Self::EnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for PrimitiveSchemaDefinition {
@@ -12286,7 +12361,7 @@ impl crate::private::MatchScore for ReadResourceRequest {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadResourceResultContentsItem {
@@ -12326,27 +12401,41 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
                 <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("ReadResourceResultContentsItem", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        TextResourceContents,
-                        D::Error,
-                    >("ReadResourceResultContentsItem", "TextResourceContents")
-                    .map(Self::TextResourceContents)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextResourceContents,
+                            D::Error,
+                        >("ReadResourceResultContentsItem", "TextResourceContents")
+                        .map(Self::TextResourceContents)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            BlobResourceContents,
+                            D::Error,
+                        >("ReadResourceResultContentsItem", "BlobResourceContents")
+                        .map(Self::BlobResourceContents)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        BlobResourceContents,
-                        D::Error,
-                    >("ReadResourceResultContentsItem", "BlobResourceContents")
-                    .map(Self::BlobResourceContents)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ReadResourceResultContentsItem {
@@ -15797,7 +15886,7 @@ impl crate::private::MatchScore for ServerRequest {
             .max()
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerResult {
@@ -15901,80 +15990,102 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
                 <CompleteResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<D::Error>("ServerResult", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
-                    .map(Self::ResultBase)
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
+            D::Error,
+        >("ServerResult", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
+                        .map(Self::ResultBase)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            InitializeResult,
+                            D::Error,
+                        >("ServerResult", "InitializeResult")
+                        .map(Self::InitializeResult)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            ListResourcesResult,
+                            D::Error,
+                        >("ServerResult", "ListResourcesResult")
+                        .map(Self::ListResourcesResult)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            ListResourceTemplatesResult,
+                            D::Error,
+                        >("ServerResult", "ListResourceTemplatesResult")
+                        .map(Self::ListResourceTemplatesResult)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ReadResourceResult,
+                            D::Error,
+                        >("ServerResult", "ReadResourceResult")
+                        .map(Self::ReadResourceResult)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            ListPromptsResult,
+                            D::Error,
+                        >("ServerResult", "ListPromptsResult")
+                        .map(Self::ListPromptsResult)
+                }
+                6usize => {
+                    scored
+                        .decode::<
+                            GetPromptResult,
+                            D::Error,
+                        >("ServerResult", "GetPromptResult")
+                        .map(Self::GetPromptResult)
+                }
+                7usize => {
+                    scored
+                        .decode::<
+                            ListToolsResult,
+                            D::Error,
+                        >("ServerResult", "ListToolsResult")
+                        .map(Self::ListToolsResult)
+                }
+                8usize => {
+                    scored
+                        .decode::<
+                            CallToolResult,
+                            D::Error,
+                        >("ServerResult", "CallToolResult")
+                        .map(Self::CallToolResult)
+                }
+                9usize => {
+                    scored
+                        .decode::<
+                            CompleteResult,
+                            D::Error,
+                        >("ServerResult", "CompleteResult")
+                        .map(Self::CompleteResult)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        InitializeResult,
-                        D::Error,
-                    >("ServerResult", "InitializeResult")
-                    .map(Self::InitializeResult)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        ListResourcesResult,
-                        D::Error,
-                    >("ServerResult", "ListResourcesResult")
-                    .map(Self::ListResourcesResult)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        ListResourceTemplatesResult,
-                        D::Error,
-                    >("ServerResult", "ListResourceTemplatesResult")
-                    .map(Self::ListResourceTemplatesResult)
-            }
-            4usize => {
-                scored
-                    .decode::<
-                        ReadResourceResult,
-                        D::Error,
-                    >("ServerResult", "ReadResourceResult")
-                    .map(Self::ReadResourceResult)
-            }
-            5usize => {
-                scored
-                    .decode::<
-                        ListPromptsResult,
-                        D::Error,
-                    >("ServerResult", "ListPromptsResult")
-                    .map(Self::ListPromptsResult)
-            }
-            6usize => {
-                scored
-                    .decode::<
-                        GetPromptResult,
-                        D::Error,
-                    >("ServerResult", "GetPromptResult")
-                    .map(Self::GetPromptResult)
-            }
-            7usize => {
-                scored
-                    .decode::<
-                        ListToolsResult,
-                        D::Error,
-                    >("ServerResult", "ListToolsResult")
-                    .map(Self::ListToolsResult)
-            }
-            8usize => {
-                scored
-                    .decode::<CallToolResult, D::Error>("ServerResult", "CallToolResult")
-                    .map(Self::CallToolResult)
-            }
-            9usize => {
-                scored
-                    .decode::<CompleteResult, D::Error>("ServerResult", "CompleteResult")
-                    .map(Self::CompleteResult)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ServerResult {

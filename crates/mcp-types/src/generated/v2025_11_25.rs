@@ -3739,7 +3739,7 @@ impl crate::private::MatchScore for ClientRequest {
             .max()
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientResult {
@@ -3819,64 +3819,83 @@ impl<'de> ::serde::Deserialize<'de> for ClientResult {
                 <ElicitResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<D::Error>("ClientResult", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<ResultBase, D::Error>("ClientResult", "ResultBase")
-                    .map(Self::ResultBase)
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
+            D::Error,
+        >("ClientResult", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<ResultBase, D::Error>("ClientResult", "ResultBase")
+                        .map(Self::ResultBase)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            GetTaskResult,
+                            D::Error,
+                        >("ClientResult", "GetTaskResult")
+                        .map(Self::GetTaskResult)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            GetTaskPayloadResult,
+                            D::Error,
+                        >("ClientResult", "GetTaskPayloadResult")
+                        .map(Self::GetTaskPayloadResult)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            CancelTaskResult,
+                            D::Error,
+                        >("ClientResult", "CancelTaskResult")
+                        .map(Self::CancelTaskResult)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ListTasksResult,
+                            D::Error,
+                        >("ClientResult", "ListTasksResult")
+                        .map(Self::ListTasksResult)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            CreateMessageResult,
+                            D::Error,
+                        >("ClientResult", "CreateMessageResult")
+                        .map(Self::CreateMessageResult)
+                }
+                6usize => {
+                    scored
+                        .decode::<
+                            ListRootsResult,
+                            D::Error,
+                        >("ClientResult", "ListRootsResult")
+                        .map(Self::ListRootsResult)
+                }
+                7usize => {
+                    scored
+                        .decode::<ElicitResult, D::Error>("ClientResult", "ElicitResult")
+                        .map(Self::ElicitResult)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<GetTaskResult, D::Error>("ClientResult", "GetTaskResult")
-                    .map(Self::GetTaskResult)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        GetTaskPayloadResult,
-                        D::Error,
-                    >("ClientResult", "GetTaskPayloadResult")
-                    .map(Self::GetTaskPayloadResult)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        CancelTaskResult,
-                        D::Error,
-                    >("ClientResult", "CancelTaskResult")
-                    .map(Self::CancelTaskResult)
-            }
-            4usize => {
-                scored
-                    .decode::<
-                        ListTasksResult,
-                        D::Error,
-                    >("ClientResult", "ListTasksResult")
-                    .map(Self::ListTasksResult)
-            }
-            5usize => {
-                scored
-                    .decode::<
-                        CreateMessageResult,
-                        D::Error,
-                    >("ClientResult", "CreateMessageResult")
-                    .map(Self::CreateMessageResult)
-            }
-            6usize => {
-                scored
-                    .decode::<
-                        ListRootsResult,
-                        D::Error,
-                    >("ClientResult", "ListRootsResult")
-                    .map(Self::ListRootsResult)
-            }
-            7usize => {
-                scored
-                    .decode::<ElicitResult, D::Error>("ClientResult", "ElicitResult")
-                    .map(Self::ElicitResult)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ClientResult {
@@ -5707,7 +5726,7 @@ impl crate::private::MatchScore for CreateMessageRequestParams {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CreateMessageResultContent {
@@ -5773,59 +5792,73 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
                 > as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("CreateMessageResultContent", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        TextContent,
-                        D::Error,
-                    >("CreateMessageResultContent", "TextContent")
-                    .map(Self::TextContent)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "TextContent")
+                        .map(Self::TextContent)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            ImageContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "ImageContent")
+                        .map(Self::ImageContent)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            AudioContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "AudioContent")
+                        .map(Self::AudioContent)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            ToolUseContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "ToolUseContent")
+                        .map(Self::ToolUseContent)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ToolResultContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "ToolResultContent")
+                        .map(Self::ToolResultContent)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            ::std::vec::Vec<SamplingMessageContentBlock>,
+                            D::Error,
+                        >("CreateMessageResultContent", "List")
+                        .map(Self::List)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        ImageContent,
-                        D::Error,
-                    >("CreateMessageResultContent", "ImageContent")
-                    .map(Self::ImageContent)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        AudioContent,
-                        D::Error,
-                    >("CreateMessageResultContent", "AudioContent")
-                    .map(Self::AudioContent)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        ToolUseContent,
-                        D::Error,
-                    >("CreateMessageResultContent", "ToolUseContent")
-                    .map(Self::ToolUseContent)
-            }
-            4usize => {
-                scored
-                    .decode::<
-                        ToolResultContent,
-                        D::Error,
-                    >("CreateMessageResultContent", "ToolResultContent")
-                    .map(Self::ToolResultContent)
-            }
-            5usize => {
-                scored
-                    .decode::<
-                        ::std::vec::Vec<SamplingMessageContentBlock>,
-                        D::Error,
-                    >("CreateMessageResultContent", "List")
-                    .map(Self::List)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for CreateMessageResultContent {
@@ -7266,7 +7299,7 @@ impl crate::private::MatchScore for ElicitRequestUrlParams {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ElicitResultContentValue {
@@ -7315,40 +7348,54 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
             ),
             ("Boolean", <bool as crate::private::MatchScore>::match_score(&value)),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("ElicitResultContentValue", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        ::std::vec::Vec<::std::string::String>,
-                        D::Error,
-                    >("ElicitResultContentValue", "StringList")
-                    .map(Self::StringList)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            ::std::vec::Vec<::std::string::String>,
+                            D::Error,
+                        >("ElicitResultContentValue", "StringList")
+                        .map(Self::StringList)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            ::std::string::String,
+                            D::Error,
+                        >("ElicitResultContentValue", "String")
+                        .map(Self::String)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            crate::private::ExactNumber,
+                            D::Error,
+                        >("ElicitResultContentValue", "Number")
+                        .map(|n| Self::Number(n.0))
+                }
+                3usize => {
+                    scored
+                        .decode::<bool, D::Error>("ElicitResultContentValue", "Boolean")
+                        .map(Self::Boolean)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        ::std::string::String,
-                        D::Error,
-                    >("ElicitResultContentValue", "String")
-                    .map(Self::String)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        crate::private::ExactNumber,
-                        D::Error,
-                    >("ElicitResultContentValue", "Number")
-                    .map(|n| Self::Number(n.0))
-            }
-            3usize => {
-                scored
-                    .decode::<bool, D::Error>("ElicitResultContentValue", "Boolean")
-                    .map(Self::Boolean)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ElicitResultContentValue {
@@ -7778,7 +7825,7 @@ impl crate::private::MatchScore for ElicitationCompleteNotification {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EmbeddedResourceResource {
@@ -7818,27 +7865,41 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
                 <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("EmbeddedResourceResource", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        TextResourceContents,
-                        D::Error,
-                    >("EmbeddedResourceResource", "TextResourceContents")
-                    .map(Self::TextResourceContents)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextResourceContents,
+                            D::Error,
+                        >("EmbeddedResourceResource", "TextResourceContents")
+                        .map(Self::TextResourceContents)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            BlobResourceContents,
+                            D::Error,
+                        >("EmbeddedResourceResource", "BlobResourceContents")
+                        .map(Self::BlobResourceContents)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        BlobResourceContents,
-                        D::Error,
-                    >("EmbeddedResourceResource", "BlobResourceContents")
-                    .map(Self::BlobResourceContents)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for EmbeddedResourceResource {
@@ -8028,7 +8089,7 @@ impl crate::private::MatchScore for EmbeddedResource {
     }
 }
 pub type EmptyResult = ResultBase;
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EnumSchema {
@@ -8102,49 +8163,65 @@ impl<'de> ::serde::Deserialize<'de> for EnumSchema {
                 ),
             ),
         ];
-        match crate::private::pick_variant::<D::Error>("EnumSchema", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        UntitledSingleSelectEnumSchema,
-                        D::Error,
-                    >("EnumSchema", "UntitledSingleSelectEnumSchema")
-                    .map(Self::UntitledSingleSelectEnumSchema)
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
+            D::Error,
+        >("EnumSchema", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            UntitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "UntitledSingleSelectEnumSchema")
+                        .map(Self::UntitledSingleSelectEnumSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            TitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "TitledSingleSelectEnumSchema")
+                        .map(Self::TitledSingleSelectEnumSchema)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            UntitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "UntitledMultiSelectEnumSchema")
+                        .map(Self::UntitledMultiSelectEnumSchema)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            TitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "TitledMultiSelectEnumSchema")
+                        .map(Self::TitledMultiSelectEnumSchema)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            LegacyTitledEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "LegacyTitledEnumSchema")
+                        .map(Self::LegacyTitledEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        TitledSingleSelectEnumSchema,
-                        D::Error,
-                    >("EnumSchema", "TitledSingleSelectEnumSchema")
-                    .map(Self::TitledSingleSelectEnumSchema)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        UntitledMultiSelectEnumSchema,
-                        D::Error,
-                    >("EnumSchema", "UntitledMultiSelectEnumSchema")
-                    .map(Self::UntitledMultiSelectEnumSchema)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        TitledMultiSelectEnumSchema,
-                        D::Error,
-                    >("EnumSchema", "TitledMultiSelectEnumSchema")
-                    .map(Self::TitledMultiSelectEnumSchema)
-            }
-            4usize => {
-                scored
-                    .decode::<
-                        LegacyTitledEnumSchema,
-                        D::Error,
-                    >("EnumSchema", "LegacyTitledEnumSchema")
-                    .map(Self::LegacyTitledEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for EnumSchema {
@@ -11258,7 +11335,7 @@ impl crate::private::MatchScore for JsonRpcErrorResponse {
 }
 /// Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
 ///
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcMessage {
@@ -11312,40 +11389,54 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
                 <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("JSONRPCMessage", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
-                    .map(Self::Request)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
+                        .map(Self::Request)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            JsonRpcNotification,
+                            D::Error,
+                        >("JSONRPCMessage", "Notification")
+                        .map(Self::Notification)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            JsonRpcResultResponse,
+                            D::Error,
+                        >("JSONRPCMessage", "ResultResponse")
+                        .map(Self::ResultResponse)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            JsonRpcErrorResponse,
+                            D::Error,
+                        >("JSONRPCMessage", "ErrorResponse")
+                        .map(Self::ErrorResponse)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        JsonRpcNotification,
-                        D::Error,
-                    >("JSONRPCMessage", "Notification")
-                    .map(Self::Notification)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        JsonRpcResultResponse,
-                        D::Error,
-                    >("JSONRPCMessage", "ResultResponse")
-                    .map(Self::ResultResponse)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        JsonRpcErrorResponse,
-                        D::Error,
-                    >("JSONRPCMessage", "ErrorResponse")
-                    .map(Self::ErrorResponse)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for JsonRpcMessage {
@@ -11663,7 +11754,7 @@ impl crate::private::MatchScore for JsonRpcRequest {
 }
 /// A response to a request, containing either the result or error.
 ///
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcResponse {
@@ -11705,27 +11796,41 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResponse {
                 <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("JSONRPCResponse", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        JsonRpcResultResponse,
-                        D::Error,
-                    >("JSONRPCResponse", "ResultResponse")
-                    .map(Self::ResultResponse)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            JsonRpcResultResponse,
+                            D::Error,
+                        >("JSONRPCResponse", "ResultResponse")
+                        .map(Self::ResultResponse)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            JsonRpcErrorResponse,
+                            D::Error,
+                        >("JSONRPCResponse", "ErrorResponse")
+                        .map(Self::ErrorResponse)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        JsonRpcErrorResponse,
-                        D::Error,
-                    >("JSONRPCResponse", "ErrorResponse")
-                    .map(Self::ErrorResponse)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for JsonRpcResponse {
@@ -14581,7 +14686,7 @@ impl crate::private::MatchScore for ModelPreferences {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MultiSelectEnumSchema {
@@ -14625,27 +14730,41 @@ impl<'de> ::serde::Deserialize<'de> for MultiSelectEnumSchema {
                 ),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("MultiSelectEnumSchema", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        UntitledMultiSelectEnumSchema,
-                        D::Error,
-                    >("MultiSelectEnumSchema", "UntitledMultiSelectEnumSchema")
-                    .map(Self::UntitledMultiSelectEnumSchema)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            UntitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("MultiSelectEnumSchema", "UntitledMultiSelectEnumSchema")
+                        .map(Self::UntitledMultiSelectEnumSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            TitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("MultiSelectEnumSchema", "TitledMultiSelectEnumSchema")
+                        .map(Self::TitledMultiSelectEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        TitledMultiSelectEnumSchema,
-                        D::Error,
-                    >("MultiSelectEnumSchema", "TitledMultiSelectEnumSchema")
-                    .map(Self::TitledMultiSelectEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for MultiSelectEnumSchema {
@@ -15726,7 +15845,7 @@ impl crate::private::MatchScore for PingRequest {
 /// Restricted schema definitions that only allow primitive types
 /// without nested objects or arrays.
 ///
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PrimitiveSchemaDefinition {
@@ -15820,75 +15939,89 @@ impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
                 ),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("PrimitiveSchemaDefinition", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        StringSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "StringSchema")
-                    .map(Self::StringSchema)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            StringSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "StringSchema")
+                        .map(Self::StringSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            NumberSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "NumberSchema")
+                        .map(Self::NumberSchema)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            BooleanSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "BooleanSchema")
+                        .map(Self::BooleanSchema)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            UntitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "UntitledSingleSelectEnumSchema")
+                        .map(Self::UntitledSingleSelectEnumSchema)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            TitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "TitledSingleSelectEnumSchema")
+                        .map(Self::TitledSingleSelectEnumSchema)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            UntitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "UntitledMultiSelectEnumSchema")
+                        .map(Self::UntitledMultiSelectEnumSchema)
+                }
+                6usize => {
+                    scored
+                        .decode::<
+                            TitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "TitledMultiSelectEnumSchema")
+                        .map(Self::TitledMultiSelectEnumSchema)
+                }
+                7usize => {
+                    scored
+                        .decode::<
+                            LegacyTitledEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "LegacyTitledEnumSchema")
+                        .map(Self::LegacyTitledEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        NumberSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "NumberSchema")
-                    .map(Self::NumberSchema)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        BooleanSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "BooleanSchema")
-                    .map(Self::BooleanSchema)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        UntitledSingleSelectEnumSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "UntitledSingleSelectEnumSchema")
-                    .map(Self::UntitledSingleSelectEnumSchema)
-            }
-            4usize => {
-                scored
-                    .decode::<
-                        TitledSingleSelectEnumSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "TitledSingleSelectEnumSchema")
-                    .map(Self::TitledSingleSelectEnumSchema)
-            }
-            5usize => {
-                scored
-                    .decode::<
-                        UntitledMultiSelectEnumSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "UntitledMultiSelectEnumSchema")
-                    .map(Self::UntitledMultiSelectEnumSchema)
-            }
-            6usize => {
-                scored
-                    .decode::<
-                        TitledMultiSelectEnumSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "TitledMultiSelectEnumSchema")
-                    .map(Self::TitledMultiSelectEnumSchema)
-            }
-            7usize => {
-                scored
-                    .decode::<
-                        LegacyTitledEnumSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "LegacyTitledEnumSchema")
-                    .map(Self::LegacyTitledEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for PrimitiveSchemaDefinition {
@@ -17459,7 +17592,7 @@ impl crate::private::MatchScore for ReadResourceRequestParams {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadResourceResultContentsItem {
@@ -17499,27 +17632,41 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
                 <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("ReadResourceResultContentsItem", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        TextResourceContents,
-                        D::Error,
-                    >("ReadResourceResultContentsItem", "TextResourceContents")
-                    .map(Self::TextResourceContents)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextResourceContents,
+                            D::Error,
+                        >("ReadResourceResultContentsItem", "TextResourceContents")
+                        .map(Self::TextResourceContents)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            BlobResourceContents,
+                            D::Error,
+                        >("ReadResourceResultContentsItem", "BlobResourceContents")
+                        .map(Self::BlobResourceContents)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        BlobResourceContents,
-                        D::Error,
-                    >("ReadResourceResultContentsItem", "BlobResourceContents")
-                    .map(Self::BlobResourceContents)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ReadResourceResultContentsItem {
@@ -20250,7 +20397,7 @@ impl crate::private::MatchScore for RootsListChangedNotification {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SamplingMessageContent {
@@ -20316,59 +20463,73 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContent {
                 > as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("SamplingMessageContent", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        TextContent,
-                        D::Error,
-                    >("SamplingMessageContent", "TextContent")
-                    .map(Self::TextContent)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextContent,
+                            D::Error,
+                        >("SamplingMessageContent", "TextContent")
+                        .map(Self::TextContent)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            ImageContent,
+                            D::Error,
+                        >("SamplingMessageContent", "ImageContent")
+                        .map(Self::ImageContent)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            AudioContent,
+                            D::Error,
+                        >("SamplingMessageContent", "AudioContent")
+                        .map(Self::AudioContent)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            ToolUseContent,
+                            D::Error,
+                        >("SamplingMessageContent", "ToolUseContent")
+                        .map(Self::ToolUseContent)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ToolResultContent,
+                            D::Error,
+                        >("SamplingMessageContent", "ToolResultContent")
+                        .map(Self::ToolResultContent)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            ::std::vec::Vec<SamplingMessageContentBlock>,
+                            D::Error,
+                        >("SamplingMessageContent", "List")
+                        .map(Self::List)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        ImageContent,
-                        D::Error,
-                    >("SamplingMessageContent", "ImageContent")
-                    .map(Self::ImageContent)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        AudioContent,
-                        D::Error,
-                    >("SamplingMessageContent", "AudioContent")
-                    .map(Self::AudioContent)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        ToolUseContent,
-                        D::Error,
-                    >("SamplingMessageContent", "ToolUseContent")
-                    .map(Self::ToolUseContent)
-            }
-            4usize => {
-                scored
-                    .decode::<
-                        ToolResultContent,
-                        D::Error,
-                    >("SamplingMessageContent", "ToolResultContent")
-                    .map(Self::ToolResultContent)
-            }
-            5usize => {
-                scored
-                    .decode::<
-                        ::std::vec::Vec<SamplingMessageContentBlock>,
-                        D::Error,
-                    >("SamplingMessageContent", "List")
-                    .map(Self::List)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for SamplingMessageContent {
@@ -21962,7 +22123,7 @@ impl crate::private::MatchScore for ServerRequest {
             .max()
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerResult {
@@ -22094,109 +22255,134 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
                 <CompleteResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<D::Error>("ServerResult", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
-                    .map(Self::ResultBase)
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
+            D::Error,
+        >("ServerResult", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
+                        .map(Self::ResultBase)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            InitializeResult,
+                            D::Error,
+                        >("ServerResult", "InitializeResult")
+                        .map(Self::InitializeResult)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            ListResourcesResult,
+                            D::Error,
+                        >("ServerResult", "ListResourcesResult")
+                        .map(Self::ListResourcesResult)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            ListResourceTemplatesResult,
+                            D::Error,
+                        >("ServerResult", "ListResourceTemplatesResult")
+                        .map(Self::ListResourceTemplatesResult)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ReadResourceResult,
+                            D::Error,
+                        >("ServerResult", "ReadResourceResult")
+                        .map(Self::ReadResourceResult)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            ListPromptsResult,
+                            D::Error,
+                        >("ServerResult", "ListPromptsResult")
+                        .map(Self::ListPromptsResult)
+                }
+                6usize => {
+                    scored
+                        .decode::<
+                            GetPromptResult,
+                            D::Error,
+                        >("ServerResult", "GetPromptResult")
+                        .map(Self::GetPromptResult)
+                }
+                7usize => {
+                    scored
+                        .decode::<
+                            ListToolsResult,
+                            D::Error,
+                        >("ServerResult", "ListToolsResult")
+                        .map(Self::ListToolsResult)
+                }
+                8usize => {
+                    scored
+                        .decode::<
+                            CallToolResult,
+                            D::Error,
+                        >("ServerResult", "CallToolResult")
+                        .map(Self::CallToolResult)
+                }
+                9usize => {
+                    scored
+                        .decode::<
+                            GetTaskResult,
+                            D::Error,
+                        >("ServerResult", "GetTaskResult")
+                        .map(Self::GetTaskResult)
+                }
+                10usize => {
+                    scored
+                        .decode::<
+                            GetTaskPayloadResult,
+                            D::Error,
+                        >("ServerResult", "GetTaskPayloadResult")
+                        .map(Self::GetTaskPayloadResult)
+                }
+                11usize => {
+                    scored
+                        .decode::<
+                            CancelTaskResult,
+                            D::Error,
+                        >("ServerResult", "CancelTaskResult")
+                        .map(Self::CancelTaskResult)
+                }
+                12usize => {
+                    scored
+                        .decode::<
+                            ListTasksResult,
+                            D::Error,
+                        >("ServerResult", "ListTasksResult")
+                        .map(Self::ListTasksResult)
+                }
+                13usize => {
+                    scored
+                        .decode::<
+                            CompleteResult,
+                            D::Error,
+                        >("ServerResult", "CompleteResult")
+                        .map(Self::CompleteResult)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        InitializeResult,
-                        D::Error,
-                    >("ServerResult", "InitializeResult")
-                    .map(Self::InitializeResult)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        ListResourcesResult,
-                        D::Error,
-                    >("ServerResult", "ListResourcesResult")
-                    .map(Self::ListResourcesResult)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        ListResourceTemplatesResult,
-                        D::Error,
-                    >("ServerResult", "ListResourceTemplatesResult")
-                    .map(Self::ListResourceTemplatesResult)
-            }
-            4usize => {
-                scored
-                    .decode::<
-                        ReadResourceResult,
-                        D::Error,
-                    >("ServerResult", "ReadResourceResult")
-                    .map(Self::ReadResourceResult)
-            }
-            5usize => {
-                scored
-                    .decode::<
-                        ListPromptsResult,
-                        D::Error,
-                    >("ServerResult", "ListPromptsResult")
-                    .map(Self::ListPromptsResult)
-            }
-            6usize => {
-                scored
-                    .decode::<
-                        GetPromptResult,
-                        D::Error,
-                    >("ServerResult", "GetPromptResult")
-                    .map(Self::GetPromptResult)
-            }
-            7usize => {
-                scored
-                    .decode::<
-                        ListToolsResult,
-                        D::Error,
-                    >("ServerResult", "ListToolsResult")
-                    .map(Self::ListToolsResult)
-            }
-            8usize => {
-                scored
-                    .decode::<CallToolResult, D::Error>("ServerResult", "CallToolResult")
-                    .map(Self::CallToolResult)
-            }
-            9usize => {
-                scored
-                    .decode::<GetTaskResult, D::Error>("ServerResult", "GetTaskResult")
-                    .map(Self::GetTaskResult)
-            }
-            10usize => {
-                scored
-                    .decode::<
-                        GetTaskPayloadResult,
-                        D::Error,
-                    >("ServerResult", "GetTaskPayloadResult")
-                    .map(Self::GetTaskPayloadResult)
-            }
-            11usize => {
-                scored
-                    .decode::<
-                        CancelTaskResult,
-                        D::Error,
-                    >("ServerResult", "CancelTaskResult")
-                    .map(Self::CancelTaskResult)
-            }
-            12usize => {
-                scored
-                    .decode::<
-                        ListTasksResult,
-                        D::Error,
-                    >("ServerResult", "ListTasksResult")
-                    .map(Self::ListTasksResult)
-            }
-            13usize => {
-                scored
-                    .decode::<CompleteResult, D::Error>("ServerResult", "CompleteResult")
-                    .map(Self::CompleteResult)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ServerResult {
@@ -22624,7 +22810,7 @@ impl crate::private::MatchScore for SetLevelRequestParams {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SingleSelectEnumSchema {
@@ -22668,27 +22854,41 @@ impl<'de> ::serde::Deserialize<'de> for SingleSelectEnumSchema {
                 ),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("SingleSelectEnumSchema", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        UntitledSingleSelectEnumSchema,
-                        D::Error,
-                    >("SingleSelectEnumSchema", "UntitledSingleSelectEnumSchema")
-                    .map(Self::UntitledSingleSelectEnumSchema)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            UntitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("SingleSelectEnumSchema", "UntitledSingleSelectEnumSchema")
+                        .map(Self::UntitledSingleSelectEnumSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            TitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("SingleSelectEnumSchema", "TitledSingleSelectEnumSchema")
+                        .map(Self::TitledSingleSelectEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        TitledSingleSelectEnumSchema,
-                        D::Error,
-                    >("SingleSelectEnumSchema", "TitledSingleSelectEnumSchema")
-                    .map(Self::TitledSingleSelectEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for SingleSelectEnumSchema {

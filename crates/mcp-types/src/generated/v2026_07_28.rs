@@ -4751,7 +4751,7 @@ impl crate::private::MatchScore for CreateMessageRequestParams {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CreateMessageResultContent {
@@ -4817,59 +4817,73 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
                 > as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("CreateMessageResultContent", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        TextContent,
-                        D::Error,
-                    >("CreateMessageResultContent", "TextContent")
-                    .map(Self::TextContent)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "TextContent")
+                        .map(Self::TextContent)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            ImageContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "ImageContent")
+                        .map(Self::ImageContent)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            AudioContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "AudioContent")
+                        .map(Self::AudioContent)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            ToolUseContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "ToolUseContent")
+                        .map(Self::ToolUseContent)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ToolResultContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "ToolResultContent")
+                        .map(Self::ToolResultContent)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            ::std::vec::Vec<SamplingMessageContentBlock>,
+                            D::Error,
+                        >("CreateMessageResultContent", "List")
+                        .map(Self::List)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        ImageContent,
-                        D::Error,
-                    >("CreateMessageResultContent", "ImageContent")
-                    .map(Self::ImageContent)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        AudioContent,
-                        D::Error,
-                    >("CreateMessageResultContent", "AudioContent")
-                    .map(Self::AudioContent)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        ToolUseContent,
-                        D::Error,
-                    >("CreateMessageResultContent", "ToolUseContent")
-                    .map(Self::ToolUseContent)
-            }
-            4usize => {
-                scored
-                    .decode::<
-                        ToolResultContent,
-                        D::Error,
-                    >("CreateMessageResultContent", "ToolResultContent")
-                    .map(Self::ToolResultContent)
-            }
-            5usize => {
-                scored
-                    .decode::<
-                        ::std::vec::Vec<SamplingMessageContentBlock>,
-                        D::Error,
-                    >("CreateMessageResultContent", "List")
-                    .map(Self::List)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for CreateMessageResultContent {
@@ -6422,7 +6436,7 @@ impl crate::private::MatchScore for ElicitRequestUrlParams {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ElicitResultContentValue {
@@ -6471,40 +6485,54 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
             ),
             ("Boolean", <bool as crate::private::MatchScore>::match_score(&value)),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("ElicitResultContentValue", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        ::std::vec::Vec<::std::string::String>,
-                        D::Error,
-                    >("ElicitResultContentValue", "StringList")
-                    .map(Self::StringList)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            ::std::vec::Vec<::std::string::String>,
+                            D::Error,
+                        >("ElicitResultContentValue", "StringList")
+                        .map(Self::StringList)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            ::std::string::String,
+                            D::Error,
+                        >("ElicitResultContentValue", "String")
+                        .map(Self::String)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            crate::private::ExactNumber,
+                            D::Error,
+                        >("ElicitResultContentValue", "Number")
+                        .map(|n| Self::Number(n.0))
+                }
+                3usize => {
+                    scored
+                        .decode::<bool, D::Error>("ElicitResultContentValue", "Boolean")
+                        .map(Self::Boolean)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        ::std::string::String,
-                        D::Error,
-                    >("ElicitResultContentValue", "String")
-                    .map(Self::String)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        crate::private::ExactNumber,
-                        D::Error,
-                    >("ElicitResultContentValue", "Number")
-                    .map(|n| Self::Number(n.0))
-            }
-            3usize => {
-                scored
-                    .decode::<bool, D::Error>("ElicitResultContentValue", "Boolean")
-                    .map(Self::Boolean)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ElicitResultContentValue {
@@ -6646,7 +6674,7 @@ impl crate::private::MatchScore for ElicitResult {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EmbeddedResourceResource {
@@ -6686,27 +6714,41 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
                 <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("EmbeddedResourceResource", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        TextResourceContents,
-                        D::Error,
-                    >("EmbeddedResourceResource", "TextResourceContents")
-                    .map(Self::TextResourceContents)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextResourceContents,
+                            D::Error,
+                        >("EmbeddedResourceResource", "TextResourceContents")
+                        .map(Self::TextResourceContents)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            BlobResourceContents,
+                            D::Error,
+                        >("EmbeddedResourceResource", "BlobResourceContents")
+                        .map(Self::BlobResourceContents)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        BlobResourceContents,
-                        D::Error,
-                    >("EmbeddedResourceResource", "BlobResourceContents")
-                    .map(Self::BlobResourceContents)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for EmbeddedResourceResource {
@@ -6896,7 +6938,7 @@ impl crate::private::MatchScore for EmbeddedResource {
 }
 /// Common result fields.
 pub type EmptyResult = ResultBase;
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EnumSchema {
@@ -6970,49 +7012,65 @@ impl<'de> ::serde::Deserialize<'de> for EnumSchema {
                 ),
             ),
         ];
-        match crate::private::pick_variant::<D::Error>("EnumSchema", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        UntitledSingleSelectEnumSchema,
-                        D::Error,
-                    >("EnumSchema", "UntitledSingleSelectEnumSchema")
-                    .map(Self::UntitledSingleSelectEnumSchema)
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
+            D::Error,
+        >("EnumSchema", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            UntitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "UntitledSingleSelectEnumSchema")
+                        .map(Self::UntitledSingleSelectEnumSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            TitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "TitledSingleSelectEnumSchema")
+                        .map(Self::TitledSingleSelectEnumSchema)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            UntitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "UntitledMultiSelectEnumSchema")
+                        .map(Self::UntitledMultiSelectEnumSchema)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            TitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "TitledMultiSelectEnumSchema")
+                        .map(Self::TitledMultiSelectEnumSchema)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            LegacyTitledEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "LegacyTitledEnumSchema")
+                        .map(Self::LegacyTitledEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        TitledSingleSelectEnumSchema,
-                        D::Error,
-                    >("EnumSchema", "TitledSingleSelectEnumSchema")
-                    .map(Self::TitledSingleSelectEnumSchema)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        UntitledMultiSelectEnumSchema,
-                        D::Error,
-                    >("EnumSchema", "UntitledMultiSelectEnumSchema")
-                    .map(Self::UntitledMultiSelectEnumSchema)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        TitledMultiSelectEnumSchema,
-                        D::Error,
-                    >("EnumSchema", "TitledMultiSelectEnumSchema")
-                    .map(Self::TitledMultiSelectEnumSchema)
-            }
-            4usize => {
-                scored
-                    .decode::<
-                        LegacyTitledEnumSchema,
-                        D::Error,
-                    >("EnumSchema", "LegacyTitledEnumSchema")
-                    .map(Self::LegacyTitledEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for EnumSchema {
@@ -9239,7 +9297,7 @@ impl crate::private::MatchScore for InputRequiredResult {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum InputResponse {
@@ -9280,29 +9338,46 @@ impl<'de> ::serde::Deserialize<'de> for InputResponse {
             ),
             ("Elicit", <ElicitResult as crate::private::MatchScore>::match_score(&value)),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("InputResponse", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        CreateMessageResult,
-                        D::Error,
-                    >("InputResponse", "CreateMessage")
-                    .map(Self::CreateMessage)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            CreateMessageResult,
+                            D::Error,
+                        >("InputResponse", "CreateMessage")
+                        .map(Self::CreateMessage)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            ListRootsResult,
+                            D::Error,
+                        >("InputResponse", "ListRoots")
+                        .map(Self::ListRoots)
+                }
+                2usize => {
+                    scored
+                        .decode::<ElicitResult, D::Error>("InputResponse", "Elicit")
+                        .map(Self::Elicit)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<ListRootsResult, D::Error>("InputResponse", "ListRoots")
-                    .map(Self::ListRoots)
-            }
-            2usize => {
-                scored
-                    .decode::<ElicitResult, D::Error>("InputResponse", "Elicit")
-                    .map(Self::Elicit)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for InputResponse {
@@ -10060,7 +10135,7 @@ impl crate::private::MatchScore for JsonRpcErrorResponse {
 }
 /// Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
 ///
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcMessage {
@@ -10114,40 +10189,54 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
                 <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("JSONRPCMessage", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
-                    .map(Self::Request)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
+                        .map(Self::Request)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            JsonRpcNotification,
+                            D::Error,
+                        >("JSONRPCMessage", "Notification")
+                        .map(Self::Notification)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            JsonRpcResultResponse,
+                            D::Error,
+                        >("JSONRPCMessage", "ResultResponse")
+                        .map(Self::ResultResponse)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            JsonRpcErrorResponse,
+                            D::Error,
+                        >("JSONRPCMessage", "ErrorResponse")
+                        .map(Self::ErrorResponse)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        JsonRpcNotification,
-                        D::Error,
-                    >("JSONRPCMessage", "Notification")
-                    .map(Self::Notification)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        JsonRpcResultResponse,
-                        D::Error,
-                    >("JSONRPCMessage", "ResultResponse")
-                    .map(Self::ResultResponse)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        JsonRpcErrorResponse,
-                        D::Error,
-                    >("JSONRPCMessage", "ErrorResponse")
-                    .map(Self::ErrorResponse)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for JsonRpcMessage {
@@ -10465,7 +10554,7 @@ impl crate::private::MatchScore for JsonRpcRequest {
 }
 /// A response to a request, containing either the result or error.
 ///
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcResponse {
@@ -10507,27 +10596,41 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResponse {
                 <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("JSONRPCResponse", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        JsonRpcResultResponse,
-                        D::Error,
-                    >("JSONRPCResponse", "ResultResponse")
-                    .map(Self::ResultResponse)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            JsonRpcResultResponse,
+                            D::Error,
+                        >("JSONRPCResponse", "ResultResponse")
+                        .map(Self::ResultResponse)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            JsonRpcErrorResponse,
+                            D::Error,
+                        >("JSONRPCResponse", "ErrorResponse")
+                        .map(Self::ErrorResponse)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        JsonRpcErrorResponse,
-                        D::Error,
-                    >("JSONRPCResponse", "ErrorResponse")
-                    .map(Self::ErrorResponse)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for JsonRpcResponse {
@@ -14741,7 +14844,7 @@ impl crate::private::MatchScore for ModelPreferences {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MultiSelectEnumSchema {
@@ -14785,27 +14888,41 @@ impl<'de> ::serde::Deserialize<'de> for MultiSelectEnumSchema {
                 ),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("MultiSelectEnumSchema", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        UntitledMultiSelectEnumSchema,
-                        D::Error,
-                    >("MultiSelectEnumSchema", "UntitledMultiSelectEnumSchema")
-                    .map(Self::UntitledMultiSelectEnumSchema)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            UntitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("MultiSelectEnumSchema", "UntitledMultiSelectEnumSchema")
+                        .map(Self::UntitledMultiSelectEnumSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            TitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("MultiSelectEnumSchema", "TitledMultiSelectEnumSchema")
+                        .map(Self::TitledMultiSelectEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        TitledMultiSelectEnumSchema,
-                        D::Error,
-                    >("MultiSelectEnumSchema", "TitledMultiSelectEnumSchema")
-                    .map(Self::TitledMultiSelectEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for MultiSelectEnumSchema {
@@ -15923,7 +16040,7 @@ impl crate::private::MatchScore for ParseError {
 /// Restricted schema definitions that only allow primitive types
 /// without nested objects or arrays.
 ///
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PrimitiveSchemaDefinition {
@@ -16017,75 +16134,89 @@ impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
                 ),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("PrimitiveSchemaDefinition", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        StringSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "StringSchema")
-                    .map(Self::StringSchema)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            StringSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "StringSchema")
+                        .map(Self::StringSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            NumberSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "NumberSchema")
+                        .map(Self::NumberSchema)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            BooleanSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "BooleanSchema")
+                        .map(Self::BooleanSchema)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            UntitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "UntitledSingleSelectEnumSchema")
+                        .map(Self::UntitledSingleSelectEnumSchema)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            TitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "TitledSingleSelectEnumSchema")
+                        .map(Self::TitledSingleSelectEnumSchema)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            UntitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "UntitledMultiSelectEnumSchema")
+                        .map(Self::UntitledMultiSelectEnumSchema)
+                }
+                6usize => {
+                    scored
+                        .decode::<
+                            TitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "TitledMultiSelectEnumSchema")
+                        .map(Self::TitledMultiSelectEnumSchema)
+                }
+                7usize => {
+                    scored
+                        .decode::<
+                            LegacyTitledEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "LegacyTitledEnumSchema")
+                        .map(Self::LegacyTitledEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        NumberSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "NumberSchema")
-                    .map(Self::NumberSchema)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        BooleanSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "BooleanSchema")
-                    .map(Self::BooleanSchema)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        UntitledSingleSelectEnumSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "UntitledSingleSelectEnumSchema")
-                    .map(Self::UntitledSingleSelectEnumSchema)
-            }
-            4usize => {
-                scored
-                    .decode::<
-                        TitledSingleSelectEnumSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "TitledSingleSelectEnumSchema")
-                    .map(Self::TitledSingleSelectEnumSchema)
-            }
-            5usize => {
-                scored
-                    .decode::<
-                        UntitledMultiSelectEnumSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "UntitledMultiSelectEnumSchema")
-                    .map(Self::UntitledMultiSelectEnumSchema)
-            }
-            6usize => {
-                scored
-                    .decode::<
-                        TitledMultiSelectEnumSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "TitledMultiSelectEnumSchema")
-                    .map(Self::TitledMultiSelectEnumSchema)
-            }
-            7usize => {
-                scored
-                    .decode::<
-                        LegacyTitledEnumSchema,
-                        D::Error,
-                    >("PrimitiveSchemaDefinition", "LegacyTitledEnumSchema")
-                    .map(Self::LegacyTitledEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for PrimitiveSchemaDefinition {
@@ -17611,7 +17742,7 @@ impl crate::private::MatchScore for ReadResourceRequestParams {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadResourceResultContentsItem {
@@ -17651,27 +17782,41 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
                 <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("ReadResourceResultContentsItem", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        TextResourceContents,
-                        D::Error,
-                    >("ReadResourceResultContentsItem", "TextResourceContents")
-                    .map(Self::TextResourceContents)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextResourceContents,
+                            D::Error,
+                        >("ReadResourceResultContentsItem", "TextResourceContents")
+                        .map(Self::TextResourceContents)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            BlobResourceContents,
+                            D::Error,
+                        >("ReadResourceResultContentsItem", "BlobResourceContents")
+                        .map(Self::BlobResourceContents)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        BlobResourceContents,
-                        D::Error,
-                    >("ReadResourceResultContentsItem", "BlobResourceContents")
-                    .map(Self::BlobResourceContents)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ReadResourceResultContentsItem {
@@ -20918,7 +21063,7 @@ impl crate::private::MatchScore for Root {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SamplingMessageContent {
@@ -20984,59 +21129,73 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContent {
                 > as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("SamplingMessageContent", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        TextContent,
-                        D::Error,
-                    >("SamplingMessageContent", "TextContent")
-                    .map(Self::TextContent)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextContent,
+                            D::Error,
+                        >("SamplingMessageContent", "TextContent")
+                        .map(Self::TextContent)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            ImageContent,
+                            D::Error,
+                        >("SamplingMessageContent", "ImageContent")
+                        .map(Self::ImageContent)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            AudioContent,
+                            D::Error,
+                        >("SamplingMessageContent", "AudioContent")
+                        .map(Self::AudioContent)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            ToolUseContent,
+                            D::Error,
+                        >("SamplingMessageContent", "ToolUseContent")
+                        .map(Self::ToolUseContent)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ToolResultContent,
+                            D::Error,
+                        >("SamplingMessageContent", "ToolResultContent")
+                        .map(Self::ToolResultContent)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            ::std::vec::Vec<SamplingMessageContentBlock>,
+                            D::Error,
+                        >("SamplingMessageContent", "List")
+                        .map(Self::List)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        ImageContent,
-                        D::Error,
-                    >("SamplingMessageContent", "ImageContent")
-                    .map(Self::ImageContent)
-            }
-            2usize => {
-                scored
-                    .decode::<
-                        AudioContent,
-                        D::Error,
-                    >("SamplingMessageContent", "AudioContent")
-                    .map(Self::AudioContent)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        ToolUseContent,
-                        D::Error,
-                    >("SamplingMessageContent", "ToolUseContent")
-                    .map(Self::ToolUseContent)
-            }
-            4usize => {
-                scored
-                    .decode::<
-                        ToolResultContent,
-                        D::Error,
-                    >("SamplingMessageContent", "ToolResultContent")
-                    .map(Self::ToolResultContent)
-            }
-            5usize => {
-                scored
-                    .decode::<
-                        ::std::vec::Vec<SamplingMessageContentBlock>,
-                        D::Error,
-                    >("SamplingMessageContent", "List")
-                    .map(Self::List)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for SamplingMessageContent {
@@ -22101,7 +22260,7 @@ impl crate::private::MatchScore for ServerNotification {
             .max()
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerResult {
@@ -22223,93 +22382,118 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
                 <CompleteResult as crate::private::MatchScore>::match_score(&value),
             ),
         ];
-        match crate::private::pick_variant::<D::Error>("ServerResult", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
-                    .map(Self::ResultBase)
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
+            D::Error,
+        >("ServerResult", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
+                        .map(Self::ResultBase)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            InputRequiredResult,
+                            D::Error,
+                        >("ServerResult", "InputRequiredResult")
+                        .map(Self::InputRequiredResult)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            DiscoverResult,
+                            D::Error,
+                        >("ServerResult", "DiscoverResult")
+                        .map(Self::DiscoverResult)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            ListResourcesResult,
+                            D::Error,
+                        >("ServerResult", "ListResourcesResult")
+                        .map(Self::ListResourcesResult)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ListResourceTemplatesResult,
+                            D::Error,
+                        >("ServerResult", "ListResourceTemplatesResult")
+                        .map(Self::ListResourceTemplatesResult)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            ReadResourceResult,
+                            D::Error,
+                        >("ServerResult", "ReadResourceResult")
+                        .map(Self::ReadResourceResult)
+                }
+                6usize => {
+                    scored
+                        .decode::<
+                            SubscriptionsListenResult,
+                            D::Error,
+                        >("ServerResult", "SubscriptionsListenResult")
+                        .map(Self::SubscriptionsListenResult)
+                }
+                7usize => {
+                    scored
+                        .decode::<
+                            ListPromptsResult,
+                            D::Error,
+                        >("ServerResult", "ListPromptsResult")
+                        .map(Self::ListPromptsResult)
+                }
+                8usize => {
+                    scored
+                        .decode::<
+                            GetPromptResult,
+                            D::Error,
+                        >("ServerResult", "GetPromptResult")
+                        .map(Self::GetPromptResult)
+                }
+                9usize => {
+                    scored
+                        .decode::<
+                            ListToolsResult,
+                            D::Error,
+                        >("ServerResult", "ListToolsResult")
+                        .map(Self::ListToolsResult)
+                }
+                10usize => {
+                    scored
+                        .decode::<
+                            CallToolResult,
+                            D::Error,
+                        >("ServerResult", "CallToolResult")
+                        .map(Self::CallToolResult)
+                }
+                11usize => {
+                    scored
+                        .decode::<
+                            CompleteResult,
+                            D::Error,
+                        >("ServerResult", "CompleteResult")
+                        .map(Self::CompleteResult)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        InputRequiredResult,
-                        D::Error,
-                    >("ServerResult", "InputRequiredResult")
-                    .map(Self::InputRequiredResult)
-            }
-            2usize => {
-                scored
-                    .decode::<DiscoverResult, D::Error>("ServerResult", "DiscoverResult")
-                    .map(Self::DiscoverResult)
-            }
-            3usize => {
-                scored
-                    .decode::<
-                        ListResourcesResult,
-                        D::Error,
-                    >("ServerResult", "ListResourcesResult")
-                    .map(Self::ListResourcesResult)
-            }
-            4usize => {
-                scored
-                    .decode::<
-                        ListResourceTemplatesResult,
-                        D::Error,
-                    >("ServerResult", "ListResourceTemplatesResult")
-                    .map(Self::ListResourceTemplatesResult)
-            }
-            5usize => {
-                scored
-                    .decode::<
-                        ReadResourceResult,
-                        D::Error,
-                    >("ServerResult", "ReadResourceResult")
-                    .map(Self::ReadResourceResult)
-            }
-            6usize => {
-                scored
-                    .decode::<
-                        SubscriptionsListenResult,
-                        D::Error,
-                    >("ServerResult", "SubscriptionsListenResult")
-                    .map(Self::SubscriptionsListenResult)
-            }
-            7usize => {
-                scored
-                    .decode::<
-                        ListPromptsResult,
-                        D::Error,
-                    >("ServerResult", "ListPromptsResult")
-                    .map(Self::ListPromptsResult)
-            }
-            8usize => {
-                scored
-                    .decode::<
-                        GetPromptResult,
-                        D::Error,
-                    >("ServerResult", "GetPromptResult")
-                    .map(Self::GetPromptResult)
-            }
-            9usize => {
-                scored
-                    .decode::<
-                        ListToolsResult,
-                        D::Error,
-                    >("ServerResult", "ListToolsResult")
-                    .map(Self::ListToolsResult)
-            }
-            10usize => {
-                scored
-                    .decode::<CallToolResult, D::Error>("ServerResult", "CallToolResult")
-                    .map(Self::CallToolResult)
-            }
-            11usize => {
-                scored
-                    .decode::<CompleteResult, D::Error>("ServerResult", "CompleteResult")
-                    .map(Self::CompleteResult)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ServerResult {
@@ -22337,7 +22521,7 @@ impl crate::private::MatchScore for ServerResult {
             .max()
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SingleSelectEnumSchema {
@@ -22381,27 +22565,41 @@ impl<'de> ::serde::Deserialize<'de> for SingleSelectEnumSchema {
                 ),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
         >("SingleSelectEnumSchema", value, &scores)? {
-            0usize => {
-                scored
-                    .decode::<
-                        UntitledSingleSelectEnumSchema,
-                        D::Error,
-                    >("SingleSelectEnumSchema", "UntitledSingleSelectEnumSchema")
-                    .map(Self::UntitledSingleSelectEnumSchema)
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            UntitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("SingleSelectEnumSchema", "UntitledSingleSelectEnumSchema")
+                        .map(Self::UntitledSingleSelectEnumSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            TitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("SingleSelectEnumSchema", "TitledSingleSelectEnumSchema")
+                        .map(Self::TitledSingleSelectEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                scored
-                    .decode::<
-                        TitledSingleSelectEnumSchema,
-                        D::Error,
-                    >("SingleSelectEnumSchema", "TitledSingleSelectEnumSchema")
-                    .map(Self::TitledSingleSelectEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for SingleSelectEnumSchema {
