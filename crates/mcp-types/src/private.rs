@@ -930,7 +930,7 @@ pub fn rank_variants<E: de::Error>(
     let mut order: Vec<(usize, usize)> =
         scores.iter().enumerate().filter_map(|(i, (_, s))| s.map(|s| (i, s))).collect();
     // Stable: equal scores keep declaration order.
-    order.sort_by(|a, b| b.1.cmp(&a.1));
+    order.sort_by_key(|&(_, score)| std::cmp::Reverse(score));
     match order.as_slice() {
         [] => Err(E::custom(format_args!(
             "`{union}`: {} fits none of {}",

@@ -385,10 +385,16 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>, l
     // `visit_object_or_members`: the same decoding, but an object that lacks a required member
     // gives back every member it has (for the `Other` variant of a `resultType` union).
     let members_fallback = lenient.then(|| {
-        let missing = s.fields.iter().filter(|f| f.required && !f.default_if_absent).map(|f| {
-            let slot = format_ident!("f_{}", f.ident.trim_start_matches("r#"));
-            quote!(#slot.is_none())
-        });
+        let missing: Vec<TokenStream> = s
+            .fields
+            .iter()
+            .filter(|f| f.required && !f.default_if_absent)
+            .map(|f| {
+                let slot = format_ident!("f_{}", f.ident.trim_start_matches("r#"));
+                quote!(#slot.is_none())
+            })
+            .collect();
+        let missing = if missing.is_empty() { quote!(false) } else { quote!(#(#missing)||*) };
         let keep = s.fields.iter().map(|f| {
             let slot = format_ident!("f_{}", f.ident.trim_start_matches("r#"));
             let key = &f.json;
@@ -433,7 +439,7 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>, l
                         }
                     }
                     #(#const_checks)*
-                    if false #(|| #missing)* {
+                    if #missing {
                         #members_init
                         #(#keep)*
                         #(#keep_consts)*
@@ -724,7 +730,7 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
                 if v.same_as.is_some() {
                     quote!((#id, ::std::option::Option::None),)
                 } else {
-                    quote!((#id, <#ty as crate::private::MatchScore>::match_score(&value)),)
+                    quote!((#id, <#ty as crate::private::MatchScore>::match_score(value)),)
                 }
             });
             let arms = u.variants.iter().enumerate().map(|(i, v)| {

@@ -1647,7 +1647,7 @@ impl CallToolResult {
                 }
             }
         }
-        if false || f_content.is_none() {
+        if f_content.is_none() {
             let mut members = extra;
             if let ::std::option::Option::Some(value) = &f_meta {
                 members.insert("_meta".to_owned(), crate::private::member_value(value)?);
@@ -4792,29 +4792,29 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
         let scores = [
             (
                 "TextContent",
-                <TextContent as crate::private::MatchScore>::match_score(&value),
+                <TextContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ImageContent",
-                <ImageContent as crate::private::MatchScore>::match_score(&value),
+                <ImageContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "AudioContent",
-                <AudioContent as crate::private::MatchScore>::match_score(&value),
+                <AudioContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolUseContent",
-                <ToolUseContent as crate::private::MatchScore>::match_score(&value),
+                <ToolUseContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolResultContent",
-                <ToolResultContent as crate::private::MatchScore>::match_score(&value),
+                <ToolResultContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "List",
                 <::std::vec::Vec<
                     SamplingMessageContentBlock,
-                > as crate::private::MatchScore>::match_score(&value),
+                > as crate::private::MatchScore>::match_score(value),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -6471,19 +6471,17 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
                 "StringList",
                 <::std::vec::Vec<
                     ::std::string::String,
-                > as crate::private::MatchScore>::match_score(&value),
+                > as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "String",
-                <::std::string::String as crate::private::MatchScore>::match_score(
-                    &value,
-                ),
+                <::std::string::String as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "Number",
-                <::serde_json::Number as crate::private::MatchScore>::match_score(&value),
+                <::serde_json::Number as crate::private::MatchScore>::match_score(value),
             ),
-            ("Boolean", <bool as crate::private::MatchScore>::match_score(&value)),
+            ("Boolean", <bool as crate::private::MatchScore>::match_score(value)),
         ];
         let mut first_error = ::std::option::Option::None;
         for i in crate::private::rank_variants::<
@@ -6707,11 +6705,11 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
         let scores = [
             (
                 "TextResourceContents",
-                <TextResourceContents as crate::private::MatchScore>::match_score(&value),
+                <TextResourceContents as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "BlobResourceContents",
-                <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
+                <BlobResourceContents as crate::private::MatchScore>::match_score(value),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -6984,31 +6982,31 @@ impl<'de> ::serde::Deserialize<'de> for EnumSchema {
             (
                 "UntitledSingleSelectEnumSchema",
                 <UntitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledSingleSelectEnumSchema",
                 <TitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "UntitledMultiSelectEnumSchema",
                 <UntitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledMultiSelectEnumSchema",
                 <TitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "LegacyTitledEnumSchema",
                 <LegacyTitledEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];
@@ -7710,7 +7708,7 @@ impl GetPromptResult {
                 }
             }
         }
-        if false || f_messages.is_none() {
+        if f_messages.is_none() {
             let mut members = extra;
             if let ::std::option::Option::Some(value) = &f_meta {
                 members.insert("_meta".to_owned(), crate::private::member_value(value)?);
@@ -9330,13 +9328,13 @@ impl<'de> ::serde::Deserialize<'de> for InputResponse {
         let scores = [
             (
                 "CreateMessage",
-                <CreateMessageResult as crate::private::MatchScore>::match_score(&value),
+                <CreateMessageResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListRoots",
-                <ListRootsResult as crate::private::MatchScore>::match_score(&value),
+                <ListRootsResult as crate::private::MatchScore>::match_score(value),
             ),
-            ("Elicit", <ElicitResult as crate::private::MatchScore>::match_score(&value)),
+            ("Elicit", <ElicitResult as crate::private::MatchScore>::match_score(value)),
         ];
         let mut first_error = ::std::option::Option::None;
         for i in crate::private::rank_variants::<
@@ -10172,21 +10170,19 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
         let scores = [
             (
                 "Request",
-                <JsonRpcRequest as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcRequest as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "Notification",
-                <JsonRpcNotification as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcNotification as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ResultResponse",
-                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(
-                    &value,
-                ),
+                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ErrorResponse",
-                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(value),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -10587,13 +10583,11 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResponse {
         let scores = [
             (
                 "ResultResponse",
-                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(
-                    &value,
-                ),
+                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ErrorResponse",
-                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(value),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -14878,13 +14872,13 @@ impl<'de> ::serde::Deserialize<'de> for MultiSelectEnumSchema {
             (
                 "UntitledMultiSelectEnumSchema",
                 <UntitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledMultiSelectEnumSchema",
                 <TitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];
@@ -16093,44 +16087,44 @@ impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
         let scores = [
             (
                 "StringSchema",
-                <StringSchema as crate::private::MatchScore>::match_score(&value),
+                <StringSchema as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "NumberSchema",
-                <NumberSchema as crate::private::MatchScore>::match_score(&value),
+                <NumberSchema as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "BooleanSchema",
-                <BooleanSchema as crate::private::MatchScore>::match_score(&value),
+                <BooleanSchema as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "UntitledSingleSelectEnumSchema",
                 <UntitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledSingleSelectEnumSchema",
                 <TitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "UntitledMultiSelectEnumSchema",
                 <UntitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledMultiSelectEnumSchema",
                 <TitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "LegacyTitledEnumSchema",
                 <LegacyTitledEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];
@@ -17775,11 +17769,11 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
         let scores = [
             (
                 "TextResourceContents",
-                <TextResourceContents as crate::private::MatchScore>::match_score(&value),
+                <TextResourceContents as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "BlobResourceContents",
-                <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
+                <BlobResourceContents as crate::private::MatchScore>::match_score(value),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -18154,7 +18148,7 @@ impl ReadResourceResult {
                 }
             }
         }
-        if false || f_contents.is_none() {
+        if f_contents.is_none() {
             let mut members = extra;
             if let ::std::option::Option::Some(value) = &f_meta {
                 members.insert("_meta".to_owned(), crate::private::member_value(value)?);
@@ -21104,29 +21098,29 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContent {
         let scores = [
             (
                 "TextContent",
-                <TextContent as crate::private::MatchScore>::match_score(&value),
+                <TextContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ImageContent",
-                <ImageContent as crate::private::MatchScore>::match_score(&value),
+                <ImageContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "AudioContent",
-                <AudioContent as crate::private::MatchScore>::match_score(&value),
+                <AudioContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolUseContent",
-                <ToolUseContent as crate::private::MatchScore>::match_score(&value),
+                <ToolUseContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolResultContent",
-                <ToolResultContent as crate::private::MatchScore>::match_score(&value),
+                <ToolResultContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "List",
                 <::std::vec::Vec<
                     SamplingMessageContentBlock,
-                > as crate::private::MatchScore>::match_score(&value),
+                > as crate::private::MatchScore>::match_score(value),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -22331,55 +22325,55 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
         let scores = [
             (
                 "ResultBase",
-                <ResultBase as crate::private::MatchScore>::match_score(&value),
+                <ResultBase as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "InputRequiredResult",
-                <InputRequiredResult as crate::private::MatchScore>::match_score(&value),
+                <InputRequiredResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "DiscoverResult",
-                <DiscoverResult as crate::private::MatchScore>::match_score(&value),
+                <DiscoverResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListResourcesResult",
-                <ListResourcesResult as crate::private::MatchScore>::match_score(&value),
+                <ListResourcesResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListResourceTemplatesResult",
                 <ListResourceTemplatesResult as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "ReadResourceResult",
-                <ReadResourceResult as crate::private::MatchScore>::match_score(&value),
+                <ReadResourceResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "SubscriptionsListenResult",
                 <SubscriptionsListenResult as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "ListPromptsResult",
-                <ListPromptsResult as crate::private::MatchScore>::match_score(&value),
+                <ListPromptsResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "GetPromptResult",
-                <GetPromptResult as crate::private::MatchScore>::match_score(&value),
+                <GetPromptResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListToolsResult",
-                <ListToolsResult as crate::private::MatchScore>::match_score(&value),
+                <ListToolsResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "CallToolResult",
-                <CallToolResult as crate::private::MatchScore>::match_score(&value),
+                <CallToolResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "CompleteResult",
-                <CompleteResult as crate::private::MatchScore>::match_score(&value),
+                <CompleteResult as crate::private::MatchScore>::match_score(value),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -22555,13 +22549,13 @@ impl<'de> ::serde::Deserialize<'de> for SingleSelectEnumSchema {
             (
                 "UntitledSingleSelectEnumSchema",
                 <UntitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledSingleSelectEnumSchema",
                 <TitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];

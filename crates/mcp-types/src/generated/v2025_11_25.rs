@@ -3794,29 +3794,29 @@ impl<'de> ::serde::Deserialize<'de> for ClientResult {
         let scores = [
             (
                 "ResultBase",
-                <ResultBase as crate::private::MatchScore>::match_score(&value),
+                <ResultBase as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "GetTaskResult",
-                <GetTaskResult as crate::private::MatchScore>::match_score(&value),
+                <GetTaskResult as crate::private::MatchScore>::match_score(value),
             ),
             ("GetTaskPayloadResult", ::std::option::Option::None),
             ("CancelTaskResult", ::std::option::Option::None),
             (
                 "ListTasksResult",
-                <ListTasksResult as crate::private::MatchScore>::match_score(&value),
+                <ListTasksResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "CreateMessageResult",
-                <CreateMessageResult as crate::private::MatchScore>::match_score(&value),
+                <CreateMessageResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListRootsResult",
-                <ListRootsResult as crate::private::MatchScore>::match_score(&value),
+                <ListRootsResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ElicitResult",
-                <ElicitResult as crate::private::MatchScore>::match_score(&value),
+                <ElicitResult as crate::private::MatchScore>::match_score(value),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -5767,29 +5767,29 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
         let scores = [
             (
                 "TextContent",
-                <TextContent as crate::private::MatchScore>::match_score(&value),
+                <TextContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ImageContent",
-                <ImageContent as crate::private::MatchScore>::match_score(&value),
+                <ImageContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "AudioContent",
-                <AudioContent as crate::private::MatchScore>::match_score(&value),
+                <AudioContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolUseContent",
-                <ToolUseContent as crate::private::MatchScore>::match_score(&value),
+                <ToolUseContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolResultContent",
-                <ToolResultContent as crate::private::MatchScore>::match_score(&value),
+                <ToolResultContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "List",
                 <::std::vec::Vec<
                     SamplingMessageContentBlock,
-                > as crate::private::MatchScore>::match_score(&value),
+                > as crate::private::MatchScore>::match_score(value),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -7334,19 +7334,17 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
                 "StringList",
                 <::std::vec::Vec<
                     ::std::string::String,
-                > as crate::private::MatchScore>::match_score(&value),
+                > as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "String",
-                <::std::string::String as crate::private::MatchScore>::match_score(
-                    &value,
-                ),
+                <::std::string::String as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "Number",
-                <::serde_json::Number as crate::private::MatchScore>::match_score(&value),
+                <::serde_json::Number as crate::private::MatchScore>::match_score(value),
             ),
-            ("Boolean", <bool as crate::private::MatchScore>::match_score(&value)),
+            ("Boolean", <bool as crate::private::MatchScore>::match_score(value)),
         ];
         let mut first_error = ::std::option::Option::None;
         for i in crate::private::rank_variants::<
@@ -7858,11 +7856,11 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
         let scores = [
             (
                 "TextResourceContents",
-                <TextResourceContents as crate::private::MatchScore>::match_score(&value),
+                <TextResourceContents as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "BlobResourceContents",
-                <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
+                <BlobResourceContents as crate::private::MatchScore>::match_score(value),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -8135,31 +8133,31 @@ impl<'de> ::serde::Deserialize<'de> for EnumSchema {
             (
                 "UntitledSingleSelectEnumSchema",
                 <UntitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledSingleSelectEnumSchema",
                 <TitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "UntitledMultiSelectEnumSchema",
                 <UntitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledMultiSelectEnumSchema",
                 <TitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "LegacyTitledEnumSchema",
                 <LegacyTitledEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];
@@ -11372,21 +11370,19 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
         let scores = [
             (
                 "Request",
-                <JsonRpcRequest as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcRequest as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "Notification",
-                <JsonRpcNotification as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcNotification as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ResultResponse",
-                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(
-                    &value,
-                ),
+                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ErrorResponse",
-                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(value),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -11787,13 +11783,11 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResponse {
         let scores = [
             (
                 "ResultResponse",
-                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(
-                    &value,
-                ),
+                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ErrorResponse",
-                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(value),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -14720,13 +14714,13 @@ impl<'de> ::serde::Deserialize<'de> for MultiSelectEnumSchema {
             (
                 "UntitledMultiSelectEnumSchema",
                 <UntitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledMultiSelectEnumSchema",
                 <TitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];
@@ -15898,44 +15892,44 @@ impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
         let scores = [
             (
                 "StringSchema",
-                <StringSchema as crate::private::MatchScore>::match_score(&value),
+                <StringSchema as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "NumberSchema",
-                <NumberSchema as crate::private::MatchScore>::match_score(&value),
+                <NumberSchema as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "BooleanSchema",
-                <BooleanSchema as crate::private::MatchScore>::match_score(&value),
+                <BooleanSchema as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "UntitledSingleSelectEnumSchema",
                 <UntitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledSingleSelectEnumSchema",
                 <TitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "UntitledMultiSelectEnumSchema",
                 <UntitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledMultiSelectEnumSchema",
                 <TitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "LegacyTitledEnumSchema",
                 <LegacyTitledEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];
@@ -17625,11 +17619,11 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
         let scores = [
             (
                 "TextResourceContents",
-                <TextResourceContents as crate::private::MatchScore>::match_score(&value),
+                <TextResourceContents as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "BlobResourceContents",
-                <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
+                <BlobResourceContents as crate::private::MatchScore>::match_score(value),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -20438,29 +20432,29 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContent {
         let scores = [
             (
                 "TextContent",
-                <TextContent as crate::private::MatchScore>::match_score(&value),
+                <TextContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ImageContent",
-                <ImageContent as crate::private::MatchScore>::match_score(&value),
+                <ImageContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "AudioContent",
-                <AudioContent as crate::private::MatchScore>::match_score(&value),
+                <AudioContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolUseContent",
-                <ToolUseContent as crate::private::MatchScore>::match_score(&value),
+                <ToolUseContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolResultContent",
-                <ToolResultContent as crate::private::MatchScore>::match_score(&value),
+                <ToolResultContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "List",
                 <::std::vec::Vec<
                     SamplingMessageContentBlock,
-                > as crate::private::MatchScore>::match_score(&value),
+                > as crate::private::MatchScore>::match_score(value),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -22204,55 +22198,55 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
         let scores = [
             (
                 "ResultBase",
-                <ResultBase as crate::private::MatchScore>::match_score(&value),
+                <ResultBase as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "InitializeResult",
-                <InitializeResult as crate::private::MatchScore>::match_score(&value),
+                <InitializeResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListResourcesResult",
-                <ListResourcesResult as crate::private::MatchScore>::match_score(&value),
+                <ListResourcesResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListResourceTemplatesResult",
                 <ListResourceTemplatesResult as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "ReadResourceResult",
-                <ReadResourceResult as crate::private::MatchScore>::match_score(&value),
+                <ReadResourceResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListPromptsResult",
-                <ListPromptsResult as crate::private::MatchScore>::match_score(&value),
+                <ListPromptsResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "GetPromptResult",
-                <GetPromptResult as crate::private::MatchScore>::match_score(&value),
+                <GetPromptResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListToolsResult",
-                <ListToolsResult as crate::private::MatchScore>::match_score(&value),
+                <ListToolsResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "CallToolResult",
-                <CallToolResult as crate::private::MatchScore>::match_score(&value),
+                <CallToolResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "GetTaskResult",
-                <GetTaskResult as crate::private::MatchScore>::match_score(&value),
+                <GetTaskResult as crate::private::MatchScore>::match_score(value),
             ),
             ("GetTaskPayloadResult", ::std::option::Option::None),
             ("CancelTaskResult", ::std::option::Option::None),
             (
                 "ListTasksResult",
-                <ListTasksResult as crate::private::MatchScore>::match_score(&value),
+                <ListTasksResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "CompleteResult",
-                <CompleteResult as crate::private::MatchScore>::match_score(&value),
+                <CompleteResult as crate::private::MatchScore>::match_score(value),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -22844,13 +22838,13 @@ impl<'de> ::serde::Deserialize<'de> for SingleSelectEnumSchema {
             (
                 "UntitledSingleSelectEnumSchema",
                 <UntitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledSingleSelectEnumSchema",
                 <TitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];
