@@ -724,29 +724,20 @@ impl Client {
     /// and a modern `supported` list, makes the connection modern instead of failing it.
     #[cfg(feature = "stdio")]
     async fn negotiate_stdio(&self, version: String, preferred_legacy: Option<String>) -> Result<(), Error> {
-        struct AbortOnDrop(tokio::task::JoinHandle<Result<Probe, Error>>);
-        impl Drop for AbortOnDrop {
-            fn drop(&mut self) {
-                self.0.abort();
-            }
-        }
-        let joined = |outcome: Result<Result<Probe, Error>, tokio::task::JoinError>| {
-            outcome.unwrap_or_else(|e| Err(Error::protocol(format!("the server/discover probe failed: {e}"))))
-        };
-        let mut probe = AbortOnDrop(tokio::spawn({
-            let (client, version) = (self.clone(), version.clone());
-            let timeout = self.inner.config.request_timeout;
-            async move { client.probe(&version, timeout).await }
-        }));
+        // Polled in this task, probe first (`biased`): when both answers have arrived, the one the
+        // server sent first (its DiscoverResult) wins.
+        let probe = self.probe(&version, self.inner.config.request_timeout);
+        tokio::pin!(probe);
         let answered = tokio::select! {
-            outcome = &mut probe.0 => Some(joined(outcome)?),
+            biased;
+            outcome = &mut probe => Some(outcome?),
             () = self.legacy_deadline() => None,
         };
         let legacy_version = match &answered {
             Some(Probe::Modern) => return Ok(()),
             Some(Probe::LegacyVersion(offered)) => match self.pick_legacy(offered) {
                 Some(v) => v,
-                None => return Err(Error::VersionMismatch { requested: version, offered: offered.clone() }),
+                None => return Err(Error::VersionMismatch { requested: version.clone(), offered: offered.clone() }),
             },
             Some(Probe::Legacy(_)) | None => preferred_legacy
                 .ok_or_else(|| Error::VersionMismatch { requested: version.clone(), offered: Vec::new() })?,
@@ -765,9 +756,10 @@ impl Client {
         tokio::pin!(initialize);
         let outcome = loop {
             tokio::select! {
-                outcome = &mut probe.0, if pending => {
+                biased;
+                outcome = &mut probe, if pending => {
                     pending = false;
-                    if let Ok(Probe::Modern) = joined(outcome) {
+                    if let Ok(Probe::Modern) = outcome {
                         // A late DiscoverResult (or modern error): modern after all.
                         return Ok(());
                     }
@@ -784,8 +776,7 @@ impl Client {
         };
         // A modern server refused the handshake: its DiscoverResult is likely on its way.
         if pending
-            && let Ok(outcome) = tokio::time::timeout(self.inner.config.probe_timeout, &mut probe.0).await
-            && let Ok(Probe::Modern) = joined(outcome)
+            && let Ok(Ok(Probe::Modern)) = tokio::time::timeout(self.inner.config.probe_timeout, &mut probe).await
         {
             return Ok(());
         }
