@@ -195,9 +195,23 @@ fn extreme_mode_writes_integers_beyond_64_bits() {
 
 /// Free-form members (`_meta` values, tool arguments, error `data`, unknown members) are
 /// `serde_json::Value`, which holds integers within 64 bits exactly and any other number as an
-/// `f64`. An integer literal it cannot hold is an error naming the member, never a float.
+/// `f64`. An integer literal it cannot hold is an error naming the member, never a float. serde_json
+/// gives such an integer as an `f64` without its text, so any number of magnitude 2^63 or more that
+/// is not a 64-bit integer, and a negative zero, are refused: `1e19` as much as
+/// `10000000000000000000000` (the documented price of reading free-form members in one pass).
 #[test]
 fn free_form_big_integers_are_refused_naming_the_member() {
+    for (literal, kept) in [("1e18", true), ("-2.5e300", false), ("1e19", false), ("-0.0", false), ("0.0", true)] {
+        let text = format!(r#"{{"code":1,"message":"m","data":{{"x":[{literal}]}}}}"#);
+        match serde_json::from_str::<mcp_types::ErrorObject>(&text) {
+            Ok(error) => {
+                assert!(kept, "{literal}");
+                let out = serde_json::to_string(&error).unwrap();
+                assert!(mcp_tests::exact::differences(&text, &out).unwrap().is_empty(), "{text} -> {out}");
+            }
+            Err(e) => assert!(!kept && e.to_string().contains("at `data`"), "{literal}: {e}"),
+        }
+    }
     for literal in free_form_extremes() {
         let cases = [
             (

@@ -87,6 +87,9 @@ impl Integer {
 
     /// Checks JSON number text: `Ok` when it is an integer in JSON Schema's sense.
     pub(crate) fn from_literal(text: &str) -> Result<Integer, String> {
+        if let Ok(n) = text.parse::<i64>() {
+            return Ok(Integer(Repr::I64(n)));
+        }
         let kind = classify(text).ok_or_else(|| format!("expected an integer, found `{text}`"))?;
         match kind {
             Literal::Plain => {
@@ -342,37 +345,59 @@ fn integral_value(text: &str) -> Option<i128> {
     Some(if text.starts_with('-') { -n } else { n })
 }
 
+/// A quick look, strings included: a run of 19 or more digits, or `-0`. Most texts have neither,
+/// and skip the exact scan.
+#[inline]
+fn may_have_a_problem(b: &[u8]) -> bool {
+    let mut run = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if c.is_ascii_digit() {
+            run += 1;
+            if run >= 19 {
+                return true;
+            }
+        } else {
+            run = 0;
+            if c == b'-' && b.get(i + 1) == Some(&b'0') {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 /// Why a number literal in a free-form member (a `serde_json::Value`) could not be kept exactly:
 /// `Value` holds integers within 64 bits as integers and every other number as the nearest
 /// `f64`, so an integer literal beyond 64 bits (or `-0`) would come back as a float.
 pub(crate) fn free_form_problem(text: &str) -> Option<String> {
-    let mut chars = text.char_indices().peekable();
-    let bytes = text.as_bytes();
-    while let Some((at, c)) = chars.next() {
-        match c {
-            '"' => {
+    if !may_have_a_problem(text.as_bytes()) {
+        return None;
+    }
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
                 // Skip the string, escapes included.
-                while let Some((_, c)) = chars.next() {
-                    match c {
-                        '\\' => {
-                            chars.next();
-                        }
-                        '"' => break,
-                        _ => {}
-                    }
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
                 }
+                i += 1;
             }
-            '-' | '0'..='9' => {
-                let mut end = at + 1;
-                while end < bytes.len() && matches!(bytes[end], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
-                    end += 1;
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                let mut plain = true;
+                while i < b.len() && matches!(b[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
+                    plain &= b[i].is_ascii_digit() || (i == start && b[i] == b'-');
+                    i += 1;
                 }
-                while chars.peek().is_some_and(|(i, _)| *i < end) {
-                    chars.next();
-                }
-                let literal = &text[at..end];
-                if classify(literal) == Some(Literal::Plain)
-                    && (literal == "-0" || (literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err()))
+                let literal = &text[start..i];
+                // Digits only: 19 or fewer always fit an i64 (or 20 with a sign); check the rest.
+                let digits = literal.len() - usize::from(literal.starts_with('-'));
+                if plain
+                    && (literal == "-0"
+                        || (digits >= 19 && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err()))
                 {
                     return Some(format!(
                         "the integer {literal} cannot be kept exactly in a free-form member (serde_json's `Value` \
@@ -380,7 +405,7 @@ pub(crate) fn free_form_problem(text: &str) -> Option<String> {
                     ));
                 }
             }
-            _ => {}
+            _ => i += 1,
         }
     }
     None

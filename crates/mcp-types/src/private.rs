@@ -229,6 +229,23 @@ impl<'de> Visitor<'de> for BufferedVisitor {
     }
 }
 
+/// Reads the value of member `key` ahead of a discriminator. `jsonrpc` is a string in every
+/// message: read directly, without asking for its text.
+#[inline]
+pub fn read_ahead<'de, A: MapAccess<'de>>(map: &mut A, key: &str) -> Result<Buffered<'de>, A::Error> {
+    if key == "jsonrpc" { map.next_value_seed(AnyBuffered) } else { map.next_value() }
+}
+
+struct AnyBuffered;
+
+impl<'de> DeserializeSeed<'de> for AnyBuffered {
+    type Value = Buffered<'de>;
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Buffered<'de>, D::Error> {
+        d.deserialize_any(BufferedVisitor)
+    }
+}
+
 /// The contents of a JSON string literal, borrowed when it has no escapes.
 #[inline]
 fn json_string<'de, E: de::Error>(raw: Cow<'de, str>) -> Result<Cow<'de, str>, E> {
@@ -283,6 +300,27 @@ impl<'de, T: FromRaw<'de>> Visitor<'de> for RawVisitor<T> {
     }
 }
 
+/// The one-entry map serde_json hands a raw-text request (see [`RAW_VALUE_TOKEN`]), for text
+/// already read ahead.
+struct RawEntry<'de, E>(Option<Cow<'de, str>>, PhantomData<E>);
+
+impl<'de, E: de::Error> MapAccess<'de> for RawEntry<'de, E> {
+    type Error = E;
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, E> {
+        match self.0 {
+            Some(_) => seed.deserialize(de::value::BorrowedStrDeserializer::new(RAW_VALUE_TOKEN)).map(Some),
+            None => Ok(None),
+        }
+    }
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, E> {
+        match self.0.take() {
+            Some(Cow::Borrowed(text)) => seed.deserialize(de::value::BorrowedStrDeserializer::new(text)),
+            Some(Cow::Owned(text)) => seed.deserialize(de::value::StringDeserializer::new(text)),
+            None => Err(E::custom("no value left in the object")),
+        }
+    }
+}
+
 struct CowStrSeed;
 
 impl<'de> DeserializeSeed<'de> for CowStrSeed {
@@ -293,10 +331,14 @@ impl<'de> DeserializeSeed<'de> for CowStrSeed {
     }
 }
 
-/// A free-form member (`serde_json::Value`, a JSON object, a list of values): decoded from its
-/// exact text, which is first checked for numbers `Value` cannot hold exactly (an integer beyond
-/// 64 bits or `-0`, which `Value` would turn into a float). Such a number is an error naming the
-/// member (through [`in_field`]), never a silent change.
+/// A free-form member (`serde_json::Value`, a JSON object, a list of values), decoded in one pass
+/// like `Value` itself, refusing the numbers a `Value` might not hold exactly (an error that names
+/// the member through [`in_field`], never a silent change). serde_json gives every integer within
+/// 64 bits as an integer, and any other number as an `f64` without its text: an `f64` of
+/// magnitude 2^63 or more may have been an integer literal beyond 64 bits (`18446744073709551616`
+/// and `1.8446744073709552e19` are the same `f64`), and a negative zero may have been the integer
+/// `-0`. Both are refused; every other number is kept exactly (fractions as the nearest `f64`).
+/// Reading the text of each free-form member instead would make every message pay a second scan.
 pub struct FreeForm<T>(PhantomData<T>);
 
 impl<T> FreeForm<T> {
@@ -312,29 +354,150 @@ impl<T> Default for FreeForm<T> {
     }
 }
 
-struct FreeFormValue<T>(T);
+/// The Rust types of free-form members.
+pub trait FreeFormType: de::DeserializeOwned {
+    /// Whether a value has this type's shape.
+    fn fits(value: &Value) -> bool;
+    /// The value as this type; it [`Self::fits`].
+    fn convert(value: Value) -> Self;
+}
 
-impl<'de, T: de::DeserializeOwned> FromRaw<'de> for FreeFormValue<T> {
-    const EXPECTING: &'static str = "any valid JSON value";
-
+impl FreeFormType for Value {
     #[inline]
-    fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E> {
-        if let Some(problem) = crate::number::free_form_problem(&raw) {
-            return Err(E::custom(problem));
-        }
-        serde_json::from_str(&raw).map(FreeFormValue).map_err(|e| E::custom(strip_position(&e.to_string())))
+    fn fits(_: &Value) -> bool {
+        true
     }
-
-    fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        T::deserialize(d).map(FreeFormValue)
+    #[inline]
+    fn convert(value: Value) -> Self {
+        value
     }
 }
 
-impl<'de, T: de::DeserializeOwned> DeserializeSeed<'de> for FreeForm<T> {
+impl<T: FreeFormType> FreeFormType for Vec<T> {
+    fn fits(value: &Value) -> bool {
+        value.as_array().is_some_and(|items| items.iter().all(T::fits))
+    }
+    fn convert(value: Value) -> Self {
+        match value {
+            Value::Array(items) => items.into_iter().map(T::convert).collect(),
+            _ => unreachable!("checked by fits"),
+        }
+    }
+}
+
+impl FreeFormType for Map<String, Value> {
+    #[inline]
+    fn fits(value: &Value) -> bool {
+        value.is_object()
+    }
+    #[inline]
+    fn convert(value: Value) -> Self {
+        match value {
+            Value::Object(map) => map,
+            _ => unreachable!("checked by fits"),
+        }
+    }
+}
+
+impl<T: FreeFormType> FreeFormType for std::collections::BTreeMap<String, T> {
+    fn fits(value: &Value) -> bool {
+        value.as_object().is_some_and(|map| map.values().all(T::fits))
+    }
+    fn convert(value: Value) -> Self {
+        match value {
+            Value::Object(map) => map.into_iter().map(|(k, v)| (k, T::convert(v))).collect(),
+            _ => unreachable!("checked by fits"),
+        }
+    }
+}
+
+impl<'de, T: FreeFormType> DeserializeSeed<'de> for FreeForm<T> {
     type Value = T;
     #[inline]
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
-        deserialize_raw::<D, FreeFormValue<T>>(d).map(|v| v.0)
+        let value = d.deserialize_any(CheckedValue)?;
+        if T::fits(&value) {
+            Ok(T::convert(value))
+        } else {
+            // The type's own error ("invalid type: ..., expected a map").
+            T::deserialize(value).map_err(de::Error::custom)
+        }
+    }
+}
+
+/// Builds a `Value` like serde_json's own visitor, checking numbers (see [`FreeForm`]).
+#[derive(Clone, Copy)]
+struct CheckedValue;
+
+impl<'de> DeserializeSeed<'de> for CheckedValue {
+    type Value = Value;
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CheckedValue {
+    type Value = Value;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    #[inline]
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    #[inline]
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    #[inline]
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    #[inline]
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        if v.abs() >= 9_223_372_036_854_775_808.0 || (v == 0.0 && v.is_sign_negative()) {
+            return Err(E::custom(format_args!(
+                "the number {} cannot be kept exactly in a free-form member: serde_json's `Value` holds \
+                 integers within 64 bits, and cannot tell an integer beyond them (or `-0`) from this float",
+                Value::from(v)
+            )));
+        }
+        Ok(Value::from(v))
+    }
+    #[inline]
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    #[inline]
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    #[inline]
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    #[inline]
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<S: de::SeqAccess<'de>>(self, mut seq: S) -> Result<Value, S::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(item) = seq.next_element_seed(self)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(self)?;
+            members.insert(key, value);
+        }
+        Ok(Value::Object(members))
     }
 }
 
@@ -349,6 +512,10 @@ impl<'de> FromRaw<'de> for ExactNumber {
     #[inline]
     fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E> {
         use crate::number::{Literal, classify};
+        // Most numbers are small integers: no classification needed.
+        if let Ok(n) = raw.parse::<i64>() {
+            return Ok(ExactNumber(n.into()));
+        }
         match classify(&raw) {
             Some(Literal::Plain) => {
                 if let Ok(n) = raw.parse::<i64>() {
@@ -507,6 +674,7 @@ impl<'de, E: de::Error> Deserializer<'de> for BufferedDeserializer<'de, E> {
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, E> {
         match self.0 {
+            Buffered::Raw(text) if name == RAW_VALUE_TOKEN => visitor.visit_map(RawEntry(Some(text), PhantomData)),
             Buffered::Raw(text) => replay_raw!(text, |de| de.deserialize_newtype_struct(name, visitor)),
             Buffered::Value(v) => v.deserialize_newtype_struct(name, visitor).map_err(E::custom),
             // A raw-text request (`deserialize_raw`) on a string or scalar read ahead: decoded
@@ -708,7 +876,7 @@ pub fn visit_tagged<'de, T: TaggedUnion, A: MapAccess<'de>>(mut map: A) -> Resul
         if let Some(tag) = T::variant_for_key(key.as_str()) {
             return T::dispatch(tag, Resumed::new(buffered, Some(key.0), map));
         }
-        let value: Buffered<'de> = map.next_value()?;
+        let value = read_ahead(&mut map, key.as_str())?;
         buffered.push((key.0, value));
     }
     match T::DEFAULT_TAG {

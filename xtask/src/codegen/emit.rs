@@ -960,7 +960,7 @@ fn message_tokens(msg: &MessageDef, m: &Module) -> TokenStream {
                         }
                         #resp_arms
                         _ => {
-                            let value: crate::private::Buffered<'de> = map.next_value()?;
+                            let value = crate::private::read_ahead(&mut map, key.as_str())?;
                             buffered.push((key.0, value));
                         }
                     }

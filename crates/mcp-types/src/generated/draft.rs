@@ -27589,7 +27589,7 @@ impl crate::private::VisitObject for ClientMessage {
                     );
                 }
                 _ => {
-                    let value: crate::private::Buffered<'de> = map.next_value()?;
+                    let value = crate::private::read_ahead(&mut map, key.as_str())?;
                     buffered.push((key.0, value));
                 }
             }
@@ -27727,7 +27727,7 @@ impl crate::private::VisitObject for ServerMessage {
                         .map(Self::Error);
                 }
                 _ => {
-                    let value: crate::private::Buffered<'de> = map.next_value()?;
+                    let value = crate::private::read_ahead(&mut map, key.as_str())?;
                     buffered.push((key.0, value));
                 }
             }

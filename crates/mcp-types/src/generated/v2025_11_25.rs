@@ -28502,7 +28502,7 @@ impl crate::private::VisitObject for ClientMessage {
                         .map(Self::Error);
                 }
                 _ => {
-                    let value: crate::private::Buffered<'de> = map.next_value()?;
+                    let value = crate::private::read_ahead(&mut map, key.as_str())?;
                     buffered.push((key.0, value));
                 }
             }
@@ -28650,7 +28650,7 @@ impl crate::private::VisitObject for ServerMessage {
                         .map(Self::Error);
                 }
                 _ => {
-                    let value: crate::private::Buffered<'de> = map.next_value()?;
+                    let value = crate::private::read_ahead(&mut map, key.as_str())?;
                     buffered.push((key.0, value));
                 }
             }
