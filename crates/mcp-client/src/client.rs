@@ -126,6 +126,7 @@ pub struct ClientBuilder {
     modern_versions: Vec<String>,
     legacy_versions: Vec<String>,
     probe_timeout: Duration,
+    startup_timeout: Duration,
     request_timeout: Duration,
     log_level: Option<LoggingLevel>,
     http_headers: Vec<(String, String)>,
@@ -146,6 +147,7 @@ impl ClientBuilder {
             modern_versions: MODERN_VERSIONS.iter().map(|v| v.to_string()).collect(),
             legacy_versions: LEGACY_VERSIONS.iter().map(|v| v.to_string()).collect(),
             probe_timeout: Duration::from_secs(3),
+            startup_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(60),
             log_level: None,
             http_headers: Vec::new(),
@@ -178,9 +180,19 @@ impl ClientBuilder {
         self
     }
 
-    /// How long the stdio `server/discover` probe waits before assuming a legacy server.
+    /// How long the stdio `server/discover` probe waits before assuming a legacy server (3 s),
+    /// counted from the server's first output on stdout or stderr: start-up does not count (see
+    /// [`Self::startup_timeout`]). A `DiscoverResult` that comes later, while `initialize` is
+    /// under way, still makes the connection modern.
     pub fn probe_timeout(mut self, timeout: Duration) -> Self {
         self.probe_timeout = timeout;
+        self
+    }
+
+    /// How long the stdio probe waits for a server that has written nothing yet to show a first
+    /// sign of life before its [`Self::probe_timeout`] starts anyway (10 s).
+    pub fn startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = timeout;
         self
     }
 
@@ -704,9 +716,11 @@ impl Client {
                     return self.initialize(&version).await;
                 };
                 let is_stdio = self.transport().kind() == TransportKind::Stdio;
-                let timeout =
-                    if is_stdio { self.inner.config.probe_timeout } else { self.inner.config.request_timeout };
-                let legacy_version = match self.probe(&version, timeout).await? {
+                #[cfg(feature = "stdio")]
+                if is_stdio {
+                    return self.negotiate_stdio(version, preferred_legacy).await;
+                }
+                let legacy_version = match self.probe(&version, self.inner.config.request_timeout).await? {
                     Probe::Modern => return Ok(()),
                     Probe::LegacyVersion(offered) => match self.pick_legacy(&offered) {
                         Some(v) => v,
@@ -732,6 +746,90 @@ impl Client {
                 }
             }
         }
+    }
+
+    /// Auto negotiation over stdio (the spec's stdio backward-compatibility rules): probe with
+    /// `server/discover`; a `DiscoverResult` or a recognized modern error means modern, any other
+    /// error or no answer in time means legacy, so `initialize`. The wait for an answer counts from
+    /// the server's first output (start-up is not silence), and the probe stays pending while
+    /// `initialize` is under way: a late `DiscoverResult`, or an `initialize` refused with -32022
+    /// and a modern `supported` list, makes the connection modern instead of failing it.
+    #[cfg(feature = "stdio")]
+    async fn negotiate_stdio(&self, version: String, preferred_legacy: Option<String>) -> Result<(), Error> {
+        // Polled in this task, probe first (`biased`): when both answers have arrived, the one the
+        // server sent first (its DiscoverResult) wins.
+        let probe = self.probe(&version, self.inner.config.request_timeout);
+        tokio::pin!(probe);
+        let answered = tokio::select! {
+            biased;
+            outcome = &mut probe => Some(outcome?),
+            () = self.legacy_deadline() => None,
+        };
+        let legacy_version = match &answered {
+            Some(Probe::Modern) => return Ok(()),
+            Some(Probe::LegacyVersion(offered)) => match self.pick_legacy(offered) {
+                Some(v) => v,
+                None => return Err(Error::VersionMismatch { requested: version.clone(), offered: offered.clone() }),
+            },
+            Some(Probe::Legacy(_)) | None => preferred_legacy
+                .ok_or_else(|| Error::VersionMismatch { requested: version.clone(), offered: Vec::new() })?,
+        };
+        if let Transport::Stdio(stdio) = &*self.transport()
+            && !stdio.is_alive()
+        {
+            tracing::debug!("the server exited after the probe; restarting it for initialize");
+            stdio.restart(&self.inner.core).await?;
+        }
+        let mut pending = answered.is_none();
+        if pending {
+            tracing::debug!("no answer to server/discover in time; trying initialize, still listening for it");
+        }
+        let initialize = self.initialize(&legacy_version);
+        tokio::pin!(initialize);
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                outcome = &mut probe, if pending => {
+                    pending = false;
+                    if let Ok(Probe::Modern) = outcome {
+                        // A late DiscoverResult (or modern error): modern after all.
+                        return Ok(());
+                    }
+                }
+                outcome = &mut initialize => break outcome,
+            }
+        };
+        let Err(Error::Rpc { error, .. }) = &outcome else { return outcome };
+        let offered = supported_versions(error);
+        let Some(modern) =
+            (error.code == error_codes::UNSUPPORTED_PROTOCOL_VERSION).then(|| self.pick_modern(&offered)).flatten()
+        else {
+            return outcome;
+        };
+        // A modern server refused the handshake: its DiscoverResult is likely on its way.
+        if pending
+            && let Ok(Ok(Probe::Modern)) = tokio::time::timeout(self.inner.config.probe_timeout, &mut probe).await
+        {
+            return Ok(());
+        }
+        self.settle_modern(modern, None);
+        self.inner.state.write().unwrap().supported_versions = offered;
+        Ok(())
+    }
+
+    /// When the stdio probe gives up: `probe_timeout` after the server's first output, or after
+    /// `startup_timeout` if it shows no sign of life.
+    #[cfg(feature = "stdio")]
+    async fn legacy_deadline(&self) {
+        let first_output = match &*self.transport() {
+            Transport::Stdio(stdio) => Some(stdio.first_output()),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        };
+        if let Some(first_output) = first_output {
+            let _ = tokio::time::timeout(self.inner.config.startup_timeout, first_output).await;
+        }
+        tokio::time::sleep(self.inner.config.probe_timeout).await;
     }
 
     /// Sends `server/discover` with `version`; settles the era when the answer is modern.
@@ -774,7 +872,7 @@ impl Client {
                     other => Err(other),
                 };
             };
-            match rpc.code {
+            match rpc.code.as_i64().unwrap_or_default() {
                 error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
                     let offered = supported_versions(rpc);
                     match self.pick_modern(&offered) {

@@ -73,7 +73,7 @@ impl Error {
 
     /// The JSON-RPC error code, when the server answered with an error.
     pub fn code(&self) -> Option<i64> {
-        self.rpc_error().map(|e| e.code)
+        self.rpc_error().and_then(|e| e.code.as_i64())
     }
 }
 

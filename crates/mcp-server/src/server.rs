@@ -1071,7 +1071,7 @@ impl Server {
         let mut completion = handler(ctx, params).await?;
         // The spec caps a response at 100 values.
         if completion.values.len() > 100 {
-            completion.total.get_or_insert(completion.values.len() as i64);
+            completion.total.get_or_insert(completion.values.len().into());
             completion.values.truncate(100);
             completion.has_more = Some(true);
         }

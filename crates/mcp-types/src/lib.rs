@@ -39,12 +39,14 @@ pub mod ext;
 mod generated;
 #[cfg(feature = "http-headers")]
 pub mod http_headers;
+mod number;
 #[doc(hidden)]
 pub mod private;
 mod schema;
 mod version;
 
 pub use common::{ErrorObject, ProgressToken, RequestId, ResultType, TtlMs};
+pub use number::Integer;
 // The revision modules; nothing when no revision feature is on.
 #[allow(unused_imports)]
 pub use generated::*;

@@ -95,6 +95,8 @@ struct Running {
     writer: mpsc::UnboundedSender<String>,
     child: Arc<tokio::sync::Mutex<Child>>,
     alive: Arc<AtomicBool>,
+    /// Becomes `true` at the process's first line on stdout or stderr: a sign of life.
+    spoke: tokio::sync::watch::Receiver<bool>,
 }
 
 pub(crate) struct StdioTransport {
@@ -129,14 +131,17 @@ impl StdioTransport {
             cmd.current_dir(dir);
         }
         let mut child = cmd.spawn().map_err(|e| Error::transport_with(format!("cannot start {:?}", c.program), e))?;
+        let (spoke_tx, spoke) = tokio::sync::watch::channel(false);
+        let spoke_tx = Arc::new(spoke_tx);
         let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(Error::transport("the child process has no stdin/stdout pipes"));
         };
         if let Some(stderr) = child.stderr.take() {
-            let lines = self.stderr_lines.clone();
+            let (lines, spoke_tx) = (self.stderr_lines.clone(), spoke_tx.clone());
             tokio::spawn(async move {
                 let mut reader = BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = reader.next_line().await {
+                    spoke_tx.send_replace(true);
                     tracing::debug!(target: "mcp_client::stderr", "{line}");
                     let mut lines = lines.lock().unwrap();
                     if lines.len() == STDERR_LINES {
@@ -172,6 +177,7 @@ impl StdioTransport {
                         break;
                     }
                 }
+                spoke_tx.send_replace(true);
                 let line = String::from_utf8_lossy(&buf);
                 if line.trim().is_empty() {
                     continue;
@@ -190,13 +196,29 @@ impl StdioTransport {
             reader_alive.store(false, Ordering::SeqCst);
             core.close_all();
         });
-        Ok(Running { writer, child: Arc::new(tokio::sync::Mutex::new(child)), alive })
+        Ok(Running { writer, child: Arc::new(tokio::sync::Mutex::new(child)), alive, spoke })
     }
 
     fn writer(&self) -> Result<mpsc::UnboundedSender<String>, Error> {
         match &*self.running.lock().unwrap() {
             Some(running) if running.alive.load(Ordering::SeqCst) => Ok(running.writer.clone()),
             _ => Err(Error::Closed),
+        }
+    }
+
+    /// Resolves at the server's first line on stdout or stderr (at once if it has written one;
+    /// never if it exits silently).
+    pub fn first_output(&self) -> impl std::future::Future<Output = ()> + use<> {
+        let spoke = self.running.lock().unwrap().as_ref().map(|r| r.spoke.clone());
+        async move {
+            match spoke {
+                Some(mut spoke) => {
+                    if spoke.wait_for(|spoke| *spoke).await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                }
+                None => std::future::pending().await,
+            }
         }
     }
 
