@@ -31,6 +31,9 @@ pub enum Error {
     Handler(String),
     /// The connection is closed (the client was shut down, or the server went away).
     Closed,
+    /// A skill file did not match its entry (size, digest, frontmatter, or not listed): the
+    /// content was not used (skills extension).
+    SkillVerification { uri: String, detail: String },
     /// OAuth authorization failed (feature `auth`).
     #[cfg(feature = "auth")]
     Auth(crate::auth::AuthError),
@@ -99,6 +102,7 @@ impl fmt::Display for Error {
             Error::NotSupported { method, detail } => write!(f, "the server does not support {method}: {detail}"),
             Error::Handler(message) => write!(f, "client handler: {message}"),
             Error::Closed => f.write_str("the connection is closed"),
+            Error::SkillVerification { uri, detail } => write!(f, "skill file {uri} failed verification: {detail}"),
             #[cfg(feature = "auth")]
             Error::Auth(error) => write!(f, "authorization failed: {error}"),
         }

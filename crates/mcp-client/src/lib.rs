@@ -73,6 +73,7 @@ mod handlers;
 mod sse;
 mod transport;
 
+pub use client::LoadedSkill;
 pub use client::{
     CallOptions, Client, ClientBuilder, Era, EraPreference, LEGACY_VERSIONS, MODERN_VERSIONS, ServerDetails,
     Subscription,

@@ -18,8 +18,8 @@ use std::time::Duration;
 use clap::Parser;
 use mcp_server::http::HttpConfig;
 use mcp_server::{
-    Context, Error, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Server, SkillRoute, TaskSupport, ToolRoute,
-    text_result,
+    Context, Error, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Server, SkillRoute, TaskSupport,
+    ToolRoute, text_result,
 };
 use mcp_types::{
     BlobResourceContents, ClientCapabilities, CompleteResultCompletion, ContentBlock, ElicitRequestParams,

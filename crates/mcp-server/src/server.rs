@@ -34,11 +34,11 @@ use crate::skills::{SkillInner, SkillRoute};
 use crate::state::{self, Sealed, StateKey};
 use crate::tasks::{InMemoryTaskStore, RawUpdateParams, TaskRequest, TaskStore};
 use crate::{Era, Error};
-use mcp_types::ext::tasks::{CreateTaskResult, GetTaskResult, TaskAck, TaskIdParams, TaskSubscription};
 use mcp_types::ext::skills::{
     DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
     ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, SkillsSettings,
 };
+use mcp_types::ext::tasks::{CreateTaskResult, GetTaskResult, TaskAck, TaskIdParams, TaskSubscription};
 use mcp_types::ext::{self, SKILLS, TASKS};
 use mcp_types::http_headers::{HeaderParam, header_params, name_member};
 
@@ -285,8 +285,12 @@ impl ServerBuilder {
             directories.clear();
         }
         if !self.skills.is_empty() {
-            let settings = SkillsSettings { directory_read: (!directories.is_empty()).then_some(true), ..Default::default() };
-            capabilities.extensions.get_or_insert_with(Default::default).insert(SKILLS.to_owned(), settings.to_object());
+            let settings =
+                SkillsSettings { directory_read: (!directories.is_empty()).then_some(true), ..Default::default() };
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(SKILLS.to_owned(), settings.to_object());
         }
         let (changes, _) = broadcast::channel(64);
         Ok(Server {
@@ -309,7 +313,10 @@ impl ServerBuilder {
                 task_store: self.task_store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::new())),
                 skills: self.skills,
                 skill_index,
-                directories: directories.into_iter().map(|(uri, children)| (uri, children.into_values().collect())).collect(),
+                directories: directories
+                    .into_iter()
+                    .map(|(uri, children)| (uri, children.into_values().collect()))
+                    .collect(),
             }),
         })
     }
@@ -681,7 +688,9 @@ impl Server {
             "skills/get" if !self.inner.skills.is_empty() => {
                 Decoded::GetSkill(typed::<GetSkillRequestParams>(method, params)?.uri)
             }
-            "resources/directory/read" if !self.inner.directories.is_empty() => Decoded::ReadDirectory(typed(method, params)?),
+            "resources/directory/read" if !self.inner.directories.is_empty() => {
+                Decoded::ReadDirectory(typed(method, params)?)
+            }
             _ => return Err(unknown()),
         })
     }
@@ -741,8 +750,14 @@ impl Server {
             }
             // The tasks extension does not exist before 2026-07-28.
             // Nor does the skills extension.
-            "server/discover" | "subscriptions/listen" | "tasks/get" | "tasks/update" | "tasks/cancel"
-            | "skills/list" | "skills/get" | "resources/directory/read" => {
+            "server/discover"
+            | "subscriptions/listen"
+            | "tasks/get"
+            | "tasks/update"
+            | "tasks/cancel"
+            | "skills/list"
+            | "skills/get"
+            | "resources/directory/read" => {
                 return Reply::ready(Outgoing::error(Some(&id), &ErrorObject::method_not_found(method)));
             }
             _ => {}

@@ -18,9 +18,7 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use mcp_types::ext::skills::{MAX_RESOURCES_PER_SKILL, MAX_TOTAL_SIZE, SKILL_MD, Skill, SkillResource, SkillResources};
-use mcp_types::{
-    BlobResourceContents, JsonObject, ReadResourceResultContentsItem, Resource, TextResourceContents,
-};
+use mcp_types::{BlobResourceContents, JsonObject, ReadResourceResultContentsItem, Resource, TextResourceContents};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -61,7 +59,10 @@ pub(crate) struct SkillInner {
 
 pub(crate) enum Content {
     /// Files by their path relative to the skill root (`/`-separated).
-    Files { files: BTreeMap<String, SkillFile>, source: Source },
+    Files {
+        files: BTreeMap<String, SkillFile>,
+        source: Source,
+    },
     Dynamic(GenerateFn),
 }
 
@@ -262,9 +263,9 @@ impl SkillInner {
     pub(crate) fn relative<'a>(&self, uri: &'a str) -> Option<Result<&'a str, Error>> {
         let rest = uri.strip_prefix(self.root.as_str())?.strip_prefix('/')?;
         Some(
-            check_relative(rest)
-                .map(|()| rest)
-                .map_err(|e| Error::invalid_params(format!("Refused {uri}: {e}; it would leave the skill {}", self.root))),
+            check_relative(rest).map(|()| rest).map_err(|e| {
+                Error::invalid_params(format!("Refused {uri}: {e}; it would leave the skill {}", self.root))
+            }),
         )
     }
 
@@ -301,9 +302,8 @@ impl SkillInner {
 /// Reads `root/path`, refusing a file that (through a symbolic link) lies outside `root`.
 async fn read_inside(root: &Path, path: &str) -> Result<Vec<u8>, Error> {
     let joined = root.join(path);
-    let canonical = tokio::fs::canonicalize(&joined)
-        .await
-        .map_err(|e| Error::internal(format!("skill file {path}: {e}")))?;
+    let canonical =
+        tokio::fs::canonicalize(&joined).await.map_err(|e| Error::internal(format!("skill file {path}: {e}")))?;
     if !canonical.starts_with(root) {
         return Err(Error::invalid_params(format!(
             "Refused skill file {path}: it resolves to {}, outside the skill directory",
@@ -314,9 +314,15 @@ async fn read_inside(root: &Path, path: &str) -> Result<Vec<u8>, Error> {
 }
 
 /// Walks `dir` (inside the canonical skill root `root`) and records every regular file.
-fn collect(root: &Path, dir: &Path, files: &mut BTreeMap<String, SkillFile>, total: &mut u64) -> Result<(), SkillError> {
+fn collect(
+    root: &Path,
+    dir: &Path,
+    files: &mut BTreeMap<String, SkillFile>,
+    total: &mut u64,
+) -> Result<(), SkillError> {
     let entries = std::fs::read_dir(dir).map_err(|e| SkillError(format!("{}: {e}", dir.display())))?;
-    let mut entries: Vec<_> = entries.collect::<Result<_, _>>().map_err(|e| SkillError(format!("{}: {e}", dir.display())))?;
+    let mut entries: Vec<_> =
+        entries.collect::<Result<_, _>>().map_err(|e| SkillError(format!("{}: {e}", dir.display())))?;
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let path = entry.path();
@@ -338,7 +344,10 @@ fn collect(root: &Path, dir: &Path, files: &mut BTreeMap<String, SkillFile>, tot
         } else if canonical.is_file() {
             let bytes = std::fs::read(&canonical).map_err(|e| SkillError(format!("{}: {e}", path.display())))?;
             *total += bytes.len() as u64;
-            files.insert(relative, SkillFile { digest: digest(&bytes), size: bytes.len() as u64, bytes: Some(bytes.into()) });
+            files.insert(
+                relative,
+                SkillFile { digest: digest(&bytes), size: bytes.len() as u64, bytes: Some(bytes.into()) },
+            );
             check_limits(&root.display().to_string(), files.len(), *total)?;
         }
     }
@@ -347,7 +356,9 @@ fn collect(root: &Path, dir: &Path, files: &mut BTreeMap<String, SkillFile>, tot
 
 fn check_limits(skill: &str, count: usize, total: u64) -> Result<(), SkillError> {
     if count > MAX_RESOURCES_PER_SKILL {
-        return fail(format!("skill {skill} has more than {MAX_RESOURCES_PER_SKILL} files, the most every host accepts"));
+        return fail(format!(
+            "skill {skill} has more than {MAX_RESOURCES_PER_SKILL} files, the most every host accepts"
+        ));
     }
     if total > MAX_TOTAL_SIZE {
         return fail(format!("skill {skill} holds more than {MAX_TOTAL_SIZE} bytes, the most every host accepts"));
@@ -465,9 +476,12 @@ mod tests {
     fn frontmatter_is_parsed_verbatim() {
         let md = b"---\nname: pdf-processing\ndescription: PDFs\nmetadata:\n  version: \"2.1\"\n---\n\n# Body\n";
         let frontmatter = frontmatter_of(md).unwrap();
-        assert_eq!(Value::Object(frontmatter), serde_json::json!({
-            "name": "pdf-processing", "description": "PDFs", "metadata": {"version": "2.1"}
-        }));
+        assert_eq!(
+            Value::Object(frontmatter),
+            serde_json::json!({
+                "name": "pdf-processing", "description": "PDFs", "metadata": {"version": "2.1"}
+            })
+        );
         assert!(frontmatter_of(b"# no frontmatter").unwrap_err().contains("must begin"));
         assert!(frontmatter_of(b"---\nname: Bad_Name\ndescription: x\n---\n").unwrap_err().contains("Bad_Name"));
     }
