@@ -230,7 +230,14 @@ pub struct GetSkillResult {
 
 impl GetSkillResult {
     pub fn new(skill: Skill, ttl_ms: u64, cache_scope: CacheScope) -> Self {
-        GetSkillResult { meta: None, result_type: ResultType::Complete, skill, ttl_ms, cache_scope, extra: JsonObject::new() }
+        GetSkillResult {
+            meta: None,
+            result_type: ResultType::Complete,
+            skill,
+            ttl_ms,
+            cache_scope,
+            extra: JsonObject::new(),
+        }
     }
 }
 
