@@ -1604,6 +1604,9 @@ fn server_info_of(raw: &RawValue) -> Option<Implementation> {
     serde_json::from_value(info).ok()
 }
 
+mod skills;
+pub use skills::LoadedSkill;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,6 +33,9 @@ pub enum Error {
     TaskCancelled { task_id: String, message: Option<String> },
     /// The connection is closed (the client was shut down, or the server went away).
     Closed,
+    /// A skill file did not match its entry (size, digest, frontmatter, or not listed): the
+    /// content was not used (skills extension).
+    SkillVerification { uri: String, detail: String },
     /// OAuth authorization failed (feature `auth`).
     #[cfg(feature = "auth")]
     Auth(crate::auth::AuthError),
@@ -105,6 +108,7 @@ impl fmt::Display for Error {
             }
             Error::TaskCancelled { task_id, message: None } => write!(f, "task {task_id} was cancelled"),
             Error::Closed => f.write_str("the connection is closed"),
+            Error::SkillVerification { uri, detail } => write!(f, "skill file {uri} failed verification: {detail}"),
             #[cfg(feature = "auth")]
             Error::Auth(error) => write!(f, "authorization failed: {error}"),
         }

@@ -77,6 +77,7 @@ mod sse;
 mod tasks;
 mod transport;
 
+pub use client::LoadedSkill;
 pub use client::{
     CallOptions, Client, ClientBuilder, Era, EraPreference, LEGACY_VERSIONS, MODERN_VERSIONS, ServerDetails,
     Subscription,

@@ -2,7 +2,8 @@
 //! conformance-guide §4): every tool, resource, template and prompt it names, for the
 //! 2025-11-25 and 2026-07-28 legs at once, and the tools of the tasks extension's scenarios
 //! (`tasks-*`: `greet`, `slow_compute`, `failing_job`, `protocol_error_job`, `confirm_delete`,
-//! `multi_input`, `test_tool_with_task`).
+//! `multi_input`, `test_tool_with_task`), and for the skills extension's scenarios (`sep-2640-*`)
+//! the skills under `examples/skills/`.
 //!
 //! ```text
 //! cargo build --release -p mcp-server --example conformance-server
@@ -17,8 +18,8 @@ use std::time::Duration;
 use clap::Parser;
 use mcp_server::http::HttpConfig;
 use mcp_server::{
-    Context, Error, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Server, TaskSupport, ToolRoute,
-    text_result,
+    Context, Error, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Server, SkillRoute, TaskSupport,
+    ToolRoute, text_result,
 };
 use mcp_types::{
     BlobResourceContents, ClientCapabilities, CompleteResultCompletion, ContentBlock, ElicitRequestParams,
@@ -596,5 +597,7 @@ fn build() -> Result<Server, mcp_server::BuildError> {
                 .collect();
             Ok(CompleteResultCompletion::new(values))
         });
-    task_tools(builder).build()
+    // The skills extension's scenarios (`sep-2640-*`) read the skills shipped beside this file.
+    let skills = SkillRoute::scan(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/skills"))?;
+    task_tools(builder).skills(skills).build()
 }

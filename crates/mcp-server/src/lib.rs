@@ -44,6 +44,7 @@ mod principal;
 mod routes;
 mod server;
 mod session;
+pub mod skills;
 mod state;
 #[cfg(feature = "stdio")]
 pub mod stdio;
@@ -62,6 +63,7 @@ pub use routes::{
 };
 pub use server::{BuildError, CacheHints, LEGACY_VERSIONS, MODERN_VERSIONS, Options, Server, ServerBuilder};
 pub use session::Session;
+pub use skills::{SkillError, SkillRoute};
 pub use state::StateKey;
 pub use tasks::{InMemoryTaskStore, TaskStore};
 

@@ -30,11 +30,16 @@ use crate::routes::{
     BoxFuture, CompletionFn, PromptRoute, ResourceRoute, ResourceTemplateRoute, TaskSupport, ToolRoute, error_result,
 };
 use crate::session::Session;
+use crate::skills::{SkillInner, SkillRoute};
 use crate::state::{self, Sealed, StateKey};
 use crate::tasks::{InMemoryTaskStore, RawUpdateParams, TaskRequest, TaskStore};
 use crate::{Era, Error};
+use mcp_types::ext::skills::{
+    DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
+    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, SkillsSettings,
+};
 use mcp_types::ext::tasks::{CreateTaskResult, GetTaskResult, TaskAck, TaskIdParams, TaskSubscription};
-use mcp_types::ext::{self, TASKS};
+use mcp_types::ext::{self, SKILLS, TASKS};
 use mcp_types::http_headers::{HeaderParam, header_params, name_member};
 
 const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -107,6 +112,12 @@ impl fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
+impl From<crate::SkillError> for BuildError {
+    fn from(error: crate::SkillError) -> Self {
+        BuildError(error.to_string())
+    }
+}
+
 /// Collects handlers and settings; [`ServerBuilder::build`] checks them.
 pub struct ServerBuilder {
     info: Implementation,
@@ -119,6 +130,8 @@ pub struct ServerBuilder {
     options: Options,
     key: Option<StateKey>,
     task_store: Option<Arc<dyn TaskStore>>,
+    skills: Vec<SkillRoute>,
+    skill_directory_read: bool,
 }
 
 impl ServerBuilder {
@@ -174,8 +187,45 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves a skill (the `io.modelcontextprotocol/skills` extension): its files become
+    /// resources, `skills/list` and `skills/get` list it, and the extension is declared.
+    pub fn skill(mut self, skill: SkillRoute) -> Self {
+        self.skills.push(skill);
+        self
+    }
+
+    /// Serves every skill of `skills` (e.g. [`SkillRoute::scan`]).
+    pub fn skills(mut self, skills: impl IntoIterator<Item = SkillRoute>) -> Self {
+        self.skills.extend(skills);
+        self
+    }
+
+    /// Whether to answer `resources/directory/read` for the skills' directories and declare
+    /// `directoryRead` (default: yes).
+    pub fn skill_directory_read(mut self, enabled: bool) -> Self {
+        self.skill_directory_read = enabled;
+        self
+    }
+
     /// Checks names, schemas and `x-mcp-header` annotations, and builds the server.
-    pub fn build(self) -> Result<Server, BuildError> {
+    pub fn build(mut self) -> Result<Server, BuildError> {
+        let mut skill_index = HashMap::new();
+        let mut directories: BTreeMap<String, BTreeMap<String, mcp_types::Resource>> = BTreeMap::new();
+        for (index, skill) in self.skills.iter().enumerate() {
+            if skill_index.insert(skill.uri(), index).is_some() {
+                return Err(BuildError(format!("skill `{}` is registered twice", skill.uri())));
+            }
+            for resource in skill.inner.resources() {
+                let inner = Arc::clone(&skill.inner);
+                let path = resource.uri[skill.inner.root.len() + 1..].to_owned();
+                self.resources.push(ResourceRoute::new(resource, move |ctx, _uri| {
+                    let inner = Arc::clone(&inner);
+                    let path = path.clone();
+                    async move { inner.read(ctx, &path).await }
+                }));
+            }
+            add_directories(&mut directories, &skill.inner);
+        }
         let mut tools = Vec::with_capacity(self.tools.len());
         let mut tool_index = HashMap::new();
         for route in self.tools {
@@ -231,6 +281,17 @@ impl ServerBuilder {
         if has_tasks {
             capabilities.extensions.get_or_insert_with(Default::default).insert(TASKS.to_owned(), Map::new());
         }
+        if !self.skill_directory_read {
+            directories.clear();
+        }
+        if !self.skills.is_empty() {
+            let settings =
+                SkillsSettings { directory_read: (!directories.is_empty()).then_some(true), ..Default::default() };
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(SKILLS.to_owned(), settings.to_object());
+        }
         let (changes, _) = broadcast::channel(64);
         Ok(Server {
             inner: Arc::new(ServerInner {
@@ -250,6 +311,12 @@ impl ServerBuilder {
                 changes,
                 has_tasks,
                 task_store: self.task_store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::new())),
+                skills: self.skills,
+                skill_index,
+                directories: directories
+                    .into_iter()
+                    .map(|(uri, children)| (uri, children.into_values().collect()))
+                    .collect(),
             }),
         })
     }
@@ -278,6 +345,34 @@ struct ServerInner {
     changes: broadcast::Sender<Change>,
     has_tasks: bool,
     task_store: Arc<dyn TaskStore>,
+    skills: Vec<SkillRoute>,
+    skill_index: HashMap<String, usize>,
+    /// The directory resources of the skills' files, with their direct children.
+    directories: HashMap<String, Vec<mcp_types::Resource>>,
+}
+
+/// Records every directory above each file of `skill` (`skill://a`, `skill://a/b`, …) with its
+/// direct children.
+fn add_directories(directories: &mut BTreeMap<String, BTreeMap<String, mcp_types::Resource>>, skill: &SkillInner) {
+    for (path, size) in skill.file_paths() {
+        let full = format!("{}/{path}", skill.root);
+        let Some(tail) = full.strip_prefix("skill://") else { continue };
+        let segments: Vec<&str> = tail.split('/').collect();
+        for depth in 1..segments.len() {
+            let dir = format!("skill://{}", segments[..depth].join("/"));
+            let child = format!("{dir}/{}", segments[depth]);
+            let resource = if depth + 1 == segments.len() {
+                let mut resource = skill.file_resource(path, Some(size));
+                resource.uri = child.clone();
+                resource
+            } else {
+                let mut resource = mcp_types::Resource::new(segments[depth], child.clone());
+                resource.mime_type = Some(DIRECTORY_MIME_TYPE.to_owned());
+                resource
+            };
+            directories.entry(dir).or_default().entry(child).or_insert(resource);
+        }
+    }
 }
 
 /// A change announced to `subscriptions/listen` streams and legacy sessions.
@@ -310,6 +405,9 @@ enum Decoded {
     Complete(CompleteRequestParams),
     Listen(SubscriptionsListenRequestParams),
     Task(TaskRequest, RequestMetaObject),
+    ListSkills(Option<String>),
+    GetSkill(String),
+    ReadDirectory(ReadResourceDirectoryRequestParams),
 }
 
 /// An MCP server: cheap to clone, shared by every connection and transport.
@@ -332,6 +430,8 @@ impl Server {
             options: Options::default(),
             key: None,
             task_store: None,
+            skills: Vec::new(),
+            skill_directory_read: true,
         }
     }
 
@@ -582,6 +682,15 @@ impl Server {
                 let request = TaskRequest::Update(params.task_id, params.input_responses);
                 Decoded::Task(request, params.meta.unwrap_or_default())
             }
+            "skills/list" if !self.inner.skills.is_empty() => {
+                Decoded::ListSkills(typed::<ListSkillsRequestParams>(method, params)?.cursor)
+            }
+            "skills/get" if !self.inner.skills.is_empty() => {
+                Decoded::GetSkill(typed::<GetSkillRequestParams>(method, params)?.uri)
+            }
+            "resources/directory/read" if !self.inner.directories.is_empty() => {
+                Decoded::ReadDirectory(typed(method, params)?)
+            }
             _ => return Err(unknown()),
         })
     }
@@ -640,7 +749,15 @@ impl Server {
                 return reply(json!({}));
             }
             // The tasks extension does not exist before 2026-07-28.
-            "server/discover" | "subscriptions/listen" | "tasks/get" | "tasks/update" | "tasks/cancel" => {
+            // Nor does the skills extension.
+            "server/discover"
+            | "subscriptions/listen"
+            | "tasks/get"
+            | "tasks/update"
+            | "tasks/cancel"
+            | "skills/list"
+            | "skills/get"
+            | "resources/directory/read" => {
                 return Reply::ready(Outgoing::error(Some(&id), &ErrorObject::method_not_found(method)));
             }
             _ => {}
@@ -769,6 +886,32 @@ impl Server {
                 }))
             }
             Decoded::Listen(params) => self.listen(session, id, params),
+            Decoded::ListSkills(cursor) => {
+                listed(self.page(cursor, &self.inner.skills, SkillRoute::entry).map(|(skills, next)| {
+                    let mut result = ListSkillsResult::new(skills, list.ttl_ms, list.scope);
+                    result.next_cursor = next;
+                    self.respond(&id, era, result)
+                }))
+            }
+            Decoded::GetSkill(uri) => match self.inner.skill_index.get(&uri) {
+                Some(&index) => {
+                    let entry = self.inner.skills[index].entry();
+                    Reply::ready(self.respond(&id, era, GetSkillResult::new(entry, list.ttl_ms, list.scope)))
+                }
+                None => {
+                    let error = ErrorObject::invalid_params(format!("No skill is served at {uri}"))
+                        .with_data(json!({ "uri": uri }));
+                    Reply::ready(Outgoing::error(Some(&id), &error))
+                }
+            },
+            Decoded::ReadDirectory(params) => listed(self.read_directory(params).and_then(|(uri, cursor)| {
+                let children = &self.inner.directories[&uri];
+                self.page(cursor, children, Clone::clone).map(|(resources, next)| {
+                    let mut result = ReadResourceDirectoryResult::new(resources);
+                    result.next_cursor = next;
+                    self.respond(&id, era, result)
+                })
+            })),
             Decoded::Task(request, meta) => {
                 if !ext::declares(&meta.client_capabilities, TASKS) {
                     let error = missing_capability(&ext::client_capabilities(TASKS));
@@ -1025,6 +1168,17 @@ impl Server {
         if let Some(&index) = self.inner.resource_index.get(&uri) {
             let contents = (self.inner.resources[index].handler)(ctx, uri.clone()).await?;
             return non_empty(contents, &uri);
+        }
+        // A skill's other files: refuse a path that leaves the skill, generate a dynamic one.
+        for skill in &self.inner.skills {
+            if let Some(path) = skill.inner.relative(&uri) {
+                let path = path?;
+                if skill.entry().resources == mcp_types::ext::skills::SkillResources::Dynamic {
+                    let contents = skill.inner.read(ctx, path).await?;
+                    return non_empty(contents, &uri);
+                }
+                return Err(Error::resource_not_found(&uri));
+            }
         }
         for template in &self.inner.templates {
             if let Some(vars) = template.pattern.matches(&uri) {
@@ -1294,6 +1448,28 @@ impl Server {
         !self.inner.prompts.is_empty()
     }
 
+    /// The directory a `resources/directory/read` names, and its cursor.
+    fn read_directory(
+        &self,
+        params: ReadResourceDirectoryRequestParams,
+    ) -> Result<(String, Option<String>), ErrorObject> {
+        let uri = params.uri;
+        if self.inner.directories.contains_key(&uri) {
+            return Ok((uri, params.cursor));
+        }
+        for skill in &self.inner.skills {
+            if let Some(Err(error)) = skill.inner.relative(&uri) {
+                return Err(error.into_error_object());
+            }
+        }
+        let message = if self.knows_resource(&uri) {
+            format!("{uri} is not a directory resource")
+        } else {
+            format!("No directory resource at {uri}")
+        };
+        Err(ErrorObject::invalid_params(message).with_data(json!({ "uri": uri })))
+    }
+
     fn knows_resource(&self, uri: &str) -> bool {
         self.inner.resource_index.contains_key(uri)
             || self.inner.templates.iter().any(|t| t.pattern.matches(uri).is_some())
@@ -1342,6 +1518,9 @@ wire_results!(
     CreateTaskResult,
     GetTaskResult,
     TaskAck,
+    ListSkillsResult,
+    GetSkillResult,
+    ReadResourceDirectoryResult,
 );
 
 fn invalid(id: Option<&RequestId>, message: &str) -> Reply {
@@ -1370,7 +1549,10 @@ fn call_meta(call: &Decoded) -> RequestMetaObject {
         | Decoded::ListTools(_)
         | Decoded::ListResources(_)
         | Decoded::ListTemplates(_)
-        | Decoded::ListPrompts(_) => RequestMetaObject::default(),
+        | Decoded::ListPrompts(_)
+        | Decoded::ListSkills(_)
+        | Decoded::GetSkill(_)
+        | Decoded::ReadDirectory(_) => RequestMetaObject::default(),
     }
 }
 

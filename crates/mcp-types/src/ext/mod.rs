@@ -11,6 +11,7 @@
 //! | id | module | feature |
 //! |---|---|---|
 //! | [`TASKS`] `io.modelcontextprotocol/tasks` | [`tasks`] | `ext-tasks` |
+//! | [`SKILLS`] `io.modelcontextprotocol/skills` | [`skills`] | `ext-skills` |
 //!
 //! The helpers here are what every extension needs: [`declares`] (did the client declare it),
 //! [`client_capabilities`] (the capabilities object that declares it, for requests and for the
@@ -30,6 +31,12 @@ pub const TASKS: &str = "io.modelcontextprotocol/tasks";
 
 #[cfg(feature = "ext-tasks")]
 pub mod tasks;
+
+/// `io.modelcontextprotocol/skills`: skills served as resources (SEP-2640).
+pub const SKILLS: &str = "io.modelcontextprotocol/skills";
+
+#[cfg(feature = "ext-skills")]
+pub mod skills;
 
 /// Whether `capabilities` declare the extension `id` (any settings, `{}` included).
 #[cfg(feature = "v2026_07_28")]
