@@ -222,7 +222,7 @@ async fn lifecycle(client: &Client) {
     assert_eq!(result.is_error, Some(true), "a tool error completes the task: {result:?}");
     let err = client.call_tool("rpc_error", None).await.unwrap_err();
     let error = err.rpc_error().unwrap_or_else(|| panic!("a JSON-RPC error, not {err}"));
-    assert_eq!((error.code, error.message.as_str()), (-32000, "the backend is down"));
+    assert_eq!((error.code.as_i64(), error.message.as_str()), (Some(-32000), "the backend is down"));
     let result = client.call_tool("two_inputs", None).await.unwrap();
     assert_eq!(text(&result), "first answered then second answered");
     let result = client.call_tool("only_task", None).await.unwrap();

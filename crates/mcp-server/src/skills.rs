@@ -242,7 +242,7 @@ impl SkillInner {
         let file_name = path.rsplit('/').next().unwrap_or(path);
         let mut resource = Resource::new(file_name, format!("{}/{path}", self.root));
         resource.mime_type = Some(mime_type(path).to_owned());
-        resource.size = size.and_then(|s| i64::try_from(s).ok());
+        resource.size = size.map(mcp_types::Integer::from);
         if path == SKILL_MD {
             resource.name = self.frontmatter["name"].as_str().unwrap_or_default().to_owned();
             resource.description = self.frontmatter["description"].as_str().map(str::to_owned);
