@@ -125,10 +125,16 @@ fn mirrors(spec: &[u8]) -> Mirrors {
     Mirrors { protocol_version: text("v"), method: text("m"), name: text("n"), params: params.collect() }
 }
 
-/// The id of a request (an object with a `method` and a readable `id`).
+/// The id of a request: an object with a readable `id` and a `method`, or with `params` and
+/// neither `result` nor `error` (a request that lost its method, answered as a request).
 fn request_id(message: &Value) -> Option<RequestId> {
-    message.get("method")?;
-    serde_json::from_value(message.get("id")?.clone()).ok()
+    let object = message.as_object()?;
+    let request = object.contains_key("method")
+        || (object.contains_key("params") && !object.contains_key("result") && !object.contains_key("error"));
+    if !request {
+        return None;
+    }
+    serde_json::from_value(object.get("id")?.clone()).ok()
 }
 
 async fn session(data: &[u8]) {

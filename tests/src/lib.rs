@@ -5,12 +5,16 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub mod exact;
+pub mod instances;
 pub mod mutate;
 
 /// Decodes JSON text into one schema type and re-encodes it.
 pub struct TypeEntry {
     pub schema: &'static str,
     pub roundtrip: fn(&str) -> Result<Value, String>,
+    /// The same round trip, to JSON text (for exact number comparison, see [`exact`]).
+    pub text: fn(&str) -> Result<String, String>,
 }
 
 /// Decodes JSON text through a union and reports the variant it landed in.
@@ -19,6 +23,8 @@ pub struct UnionEntry {
     /// (member schema type, variant a value of that type must land in)
     pub members: &'static [(&'static str, &'static str)],
     pub decode: fn(&str) -> Result<(&'static str, Value), String>,
+    /// The same decoding, re-encoded to JSON text.
+    pub decode_text: fn(&str) -> Result<(&'static str, String), String>,
 }
 
 /// Decodes a response `result` by the method of the request it answers (`Request::Result`).
@@ -32,6 +38,11 @@ pub struct ResultEntry {
 pub fn roundtrip<T: serde::de::DeserializeOwned + serde::Serialize>(text: &str) -> Result<Value, String> {
     let value: T = serde_json::from_str(text).map_err(|e| e.to_string())?;
     serde_json::to_value(&value).map_err(|e| e.to_string())
+}
+
+pub fn roundtrip_text<T: serde::de::DeserializeOwned + serde::Serialize>(text: &str) -> Result<String, String> {
+    let value: T = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    serde_json::to_string(&value).map_err(|e| e.to_string())
 }
 
 pub struct Revision {

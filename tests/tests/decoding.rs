@@ -227,19 +227,66 @@ fn integers_stay_integers_and_fractions_stay_fractions() {
     assert_eq!(round_trip::<ServerMessage>(half.clone()), half);
 }
 
+/// The `resultType` rule (generated-code conventions, `xtask/src/codegen/mod.rs`): a union over
+/// `resultType` decodes by it, whichever member comes first; an unknown `resultType`, or members
+/// that do not fit the variant it names, give `Other` with every member, never an error. Each case
+/// is decoded from text in both member orders and from a `Value`, and re-encodes unchanged.
 #[test]
-fn result_type_discriminates_and_absent_means_complete() {
-    type Outcome = <mcp_types::CallToolRequest as Request>::Result;
-    let complete: Outcome = serde_json::from_value(json!({"content": []})).unwrap();
-    assert!(matches!(complete, mcp_types::CallToolOutcome::Complete(_)));
-    let input: Outcome = serde_json::from_value(json!({"resultType": "input_required", "requestState": "s"})).unwrap();
-    assert!(matches!(input, mcp_types::CallToolOutcome::InputRequired(_)));
-    let e = serde_json::from_value::<Outcome>(json!({"resultType": "later", "content": []})).unwrap_err().to_string();
-    assert!(e.contains("resultType `later`"), "{e}");
-    let e = serde_json::from_str::<Outcome>(r#"{"resultType":"later","content":[]}"#).unwrap_err().to_string();
-    assert!(e.contains("unknown resultType `later`"), "{e}");
-    let e = serde_json::from_str::<Outcome>(r#"{"requestState":"s","resultType":"complete"}"#).unwrap_err().to_string();
-    assert!(e.contains("unexpected resultType `complete`"), "{e}");
+fn result_type_unions_follow_the_schema_and_keep_unknown_result_types() {
+    use mcp_types::CallToolOutcome as Outcome;
+    type Typed = <mcp_types::CallToolRequest as Request>::Result;
+    let cases: [(&str, &str, &str); 10] = [
+        ("absent means complete", r#"{"content":[]}"#, "Complete"),
+        ("input_required", r#"{"resultType":"input_required","requestState":"s"}"#, "InputRequired"),
+        ("complete", r#"{"resultType":"complete","content":[],"isError":false}"#, "Complete"),
+        // The tasks extension's result (SEP-2663): its client decodes it from the members.
+        ("tasks extension", r#"{"resultType":"task","task":{"taskId":"t1","status":"working"}}"#, "Other"),
+        ("vendor", r#"{"resultType":"com.example/later","content":[]}"#, "Other"),
+        ("empty", r#"{"resultType":"","content":[]}"#, "Other"),
+        // Contradictions: valid only as the schema's `InputRequiredResult` (its `resultType` is any
+        // string), but `complete` promises a CallToolResult, which needs `content`.
+        ("complete without content", r#"{"requestState":"","resultType":"complete"}"#, "Other"),
+        ("complete alone", r#"{"resultType":"complete"}"#, "Other"),
+        // `input_required` with a complete result's members: an InputRequiredResult keeping them.
+        ("input_required with content", r#"{"content":[],"resultType":"input_required"}"#, "InputRequired"),
+        ("complete with requestState", r#"{"requestState":"s","content":[],"resultType":"complete"}"#, "Complete"),
+    ];
+    for (name, text, want) in cases {
+        let json: Value = serde_json::from_str(text).unwrap();
+        let mut reversed: Vec<(&String, &Value)> = json.as_object().unwrap().iter().collect();
+        reversed.reverse();
+        let reversed = format!(
+            "{{{}}}",
+            reversed.iter().map(|(k, v)| format!("{}:{v}", Value::from(k.as_str()))).collect::<Vec<_>>().join(",")
+        );
+        for outcome in [
+            serde_json::from_str::<Typed>(text).unwrap_or_else(|e| panic!("{name}: {e}")),
+            serde_json::from_str::<Typed>(&reversed).unwrap_or_else(|e| panic!("{name} reversed: {e}")),
+            serde_json::from_value::<Typed>(json.clone()).unwrap_or_else(|e| panic!("{name} from a Value: {e}")),
+        ] {
+            let got = match &outcome {
+                Outcome::Complete(_) => "Complete",
+                Outcome::InputRequired(_) => "InputRequired",
+                Outcome::Other(_) => "Other",
+                _ => "?",
+            };
+            assert_eq!(got, want, "{name}: {outcome:?}");
+            // An absent `resultType` is written as what it means (`complete`), as servers must.
+            let mut expected = json.clone();
+            expected.as_object_mut().unwrap().entry("resultType").or_insert("complete".into());
+            assert_eq!(serde_json::to_value(&outcome).unwrap(), expected, "{name}");
+        }
+    }
+    // The tasks extension's client gets the whole member map.
+    let task = r#"{"jsonrpc":"2.0","id":4,"result":{"resultType":"task","task":{"taskId":"t1"},"_meta":{"k":1}}}"#;
+    let response: mcp_types::CallToolResultResponse = serde_json::from_str(task).unwrap();
+    let Outcome::Other(members) = &response.result else { panic!("{response:?}") };
+    assert_eq!(members["task"]["taskId"], "t1");
+    assert_eq!(members["resultType"], "task");
+    assert_eq!(members["_meta"]["k"], 1);
+    // A member one variant declares must still have its type.
+    let e = serde_json::from_str::<Typed>(r#"{"resultType":"complete","content":"x"}"#).unwrap_err().to_string();
+    assert!(e.contains("content"), "{e}");
 }
 
 #[test]
@@ -319,22 +366,22 @@ fn elicitation_answers_may_be_fractional_numbers() {
 /// since servers MUST send them.
 #[test]
 fn cache_hints_accept_what_clients_must_accept() {
-    use mcp_types::{CacheScope, ListToolsResult, TtlMs};
+    use mcp_types::{CacheScope, ListToolsResult};
     use std::time::Duration;
 
     // Negative: decodes, means "stale at once", re-encodes as received.
     let negative = json!({"tools": [], "ttlMs": -5, "cacheScope": "public", "resultType": "complete"});
     let list: ListToolsResult = serde_json::from_value(negative.clone()).unwrap();
-    assert_eq!(list.ttl_ms.map(TtlMs::get), Some(-5));
-    assert_eq!(list.ttl_ms.unwrap_or_default().duration(), Duration::ZERO);
+    assert_eq!(list.ttl_ms.as_ref().and_then(|t| t.get().as_i64()), Some(-5));
+    assert_eq!(list.ttl_ms.clone().unwrap_or_default().duration(), Duration::ZERO);
     assert_eq!(serde_json::to_value(&list).unwrap(), negative);
     assert_eq!(round_trip::<mcp_types::draft::ListToolsResult>(negative.clone()), negative);
 
     // Absent (an older server): both `None`, still absent after re-encoding.
     let legacy = json!({"tools": []});
     let list: ListToolsResult = serde_json::from_value(legacy.clone()).unwrap();
-    assert_eq!((list.ttl_ms, list.cache_scope), (None, None));
-    assert_eq!(list.ttl_ms.unwrap_or_default().duration(), Duration::ZERO);
+    assert_eq!((list.ttl_ms.clone(), list.cache_scope), (None, None));
+    assert_eq!(list.ttl_ms.clone().unwrap_or_default().duration(), Duration::ZERO);
     assert_eq!(serde_json::to_value(&list).unwrap(), json!({"tools": [], "resultType": "complete"}));
     let discover: DiscoverResult =
         serde_json::from_value(json!({"capabilities": {}, "supportedVersions": ["2026-07-28"]})).unwrap();
@@ -352,7 +399,150 @@ fn cache_hints_accept_what_clients_must_accept() {
 
     // Still not anything goes: a fractional `ttlMs` or an unknown scope names the problem.
     let e = err::<ListToolsResult>(r#"{"tools":[],"ttlMs":1.5}"#);
-    assert!(e.contains("`ttlMs`") && e.contains("must be an integer, found the number 1.5"), "{e}");
+    assert!(e.contains("`ttlMs`") && e.contains("expected an integer, found the number 1.5"), "{e}");
     let e = err::<ListToolsResult>(r#"{"tools":[],"cacheScope":"shared"}"#);
     assert!(e.contains("cacheScope") && e.contains("shared"), "{e}");
+}
+
+/// Decodes `text` as `T`, re-encodes it, and checks the JSON text is the same, numbers compared
+/// by literal (`mcp_tests::exact`).
+fn exact_round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(text: &str) -> String {
+    let typed: T = serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+    let out = serde_json::to_string(&typed).unwrap();
+    let diff = mcp_tests::exact::differences(text, &out).unwrap();
+    assert!(diff.is_empty(), "{text} -> {out}: {diff:?}");
+    out
+}
+
+/// 2025-03-26 transports: "an array batching one or more requests and/or notifications" — an
+/// empty batch is not a valid message, but it is a valid `JSONRPCMessage` of the schema (both
+/// batch arrays admit `[]`). It decodes as an empty `BatchRequest` (either list variant encodes
+/// it the same) and re-encodes as `[]`; the server answers it with -32600 (mcp-server's
+/// `batch::handle_batch`).
+#[test]
+fn empty_batch_of_2025_03_26_decodes_as_an_empty_batch_request() {
+    use mcp_types::v2025_03_26::JsonRpcMessage;
+    let message: JsonRpcMessage = serde_json::from_str("[]").unwrap();
+    assert!(matches!(&message, JsonRpcMessage::BatchRequest(items) if items.is_empty()), "{message:?}");
+    assert_eq!(serde_json::to_string(&message).unwrap(), "[]");
+    assert_eq!(serde_json::from_str::<JsonRpcMessage>(" [ ] ").unwrap(), message);
+}
+
+/// Ids and progress tokens are `string | integer`, and JSON Schema integers have no bounds and
+/// may be written `1.0`: every such id decodes, whether it is read before or after the member
+/// that decides the message type, and the id a server answers with is the same text.
+#[test]
+fn request_ids_and_progress_tokens_keep_integers_beyond_64_bits() {
+    let params = format!(r#"{{{META},"name":"t","progressToken":0}}"#).replace(r#","progressToken":0"#, "");
+    for id in
+        ["9223372036854775808", "-9223372036854775809", "1000000000000000000000000000000", "1.0", "1e3", "-0", "7"]
+    {
+        for text in [
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#),
+            format!(r#"{{"method":"tools/call","params":{params},"jsonrpc":"2.0","id":{id}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"vendor/x"}}"#),
+        ] {
+            exact_round_trip::<ClientMessage>(&text);
+            let message: ClientMessage = serde_json::from_str(&text).unwrap();
+            let ClientMessage::Request(request) = &message else { panic!("{text}: {message:?}") };
+            // The answer carries the same id.
+            let mut answer = mcp_types::JsonRpcResultResponse::new(request.id().clone(), Default::default());
+            answer.result.extra.insert("ok".into(), true.into());
+            let answer = serde_json::to_string(&answer).unwrap();
+            let expected = if id == "-0" { "0" } else { id };
+            assert!(answer.contains(&format!(r#""id":{expected}"#)), "{answer}");
+        }
+        // Older revisions, through their shape-scored `JSONRPCMessage` and in batches (whose
+        // items are generic requests and notifications: their `params` are free-form).
+        exact_round_trip::<mcp_types::v2025_03_26::JsonRpcMessage>(&format!(
+            r#"[{{"jsonrpc":"2.0","id":{id},"method":"ping"}},{{"jsonrpc":"2.0","method":"notifications/initialized"}}]"#
+        ));
+        exact_round_trip::<mcp_types::v2025_03_26::ProgressNotification>(&format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{id},"progress":1}}}}"#
+        ));
+        exact_round_trip::<mcp_types::v2024_11_05::JsonRpcMessage>(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32601,"message":"no"}}}}"#
+        ));
+        exact_round_trip::<ServerMessage>(&format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{id},"progress":0.5}}}}"#
+        ));
+    }
+    let big: mcp_types::RequestId = serde_json::from_str("18446744073709551616").unwrap();
+    assert!(matches!(&big, mcp_types::RequestId::Number(n) if n.as_literal() == Some("18446744073709551616")));
+    assert_eq!(big.to_string(), "18446744073709551616");
+    let e = err::<mcp_types::RequestId>("1.5");
+    assert!(e.contains("must be a string or an integer, found the number 1.5"), "{e}");
+}
+
+/// `integer` members (`size`, `maxTokens`, `total`, `ttl`, `minLength`, `error.code`, ...) are
+/// `mcp_types::Integer`: any JSON Schema integer, kept as written.
+#[test]
+fn integer_members_beyond_i64_and_written_as_floats_are_kept() {
+    for n in ["18446744073709551616", "-1000000000000000000000000000000", "1.0", "2.50e1", "9223372036854775807"] {
+        exact_round_trip::<mcp_types::Resource>(&format!(r#"{{"name":"r","uri":"file:///r","size":{n}}}"#));
+        exact_round_trip::<mcp_types::CompleteResult>(&format!(
+            r#"{{"resultType":"complete","completion":{{"values":[],"total":{n}}}}}"#
+        ));
+        exact_round_trip::<mcp_types::v2025_11_25::Task>(&format!(
+            r#"{{"taskId":"t","status":"working","createdAt":"2025-01-01T00:00:00Z","lastUpdatedAt":"2025-01-01T00:00:00Z","ttl":{n},"pollInterval":{n}}}"#
+        ));
+        exact_round_trip::<ErrorObject>(&format!(r#"{{"code":{n},"message":"m"}}"#));
+        exact_round_trip::<mcp_types::StringSchema>(&format!(r#"{{"type":"string","minLength":{n},"maxLength":{n}}}"#));
+    }
+    let size: mcp_types::Resource = serde_json::from_str(r#"{"name":"r","uri":"u","size":1.0}"#).unwrap();
+    assert_eq!(size.size.as_ref().and_then(mcp_types::Integer::as_u64), Some(1));
+    let e = err::<mcp_types::Resource>(r#"{"name":"r","uri":"u","size":1.5}"#);
+    assert!(e.contains("`size`") && e.contains("expected an integer, found the number 1.5"), "{e}");
+    // Comparisons with plain integers keep working.
+    let error: ErrorObject = serde_json::from_str(r#"{"code":-32602,"message":"m"}"#).unwrap();
+    assert!(error.code == error_codes::INVALID_PARAMS);
+}
+
+/// `1.0` where the schema says `integer` is valid JSON Schema: it decodes and is written back as
+/// `1.0`, never as `1`.
+#[test]
+fn integral_floats_where_the_schema_says_integer_keep_their_spelling() {
+    let out = exact_round_trip::<mcp_types::v2025_11_25::TaskMetadata>(r#"{"ttl":1.0}"#);
+    assert_eq!(out, r#"{"ttl":1.0}"#);
+    let out = exact_round_trip::<ClientMessage>(r#"{"jsonrpc":"2.0","id":1.0,"method":"vendor/x"}"#);
+    assert!(out.contains(r#""id":1.0"#), "{out}");
+    let ttl: mcp_types::TtlMs = serde_json::from_str("60000.0").unwrap();
+    assert_eq!((ttl.millis(), serde_json::to_string(&ttl).unwrap().as_str()), (60000, "60000.0"));
+}
+
+/// `ttlMs` beyond `u64` is an integer like any other (it was reported as "not an integer"): kept as
+/// written, and fresh "forever" (`u64::MAX` milliseconds).
+#[test]
+fn ttl_ms_beyond_u64_is_kept_and_means_the_longest_freshness() {
+    for ttl in ["18446744073709551616", "1e30", "-1000000000000000000000000000000"] {
+        let text = format!(r#"{{"resultType":"complete","tools":[],"ttlMs":{ttl},"cacheScope":"public"}}"#);
+        exact_round_trip::<mcp_types::ListToolsResult>(&text);
+        let list: mcp_types::ListToolsResult = serde_json::from_str(&text).unwrap();
+        let want = if ttl.starts_with('-') { 0 } else { u64::MAX };
+        assert_eq!(list.ttl_ms.unwrap().millis(), want, "{ttl}");
+    }
+}
+
+/// `number` members are `serde_json::Number`: integers within 64 bits and fractions (as the
+/// nearest `f64`, parsed correctly) are kept; an integer beyond 64 bits is refused, naming the
+/// member, rather than turned into a float.
+#[test]
+fn number_members_keep_fractions_and_refuse_integers_beyond_64_bits() {
+    for n in [
+        "0.30000000000000004",
+        "1.0",
+        "-0.0",
+        "5e-324",
+        "1.7976931348623157e308",
+        "18446744073709551615",
+        "2.2250738585072014e-308",
+    ] {
+        exact_round_trip::<ServerMessage>(&format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":1,"progress":{n}}}}}"#
+        ));
+    }
+    let e = err::<ServerMessage>(
+        r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":18446744073709551616}}"#,
+    );
+    assert!(e.contains("`params.progress`") && e.contains("beyond the 64-bit range"), "{e}");
 }

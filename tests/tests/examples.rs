@@ -105,7 +105,7 @@ fn read_resource_example_without_cache_hints_decodes_and_keeps_them_absent() {
     let outcome: <mcp_types::ReadResourceRequest as mcp_types::Request>::Result =
         serde_json::from_value(result.clone()).unwrap();
     let mcp_types::ReadResourceOutcome::Complete(read) = &outcome else { panic!("{outcome:?}") };
-    assert_eq!((read.ttl_ms, read.cache_scope.as_ref()), (None, None));
-    assert_eq!(read.ttl_ms.unwrap_or_default().duration(), std::time::Duration::ZERO);
+    assert_eq!((read.ttl_ms.clone(), read.cache_scope.as_ref()), (None, None));
+    assert_eq!(read.ttl_ms.clone().unwrap_or_default().duration(), std::time::Duration::ZERO);
     assert_eq!(serde_json::to_value(&outcome).unwrap(), result);
 }

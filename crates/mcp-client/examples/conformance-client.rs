@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use mcp_client::auth::{AuthError, Es256Key, HeadlessAuthorizer, OAuth};
+use mcp_client::types::ext::skills::SkillResources;
 use mcp_client::types::{CreateMessageResult, CreateMessageResultContent, JsonObject, Role, TextContent};
 use mcp_client::{Client, ElicitationModes, ElicitationResponse, EraPreference, Error, Handlers};
 use serde_json::{Value, json};
@@ -107,6 +108,11 @@ async fn run(url: &str, scenario: &str, version: &str, context: &Value) -> Resul
     }
     let client = builder.connect_http(url).await?;
     eprintln!("connected: {:?} {}", client.era(), client.protocol_version());
+    if scenario.starts_with("sep-2640-client-") {
+        let outcome = skills(&client, scenario).await;
+        client.close().await;
+        return outcome;
+    }
     let tools = client.all_tools().await?;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     eprintln!("tools: {names:?}");
@@ -175,6 +181,33 @@ async fn run(url: &str, scenario: &str, version: &str, context: &Value) -> Resul
         _ => {}
     }
     client.close().await;
+    Ok(())
+}
+
+/// The skills extension's host scenarios: list the skills (reading nothing), then, except in
+/// `sep-2640-client-no-prefetch`, load each one and read its other files only once `SKILL.md`
+/// matched its entry.
+async fn skills(client: &Client, scenario: &str) -> Result<(), Error> {
+    let skills = client.all_skills().await?;
+    eprintln!("skills: {:?}", skills.iter().map(|s| s.uri.as_str()).collect::<Vec<_>>());
+    if scenario == "sep-2640-client-no-prefetch" {
+        return Ok(());
+    }
+    for skill in &skills {
+        match client.load_skill(skill).await {
+            Ok(loaded) => {
+                eprintln!("loaded {} ({} bytes)", skill.uri, loaded.instructions.len());
+                if let SkillResources::Files(files) = &skill.resources {
+                    for file in files.iter().filter(|f| f.uri != skill.uri) {
+                        let read = client.read_skill_file(skill, &file.uri).await;
+                        eprintln!("read {}: {}", file.uri, if read.is_ok() { "verified" } else { "refused" });
+                    }
+                }
+            }
+            // The refusal is the expected behaviour: nothing more of this skill is read.
+            Err(e) => eprintln!("refused {}: {e}", skill.uri),
+        }
+    }
     Ok(())
 }
 

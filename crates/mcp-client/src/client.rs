@@ -95,6 +95,10 @@ impl CallOptions {
         self
     }
 
+    pub(crate) fn request_timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
     /// Asks for log messages at or above `level` for this call (a deprecated MCP feature; only
     /// on the modern era, where it is per request).
     pub fn log_level(mut self, level: LoggingLevel) -> Self {
@@ -122,11 +126,13 @@ pub struct ClientBuilder {
     modern_versions: Vec<String>,
     legacy_versions: Vec<String>,
     probe_timeout: Duration,
+    startup_timeout: Duration,
     request_timeout: Duration,
     log_level: Option<LoggingLevel>,
     http_headers: Vec<(String, String)>,
     send_client_info: bool,
     limits: Limits,
+    tasks: bool,
     #[cfg(feature = "http")]
     http_client: Option<reqwest::Client>,
     #[cfg(feature = "auth")]
@@ -142,11 +148,13 @@ impl ClientBuilder {
             modern_versions: MODERN_VERSIONS.iter().map(|v| v.to_string()).collect(),
             legacy_versions: LEGACY_VERSIONS.iter().map(|v| v.to_string()).collect(),
             probe_timeout: Duration::from_secs(3),
+            startup_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(60),
             log_level: None,
             http_headers: Vec::new(),
             send_client_info: true,
             limits: Limits::default(),
+            tasks: false,
             #[cfg(feature = "http")]
             http_client: None,
             #[cfg(feature = "auth")]
@@ -174,9 +182,19 @@ impl ClientBuilder {
         self
     }
 
-    /// How long the stdio `server/discover` probe waits before assuming a legacy server.
+    /// How long the stdio `server/discover` probe waits before assuming a legacy server (3 s),
+    /// counted from the server's first output on stdout or stderr: start-up does not count (see
+    /// [`Self::startup_timeout`]). A `DiscoverResult` that comes later, while `initialize` is
+    /// under way, still makes the connection modern.
     pub fn probe_timeout(mut self, timeout: Duration) -> Self {
         self.probe_timeout = timeout;
+        self
+    }
+
+    /// How long the stdio probe waits for a server that has written nothing yet to show a first
+    /// sign of life before its [`Self::probe_timeout`] starts anyway (10 s).
+    pub fn startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = timeout;
         self
     }
 
@@ -232,6 +250,17 @@ impl ClientBuilder {
     /// Whether to send `clientInfo` in every modern request's `_meta` (default: yes).
     pub fn send_client_info(mut self, send: bool) -> Self {
         self.send_client_info = send;
+        self
+    }
+
+    /// Opts in to the tasks extension (`io.modelcontextprotocol/tasks`, default: off): the client
+    /// declares it on every modern request, so a server may answer a `tools/call` with a task.
+    /// [`Client::call_tool`] then follows the task to its end (polling `tasks/get`, answering its
+    /// input requests with the [`Handlers`], cancelling it when the call is dropped), and
+    /// [`Client::call_tool_as_task`] hands the task to the caller. Without it a server never
+    /// makes a call a task.
+    pub fn tasks(mut self, enabled: bool) -> Self {
+        self.tasks = enabled;
         self
     }
 
@@ -328,15 +357,15 @@ impl std::fmt::Debug for Client {
 
 /// One request on its way through the pipeline.
 #[derive(Clone)]
-struct Call {
-    method: &'static str,
-    params: JsonObject,
-    /// `Mcp-Name` value (tools/call, prompts/get, resources/read).
-    name: Option<String>,
+pub(crate) struct Call {
+    pub(crate) method: &'static str,
+    pub(crate) params: JsonObject,
+    /// `Mcp-Name` value (tools/call, prompts/get, resources/read, the task id of tasks/*).
+    pub(crate) name: Option<String>,
     param_headers: Vec<(String, String)>,
     options: CallOptions,
     /// `None`: no timeout (subscriptions).
-    timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     /// When the whole call must be over (the listing `call_tool` does first included).
     deadline: Option<Instant>,
     cancel_on_drop: bool,
@@ -345,7 +374,7 @@ struct Call {
 }
 
 impl Call {
-    fn new(client: &Client, method: &'static str, params: JsonObject) -> Self {
+    pub(crate) fn new(client: &Client, method: &'static str, params: JsonObject) -> Self {
         Call {
             method,
             params,
@@ -359,7 +388,7 @@ impl Call {
         }
     }
 
-    fn with_options(mut self, options: CallOptions) -> Self {
+    pub(crate) fn with_options(mut self, options: CallOptions) -> Self {
         if let Some(timeout) = options.timeout {
             self.timeout = Some(timeout);
         }
@@ -384,7 +413,10 @@ impl Client {
     }
 
     fn assemble(config: ClientBuilder, core: Arc<Core>, transport: Transport) -> Self {
-        let capabilities = config.handlers.capabilities();
+        let mut capabilities = config.handlers.capabilities();
+        if config.tasks {
+            capabilities.extensions.get_or_insert_default().insert(mcp_types::ext::TASKS.to_owned(), JsonObject::new());
+        }
         let kind = transport.kind();
         Client {
             inner: Arc::new(Inner {
@@ -522,13 +554,13 @@ impl Client {
             None => exchange.await?,
         };
         let result = reply.map_err(|error| Error::Rpc { method: call.method.to_owned(), error, http_status: None })?;
-        check_result_type(call.method, &result)?;
+        check_result_type(call.method, &result, self.inner.config.tasks)?;
         Ok(result)
     }
 
     /// [`send`](Self::send), retrying once with a version the server offers when a modern
     /// server answers `-32022`.
-    async fn request(&self, call: &Call) -> Result<Box<RawValue>, Error> {
+    pub(crate) async fn request(&self, call: &Call) -> Result<Box<RawValue>, Error> {
         let mut first = self.send(call, self.inner.core.next_id()).await;
         let revive = match &first {
             Err(Error::Closed) => true,
@@ -677,21 +709,7 @@ impl Client {
                     call.method
                 )));
             }
-            let mut responses = JsonObject::new();
-            for (key, request) in input.input_requests.unwrap_or_default() {
-                let method = request.get("method").and_then(Value::as_str).ok_or_else(|| {
-                    Error::protocol(format!("input request {key:?} of {} has no method", call.method))
-                })?;
-                let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
-                let answer = self
-                    .inner
-                    .core
-                    .handlers
-                    .answer(method, params)
-                    .await
-                    .map_err(|e| Error::Handler(format!("input request {key:?} ({method}): {e}")))?;
-                responses.insert(key, answer);
-            }
+            let responses = self.answer_inputs(call.method, input.input_requests.unwrap_or_default()).await?;
             call.params = original.clone();
             if !responses.is_empty() {
                 call.params.insert("inputResponses".into(), Value::Object(responses));
@@ -701,6 +719,32 @@ impl Client {
             }
         }
         Err(Error::protocol(format!("{} still needs input after {MAX_INPUT_ROUNDS} rounds", call.method)))
+    }
+
+    /// Answers input requests (elicitation, sampling, roots) with the application's handlers:
+    /// the one path for MRTR rounds and for the input requests of a task.
+    pub(crate) async fn answer_inputs(
+        &self,
+        what: &str,
+        requests: BTreeMap<String, Value>,
+    ) -> Result<JsonObject, Error> {
+        let mut responses = JsonObject::new();
+        for (key, request) in requests {
+            let method = request
+                .get("method")
+                .and_then(Value::as_str)
+                .ok_or_else(|| Error::protocol(format!("input request {key:?} of {what} has no method")))?;
+            let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+            let answer = self
+                .inner
+                .core
+                .handlers
+                .answer(method, params)
+                .await
+                .map_err(|e| Error::Handler(format!("input request {key:?} ({method}): {e}")))?;
+            responses.insert(key, answer);
+        }
+        Ok(responses)
     }
 
     // ---------------------------------------------------------------------------------------
@@ -737,9 +781,11 @@ impl Client {
                     return self.initialize(&version).await;
                 };
                 let is_stdio = self.transport().kind() == TransportKind::Stdio;
-                let timeout =
-                    if is_stdio { self.inner.config.probe_timeout } else { self.inner.config.request_timeout };
-                let legacy_version = match self.probe(&version, timeout).await? {
+                #[cfg(feature = "stdio")]
+                if is_stdio {
+                    return self.negotiate_stdio(version, preferred_legacy).await;
+                }
+                let legacy_version = match self.probe(&version, self.inner.config.request_timeout).await? {
                     Probe::Modern => return Ok(()),
                     Probe::LegacyVersion(offered) => match self.pick_legacy(&offered) {
                         Some(v) => v,
@@ -765,6 +811,90 @@ impl Client {
                 }
             }
         }
+    }
+
+    /// Auto negotiation over stdio (the spec's stdio backward-compatibility rules): probe with
+    /// `server/discover`; a `DiscoverResult` or a recognized modern error means modern, any other
+    /// error or no answer in time means legacy, so `initialize`. The wait for an answer counts from
+    /// the server's first output (start-up is not silence), and the probe stays pending while
+    /// `initialize` is under way: a late `DiscoverResult`, or an `initialize` refused with -32022
+    /// and a modern `supported` list, makes the connection modern instead of failing it.
+    #[cfg(feature = "stdio")]
+    async fn negotiate_stdio(&self, version: String, preferred_legacy: Option<String>) -> Result<(), Error> {
+        // Polled in this task, probe first (`biased`): when both answers have arrived, the one the
+        // server sent first (its DiscoverResult) wins.
+        let probe = self.probe(&version, self.inner.config.request_timeout);
+        tokio::pin!(probe);
+        let answered = tokio::select! {
+            biased;
+            outcome = &mut probe => Some(outcome?),
+            () = self.legacy_deadline() => None,
+        };
+        let legacy_version = match &answered {
+            Some(Probe::Modern) => return Ok(()),
+            Some(Probe::LegacyVersion(offered)) => match self.pick_legacy(offered) {
+                Some(v) => v,
+                None => return Err(Error::VersionMismatch { requested: version.clone(), offered: offered.clone() }),
+            },
+            Some(Probe::Legacy(_)) | None => preferred_legacy
+                .ok_or_else(|| Error::VersionMismatch { requested: version.clone(), offered: Vec::new() })?,
+        };
+        if let Transport::Stdio(stdio) = &*self.transport()
+            && !stdio.is_alive()
+        {
+            tracing::debug!("the server exited after the probe; restarting it for initialize");
+            stdio.restart(&self.inner.core).await?;
+        }
+        let mut pending = answered.is_none();
+        if pending {
+            tracing::debug!("no answer to server/discover in time; trying initialize, still listening for it");
+        }
+        let initialize = self.initialize(&legacy_version);
+        tokio::pin!(initialize);
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                outcome = &mut probe, if pending => {
+                    pending = false;
+                    if let Ok(Probe::Modern) = outcome {
+                        // A late DiscoverResult (or modern error): modern after all.
+                        return Ok(());
+                    }
+                }
+                outcome = &mut initialize => break outcome,
+            }
+        };
+        let Err(Error::Rpc { error, .. }) = &outcome else { return outcome };
+        let offered = supported_versions(error);
+        let Some(modern) =
+            (error.code == error_codes::UNSUPPORTED_PROTOCOL_VERSION).then(|| self.pick_modern(&offered)).flatten()
+        else {
+            return outcome;
+        };
+        // A modern server refused the handshake: its DiscoverResult is likely on its way.
+        if pending
+            && let Ok(Ok(Probe::Modern)) = tokio::time::timeout(self.inner.config.probe_timeout, &mut probe).await
+        {
+            return Ok(());
+        }
+        self.settle_modern(modern, None);
+        self.inner.state.write().unwrap().supported_versions = offered;
+        Ok(())
+    }
+
+    /// When the stdio probe gives up: `probe_timeout` after the server's first output, or after
+    /// `startup_timeout` if it shows no sign of life.
+    #[cfg(feature = "stdio")]
+    async fn legacy_deadline(&self) {
+        let first_output = match &*self.transport() {
+            Transport::Stdio(stdio) => Some(stdio.first_output()),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        };
+        if let Some(first_output) = first_output {
+            let _ = tokio::time::timeout(self.inner.config.startup_timeout, first_output).await;
+        }
+        tokio::time::sleep(self.inner.config.probe_timeout).await;
     }
 
     /// Sends `server/discover` with `version`; settles the era when the answer is modern.
@@ -807,7 +937,7 @@ impl Client {
                     other => Err(other),
                 };
             };
-            match rpc.code {
+            match rpc.code.as_i64().unwrap_or_default() {
                 error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
                     let offered = supported_versions(rpc);
                     match self.pick_modern(&offered) {
@@ -860,6 +990,10 @@ impl Client {
         let mut capabilities = serde_json::to_value(&self.inner.capabilities).unwrap_or_else(|_| json!({}));
         if capabilities.get("roots").is_some() {
             capabilities["roots"] = json!({"listChanged": false});
+        }
+        // Extensions (tasks) are declared per request on the modern era only.
+        if let Some(capabilities) = capabilities.as_object_mut() {
+            capabilities.remove("extensions");
         }
         let params = json!({
             "protocolVersion": version,
@@ -1032,12 +1166,45 @@ impl Client {
     }
 
     /// Calls a tool with per-call options (progress, timeout, log level).
+    ///
+    /// With [`ClientBuilder::tasks`], a server may run the call as a task: this then polls
+    /// `tasks/get` (every `pollIntervalMs`), answers the task's input requests with the
+    /// [`Handlers`], and returns the task's result, or its JSON-RPC error ([`Error::Rpc`]), or
+    /// [`Error::TaskCancelled`]. Dropping the future cancels the task (`tasks/cancel`).
     pub async fn call_tool_with(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
         options: CallOptions,
     ) -> Result<CallToolResult, Error> {
+        let result = self.start_tool_call(name, arguments, options.clone()).await?;
+        if result_type(&result).as_deref() == Some(mcp_types::ext::tasks::RESULT_TYPE_TASK) {
+            let handle = crate::tasks::TaskHandle::created(self, &result, options)?;
+            let cancel_on_drop = crate::tasks::CancelOnDrop::new(&handle);
+            let outcome = handle.wait().await;
+            // The task is over unless following it failed (transport, handler, timeout):
+            // then it is cancelled, as when the call is dropped.
+            let ended = match &outcome {
+                Ok(_) | Err(Error::TaskCancelled { .. }) => true,
+                Err(Error::Rpc { method, .. }) => method == "tools/call",
+                Err(_) => false,
+            };
+            if ended {
+                cancel_on_drop.disarm();
+            }
+            return outcome;
+        }
+        decode("tools/call", &result)
+    }
+
+    /// Sends `tools/call` (with the MRTR rounds answered) and returns its raw result: complete,
+    /// or (with the tasks extension) a task.
+    pub(crate) async fn start_tool_call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: CallOptions,
+    ) -> Result<Box<RawValue>, Error> {
         let mut call = Call::new(self, "tools/call", JsonObject::new()).with_options(options);
         call.name = Some(name.to_owned());
         // One deadline for the whole call, the listing below included.
@@ -1073,7 +1240,7 @@ impl Client {
             }
             other => other?,
         };
-        decode("tools/call", &result)
+        Ok(result)
     }
 
     /// Lists tools until `name` is among them (or the list ends), within the call's deadline;
@@ -1495,7 +1662,7 @@ fn supported_versions(error: &ErrorObject) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn result_type(result: &RawValue) -> Option<String> {
+pub(crate) fn result_type(result: &RawValue) -> Option<String> {
     #[derive(Deserialize)]
     struct Probe {
         #[serde(rename = "resultType")]
@@ -1508,11 +1675,13 @@ fn result_type(result: &RawValue) -> Option<String> {
 }
 
 /// Absent `resultType` means complete; only the three multi round-trip methods may answer
-/// `input_required`; any other value is invalid.
-fn check_result_type(method: &str, result: &RawValue) -> Result<(), Error> {
+/// `input_required`, and only `tools/call` may answer `task`, when the client declared the tasks
+/// extension; any other value is invalid.
+fn check_result_type(method: &str, result: &RawValue, tasks: bool) -> Result<(), Error> {
     match result_type(result).as_deref() {
         None | Some("complete") => Ok(()),
         Some("input_required") if matches!(method, "tools/call" | "prompts/get" | "resources/read") => Ok(()),
+        Some(mcp_types::ext::tasks::RESULT_TYPE_TASK) if tasks && method == "tools/call" => Ok(()),
         Some(other) => Err(Error::protocol(format!("{method} returned the unrecognized resultType {other:?}"))),
     }
 }
@@ -1534,7 +1703,7 @@ fn ttl_of(result: &RawValue) -> Option<Duration> {
 
 /// Decodes a result. Caching hints need no help: the types accept an absent or negative `ttlMs`
 /// and an absent `cacheScope` (older servers), as the caching rules tell clients to.
-fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, Error> {
+pub(crate) fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, Error> {
     serde_json::from_str(raw.get()).map_err(|e| Error::protocol(format!("malformed {method} result: {e}")))
 }
 
@@ -1544,6 +1713,9 @@ fn server_info_of(raw: &RawValue) -> Option<Implementation> {
     let info = value.pointer("/_meta/io.modelcontextprotocol~1serverInfo").or_else(|| value.get("serverInfo"))?.clone();
     serde_json::from_value(info).ok()
 }
+
+mod skills;
+pub use skills::LoadedSkill;
 
 #[cfg(test)]
 mod tests {
@@ -1555,11 +1727,15 @@ mod tests {
 
     #[test]
     fn result_types_are_checked_per_method() {
-        assert!(check_result_type("tools/list", &raw(r#"{"tools":[]}"#)).is_ok());
-        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"input_required"}"#)).is_ok());
-        assert!(check_result_type("tools/list", &raw(r#"{"resultType":"input_required"}"#)).is_err());
-        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"weird"}"#)).is_err());
-        assert!(check_result_type("tools/call", &raw(r#"{"resultType":7}"#)).is_err());
+        assert!(check_result_type("tools/list", &raw(r#"{"tools":[]}"#), false).is_ok());
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"input_required"}"#), false).is_ok());
+        assert!(check_result_type("tools/list", &raw(r#"{"resultType":"input_required"}"#), false).is_err());
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"weird"}"#), false).is_err());
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":7}"#), false).is_err());
+        // A task only for a client that declared the extension, and only from tools/call.
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"task"}"#), true).is_ok());
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"task"}"#), false).is_err());
+        assert!(check_result_type("prompts/get", &raw(r#"{"resultType":"task"}"#), true).is_err());
     }
 
     #[test]

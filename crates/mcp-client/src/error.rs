@@ -32,8 +32,13 @@ pub enum Error {
     /// A limit of this client was reached; `limit` names the setting that sets it (for
     /// example `ClientBuilder::max_list_pages`).
     LimitExceeded { limit: &'static str, message: String },
+    /// The task a call became (tasks extension) was cancelled before it completed.
+    TaskCancelled { task_id: String, message: Option<String> },
     /// The connection is closed (the client was shut down, or the server went away).
     Closed,
+    /// A skill file did not match its entry (size, digest, frontmatter, or not listed): the
+    /// content was not used (skills extension).
+    SkillVerification { uri: String, detail: String },
     /// OAuth authorization failed (feature `auth`).
     #[cfg(feature = "auth")]
     Auth(crate::auth::AuthError),
@@ -78,7 +83,7 @@ impl Error {
 
     /// The JSON-RPC error code, when the server answered with an error.
     pub fn code(&self) -> Option<i64> {
-        self.rpc_error().map(|e| e.code)
+        self.rpc_error().and_then(|e| e.code.as_i64())
     }
 }
 
@@ -106,7 +111,12 @@ impl fmt::Display for Error {
             Error::NotSupported { method, detail } => write!(f, "the server does not support {method}: {detail}"),
             Error::Handler(message) => write!(f, "client handler: {message}"),
             Error::LimitExceeded { limit, message } => write!(f, "{message} (limit: {limit})"),
+            Error::TaskCancelled { task_id, message: Some(message) } => {
+                write!(f, "task {task_id} was cancelled: {message}")
+            }
+            Error::TaskCancelled { task_id, message: None } => write!(f, "task {task_id} was cancelled"),
             Error::Closed => f.write_str("the connection is closed"),
+            Error::SkillVerification { uri, detail } => write!(f, "skill file {uri} failed verification: {detail}"),
             #[cfg(feature = "auth")]
             Error::Auth(error) => write!(f, "authorization failed: {error}"),
         }

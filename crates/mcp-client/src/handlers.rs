@@ -77,6 +77,8 @@ pub struct Handlers {
     pub(crate) elicitation: Option<(ElicitationModes, Arc<ElicitFn>)>,
     pub(crate) sampling: Option<(SamplingCapability, Arc<SamplingFn>)>,
     pub(crate) roots: Option<Arc<RootsFn>>,
+    /// Extensions the application opts into, with their settings (`capabilities.extensions`).
+    pub(crate) extensions: JsonObject,
 }
 
 impl std::fmt::Debug for Handlers {
@@ -85,6 +87,7 @@ impl std::fmt::Debug for Handlers {
             .field("elicitation", &self.elicitation.as_ref().map(|(modes, _)| modes))
             .field("sampling", &self.sampling.is_some())
             .field("roots", &self.roots.is_some())
+            .field("extensions", &self.extensions)
             .finish()
     }
 }
@@ -92,6 +95,13 @@ impl std::fmt::Debug for Handlers {
 impl Handlers {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Declares the extension `id` (e.g. [`mcp_types::ext::SKILLS`]) with `settings` (`{}` for
+    /// none) under `capabilities.extensions`.
+    pub fn extension(mut self, id: impl Into<String>, settings: JsonObject) -> Self {
+        self.extensions.insert(id.into(), Value::Object(settings));
+        self
     }
 
     /// Answers `elicitation/create` in the given modes. For a form, fields the answer leaves out
@@ -144,6 +154,10 @@ impl Handlers {
         }
         if self.roots.is_some() {
             caps.roots = Some(JsonObject::new());
+        }
+        for (id, settings) in &self.extensions {
+            let settings = settings.as_object().cloned().unwrap_or_default();
+            caps.extensions.get_or_insert_with(Default::default).insert(id.clone(), settings);
         }
         caps
     }

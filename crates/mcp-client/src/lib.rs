@@ -18,6 +18,9 @@
 //! completion, paginating streams, subscriptions, progress, cancellation by dropping a call's
 //! future, caching by `ttlMs`, and the application's [`Handlers`] answering elicitation,
 //! sampling and roots both as 2026 `InputRequiredResult`s and as legacy server requests.
+//! With [`ClientBuilder::tasks`] the client takes part in the tasks extension
+//! (`io.modelcontextprotocol/tasks`): [`Client::call_tool`] follows a task to its result, and
+//! [`Client::call_tool_as_task`] / [`Client::task`] give a [`TaskHandle`] to manage it.
 //!
 //! Cargo features: `stdio` (child processes, tokio `process`), `http` (reqwest) and `rustls`
 //! (HTTPS with rustls and the platform's certificate verifier) are on by default; `auth` adds
@@ -71,6 +74,7 @@ mod error;
 mod handlers;
 #[cfg(any(feature = "http", feature = "fuzzing"))]
 mod sse;
+mod tasks;
 mod transport;
 
 /// Internals the fuzz targets in `fuzz/` drive (feature `fuzzing`): the SSE parser and the
@@ -126,6 +130,7 @@ pub mod fuzzing {
     }
 }
 
+pub use client::LoadedSkill;
 pub use client::{
     CallOptions, Client, ClientBuilder, Era, EraPreference, LEGACY_VERSIONS, MODERN_VERSIONS, ServerDetails,
     Subscription,
@@ -133,6 +138,7 @@ pub use client::{
 pub use core::Progress;
 pub use error::{Error, HandlerError};
 pub use handlers::{ElicitationModes, ElicitationResponse, Handlers};
+pub use tasks::{TaskHandle, ToolCall};
 pub use transport::TransportKind;
 #[cfg(feature = "stdio")]
 pub use transport::stdio::{StderrMode, StdioCommand};

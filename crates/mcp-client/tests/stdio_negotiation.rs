@@ -46,9 +46,77 @@ fn builder() -> mcp_client::ClientBuilder {
     Client::builder("stdio-test", "1.0").probe_timeout(Duration::from_secs(10))
 }
 
-/// A short probe timeout, for the servers that never answer the probe in time.
+/// A short probe timeout counted from the start, for the servers that never answer the probe in
+/// time.
 fn impatient() -> mcp_client::ClientBuilder {
-    Client::builder("stdio-test", "1.0").probe_timeout(Duration::from_millis(400))
+    Client::builder("stdio-test", "1.0").probe_timeout(Duration::from_millis(400)).startup_timeout(Duration::ZERO)
+}
+
+/// Auto mode with the default start-up allowance and a 1 s probe timeout.
+fn quick_probe() -> mcp_client::ClientBuilder {
+    Client::builder("stdio-test", "1.0").probe_timeout(Duration::from_secs(1))
+}
+
+async fn assert_modern_and_working(client: &Client, log: &PathBuf) {
+    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(client.protocol_version(), "2026-07-28");
+    assert_eq!(client.all_tools().await.unwrap().len(), 2);
+    let tools = received(log).into_iter().find(|m| m["method"] == "tools/list").unwrap();
+    assert_eq!(tools["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28", "{tools}");
+}
+
+/// A modern server that takes 5 s to start (and writes nothing meanwhile): start-up is not
+/// silence, so the probe waits for it (`startup_timeout`) and `initialize` is never sent.
+#[tokio::test]
+async fn a_modern_server_that_starts_after_5_s_is_modern() {
+    let log = log_path("modern-slow");
+    let client = quick_probe().connect_stdio(command("modern-slow", &log)).await.unwrap();
+    assert_modern_and_working(&client, &log).await;
+    assert_eq!(client.server_info().unwrap().name, "scripted-modern");
+    assert_eq!(methods(&log)[0], "server/discover");
+    assert!(!methods(&log).contains(&"initialize".to_owned()), "{:?}", methods(&log));
+    client.close().await;
+}
+
+/// The same for a server that accepts both eras: it is modern, not settled as legacy.
+#[tokio::test]
+async fn a_server_of_both_eras_that_starts_after_5_s_is_modern() {
+    let log = log_path("dual-slow");
+    let client = quick_probe().connect_stdio(command("dual-slow", &log)).await.unwrap();
+    assert_modern_and_working(&client, &log).await;
+    assert!(!methods(&log).contains(&"initialize".to_owned()), "{:?}", methods(&log));
+    client.close().await;
+}
+
+/// When the probe gives up before the slow server starts, `initialize` follows, but the probe is
+/// still listened to: the server answers it first, so the connection is modern, not a failure
+/// (modern only: `initialize` is refused with -32022) nor legacy (both eras).
+#[tokio::test]
+async fn a_late_discover_result_during_initialize_makes_the_connection_modern() {
+    for mode in ["modern-slow", "dual-slow"] {
+        let log = log_path(mode);
+        let client = Client::builder("stdio-test", "1.0")
+            .probe_timeout(Duration::from_millis(300))
+            .startup_timeout(Duration::from_millis(300))
+            .connect_stdio(command(mode, &log))
+            .await
+            .unwrap_or_else(|e| panic!("{mode}: {e}"));
+        assert_modern_and_working(&client, &log).await;
+        assert_eq!(client.server_info().unwrap().name, "scripted-modern", "{mode}");
+        assert_eq!(methods(&log)[..2], ["server/discover", "initialize"], "{mode}");
+        client.close().await;
+    }
+}
+
+/// A server that never answers the probe but refuses `initialize` with -32022 listing a modern
+/// version is modern (spec: a recognized modern error means "do not fall back").
+#[tokio::test]
+async fn initialize_refused_with_a_modern_supported_list_makes_the_connection_modern() {
+    let log = log_path("modern-no-discover");
+    let client = impatient().connect_stdio(command("modern-no-discover", &log)).await.unwrap();
+    assert_modern_and_working(&client, &log).await;
+    assert_eq!(client.server().supported_versions, vec!["2026-07-28".to_owned()]);
+    client.close().await;
 }
 
 #[tokio::test]

@@ -3,6 +3,11 @@
 //! baseline measured in the same run: a bare axum route returning a fixed JSON body (HTTP), and a
 //! child that echoes lines (stdio). The ratio column is MCP / baseline throughput.
 //!
+//! Then the cost of a task (the tasks extension) over HTTP: a `tools/call` that becomes a task
+//! plus `tasks/get` until it is completed (polled back to back, without the `pollIntervalMs` a
+//! real client waits), next to a plain `tools/call` of the same tool by a client that did not
+//! declare the extension.
+//!
 //! ```text
 //! cargo bench -p mcp-server --bench throughput            # 3 s per level
 //! MCP_BENCH_SECS=10 cargo bench -p mcp-server --bench throughput
@@ -16,7 +21,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use mcp_server::http::HttpConfig;
-use mcp_server::{Context, Error, Server, ToolRoute};
+use std::sync::atomic::AtomicUsize;
+
+use mcp_server::{Context, Error, Server, TaskSupport, ToolRoute};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::sync::{Mutex, oneshot};
@@ -35,6 +42,14 @@ fn server() -> Server {
             "add",
             |_: Context, Add { a, b }: Add| async move { Ok::<_, Error>(format!("{}", a + b)) },
         ))
+        // Waits once, so that a call declaring the tasks extension becomes a task.
+        .tool(
+            ToolRoute::new("add_later", |_: Context, Add { a, b }: Add| async move {
+                tokio::task::yield_now().await;
+                Ok::<_, Error>(format!("{}", a + b))
+            })
+            .task_support(TaskSupport::Optional),
+        )
         .build()
         .expect("valid server")
 }
@@ -51,6 +66,83 @@ fn call(id: i64) -> Value {
             "name": "add", "arguments": { "a": 2, "b": 3 }
         }
     })
+}
+
+/// A modern request to `method` with `params` (given `_meta` declaring `capabilities`).
+fn modern(id: i64, method: &str, mut params: Value, capabilities: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+}
+
+/// POSTs a modern request with its headers; returns the `result`.
+async fn post_modern(client: &reqwest::Client, url: &str, name: &str, body: &Value) -> Value {
+    let response = client
+        .post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", body["method"].as_str().expect("a method"))
+        .header("Mcp-Name", name)
+        .json(body)
+        .send()
+        .await
+        .expect("request");
+    assert!(response.status().is_success(), "status {}", response.status());
+    let mut body: Value = response.json().await.expect("a JSON body");
+    body["result"].take()
+}
+
+/// Tasks over HTTP: (clients, task round trips, plain calls of the same tool), and how many
+/// `tasks/get` a round trip took on average.
+async fn task_levels(secs: f64) -> (Vec<(usize, Stats, Stats)>, f64) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    tokio::spawn(mcp_server::http::serve(listener, server(), HttpConfig::default()));
+    let client = reqwest::Client::new();
+    let arguments = json!({ "name": "add_later", "arguments": { "a": 2, "b": 3 } });
+    let tasks = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let (round_trips, gets) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let task = {
+        let (client, url, arguments, tasks) = (client.clone(), url.clone(), arguments.clone(), tasks.clone());
+        let (round_trips, gets) = (Arc::clone(&round_trips), Arc::clone(&gets));
+        move |id: i64| {
+            let (client, url, arguments, tasks) = (client.clone(), url.clone(), arguments.clone(), tasks.clone());
+            let (round_trips, gets) = (Arc::clone(&round_trips), Arc::clone(&gets));
+            async move {
+                let created =
+                    post_modern(&client, &url, "add_later", &modern(id, "tools/call", arguments, tasks.clone())).await;
+                assert_eq!(created["resultType"], "task", "{created}");
+                let task_id = created["taskId"].as_str().expect("a task id").to_owned();
+                loop {
+                    let get = modern(id, "tasks/get", json!({ "taskId": task_id }), tasks.clone());
+                    let state = post_modern(&client, &url, &task_id, &get).await;
+                    gets.fetch_add(1, Ordering::Relaxed);
+                    if state["status"] == "completed" {
+                        assert_eq!(state["result"]["content"][0]["text"], "5");
+                        break;
+                    }
+                }
+                round_trips.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    };
+    let plain = move |id: i64| {
+        let (client, url, arguments) = (client.clone(), url.clone(), arguments.clone());
+        async move {
+            let result = post_modern(&client, &url, "add_later", &modern(id, "tools/call", arguments, json!({}))).await;
+            assert_eq!(result["content"][0]["text"], "5", "{result}");
+        }
+    };
+    let mut rows = Vec::new();
+    for clients in [1, 16] {
+        let with_tasks = load(clients, secs, task.clone()).await;
+        let without = load(clients, secs, plain.clone()).await;
+        rows.push((clients, with_tasks, without));
+    }
+    let per_round_trip = gets.load(Ordering::Relaxed) as f64 / round_trips.load(Ordering::Relaxed).max(1) as f64;
+    (rows, per_round_trip)
 }
 
 struct Stats {
@@ -217,8 +309,8 @@ async fn stdio_levels(secs: f64) -> Vec<(usize, Stats, Stats)> {
     rows
 }
 
-fn print(transport: &str, rows: Vec<(usize, Stats, Stats)>) {
-    println!("\n{transport}: tools/call");
+fn print(title: &str, rows: Vec<(usize, Stats, Stats)>) {
+    println!("\n{title}");
     println!("| clients | req/s | p50 | p99 | baseline req/s | baseline p50 | baseline p99 | ratio |");
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (clients, mut mcp, mut base) in rows {
@@ -262,7 +354,14 @@ fn main() {
     }
     let secs: f64 = std::env::var("MCP_BENCH_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(3.0);
     let http = runtime.block_on(http_levels(secs));
-    print("Streamable HTTP (loopback, JSON responses)", http);
+    print("Streamable HTTP (loopback, JSON responses): tools/call", http);
     let stdio = runtime.block_on(stdio_levels(secs));
-    print("stdio (child process)", stdio);
+    print("stdio (child process): tools/call", stdio);
+    let (tasks, gets) = runtime.block_on(task_levels(secs));
+    print(
+        "Streamable HTTP: a task round trip (tools/call -> CreateTaskResult, tasks/get until completed; req/s = \
+         round trips/s) vs a plain tools/call of the same tool (baseline)",
+        tasks,
+    );
+    println!("tasks/get per round trip: {gets:.2}");
 }

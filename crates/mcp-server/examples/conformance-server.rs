@@ -1,6 +1,9 @@
 //! The fixture server the official MCP conformance suite drives (the "everything server" of
 //! conformance-guide §4): every tool, resource, template and prompt it names, for the
-//! 2025-11-25 and 2026-07-28 legs at once.
+//! 2025-11-25 and 2026-07-28 legs at once, and the tools of the tasks extension's scenarios
+//! (`tasks-*`: `greet`, `slow_compute`, `failing_job`, `protocol_error_job`, `confirm_delete`,
+//! `multi_input`, `test_tool_with_task`), and for the skills extension's scenarios (`sep-2640-*`)
+//! the skills under `examples/skills/`.
 //!
 //! ```text
 //! cargo build --release -p mcp-server --example conformance-server
@@ -15,7 +18,8 @@ use std::time::Duration;
 use clap::Parser;
 use mcp_server::http::HttpConfig;
 use mcp_server::{
-    Context, Error, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Server, ToolRoute, text_result,
+    Context, Error, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Server, SkillRoute, TaskSupport,
+    ToolRoute, text_result,
 };
 use mcp_types::{
     BlobResourceContents, ClientCapabilities, CompleteResultCompletion, ContentBlock, ElicitRequestParams,
@@ -116,6 +120,107 @@ struct Prompted {
 struct Message {
     /// The message to show the user.
     message: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Greet {
+    /// Who to greet.
+    name: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct SlowCompute {
+    /// How long the computation takes, in seconds.
+    seconds: f64,
+    /// A label echoed in the result.
+    label: Option<String>,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct ConfirmDelete {
+    /// The file to delete.
+    filename: String,
+}
+
+/// A yes/no question for the tasks fixtures.
+fn confirm(key: &str, message: &str) -> (String, InputRequest) {
+    let schema =
+        json!({ "type": "object", "properties": { "confirm": { "type": "boolean" } }, "required": ["confirm"] });
+    (key.to_owned(), InputRequest::Elicit(mcp_types::ElicitRequest::new(form(message, schema))))
+}
+
+fn accepted(response: &InputResponse) -> bool {
+    matches!(response, InputResponse::Elicit(r) if r.action == mcp_types::Action::Accept)
+}
+
+/// The tasks extension's fixtures (SEP-2663; the suite's `tasks-*` scenarios).
+fn task_tools(builder: mcp_server::ServerBuilder) -> mcp_server::ServerBuilder {
+    builder
+        .tool(
+            ToolRoute::new("greet", |_: Context, args: Greet| async move {
+                Ok::<_, Error>(format!("Hello, {}!", args.name))
+            })
+            .description("Greets someone at once (never a task)"),
+        )
+        .tool(
+            ToolRoute::new("slow_compute", |_: Context, args: SlowCompute| async move {
+                tokio::time::sleep(Duration::from_secs_f64(args.seconds.clamp(0.0, 3600.0))).await;
+                let label = args.label.unwrap_or_default();
+                Ok::<_, Error>(format!("Computed {label} in {} s", args.seconds))
+            })
+            .task_support(TaskSupport::Optional)
+            .description("Sleeps `seconds`, then answers; a task for clients that accept one"),
+        )
+        .tool(
+            tool("failing_job", "Fails after about a second (a tool error); tasks only", |_| async {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                Err(Error::failed("failing_job failed on purpose"))
+            })
+            .task_support(TaskSupport::Required),
+        )
+        .tool(
+            tool("protocol_error_job", "Ends with a JSON-RPC error (-32603)", |_| async {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                Err(Error::internal("protocol_error_job ended with a protocol error on purpose"))
+            })
+            .task_support(TaskSupport::Optional),
+        )
+        .tool(
+            ToolRoute::new("confirm_delete", |ctx: Context, args: ConfirmDelete| async move {
+                // A task from the start: the confirmation is one of the task's input requests.
+                ctx.run_as_task().await;
+                let message = format!("Delete {}?", args.filename);
+                let answer = ctx.input([confirm("confirm_delete", &message)]).await?;
+                let verdict = if accepted(&answer["confirm_delete"]) { "Deleted" } else { "Kept" };
+                Ok::<_, Error>(format!("{verdict} {}", args.filename))
+            })
+            .task_support(TaskSupport::Optional)
+            .description("Asks for confirmation inside a task, then deletes"),
+        )
+        .tool(
+            tool("multi_input", "Asks two questions at once inside a task", |ctx| async move {
+                ctx.run_as_task().await;
+                let answers =
+                    ctx.input([confirm("first", "First question"), confirm("second", "Second question")]).await?;
+                let summary: Vec<String> =
+                    answers.iter().map(|(key, answer)| format!("{key}: {}", describe(answer))).collect();
+                Ok(text_result(summary.join("; ")))
+            })
+            .task_support(TaskSupport::Optional),
+        )
+        .tool(
+            tool("test_tool_with_task", "Asks for a name (multi-round), then runs as a task", |ctx| async move {
+                let schema =
+                    json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] });
+                // Asked before the task exists: an InputRequiredResult round.
+                let answer = ctx.elicit("user_name", form("What is your name?", schema)).await?;
+                let name = answer.content.as_ref().and_then(|c| c.get("name")).map(|v| json!(v)).unwrap_or(json!("?"));
+                ctx.run_as_task().await;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Ok(text_result(format!("Hello, {}!", name.as_str().unwrap_or("?"))))
+            })
+            .task_support(TaskSupport::Required),
+        )
 }
 
 fn build() -> Result<Server, mcp_server::BuildError> {
@@ -492,5 +597,7 @@ fn build() -> Result<Server, mcp_server::BuildError> {
                 .collect();
             Ok(CompleteResultCompletion::new(values))
         });
-    builder.build()
+    // The skills extension's scenarios (`sep-2640-*`) read the skills shipped beside this file.
+    let skills = SkillRoute::scan(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/skills"))?;
+    task_tools(builder).skills(skills).build()
 }

@@ -8,7 +8,7 @@ use mcp_types::RequestId;
 
 use crate::message::Outgoing;
 use crate::server::busy;
-use crate::{Server, Session};
+use crate::{Principal, Server, Session};
 
 /// Two ends of a message channel, as in lsp-server: whole JSON-RPC messages as text.
 pub struct Connection {
@@ -36,9 +36,16 @@ impl Server {
     /// the peer does not read the answers, the refusals wait too, so nothing piles up. On close,
     /// server-to-client requests fail (no answer can arrive), subscriptions end, and the other
     /// requests in flight get [`Options::drain_timeout`](crate::Options::drain_timeout) to finish.
+    /// The connection's requests are anonymous ([`Principal::anonymous`]).
     pub async fn serve(&self, connection: Connection) {
+        self.serve_as(connection, Principal::anonymous()).await
+    }
+
+    /// Serves one connection whose requests all come from `principal` (the tasks they create are
+    /// bound to it).
+    pub async fn serve_as(&self, connection: Connection, principal: Principal) {
         let Connection { sender, mut receiver } = connection;
-        let session = Session::new();
+        let session = Session::with_principal(principal);
         let mut notifications = Box::pin(self.session_notifications(session.clone()));
         let mut requests = JoinSet::new();
         let mut subscriptions = JoinSet::new();

@@ -2,7 +2,7 @@
 //! input, announce changes. The same calls serve both protocol eras.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use mcp_types::{
     ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
@@ -16,7 +16,8 @@ use crate::Error;
 use crate::error::input_method;
 use crate::message::Outgoing;
 use crate::session::Session;
-use crate::{Era, Server};
+use crate::tasks::{TaskLink, task_input};
+use crate::{Era, Principal, Server};
 
 /// The request a handler is serving, and its channel back to the client.
 #[derive(Clone)]
@@ -39,6 +40,11 @@ pub(crate) struct Inner {
     /// `requestState`), and the ones the handler used, to seal into the next state.
     pub answers: BTreeMap<String, Value>,
     pub used: Mutex<BTreeMap<String, Value>>,
+    pub principal: Principal,
+    /// Whether this call may become a task (the tool allows it and the request declared the
+    /// tasks extension), and the task once it is one.
+    pub may_become_task: bool,
+    pub task: OnceLock<TaskLink>,
 }
 
 impl Context {
@@ -48,6 +54,10 @@ impl Context {
 
     pub(crate) fn used_answers(&self) -> BTreeMap<String, Value> {
         self.inner.used.lock().expect("not poisoned").clone()
+    }
+
+    pub(crate) fn attach_task(&self, link: TaskLink) {
+        let _ = self.inner.task.set(link);
     }
 
     /// The server serving this request (to announce list changes, for instance).
@@ -74,6 +84,27 @@ impl Context {
     /// The client's self-reported identity, if it sent one.
     pub fn client_info(&self) -> Option<&Implementation> {
         self.inner.client_info.as_ref()
+    }
+
+    /// The party making the request, as the transport knows it ([`Principal`]).
+    pub fn principal(&self) -> &Principal {
+        &self.inner.principal
+    }
+
+    /// The id of the task this call became, if it became one.
+    pub fn task_id(&self) -> Option<&str> {
+        self.inner.task.get().map(|link| link.id.as_str())
+    }
+
+    /// Makes the call a task now, if it may become one (a task-capable tool, a request that
+    /// declared the tasks extension), rather than at the handler's first wait: input asked for
+    /// afterwards is answered through `tasks/update`, not by retrying the call. Elsewhere it does
+    /// nothing.
+    pub async fn run_as_task(&self) {
+        if self.inner.may_become_task && self.inner.task.get().is_none() {
+            // One `Pending`: the server turns the call into a task when its handler waits.
+            tokio::task::yield_now().await;
+        }
     }
 
     /// Reports progress, if the client asked for it with a progress token; otherwise does nothing.
@@ -111,6 +142,10 @@ impl Context {
     }
 
     async fn notify(&self, method: &str, params: Value) {
+        // The tasks extension has no channel for a task's progress or log messages.
+        if self.inner.task.get().is_some() {
+            return;
+        }
         let message = json!({ "jsonrpc": "2.0", "method": method, "params": params });
         // A closed sink means the client went away; the handler will be stopped soon.
         let _ = self.inner.sink.send(Outgoing::notification(&message)).await;
@@ -169,6 +204,9 @@ impl Context {
         for (_, request) in &requests {
             self.check_capability(request)?;
         }
+        if let Some(link) = self.inner.task.get() {
+            return self.task_input(link, requests).await;
+        }
         match (self.inner.era, &self.inner.session) {
             (Era::Legacy, Some(session)) => {
                 let mut answers = BTreeMap::new();
@@ -211,6 +249,37 @@ impl Context {
         }
     }
 
+    /// Inside a task: answers known from the rounds before the task, then the task's own.
+    async fn task_input(
+        &self,
+        link: &TaskLink,
+        requests: Vec<(String, InputRequest)>,
+    ) -> Result<BTreeMap<String, InputResponse>, Error> {
+        let mut answers = BTreeMap::new();
+        let mut missing = Vec::new();
+        for (key, request) in requests {
+            let method = input_method(&request);
+            match self.inner.answers.get(&key).and_then(|value| decode_response(method, value.clone()).ok()) {
+                Some(answer) => {
+                    answers.insert(key, answer);
+                }
+                None => missing.push((key, request)),
+            }
+        }
+        if missing.is_empty() {
+            return Ok(answers);
+        }
+        let methods: BTreeMap<String, &'static str> =
+            missing.iter().map(|(key, request)| (key.clone(), input_method(request))).collect();
+        for (key, value) in task_input(link, missing).await? {
+            let method = methods[&key];
+            let answer = decode_response(method, value)
+                .map_err(|e| Error::invalid_params(format!("input response `{key}` is not a {method} result: {e}")))?;
+            answers.insert(key, answer);
+        }
+        Ok(answers)
+    }
+
     fn check_capability(&self, request: &InputRequest) -> Result<(), Error> {
         let caps = &self.inner.client_capabilities;
         let mut needed = ClientCapabilities::default();
@@ -245,7 +314,7 @@ impl Context {
     }
 }
 
-fn decode_response(method: &str, value: Value) -> Result<InputResponse, serde_json::Error> {
+pub(crate) fn decode_response(method: &str, value: Value) -> Result<InputResponse, serde_json::Error> {
     Ok(match method {
         "elicitation/create" => InputResponse::Elicit(serde_json::from_value(value)?),
         "sampling/createMessage" => InputResponse::CreateMessage(serde_json::from_value(value)?),

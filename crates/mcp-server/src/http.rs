@@ -5,6 +5,9 @@
 //! This layer only carries bytes and headers: it checks Host/Origin, the body size and the
 //! session, hands the body and the mirrored headers to [`Server::handle`], and turns the
 //! [`Reply`](crate::Reply) into a JSON body (when the response is all there is) or an SSE stream.
+//!
+//! The caller's identity comes from the request's extensions: a layer in front of the router
+//! (authentication middleware) inserts a [`Principal`]; without one, requests are anonymous.
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -23,7 +26,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::message::{Disposition, Outgoing, OutgoingKind};
-use crate::{LEGACY_VERSIONS, Mirrors, Server, Session};
+use crate::{LEGACY_VERSIONS, Mirrors, Principal, Server, Session};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -39,8 +42,8 @@ pub enum HostCheck {
 }
 
 /// Settings of the HTTP transport. The connection limits ([`max_connections`](Self::max_connections)
-/// and the two read timeouts) are applied by [`serve`] and [`serve_with_shutdown`]; an
-/// application that serves [`router`] itself applies its own.
+/// and the header read timeout) are applied by [`serve`], [`serve_with_shutdown`] and
+/// [`serve_router`]; an application that serves [`router`] another way applies its own.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct HttpConfig {
@@ -71,8 +74,6 @@ pub struct HttpConfig {
     /// 1 MiB). Beyond it the oldest are dropped; a client reading its stream live loses
     /// nothing, a client resuming after a long gap may miss the oldest notifications.
     pub max_replay_bytes: usize,
-    /// Who sent a request, for binding `requestState` to them (see [`PrincipalHook`]).
-    pub principal: Option<PrincipalHook>,
 }
 
 impl Default for HttpConfig {
@@ -88,33 +89,7 @@ impl Default for HttpConfig {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             max_replay_bytes: 1024 * 1024,
-            principal: None,
         }
-    }
-}
-
-/// Names the authenticated principal of a request (a user or client id, from a validated token
-/// or from an extension an authentication layer put on the request). A `requestState` issued
-/// to one principal is then refused for any other, as the MRTR rules recommend when the state
-/// affects authorization.
-#[derive(Clone)]
-pub struct PrincipalHook(Arc<PrincipalFn>);
-
-type PrincipalFn = dyn Fn(&axum::http::request::Parts) -> Option<String> + Send + Sync;
-
-impl PrincipalHook {
-    pub fn new(hook: impl Fn(&axum::http::request::Parts) -> Option<String> + Send + Sync + 'static) -> Self {
-        PrincipalHook(Arc::new(hook))
-    }
-
-    fn principal(&self, parts: &axum::http::request::Parts) -> Option<String> {
-        (self.0)(parts)
-    }
-}
-
-impl std::fmt::Debug for PrincipalHook {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PrincipalHook(..)")
     }
 }
 
@@ -308,12 +283,27 @@ pub async fn serve_with_shutdown(
     config: HttpConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let (max_connections, header_read_timeout) = (config.max_connections, config.header_read_timeout);
+    let app = router(server, config);
+    serve_router(listener, app, max_connections, header_read_timeout, shutdown).await
+}
+
+/// Serves `app` (a [`router`] with layers of the application's own, an authentication layer
+/// that inserts the [`Principal`] for instance) until `shutdown` completes, with the connection
+/// cap and header read timeout [`serve_with_shutdown`] applies (pass the
+/// [`HttpConfig::max_connections`] and [`HttpConfig::header_read_timeout`] the router was made with).
+pub async fn serve_router(
+    listener: TcpListener,
+    app: Router,
+    max_connections: usize,
+    header_read_timeout: Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     use hyper_util::rt::{TokioIo, TokioTimer};
 
-    let slots = Arc::new(tokio::sync::Semaphore::new(config.max_connections.max(1)));
+    let slots = Arc::new(tokio::sync::Semaphore::new(max_connections.max(1)));
     let mut http1 = hyper::server::conn::http1::Builder::new();
-    http1.timer(TokioTimer::new()).header_read_timeout(config.header_read_timeout);
-    let app = router(server, config);
+    http1.timer(TokioTimer::new()).header_read_timeout(header_read_timeout);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -354,16 +344,18 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
     if let Some(refusal) = host_refusal(&shared.config.host_check, &parts.headers) {
         return refusal;
     }
+    // An auth layer in front of the router names the caller; without one, it is anonymous.
+    let principal = parts.extensions.get::<Principal>().cloned().unwrap_or_default();
     match parts.method {
-        Method::POST => post(shared, parts, body).await,
+        Method::POST => post(shared, parts.headers, body, principal).await,
         Method::GET => get(shared, &parts.headers),
         Method::DELETE => delete(shared, &parts.headers),
         _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
     }
 }
 
-async fn post(shared: Arc<Shared>, parts: axum::http::request::Parts, body: Body) -> Response {
-    let headers = &parts.headers;
+async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body, principal: Principal) -> Response {
+    let headers = &headers;
     if let Some(accept) = header_str(headers, header::ACCEPT.as_str())
         && !["application/json", "text/event-stream", "*/*", "application/*", "text/*"]
             .iter()
@@ -424,14 +416,9 @@ async fn post(shared: Arc<Shared>, parts: axum::http::request::Parts, body: Body
                 );
             }
         },
-        (true, None) if is_initialize => (Session::new(), true, None),
-        _ => (Session::new(), false, None),
+        (true, None) if is_initialize => (Session::with_principal(principal), true, None),
+        _ => (Session::with_principal(principal), false, None),
     };
-    if (new_session || logs.is_none())
-        && let Some(hook) = &shared.config.principal
-    {
-        session.set_principal(hook.principal(&parts));
-    }
     let mirrors = Mirrors {
         protocol_version: version.map(str::to_owned),
         method: header_str(headers, "mcp-method").map(str::to_owned),

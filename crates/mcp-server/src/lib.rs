@@ -27,6 +27,10 @@
 //! runs again when the client retries with the answers; on a legacy session the same call sends
 //! an `elicitation/create` request to the client and waits for its answer. Handlers should
 //! therefore do nothing irreversible before their last question.
+//!
+//! A tool registered with [`ToolRoute::task_support`] can run as a task of the tasks extension
+//! (`io.modelcontextprotocol/tasks`): see [`tasks`] for when a call becomes one, the
+//! [`TaskStore`] that holds every task's state, and [`Principal`], the party a task belongs to.
 
 mod batch;
 mod connection;
@@ -36,12 +40,15 @@ mod headers;
 #[cfg(feature = "http")]
 pub mod http;
 mod message;
+mod principal;
 mod routes;
 mod server;
 mod session;
+pub mod skills;
 mod state;
 #[cfg(feature = "stdio")]
 pub mod stdio;
+pub mod tasks;
 
 pub use connection::Connection;
 pub use context::Context;
@@ -49,13 +56,16 @@ pub use error::Error;
 pub use headers::Mirrors;
 pub use mcp_types::http_headers::{decode_value as decode_header_value, encode_value as encode_header_value};
 pub use message::{Disposition, Outgoing, OutgoingKind, Reply};
+pub use principal::Principal;
 pub use routes::{
-    IntoToolResult, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Structured, ToolRoute,
+    IntoToolResult, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Structured, TaskSupport, ToolRoute,
     error_result, text_result,
 };
 pub use server::{BuildError, CacheHints, LEGACY_VERSIONS, MODERN_VERSIONS, Options, Server, ServerBuilder};
 pub use session::Session;
+pub use skills::{SkillError, SkillRoute};
 pub use state::StateKey;
+pub use tasks::{InMemoryTaskStore, TaskStore};
 
 /// The protocol era of a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

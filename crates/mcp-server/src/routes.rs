@@ -94,12 +94,27 @@ pub fn error_result(text: impl Into<String>) -> CallToolResult {
 #[serde(deny_unknown_fields)]
 pub struct NoArguments {}
 
+/// Whether a tool's calls may run as tasks (the tasks extension, `io.modelcontextprotocol/tasks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskSupport {
+    /// Calls are always answered directly (the default).
+    #[default]
+    Forbidden,
+    /// A call from a client that declared the extension becomes a task when its handler waits;
+    /// other clients get the result directly.
+    Optional,
+    /// As `Optional`, and a call that did not declare the extension is refused (`-32021`
+    /// naming the extension) before the handler runs.
+    Required,
+}
+
 /// A tool: its definition, its handler, and the client capabilities a call needs.
 pub struct ToolRoute {
     pub(crate) tool: Tool,
     pub(crate) handler: ToolFn,
     pub(crate) requires: Option<ClientCapabilities>,
     pub(crate) schema_error: Option<String>,
+    pub(crate) task_support: TaskSupport,
 }
 
 impl ToolRoute {
@@ -127,7 +142,13 @@ impl ToolRoute {
                 handler(ctx, arguments).await.map(IntoToolResult::into_tool_result)
             })
         });
-        ToolRoute { tool: Tool::new(input_schema, name), handler, requires: None, schema_error }
+        ToolRoute {
+            tool: Tool::new(input_schema, name),
+            handler,
+            requires: None,
+            schema_error,
+            task_support: TaskSupport::Forbidden,
+        }
     }
 
     /// A tool defined by hand (its `inputSchema` exactly as given) whose handler receives the
@@ -148,7 +169,7 @@ impl ToolRoute {
                 handler(ctx, arguments).await.map(IntoToolResult::into_tool_result)
             })
         });
-        ToolRoute { tool, handler, requires: None, schema_error: None }
+        ToolRoute { tool, handler, requires: None, schema_error: None, task_support: TaskSupport::Forbidden }
     }
 
     pub fn description(mut self, description: impl Into<String>) -> Self {
@@ -176,6 +197,14 @@ impl ToolRoute {
     /// before the handler runs (`-32021` on the 2026-07-28 wire).
     pub fn requires(mut self, capabilities: ClientCapabilities) -> Self {
         self.requires = Some(capabilities);
+        self
+    }
+
+    /// Whether calls may run as tasks ([`TaskSupport`]; default `Forbidden`). A server with a
+    /// task-capable tool declares the tasks extension in its capabilities. The handler is the
+    /// same either way: see [`crate::tasks`] for when a call becomes a task.
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
         self
     }
 

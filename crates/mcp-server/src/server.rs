@@ -9,7 +9,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use base64::Engine as _;
-use futures::Stream;
+use futures::{Stream, StreamExt as _};
 use mcp_types::{
     CacheScope, CallToolRequestParams, ClientCapabilities, CompleteRequestParams, CompleteRequestParamsRef,
     CompleteResult, DiscoverResult, ErrorObject, GetPromptRequestParams, Implementation, InputRequiredResult,
@@ -26,11 +26,21 @@ use crate::context::{Context, Inner as ContextInner};
 use crate::error::missing_capability;
 use crate::headers::{self, Mirrors};
 use crate::message::{Disposition, Outgoing, Reply};
-use crate::routes::{CompletionFn, PromptRoute, ResourceRoute, ResourceTemplateRoute, ToolRoute, error_result};
+use crate::routes::{
+    BoxFuture, CompletionFn, PromptRoute, ResourceRoute, ResourceTemplateRoute, TaskSupport, ToolRoute, error_result,
+};
 use crate::session::Session;
+use crate::skills::{SkillInner, SkillRoute};
 use crate::state::{self, ReplayCache, Sealed, StateKey};
+use crate::tasks::{InMemoryTaskStore, RawUpdateParams, TaskRequest, TaskStore};
 use crate::{Era, Error};
-use mcp_types::http_headers::{HeaderParam, header_params};
+use mcp_types::ext::skills::{
+    DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
+    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, SkillsSettings,
+};
+use mcp_types::ext::tasks::{CreateTaskResult, GetTaskResult, TaskAck, TaskIdParams, TaskSubscription};
+use mcp_types::ext::{self, SKILLS, TASKS};
+use mcp_types::http_headers::{HeaderParam, header_params, name_member};
 
 const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -91,6 +101,10 @@ pub struct Options {
     /// until they expire (default 65,536). When it is full, the oldest is forgotten and every
     /// state issued before it is refused as expired, so a replay is never accepted.
     pub state_replay_cache: usize,
+    /// How long a task is kept after its creation (`ttlMs`); `None`: until the store needs room.
+    pub task_ttl: Option<Duration>,
+    /// The polling interval suggested to clients (`pollIntervalMs`).
+    pub task_poll_interval: Duration,
 }
 
 impl Default for Options {
@@ -108,6 +122,8 @@ impl Default for Options {
             drain_timeout: Duration::from_secs(30),
             state_single_use: false,
             state_replay_cache: 65_536,
+            task_ttl: Some(Duration::from_secs(3600)),
+            task_poll_interval: Duration::from_secs(1),
         }
     }
 }
@@ -124,6 +140,12 @@ impl fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
+impl From<crate::SkillError> for BuildError {
+    fn from(error: crate::SkillError) -> Self {
+        BuildError(error.to_string())
+    }
+}
+
 /// Collects handlers and settings; [`ServerBuilder::build`] checks them.
 pub struct ServerBuilder {
     info: Implementation,
@@ -135,6 +157,9 @@ pub struct ServerBuilder {
     completion: Option<CompletionFn>,
     options: Options,
     key: Option<StateKey>,
+    task_store: Option<Arc<dyn TaskStore>>,
+    skills: Vec<SkillRoute>,
+    skill_directory_read: bool,
 }
 
 impl ServerBuilder {
@@ -184,8 +209,51 @@ impl ServerBuilder {
         self
     }
 
+    /// Where tasks live (default: an [`InMemoryTaskStore`]; share one store across replicas).
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.task_store = Some(store);
+        self
+    }
+
+    /// Serves a skill (the `io.modelcontextprotocol/skills` extension): its files become
+    /// resources, `skills/list` and `skills/get` list it, and the extension is declared.
+    pub fn skill(mut self, skill: SkillRoute) -> Self {
+        self.skills.push(skill);
+        self
+    }
+
+    /// Serves every skill of `skills` (e.g. [`SkillRoute::scan`]).
+    pub fn skills(mut self, skills: impl IntoIterator<Item = SkillRoute>) -> Self {
+        self.skills.extend(skills);
+        self
+    }
+
+    /// Whether to answer `resources/directory/read` for the skills' directories and declare
+    /// `directoryRead` (default: yes).
+    pub fn skill_directory_read(mut self, enabled: bool) -> Self {
+        self.skill_directory_read = enabled;
+        self
+    }
+
     /// Checks names, schemas and `x-mcp-header` annotations, and builds the server.
-    pub fn build(self) -> Result<Server, BuildError> {
+    pub fn build(mut self) -> Result<Server, BuildError> {
+        let mut skill_index = HashMap::new();
+        let mut directories: BTreeMap<String, BTreeMap<String, mcp_types::Resource>> = BTreeMap::new();
+        for (index, skill) in self.skills.iter().enumerate() {
+            if skill_index.insert(skill.uri(), index).is_some() {
+                return Err(BuildError(format!("skill `{}` is registered twice", skill.uri())));
+            }
+            for resource in skill.inner.resources() {
+                let inner = Arc::clone(&skill.inner);
+                let path = resource.uri[skill.inner.root.len() + 1..].to_owned();
+                self.resources.push(ResourceRoute::new(resource, move |ctx, _uri| {
+                    let inner = Arc::clone(&inner);
+                    let path = path.clone();
+                    async move { inner.read(ctx, &path).await }
+                }));
+            }
+            add_directories(&mut directories, &skill.inner);
+        }
         let mut tools = Vec::with_capacity(self.tools.len());
         let mut tool_index = HashMap::new();
         for route in self.tools {
@@ -240,6 +308,21 @@ impl ServerBuilder {
         if self.completion.is_some() {
             capabilities.completions = Some(Map::new());
         }
+        let has_tasks = tools.iter().any(|entry| entry.route.task_support != TaskSupport::Forbidden);
+        if has_tasks {
+            capabilities.extensions.get_or_insert_with(Default::default).insert(TASKS.to_owned(), Map::new());
+        }
+        if !self.skill_directory_read {
+            directories.clear();
+        }
+        if !self.skills.is_empty() {
+            let settings =
+                SkillsSettings { directory_read: (!directories.is_empty()).then_some(true), ..Default::default() };
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(SKILLS.to_owned(), settings.to_object());
+        }
         let (changes, _) = broadcast::channel(64);
         Ok(Server {
             inner: Arc::new(ServerInner {
@@ -258,6 +341,14 @@ impl ServerBuilder {
                 options: self.options,
                 key: self.key.unwrap_or_else(StateKey::random),
                 changes,
+                has_tasks,
+                task_store: self.task_store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::new())),
+                skills: self.skills,
+                skill_index,
+                directories: directories
+                    .into_iter()
+                    .map(|(uri, children)| (uri, children.into_values().collect()))
+                    .collect(),
             }),
         })
     }
@@ -286,6 +377,36 @@ struct ServerInner {
     /// Used single-use states (with `Options::state_single_use`).
     replay: Mutex<ReplayCache>,
     changes: broadcast::Sender<Change>,
+    has_tasks: bool,
+    task_store: Arc<dyn TaskStore>,
+    skills: Vec<SkillRoute>,
+    skill_index: HashMap<String, usize>,
+    /// The directory resources of the skills' files, with their direct children.
+    directories: HashMap<String, Vec<mcp_types::Resource>>,
+}
+
+/// Records every directory above each file of `skill` (`skill://a`, `skill://a/b`, …) with its
+/// direct children.
+fn add_directories(directories: &mut BTreeMap<String, BTreeMap<String, mcp_types::Resource>>, skill: &SkillInner) {
+    for (path, size) in skill.file_paths() {
+        let full = format!("{}/{path}", skill.root);
+        let Some(tail) = full.strip_prefix("skill://") else { continue };
+        let segments: Vec<&str> = tail.split('/').collect();
+        for depth in 1..segments.len() {
+            let dir = format!("skill://{}", segments[..depth].join("/"));
+            let child = format!("{dir}/{}", segments[depth]);
+            let resource = if depth + 1 == segments.len() {
+                let mut resource = skill.file_resource(path, Some(size));
+                resource.uri = child.clone();
+                resource
+            } else {
+                let mut resource = mcp_types::Resource::new(segments[depth], child.clone());
+                resource.mime_type = Some(DIRECTORY_MIME_TYPE.to_owned());
+                resource
+            };
+            directories.entry(dir).or_default().entry(child).or_insert(resource);
+        }
+    }
 }
 
 /// A change announced to `subscriptions/listen` streams and legacy sessions.
@@ -317,6 +438,10 @@ enum Decoded {
     GetPrompt(GetPromptRequestParams),
     Complete(CompleteRequestParams),
     Listen(SubscriptionsListenRequestParams),
+    Task(TaskRequest, RequestMetaObject),
+    ListSkills(Option<String>),
+    GetSkill(String),
+    ReadDirectory(ReadResourceDirectoryRequestParams),
 }
 
 /// An MCP server: cheap to clone, shared by every connection and transport.
@@ -338,6 +463,9 @@ impl Server {
             completion: None,
             options: Options::default(),
             key: None,
+            task_store: None,
+            skills: Vec::new(),
+            skill_directory_read: true,
         }
     }
 
@@ -408,10 +536,13 @@ impl Server {
                 Err(_) => return Some(invalid(None, "`id` must be a string or an integer")),
             },
         };
-        // Without `method` the message answers one of the server's requests, so its id is in
-        // the server's numbering: an error about it carries no id, or the client would take it
-        // for the answer to its own request with that id.
-        let reply_id = if message.contains_key("method") { id.as_ref() } else { None };
+        // A message with `method`, or with `params` and neither `result` nor `error` (a request
+        // that lost its method), is a request: an error about it carries its id. Any other
+        // message answers one of the server's requests, so its id is in the server's numbering:
+        // an error about it carries no id, or the client would take it for the answer to its
+        // own request with that id.
+        let request_like = is_request_like(&message);
+        let reply_id = if request_like { id.as_ref() } else { None };
         if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
             return Some(invalid(reply_id, "`jsonrpc` must be \"2.0\""));
         }
@@ -435,6 +566,7 @@ impl Server {
                     (Some(result), None) => Ok(result),
                     (None, Some(error)) => Err(serde_json::from_value(error)
                         .unwrap_or_else(|e| ErrorObject::internal_error(format!("unreadable error: {e}")))),
+                    _ if request_like => return Some(invalid(Some(&id), "a request needs a `method`")),
                     _ => return Some(invalid(None, "a response needs exactly one of `result` and `error`")),
                 };
                 if !session.resolve(&id, outcome) {
@@ -541,16 +673,9 @@ impl Server {
         if meta.and_then(|m| m.get(CLIENT_CAPABILITIES)).is_none() {
             return Err(missing_meta(meta, CLIENT_CAPABILITIES));
         }
-        if let Some(mirrors) = mirrors {
-            let target = match method {
-                "tools/call" | "prompts/get" => Some("name"),
-                "resources/read" => Some("uri"),
-                _ => None,
-            };
-            if let Some(member) = target {
-                let body = params.as_ref().and_then(|p| p.get(member)).and_then(Value::as_str);
-                headers::check_name(mirrors, body).map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
-            }
+        if let (Some(mirrors), Some(member)) = (mirrors, name_member(method)) {
+            let body = params.as_ref().and_then(|p| p.get(member)).and_then(Value::as_str);
+            headers::check_name(mirrors, body).map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
         }
         let call = self.decode(method, params.unwrap_or_default())?;
         let meta = call_meta(&call);
@@ -597,6 +722,28 @@ impl Server {
             "prompts/get" if self.has_prompts() => Decoded::GetPrompt(typed(method, params)?),
             "completion/complete" if self.inner.completion.is_some() => Decoded::Complete(typed(method, params)?),
             "subscriptions/listen" => Decoded::Listen(typed(method, params)?),
+            "tasks/get" | "tasks/cancel" if self.inner.has_tasks => {
+                let params: TaskIdParams = typed(method, params)?;
+                let meta = params.meta.unwrap_or_default();
+                match method {
+                    "tasks/get" => Decoded::Task(TaskRequest::Get(params.task_id), meta),
+                    _ => Decoded::Task(TaskRequest::Cancel(params.task_id), meta),
+                }
+            }
+            "tasks/update" if self.inner.has_tasks => {
+                let params: RawUpdateParams = typed(method, params)?;
+                let request = TaskRequest::Update(params.task_id, params.input_responses);
+                Decoded::Task(request, params.meta.unwrap_or_default())
+            }
+            "skills/list" if !self.inner.skills.is_empty() => {
+                Decoded::ListSkills(typed::<ListSkillsRequestParams>(method, params)?.cursor)
+            }
+            "skills/get" if !self.inner.skills.is_empty() => {
+                Decoded::GetSkill(typed::<GetSkillRequestParams>(method, params)?.uri)
+            }
+            "resources/directory/read" if !self.inner.directories.is_empty() => {
+                Decoded::ReadDirectory(typed(method, params)?)
+            }
             _ => return Err(unknown()),
         })
     }
@@ -654,7 +801,16 @@ impl Server {
                 });
                 return reply(json!({}));
             }
-            "server/discover" | "subscriptions/listen" => {
+            // The tasks extension does not exist before 2026-07-28.
+            // Nor does the skills extension.
+            "server/discover"
+            | "subscriptions/listen"
+            | "tasks/get"
+            | "tasks/update"
+            | "tasks/cancel"
+            | "skills/list"
+            | "skills/get"
+            | "resources/directory/read" => {
                 return Reply::ready(Outgoing::error(Some(&id), &ErrorObject::method_not_found(method)));
             }
             _ => {}
@@ -673,7 +829,7 @@ impl Server {
         }
         params.insert("_meta".into(), Value::Object(meta));
         let call = match self.decode(method, Value::Object(params)) {
-            Ok(Decoded::Discover | Decoded::Listen(_)) => unreachable!("answered above"),
+            Ok(Decoded::Discover | Decoded::Listen(_) | Decoded::Task(..)) => unreachable!("answered above"),
             Ok(call) => call,
             Err(Rejection(error, _)) => return Reply::ready(Outgoing::error(Some(&id), &error)),
         };
@@ -704,9 +860,12 @@ impl Server {
             legacy.client_capabilities = capabilities;
             legacy.client_info = client_info;
         });
+        // Extensions such as tasks belong to 2026-07-28 and later.
+        let mut capabilities = self.inner.capabilities.clone();
+        capabilities.extensions = None;
         let mut result = json!({
             "protocolVersion": version,
-            "capabilities": self.inner.capabilities,
+            "capabilities": capabilities,
             "serverInfo": self.inner.info,
         });
         if let Some(instructions) = &self.inner.instructions {
@@ -780,6 +939,44 @@ impl Server {
                 }))
             }
             Decoded::Listen(params) => self.listen(session, id, params),
+            Decoded::ListSkills(cursor) => {
+                listed(self.page(cursor, &self.inner.skills, SkillRoute::entry).map(|(skills, next)| {
+                    let mut result = ListSkillsResult::new(skills, list.ttl_ms, list.scope);
+                    result.next_cursor = next;
+                    self.respond(&id, era, result)
+                }))
+            }
+            Decoded::GetSkill(uri) => match self.inner.skill_index.get(&uri) {
+                Some(&index) => {
+                    let entry = self.inner.skills[index].entry();
+                    Reply::ready(self.respond(&id, era, GetSkillResult::new(entry, list.ttl_ms, list.scope)))
+                }
+                None => {
+                    let error = ErrorObject::invalid_params(format!("No skill is served at {uri}"))
+                        .with_data(json!({ "uri": uri }));
+                    Reply::ready(Outgoing::error(Some(&id), &error))
+                }
+            },
+            Decoded::ReadDirectory(params) => listed(self.read_directory(params).and_then(|(uri, cursor)| {
+                let children = &self.inner.directories[&uri];
+                self.page(cursor, children, Clone::clone).map(|(resources, next)| {
+                    let mut result = ReadResourceDirectoryResult::new(resources);
+                    result.next_cursor = next;
+                    self.respond(&id, era, result)
+                })
+            })),
+            Decoded::Task(request, meta) => {
+                if !ext::declares(&meta.client_capabilities, TASKS) {
+                    let error = missing_capability(&ext::client_capabilities(TASKS));
+                    return Reply::ready(Outgoing::error_as(Some(&id), &error, Disposition::BadRequest));
+                }
+                let server = self.clone();
+                let principal = session.principal().clone();
+                let request_id = id.clone();
+                let (respond, rx) = mpsc::channel(1);
+                let running = async move { server.task_request(&principal, &request_id, request).await };
+                self.drive(session, id, respond, rx, Box::pin(running))
+            }
             call => self.spawn(session, id, era, version, meta, call),
         }
     }
@@ -796,17 +993,29 @@ impl Server {
         meta: RequestMetaObject,
         call: Decoded,
     ) -> Reply {
-        let limit = self.inner.options.max_in_flight;
-        if session.in_flight() >= limit {
-            return Reply::ready(Outgoing::error(Some(&id), &busy(limit)));
-        }
-        let (sink, mut rx) = mpsc::channel(32);
+        let (sink, rx) = mpsc::channel(32);
         let respond = sink.clone();
         let server = self.clone();
         let run_session = Arc::clone(session);
         let run_id = id.clone();
-        let mut running =
-            Box::pin(async move { server.run(&run_session, &run_id, era, version, meta, call, sink).await });
+        let running = Box::pin(async move { server.run(&run_session, &run_id, era, version, meta, call, sink).await });
+        self.drive(session, id, respond, rx, running)
+    }
+
+    /// Polls `running` once here; if it waits, the rest runs on its own task (cancelled when the
+    /// reply is dropped) and its response comes through `respond`.
+    fn drive(
+        &self,
+        session: &Arc<Session>,
+        id: RequestId,
+        respond: mpsc::Sender<Outgoing>,
+        mut rx: mpsc::Receiver<Outgoing>,
+        mut running: BoxFuture<Outgoing>,
+    ) -> Reply {
+        let limit = self.inner.options.max_in_flight;
+        if session.in_flight() >= limit {
+            return Reply::ready(Outgoing::error(Some(&id), &busy(limit)));
+        }
         let mut waker = std::task::Context::from_waker(std::task::Waker::noop());
         // A panicking handler ends its reply without a response, as it does on a task.
         let first = std::panic::catch_unwind(AssertUnwindSafe(|| running.as_mut().poll(&mut waker)));
@@ -875,10 +1084,19 @@ impl Server {
             ),
             _ => (None, None, None),
         };
-        let principal = session.principal().map(|principal| state::principal_digest(&principal));
+        let principal = session.principal();
+        let principal = (!principal.is_anonymous()).then(|| state::principal_digest(principal.as_str()));
         let answers = match self.answers(era, binding.as_ref(), principal.as_deref(), state, responses) {
             Ok(answers) => answers,
             Err(error) => return Outgoing::error(Some(id), &error),
+        };
+        let may_become_task = match &call {
+            Decoded::CallTool(params) => {
+                era == Era::Modern
+                    && ext::declares(&meta.client_capabilities, TASKS)
+                    && self.tool(&params.name).is_some_and(|t| t.route.task_support != TaskSupport::Forbidden)
+            }
+            _ => false,
         };
         let ctx = Context::new(ContextInner {
             server: self.clone(),
@@ -892,9 +1110,23 @@ impl Server {
             session: (era == Era::Legacy).then(|| Arc::clone(session)),
             answers,
             used: Default::default(),
+            principal: session.principal().clone(),
+            may_become_task,
+            task: Default::default(),
         });
         let is_tool = matches!(call, Decoded::CallTool(_));
         let outcome: Result<Outgoing, Error> = match call {
+            Decoded::CallTool(params) if may_become_task => {
+                // Served inline until the handler first waits; then the call becomes a task.
+                let server = self.clone();
+                let handler_ctx = ctx.clone();
+                let mut handler: BoxFuture<Result<mcp_types::CallToolResult, Error>> =
+                    Box::pin(async move { server.call_tool(handler_ctx, params).await });
+                match futures::poll!(handler.as_mut()) {
+                    Poll::Ready(outcome) => outcome.map(|r| self.respond(id, era, r)),
+                    Poll::Pending => return self.start_task(&ctx, id, handler).await,
+                }
+            }
             Decoded::CallTool(params) => self.call_tool(ctx.clone(), params).await.map(|r| self.respond(id, era, r)),
             Decoded::Read(params) => self.read(ctx.clone(), params.uri).await.map(|contents| {
                 let cache = self.inner.options.read_cache;
@@ -977,6 +1209,17 @@ impl Server {
         {
             return Err(Error::MissingCapability(Box::new(missing)));
         }
+        // The extension does not exist before 2026-07-28, whatever a legacy client declared.
+        let accepts_tasks = ctx.era() == Era::Modern && ext::declares(ctx.client_capabilities(), TASKS);
+        if entry.route.task_support == TaskSupport::Required && !accepts_tasks {
+            return Err(match ctx.era() {
+                Era::Modern => Error::MissingCapability(Box::new(ext::client_capabilities(TASKS))),
+                Era::Legacy => Error::invalid_params(format!(
+                    "Tool {} runs only as a task, which needs the tasks extension of protocol 2026-07-28",
+                    params.name
+                )),
+            });
+        }
         let arguments = params.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
         let problems: Vec<String> =
             entry.validator.iter_errors(&arguments).map(|e| format!("{}: {e}", e.instance_path())).take(5).collect();
@@ -990,6 +1233,17 @@ impl Server {
         if let Some(&index) = self.inner.resource_index.get(&uri) {
             let contents = (self.inner.resources[index].handler)(ctx, uri.clone()).await?;
             return non_empty(contents, &uri);
+        }
+        // A skill's other files: refuse a path that leaves the skill, generate a dynamic one.
+        for skill in &self.inner.skills {
+            if let Some(path) = skill.inner.relative(&uri) {
+                let path = path?;
+                if skill.entry().resources == mcp_types::ext::skills::SkillResources::Dynamic {
+                    let contents = skill.inner.read(ctx, path).await?;
+                    return non_empty(contents, &uri);
+                }
+                return Err(Error::resource_not_found(&uri));
+            }
         }
         for template in &self.inner.templates {
             if let Some(vars) = template.pattern.matches(&uri) {
@@ -1036,14 +1290,15 @@ impl Server {
         let mut completion = handler(ctx, params).await?;
         // The spec caps a response at 100 values.
         if completion.values.len() > 100 {
-            completion.total.get_or_insert(completion.values.len() as i64);
+            completion.total.get_or_insert(completion.values.len().into());
             completion.values.truncate(100);
             completion.has_more = Some(true);
         }
         Ok(completion)
     }
 
-    /// `subscriptions/listen`: acknowledge what will be honoured, then forward matching changes.
+    /// `subscriptions/listen`: acknowledge what will be honoured, then forward matching changes
+    /// (and, with the tasks extension, the states of the caller's tasks it named).
     fn listen(&self, session: &Arc<Session>, id: RequestId, params: SubscriptionsListenRequestParams) -> Reply {
         let wanted = params.notifications;
         let mut honoured = mcp_types::SubscriptionFilter::default();
@@ -1059,12 +1314,41 @@ impl Server {
             }
             honoured.resource_subscriptions = wanted.resource_subscriptions.clone();
         }
+        let task_ids = match TaskSubscription::of(&wanted) {
+            Ok(subscription) if self.inner.has_tasks => subscription.task_ids,
+            Ok(_) => None,
+            Err(error) => {
+                let error = ErrorObject::invalid_params(format!(
+                    "Invalid params for subscriptions/listen: notifications.taskIds: {error}"
+                ));
+                return Reply::ready(Outgoing::error(Some(&id), &error));
+            }
+        };
+        if task_ids.is_some() && !ext::declares(&params.meta.client_capabilities, TASKS) {
+            let error = missing_capability(&ext::client_capabilities(TASKS));
+            return Reply::ready(Outgoing::error_as(Some(&id), &error, Disposition::BadRequest));
+        }
         let (sink, rx) = mpsc::channel(32);
         let mut changes = self.inner.changes.subscribe();
+        let store = Arc::clone(&self.inner.task_store);
+        let principal = session.principal().clone();
         let task_id = id.clone();
         let task = tokio::spawn(async move {
             let id = task_id;
             let meta = json!({ SUBSCRIPTION_ID: id });
+            // Only the caller's own tasks; others are left out as if unknown.
+            let mut task_states = futures::stream::SelectAll::new();
+            if let Some(task_ids) = task_ids {
+                let mut agreed = Vec::new();
+                for task_id in task_ids {
+                    let owned = matches!(store.get(&task_id).await, Ok(Some(task)) if task.owner == principal);
+                    if let (true, Ok(states)) = (owned, store.watch(&task_id).await) {
+                        task_states.push(states);
+                        agreed.push(task_id);
+                    }
+                }
+                honoured.extra.insert("taskIds".to_owned(), json!(agreed));
+            }
             let ack = json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/subscriptions/acknowledged",
@@ -1074,23 +1358,34 @@ impl Server {
                 return;
             }
             loop {
-                let change = match changes.recv().await {
-                    Ok(change) => change,
-                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(broadcast::error::RecvError::Closed) => return,
-                };
-                let params = match &change {
-                    Change::Tools if honoured.tools_list_changed == Some(true) => json!({ "_meta": meta }),
-                    Change::Prompts if honoured.prompts_list_changed == Some(true) => json!({ "_meta": meta }),
-                    Change::Resources if honoured.resources_list_changed == Some(true) => json!({ "_meta": meta }),
-                    Change::ResourceUpdated(uri)
-                        if honoured.resource_subscriptions.iter().flatten().any(|s| uri.starts_with(s.as_str())) =>
-                    {
-                        json!({ "uri": uri, "_meta": meta })
+                let message = tokio::select! {
+                    change = changes.recv() => {
+                        let change = match change {
+                            Ok(change) => change,
+                            Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                            Err(broadcast::error::RecvError::Closed) => return,
+                        };
+                        let params = match &change {
+                            Change::Tools if honoured.tools_list_changed == Some(true) => json!({ "_meta": meta }),
+                            Change::Prompts if honoured.prompts_list_changed == Some(true) => json!({ "_meta": meta }),
+                            Change::Resources if honoured.resources_list_changed == Some(true) => {
+                                json!({ "_meta": meta })
+                            }
+                            Change::ResourceUpdated(uri)
+                                if honoured.resource_subscriptions.iter().flatten().any(|s| uri.starts_with(s.as_str())) =>
+                            {
+                                json!({ "uri": uri, "_meta": meta })
+                            }
+                            _ => continue,
+                        };
+                        json!({ "jsonrpc": "2.0", "method": change_method(&change), "params": params })
                     }
-                    _ => continue,
+                    Some(task) = task_states.next(), if !task_states.is_empty() => {
+                        let mut params = to_value(&task.detailed());
+                        params["_meta"] = meta.clone();
+                        json!({ "jsonrpc": "2.0", "method": "notifications/tasks", "params": params })
+                    }
                 };
-                let message = json!({ "jsonrpc": "2.0", "method": change_method(&change), "params": params });
                 if sink.send(Outgoing::notification(&message)).await.is_err() {
                     return;
                 }
@@ -1128,7 +1423,7 @@ impl Server {
     /// The response carrying a typed result. On the modern wire the result is encoded directly,
     /// with the server's identity put in its `_meta` (the typed results always carry
     /// `resultType`); the legacy wire goes through [`Server::finish`] to drop the members it lacks.
-    fn respond<T: WireResult>(&self, id: &RequestId, era: Era, mut result: T) -> Outgoing {
+    pub(crate) fn respond<T: WireResult>(&self, id: &RequestId, era: Era, mut result: T) -> Outgoing {
         match era {
             Era::Modern => {
                 if self.inner.options.server_info_in_results {
@@ -1194,6 +1489,10 @@ impl Server {
         Ok((items[start..end].iter().map(item).collect(), next))
     }
 
+    pub(crate) fn task_store(&self) -> &Arc<dyn TaskStore> {
+        &self.inner.task_store
+    }
+
     fn tool(&self, name: &str) -> Option<&ToolEntry> {
         self.inner.tool_index.get(name).map(|&index| &self.inner.tools[index])
     }
@@ -1208,6 +1507,28 @@ impl Server {
 
     fn has_prompts(&self) -> bool {
         !self.inner.prompts.is_empty()
+    }
+
+    /// The directory a `resources/directory/read` names, and its cursor.
+    fn read_directory(
+        &self,
+        params: ReadResourceDirectoryRequestParams,
+    ) -> Result<(String, Option<String>), ErrorObject> {
+        let uri = params.uri;
+        if self.inner.directories.contains_key(&uri) {
+            return Ok((uri, params.cursor));
+        }
+        for skill in &self.inner.skills {
+            if let Some(Err(error)) = skill.inner.relative(&uri) {
+                return Err(error.into_error_object());
+            }
+        }
+        let message = if self.knows_resource(&uri) {
+            format!("{uri} is not a directory resource")
+        } else {
+            format!("No directory resource at {uri}")
+        };
+        Err(ErrorObject::invalid_params(message).with_data(json!({ "uri": uri })))
     }
 
     fn knows_resource(&self, uri: &str) -> bool {
@@ -1230,7 +1551,7 @@ impl Binding {
 }
 
 /// A typed result of the modern schema: it always has `resultType`, and `_meta` for `serverInfo`.
-trait WireResult: serde::Serialize {
+pub(crate) trait WireResult: serde::Serialize {
     fn meta(&mut self) -> &mut Option<mcp_types::ResultMetaObject>;
 }
 
@@ -1255,7 +1576,20 @@ wire_results!(
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListPromptsResult,
+    CreateTaskResult,
+    GetTaskResult,
+    TaskAck,
+    ListSkillsResult,
+    GetSkillResult,
+    ReadResourceDirectoryResult,
 );
+
+/// Whether an error about `message` answers it as a request (with its id): it has a `method`,
+/// or `params` and neither `result` nor `error`.
+fn is_request_like(message: &serde_json::Map<String, Value>) -> bool {
+    message.contains_key("method")
+        || (message.contains_key("params") && !message.contains_key("result") && !message.contains_key("error"))
+}
 
 /// The refusal of a request beyond [`Options::max_in_flight`].
 pub(crate) fn busy(limit: usize) -> ErrorObject {
@@ -1284,13 +1618,17 @@ fn call_meta(call: &Decoded) -> RequestMetaObject {
         Decoded::GetPrompt(p) => p.meta.clone(),
         Decoded::Complete(p) => p.meta.clone(),
         Decoded::Listen(p) => p.meta.clone(),
+        Decoded::Task(_, meta) => meta.clone(),
         // Served without handlers, so nothing reads their `_meta`.
         Decoded::Discover
         | Decoded::Health
         | Decoded::ListTools(_)
         | Decoded::ListResources(_)
         | Decoded::ListTemplates(_)
-        | Decoded::ListPrompts(_) => RequestMetaObject::default(),
+        | Decoded::ListPrompts(_)
+        | Decoded::ListSkills(_)
+        | Decoded::GetSkill(_)
+        | Decoded::ReadDirectory(_) => RequestMetaObject::default(),
     }
 }
 

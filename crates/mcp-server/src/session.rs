@@ -17,19 +17,19 @@ use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::AbortHandle;
 
-use crate::Error;
 use crate::message::Outgoing;
+use crate::{Error, Principal};
 
 type Pending = HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>;
 
 /// One connection's state. Cheap to create; transports make one per connection or session.
 #[derive(Default)]
 pub struct Session {
+    principal: Principal,
     legacy: Mutex<Legacy>,
     pending: Mutex<Pending>,
     next_id: AtomicI64,
     in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
-    principal: Mutex<Option<String>>,
     /// No answer from the client can arrive any more (its input closed, or the session closed).
     input_closed: AtomicBool,
     closed: AtomicBool,
@@ -47,19 +47,18 @@ pub(crate) struct Legacy {
 }
 
 impl Session {
+    /// A session of the anonymous principal.
     pub fn new() -> Arc<Self> {
         Arc::new(Session::default())
     }
 
-    /// Sets who is on the other end (an authenticated user or client id): a `requestState`
-    /// issued on this session is then refused on a session of any other principal. The HTTP
-    /// transport sets it from [`HttpConfig::principal`](crate::http::HttpConfig::principal).
-    pub fn set_principal(&self, principal: Option<String>) {
-        *self.principal.lock().expect("not poisoned") = principal;
+    /// A session of `principal`: the party its requests come from (see [`Principal`]).
+    pub fn with_principal(principal: Principal) -> Arc<Self> {
+        Arc::new(Session { principal, ..Session::default() })
     }
 
-    pub fn principal(&self) -> Option<String> {
-        self.principal.lock().expect("not poisoned").clone()
+    pub fn principal(&self) -> &Principal {
+        &self.principal
     }
 
     /// The version `initialize` negotiated, if this is a legacy session.

@@ -476,13 +476,27 @@ async fn dns_rebinding_protection_checks_host_and_origin() {
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
 }
 
+/// The auth layer of [`request_state_is_bound_to_the_principal_of_the_request`]: the `x-user`
+/// header names the request's [`mcp_server::Principal`].
+async fn user_header_auth(
+    mut request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    if let Some(user) = request.headers().get("x-user").and_then(|user| user.to_str().ok()) {
+        let principal = mcp_server::Principal::new(user);
+        request.extensions_mut().insert(principal);
+    }
+    next.run(request).await
+}
+
 #[tokio::test]
-async fn request_state_is_bound_to_the_principal_the_hook_names() {
-    let mut config = HttpConfig::default();
-    config.principal = Some(mcp_server::http::PrincipalHook::new(|parts| {
-        parts.headers.get("x-user").and_then(|user| user.to_str().ok()).map(str::to_owned)
-    }));
-    let http = start_with(&server(), config).await;
+async fn request_state_is_bound_to_the_principal_of_the_request() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+    let http = Http { url: format!("http://{}/mcp", listener.local_addr().unwrap()), client: reqwest::Client::new() };
+    let config = HttpConfig::default();
+    let (connections, header_timeout) = (config.max_connections, config.header_read_timeout);
+    let app = mcp_server::http::router(server(), config).layer(axum::middleware::from_fn(user_header_auth));
+    tokio::spawn(mcp_server::http::serve_router(listener, app, connections, header_timeout, std::future::pending()));
     let call = |id: u64, extra: Value| {
         let mut params = json!({ "name": "ask_name", "_meta": meta_with(json!({ "elicitation": {} })) });
         params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());

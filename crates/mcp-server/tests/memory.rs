@@ -603,6 +603,11 @@ async fn a_malformed_response_is_refused_without_its_id() {
     // A malformed request still gets its id back.
     client.send(json!({ "jsonrpc": "1.0", "id": 2, "method": "ping" })).await;
     assert_error(&client.recv().await, 2, INVALID_REQUEST);
+    // So does a request that lost its method (it has `params`, and no `result` or `error`).
+    client.send(json!({ "jsonrpc": "2.0", "id": 3, "params": {} })).await;
+    let response = client.recv().await;
+    assert_error(&response, 3, INVALID_REQUEST);
+    assert!(message(&response).contains("`method`"), "{response}");
 }
 
 // ------------------------------------------------------------------ legacy era

@@ -15,10 +15,15 @@ use crate::private::{self, Key};
 macro_rules! string_or_integer {
     ($(#[$doc:meta])* $name:ident, $what:literal) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
         pub enum $name {
             Integer(i64),
             String(String),
+            /// An integer that [`Self::Integer`] cannot hold as written: beyond the `i64` range
+            /// (`18446744073709551616`) or spelled with a fraction or an exponent (`1.0`, `1e3`,
+            /// valid JSON Schema integers). Kept exactly, so that it is answered with the same
+            /// text. Decoding yields it only for such integers.
+            Number(crate::Integer),
         }
 
         impl fmt::Display for $name {
@@ -26,6 +31,7 @@ macro_rules! string_or_integer {
                 match self {
                     Self::Integer(n) => write!(f, "{n}"),
                     Self::String(s) => f.write_str(s),
+                    Self::Number(n) => write!(f, "{n}"),
                 }
             }
         }
@@ -48,57 +54,133 @@ macro_rules! string_or_integer {
             }
         }
 
+        impl From<crate::Integer> for $name {
+            fn from(n: crate::Integer) -> Self {
+                match n.as_literal() {
+                    None => match n.as_i64() {
+                        Some(n) => Self::Integer(n),
+                        None => Self::Number(n),
+                    },
+                    Some(_) => Self::Number(n),
+                }
+            }
+        }
+
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 match self {
                     Self::Integer(n) => s.serialize_i64(*n),
                     Self::String(v) => s.serialize_str(v),
+                    Self::Number(n) => n.serialize(s),
                 }
             }
         }
 
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct V;
-                impl<'de> Visitor<'de> for V {
-                    type Value = $name;
-                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                        f.write_str(concat!($what, " (a string or an integer)"))
+        impl<'de> private::FromRaw<'de> for $name {
+            const EXPECTING: &'static str = concat!($what, " (a string or an integer)");
+
+            #[inline]
+            fn from_raw<E: de::Error>(raw: std::borrow::Cow<'de, str>) -> Result<Self, E> {
+                match raw.as_bytes().first() {
+                    Some(b'"') => {
+                        let text = &raw[1..raw.len() - 1];
+                        if text.contains('\\') {
+                            serde_json::from_str::<String>(&raw).map($name::String).map_err(E::custom)
+                        } else {
+                            Ok($name::String(text.to_owned()))
+                        }
                     }
-                    fn visit_i64<E: de::Error>(self, n: i64) -> Result<$name, E> {
-                        Ok($name::Integer(n))
-                    }
-                    fn visit_u64<E: de::Error>(self, n: u64) -> Result<$name, E> {
-                        i64::try_from(n)
-                            .map($name::Integer)
-                            .map_err(|_| E::custom(concat!($what, " is out of the i64 range")))
-                    }
-                    fn visit_f64<E: de::Error>(self, n: f64) -> Result<$name, E> {
-                        Err(E::custom(format_args!(
-                            concat!($what, " must be a string or an integer, found the number {}"),
-                            n
-                        )))
-                    }
-                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
-                        Ok($name::String(s.to_owned()))
-                    }
-                    fn visit_string<E: de::Error>(self, s: String) -> Result<$name, E> {
-                        Ok($name::String(s))
-                    }
-                    fn visit_unit<E: de::Error>(self) -> Result<$name, E> {
-                        Err(E::custom(concat!($what, " must be a string or an integer, found null")))
-                    }
+                    Some(b'n') => Err(E::custom(concat!($what, " must be a string or an integer, found null"))),
+                    Some(b'-' | b'0'..=b'9') => match raw.parse::<i64>() {
+                        Ok(n) => Ok($name::Integer(n)),
+                        Err(_) => match crate::Integer::from_literal(&raw) {
+                            Ok(n) => Ok($name::Number(n)),
+                            Err(_) => Err(E::custom(format_args!(
+                                concat!($what, " must be a string or an integer, found the number {}"),
+                                raw
+                            ))),
+                        },
+                    },
+                    _ => Err(E::custom(format_args!(
+                        concat!($what, " must be a string or an integer, found {}"),
+                        raw
+                    ))),
                 }
-                d.deserialize_any(V)
+            }
+
+            fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_any(IdVisitor::<$name>(concat!($what, " (a string or an integer)"), std::marker::PhantomData))
+            }
+        }
+
+        impl IdLike for $name {
+            const WHAT: &'static str = $what;
+            fn integer(n: i64) -> Self {
+                Self::Integer(n)
+            }
+            fn string(s: String) -> Self {
+                Self::String(s)
+            }
+            fn number(n: crate::Integer) -> Self {
+                Self::from(n)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            #[inline]
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                private::deserialize_raw(d)
             }
         }
 
         impl private::MatchScore for $name {
             fn match_score(value: &Value) -> Option<usize> {
-                (value.is_string() || value.as_number().is_some_and(|n| n.is_i64())).then_some(0)
+                (value.is_string() || <crate::Integer as private::MatchScore>::match_score(value).is_some()).then_some(0)
             }
         }
     };
+}
+
+/// What the fallback decoder of [`RequestId`] and [`ProgressToken`] builds.
+trait IdLike {
+    const WHAT: &'static str;
+    fn integer(n: i64) -> Self;
+    fn string(s: String) -> Self;
+    fn number(n: crate::Integer) -> Self;
+}
+
+/// Decodes an id from a deserializer without raw text (a `Value`, serde's `Content`): the numbers
+/// it gives are already decoded, so an integral float is kept as the shortest text of that float.
+struct IdVisitor<T>(&'static str, std::marker::PhantomData<T>);
+
+impl<T: IdLike> Visitor<'_> for IdVisitor<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.0)
+    }
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<T, E> {
+        Ok(T::integer(n))
+    }
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<T, E> {
+        Ok(T::number(n.into()))
+    }
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<T, E> {
+        let integral = serde_json::Number::from_f64(n)
+            .filter(|_| n.fract() == 0.0)
+            .and_then(|n| crate::Integer::from_literal(&n.to_string()).ok());
+        integral.map(T::number).ok_or_else(|| {
+            E::custom(format_args!("{} must be a string or an integer, found the number {}", T::WHAT, n))
+        })
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<T, E> {
+        Ok(T::string(s.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, s: String) -> Result<T, E> {
+        Ok(T::string(s))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<T, E> {
+        Err(E::custom(format_args!("{} must be a string or an integer, found null", T::WHAT)))
+    }
 }
 
 string_or_integer!(
@@ -119,8 +201,8 @@ string_or_integer!(
 /// generated per revision; [`ErrorObject::data_as`] decodes `data` into one of their data types.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ErrorObject {
-    /// The error code; see [`error_codes`].
-    pub code: i64,
+    /// The error code; see [`error_codes`]. Compares with an `i64`: `error.code == error_codes::INVALID_PARAMS`.
+    pub code: crate::Integer,
     /// A short description of the error, one concise sentence.
     pub message: String,
     /// Additional information defined by the sender.
@@ -131,7 +213,7 @@ pub struct ErrorObject {
 
 impl ErrorObject {
     pub fn new(code: i64, message: impl Into<String>) -> Self {
-        ErrorObject { code, message: message.into(), data: None, extra: Map::new() }
+        ErrorObject { code: code.into(), message: message.into(), data: None, extra: Map::new() }
     }
 
     pub fn with_data(mut self, data: impl Serialize) -> Self {
@@ -196,9 +278,13 @@ impl private::VisitObject for ErrorObject {
             match key.as_str() {
                 "code" => code = Some(map.next_value().map_err(|e| private::in_field("code", e))?),
                 "message" => message = Some(map.next_value().map_err(|e| private::in_field("message", e))?),
-                "data" => data = Some(map.next_value()?),
+                "data" => {
+                    data =
+                        Some(map.next_value_seed(private::FreeForm::new()).map_err(|e| private::in_field("data", e))?)
+                }
                 _ => {
-                    let value = map.next_value()?;
+                    let value =
+                        map.next_value_seed(private::FreeForm::new()).map_err(|e| private::in_field(&key.0, e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -287,9 +373,9 @@ impl private::MatchScore for ResultType {
 /// the result fresh (like HTTP `Cache-Control: max-age`).
 ///
 /// The schema says `minimum: 0`, but the caching rules tell clients to treat a negative `ttlMs` as
-/// 0, so every JSON integer decodes and re-encodes exactly as received; [`TtlMs::duration`]
-/// applies the rule. An absent `ttlMs` (servers older than 2026-07-28) is `None` in the result
-/// and means 0 as well: `result.ttl_ms.unwrap_or_default().duration()`.
+/// 0, so every JSON integer decodes and re-encodes exactly as received (an [`crate::Integer`]);
+/// [`TtlMs::duration`] applies the rule. An absent `ttlMs` (servers older than 2026-07-28) is
+/// `None` in the result and means 0 as well: `result.ttl_ms.unwrap_or_default().duration()`.
 ///
 /// ```
 /// use mcp_types::TtlMs;
@@ -300,31 +386,37 @@ impl private::MatchScore for ResultType {
 /// assert_eq!(negative.duration(), Duration::ZERO);
 /// assert_eq!(serde_json::to_string(&negative).unwrap(), "-5");
 /// assert_eq!(None::<TtlMs>.unwrap_or_default().duration(), Duration::ZERO);
+/// let forever: TtlMs = serde_json::from_str("1e30").unwrap();
+/// assert_eq!(forever.millis(), u64::MAX);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct TtlMs(i128);
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct TtlMs(crate::Integer);
 
 impl TtlMs {
     /// Stale at once.
-    pub const ZERO: TtlMs = TtlMs(0);
+    pub const ZERO: TtlMs = TtlMs(crate::Integer::ZERO);
 
     /// A `ttlMs` of `ms` milliseconds (what a server sends).
-    pub const fn from_millis(ms: u64) -> Self {
-        TtlMs(ms as i128)
+    pub fn from_millis(ms: u64) -> Self {
+        TtlMs(ms.into())
     }
 
-    /// The value exactly as received: any JSON integer from `i64::MIN` to `u64::MAX`.
-    pub const fn get(self) -> i128 {
-        self.0
+    /// The value exactly as received.
+    pub fn get(&self) -> &crate::Integer {
+        &self.0
     }
 
-    /// Milliseconds of freshness, a negative value counting as 0.
-    pub const fn millis(self) -> u64 {
-        if self.0 < 0 { 0 } else { self.0 as u64 }
+    /// Milliseconds of freshness: a negative value counts as 0, one beyond `u64` as `u64::MAX`.
+    pub fn millis(&self) -> u64 {
+        match self.0.as_u64() {
+            Some(ms) => ms,
+            None if self.0.is_negative() => 0,
+            None => u64::MAX,
+        }
     }
 
     /// How long the result stays fresh after it was received, a negative value counting as 0.
-    pub const fn duration(self) -> Duration {
+    pub fn duration(&self) -> Duration {
         Duration::from_millis(self.millis())
     }
 }
@@ -343,33 +435,15 @@ impl fmt::Display for TtlMs {
 
 impl Serialize for TtlMs {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match u64::try_from(self.0) {
-            Ok(n) => s.serialize_u64(n),
-            // Only values decoded from a negative JSON integer are negative: they fit an i64.
-            Err(_) => s.serialize_i64(self.0 as i64),
-        }
+        self.0.serialize(s)
     }
 }
 
 impl<'de> Deserialize<'de> for TtlMs {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = TtlMs;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("`ttlMs` as an integer number of milliseconds")
-            }
-            fn visit_u64<E: de::Error>(self, n: u64) -> Result<TtlMs, E> {
-                Ok(TtlMs(n.into()))
-            }
-            fn visit_i64<E: de::Error>(self, n: i64) -> Result<TtlMs, E> {
-                Ok(TtlMs(n.into()))
-            }
-            fn visit_f64<E: de::Error>(self, n: f64) -> Result<TtlMs, E> {
-                Err(E::custom(format_args!("`ttlMs` must be an integer, found the number {n}")))
-            }
-        }
-        d.deserialize_i64(V)
+        crate::Integer::deserialize(d)
+            .map(TtlMs)
+            .map_err(|e| de::Error::custom(format_args!("`ttlMs` must be an integer number of milliseconds: {e}")))
     }
 }
 
@@ -395,15 +469,24 @@ mod tests {
             assert_eq!(ttl.to_string(), text);
         }
         let ttl: TtlMs = serde_json::from_str("-5").unwrap();
-        assert_eq!((ttl.get(), ttl.millis(), ttl.duration()), (-5, 0, Duration::ZERO));
+        assert_eq!((ttl.get().as_i64(), ttl.millis(), ttl.duration()), (Some(-5), 0, Duration::ZERO));
+        for text in ["18446744073709551616", "1e30", "60000.0"] {
+            let ttl: TtlMs = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&ttl).unwrap(), text);
+        }
         assert_eq!(TtlMs::from(60_000).duration(), Duration::from_secs(60));
         assert_eq!(TtlMs::default(), TtlMs::ZERO);
         let err = serde_json::from_str::<TtlMs>("1.5").unwrap_err().to_string();
-        assert!(err.contains("`ttlMs` must be an integer, found the number 1.5"), "{err}");
+        assert!(
+            err.contains(
+                "`ttlMs` must be an integer number of milliseconds: expected an integer, found the number 1.5"
+            ),
+            "{err}"
+        );
         let err = serde_json::from_str::<TtlMs>("\"60\"").unwrap_err().to_string();
-        assert!(err.contains("`ttlMs` as an integer"), "{err}");
+        assert!(err.contains("`ttlMs` must be an integer"), "{err}");
         let from_value: TtlMs = serde_json::from_value(serde_json::json!(-1)).unwrap();
-        assert_eq!(from_value.get(), -1);
+        assert_eq!(from_value.get().as_i64(), Some(-1));
     }
 
     #[test]

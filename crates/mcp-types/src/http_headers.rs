@@ -64,6 +64,18 @@ fn is_tchar(c: char) -> bool {
     c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
 }
 
+/// The body member that `Mcp-Name` mirrors for `method`, if the method has one: `params.name` of
+/// `tools/call` and `prompts/get`, `params.uri` of `resources/read`, and `params.taskId` of the
+/// tasks extension's `tasks/get`, `tasks/update` and `tasks/cancel` (SEP-2663 § Routing Headers).
+pub fn name_member(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
+        _ => None,
+    }
+}
+
 // ------------------------------------------------------------------ value encoding
 
 /// Encodes a value for `Mcp-Name` or `Mcp-Param-*`: as-is when it is header-safe (visible ASCII,

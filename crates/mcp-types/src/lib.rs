@@ -16,6 +16,9 @@
 //! feature (adds base64) enables [`http_headers`]: the Streamable HTTP header rules of 2026-07-28
 //! (the `Mcp-Name`/`Mcp-Param-*` value encoding and the `x-mcp-header` annotation).
 //!
+//! [`ext`] holds the official extensions' identifiers and, each behind its own feature, their
+//! hand-written messages (`ext-tasks`: [`ext::tasks`], the tasks extension).
+//!
 //! ```
 //! # #[cfg(feature = "v2026_07_28")] {
 //! use mcp_types::{ClientRequest, Request as _, CallToolRequest};
@@ -32,15 +35,18 @@
 
 mod common;
 pub mod error_codes;
+pub mod ext;
 mod generated;
 #[cfg(feature = "http-headers")]
 pub mod http_headers;
+mod number;
 #[doc(hidden)]
 pub mod private;
 mod schema;
 mod version;
 
 pub use common::{ErrorObject, ProgressToken, RequestId, ResultType, TtlMs};
+pub use number::Integer;
 // The revision modules; nothing when no revision feature is on.
 #[allow(unused_imports)]
 pub use generated::*;

@@ -128,11 +128,14 @@ pub fn extra<M: SerializeMap>(map: &mut M, extra: &Map<String, Value>) -> Result
     Ok(())
 }
 
-/// A member value read ahead of a discriminator. Strings stay borrowed from the input and numbers
-/// stay numbers, so the common envelope members (`jsonrpc`, `id`) are replayed without allocating;
-/// anything else (objects, arrays) is kept as a [`Value`].
+/// A member value read ahead of a discriminator. Strings stay borrowed from the input; numbers,
+/// objects and arrays are kept as their exact JSON text when serde_json provides it (see
+/// [`deserialize_raw`]) and replayed through serde_json itself, so nothing read ahead loses
+/// digits. Deserializers without raw text give numbers and `Value`s as before.
 pub enum Buffered<'de> {
     Str(Cow<'de, str>),
+    /// The JSON text of a number, object or array.
+    Raw(Cow<'de, str>),
     U64(u64),
     I64(i64),
     Bool(bool),
@@ -141,66 +144,454 @@ pub enum Buffered<'de> {
 }
 
 impl Buffered<'_> {
-    fn into_value(self) -> Value {
-        match self {
+    fn into_value<E: de::Error>(self) -> Result<Value, E> {
+        Ok(match self {
             Buffered::Str(s) => Value::String(s.into_owned()),
+            Buffered::Raw(text) => serde_json::from_str(&text).map_err(E::custom)?,
             Buffered::U64(n) => Value::from(n),
             Buffered::I64(n) => Value::from(n),
             Buffered::Bool(b) => Value::Bool(b),
             Buffered::Null => Value::Null,
             Buffered::Value(v) => v,
-        }
+        })
+    }
+}
+
+impl<'de> FromRaw<'de> for Buffered<'de> {
+    const EXPECTING: &'static str = "any valid JSON value";
+
+    #[inline]
+    fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E> {
+        Ok(match raw.as_bytes().first() {
+            Some(b'"') => Buffered::Str(json_string(raw)?),
+            Some(b't') => Buffered::Bool(true),
+            Some(b'f') => Buffered::Bool(false),
+            Some(b'n') => Buffered::Null,
+            _ => Buffered::Raw(raw),
+        })
+    }
+
+    fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(BufferedVisitor)
     }
 }
 
 impl<'de> de::Deserialize<'de> for Buffered<'de> {
     #[inline]
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct BufferedVisitor;
-        impl<'de> Visitor<'de> for BufferedVisitor {
-            type Value = Buffered<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any valid JSON value")
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::Bool(v))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::I64(v))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::U64(v))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Buffered<'de>, E> {
-                // What `Value` does with it (a non-finite float becomes `null`).
-                Ok(Buffered::Value(Value::from(v)))
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::Str(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::Str(Cow::Owned(v)))
-            }
-            fn visit_unit<E>(self) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::Null)
-            }
-            fn visit_none<E>(self) -> Result<Buffered<'de>, E> {
-                Ok(Buffered::Null)
-            }
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Buffered<'de>, D::Error> {
-                Buffered::deserialize(d)
-            }
-            fn visit_seq<S: de::SeqAccess<'de>>(self, seq: S) -> Result<Buffered<'de>, S::Error> {
-                Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Buffered::Value)
-            }
-            fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Buffered<'de>, M::Error> {
-                Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(Buffered::Value)
-            }
-        }
+        deserialize_raw(d)
+    }
+}
+
+struct BufferedVisitor;
+
+impl<'de> Visitor<'de> for BufferedVisitor {
+    type Value = Buffered<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::I64(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::U64(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Buffered<'de>, E> {
+        // What `Value` does with it (a non-finite float becomes `null`).
+        Ok(Buffered::Value(Value::from(v)))
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::Str(Cow::Borrowed(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::Str(Cow::Owned(v.to_owned())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::Str(Cow::Owned(v)))
+    }
+    fn visit_unit<E>(self) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::Null)
+    }
+    fn visit_none<E>(self) -> Result<Buffered<'de>, E> {
+        Ok(Buffered::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Buffered<'de>, D::Error> {
         d.deserialize_any(BufferedVisitor)
+    }
+    fn visit_seq<S: de::SeqAccess<'de>>(self, seq: S) -> Result<Buffered<'de>, S::Error> {
+        Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Buffered::Value)
+    }
+    fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Buffered<'de>, M::Error> {
+        Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(Buffered::Value)
+    }
+}
+
+/// Reads the value of member `key` ahead of a discriminator. `jsonrpc` is a string in every
+/// message: read directly, without asking for its text.
+#[inline]
+pub fn read_ahead<'de, A: MapAccess<'de>>(map: &mut A, key: &str) -> Result<Buffered<'de>, A::Error> {
+    if key == "jsonrpc" { map.next_value_seed(AnyBuffered) } else { map.next_value() }
+}
+
+struct AnyBuffered;
+
+impl<'de> DeserializeSeed<'de> for AnyBuffered {
+    type Value = Buffered<'de>;
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Buffered<'de>, D::Error> {
+        d.deserialize_any(BufferedVisitor)
+    }
+}
+
+/// The contents of a JSON string literal, borrowed when it has no escapes.
+#[inline]
+fn json_string<'de, E: de::Error>(raw: Cow<'de, str>) -> Result<Cow<'de, str>, E> {
+    let plain = |s: &str| s.len() >= 2 && !s[1..s.len() - 1].contains('\\');
+    match raw {
+        Cow::Borrowed(s) if plain(s) => Ok(Cow::Borrowed(&s[1..s.len() - 1])),
+        raw if plain(&raw) => Ok(Cow::Owned(raw[1..raw.len() - 1].to_owned())),
+        raw => serde_json::from_str::<String>(&raw).map(Cow::Owned).map_err(E::custom),
+    }
+}
+
+/// serde_json's name for a raw value (`serde_json::value::RawValue`, feature `raw_value`, which
+/// this crate enables). Asked for it through `deserialize_newtype_struct`, serde_json's
+/// deserializers hand over the exact text of the next value as a one-entry map; every other
+/// deserializer (serde's buffered `Content`, other formats) calls `visit_newtype_struct`, which
+/// falls back to decoding the value itself. Covered by `private::tests::raw_text_is_handed_over`.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// A type decoded from the exact JSON text of a value when the deserializer provides it.
+pub trait FromRaw<'de>: Sized {
+    const EXPECTING: &'static str;
+    /// Decodes from the value's JSON text (one complete JSON value).
+    fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E>;
+    /// Decodes from a deserializer that has no raw text (a `Content` buffer, another format).
+    fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error>;
+}
+
+/// Decodes `T` from the exact text of the next value, or through [`FromRaw::fallback`].
+#[inline]
+pub fn deserialize_raw<'de, D: Deserializer<'de>, T: FromRaw<'de>>(d: D) -> Result<T, D::Error> {
+    d.deserialize_newtype_struct(RAW_VALUE_TOKEN, RawVisitor::<T>(PhantomData))
+}
+
+struct RawVisitor<T>(PhantomData<T>);
+
+impl<'de, T: FromRaw<'de>> Visitor<'de> for RawVisitor<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(T::EXPECTING)
+    }
+    #[inline]
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        match map.next_key::<Key<'de>>()? {
+            Some(key) if key.as_str() == RAW_VALUE_TOKEN => {}
+            _ => return Err(de::Error::invalid_type(de::Unexpected::Map, &self)),
+        }
+        let raw = map.next_value_seed(CowStrSeed)?;
+        T::from_raw(raw)
+    }
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        T::fallback(d)
+    }
+}
+
+/// The one-entry map serde_json hands a raw-text request (see [`RAW_VALUE_TOKEN`]), for text
+/// already read ahead.
+struct RawEntry<'de, E>(Option<Cow<'de, str>>, PhantomData<E>);
+
+impl<'de, E: de::Error> MapAccess<'de> for RawEntry<'de, E> {
+    type Error = E;
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, E> {
+        match self.0 {
+            Some(_) => seed.deserialize(de::value::BorrowedStrDeserializer::new(RAW_VALUE_TOKEN)).map(Some),
+            None => Ok(None),
+        }
+    }
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, E> {
+        match self.0.take() {
+            Some(Cow::Borrowed(text)) => seed.deserialize(de::value::BorrowedStrDeserializer::new(text)),
+            Some(Cow::Owned(text)) => seed.deserialize(de::value::StringDeserializer::new(text)),
+            None => Err(E::custom("no value left in the object")),
+        }
+    }
+}
+
+struct CowStrSeed;
+
+impl<'de> DeserializeSeed<'de> for CowStrSeed {
+    type Value = Cow<'de, str>;
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
+        d.deserialize_str(CowStr("raw JSON text"))
+    }
+}
+
+/// A free-form member (`serde_json::Value`, a JSON object, a list of values), decoded in one pass
+/// like `Value` itself, refusing the numbers a `Value` might not hold exactly (an error that names
+/// the member through [`in_field`], never a silent change). serde_json gives every integer within
+/// 64 bits as an integer, and any other number as an `f64` without its text: an `f64` of
+/// magnitude 2^63 or more may have been an integer literal beyond 64 bits (`18446744073709551616`
+/// and `1.8446744073709552e19` are the same `f64`), and a negative zero may have been the integer
+/// `-0`. Both are refused; every other number is kept exactly (fractions as the nearest `f64`).
+/// Reading the text of each free-form member instead would make every message pay a second scan.
+pub struct FreeForm<T>(PhantomData<T>);
+
+impl<T> FreeForm<T> {
+    #[inline]
+    pub fn new() -> Self {
+        FreeForm(PhantomData)
+    }
+}
+
+impl<T> Default for FreeForm<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The Rust types of free-form members.
+pub trait FreeFormType: de::DeserializeOwned {
+    /// Whether a value has this type's shape.
+    fn fits(value: &Value) -> bool;
+    /// The value as this type; it [`Self::fits`].
+    fn convert(value: Value) -> Self;
+}
+
+impl FreeFormType for Value {
+    #[inline]
+    fn fits(_: &Value) -> bool {
+        true
+    }
+    #[inline]
+    fn convert(value: Value) -> Self {
+        value
+    }
+}
+
+impl<T: FreeFormType> FreeFormType for Vec<T> {
+    fn fits(value: &Value) -> bool {
+        value.as_array().is_some_and(|items| items.iter().all(T::fits))
+    }
+    fn convert(value: Value) -> Self {
+        match value {
+            Value::Array(items) => items.into_iter().map(T::convert).collect(),
+            _ => unreachable!("checked by fits"),
+        }
+    }
+}
+
+impl FreeFormType for Map<String, Value> {
+    #[inline]
+    fn fits(value: &Value) -> bool {
+        value.is_object()
+    }
+    #[inline]
+    fn convert(value: Value) -> Self {
+        match value {
+            Value::Object(map) => map,
+            _ => unreachable!("checked by fits"),
+        }
+    }
+}
+
+impl<T: FreeFormType> FreeFormType for std::collections::BTreeMap<String, T> {
+    fn fits(value: &Value) -> bool {
+        value.as_object().is_some_and(|map| map.values().all(T::fits))
+    }
+    fn convert(value: Value) -> Self {
+        match value {
+            Value::Object(map) => map.into_iter().map(|(k, v)| (k, T::convert(v))).collect(),
+            _ => unreachable!("checked by fits"),
+        }
+    }
+}
+
+impl<'de, T: FreeFormType> DeserializeSeed<'de> for FreeForm<T> {
+    type Value = T;
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        let value = d.deserialize_any(CheckedValue)?;
+        if T::fits(&value) {
+            Ok(T::convert(value))
+        } else {
+            // The type's own error ("invalid type: ..., expected a map").
+            T::deserialize(value).map_err(de::Error::custom)
+        }
+    }
+}
+
+/// Builds a `Value` like serde_json's own visitor, checking numbers (see [`FreeForm`]).
+#[derive(Clone, Copy)]
+struct CheckedValue;
+
+impl<'de> DeserializeSeed<'de> for CheckedValue {
+    type Value = Value;
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CheckedValue {
+    type Value = Value;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    #[inline]
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    #[inline]
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    #[inline]
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    #[inline]
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        if v.abs() >= 9_223_372_036_854_775_808.0 || (v == 0.0 && v.is_sign_negative()) {
+            return Err(E::custom(format_args!(
+                "the number {} cannot be kept exactly in a free-form member: serde_json's `Value` holds \
+                 integers within 64 bits, and cannot tell an integer beyond them (or `-0`) from this float",
+                Value::from(v)
+            )));
+        }
+        Ok(Value::from(v))
+    }
+    #[inline]
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    #[inline]
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    #[inline]
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    #[inline]
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<S: de::SeqAccess<'de>>(self, mut seq: S) -> Result<Value, S::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(item) = seq.next_element_seed(self)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(self)?;
+            members.insert(key, value);
+        }
+        Ok(Value::Object(members))
+    }
+}
+
+/// A `number` member as a `serde_json::Number`, from its text: integers within 64 bits exactly,
+/// fractions as the nearest `f64` (written back in shortest form). An integer beyond 64 bits is an
+/// error naming the member: `Number` would hold it as a float.
+pub struct ExactNumber(pub serde_json::Number);
+
+impl<'de> FromRaw<'de> for ExactNumber {
+    const EXPECTING: &'static str = "a number";
+
+    #[inline]
+    fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E> {
+        use crate::number::{Literal, classify};
+        // Most numbers are small integers: no classification needed.
+        if let Ok(n) = raw.parse::<i64>() {
+            return Ok(ExactNumber(n.into()));
+        }
+        match classify(&raw) {
+            Some(Literal::Plain) => {
+                if let Ok(n) = raw.parse::<i64>() {
+                    return Ok(ExactNumber(n.into()));
+                }
+                if let Ok(n) = raw.parse::<u64>() {
+                    return Ok(ExactNumber(n.into()));
+                }
+                Err(E::custom(format_args!(
+                    "the integer {raw} is beyond the 64-bit range a number member holds exactly"
+                )))
+            }
+            Some(Literal::Decimal) => raw
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map(ExactNumber)
+                .ok_or_else(|| E::custom(format_args!("the number {raw} is beyond the range of an f64"))),
+            None => Err(E::invalid_type(de::Unexpected::Other(&raw), &"a number")),
+        }
+    }
+
+    fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde_json::Number::deserialize(d).map(ExactNumber)
+    }
+}
+
+impl<'de> de::Deserialize<'de> for ExactNumber {
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        deserialize_raw(d)
+    }
+}
+
+/// The value of a union decoded by shape: a `Value` to score the variants on, and the exact text
+/// (when the deserializer provides it) that the chosen variant is decoded from.
+pub struct Scored<'de> {
+    pub value: Value,
+    raw: Option<Cow<'de, str>>,
+}
+
+impl<'de> FromRaw<'de> for Scored<'de> {
+    const EXPECTING: &'static str = "any valid JSON value";
+
+    fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E> {
+        let value = serde_json::from_str(&raw).map_err(E::custom)?;
+        Ok(Scored { value, raw: Some(raw) })
+    }
+
+    fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Scored { value: Value::deserialize(d)?, raw: None })
+    }
+}
+
+impl<'de> de::Deserialize<'de> for Scored<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        deserialize_raw(d)
+    }
+}
+
+impl Scored<'_> {
+    /// Decodes a free-form variant (checked like [`FreeForm`]).
+    pub fn decode_free_form<T: de::DeserializeOwned, E: de::Error>(&self, union: &str, variant: &str) -> Result<T, E> {
+        if let Some(problem) = self.raw.as_deref().and_then(crate::number::free_form_problem) {
+            return Err(E::custom(format_args!("`{union}` as `{variant}`: {problem}")));
+        }
+        self.decode(union, variant)
+    }
+
+    /// Decodes the chosen variant, naming the union and variant on error.
+    pub fn decode<T: de::DeserializeOwned, E: de::Error>(&self, union: &str, variant: &str) -> Result<T, E> {
+        let result = match &self.raw {
+            Some(raw) => serde_json::from_str(raw),
+            None => T::deserialize(&self.value),
+        };
+        result.map_err(|e| E::custom(format_args!("`{union}` as `{variant}`: {}", strip_position(&e.to_string()))))
     }
 }
 
@@ -208,11 +599,28 @@ impl<'de> de::Deserialize<'de> for Buffered<'de> {
 /// everything else exactly as `serde_json::Value`'s own deserializer would.
 struct BufferedDeserializer<'de, E>(Buffered<'de>, PhantomData<E>);
 
+/// Replays buffered JSON text through serde_json (borrowed text as borrowed).
+macro_rules! replay_raw {
+    ($text:expr, |$de:ident| $call:expr) => {
+        match $text {
+            Cow::Borrowed(text) => {
+                let mut $de = serde_json::Deserializer::from_str(text);
+                $call.map_err(E::custom)
+            }
+            Cow::Owned(text) => {
+                let mut $de = serde_json::Deserializer::from_reader(text.as_bytes());
+                $call.map_err(E::custom)
+            }
+        }
+    };
+}
+
 macro_rules! replay_via_value {
     ($($method:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {$(
         fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, E> {
             match self.0 {
                 Buffered::Value(v) => v.$method($($arg,)* visitor).map_err(E::custom),
+                Buffered::Raw(text) => replay_raw!(text, |de| de.$method($($arg,)* visitor)),
                 // Not `deserialize_any`: that calls `visit_unit`, which some visitors take for an
                 // empty value (`serde_json::Map` decodes it as `{}`); `Value` rejects a null map.
                 Buffered::Null => Value::Null.$method($($arg,)* visitor).map_err(E::custom),
@@ -236,7 +644,8 @@ impl<'de, E: de::Error> Deserializer<'de> for BufferedDeserializer<'de, E> {
             Buffered::I64(n) => visitor.visit_i64(n),
             Buffered::Bool(b) => visitor.visit_bool(b),
             Buffered::Null => visitor.visit_unit(),
-            other => other.into_value().deserialize_any(visitor).map_err(E::custom),
+            Buffered::Raw(text) => replay_raw!(text, |de| de.deserialize_any(visitor)),
+            Buffered::Value(v) => v.deserialize_any(visitor).map_err(E::custom),
         }
     }
 
@@ -245,6 +654,7 @@ impl<'de, E: de::Error> Deserializer<'de> for BufferedDeserializer<'de, E> {
         match self.0 {
             Buffered::Null => visitor.visit_none(),
             Buffered::Value(v) => v.deserialize_option(visitor).map_err(E::custom),
+            Buffered::Raw(text) => replay_raw!(text, |de| de.deserialize_option(visitor)),
             _ => visitor.visit_some(self),
         }
     }
@@ -256,11 +666,21 @@ impl<'de, E: de::Error> Deserializer<'de> for BufferedDeserializer<'de, E> {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, E> {
-        self.0.into_value().deserialize_enum(name, variants, visitor).map_err(E::custom)
+        match self.0 {
+            Buffered::Raw(text) => replay_raw!(text, |de| de.deserialize_enum(name, variants, visitor)),
+            other => other.into_value::<E>()?.deserialize_enum(name, variants, visitor).map_err(E::custom),
+        }
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, E> {
-        self.0.into_value().deserialize_newtype_struct(name, visitor).map_err(E::custom)
+        match self.0 {
+            Buffered::Raw(text) if name == RAW_VALUE_TOKEN => visitor.visit_map(RawEntry(Some(text), PhantomData)),
+            Buffered::Raw(text) => replay_raw!(text, |de| de.deserialize_newtype_struct(name, visitor)),
+            Buffered::Value(v) => v.deserialize_newtype_struct(name, visitor).map_err(E::custom),
+            // A raw-text request (`deserialize_raw`) on a string or scalar read ahead: decoded
+            // from the value itself, which is exact.
+            _ => visitor.visit_newtype_struct(self),
+        }
     }
 
     replay_via_value! {
@@ -405,13 +825,42 @@ pub trait TaggedUnion: Sized {
     }
 }
 
-/// Checks the `resultType` of a variant chosen by one of its members.
-pub fn check_result_type<E: de::Error>(union: &str, got: &crate::ResultType, want: &str) -> Result<(), E> {
-    if got.as_str() == want {
-        Ok(())
-    } else {
-        Err(E::custom(format_args!("`{union}`: unexpected resultType `{got}` for the members of a `{want}` result")))
+/// Every remaining member of an object, free-form members checked like [`FreeForm`] (the `Other`
+/// variant of a `resultType` union).
+pub fn visit_members<'de, A: MapAccess<'de>>(mut map: A) -> Result<Map<String, Value>, A::Error> {
+    let mut members = Map::new();
+    while let Some(key) = map.next_key::<Key<'de>>()? {
+        let value = map.next_value_seed(FreeForm::<Value>::new()).map_err(|e| in_field(key.as_str(), e))?;
+        members.insert(key.into_owned(), value);
     }
+    Ok(members)
+}
+
+/// The members of an object given as JSON text, checked like [`FreeForm`] (an error names the
+/// member).
+pub fn members_of<E: de::Error>(text: &str) -> Result<Map<String, Value>, E> {
+    let raw: Vec<(String, &serde_json::value::RawValue)> =
+        serde_json::from_str::<std::collections::BTreeMap<String, &serde_json::value::RawValue>>(text)
+            .map_err(E::custom)?
+            .into_iter()
+            .collect();
+    let mut members = Map::new();
+    for (key, value) in raw {
+        if let Some(problem) = crate::number::free_form_problem(value.get()) {
+            return Err(in_field(&key, E::custom(problem)));
+        }
+        members.insert(key, serde_json::from_str(value.get()).map_err(E::custom)?);
+    }
+    Ok(members)
+}
+
+/// A decoded member as a `Value`, through its text (numbers checked like [`FreeForm`]).
+pub fn member_value<T: serde::Serialize + ?Sized, E: de::Error>(value: &T) -> Result<Value, E> {
+    let text = serde_json::to_string(value).map_err(E::custom)?;
+    if let Some(problem) = crate::number::free_form_problem(&text) {
+        return Err(E::custom(problem));
+    }
+    serde_json::from_str(&text).map_err(E::custom)
 }
 
 /// Reads keys until the tag of `T` is found, buffering what comes before it, then lets `T` decode
@@ -427,7 +876,7 @@ pub fn visit_tagged<'de, T: TaggedUnion, A: MapAccess<'de>>(mut map: A) -> Resul
         if let Some(tag) = T::variant_for_key(key.as_str()) {
             return T::dispatch(tag, Resumed::new(buffered, Some(key.0), map));
         }
-        let value: Buffered<'de> = map.next_value()?;
+        let value = read_ahead(&mut map, key.as_str())?;
         buffered.push((key.0, value));
     }
     match T::DEFAULT_TAG {
@@ -636,37 +1085,31 @@ pub fn object_score(
     Some((required.len() + tags.len()) * 1_000_000 + covered * 1_000 + 999usize.saturating_sub(declared.len()))
 }
 
-/// Picks the best-scoring variant; a tie between different variants is an error, not a guess.
-pub fn pick_variant<E: de::Error>(
+/// The variants a value fits, best score first: a union decodes the first that accepts the value
+/// (the schema's `anyOf` takes any branch, so a value the most specific fitting variant rejects
+/// may still be another's). A tie at the top between different variants is an error, not a guess,
+/// except for `[]`, which fits every list variant alike and encodes the same from each: the first
+/// is taken.
+pub fn rank_variants<E: de::Error>(
     union: &str,
     value: &Value,
     scores: &[(&'static str, Option<usize>)],
-) -> Result<usize, E> {
-    let mut best: Option<(usize, usize)> = None;
-    let mut tie: Option<usize> = None;
-    for (i, (_, score)) in scores.iter().enumerate() {
-        if let Some(s) = score {
-            match best {
-                Some((_, b)) if *s < b => {}
-                Some((_, b)) if *s == b => tie = Some(i),
-                _ => {
-                    best = Some((i, *s));
-                    tie = None;
-                }
-            }
-        }
-    }
-    match (best, tie) {
-        (Some((i, _)), None) => Ok(i),
-        (Some((i, _)), Some(j)) => Err(E::custom(format_args!(
-            "`{union}`: ambiguous value, fits both `{}` and `{}`",
-            scores[i].0, scores[j].0
-        ))),
-        (None, _) => Err(E::custom(format_args!(
+) -> Result<Vec<usize>, E> {
+    let mut order: Vec<(usize, usize)> =
+        scores.iter().enumerate().filter_map(|(i, (_, s))| s.map(|s| (i, s))).collect();
+    // Stable: equal scores keep declaration order.
+    order.sort_by_key(|&(_, score)| std::cmp::Reverse(score));
+    match order.as_slice() {
+        [] => Err(E::custom(format_args!(
             "`{union}`: {} fits none of {}",
             kind_name(value),
             scores.iter().map(|(n, _)| format!("`{n}`")).collect::<Vec<_>>().join(", ")
         ))),
+        [(i, a), (j, b), ..] if a == b && !value.as_array().is_some_and(Vec::is_empty) => Err(E::custom(format_args!(
+            "`{union}`: ambiguous value, fits both `{}` and `{}`",
+            scores[*i].0, scores[*j].0
+        ))),
+        _ => Ok(order.into_iter().map(|(i, _)| i).collect()),
     }
 }
 

@@ -4,250 +4,389 @@ use mcp_types::draft;
 pub fn types() -> Vec<crate::TypeEntry> {
     vec![
         crate ::TypeEntry { schema : "Annotations", roundtrip : crate ::roundtrip:: <
-        draft::Annotations > }, crate ::TypeEntry { schema : "AudioContent", roundtrip :
-        crate ::roundtrip:: < draft::AudioContent > }, crate ::TypeEntry { schema :
-        "BaseMetadata", roundtrip : crate ::roundtrip:: < draft::BaseMetadata > }, crate
-        ::TypeEntry { schema : "BlobResourceContents", roundtrip : crate ::roundtrip:: <
+        draft::Annotations >, text : crate ::roundtrip_text:: < draft::Annotations > },
+        crate ::TypeEntry { schema : "AudioContent", roundtrip : crate ::roundtrip:: <
+        draft::AudioContent >, text : crate ::roundtrip_text:: < draft::AudioContent > },
+        crate ::TypeEntry { schema : "BaseMetadata", roundtrip : crate ::roundtrip:: <
+        draft::BaseMetadata >, text : crate ::roundtrip_text:: < draft::BaseMetadata > },
+        crate ::TypeEntry { schema : "BlobResourceContents", roundtrip : crate
+        ::roundtrip:: < draft::BlobResourceContents >, text : crate ::roundtrip_text:: <
         draft::BlobResourceContents > }, crate ::TypeEntry { schema : "BooleanSchema",
-        roundtrip : crate ::roundtrip:: < draft::BooleanSchema > }, crate ::TypeEntry {
-        schema : "CacheableResult", roundtrip : crate ::roundtrip:: <
-        draft::CacheableResult > }, crate ::TypeEntry { schema : "CallToolRequest",
-        roundtrip : crate ::roundtrip:: < draft::CallToolRequest > }, crate ::TypeEntry {
-        schema : "CallToolRequestParams", roundtrip : crate ::roundtrip:: <
-        draft::CallToolRequestParams > }, crate ::TypeEntry { schema : "CallToolResult",
-        roundtrip : crate ::roundtrip:: < draft::CallToolResult > }, crate ::TypeEntry {
+        roundtrip : crate ::roundtrip:: < draft::BooleanSchema >, text : crate
+        ::roundtrip_text:: < draft::BooleanSchema > }, crate ::TypeEntry { schema :
+        "CacheableResult", roundtrip : crate ::roundtrip:: < draft::CacheableResult >,
+        text : crate ::roundtrip_text:: < draft::CacheableResult > }, crate ::TypeEntry {
+        schema : "CallToolRequest", roundtrip : crate ::roundtrip:: <
+        draft::CallToolRequest >, text : crate ::roundtrip_text:: <
+        draft::CallToolRequest > }, crate ::TypeEntry { schema : "CallToolRequestParams",
+        roundtrip : crate ::roundtrip:: < draft::CallToolRequestParams >, text : crate
+        ::roundtrip_text:: < draft::CallToolRequestParams > }, crate ::TypeEntry { schema
+        : "CallToolResult", roundtrip : crate ::roundtrip:: < draft::CallToolResult >,
+        text : crate ::roundtrip_text:: < draft::CallToolResult > }, crate ::TypeEntry {
         schema : "CallToolResultResponse", roundtrip : crate ::roundtrip:: <
+        draft::CallToolResultResponse >, text : crate ::roundtrip_text:: <
         draft::CallToolResultResponse > }, crate ::TypeEntry { schema :
         "CancelledNotification", roundtrip : crate ::roundtrip:: <
+        draft::CancelledNotification >, text : crate ::roundtrip_text:: <
         draft::CancelledNotification > }, crate ::TypeEntry { schema :
         "CancelledNotificationParams", roundtrip : crate ::roundtrip:: <
+        draft::CancelledNotificationParams >, text : crate ::roundtrip_text:: <
         draft::CancelledNotificationParams > }, crate ::TypeEntry { schema :
         "ClientCapabilities", roundtrip : crate ::roundtrip:: < draft::ClientCapabilities
-        > }, crate ::TypeEntry { schema : "ClientNotification", roundtrip : crate
-        ::roundtrip:: < draft::ClientNotification > }, crate ::TypeEntry { schema :
-        "ClientRequest", roundtrip : crate ::roundtrip:: < draft::ClientRequest > },
-        crate ::TypeEntry { schema : "ClientResult", roundtrip : crate ::roundtrip:: <
-        draft::ClientResult > }, crate ::TypeEntry { schema : "CompleteRequest",
-        roundtrip : crate ::roundtrip:: < draft::CompleteRequest > }, crate ::TypeEntry {
+        >, text : crate ::roundtrip_text:: < draft::ClientCapabilities > }, crate
+        ::TypeEntry { schema : "ClientNotification", roundtrip : crate ::roundtrip:: <
+        draft::ClientNotification >, text : crate ::roundtrip_text:: <
+        draft::ClientNotification > }, crate ::TypeEntry { schema : "ClientRequest",
+        roundtrip : crate ::roundtrip:: < draft::ClientRequest >, text : crate
+        ::roundtrip_text:: < draft::ClientRequest > }, crate ::TypeEntry { schema :
+        "ClientResult", roundtrip : crate ::roundtrip:: < draft::ClientResult >, text :
+        crate ::roundtrip_text:: < draft::ClientResult > }, crate ::TypeEntry { schema :
+        "CompleteRequest", roundtrip : crate ::roundtrip:: < draft::CompleteRequest >,
+        text : crate ::roundtrip_text:: < draft::CompleteRequest > }, crate ::TypeEntry {
         schema : "CompleteRequestParams", roundtrip : crate ::roundtrip:: <
+        draft::CompleteRequestParams >, text : crate ::roundtrip_text:: <
         draft::CompleteRequestParams > }, crate ::TypeEntry { schema : "CompleteResult",
-        roundtrip : crate ::roundtrip:: < draft::CompleteResult > }, crate ::TypeEntry {
-        schema : "CompleteResultResponse", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < draft::CompleteResult >, text : crate
+        ::roundtrip_text:: < draft::CompleteResult > }, crate ::TypeEntry { schema :
+        "CompleteResultResponse", roundtrip : crate ::roundtrip:: <
+        draft::CompleteResultResponse >, text : crate ::roundtrip_text:: <
         draft::CompleteResultResponse > }, crate ::TypeEntry { schema : "ContentBlock",
-        roundtrip : crate ::roundtrip:: < draft::ContentBlock > }, crate ::TypeEntry {
-        schema : "CreateMessageRequest", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < draft::ContentBlock >, text : crate
+        ::roundtrip_text:: < draft::ContentBlock > }, crate ::TypeEntry { schema :
+        "CreateMessageRequest", roundtrip : crate ::roundtrip:: <
+        draft::CreateMessageRequest >, text : crate ::roundtrip_text:: <
         draft::CreateMessageRequest > }, crate ::TypeEntry { schema :
         "CreateMessageRequestParams", roundtrip : crate ::roundtrip:: <
+        draft::CreateMessageRequestParams >, text : crate ::roundtrip_text:: <
         draft::CreateMessageRequestParams > }, crate ::TypeEntry { schema :
         "CreateMessageResult", roundtrip : crate ::roundtrip:: <
+        draft::CreateMessageResult >, text : crate ::roundtrip_text:: <
         draft::CreateMessageResult > }, crate ::TypeEntry { schema : "Cursor", roundtrip
-        : crate ::roundtrip:: < draft::Cursor > }, crate ::TypeEntry { schema :
-        "DiscoverRequest", roundtrip : crate ::roundtrip:: < draft::DiscoverRequest > },
-        crate ::TypeEntry { schema : "DiscoverResult", roundtrip : crate ::roundtrip:: <
-        draft::DiscoverResult > }, crate ::TypeEntry { schema : "DiscoverResultResponse",
-        roundtrip : crate ::roundtrip:: < draft::DiscoverResultResponse > }, crate
-        ::TypeEntry { schema : "ElicitRequest", roundtrip : crate ::roundtrip:: <
-        draft::ElicitRequest > }, crate ::TypeEntry { schema : "ElicitRequestFormParams",
-        roundtrip : crate ::roundtrip:: < draft::ElicitRequestFormParams > }, crate
-        ::TypeEntry { schema : "ElicitRequestParams", roundtrip : crate ::roundtrip:: <
+        : crate ::roundtrip:: < draft::Cursor >, text : crate ::roundtrip_text:: <
+        draft::Cursor > }, crate ::TypeEntry { schema : "DiscoverRequest", roundtrip :
+        crate ::roundtrip:: < draft::DiscoverRequest >, text : crate ::roundtrip_text:: <
+        draft::DiscoverRequest > }, crate ::TypeEntry { schema : "DiscoverResult",
+        roundtrip : crate ::roundtrip:: < draft::DiscoverResult >, text : crate
+        ::roundtrip_text:: < draft::DiscoverResult > }, crate ::TypeEntry { schema :
+        "DiscoverResultResponse", roundtrip : crate ::roundtrip:: <
+        draft::DiscoverResultResponse >, text : crate ::roundtrip_text:: <
+        draft::DiscoverResultResponse > }, crate ::TypeEntry { schema : "ElicitRequest",
+        roundtrip : crate ::roundtrip:: < draft::ElicitRequest >, text : crate
+        ::roundtrip_text:: < draft::ElicitRequest > }, crate ::TypeEntry { schema :
+        "ElicitRequestFormParams", roundtrip : crate ::roundtrip:: <
+        draft::ElicitRequestFormParams >, text : crate ::roundtrip_text:: <
+        draft::ElicitRequestFormParams > }, crate ::TypeEntry { schema :
+        "ElicitRequestParams", roundtrip : crate ::roundtrip:: <
+        draft::ElicitRequestParams >, text : crate ::roundtrip_text:: <
         draft::ElicitRequestParams > }, crate ::TypeEntry { schema :
         "ElicitRequestURLParams", roundtrip : crate ::roundtrip:: <
+        draft::ElicitRequestUrlParams >, text : crate ::roundtrip_text:: <
         draft::ElicitRequestUrlParams > }, crate ::TypeEntry { schema : "ElicitResult",
-        roundtrip : crate ::roundtrip:: < draft::ElicitResult > }, crate ::TypeEntry {
-        schema : "EmbeddedResource", roundtrip : crate ::roundtrip:: <
-        draft::EmbeddedResource > }, crate ::TypeEntry { schema : "EmptyResult",
-        roundtrip : crate ::roundtrip:: < draft::EmptyResult > }, crate ::TypeEntry {
-        schema : "EnumSchema", roundtrip : crate ::roundtrip:: < draft::EnumSchema > },
-        crate ::TypeEntry { schema : "Error", roundtrip : crate ::roundtrip:: <
-        mcp_types::ErrorObject > }, crate ::TypeEntry { schema : "GetPromptRequest",
-        roundtrip : crate ::roundtrip:: < draft::GetPromptRequest > }, crate ::TypeEntry
-        { schema : "GetPromptRequestParams", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < draft::ElicitResult >, text : crate
+        ::roundtrip_text:: < draft::ElicitResult > }, crate ::TypeEntry { schema :
+        "EmbeddedResource", roundtrip : crate ::roundtrip:: < draft::EmbeddedResource >,
+        text : crate ::roundtrip_text:: < draft::EmbeddedResource > }, crate ::TypeEntry
+        { schema : "EmptyResult", roundtrip : crate ::roundtrip:: < draft::EmptyResult >,
+        text : crate ::roundtrip_text:: < draft::EmptyResult > }, crate ::TypeEntry {
+        schema : "EnumSchema", roundtrip : crate ::roundtrip:: < draft::EnumSchema >,
+        text : crate ::roundtrip_text:: < draft::EnumSchema > }, crate ::TypeEntry {
+        schema : "Error", roundtrip : crate ::roundtrip:: < mcp_types::ErrorObject >,
+        text : crate ::roundtrip_text:: < mcp_types::ErrorObject > }, crate ::TypeEntry {
+        schema : "GetPromptRequest", roundtrip : crate ::roundtrip:: <
+        draft::GetPromptRequest >, text : crate ::roundtrip_text:: <
+        draft::GetPromptRequest > }, crate ::TypeEntry { schema :
+        "GetPromptRequestParams", roundtrip : crate ::roundtrip:: <
+        draft::GetPromptRequestParams >, text : crate ::roundtrip_text:: <
         draft::GetPromptRequestParams > }, crate ::TypeEntry { schema :
-        "GetPromptResult", roundtrip : crate ::roundtrip:: < draft::GetPromptResult > },
-        crate ::TypeEntry { schema : "GetPromptResultResponse", roundtrip : crate
-        ::roundtrip:: < draft::GetPromptResultResponse > }, crate ::TypeEntry { schema :
+        "GetPromptResult", roundtrip : crate ::roundtrip:: < draft::GetPromptResult >,
+        text : crate ::roundtrip_text:: < draft::GetPromptResult > }, crate ::TypeEntry {
+        schema : "GetPromptResultResponse", roundtrip : crate ::roundtrip:: <
+        draft::GetPromptResultResponse >, text : crate ::roundtrip_text:: <
+        draft::GetPromptResultResponse > }, crate ::TypeEntry { schema :
         "HeaderMismatchError", roundtrip : crate ::roundtrip:: <
+        draft::HeaderMismatchError >, text : crate ::roundtrip_text:: <
         draft::HeaderMismatchError > }, crate ::TypeEntry { schema : "Icon", roundtrip :
-        crate ::roundtrip:: < draft::Icon > }, crate ::TypeEntry { schema : "Icons",
-        roundtrip : crate ::roundtrip:: < draft::Icons > }, crate ::TypeEntry { schema :
-        "ImageContent", roundtrip : crate ::roundtrip:: < draft::ImageContent > }, crate
-        ::TypeEntry { schema : "Implementation", roundtrip : crate ::roundtrip:: <
-        draft::Implementation > }, crate ::TypeEntry { schema : "InputRequest", roundtrip
-        : crate ::roundtrip:: < draft::InputRequest > }, crate ::TypeEntry { schema :
-        "InputRequests", roundtrip : crate ::roundtrip:: < draft::InputRequests > },
-        crate ::TypeEntry { schema : "InputRequiredResult", roundtrip : crate
-        ::roundtrip:: < draft::InputRequiredResult > }, crate ::TypeEntry { schema :
-        "InputResponse", roundtrip : crate ::roundtrip:: < draft::InputResponse > },
-        crate ::TypeEntry { schema : "InputResponseRequestParams", roundtrip : crate
-        ::roundtrip:: < draft::InputResponseRequestParams > }, crate ::TypeEntry { schema
-        : "InputResponses", roundtrip : crate ::roundtrip:: < draft::InputResponses > },
-        crate ::TypeEntry { schema : "InternalError", roundtrip : crate ::roundtrip:: <
-        draft::InternalError > }, crate ::TypeEntry { schema : "InvalidParamsError",
-        roundtrip : crate ::roundtrip:: < draft::InvalidParamsError > }, crate
-        ::TypeEntry { schema : "InvalidRequestError", roundtrip : crate ::roundtrip:: <
+        crate ::roundtrip:: < draft::Icon >, text : crate ::roundtrip_text:: <
+        draft::Icon > }, crate ::TypeEntry { schema : "Icons", roundtrip : crate
+        ::roundtrip:: < draft::Icons >, text : crate ::roundtrip_text:: < draft::Icons >
+        }, crate ::TypeEntry { schema : "ImageContent", roundtrip : crate ::roundtrip:: <
+        draft::ImageContent >, text : crate ::roundtrip_text:: < draft::ImageContent > },
+        crate ::TypeEntry { schema : "Implementation", roundtrip : crate ::roundtrip:: <
+        draft::Implementation >, text : crate ::roundtrip_text:: < draft::Implementation
+        > }, crate ::TypeEntry { schema : "InputRequest", roundtrip : crate ::roundtrip::
+        < draft::InputRequest >, text : crate ::roundtrip_text:: < draft::InputRequest >
+        }, crate ::TypeEntry { schema : "InputRequests", roundtrip : crate ::roundtrip::
+        < draft::InputRequests >, text : crate ::roundtrip_text:: < draft::InputRequests
+        > }, crate ::TypeEntry { schema : "InputRequiredResult", roundtrip : crate
+        ::roundtrip:: < draft::InputRequiredResult >, text : crate ::roundtrip_text:: <
+        draft::InputRequiredResult > }, crate ::TypeEntry { schema : "InputResponse",
+        roundtrip : crate ::roundtrip:: < draft::InputResponse >, text : crate
+        ::roundtrip_text:: < draft::InputResponse > }, crate ::TypeEntry { schema :
+        "InputResponseRequestParams", roundtrip : crate ::roundtrip:: <
+        draft::InputResponseRequestParams >, text : crate ::roundtrip_text:: <
+        draft::InputResponseRequestParams > }, crate ::TypeEntry { schema :
+        "InputResponses", roundtrip : crate ::roundtrip:: < draft::InputResponses >, text
+        : crate ::roundtrip_text:: < draft::InputResponses > }, crate ::TypeEntry {
+        schema : "InternalError", roundtrip : crate ::roundtrip:: < draft::InternalError
+        >, text : crate ::roundtrip_text:: < draft::InternalError > }, crate ::TypeEntry
+        { schema : "InvalidParamsError", roundtrip : crate ::roundtrip:: <
+        draft::InvalidParamsError >, text : crate ::roundtrip_text:: <
+        draft::InvalidParamsError > }, crate ::TypeEntry { schema :
+        "InvalidRequestError", roundtrip : crate ::roundtrip:: <
+        draft::InvalidRequestError >, text : crate ::roundtrip_text:: <
         draft::InvalidRequestError > }, crate ::TypeEntry { schema : "JSONArray",
-        roundtrip : crate ::roundtrip:: < draft::JsonArray > }, crate ::TypeEntry {
-        schema : "JSONObject", roundtrip : crate ::roundtrip:: < draft::JsonObject > },
-        crate ::TypeEntry { schema : "JSONRPCErrorResponse", roundtrip : crate
-        ::roundtrip:: < draft::JsonRpcErrorResponse > }, crate ::TypeEntry { schema :
-        "JSONRPCMessage", roundtrip : crate ::roundtrip:: < draft::JsonRpcMessage > },
-        crate ::TypeEntry { schema : "JSONRPCNotification", roundtrip : crate
-        ::roundtrip:: < draft::JsonRpcNotification > }, crate ::TypeEntry { schema :
-        "JSONRPCRequest", roundtrip : crate ::roundtrip:: < draft::JsonRpcRequest > },
-        crate ::TypeEntry { schema : "JSONRPCResponse", roundtrip : crate ::roundtrip:: <
-        draft::JsonRpcResponse > }, crate ::TypeEntry { schema : "JSONRPCResultResponse",
-        roundtrip : crate ::roundtrip:: < draft::JsonRpcResultResponse > }, crate
-        ::TypeEntry { schema : "JSONValue", roundtrip : crate ::roundtrip:: <
-        draft::JsonValue > }, crate ::TypeEntry { schema : "LegacyTitledEnumSchema",
-        roundtrip : crate ::roundtrip:: < draft::LegacyTitledEnumSchema > }, crate
-        ::TypeEntry { schema : "ListPromptsRequest", roundtrip : crate ::roundtrip:: <
-        draft::ListPromptsRequest > }, crate ::TypeEntry { schema : "ListPromptsResult",
-        roundtrip : crate ::roundtrip:: < draft::ListPromptsResult > }, crate ::TypeEntry
-        { schema : "ListPromptsResultResponse", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < draft::JsonArray >, text : crate
+        ::roundtrip_text:: < draft::JsonArray > }, crate ::TypeEntry { schema :
+        "JSONObject", roundtrip : crate ::roundtrip:: < draft::JsonObject >, text : crate
+        ::roundtrip_text:: < draft::JsonObject > }, crate ::TypeEntry { schema :
+        "JSONRPCErrorResponse", roundtrip : crate ::roundtrip:: <
+        draft::JsonRpcErrorResponse >, text : crate ::roundtrip_text:: <
+        draft::JsonRpcErrorResponse > }, crate ::TypeEntry { schema : "JSONRPCMessage",
+        roundtrip : crate ::roundtrip:: < draft::JsonRpcMessage >, text : crate
+        ::roundtrip_text:: < draft::JsonRpcMessage > }, crate ::TypeEntry { schema :
+        "JSONRPCNotification", roundtrip : crate ::roundtrip:: <
+        draft::JsonRpcNotification >, text : crate ::roundtrip_text:: <
+        draft::JsonRpcNotification > }, crate ::TypeEntry { schema : "JSONRPCRequest",
+        roundtrip : crate ::roundtrip:: < draft::JsonRpcRequest >, text : crate
+        ::roundtrip_text:: < draft::JsonRpcRequest > }, crate ::TypeEntry { schema :
+        "JSONRPCResponse", roundtrip : crate ::roundtrip:: < draft::JsonRpcResponse >,
+        text : crate ::roundtrip_text:: < draft::JsonRpcResponse > }, crate ::TypeEntry {
+        schema : "JSONRPCResultResponse", roundtrip : crate ::roundtrip:: <
+        draft::JsonRpcResultResponse >, text : crate ::roundtrip_text:: <
+        draft::JsonRpcResultResponse > }, crate ::TypeEntry { schema : "JSONValue",
+        roundtrip : crate ::roundtrip:: < draft::JsonValue >, text : crate
+        ::roundtrip_text:: < draft::JsonValue > }, crate ::TypeEntry { schema :
+        "LegacyTitledEnumSchema", roundtrip : crate ::roundtrip:: <
+        draft::LegacyTitledEnumSchema >, text : crate ::roundtrip_text:: <
+        draft::LegacyTitledEnumSchema > }, crate ::TypeEntry { schema :
+        "ListPromptsRequest", roundtrip : crate ::roundtrip:: < draft::ListPromptsRequest
+        >, text : crate ::roundtrip_text:: < draft::ListPromptsRequest > }, crate
+        ::TypeEntry { schema : "ListPromptsResult", roundtrip : crate ::roundtrip:: <
+        draft::ListPromptsResult >, text : crate ::roundtrip_text:: <
+        draft::ListPromptsResult > }, crate ::TypeEntry { schema :
+        "ListPromptsResultResponse", roundtrip : crate ::roundtrip:: <
+        draft::ListPromptsResultResponse >, text : crate ::roundtrip_text:: <
         draft::ListPromptsResultResponse > }, crate ::TypeEntry { schema :
         "ListResourceTemplatesRequest", roundtrip : crate ::roundtrip:: <
+        draft::ListResourceTemplatesRequest >, text : crate ::roundtrip_text:: <
         draft::ListResourceTemplatesRequest > }, crate ::TypeEntry { schema :
         "ListResourceTemplatesResult", roundtrip : crate ::roundtrip:: <
+        draft::ListResourceTemplatesResult >, text : crate ::roundtrip_text:: <
         draft::ListResourceTemplatesResult > }, crate ::TypeEntry { schema :
         "ListResourceTemplatesResultResponse", roundtrip : crate ::roundtrip:: <
+        draft::ListResourceTemplatesResultResponse >, text : crate ::roundtrip_text:: <
         draft::ListResourceTemplatesResultResponse > }, crate ::TypeEntry { schema :
         "ListResourcesRequest", roundtrip : crate ::roundtrip:: <
+        draft::ListResourcesRequest >, text : crate ::roundtrip_text:: <
         draft::ListResourcesRequest > }, crate ::TypeEntry { schema :
         "ListResourcesResult", roundtrip : crate ::roundtrip:: <
+        draft::ListResourcesResult >, text : crate ::roundtrip_text:: <
         draft::ListResourcesResult > }, crate ::TypeEntry { schema :
         "ListResourcesResultResponse", roundtrip : crate ::roundtrip:: <
+        draft::ListResourcesResultResponse >, text : crate ::roundtrip_text:: <
         draft::ListResourcesResultResponse > }, crate ::TypeEntry { schema :
-        "ListRootsRequest", roundtrip : crate ::roundtrip:: < draft::ListRootsRequest >
-        }, crate ::TypeEntry { schema : "ListRootsResult", roundtrip : crate
-        ::roundtrip:: < draft::ListRootsResult > }, crate ::TypeEntry { schema :
-        "ListToolsRequest", roundtrip : crate ::roundtrip:: < draft::ListToolsRequest >
-        }, crate ::TypeEntry { schema : "ListToolsResult", roundtrip : crate
-        ::roundtrip:: < draft::ListToolsResult > }, crate ::TypeEntry { schema :
-        "ListToolsResultResponse", roundtrip : crate ::roundtrip:: <
+        "ListRootsRequest", roundtrip : crate ::roundtrip:: < draft::ListRootsRequest >,
+        text : crate ::roundtrip_text:: < draft::ListRootsRequest > }, crate ::TypeEntry
+        { schema : "ListRootsResult", roundtrip : crate ::roundtrip:: <
+        draft::ListRootsResult >, text : crate ::roundtrip_text:: <
+        draft::ListRootsResult > }, crate ::TypeEntry { schema : "ListToolsRequest",
+        roundtrip : crate ::roundtrip:: < draft::ListToolsRequest >, text : crate
+        ::roundtrip_text:: < draft::ListToolsRequest > }, crate ::TypeEntry { schema :
+        "ListToolsResult", roundtrip : crate ::roundtrip:: < draft::ListToolsResult >,
+        text : crate ::roundtrip_text:: < draft::ListToolsResult > }, crate ::TypeEntry {
+        schema : "ListToolsResultResponse", roundtrip : crate ::roundtrip:: <
+        draft::ListToolsResultResponse >, text : crate ::roundtrip_text:: <
         draft::ListToolsResultResponse > }, crate ::TypeEntry { schema :
         "LoggingMessageNotification", roundtrip : crate ::roundtrip:: <
+        draft::LoggingMessageNotification >, text : crate ::roundtrip_text:: <
         draft::LoggingMessageNotification > }, crate ::TypeEntry { schema :
         "LoggingMessageNotificationParams", roundtrip : crate ::roundtrip:: <
+        draft::LoggingMessageNotificationParams >, text : crate ::roundtrip_text:: <
         draft::LoggingMessageNotificationParams > }, crate ::TypeEntry { schema :
-        "MetaObject", roundtrip : crate ::roundtrip:: < draft::MetaObject > }, crate
-        ::TypeEntry { schema : "MethodNotFoundError", roundtrip : crate ::roundtrip:: <
+        "MetaObject", roundtrip : crate ::roundtrip:: < draft::MetaObject >, text : crate
+        ::roundtrip_text:: < draft::MetaObject > }, crate ::TypeEntry { schema :
+        "MethodNotFoundError", roundtrip : crate ::roundtrip:: <
+        draft::MethodNotFoundError >, text : crate ::roundtrip_text:: <
         draft::MethodNotFoundError > }, crate ::TypeEntry { schema :
         "MissingRequiredClientCapabilityError", roundtrip : crate ::roundtrip:: <
+        draft::MissingRequiredClientCapabilityError >, text : crate ::roundtrip_text:: <
         draft::MissingRequiredClientCapabilityError > }, crate ::TypeEntry { schema :
-        "ModelHint", roundtrip : crate ::roundtrip:: < draft::ModelHint > }, crate
-        ::TypeEntry { schema : "ModelPreferences", roundtrip : crate ::roundtrip:: <
-        draft::ModelPreferences > }, crate ::TypeEntry { schema :
-        "MultiSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        "ModelHint", roundtrip : crate ::roundtrip:: < draft::ModelHint >, text : crate
+        ::roundtrip_text:: < draft::ModelHint > }, crate ::TypeEntry { schema :
+        "ModelPreferences", roundtrip : crate ::roundtrip:: < draft::ModelPreferences >,
+        text : crate ::roundtrip_text:: < draft::ModelPreferences > }, crate ::TypeEntry
+        { schema : "MultiSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        draft::MultiSelectEnumSchema >, text : crate ::roundtrip_text:: <
         draft::MultiSelectEnumSchema > }, crate ::TypeEntry { schema : "Notification",
-        roundtrip : crate ::roundtrip:: < draft::NotificationBase > }, crate ::TypeEntry
-        { schema : "NotificationMetaObject", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < draft::NotificationBase >, text : crate
+        ::roundtrip_text:: < draft::NotificationBase > }, crate ::TypeEntry { schema :
+        "NotificationMetaObject", roundtrip : crate ::roundtrip:: <
+        draft::NotificationMetaObject >, text : crate ::roundtrip_text:: <
         draft::NotificationMetaObject > }, crate ::TypeEntry { schema :
         "NotificationParams", roundtrip : crate ::roundtrip:: < draft::NotificationParams
-        > }, crate ::TypeEntry { schema : "NumberSchema", roundtrip : crate ::roundtrip::
-        < draft::NumberSchema > }, crate ::TypeEntry { schema : "PaginatedRequest",
-        roundtrip : crate ::roundtrip:: < draft::PaginatedRequest > }, crate ::TypeEntry
-        { schema : "PaginatedRequestParams", roundtrip : crate ::roundtrip:: <
+        >, text : crate ::roundtrip_text:: < draft::NotificationParams > }, crate
+        ::TypeEntry { schema : "NumberSchema", roundtrip : crate ::roundtrip:: <
+        draft::NumberSchema >, text : crate ::roundtrip_text:: < draft::NumberSchema > },
+        crate ::TypeEntry { schema : "PaginatedRequest", roundtrip : crate ::roundtrip::
+        < draft::PaginatedRequest >, text : crate ::roundtrip_text:: <
+        draft::PaginatedRequest > }, crate ::TypeEntry { schema :
+        "PaginatedRequestParams", roundtrip : crate ::roundtrip:: <
+        draft::PaginatedRequestParams >, text : crate ::roundtrip_text:: <
         draft::PaginatedRequestParams > }, crate ::TypeEntry { schema :
-        "PaginatedResult", roundtrip : crate ::roundtrip:: < draft::PaginatedResult > },
-        crate ::TypeEntry { schema : "ParseError", roundtrip : crate ::roundtrip:: <
-        draft::ParseError > }, crate ::TypeEntry { schema : "PrimitiveSchemaDefinition",
-        roundtrip : crate ::roundtrip:: < draft::PrimitiveSchemaDefinition > }, crate
-        ::TypeEntry { schema : "ProgressNotification", roundtrip : crate ::roundtrip:: <
+        "PaginatedResult", roundtrip : crate ::roundtrip:: < draft::PaginatedResult >,
+        text : crate ::roundtrip_text:: < draft::PaginatedResult > }, crate ::TypeEntry {
+        schema : "ParseError", roundtrip : crate ::roundtrip:: < draft::ParseError >,
+        text : crate ::roundtrip_text:: < draft::ParseError > }, crate ::TypeEntry {
+        schema : "PrimitiveSchemaDefinition", roundtrip : crate ::roundtrip:: <
+        draft::PrimitiveSchemaDefinition >, text : crate ::roundtrip_text:: <
+        draft::PrimitiveSchemaDefinition > }, crate ::TypeEntry { schema :
+        "ProgressNotification", roundtrip : crate ::roundtrip:: <
+        draft::ProgressNotification >, text : crate ::roundtrip_text:: <
         draft::ProgressNotification > }, crate ::TypeEntry { schema :
         "ProgressNotificationParams", roundtrip : crate ::roundtrip:: <
+        draft::ProgressNotificationParams >, text : crate ::roundtrip_text:: <
         draft::ProgressNotificationParams > }, crate ::TypeEntry { schema :
-        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken > },
-        crate ::TypeEntry { schema : "Prompt", roundtrip : crate ::roundtrip:: <
-        draft::Prompt > }, crate ::TypeEntry { schema : "PromptArgument", roundtrip :
-        crate ::roundtrip:: < draft::PromptArgument > }, crate ::TypeEntry { schema :
-        "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken >,
+        text : crate ::roundtrip_text:: < mcp_types::ProgressToken > }, crate ::TypeEntry
+        { schema : "Prompt", roundtrip : crate ::roundtrip:: < draft::Prompt >, text :
+        crate ::roundtrip_text:: < draft::Prompt > }, crate ::TypeEntry { schema :
+        "PromptArgument", roundtrip : crate ::roundtrip:: < draft::PromptArgument >, text
+        : crate ::roundtrip_text:: < draft::PromptArgument > }, crate ::TypeEntry {
+        schema : "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        draft::PromptListChangedNotification >, text : crate ::roundtrip_text:: <
         draft::PromptListChangedNotification > }, crate ::TypeEntry { schema :
-        "PromptMessage", roundtrip : crate ::roundtrip:: < draft::PromptMessage > },
-        crate ::TypeEntry { schema : "PromptReference", roundtrip : crate ::roundtrip:: <
-        draft::PromptReference > }, crate ::TypeEntry { schema : "ReadResourceRequest",
-        roundtrip : crate ::roundtrip:: < draft::ReadResourceRequest > }, crate
-        ::TypeEntry { schema : "ReadResourceRequestParams", roundtrip : crate
-        ::roundtrip:: < draft::ReadResourceRequestParams > }, crate ::TypeEntry { schema
-        : "ReadResourceResult", roundtrip : crate ::roundtrip:: <
-        draft::ReadResourceResult > }, crate ::TypeEntry { schema :
-        "ReadResourceResultResponse", roundtrip : crate ::roundtrip:: <
-        draft::ReadResourceResultResponse > }, crate ::TypeEntry { schema : "Request",
-        roundtrip : crate ::roundtrip:: < draft::RequestBase > }, crate ::TypeEntry {
-        schema : "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId > },
-        crate ::TypeEntry { schema : "RequestMetaObject", roundtrip : crate ::roundtrip::
-        < draft::RequestMetaObject > }, crate ::TypeEntry { schema : "RequestParams",
-        roundtrip : crate ::roundtrip:: < draft::RequestParams > }, crate ::TypeEntry {
-        schema : "Resource", roundtrip : crate ::roundtrip:: < draft::Resource > }, crate
+        "PromptMessage", roundtrip : crate ::roundtrip:: < draft::PromptMessage >, text :
+        crate ::roundtrip_text:: < draft::PromptMessage > }, crate ::TypeEntry { schema :
+        "PromptReference", roundtrip : crate ::roundtrip:: < draft::PromptReference >,
+        text : crate ::roundtrip_text:: < draft::PromptReference > }, crate ::TypeEntry {
+        schema : "ReadResourceRequest", roundtrip : crate ::roundtrip:: <
+        draft::ReadResourceRequest >, text : crate ::roundtrip_text:: <
+        draft::ReadResourceRequest > }, crate ::TypeEntry { schema :
+        "ReadResourceRequestParams", roundtrip : crate ::roundtrip:: <
+        draft::ReadResourceRequestParams >, text : crate ::roundtrip_text:: <
+        draft::ReadResourceRequestParams > }, crate ::TypeEntry { schema :
+        "ReadResourceResult", roundtrip : crate ::roundtrip:: < draft::ReadResourceResult
+        >, text : crate ::roundtrip_text:: < draft::ReadResourceResult > }, crate
+        ::TypeEntry { schema : "ReadResourceResultResponse", roundtrip : crate
+        ::roundtrip:: < draft::ReadResourceResultResponse >, text : crate
+        ::roundtrip_text:: < draft::ReadResourceResultResponse > }, crate ::TypeEntry {
+        schema : "Request", roundtrip : crate ::roundtrip:: < draft::RequestBase >, text
+        : crate ::roundtrip_text:: < draft::RequestBase > }, crate ::TypeEntry { schema :
+        "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId >, text :
+        crate ::roundtrip_text:: < mcp_types::RequestId > }, crate ::TypeEntry { schema :
+        "RequestMetaObject", roundtrip : crate ::roundtrip:: < draft::RequestMetaObject
+        >, text : crate ::roundtrip_text:: < draft::RequestMetaObject > }, crate
+        ::TypeEntry { schema : "RequestParams", roundtrip : crate ::roundtrip:: <
+        draft::RequestParams >, text : crate ::roundtrip_text:: < draft::RequestParams >
+        }, crate ::TypeEntry { schema : "Resource", roundtrip : crate ::roundtrip:: <
+        draft::Resource >, text : crate ::roundtrip_text:: < draft::Resource > }, crate
         ::TypeEntry { schema : "ResourceContents", roundtrip : crate ::roundtrip:: <
+        draft::ResourceContents >, text : crate ::roundtrip_text:: <
         draft::ResourceContents > }, crate ::TypeEntry { schema : "ResourceLink",
-        roundtrip : crate ::roundtrip:: < draft::ResourceLink > }, crate ::TypeEntry {
-        schema : "ResourceListChangedNotification", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < draft::ResourceLink >, text : crate
+        ::roundtrip_text:: < draft::ResourceLink > }, crate ::TypeEntry { schema :
+        "ResourceListChangedNotification", roundtrip : crate ::roundtrip:: <
+        draft::ResourceListChangedNotification >, text : crate ::roundtrip_text:: <
         draft::ResourceListChangedNotification > }, crate ::TypeEntry { schema :
         "ResourceRequestParams", roundtrip : crate ::roundtrip:: <
+        draft::ResourceRequestParams >, text : crate ::roundtrip_text:: <
         draft::ResourceRequestParams > }, crate ::TypeEntry { schema :
-        "ResourceTemplate", roundtrip : crate ::roundtrip:: < draft::ResourceTemplate >
-        }, crate ::TypeEntry { schema : "ResourceTemplateReference", roundtrip : crate
-        ::roundtrip:: < draft::ResourceTemplateReference > }, crate ::TypeEntry { schema
-        : "ResourceUpdatedNotification", roundtrip : crate ::roundtrip:: <
+        "ResourceTemplate", roundtrip : crate ::roundtrip:: < draft::ResourceTemplate >,
+        text : crate ::roundtrip_text:: < draft::ResourceTemplate > }, crate ::TypeEntry
+        { schema : "ResourceTemplateReference", roundtrip : crate ::roundtrip:: <
+        draft::ResourceTemplateReference >, text : crate ::roundtrip_text:: <
+        draft::ResourceTemplateReference > }, crate ::TypeEntry { schema :
+        "ResourceUpdatedNotification", roundtrip : crate ::roundtrip:: <
+        draft::ResourceUpdatedNotification >, text : crate ::roundtrip_text:: <
         draft::ResourceUpdatedNotification > }, crate ::TypeEntry { schema :
         "ResourceUpdatedNotificationParams", roundtrip : crate ::roundtrip:: <
+        draft::ResourceUpdatedNotificationParams >, text : crate ::roundtrip_text:: <
         draft::ResourceUpdatedNotificationParams > }, crate ::TypeEntry { schema :
-        "Result", roundtrip : crate ::roundtrip:: < draft::ResultBase > }, crate
-        ::TypeEntry { schema : "ResultMetaObject", roundtrip : crate ::roundtrip:: <
-        draft::ResultMetaObject > }, crate ::TypeEntry { schema : "ResultType", roundtrip
-        : crate ::roundtrip:: < mcp_types::ResultType > }, crate ::TypeEntry { schema :
-        "Root", roundtrip : crate ::roundtrip:: < draft::Root > }, crate ::TypeEntry {
-        schema : "SamplingMessage", roundtrip : crate ::roundtrip:: <
-        draft::SamplingMessage > }, crate ::TypeEntry { schema :
-        "SamplingMessageContentBlock", roundtrip : crate ::roundtrip:: <
+        "Result", roundtrip : crate ::roundtrip:: < draft::ResultBase >, text : crate
+        ::roundtrip_text:: < draft::ResultBase > }, crate ::TypeEntry { schema :
+        "ResultMetaObject", roundtrip : crate ::roundtrip:: < draft::ResultMetaObject >,
+        text : crate ::roundtrip_text:: < draft::ResultMetaObject > }, crate ::TypeEntry
+        { schema : "ResultType", roundtrip : crate ::roundtrip:: < mcp_types::ResultType
+        >, text : crate ::roundtrip_text:: < mcp_types::ResultType > }, crate ::TypeEntry
+        { schema : "Root", roundtrip : crate ::roundtrip:: < draft::Root >, text : crate
+        ::roundtrip_text:: < draft::Root > }, crate ::TypeEntry { schema :
+        "SamplingMessage", roundtrip : crate ::roundtrip:: < draft::SamplingMessage >,
+        text : crate ::roundtrip_text:: < draft::SamplingMessage > }, crate ::TypeEntry {
+        schema : "SamplingMessageContentBlock", roundtrip : crate ::roundtrip:: <
+        draft::SamplingMessageContentBlock >, text : crate ::roundtrip_text:: <
         draft::SamplingMessageContentBlock > }, crate ::TypeEntry { schema :
         "ServerCapabilities", roundtrip : crate ::roundtrip:: < draft::ServerCapabilities
-        > }, crate ::TypeEntry { schema : "ServerNotification", roundtrip : crate
-        ::roundtrip:: < draft::ServerNotification > }, crate ::TypeEntry { schema :
-        "ServerResult", roundtrip : crate ::roundtrip:: < draft::ServerResult > }, crate
-        ::TypeEntry { schema : "SingleSelectEnumSchema", roundtrip : crate ::roundtrip::
-        < draft::SingleSelectEnumSchema > }, crate ::TypeEntry { schema : "StringSchema",
-        roundtrip : crate ::roundtrip:: < draft::StringSchema > }, crate ::TypeEntry {
-        schema : "SubscriptionFilter", roundtrip : crate ::roundtrip:: <
-        draft::SubscriptionFilter > }, crate ::TypeEntry { schema :
-        "SubscriptionsAcknowledgedNotification", roundtrip : crate ::roundtrip:: <
-        draft::SubscriptionsAcknowledgedNotification > }, crate ::TypeEntry { schema :
-        "SubscriptionsAcknowledgedNotificationParams", roundtrip : crate ::roundtrip:: <
-        draft::SubscriptionsAcknowledgedNotificationParams > }, crate ::TypeEntry {
-        schema : "SubscriptionsListenRequest", roundtrip : crate ::roundtrip:: <
-        draft::SubscriptionsListenRequest > }, crate ::TypeEntry { schema :
-        "SubscriptionsListenRequestParams", roundtrip : crate ::roundtrip:: <
+        >, text : crate ::roundtrip_text:: < draft::ServerCapabilities > }, crate
+        ::TypeEntry { schema : "ServerNotification", roundtrip : crate ::roundtrip:: <
+        draft::ServerNotification >, text : crate ::roundtrip_text:: <
+        draft::ServerNotification > }, crate ::TypeEntry { schema : "ServerResult",
+        roundtrip : crate ::roundtrip:: < draft::ServerResult >, text : crate
+        ::roundtrip_text:: < draft::ServerResult > }, crate ::TypeEntry { schema :
+        "SingleSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        draft::SingleSelectEnumSchema >, text : crate ::roundtrip_text:: <
+        draft::SingleSelectEnumSchema > }, crate ::TypeEntry { schema : "StringSchema",
+        roundtrip : crate ::roundtrip:: < draft::StringSchema >, text : crate
+        ::roundtrip_text:: < draft::StringSchema > }, crate ::TypeEntry { schema :
+        "SubscriptionFilter", roundtrip : crate ::roundtrip:: < draft::SubscriptionFilter
+        >, text : crate ::roundtrip_text:: < draft::SubscriptionFilter > }, crate
+        ::TypeEntry { schema : "SubscriptionsAcknowledgedNotification", roundtrip : crate
+        ::roundtrip:: < draft::SubscriptionsAcknowledgedNotification >, text : crate
+        ::roundtrip_text:: < draft::SubscriptionsAcknowledgedNotification > }, crate
+        ::TypeEntry { schema : "SubscriptionsAcknowledgedNotificationParams", roundtrip :
+        crate ::roundtrip:: < draft::SubscriptionsAcknowledgedNotificationParams >, text
+        : crate ::roundtrip_text:: < draft::SubscriptionsAcknowledgedNotificationParams >
+        }, crate ::TypeEntry { schema : "SubscriptionsListenRequest", roundtrip : crate
+        ::roundtrip:: < draft::SubscriptionsListenRequest >, text : crate
+        ::roundtrip_text:: < draft::SubscriptionsListenRequest > }, crate ::TypeEntry {
+        schema : "SubscriptionsListenRequestParams", roundtrip : crate ::roundtrip:: <
+        draft::SubscriptionsListenRequestParams >, text : crate ::roundtrip_text:: <
         draft::SubscriptionsListenRequestParams > }, crate ::TypeEntry { schema :
         "SubscriptionsListenResult", roundtrip : crate ::roundtrip:: <
+        draft::SubscriptionsListenResult >, text : crate ::roundtrip_text:: <
         draft::SubscriptionsListenResult > }, crate ::TypeEntry { schema :
         "SubscriptionsListenResultMetaObject", roundtrip : crate ::roundtrip:: <
+        draft::SubscriptionsListenResultMetaObject >, text : crate ::roundtrip_text:: <
         draft::SubscriptionsListenResultMetaObject > }, crate ::TypeEntry { schema :
         "SubscriptionsListenResultResponse", roundtrip : crate ::roundtrip:: <
+        draft::SubscriptionsListenResultResponse >, text : crate ::roundtrip_text:: <
         draft::SubscriptionsListenResultResponse > }, crate ::TypeEntry { schema :
-        "TextContent", roundtrip : crate ::roundtrip:: < draft::TextContent > }, crate
-        ::TypeEntry { schema : "TextResourceContents", roundtrip : crate ::roundtrip:: <
+        "TextContent", roundtrip : crate ::roundtrip:: < draft::TextContent >, text :
+        crate ::roundtrip_text:: < draft::TextContent > }, crate ::TypeEntry { schema :
+        "TextResourceContents", roundtrip : crate ::roundtrip:: <
+        draft::TextResourceContents >, text : crate ::roundtrip_text:: <
         draft::TextResourceContents > }, crate ::TypeEntry { schema :
         "TitledMultiSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        draft::TitledMultiSelectEnumSchema >, text : crate ::roundtrip_text:: <
         draft::TitledMultiSelectEnumSchema > }, crate ::TypeEntry { schema :
         "TitledSingleSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        draft::TitledSingleSelectEnumSchema >, text : crate ::roundtrip_text:: <
         draft::TitledSingleSelectEnumSchema > }, crate ::TypeEntry { schema : "Tool",
-        roundtrip : crate ::roundtrip:: < draft::Tool > }, crate ::TypeEntry { schema :
-        "ToolAnnotations", roundtrip : crate ::roundtrip:: < draft::ToolAnnotations > },
-        crate ::TypeEntry { schema : "ToolChoice", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < draft::Tool >, text : crate ::roundtrip_text::
+        < draft::Tool > }, crate ::TypeEntry { schema : "ToolAnnotations", roundtrip :
+        crate ::roundtrip:: < draft::ToolAnnotations >, text : crate ::roundtrip_text:: <
+        draft::ToolAnnotations > }, crate ::TypeEntry { schema : "ToolChoice", roundtrip
+        : crate ::roundtrip:: < draft::ToolChoice >, text : crate ::roundtrip_text:: <
         draft::ToolChoice > }, crate ::TypeEntry { schema :
         "ToolListChangedNotification", roundtrip : crate ::roundtrip:: <
+        draft::ToolListChangedNotification >, text : crate ::roundtrip_text:: <
         draft::ToolListChangedNotification > }, crate ::TypeEntry { schema :
-        "ToolResultContent", roundtrip : crate ::roundtrip:: < draft::ToolResultContent >
-        }, crate ::TypeEntry { schema : "ToolUseContent", roundtrip : crate ::roundtrip::
-        < draft::ToolUseContent > }, crate ::TypeEntry { schema :
-        "UnsupportedProtocolVersionError", roundtrip : crate ::roundtrip:: <
-        draft::UnsupportedProtocolVersionError > }, crate ::TypeEntry { schema :
-        "UntitledMultiSelectEnumSchema", roundtrip : crate ::roundtrip:: <
-        draft::UntitledMultiSelectEnumSchema > }, crate ::TypeEntry { schema :
-        "UntitledSingleSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        "ToolResultContent", roundtrip : crate ::roundtrip:: < draft::ToolResultContent
+        >, text : crate ::roundtrip_text:: < draft::ToolResultContent > }, crate
+        ::TypeEntry { schema : "ToolUseContent", roundtrip : crate ::roundtrip:: <
+        draft::ToolUseContent >, text : crate ::roundtrip_text:: < draft::ToolUseContent
+        > }, crate ::TypeEntry { schema : "UnsupportedProtocolVersionError", roundtrip :
+        crate ::roundtrip:: < draft::UnsupportedProtocolVersionError >, text : crate
+        ::roundtrip_text:: < draft::UnsupportedProtocolVersionError > }, crate
+        ::TypeEntry { schema : "UntitledMultiSelectEnumSchema", roundtrip : crate
+        ::roundtrip:: < draft::UntitledMultiSelectEnumSchema >, text : crate
+        ::roundtrip_text:: < draft::UntitledMultiSelectEnumSchema > }, crate ::TypeEntry
+        { schema : "UntitledSingleSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        draft::UntitledSingleSelectEnumSchema >, text : crate ::roundtrip_text:: <
         draft::UntitledSingleSelectEnumSchema > }, crate ::TypeEntry { schema :
-        "LoggingLevel", roundtrip : crate ::roundtrip:: < draft::LoggingLevel > }, crate
-        ::TypeEntry { schema : "Role", roundtrip : crate ::roundtrip:: < draft::Role > },
+        "LoggingLevel", roundtrip : crate ::roundtrip:: < draft::LoggingLevel >, text :
+        crate ::roundtrip_text:: < draft::LoggingLevel > }, crate ::TypeEntry { schema :
+        "Role", roundtrip : crate ::roundtrip:: < draft::Role >, text : crate
+        ::roundtrip_text:: < draft::Role > },
     ]
 }
 pub fn unions() -> Vec<crate::UnionEntry> {
@@ -258,14 +397,24 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
         value { draft::CallToolOutcome::InputRequired(_) => "InputRequired",
         draft::CallToolOutcome::Complete(_) => "Complete", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : draft::CallToolOutcome = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        draft::CallToolOutcome::InputRequired(_) => "InputRequired",
+        draft::CallToolOutcome::Complete(_) => "Complete", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ClientNotification", members : &
         [("CancelledNotification", "Cancelled"),], decode : | text | { let value :
         draft::ClientNotification = serde_json::from_str(text).map_err(| e | e
         .to_string()) ?; let variant = match & value {
         draft::ClientNotification::Cancelled(_) => "Cancelled",
         draft::ClientNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : draft::ClientNotification = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        draft::ClientNotification::Cancelled(_) => "Cancelled",
+        draft::ClientNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ClientRequest", members : & [("DiscoverRequest",
         "Discover"), ("ListResourcesRequest", "ListResources"),
         ("ListResourceTemplatesRequest", "ListResourceTemplates"),
@@ -286,14 +435,32 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         draft::ClientRequest::CallTool(_) => "CallTool",
         draft::ClientRequest::Complete(_) => "Complete", draft::ClientRequest::Other(_)
         => "Other", _ => "?" }; Ok((variant, serde_json::to_value(& value).map_err(| e |
+        e.to_string()) ?)) }, decode_text : | text | { let value : draft::ClientRequest =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { draft::ClientRequest::Discover(_) => "Discover",
+        draft::ClientRequest::ListResources(_) => "ListResources",
+        draft::ClientRequest::ListResourceTemplates(_) => "ListResourceTemplates",
+        draft::ClientRequest::ReadResource(_) => "ReadResource",
+        draft::ClientRequest::SubscriptionsListen(_) => "SubscriptionsListen",
+        draft::ClientRequest::ListPrompts(_) => "ListPrompts",
+        draft::ClientRequest::GetPrompt(_) => "GetPrompt",
+        draft::ClientRequest::ListTools(_) => "ListTools",
+        draft::ClientRequest::CallTool(_) => "CallTool",
+        draft::ClientRequest::Complete(_) => "Complete", draft::ClientRequest::Other(_)
+        => "Other", _ => "?" }; Ok((variant, serde_json::to_string(& value).map_err(| e |
         e.to_string()) ?)) }, }, crate ::UnionEntry { union : "CompleteRequestParamsRef",
         members : & [("PromptReference", "RefPrompt"), ("ResourceTemplateReference",
         "RefResource"),], decode : | text | { let value : draft::CompleteRequestParamsRef
         = serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match
         & value { draft::CompleteRequestParamsRef::RefPrompt(_) => "RefPrompt",
         draft::CompleteRequestParamsRef::RefResource(_) => "RefResource", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "ContentBlock", members : & [("TextContent",
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : draft::CompleteRequestParamsRef =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { draft::CompleteRequestParamsRef::RefPrompt(_) => "RefPrompt",
+        draft::CompleteRequestParamsRef::RefResource(_) => "RefResource", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "ContentBlock", members : & [("TextContent",
         "Text"), ("ImageContent", "Image"), ("AudioContent", "Audio"), ("ResourceLink",
         "ResourceLink"), ("EmbeddedResource", "Resource"),], decode : | text | { let
         value : draft::ContentBlock = serde_json::from_str(text).map_err(| e | e
@@ -301,7 +468,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "Text", draft::ContentBlock::Image(_) => "Image", draft::ContentBlock::Audio(_)
         => "Audio", draft::ContentBlock::ResourceLink(_) => "ResourceLink",
         draft::ContentBlock::Resource(_) => "Resource", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : draft::ContentBlock = serde_json::from_str(text).map_err(| e
+        | e.to_string()) ?; let variant = match & value { draft::ContentBlock::Text(_) =>
+        "Text", draft::ContentBlock::Image(_) => "Image", draft::ContentBlock::Audio(_)
+        => "Audio", draft::ContentBlock::ResourceLink(_) => "ResourceLink",
+        draft::ContentBlock::Resource(_) => "Resource", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "CreateMessageResultContent", members : & [("TextContent",
         "TextContent"), ("ImageContent", "ImageContent"), ("AudioContent",
         "AudioContent"), ("ToolUseContent", "ToolUseContent"), ("ToolResultContent",
@@ -314,13 +487,27 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         draft::CreateMessageResultContent::ToolUseContent(_) => "ToolUseContent",
         draft::CreateMessageResultContent::ToolResultContent(_) => "ToolResultContent",
         draft::CreateMessageResultContent::List(_) => "List", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : draft::CreateMessageResultContent =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { draft::CreateMessageResultContent::TextContent(_) => "TextContent",
+        draft::CreateMessageResultContent::ImageContent(_) => "ImageContent",
+        draft::CreateMessageResultContent::AudioContent(_) => "AudioContent",
+        draft::CreateMessageResultContent::ToolUseContent(_) => "ToolUseContent",
+        draft::CreateMessageResultContent::ToolResultContent(_) => "ToolResultContent",
+        draft::CreateMessageResultContent::List(_) => "List", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ElicitRequestParams", members : &
         [("ElicitRequestFormParams", "Form"), ("ElicitRequestURLParams", "Url"),], decode
         : | text | { let value : draft::ElicitRequestParams = serde_json::from_str(text)
         .map_err(| e | e.to_string()) ?; let variant = match & value {
         draft::ElicitRequestParams::Form(_) => "Form", draft::ElicitRequestParams::Url(_)
         => "Url", _ => "?" }; Ok((variant, serde_json::to_value(& value).map_err(| e | e
+        .to_string()) ?)) }, decode_text : | text | { let value :
+        draft::ElicitRequestParams = serde_json::from_str(text).map_err(| e | e
+        .to_string()) ?; let variant = match & value {
+        draft::ElicitRequestParams::Form(_) => "Form", draft::ElicitRequestParams::Url(_)
+        => "Url", _ => "?" }; Ok((variant, serde_json::to_string(& value).map_err(| e | e
         .to_string()) ?)) }, }, crate ::UnionEntry { union : "ElicitResultContentValue",
         members : & [], decode : | text | { let value : draft::ElicitResultContentValue =
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
@@ -328,8 +515,15 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         draft::ElicitResultContentValue::String(_) => "String",
         draft::ElicitResultContentValue::Number(_) => "Number",
         draft::ElicitResultContentValue::Boolean(_) => "Boolean", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "EmbeddedResourceResource", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : draft::ElicitResultContentValue =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { draft::ElicitResultContentValue::StringList(_) => "StringList",
+        draft::ElicitResultContentValue::String(_) => "String",
+        draft::ElicitResultContentValue::Number(_) => "Number",
+        draft::ElicitResultContentValue::Boolean(_) => "Boolean", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "EmbeddedResourceResource", members : &
         [("TextResourceContents", "TextResourceContents"), ("BlobResourceContents",
         "BlobResourceContents"),], decode : | text | { let value :
         draft::EmbeddedResourceResource = serde_json::from_str(text).map_err(| e | e
@@ -337,7 +531,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         draft::EmbeddedResourceResource::TextResourceContents(_) =>
         "TextResourceContents", draft::EmbeddedResourceResource::BlobResourceContents(_)
         => "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_value(& value)
-        .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        draft::EmbeddedResourceResource = serde_json::from_str(text).map_err(| e | e
+        .to_string()) ?; let variant = match & value {
+        draft::EmbeddedResourceResource::TextResourceContents(_) =>
+        "TextResourceContents", draft::EmbeddedResourceResource::BlobResourceContents(_)
+        => "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_string(&
+        value).map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "EnumSchema", members : & [("UntitledSingleSelectEnumSchema",
         "UntitledSingleSelectEnumSchema"), ("TitledSingleSelectEnumSchema",
         "TitledSingleSelectEnumSchema"), ("UntitledMultiSelectEnumSchema",
@@ -354,29 +554,56 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         draft::EnumSchema::TitledMultiSelectEnumSchema(_) =>
         "TitledMultiSelectEnumSchema", draft::EnumSchema::LegacyTitledEnumSchema(_) =>
         "LegacyTitledEnumSchema", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        draft::EnumSchema = serde_json::from_str(text).map_err(| e | e.to_string()) ?;
+        let variant = match & value {
+        draft::EnumSchema::UntitledSingleSelectEnumSchema(_) =>
+        "UntitledSingleSelectEnumSchema",
+        draft::EnumSchema::TitledSingleSelectEnumSchema(_) =>
+        "TitledSingleSelectEnumSchema",
+        draft::EnumSchema::UntitledMultiSelectEnumSchema(_) =>
+        "UntitledMultiSelectEnumSchema",
+        draft::EnumSchema::TitledMultiSelectEnumSchema(_) =>
+        "TitledMultiSelectEnumSchema", draft::EnumSchema::LegacyTitledEnumSchema(_) =>
+        "LegacyTitledEnumSchema", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "GetPromptOutcome", members : & [("InputRequiredResult", "InputRequired"),
         ("GetPromptResult", "Complete"),], decode : | text | { let value :
         draft::GetPromptOutcome = serde_json::from_str(text).map_err(| e | e.to_string())
         ?; let variant = match & value { draft::GetPromptOutcome::InputRequired(_) =>
         "InputRequired", draft::GetPromptOutcome::Complete(_) => "Complete", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "InputRequest", members : &
-        [("CreateMessageRequest", "CreateMessage"), ("ListRootsRequest", "ListRoots"),
-        ("ElicitRequest", "Elicit"),], decode : | text | { let value :
-        draft::InputRequest = serde_json::from_str(text).map_err(| e | e.to_string()) ?;
-        let variant = match & value { draft::InputRequest::CreateMessage(_) =>
-        "CreateMessage", draft::InputRequest::ListRoots(_) => "ListRoots",
-        draft::InputRequest::Elicit(_) => "Elicit", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
-        ::UnionEntry { union : "InputResponse", members : & [("CreateMessageResult",
-        "CreateMessage"), ("ListRootsResult", "ListRoots"), ("ElicitResult", "Elicit"),],
-        decode : | text | { let value : draft::InputResponse = serde_json::from_str(text)
-        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : draft::GetPromptOutcome =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { draft::GetPromptOutcome::InputRequired(_) => "InputRequired",
+        draft::GetPromptOutcome::Complete(_) => "Complete", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        ::UnionEntry { union : "InputRequest", members : & [("CreateMessageRequest",
+        "CreateMessage"), ("ListRootsRequest", "ListRoots"), ("ElicitRequest",
+        "Elicit"),], decode : | text | { let value : draft::InputRequest =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { draft::InputRequest::CreateMessage(_) => "CreateMessage",
+        draft::InputRequest::ListRoots(_) => "ListRoots", draft::InputRequest::Elicit(_)
+        => "Elicit", _ => "?" }; Ok((variant, serde_json::to_value(& value).map_err(| e |
+        e.to_string()) ?)) }, decode_text : | text | { let value : draft::InputRequest =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { draft::InputRequest::CreateMessage(_) => "CreateMessage",
+        draft::InputRequest::ListRoots(_) => "ListRoots", draft::InputRequest::Elicit(_)
+        => "Elicit", _ => "?" }; Ok((variant, serde_json::to_string(& value).map_err(| e
+        | e.to_string()) ?)) }, }, crate ::UnionEntry { union : "InputResponse", members
+        : & [("CreateMessageResult", "CreateMessage"), ("ListRootsResult", "ListRoots"),
+        ("ElicitResult", "Elicit"),], decode : | text | { let value :
+        draft::InputResponse = serde_json::from_str(text).map_err(| e | e.to_string()) ?;
+        let variant = match & value { draft::InputResponse::CreateMessage(_) =>
+        "CreateMessage", draft::InputResponse::ListRoots(_) => "ListRoots",
+        draft::InputResponse::Elicit(_) => "Elicit", _ => "?" }; Ok((variant,
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : draft::InputResponse = serde_json::from_str(text).map_err(|
+        e | e.to_string()) ?; let variant = match & value {
         draft::InputResponse::CreateMessage(_) => "CreateMessage",
         draft::InputResponse::ListRoots(_) => "ListRoots",
         draft::InputResponse::Elicit(_) => "Elicit", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "JSONRPCMessage", members : & [("JSONRPCRequest",
         "Request"), ("JSONRPCNotification", "Notification"), ("JSONRPCResultResponse",
         "ResultResponse"), ("JSONRPCErrorResponse", "ErrorResponse"),], decode : | text |
@@ -385,15 +612,27 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         => "Request", draft::JsonRpcMessage::Notification(_) => "Notification",
         draft::JsonRpcMessage::ResultResponse(_) => "ResultResponse",
         draft::JsonRpcMessage::ErrorResponse(_) => "ErrorResponse", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "JSONRPCResponse", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : draft::JsonRpcMessage =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { draft::JsonRpcMessage::Request(_) => "Request",
+        draft::JsonRpcMessage::Notification(_) => "Notification",
+        draft::JsonRpcMessage::ResultResponse(_) => "ResultResponse",
+        draft::JsonRpcMessage::ErrorResponse(_) => "ErrorResponse", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "JSONRPCResponse", members : &
         [("JSONRPCResultResponse", "ResultResponse"), ("JSONRPCErrorResponse",
         "ErrorResponse"),], decode : | text | { let value : draft::JsonRpcResponse =
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
         value { draft::JsonRpcResponse::ResultResponse(_) => "ResultResponse",
         draft::JsonRpcResponse::ErrorResponse(_) => "ErrorResponse", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "MultiSelectEnumSchema", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : draft::JsonRpcResponse =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { draft::JsonRpcResponse::ResultResponse(_) => "ResultResponse",
+        draft::JsonRpcResponse::ErrorResponse(_) => "ErrorResponse", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "MultiSelectEnumSchema", members : &
         [("UntitledMultiSelectEnumSchema", "UntitledMultiSelectEnumSchema"),
         ("TitledMultiSelectEnumSchema", "TitledMultiSelectEnumSchema"),], decode : | text
         | { let value : draft::MultiSelectEnumSchema = serde_json::from_str(text)
@@ -402,6 +641,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "UntitledMultiSelectEnumSchema",
         draft::MultiSelectEnumSchema::TitledMultiSelectEnumSchema(_) =>
         "TitledMultiSelectEnumSchema", _ => "?" }; Ok((variant, serde_json::to_value(&
+        value).map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        draft::MultiSelectEnumSchema = serde_json::from_str(text).map_err(| e | e
+        .to_string()) ?; let variant = match & value {
+        draft::MultiSelectEnumSchema::UntitledMultiSelectEnumSchema(_) =>
+        "UntitledMultiSelectEnumSchema",
+        draft::MultiSelectEnumSchema::TitledMultiSelectEnumSchema(_) =>
+        "TitledMultiSelectEnumSchema", _ => "?" }; Ok((variant, serde_json::to_string(&
         value).map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "PrimitiveSchemaDefinition", members : & [("StringSchema", "StringSchema"),
         ("NumberSchema", "NumberSchema"), ("BooleanSchema", "BooleanSchema"),
@@ -425,6 +671,22 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "TitledMultiSelectEnumSchema",
         draft::PrimitiveSchemaDefinition::LegacyTitledEnumSchema(_) =>
         "LegacyTitledEnumSchema", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        draft::PrimitiveSchemaDefinition = serde_json::from_str(text).map_err(| e | e
+        .to_string()) ?; let variant = match & value {
+        draft::PrimitiveSchemaDefinition::StringSchema(_) => "StringSchema",
+        draft::PrimitiveSchemaDefinition::NumberSchema(_) => "NumberSchema",
+        draft::PrimitiveSchemaDefinition::BooleanSchema(_) => "BooleanSchema",
+        draft::PrimitiveSchemaDefinition::UntitledSingleSelectEnumSchema(_) =>
+        "UntitledSingleSelectEnumSchema",
+        draft::PrimitiveSchemaDefinition::TitledSingleSelectEnumSchema(_) =>
+        "TitledSingleSelectEnumSchema",
+        draft::PrimitiveSchemaDefinition::UntitledMultiSelectEnumSchema(_) =>
+        "UntitledMultiSelectEnumSchema",
+        draft::PrimitiveSchemaDefinition::TitledMultiSelectEnumSchema(_) =>
+        "TitledMultiSelectEnumSchema",
+        draft::PrimitiveSchemaDefinition::LegacyTitledEnumSchema(_) =>
+        "LegacyTitledEnumSchema", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "ReadResourceResultContentsItem", members : & [("TextResourceContents",
         "TextResourceContents"), ("BlobResourceContents", "BlobResourceContents"),],
@@ -434,6 +696,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "TextResourceContents",
         draft::ReadResourceResultContentsItem::BlobResourceContents(_) =>
         "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        draft::ReadResourceResultContentsItem = serde_json::from_str(text).map_err(| e |
+        e.to_string()) ?; let variant = match & value {
+        draft::ReadResourceResultContentsItem::TextResourceContents(_) =>
+        "TextResourceContents",
+        draft::ReadResourceResultContentsItem::BlobResourceContents(_) =>
+        "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "ReadResourceOutcome", members : & [("InputRequiredResult", "InputRequired"),
         ("ReadResourceResult", "Complete"),], decode : | text | { let value :
@@ -441,7 +710,12 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         .to_string()) ?; let variant = match & value {
         draft::ReadResourceOutcome::InputRequired(_) => "InputRequired",
         draft::ReadResourceOutcome::Complete(_) => "Complete", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : draft::ReadResourceOutcome = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        draft::ReadResourceOutcome::InputRequired(_) => "InputRequired",
+        draft::ReadResourceOutcome::Complete(_) => "Complete", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "SamplingMessageContent", members : & [("TextContent",
         "TextContent"), ("ImageContent", "ImageContent"), ("AudioContent",
         "AudioContent"), ("ToolUseContent", "ToolUseContent"), ("ToolResultContent",
@@ -454,7 +728,16 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         draft::SamplingMessageContent::ToolUseContent(_) => "ToolUseContent",
         draft::SamplingMessageContent::ToolResultContent(_) => "ToolResultContent",
         draft::SamplingMessageContent::List(_) => "List", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : draft::SamplingMessageContent = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        draft::SamplingMessageContent::TextContent(_) => "TextContent",
+        draft::SamplingMessageContent::ImageContent(_) => "ImageContent",
+        draft::SamplingMessageContent::AudioContent(_) => "AudioContent",
+        draft::SamplingMessageContent::ToolUseContent(_) => "ToolUseContent",
+        draft::SamplingMessageContent::ToolResultContent(_) => "ToolResultContent",
+        draft::SamplingMessageContent::List(_) => "List", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "SamplingMessageContentBlock", members : &
         [("TextContent", "Text"), ("ImageContent", "Image"), ("AudioContent", "Audio"),
         ("ToolUseContent", "ToolUse"), ("ToolResultContent", "ToolResult"),], decode : |
@@ -465,8 +748,16 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         draft::SamplingMessageContentBlock::Audio(_) => "Audio",
         draft::SamplingMessageContentBlock::ToolUse(_) => "ToolUse",
         draft::SamplingMessageContentBlock::ToolResult(_) => "ToolResult", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "ServerNotification", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : draft::SamplingMessageContentBlock =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { draft::SamplingMessageContentBlock::Text(_) => "Text",
+        draft::SamplingMessageContentBlock::Image(_) => "Image",
+        draft::SamplingMessageContentBlock::Audio(_) => "Audio",
+        draft::SamplingMessageContentBlock::ToolUse(_) => "ToolUse",
+        draft::SamplingMessageContentBlock::ToolResult(_) => "ToolResult", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "ServerNotification", members : &
         [("CancelledNotification", "Cancelled"), ("ProgressNotification", "Progress"),
         ("ResourceListChangedNotification", "ResourceListChanged"),
         ("SubscriptionsAcknowledgedNotification", "SubscriptionsAcknowledged"),
@@ -485,8 +776,20 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "PromptListChanged", draft::ServerNotification::ToolListChanged(_) =>
         "ToolListChanged", draft::ServerNotification::LoggingMessage(_) =>
         "LoggingMessage", draft::ServerNotification::Other(_) => "Other", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "ServerResult", members : & [("Result",
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : draft::ServerNotification =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { draft::ServerNotification::Cancelled(_) => "Cancelled",
+        draft::ServerNotification::Progress(_) => "Progress",
+        draft::ServerNotification::ResourceListChanged(_) => "ResourceListChanged",
+        draft::ServerNotification::SubscriptionsAcknowledged(_) =>
+        "SubscriptionsAcknowledged", draft::ServerNotification::ResourceUpdated(_) =>
+        "ResourceUpdated", draft::ServerNotification::PromptListChanged(_) =>
+        "PromptListChanged", draft::ServerNotification::ToolListChanged(_) =>
+        "ToolListChanged", draft::ServerNotification::LoggingMessage(_) =>
+        "LoggingMessage", draft::ServerNotification::Other(_) => "Other", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "ServerResult", members : & [("Result",
         "ResultBase"), ("InputRequiredResult", "InputRequiredResult"), ("DiscoverResult",
         "DiscoverResult"), ("ListResourcesResult", "ListResourcesResult"),
         ("ListResourceTemplatesResult", "ListResourceTemplatesResult"),
@@ -508,8 +811,23 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "GetPromptResult", draft::ServerResult::ListToolsResult(_) => "ListToolsResult",
         draft::ServerResult::CallToolResult(_) => "CallToolResult",
         draft::ServerResult::CompleteResult(_) => "CompleteResult", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "SingleSelectEnumSchema", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : draft::ServerResult =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { draft::ServerResult::ResultBase(_) => "ResultBase",
+        draft::ServerResult::InputRequiredResult(_) => "InputRequiredResult",
+        draft::ServerResult::DiscoverResult(_) => "DiscoverResult",
+        draft::ServerResult::ListResourcesResult(_) => "ListResourcesResult",
+        draft::ServerResult::ListResourceTemplatesResult(_) =>
+        "ListResourceTemplatesResult", draft::ServerResult::ReadResourceResult(_) =>
+        "ReadResourceResult", draft::ServerResult::SubscriptionsListenResult(_) =>
+        "SubscriptionsListenResult", draft::ServerResult::ListPromptsResult(_) =>
+        "ListPromptsResult", draft::ServerResult::GetPromptResult(_) =>
+        "GetPromptResult", draft::ServerResult::ListToolsResult(_) => "ListToolsResult",
+        draft::ServerResult::CallToolResult(_) => "CallToolResult",
+        draft::ServerResult::CompleteResult(_) => "CompleteResult", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "SingleSelectEnumSchema", members : &
         [("UntitledSingleSelectEnumSchema", "UntitledSingleSelectEnumSchema"),
         ("TitledSingleSelectEnumSchema", "TitledSingleSelectEnumSchema"),], decode : |
         text | { let value : draft::SingleSelectEnumSchema = serde_json::from_str(text)
@@ -518,6 +836,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "UntitledSingleSelectEnumSchema",
         draft::SingleSelectEnumSchema::TitledSingleSelectEnumSchema(_) =>
         "TitledSingleSelectEnumSchema", _ => "?" }; Ok((variant, serde_json::to_value(&
+        value).map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        draft::SingleSelectEnumSchema = serde_json::from_str(text).map_err(| e | e
+        .to_string()) ?; let variant = match & value {
+        draft::SingleSelectEnumSchema::UntitledSingleSelectEnumSchema(_) =>
+        "UntitledSingleSelectEnumSchema",
+        draft::SingleSelectEnumSchema::TitledSingleSelectEnumSchema(_) =>
+        "TitledSingleSelectEnumSchema", _ => "?" }; Ok((variant, serde_json::to_string(&
         value).map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "ClientMessage", members : & [("DiscoverRequest", "Request"),
         ("ListResourcesRequest", "Request"), ("ListResourceTemplatesRequest", "Request"),
@@ -529,7 +854,12 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         .map_err(| e | e.to_string()) ?; let variant = match & value {
         draft::ClientMessage::Request(_) => "Request",
         draft::ClientMessage::Notification(_) => "Notification", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : draft::ClientMessage = serde_json::from_str(text).map_err(|
+        e | e.to_string()) ?; let variant = match & value {
+        draft::ClientMessage::Request(_) => "Request",
+        draft::ClientMessage::Notification(_) => "Notification", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ServerMessage", members : & [("CancelledNotification",
         "Notification"), ("ProgressNotification", "Notification"),
         ("ResourceListChangedNotification", "Notification"),
@@ -552,6 +882,11 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         draft::ServerMessage::Notification(_) => "Notification",
         draft::ServerMessage::Response(_) => "Response", draft::ServerMessage::Error(_)
         => "Error", _ => "?" }; Ok((variant, serde_json::to_value(& value).map_err(| e |
+        e.to_string()) ?)) }, decode_text : | text | { let value : draft::ServerMessage =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { draft::ServerMessage::Notification(_) => "Notification",
+        draft::ServerMessage::Response(_) => "Response", draft::ServerMessage::Error(_)
+        => "Error", _ => "?" }; Ok((variant, serde_json::to_string(& value).map_err(| e |
         e.to_string()) ?)) }, },
     ]
 }
@@ -575,9 +910,10 @@ pub fn results() -> Vec<crate::ResultEntry> {
         draft::ReadResourceOutcome = serde_json::from_value(result.clone()).map_err(| e |
         e.to_string()) ?; let variant = match & value {
         draft::ReadResourceOutcome::Complete(_) => "Complete",
-        draft::ReadResourceOutcome::InputRequired(_) => "InputRequired", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::ResultEntry { request : "SubscriptionsListenRequest", method :
+        draft::ReadResourceOutcome::InputRequired(_) => "InputRequired",
+        draft::ReadResourceOutcome::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        ::ResultEntry { request : "SubscriptionsListenRequest", method :
         "subscriptions/listen", decode : | result | { let value :
         draft::SubscriptionsListenResult = serde_json::from_value(result.clone())
         .map_err(| e | e.to_string()) ?; let variant = "Complete"; Ok((variant,
@@ -590,20 +926,22 @@ pub fn results() -> Vec<crate::ResultEntry> {
         result | { let value : draft::GetPromptOutcome = serde_json::from_value(result
         .clone()).map_err(| e | e.to_string()) ?; let variant = match & value {
         draft::GetPromptOutcome::Complete(_) => "Complete",
-        draft::GetPromptOutcome::InputRequired(_) => "InputRequired", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::ResultEntry { request : "ListToolsRequest", method : "tools/list", decode
-        : | result | { let value : draft::ListToolsResult = serde_json::from_value(result
+        draft::GetPromptOutcome::InputRequired(_) => "InputRequired",
+        draft::GetPromptOutcome::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        ::ResultEntry { request : "ListToolsRequest", method : "tools/list", decode : |
+        result | { let value : draft::ListToolsResult = serde_json::from_value(result
         .clone()).map_err(| e | e.to_string()) ?; let variant = "Complete"; Ok((variant,
         serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::ResultEntry { request : "CallToolRequest", method : "tools/call", decode : |
         result | { let value : draft::CallToolOutcome = serde_json::from_value(result
         .clone()).map_err(| e | e.to_string()) ?; let variant = match & value {
         draft::CallToolOutcome::Complete(_) => "Complete",
-        draft::CallToolOutcome::InputRequired(_) => "InputRequired", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::ResultEntry { request : "CompleteRequest", method :
-        "completion/complete", decode : | result | { let value : draft::CompleteResult =
+        draft::CallToolOutcome::InputRequired(_) => "InputRequired",
+        draft::CallToolOutcome::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        ::ResultEntry { request : "CompleteRequest", method : "completion/complete",
+        decode : | result | { let value : draft::CompleteResult =
         serde_json::from_value(result.clone()).map_err(| e | e.to_string()) ?; let
         variant = "Complete"; Ok((variant, serde_json::to_value(& value).map_err(| e | e
         .to_string()) ?)) }, }, crate ::ResultEntry { request : "CreateMessageRequest",

@@ -4,135 +4,212 @@ use mcp_types::v2024_11_05;
 pub fn types() -> Vec<crate::TypeEntry> {
     vec![
         crate ::TypeEntry { schema : "Annotated", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::Annotated >, text : crate ::roundtrip_text:: <
         v2024_11_05::Annotated > }, crate ::TypeEntry { schema : "BlobResourceContents",
-        roundtrip : crate ::roundtrip:: < v2024_11_05::BlobResourceContents > }, crate
+        roundtrip : crate ::roundtrip:: < v2024_11_05::BlobResourceContents >, text :
+        crate ::roundtrip_text:: < v2024_11_05::BlobResourceContents > }, crate
         ::TypeEntry { schema : "CallToolRequest", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::CallToolRequest >, text : crate ::roundtrip_text:: <
         v2024_11_05::CallToolRequest > }, crate ::TypeEntry { schema : "CallToolResult",
-        roundtrip : crate ::roundtrip:: < v2024_11_05::CallToolResult > }, crate
-        ::TypeEntry { schema : "CancelledNotification", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2024_11_05::CallToolResult >, text : crate
+        ::roundtrip_text:: < v2024_11_05::CallToolResult > }, crate ::TypeEntry { schema
+        : "CancelledNotification", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::CancelledNotification >, text : crate ::roundtrip_text:: <
         v2024_11_05::CancelledNotification > }, crate ::TypeEntry { schema :
         "ClientCapabilities", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ClientCapabilities >, text : crate ::roundtrip_text:: <
         v2024_11_05::ClientCapabilities > }, crate ::TypeEntry { schema :
         "ClientNotification", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ClientNotification >, text : crate ::roundtrip_text:: <
         v2024_11_05::ClientNotification > }, crate ::TypeEntry { schema :
-        "ClientRequest", roundtrip : crate ::roundtrip:: < v2024_11_05::ClientRequest >
-        }, crate ::TypeEntry { schema : "ClientResult", roundtrip : crate ::roundtrip:: <
+        "ClientRequest", roundtrip : crate ::roundtrip:: < v2024_11_05::ClientRequest >,
+        text : crate ::roundtrip_text:: < v2024_11_05::ClientRequest > }, crate
+        ::TypeEntry { schema : "ClientResult", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ClientResult >, text : crate ::roundtrip_text:: <
         v2024_11_05::ClientResult > }, crate ::TypeEntry { schema : "CompleteRequest",
-        roundtrip : crate ::roundtrip:: < v2024_11_05::CompleteRequest > }, crate
-        ::TypeEntry { schema : "CompleteResult", roundtrip : crate ::roundtrip:: <
-        v2024_11_05::CompleteResult > }, crate ::TypeEntry { schema :
-        "CreateMessageRequest", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2024_11_05::CompleteRequest >, text : crate
+        ::roundtrip_text:: < v2024_11_05::CompleteRequest > }, crate ::TypeEntry { schema
+        : "CompleteResult", roundtrip : crate ::roundtrip:: < v2024_11_05::CompleteResult
+        >, text : crate ::roundtrip_text:: < v2024_11_05::CompleteResult > }, crate
+        ::TypeEntry { schema : "CreateMessageRequest", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::CreateMessageRequest >, text : crate ::roundtrip_text:: <
         v2024_11_05::CreateMessageRequest > }, crate ::TypeEntry { schema :
         "CreateMessageResult", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::CreateMessageResult >, text : crate ::roundtrip_text:: <
         v2024_11_05::CreateMessageResult > }, crate ::TypeEntry { schema : "Cursor",
-        roundtrip : crate ::roundtrip:: < v2024_11_05::Cursor > }, crate ::TypeEntry {
-        schema : "EmbeddedResource", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2024_11_05::Cursor >, text : crate
+        ::roundtrip_text:: < v2024_11_05::Cursor > }, crate ::TypeEntry { schema :
+        "EmbeddedResource", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::EmbeddedResource >, text : crate ::roundtrip_text:: <
         v2024_11_05::EmbeddedResource > }, crate ::TypeEntry { schema : "EmptyResult",
-        roundtrip : crate ::roundtrip:: < v2024_11_05::EmptyResult > }, crate ::TypeEntry
-        { schema : "GetPromptRequest", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2024_11_05::EmptyResult >, text : crate
+        ::roundtrip_text:: < v2024_11_05::EmptyResult > }, crate ::TypeEntry { schema :
+        "GetPromptRequest", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::GetPromptRequest >, text : crate ::roundtrip_text:: <
         v2024_11_05::GetPromptRequest > }, crate ::TypeEntry { schema :
         "GetPromptResult", roundtrip : crate ::roundtrip:: < v2024_11_05::GetPromptResult
-        > }, crate ::TypeEntry { schema : "ImageContent", roundtrip : crate ::roundtrip::
-        < v2024_11_05::ImageContent > }, crate ::TypeEntry { schema : "Implementation",
-        roundtrip : crate ::roundtrip:: < v2024_11_05::Implementation > }, crate
-        ::TypeEntry { schema : "InitializeRequest", roundtrip : crate ::roundtrip:: <
+        >, text : crate ::roundtrip_text:: < v2024_11_05::GetPromptResult > }, crate
+        ::TypeEntry { schema : "ImageContent", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ImageContent >, text : crate ::roundtrip_text:: <
+        v2024_11_05::ImageContent > }, crate ::TypeEntry { schema : "Implementation",
+        roundtrip : crate ::roundtrip:: < v2024_11_05::Implementation >, text : crate
+        ::roundtrip_text:: < v2024_11_05::Implementation > }, crate ::TypeEntry { schema
+        : "InitializeRequest", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::InitializeRequest >, text : crate ::roundtrip_text:: <
         v2024_11_05::InitializeRequest > }, crate ::TypeEntry { schema :
         "InitializeResult", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::InitializeResult >, text : crate ::roundtrip_text:: <
         v2024_11_05::InitializeResult > }, crate ::TypeEntry { schema :
         "InitializedNotification", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::InitializedNotification >, text : crate ::roundtrip_text:: <
         v2024_11_05::InitializedNotification > }, crate ::TypeEntry { schema :
-        "JSONRPCError", roundtrip : crate ::roundtrip:: < v2024_11_05::JsonRpcError > },
-        crate ::TypeEntry { schema : "JSONRPCMessage", roundtrip : crate ::roundtrip:: <
+        "JSONRPCError", roundtrip : crate ::roundtrip:: < v2024_11_05::JsonRpcError >,
+        text : crate ::roundtrip_text:: < v2024_11_05::JsonRpcError > }, crate
+        ::TypeEntry { schema : "JSONRPCMessage", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::JsonRpcMessage >, text : crate ::roundtrip_text:: <
         v2024_11_05::JsonRpcMessage > }, crate ::TypeEntry { schema :
         "JSONRPCNotification", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::JsonRpcNotification >, text : crate ::roundtrip_text:: <
         v2024_11_05::JsonRpcNotification > }, crate ::TypeEntry { schema :
-        "JSONRPCRequest", roundtrip : crate ::roundtrip:: < v2024_11_05::JsonRpcRequest >
-        }, crate ::TypeEntry { schema : "JSONRPCResponse", roundtrip : crate
-        ::roundtrip:: < v2024_11_05::JsonRpcResponse > }, crate ::TypeEntry { schema :
+        "JSONRPCRequest", roundtrip : crate ::roundtrip:: < v2024_11_05::JsonRpcRequest
+        >, text : crate ::roundtrip_text:: < v2024_11_05::JsonRpcRequest > }, crate
+        ::TypeEntry { schema : "JSONRPCResponse", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::JsonRpcResponse >, text : crate ::roundtrip_text:: <
+        v2024_11_05::JsonRpcResponse > }, crate ::TypeEntry { schema :
         "ListPromptsRequest", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ListPromptsRequest >, text : crate ::roundtrip_text:: <
         v2024_11_05::ListPromptsRequest > }, crate ::TypeEntry { schema :
         "ListPromptsResult", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ListPromptsResult >, text : crate ::roundtrip_text:: <
         v2024_11_05::ListPromptsResult > }, crate ::TypeEntry { schema :
         "ListResourceTemplatesRequest", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ListResourceTemplatesRequest >, text : crate ::roundtrip_text:: <
         v2024_11_05::ListResourceTemplatesRequest > }, crate ::TypeEntry { schema :
         "ListResourceTemplatesResult", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ListResourceTemplatesResult >, text : crate ::roundtrip_text:: <
         v2024_11_05::ListResourceTemplatesResult > }, crate ::TypeEntry { schema :
         "ListResourcesRequest", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ListResourcesRequest >, text : crate ::roundtrip_text:: <
         v2024_11_05::ListResourcesRequest > }, crate ::TypeEntry { schema :
         "ListResourcesResult", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ListResourcesResult >, text : crate ::roundtrip_text:: <
         v2024_11_05::ListResourcesResult > }, crate ::TypeEntry { schema :
         "ListRootsRequest", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ListRootsRequest >, text : crate ::roundtrip_text:: <
         v2024_11_05::ListRootsRequest > }, crate ::TypeEntry { schema :
         "ListRootsResult", roundtrip : crate ::roundtrip:: < v2024_11_05::ListRootsResult
-        > }, crate ::TypeEntry { schema : "ListToolsRequest", roundtrip : crate
-        ::roundtrip:: < v2024_11_05::ListToolsRequest > }, crate ::TypeEntry { schema :
+        >, text : crate ::roundtrip_text:: < v2024_11_05::ListRootsResult > }, crate
+        ::TypeEntry { schema : "ListToolsRequest", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ListToolsRequest >, text : crate ::roundtrip_text:: <
+        v2024_11_05::ListToolsRequest > }, crate ::TypeEntry { schema :
         "ListToolsResult", roundtrip : crate ::roundtrip:: < v2024_11_05::ListToolsResult
-        > }, crate ::TypeEntry { schema : "LoggingMessageNotification", roundtrip : crate
-        ::roundtrip:: < v2024_11_05::LoggingMessageNotification > }, crate ::TypeEntry {
-        schema : "ModelHint", roundtrip : crate ::roundtrip:: < v2024_11_05::ModelHint >
-        }, crate ::TypeEntry { schema : "ModelPreferences", roundtrip : crate
-        ::roundtrip:: < v2024_11_05::ModelPreferences > }, crate ::TypeEntry { schema :
-        "Notification", roundtrip : crate ::roundtrip:: < v2024_11_05::NotificationBase >
-        }, crate ::TypeEntry { schema : "PaginatedRequest", roundtrip : crate
-        ::roundtrip:: < v2024_11_05::PaginatedRequest > }, crate ::TypeEntry { schema :
+        >, text : crate ::roundtrip_text:: < v2024_11_05::ListToolsResult > }, crate
+        ::TypeEntry { schema : "LoggingMessageNotification", roundtrip : crate
+        ::roundtrip:: < v2024_11_05::LoggingMessageNotification >, text : crate
+        ::roundtrip_text:: < v2024_11_05::LoggingMessageNotification > }, crate
+        ::TypeEntry { schema : "ModelHint", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ModelHint >, text : crate ::roundtrip_text:: <
+        v2024_11_05::ModelHint > }, crate ::TypeEntry { schema : "ModelPreferences",
+        roundtrip : crate ::roundtrip:: < v2024_11_05::ModelPreferences >, text : crate
+        ::roundtrip_text:: < v2024_11_05::ModelPreferences > }, crate ::TypeEntry {
+        schema : "Notification", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::NotificationBase >, text : crate ::roundtrip_text:: <
+        v2024_11_05::NotificationBase > }, crate ::TypeEntry { schema :
+        "PaginatedRequest", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::PaginatedRequest >, text : crate ::roundtrip_text:: <
+        v2024_11_05::PaginatedRequest > }, crate ::TypeEntry { schema :
         "PaginatedResult", roundtrip : crate ::roundtrip:: < v2024_11_05::PaginatedResult
-        > }, crate ::TypeEntry { schema : "PingRequest", roundtrip : crate ::roundtrip::
-        < v2024_11_05::PingRequest > }, crate ::TypeEntry { schema :
+        >, text : crate ::roundtrip_text:: < v2024_11_05::PaginatedResult > }, crate
+        ::TypeEntry { schema : "PingRequest", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::PingRequest >, text : crate ::roundtrip_text:: <
+        v2024_11_05::PingRequest > }, crate ::TypeEntry { schema :
         "ProgressNotification", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ProgressNotification >, text : crate ::roundtrip_text:: <
         v2024_11_05::ProgressNotification > }, crate ::TypeEntry { schema :
-        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken > },
-        crate ::TypeEntry { schema : "Prompt", roundtrip : crate ::roundtrip:: <
-        v2024_11_05::Prompt > }, crate ::TypeEntry { schema : "PromptArgument", roundtrip
-        : crate ::roundtrip:: < v2024_11_05::PromptArgument > }, crate ::TypeEntry {
-        schema : "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken >,
+        text : crate ::roundtrip_text:: < mcp_types::ProgressToken > }, crate ::TypeEntry
+        { schema : "Prompt", roundtrip : crate ::roundtrip:: < v2024_11_05::Prompt >,
+        text : crate ::roundtrip_text:: < v2024_11_05::Prompt > }, crate ::TypeEntry {
+        schema : "PromptArgument", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::PromptArgument >, text : crate ::roundtrip_text:: <
+        v2024_11_05::PromptArgument > }, crate ::TypeEntry { schema :
+        "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::PromptListChangedNotification >, text : crate ::roundtrip_text:: <
         v2024_11_05::PromptListChangedNotification > }, crate ::TypeEntry { schema :
-        "PromptMessage", roundtrip : crate ::roundtrip:: < v2024_11_05::PromptMessage >
-        }, crate ::TypeEntry { schema : "PromptReference", roundtrip : crate
-        ::roundtrip:: < v2024_11_05::PromptReference > }, crate ::TypeEntry { schema :
+        "PromptMessage", roundtrip : crate ::roundtrip:: < v2024_11_05::PromptMessage >,
+        text : crate ::roundtrip_text:: < v2024_11_05::PromptMessage > }, crate
+        ::TypeEntry { schema : "PromptReference", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::PromptReference >, text : crate ::roundtrip_text:: <
+        v2024_11_05::PromptReference > }, crate ::TypeEntry { schema :
         "ReadResourceRequest", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ReadResourceRequest >, text : crate ::roundtrip_text:: <
         v2024_11_05::ReadResourceRequest > }, crate ::TypeEntry { schema :
         "ReadResourceResult", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ReadResourceResult >, text : crate ::roundtrip_text:: <
         v2024_11_05::ReadResourceResult > }, crate ::TypeEntry { schema : "Request",
-        roundtrip : crate ::roundtrip:: < v2024_11_05::RequestBase > }, crate ::TypeEntry
-        { schema : "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId >
-        }, crate ::TypeEntry { schema : "Resource", roundtrip : crate ::roundtrip:: <
-        v2024_11_05::Resource > }, crate ::TypeEntry { schema : "ResourceContents",
-        roundtrip : crate ::roundtrip:: < v2024_11_05::ResourceContents > }, crate
-        ::TypeEntry { schema : "ResourceListChangedNotification", roundtrip : crate
-        ::roundtrip:: < v2024_11_05::ResourceListChangedNotification > }, crate
-        ::TypeEntry { schema : "ResourceReference", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2024_11_05::RequestBase >, text : crate
+        ::roundtrip_text:: < v2024_11_05::RequestBase > }, crate ::TypeEntry { schema :
+        "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId >, text :
+        crate ::roundtrip_text:: < mcp_types::RequestId > }, crate ::TypeEntry { schema :
+        "Resource", roundtrip : crate ::roundtrip:: < v2024_11_05::Resource >, text :
+        crate ::roundtrip_text:: < v2024_11_05::Resource > }, crate ::TypeEntry { schema
+        : "ResourceContents", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ResourceContents >, text : crate ::roundtrip_text:: <
+        v2024_11_05::ResourceContents > }, crate ::TypeEntry { schema :
+        "ResourceListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ResourceListChangedNotification >, text : crate ::roundtrip_text:: <
+        v2024_11_05::ResourceListChangedNotification > }, crate ::TypeEntry { schema :
+        "ResourceReference", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ResourceReference >, text : crate ::roundtrip_text:: <
         v2024_11_05::ResourceReference > }, crate ::TypeEntry { schema :
         "ResourceTemplate", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ResourceTemplate >, text : crate ::roundtrip_text:: <
         v2024_11_05::ResourceTemplate > }, crate ::TypeEntry { schema :
         "ResourceUpdatedNotification", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ResourceUpdatedNotification >, text : crate ::roundtrip_text:: <
         v2024_11_05::ResourceUpdatedNotification > }, crate ::TypeEntry { schema :
-        "Result", roundtrip : crate ::roundtrip:: < v2024_11_05::ResultBase > }, crate
-        ::TypeEntry { schema : "Root", roundtrip : crate ::roundtrip:: <
-        v2024_11_05::Root > }, crate ::TypeEntry { schema :
+        "Result", roundtrip : crate ::roundtrip:: < v2024_11_05::ResultBase >, text :
+        crate ::roundtrip_text:: < v2024_11_05::ResultBase > }, crate ::TypeEntry {
+        schema : "Root", roundtrip : crate ::roundtrip:: < v2024_11_05::Root >, text :
+        crate ::roundtrip_text:: < v2024_11_05::Root > }, crate ::TypeEntry { schema :
         "RootsListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::RootsListChangedNotification >, text : crate ::roundtrip_text:: <
         v2024_11_05::RootsListChangedNotification > }, crate ::TypeEntry { schema :
         "SamplingMessage", roundtrip : crate ::roundtrip:: < v2024_11_05::SamplingMessage
-        > }, crate ::TypeEntry { schema : "ServerCapabilities", roundtrip : crate
-        ::roundtrip:: < v2024_11_05::ServerCapabilities > }, crate ::TypeEntry { schema :
+        >, text : crate ::roundtrip_text:: < v2024_11_05::SamplingMessage > }, crate
+        ::TypeEntry { schema : "ServerCapabilities", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ServerCapabilities >, text : crate ::roundtrip_text:: <
+        v2024_11_05::ServerCapabilities > }, crate ::TypeEntry { schema :
         "ServerNotification", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ServerNotification >, text : crate ::roundtrip_text:: <
         v2024_11_05::ServerNotification > }, crate ::TypeEntry { schema :
-        "ServerRequest", roundtrip : crate ::roundtrip:: < v2024_11_05::ServerRequest >
-        }, crate ::TypeEntry { schema : "ServerResult", roundtrip : crate ::roundtrip:: <
+        "ServerRequest", roundtrip : crate ::roundtrip:: < v2024_11_05::ServerRequest >,
+        text : crate ::roundtrip_text:: < v2024_11_05::ServerRequest > }, crate
+        ::TypeEntry { schema : "ServerResult", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ServerResult >, text : crate ::roundtrip_text:: <
         v2024_11_05::ServerResult > }, crate ::TypeEntry { schema : "SetLevelRequest",
-        roundtrip : crate ::roundtrip:: < v2024_11_05::SetLevelRequest > }, crate
-        ::TypeEntry { schema : "SubscribeRequest", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2024_11_05::SetLevelRequest >, text : crate
+        ::roundtrip_text:: < v2024_11_05::SetLevelRequest > }, crate ::TypeEntry { schema
+        : "SubscribeRequest", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::SubscribeRequest >, text : crate ::roundtrip_text:: <
         v2024_11_05::SubscribeRequest > }, crate ::TypeEntry { schema : "TextContent",
-        roundtrip : crate ::roundtrip:: < v2024_11_05::TextContent > }, crate ::TypeEntry
-        { schema : "TextResourceContents", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2024_11_05::TextContent >, text : crate
+        ::roundtrip_text:: < v2024_11_05::TextContent > }, crate ::TypeEntry { schema :
+        "TextResourceContents", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::TextResourceContents >, text : crate ::roundtrip_text:: <
         v2024_11_05::TextResourceContents > }, crate ::TypeEntry { schema : "Tool",
-        roundtrip : crate ::roundtrip:: < v2024_11_05::Tool > }, crate ::TypeEntry {
-        schema : "ToolListChangedNotification", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2024_11_05::Tool >, text : crate
+        ::roundtrip_text:: < v2024_11_05::Tool > }, crate ::TypeEntry { schema :
+        "ToolListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::ToolListChangedNotification >, text : crate ::roundtrip_text:: <
         v2024_11_05::ToolListChangedNotification > }, crate ::TypeEntry { schema :
         "UnsubscribeRequest", roundtrip : crate ::roundtrip:: <
+        v2024_11_05::UnsubscribeRequest >, text : crate ::roundtrip_text:: <
         v2024_11_05::UnsubscribeRequest > }, crate ::TypeEntry { schema : "LoggingLevel",
-        roundtrip : crate ::roundtrip:: < v2024_11_05::LoggingLevel > }, crate
-        ::TypeEntry { schema : "Role", roundtrip : crate ::roundtrip:: <
-        v2024_11_05::Role > },
+        roundtrip : crate ::roundtrip:: < v2024_11_05::LoggingLevel >, text : crate
+        ::roundtrip_text:: < v2024_11_05::LoggingLevel > }, crate ::TypeEntry { schema :
+        "Role", roundtrip : crate ::roundtrip:: < v2024_11_05::Role >, text : crate
+        ::roundtrip_text:: < v2024_11_05::Role > },
     ]
 }
 pub fn unions() -> Vec<crate::UnionEntry> {
@@ -145,8 +222,14 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2024_11_05::CallToolResultContentItem::Text(_) => "Text",
         v2024_11_05::CallToolResultContentItem::Image(_) => "Image",
         v2024_11_05::CallToolResultContentItem::Resource(_) => "Resource", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "ClientNotification", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2024_11_05::CallToolResultContentItem =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2024_11_05::CallToolResultContentItem::Text(_) => "Text",
+        v2024_11_05::CallToolResultContentItem::Image(_) => "Image",
+        v2024_11_05::CallToolResultContentItem::Resource(_) => "Resource", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "ClientNotification", members : &
         [("CancelledNotification", "Cancelled"), ("InitializedNotification",
         "Initialized"), ("ProgressNotification", "Progress"),
         ("RootsListChangedNotification", "RootsListChanged"),], decode : | text | { let
@@ -157,7 +240,15 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2024_11_05::ClientNotification::Progress(_) => "Progress",
         v2024_11_05::ClientNotification::RootsListChanged(_) => "RootsListChanged",
         v2024_11_05::ClientNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2024_11_05::ClientNotification = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2024_11_05::ClientNotification::Cancelled(_) => "Cancelled",
+        v2024_11_05::ClientNotification::Initialized(_) => "Initialized",
+        v2024_11_05::ClientNotification::Progress(_) => "Progress",
+        v2024_11_05::ClientNotification::RootsListChanged(_) => "RootsListChanged",
+        v2024_11_05::ClientNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ClientRequest", members : & [("InitializeRequest",
         "Initialize"), ("PingRequest", "Ping"), ("ListResourcesRequest",
         "ListResources"), ("ListResourceTemplatesRequest", "ListResourceTemplates"),
@@ -182,7 +273,24 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2024_11_05::ClientRequest::SetLevel(_) => "SetLevel",
         v2024_11_05::ClientRequest::Complete(_) => "Complete",
         v2024_11_05::ClientRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2024_11_05::ClientRequest = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2024_11_05::ClientRequest::Initialize(_) => "Initialize",
+        v2024_11_05::ClientRequest::Ping(_) => "Ping",
+        v2024_11_05::ClientRequest::ListResources(_) => "ListResources",
+        v2024_11_05::ClientRequest::ListResourceTemplates(_) => "ListResourceTemplates",
+        v2024_11_05::ClientRequest::ReadResource(_) => "ReadResource",
+        v2024_11_05::ClientRequest::Subscribe(_) => "Subscribe",
+        v2024_11_05::ClientRequest::Unsubscribe(_) => "Unsubscribe",
+        v2024_11_05::ClientRequest::ListPrompts(_) => "ListPrompts",
+        v2024_11_05::ClientRequest::GetPrompt(_) => "GetPrompt",
+        v2024_11_05::ClientRequest::ListTools(_) => "ListTools",
+        v2024_11_05::ClientRequest::CallTool(_) => "CallTool",
+        v2024_11_05::ClientRequest::SetLevel(_) => "SetLevel",
+        v2024_11_05::ClientRequest::Complete(_) => "Complete",
+        v2024_11_05::ClientRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ClientResult", members : & [("Result", "ResultBase"),
         ("CreateMessageResult", "CreateMessageResult"), ("ListRootsResult",
         "ListRootsResult"),], decode : | text | { let value : v2024_11_05::ClientResult =
@@ -190,22 +298,38 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         value { v2024_11_05::ClientResult::ResultBase(_) => "ResultBase",
         v2024_11_05::ClientResult::CreateMessageResult(_) => "CreateMessageResult",
         v2024_11_05::ClientResult::ListRootsResult(_) => "ListRootsResult", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "CompleteRequestParamsRef", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2024_11_05::ClientResult =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2024_11_05::ClientResult::ResultBase(_) => "ResultBase",
+        v2024_11_05::ClientResult::CreateMessageResult(_) => "CreateMessageResult",
+        v2024_11_05::ClientResult::ListRootsResult(_) => "ListRootsResult", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "CompleteRequestParamsRef", members : &
         [("PromptReference", "RefPrompt"), ("ResourceReference", "RefResource"),], decode
         : | text | { let value : v2024_11_05::CompleteRequestParamsRef =
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
         value { v2024_11_05::CompleteRequestParamsRef::RefPrompt(_) => "RefPrompt",
         v2024_11_05::CompleteRequestParamsRef::RefResource(_) => "RefResource", _ => "?"
         }; Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
-        }, crate ::UnionEntry { union : "CreateMessageResultContent", members : &
+        decode_text : | text | { let value : v2024_11_05::CompleteRequestParamsRef =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2024_11_05::CompleteRequestParamsRef::RefPrompt(_) => "RefPrompt",
+        v2024_11_05::CompleteRequestParamsRef::RefResource(_) => "RefResource", _ => "?"
+        }; Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?))
+        }, }, crate ::UnionEntry { union : "CreateMessageResultContent", members : &
         [("TextContent", "Text"), ("ImageContent", "Image"),], decode : | text | { let
         value : v2024_11_05::CreateMessageResultContent = serde_json::from_str(text)
         .map_err(| e | e.to_string()) ?; let variant = match & value {
         v2024_11_05::CreateMessageResultContent::Text(_) => "Text",
         v2024_11_05::CreateMessageResultContent::Image(_) => "Image", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "EmbeddedResourceResource", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2024_11_05::CreateMessageResultContent =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2024_11_05::CreateMessageResultContent::Text(_) => "Text",
+        v2024_11_05::CreateMessageResultContent::Image(_) => "Image", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "EmbeddedResourceResource", members : &
         [("TextResourceContents", "TextResourceContents"), ("BlobResourceContents",
         "BlobResourceContents"),], decode : | text | { let value :
         v2024_11_05::EmbeddedResourceResource = serde_json::from_str(text).map_err(| e |
@@ -214,6 +338,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "TextResourceContents",
         v2024_11_05::EmbeddedResourceResource::BlobResourceContents(_) =>
         "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2024_11_05::EmbeddedResourceResource = serde_json::from_str(text).map_err(| e |
+        e.to_string()) ?; let variant = match & value {
+        v2024_11_05::EmbeddedResourceResource::TextResourceContents(_) =>
+        "TextResourceContents",
+        v2024_11_05::EmbeddedResourceResource::BlobResourceContents(_) =>
+        "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "JSONRPCMessage", members : & [("JSONRPCRequest", "Request"),
         ("JSONRPCNotification", "Notification"), ("JSONRPCResponse", "Response"),
@@ -224,7 +355,14 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2024_11_05::JsonRpcMessage::Notification(_) => "Notification",
         v2024_11_05::JsonRpcMessage::Response(_) => "Response",
         v2024_11_05::JsonRpcMessage::Error(_) => "Error", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2024_11_05::JsonRpcMessage = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2024_11_05::JsonRpcMessage::Request(_) => "Request",
+        v2024_11_05::JsonRpcMessage::Notification(_) => "Notification",
+        v2024_11_05::JsonRpcMessage::Response(_) => "Response",
+        v2024_11_05::JsonRpcMessage::Error(_) => "Error", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "PromptMessageContent", members : & [("TextContent",
         "Text"), ("ImageContent", "Image"), ("EmbeddedResource", "Resource"),], decode :
         | text | { let value : v2024_11_05::PromptMessageContent =
@@ -232,8 +370,14 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         value { v2024_11_05::PromptMessageContent::Text(_) => "Text",
         v2024_11_05::PromptMessageContent::Image(_) => "Image",
         v2024_11_05::PromptMessageContent::Resource(_) => "Resource", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "ReadResourceResultContentsItem", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2024_11_05::PromptMessageContent =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2024_11_05::PromptMessageContent::Text(_) => "Text",
+        v2024_11_05::PromptMessageContent::Image(_) => "Image",
+        v2024_11_05::PromptMessageContent::Resource(_) => "Resource", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "ReadResourceResultContentsItem", members : &
         [("TextResourceContents", "TextResourceContents"), ("BlobResourceContents",
         "BlobResourceContents"),], decode : | text | { let value :
         v2024_11_05::ReadResourceResultContentsItem = serde_json::from_str(text)
@@ -242,14 +386,26 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "TextResourceContents",
         v2024_11_05::ReadResourceResultContentsItem::BlobResourceContents(_) =>
         "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2024_11_05::ReadResourceResultContentsItem = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2024_11_05::ReadResourceResultContentsItem::TextResourceContents(_) =>
+        "TextResourceContents",
+        v2024_11_05::ReadResourceResultContentsItem::BlobResourceContents(_) =>
+        "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "SamplingMessageContent", members : & [("TextContent", "Text"), ("ImageContent",
         "Image"),], decode : | text | { let value : v2024_11_05::SamplingMessageContent =
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
         value { v2024_11_05::SamplingMessageContent::Text(_) => "Text",
         v2024_11_05::SamplingMessageContent::Image(_) => "Image", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "ServerNotification", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2024_11_05::SamplingMessageContent =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2024_11_05::SamplingMessageContent::Text(_) => "Text",
+        v2024_11_05::SamplingMessageContent::Image(_) => "Image", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "ServerNotification", members : &
         [("CancelledNotification", "Cancelled"), ("ProgressNotification", "Progress"),
         ("ResourceListChangedNotification", "ResourceListChanged"),
         ("ResourceUpdatedNotification", "ResourceUpdated"),
@@ -266,7 +422,18 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2024_11_05::ServerNotification::ToolListChanged(_) => "ToolListChanged",
         v2024_11_05::ServerNotification::LoggingMessage(_) => "LoggingMessage",
         v2024_11_05::ServerNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2024_11_05::ServerNotification = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2024_11_05::ServerNotification::Cancelled(_) => "Cancelled",
+        v2024_11_05::ServerNotification::Progress(_) => "Progress",
+        v2024_11_05::ServerNotification::ResourceListChanged(_) => "ResourceListChanged",
+        v2024_11_05::ServerNotification::ResourceUpdated(_) => "ResourceUpdated",
+        v2024_11_05::ServerNotification::PromptListChanged(_) => "PromptListChanged",
+        v2024_11_05::ServerNotification::ToolListChanged(_) => "ToolListChanged",
+        v2024_11_05::ServerNotification::LoggingMessage(_) => "LoggingMessage",
+        v2024_11_05::ServerNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ServerRequest", members : & [("PingRequest", "Ping"),
         ("CreateMessageRequest", "CreateMessage"), ("ListRootsRequest", "ListRoots"),],
         decode : | text | { let value : v2024_11_05::ServerRequest =
@@ -275,7 +442,14 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2024_11_05::ServerRequest::CreateMessage(_) => "CreateMessage",
         v2024_11_05::ServerRequest::ListRoots(_) => "ListRoots",
         v2024_11_05::ServerRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2024_11_05::ServerRequest = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2024_11_05::ServerRequest::Ping(_) => "Ping",
+        v2024_11_05::ServerRequest::CreateMessage(_) => "CreateMessage",
+        v2024_11_05::ServerRequest::ListRoots(_) => "ListRoots",
+        v2024_11_05::ServerRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ServerResult", members : & [("Result", "ResultBase"),
         ("InitializeResult", "InitializeResult"), ("ListResourcesResult",
         "ListResourcesResult"), ("ListResourceTemplatesResult",
@@ -296,6 +470,20 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "ListToolsResult", v2024_11_05::ServerResult::CallToolResult(_) =>
         "CallToolResult", v2024_11_05::ServerResult::CompleteResult(_) =>
         "CompleteResult", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2024_11_05::ServerResult = serde_json::from_str(text).map_err(| e | e
+        .to_string()) ?; let variant = match & value {
+        v2024_11_05::ServerResult::ResultBase(_) => "ResultBase",
+        v2024_11_05::ServerResult::InitializeResult(_) => "InitializeResult",
+        v2024_11_05::ServerResult::ListResourcesResult(_) => "ListResourcesResult",
+        v2024_11_05::ServerResult::ListResourceTemplatesResult(_) =>
+        "ListResourceTemplatesResult", v2024_11_05::ServerResult::ReadResourceResult(_)
+        => "ReadResourceResult", v2024_11_05::ServerResult::ListPromptsResult(_) =>
+        "ListPromptsResult", v2024_11_05::ServerResult::GetPromptResult(_) =>
+        "GetPromptResult", v2024_11_05::ServerResult::ListToolsResult(_) =>
+        "ListToolsResult", v2024_11_05::ServerResult::CallToolResult(_) =>
+        "CallToolResult", v2024_11_05::ServerResult::CompleteResult(_) =>
+        "CompleteResult", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, },
     ]
 }

@@ -4,143 +4,223 @@ use mcp_types::v2025_03_26;
 pub fn types() -> Vec<crate::TypeEntry> {
     vec![
         crate ::TypeEntry { schema : "Annotations", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::Annotations >, text : crate ::roundtrip_text:: <
         v2025_03_26::Annotations > }, crate ::TypeEntry { schema : "AudioContent",
-        roundtrip : crate ::roundtrip:: < v2025_03_26::AudioContent > }, crate
-        ::TypeEntry { schema : "BlobResourceContents", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_03_26::AudioContent >, text : crate
+        ::roundtrip_text:: < v2025_03_26::AudioContent > }, crate ::TypeEntry { schema :
+        "BlobResourceContents", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::BlobResourceContents >, text : crate ::roundtrip_text:: <
         v2025_03_26::BlobResourceContents > }, crate ::TypeEntry { schema :
         "CallToolRequest", roundtrip : crate ::roundtrip:: < v2025_03_26::CallToolRequest
-        > }, crate ::TypeEntry { schema : "CallToolResult", roundtrip : crate
-        ::roundtrip:: < v2025_03_26::CallToolResult > }, crate ::TypeEntry { schema :
+        >, text : crate ::roundtrip_text:: < v2025_03_26::CallToolRequest > }, crate
+        ::TypeEntry { schema : "CallToolResult", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::CallToolResult >, text : crate ::roundtrip_text:: <
+        v2025_03_26::CallToolResult > }, crate ::TypeEntry { schema :
         "CancelledNotification", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::CancelledNotification >, text : crate ::roundtrip_text:: <
         v2025_03_26::CancelledNotification > }, crate ::TypeEntry { schema :
         "ClientCapabilities", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ClientCapabilities >, text : crate ::roundtrip_text:: <
         v2025_03_26::ClientCapabilities > }, crate ::TypeEntry { schema :
         "ClientNotification", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ClientNotification >, text : crate ::roundtrip_text:: <
         v2025_03_26::ClientNotification > }, crate ::TypeEntry { schema :
-        "ClientRequest", roundtrip : crate ::roundtrip:: < v2025_03_26::ClientRequest >
-        }, crate ::TypeEntry { schema : "ClientResult", roundtrip : crate ::roundtrip:: <
+        "ClientRequest", roundtrip : crate ::roundtrip:: < v2025_03_26::ClientRequest >,
+        text : crate ::roundtrip_text:: < v2025_03_26::ClientRequest > }, crate
+        ::TypeEntry { schema : "ClientResult", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ClientResult >, text : crate ::roundtrip_text:: <
         v2025_03_26::ClientResult > }, crate ::TypeEntry { schema : "CompleteRequest",
-        roundtrip : crate ::roundtrip:: < v2025_03_26::CompleteRequest > }, crate
-        ::TypeEntry { schema : "CompleteResult", roundtrip : crate ::roundtrip:: <
-        v2025_03_26::CompleteResult > }, crate ::TypeEntry { schema :
-        "CreateMessageRequest", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_03_26::CompleteRequest >, text : crate
+        ::roundtrip_text:: < v2025_03_26::CompleteRequest > }, crate ::TypeEntry { schema
+        : "CompleteResult", roundtrip : crate ::roundtrip:: < v2025_03_26::CompleteResult
+        >, text : crate ::roundtrip_text:: < v2025_03_26::CompleteResult > }, crate
+        ::TypeEntry { schema : "CreateMessageRequest", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::CreateMessageRequest >, text : crate ::roundtrip_text:: <
         v2025_03_26::CreateMessageRequest > }, crate ::TypeEntry { schema :
         "CreateMessageResult", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::CreateMessageResult >, text : crate ::roundtrip_text:: <
         v2025_03_26::CreateMessageResult > }, crate ::TypeEntry { schema : "Cursor",
-        roundtrip : crate ::roundtrip:: < v2025_03_26::Cursor > }, crate ::TypeEntry {
-        schema : "EmbeddedResource", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_03_26::Cursor >, text : crate
+        ::roundtrip_text:: < v2025_03_26::Cursor > }, crate ::TypeEntry { schema :
+        "EmbeddedResource", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::EmbeddedResource >, text : crate ::roundtrip_text:: <
         v2025_03_26::EmbeddedResource > }, crate ::TypeEntry { schema : "EmptyResult",
-        roundtrip : crate ::roundtrip:: < v2025_03_26::EmptyResult > }, crate ::TypeEntry
-        { schema : "GetPromptRequest", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_03_26::EmptyResult >, text : crate
+        ::roundtrip_text:: < v2025_03_26::EmptyResult > }, crate ::TypeEntry { schema :
+        "GetPromptRequest", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::GetPromptRequest >, text : crate ::roundtrip_text:: <
         v2025_03_26::GetPromptRequest > }, crate ::TypeEntry { schema :
         "GetPromptResult", roundtrip : crate ::roundtrip:: < v2025_03_26::GetPromptResult
-        > }, crate ::TypeEntry { schema : "ImageContent", roundtrip : crate ::roundtrip::
-        < v2025_03_26::ImageContent > }, crate ::TypeEntry { schema : "Implementation",
-        roundtrip : crate ::roundtrip:: < v2025_03_26::Implementation > }, crate
-        ::TypeEntry { schema : "InitializeRequest", roundtrip : crate ::roundtrip:: <
+        >, text : crate ::roundtrip_text:: < v2025_03_26::GetPromptResult > }, crate
+        ::TypeEntry { schema : "ImageContent", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ImageContent >, text : crate ::roundtrip_text:: <
+        v2025_03_26::ImageContent > }, crate ::TypeEntry { schema : "Implementation",
+        roundtrip : crate ::roundtrip:: < v2025_03_26::Implementation >, text : crate
+        ::roundtrip_text:: < v2025_03_26::Implementation > }, crate ::TypeEntry { schema
+        : "InitializeRequest", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::InitializeRequest >, text : crate ::roundtrip_text:: <
         v2025_03_26::InitializeRequest > }, crate ::TypeEntry { schema :
         "InitializeResult", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::InitializeResult >, text : crate ::roundtrip_text:: <
         v2025_03_26::InitializeResult > }, crate ::TypeEntry { schema :
         "InitializedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::InitializedNotification >, text : crate ::roundtrip_text:: <
         v2025_03_26::InitializedNotification > }, crate ::TypeEntry { schema :
         "JSONRPCBatchRequest", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::JsonRpcBatchRequest >, text : crate ::roundtrip_text:: <
         v2025_03_26::JsonRpcBatchRequest > }, crate ::TypeEntry { schema :
         "JSONRPCBatchResponse", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::JsonRpcBatchResponse >, text : crate ::roundtrip_text:: <
         v2025_03_26::JsonRpcBatchResponse > }, crate ::TypeEntry { schema :
-        "JSONRPCError", roundtrip : crate ::roundtrip:: < v2025_03_26::JsonRpcError > },
-        crate ::TypeEntry { schema : "JSONRPCMessage", roundtrip : crate ::roundtrip:: <
+        "JSONRPCError", roundtrip : crate ::roundtrip:: < v2025_03_26::JsonRpcError >,
+        text : crate ::roundtrip_text:: < v2025_03_26::JsonRpcError > }, crate
+        ::TypeEntry { schema : "JSONRPCMessage", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::JsonRpcMessage >, text : crate ::roundtrip_text:: <
         v2025_03_26::JsonRpcMessage > }, crate ::TypeEntry { schema :
         "JSONRPCNotification", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::JsonRpcNotification >, text : crate ::roundtrip_text:: <
         v2025_03_26::JsonRpcNotification > }, crate ::TypeEntry { schema :
-        "JSONRPCRequest", roundtrip : crate ::roundtrip:: < v2025_03_26::JsonRpcRequest >
-        }, crate ::TypeEntry { schema : "JSONRPCResponse", roundtrip : crate
-        ::roundtrip:: < v2025_03_26::JsonRpcResponse > }, crate ::TypeEntry { schema :
+        "JSONRPCRequest", roundtrip : crate ::roundtrip:: < v2025_03_26::JsonRpcRequest
+        >, text : crate ::roundtrip_text:: < v2025_03_26::JsonRpcRequest > }, crate
+        ::TypeEntry { schema : "JSONRPCResponse", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::JsonRpcResponse >, text : crate ::roundtrip_text:: <
+        v2025_03_26::JsonRpcResponse > }, crate ::TypeEntry { schema :
         "ListPromptsRequest", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ListPromptsRequest >, text : crate ::roundtrip_text:: <
         v2025_03_26::ListPromptsRequest > }, crate ::TypeEntry { schema :
         "ListPromptsResult", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ListPromptsResult >, text : crate ::roundtrip_text:: <
         v2025_03_26::ListPromptsResult > }, crate ::TypeEntry { schema :
         "ListResourceTemplatesRequest", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ListResourceTemplatesRequest >, text : crate ::roundtrip_text:: <
         v2025_03_26::ListResourceTemplatesRequest > }, crate ::TypeEntry { schema :
         "ListResourceTemplatesResult", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ListResourceTemplatesResult >, text : crate ::roundtrip_text:: <
         v2025_03_26::ListResourceTemplatesResult > }, crate ::TypeEntry { schema :
         "ListResourcesRequest", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ListResourcesRequest >, text : crate ::roundtrip_text:: <
         v2025_03_26::ListResourcesRequest > }, crate ::TypeEntry { schema :
         "ListResourcesResult", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ListResourcesResult >, text : crate ::roundtrip_text:: <
         v2025_03_26::ListResourcesResult > }, crate ::TypeEntry { schema :
         "ListRootsRequest", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ListRootsRequest >, text : crate ::roundtrip_text:: <
         v2025_03_26::ListRootsRequest > }, crate ::TypeEntry { schema :
         "ListRootsResult", roundtrip : crate ::roundtrip:: < v2025_03_26::ListRootsResult
-        > }, crate ::TypeEntry { schema : "ListToolsRequest", roundtrip : crate
-        ::roundtrip:: < v2025_03_26::ListToolsRequest > }, crate ::TypeEntry { schema :
+        >, text : crate ::roundtrip_text:: < v2025_03_26::ListRootsResult > }, crate
+        ::TypeEntry { schema : "ListToolsRequest", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ListToolsRequest >, text : crate ::roundtrip_text:: <
+        v2025_03_26::ListToolsRequest > }, crate ::TypeEntry { schema :
         "ListToolsResult", roundtrip : crate ::roundtrip:: < v2025_03_26::ListToolsResult
-        > }, crate ::TypeEntry { schema : "LoggingMessageNotification", roundtrip : crate
-        ::roundtrip:: < v2025_03_26::LoggingMessageNotification > }, crate ::TypeEntry {
-        schema : "ModelHint", roundtrip : crate ::roundtrip:: < v2025_03_26::ModelHint >
-        }, crate ::TypeEntry { schema : "ModelPreferences", roundtrip : crate
-        ::roundtrip:: < v2025_03_26::ModelPreferences > }, crate ::TypeEntry { schema :
-        "Notification", roundtrip : crate ::roundtrip:: < v2025_03_26::NotificationBase >
-        }, crate ::TypeEntry { schema : "PaginatedRequest", roundtrip : crate
-        ::roundtrip:: < v2025_03_26::PaginatedRequest > }, crate ::TypeEntry { schema :
+        >, text : crate ::roundtrip_text:: < v2025_03_26::ListToolsResult > }, crate
+        ::TypeEntry { schema : "LoggingMessageNotification", roundtrip : crate
+        ::roundtrip:: < v2025_03_26::LoggingMessageNotification >, text : crate
+        ::roundtrip_text:: < v2025_03_26::LoggingMessageNotification > }, crate
+        ::TypeEntry { schema : "ModelHint", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ModelHint >, text : crate ::roundtrip_text:: <
+        v2025_03_26::ModelHint > }, crate ::TypeEntry { schema : "ModelPreferences",
+        roundtrip : crate ::roundtrip:: < v2025_03_26::ModelPreferences >, text : crate
+        ::roundtrip_text:: < v2025_03_26::ModelPreferences > }, crate ::TypeEntry {
+        schema : "Notification", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::NotificationBase >, text : crate ::roundtrip_text:: <
+        v2025_03_26::NotificationBase > }, crate ::TypeEntry { schema :
+        "PaginatedRequest", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::PaginatedRequest >, text : crate ::roundtrip_text:: <
+        v2025_03_26::PaginatedRequest > }, crate ::TypeEntry { schema :
         "PaginatedResult", roundtrip : crate ::roundtrip:: < v2025_03_26::PaginatedResult
-        > }, crate ::TypeEntry { schema : "PingRequest", roundtrip : crate ::roundtrip::
-        < v2025_03_26::PingRequest > }, crate ::TypeEntry { schema :
+        >, text : crate ::roundtrip_text:: < v2025_03_26::PaginatedResult > }, crate
+        ::TypeEntry { schema : "PingRequest", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::PingRequest >, text : crate ::roundtrip_text:: <
+        v2025_03_26::PingRequest > }, crate ::TypeEntry { schema :
         "ProgressNotification", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ProgressNotification >, text : crate ::roundtrip_text:: <
         v2025_03_26::ProgressNotification > }, crate ::TypeEntry { schema :
-        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken > },
-        crate ::TypeEntry { schema : "Prompt", roundtrip : crate ::roundtrip:: <
-        v2025_03_26::Prompt > }, crate ::TypeEntry { schema : "PromptArgument", roundtrip
-        : crate ::roundtrip:: < v2025_03_26::PromptArgument > }, crate ::TypeEntry {
-        schema : "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken >,
+        text : crate ::roundtrip_text:: < mcp_types::ProgressToken > }, crate ::TypeEntry
+        { schema : "Prompt", roundtrip : crate ::roundtrip:: < v2025_03_26::Prompt >,
+        text : crate ::roundtrip_text:: < v2025_03_26::Prompt > }, crate ::TypeEntry {
+        schema : "PromptArgument", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::PromptArgument >, text : crate ::roundtrip_text:: <
+        v2025_03_26::PromptArgument > }, crate ::TypeEntry { schema :
+        "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::PromptListChangedNotification >, text : crate ::roundtrip_text:: <
         v2025_03_26::PromptListChangedNotification > }, crate ::TypeEntry { schema :
-        "PromptMessage", roundtrip : crate ::roundtrip:: < v2025_03_26::PromptMessage >
-        }, crate ::TypeEntry { schema : "PromptReference", roundtrip : crate
-        ::roundtrip:: < v2025_03_26::PromptReference > }, crate ::TypeEntry { schema :
+        "PromptMessage", roundtrip : crate ::roundtrip:: < v2025_03_26::PromptMessage >,
+        text : crate ::roundtrip_text:: < v2025_03_26::PromptMessage > }, crate
+        ::TypeEntry { schema : "PromptReference", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::PromptReference >, text : crate ::roundtrip_text:: <
+        v2025_03_26::PromptReference > }, crate ::TypeEntry { schema :
         "ReadResourceRequest", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ReadResourceRequest >, text : crate ::roundtrip_text:: <
         v2025_03_26::ReadResourceRequest > }, crate ::TypeEntry { schema :
         "ReadResourceResult", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ReadResourceResult >, text : crate ::roundtrip_text:: <
         v2025_03_26::ReadResourceResult > }, crate ::TypeEntry { schema : "Request",
-        roundtrip : crate ::roundtrip:: < v2025_03_26::RequestBase > }, crate ::TypeEntry
-        { schema : "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId >
-        }, crate ::TypeEntry { schema : "Resource", roundtrip : crate ::roundtrip:: <
-        v2025_03_26::Resource > }, crate ::TypeEntry { schema : "ResourceContents",
-        roundtrip : crate ::roundtrip:: < v2025_03_26::ResourceContents > }, crate
-        ::TypeEntry { schema : "ResourceListChangedNotification", roundtrip : crate
-        ::roundtrip:: < v2025_03_26::ResourceListChangedNotification > }, crate
-        ::TypeEntry { schema : "ResourceReference", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_03_26::RequestBase >, text : crate
+        ::roundtrip_text:: < v2025_03_26::RequestBase > }, crate ::TypeEntry { schema :
+        "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId >, text :
+        crate ::roundtrip_text:: < mcp_types::RequestId > }, crate ::TypeEntry { schema :
+        "Resource", roundtrip : crate ::roundtrip:: < v2025_03_26::Resource >, text :
+        crate ::roundtrip_text:: < v2025_03_26::Resource > }, crate ::TypeEntry { schema
+        : "ResourceContents", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ResourceContents >, text : crate ::roundtrip_text:: <
+        v2025_03_26::ResourceContents > }, crate ::TypeEntry { schema :
+        "ResourceListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ResourceListChangedNotification >, text : crate ::roundtrip_text:: <
+        v2025_03_26::ResourceListChangedNotification > }, crate ::TypeEntry { schema :
+        "ResourceReference", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ResourceReference >, text : crate ::roundtrip_text:: <
         v2025_03_26::ResourceReference > }, crate ::TypeEntry { schema :
         "ResourceTemplate", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ResourceTemplate >, text : crate ::roundtrip_text:: <
         v2025_03_26::ResourceTemplate > }, crate ::TypeEntry { schema :
         "ResourceUpdatedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ResourceUpdatedNotification >, text : crate ::roundtrip_text:: <
         v2025_03_26::ResourceUpdatedNotification > }, crate ::TypeEntry { schema :
-        "Result", roundtrip : crate ::roundtrip:: < v2025_03_26::ResultBase > }, crate
-        ::TypeEntry { schema : "Root", roundtrip : crate ::roundtrip:: <
-        v2025_03_26::Root > }, crate ::TypeEntry { schema :
+        "Result", roundtrip : crate ::roundtrip:: < v2025_03_26::ResultBase >, text :
+        crate ::roundtrip_text:: < v2025_03_26::ResultBase > }, crate ::TypeEntry {
+        schema : "Root", roundtrip : crate ::roundtrip:: < v2025_03_26::Root >, text :
+        crate ::roundtrip_text:: < v2025_03_26::Root > }, crate ::TypeEntry { schema :
         "RootsListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::RootsListChangedNotification >, text : crate ::roundtrip_text:: <
         v2025_03_26::RootsListChangedNotification > }, crate ::TypeEntry { schema :
         "SamplingMessage", roundtrip : crate ::roundtrip:: < v2025_03_26::SamplingMessage
-        > }, crate ::TypeEntry { schema : "ServerCapabilities", roundtrip : crate
-        ::roundtrip:: < v2025_03_26::ServerCapabilities > }, crate ::TypeEntry { schema :
+        >, text : crate ::roundtrip_text:: < v2025_03_26::SamplingMessage > }, crate
+        ::TypeEntry { schema : "ServerCapabilities", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ServerCapabilities >, text : crate ::roundtrip_text:: <
+        v2025_03_26::ServerCapabilities > }, crate ::TypeEntry { schema :
         "ServerNotification", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ServerNotification >, text : crate ::roundtrip_text:: <
         v2025_03_26::ServerNotification > }, crate ::TypeEntry { schema :
-        "ServerRequest", roundtrip : crate ::roundtrip:: < v2025_03_26::ServerRequest >
-        }, crate ::TypeEntry { schema : "ServerResult", roundtrip : crate ::roundtrip:: <
+        "ServerRequest", roundtrip : crate ::roundtrip:: < v2025_03_26::ServerRequest >,
+        text : crate ::roundtrip_text:: < v2025_03_26::ServerRequest > }, crate
+        ::TypeEntry { schema : "ServerResult", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::ServerResult >, text : crate ::roundtrip_text:: <
         v2025_03_26::ServerResult > }, crate ::TypeEntry { schema : "SetLevelRequest",
-        roundtrip : crate ::roundtrip:: < v2025_03_26::SetLevelRequest > }, crate
-        ::TypeEntry { schema : "SubscribeRequest", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_03_26::SetLevelRequest >, text : crate
+        ::roundtrip_text:: < v2025_03_26::SetLevelRequest > }, crate ::TypeEntry { schema
+        : "SubscribeRequest", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::SubscribeRequest >, text : crate ::roundtrip_text:: <
         v2025_03_26::SubscribeRequest > }, crate ::TypeEntry { schema : "TextContent",
-        roundtrip : crate ::roundtrip:: < v2025_03_26::TextContent > }, crate ::TypeEntry
-        { schema : "TextResourceContents", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_03_26::TextContent >, text : crate
+        ::roundtrip_text:: < v2025_03_26::TextContent > }, crate ::TypeEntry { schema :
+        "TextResourceContents", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::TextResourceContents >, text : crate ::roundtrip_text:: <
         v2025_03_26::TextResourceContents > }, crate ::TypeEntry { schema : "Tool",
-        roundtrip : crate ::roundtrip:: < v2025_03_26::Tool > }, crate ::TypeEntry {
-        schema : "ToolAnnotations", roundtrip : crate ::roundtrip:: <
-        v2025_03_26::ToolAnnotations > }, crate ::TypeEntry { schema :
-        "ToolListChangedNotification", roundtrip : crate ::roundtrip:: <
-        v2025_03_26::ToolListChangedNotification > }, crate ::TypeEntry { schema :
-        "UnsubscribeRequest", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_03_26::Tool >, text : crate
+        ::roundtrip_text:: < v2025_03_26::Tool > }, crate ::TypeEntry { schema :
+        "ToolAnnotations", roundtrip : crate ::roundtrip:: < v2025_03_26::ToolAnnotations
+        >, text : crate ::roundtrip_text:: < v2025_03_26::ToolAnnotations > }, crate
+        ::TypeEntry { schema : "ToolListChangedNotification", roundtrip : crate
+        ::roundtrip:: < v2025_03_26::ToolListChangedNotification >, text : crate
+        ::roundtrip_text:: < v2025_03_26::ToolListChangedNotification > }, crate
+        ::TypeEntry { schema : "UnsubscribeRequest", roundtrip : crate ::roundtrip:: <
+        v2025_03_26::UnsubscribeRequest >, text : crate ::roundtrip_text:: <
         v2025_03_26::UnsubscribeRequest > }, crate ::TypeEntry { schema : "LoggingLevel",
-        roundtrip : crate ::roundtrip:: < v2025_03_26::LoggingLevel > }, crate
-        ::TypeEntry { schema : "Role", roundtrip : crate ::roundtrip:: <
-        v2025_03_26::Role > },
+        roundtrip : crate ::roundtrip:: < v2025_03_26::LoggingLevel >, text : crate
+        ::roundtrip_text:: < v2025_03_26::LoggingLevel > }, crate ::TypeEntry { schema :
+        "Role", roundtrip : crate ::roundtrip:: < v2025_03_26::Role >, text : crate
+        ::roundtrip_text:: < v2025_03_26::Role > },
     ]
 }
 pub fn unions() -> Vec<crate::UnionEntry> {
@@ -154,8 +234,15 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_03_26::CallToolResultContentItem::Image(_) => "Image",
         v2025_03_26::CallToolResultContentItem::Audio(_) => "Audio",
         v2025_03_26::CallToolResultContentItem::Resource(_) => "Resource", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "ClientNotification", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_03_26::CallToolResultContentItem =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_03_26::CallToolResultContentItem::Text(_) => "Text",
+        v2025_03_26::CallToolResultContentItem::Image(_) => "Image",
+        v2025_03_26::CallToolResultContentItem::Audio(_) => "Audio",
+        v2025_03_26::CallToolResultContentItem::Resource(_) => "Resource", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "ClientNotification", members : &
         [("CancelledNotification", "Cancelled"), ("InitializedNotification",
         "Initialized"), ("ProgressNotification", "Progress"),
         ("RootsListChangedNotification", "RootsListChanged"),], decode : | text | { let
@@ -166,7 +253,15 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_03_26::ClientNotification::Progress(_) => "Progress",
         v2025_03_26::ClientNotification::RootsListChanged(_) => "RootsListChanged",
         v2025_03_26::ClientNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_03_26::ClientNotification = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_03_26::ClientNotification::Cancelled(_) => "Cancelled",
+        v2025_03_26::ClientNotification::Initialized(_) => "Initialized",
+        v2025_03_26::ClientNotification::Progress(_) => "Progress",
+        v2025_03_26::ClientNotification::RootsListChanged(_) => "RootsListChanged",
+        v2025_03_26::ClientNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ClientRequest", members : & [("InitializeRequest",
         "Initialize"), ("PingRequest", "Ping"), ("ListResourcesRequest",
         "ListResources"), ("ListResourceTemplatesRequest", "ListResourceTemplates"),
@@ -191,7 +286,24 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_03_26::ClientRequest::SetLevel(_) => "SetLevel",
         v2025_03_26::ClientRequest::Complete(_) => "Complete",
         v2025_03_26::ClientRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_03_26::ClientRequest = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_03_26::ClientRequest::Initialize(_) => "Initialize",
+        v2025_03_26::ClientRequest::Ping(_) => "Ping",
+        v2025_03_26::ClientRequest::ListResources(_) => "ListResources",
+        v2025_03_26::ClientRequest::ListResourceTemplates(_) => "ListResourceTemplates",
+        v2025_03_26::ClientRequest::ReadResource(_) => "ReadResource",
+        v2025_03_26::ClientRequest::Subscribe(_) => "Subscribe",
+        v2025_03_26::ClientRequest::Unsubscribe(_) => "Unsubscribe",
+        v2025_03_26::ClientRequest::ListPrompts(_) => "ListPrompts",
+        v2025_03_26::ClientRequest::GetPrompt(_) => "GetPrompt",
+        v2025_03_26::ClientRequest::ListTools(_) => "ListTools",
+        v2025_03_26::ClientRequest::CallTool(_) => "CallTool",
+        v2025_03_26::ClientRequest::SetLevel(_) => "SetLevel",
+        v2025_03_26::ClientRequest::Complete(_) => "Complete",
+        v2025_03_26::ClientRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ClientResult", members : & [("Result", "ResultBase"),
         ("CreateMessageResult", "CreateMessageResult"), ("ListRootsResult",
         "ListRootsResult"),], decode : | text | { let value : v2025_03_26::ClientResult =
@@ -199,23 +311,40 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         value { v2025_03_26::ClientResult::ResultBase(_) => "ResultBase",
         v2025_03_26::ClientResult::CreateMessageResult(_) => "CreateMessageResult",
         v2025_03_26::ClientResult::ListRootsResult(_) => "ListRootsResult", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "CompleteRequestParamsRef", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_03_26::ClientResult =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_03_26::ClientResult::ResultBase(_) => "ResultBase",
+        v2025_03_26::ClientResult::CreateMessageResult(_) => "CreateMessageResult",
+        v2025_03_26::ClientResult::ListRootsResult(_) => "ListRootsResult", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "CompleteRequestParamsRef", members : &
         [("PromptReference", "RefPrompt"), ("ResourceReference", "RefResource"),], decode
         : | text | { let value : v2025_03_26::CompleteRequestParamsRef =
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
         value { v2025_03_26::CompleteRequestParamsRef::RefPrompt(_) => "RefPrompt",
         v2025_03_26::CompleteRequestParamsRef::RefResource(_) => "RefResource", _ => "?"
         }; Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
-        }, crate ::UnionEntry { union : "CreateMessageResultContent", members : &
+        decode_text : | text | { let value : v2025_03_26::CompleteRequestParamsRef =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_03_26::CompleteRequestParamsRef::RefPrompt(_) => "RefPrompt",
+        v2025_03_26::CompleteRequestParamsRef::RefResource(_) => "RefResource", _ => "?"
+        }; Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?))
+        }, }, crate ::UnionEntry { union : "CreateMessageResultContent", members : &
         [("TextContent", "Text"), ("ImageContent", "Image"), ("AudioContent", "Audio"),],
         decode : | text | { let value : v2025_03_26::CreateMessageResultContent =
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
         value { v2025_03_26::CreateMessageResultContent::Text(_) => "Text",
         v2025_03_26::CreateMessageResultContent::Image(_) => "Image",
         v2025_03_26::CreateMessageResultContent::Audio(_) => "Audio", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "EmbeddedResourceResource", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_03_26::CreateMessageResultContent =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_03_26::CreateMessageResultContent::Text(_) => "Text",
+        v2025_03_26::CreateMessageResultContent::Image(_) => "Image",
+        v2025_03_26::CreateMessageResultContent::Audio(_) => "Audio", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "EmbeddedResourceResource", members : &
         [("TextResourceContents", "TextResourceContents"), ("BlobResourceContents",
         "BlobResourceContents"),], decode : | text | { let value :
         v2025_03_26::EmbeddedResourceResource = serde_json::from_str(text).map_err(| e |
@@ -224,6 +353,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "TextResourceContents",
         v2025_03_26::EmbeddedResourceResource::BlobResourceContents(_) =>
         "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2025_03_26::EmbeddedResourceResource = serde_json::from_str(text).map_err(| e |
+        e.to_string()) ?; let variant = match & value {
+        v2025_03_26::EmbeddedResourceResource::TextResourceContents(_) =>
+        "TextResourceContents",
+        v2025_03_26::EmbeddedResourceResource::BlobResourceContents(_) =>
+        "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "JsonRpcBatchRequestItem", members : & [("JSONRPCRequest", "Request"),
         ("JSONRPCNotification", "Notification"),], decode : | text | { let value :
@@ -232,14 +368,24 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_03_26::JsonRpcBatchRequestItem::Request(_) => "Request",
         v2025_03_26::JsonRpcBatchRequestItem::Notification(_) => "Notification", _ => "?"
         }; Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
-        }, crate ::UnionEntry { union : "JsonRpcBatchResponseItem", members : &
+        decode_text : | text | { let value : v2025_03_26::JsonRpcBatchRequestItem =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_03_26::JsonRpcBatchRequestItem::Request(_) => "Request",
+        v2025_03_26::JsonRpcBatchRequestItem::Notification(_) => "Notification", _ => "?"
+        }; Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?))
+        }, }, crate ::UnionEntry { union : "JsonRpcBatchResponseItem", members : &
         [("JSONRPCResponse", "Response"), ("JSONRPCError", "Error"),], decode : | text |
         { let value : v2025_03_26::JsonRpcBatchResponseItem = serde_json::from_str(text)
         .map_err(| e | e.to_string()) ?; let variant = match & value {
         v2025_03_26::JsonRpcBatchResponseItem::Response(_) => "Response",
         v2025_03_26::JsonRpcBatchResponseItem::Error(_) => "Error", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "JSONRPCMessage", members : & [("JSONRPCRequest",
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_03_26::JsonRpcBatchResponseItem =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_03_26::JsonRpcBatchResponseItem::Response(_) => "Response",
+        v2025_03_26::JsonRpcBatchResponseItem::Error(_) => "Error", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "JSONRPCMessage", members : & [("JSONRPCRequest",
         "Request"), ("JSONRPCNotification", "Notification"), ("JSONRPCBatchRequest",
         "BatchRequest"), ("JSONRPCResponse", "Response"), ("JSONRPCError", "Error"),
         ("JSONRPCBatchResponse", "BatchResponse"),], decode : | text | { let value :
@@ -251,9 +397,18 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_03_26::JsonRpcMessage::Response(_) => "Response",
         v2025_03_26::JsonRpcMessage::Error(_) => "Error",
         v2025_03_26::JsonRpcMessage::BatchResponse(_) => "BatchResponse", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "PromptMessageContent", members : & [("TextContent",
-        "Text"), ("ImageContent", "Image"), ("AudioContent", "Audio"),
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_03_26::JsonRpcMessage =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_03_26::JsonRpcMessage::Request(_) => "Request",
+        v2025_03_26::JsonRpcMessage::Notification(_) => "Notification",
+        v2025_03_26::JsonRpcMessage::BatchRequest(_) => "BatchRequest",
+        v2025_03_26::JsonRpcMessage::Response(_) => "Response",
+        v2025_03_26::JsonRpcMessage::Error(_) => "Error",
+        v2025_03_26::JsonRpcMessage::BatchResponse(_) => "BatchResponse", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "PromptMessageContent", members : &
+        [("TextContent", "Text"), ("ImageContent", "Image"), ("AudioContent", "Audio"),
         ("EmbeddedResource", "Resource"),], decode : | text | { let value :
         v2025_03_26::PromptMessageContent = serde_json::from_str(text).map_err(| e | e
         .to_string()) ?; let variant = match & value {
@@ -261,8 +416,15 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_03_26::PromptMessageContent::Image(_) => "Image",
         v2025_03_26::PromptMessageContent::Audio(_) => "Audio",
         v2025_03_26::PromptMessageContent::Resource(_) => "Resource", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "ReadResourceResultContentsItem", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_03_26::PromptMessageContent =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_03_26::PromptMessageContent::Text(_) => "Text",
+        v2025_03_26::PromptMessageContent::Image(_) => "Image",
+        v2025_03_26::PromptMessageContent::Audio(_) => "Audio",
+        v2025_03_26::PromptMessageContent::Resource(_) => "Resource", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "ReadResourceResultContentsItem", members : &
         [("TextResourceContents", "TextResourceContents"), ("BlobResourceContents",
         "BlobResourceContents"),], decode : | text | { let value :
         v2025_03_26::ReadResourceResultContentsItem = serde_json::from_str(text)
@@ -271,6 +433,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "TextResourceContents",
         v2025_03_26::ReadResourceResultContentsItem::BlobResourceContents(_) =>
         "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2025_03_26::ReadResourceResultContentsItem = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_03_26::ReadResourceResultContentsItem::TextResourceContents(_) =>
+        "TextResourceContents",
+        v2025_03_26::ReadResourceResultContentsItem::BlobResourceContents(_) =>
+        "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "SamplingMessageContent", members : & [("TextContent", "Text"), ("ImageContent",
         "Image"), ("AudioContent", "Audio"),], decode : | text | { let value :
@@ -279,8 +448,14 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_03_26::SamplingMessageContent::Text(_) => "Text",
         v2025_03_26::SamplingMessageContent::Image(_) => "Image",
         v2025_03_26::SamplingMessageContent::Audio(_) => "Audio", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "ServerNotification", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_03_26::SamplingMessageContent =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_03_26::SamplingMessageContent::Text(_) => "Text",
+        v2025_03_26::SamplingMessageContent::Image(_) => "Image",
+        v2025_03_26::SamplingMessageContent::Audio(_) => "Audio", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "ServerNotification", members : &
         [("CancelledNotification", "Cancelled"), ("ProgressNotification", "Progress"),
         ("ResourceListChangedNotification", "ResourceListChanged"),
         ("ResourceUpdatedNotification", "ResourceUpdated"),
@@ -297,7 +472,18 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_03_26::ServerNotification::ToolListChanged(_) => "ToolListChanged",
         v2025_03_26::ServerNotification::LoggingMessage(_) => "LoggingMessage",
         v2025_03_26::ServerNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_03_26::ServerNotification = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_03_26::ServerNotification::Cancelled(_) => "Cancelled",
+        v2025_03_26::ServerNotification::Progress(_) => "Progress",
+        v2025_03_26::ServerNotification::ResourceListChanged(_) => "ResourceListChanged",
+        v2025_03_26::ServerNotification::ResourceUpdated(_) => "ResourceUpdated",
+        v2025_03_26::ServerNotification::PromptListChanged(_) => "PromptListChanged",
+        v2025_03_26::ServerNotification::ToolListChanged(_) => "ToolListChanged",
+        v2025_03_26::ServerNotification::LoggingMessage(_) => "LoggingMessage",
+        v2025_03_26::ServerNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ServerRequest", members : & [("PingRequest", "Ping"),
         ("CreateMessageRequest", "CreateMessage"), ("ListRootsRequest", "ListRoots"),],
         decode : | text | { let value : v2025_03_26::ServerRequest =
@@ -306,7 +492,14 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_03_26::ServerRequest::CreateMessage(_) => "CreateMessage",
         v2025_03_26::ServerRequest::ListRoots(_) => "ListRoots",
         v2025_03_26::ServerRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_03_26::ServerRequest = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_03_26::ServerRequest::Ping(_) => "Ping",
+        v2025_03_26::ServerRequest::CreateMessage(_) => "CreateMessage",
+        v2025_03_26::ServerRequest::ListRoots(_) => "ListRoots",
+        v2025_03_26::ServerRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ServerResult", members : & [("Result", "ResultBase"),
         ("InitializeResult", "InitializeResult"), ("ListResourcesResult",
         "ListResourcesResult"), ("ListResourceTemplatesResult",
@@ -327,6 +520,20 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "ListToolsResult", v2025_03_26::ServerResult::CallToolResult(_) =>
         "CallToolResult", v2025_03_26::ServerResult::CompleteResult(_) =>
         "CompleteResult", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2025_03_26::ServerResult = serde_json::from_str(text).map_err(| e | e
+        .to_string()) ?; let variant = match & value {
+        v2025_03_26::ServerResult::ResultBase(_) => "ResultBase",
+        v2025_03_26::ServerResult::InitializeResult(_) => "InitializeResult",
+        v2025_03_26::ServerResult::ListResourcesResult(_) => "ListResourcesResult",
+        v2025_03_26::ServerResult::ListResourceTemplatesResult(_) =>
+        "ListResourceTemplatesResult", v2025_03_26::ServerResult::ReadResourceResult(_)
+        => "ReadResourceResult", v2025_03_26::ServerResult::ListPromptsResult(_) =>
+        "ListPromptsResult", v2025_03_26::ServerResult::GetPromptResult(_) =>
+        "GetPromptResult", v2025_03_26::ServerResult::ListToolsResult(_) =>
+        "ListToolsResult", v2025_03_26::ServerResult::CallToolResult(_) =>
+        "CallToolResult", v2025_03_26::ServerResult::CompleteResult(_) =>
+        "CompleteResult", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, },
     ]
 }

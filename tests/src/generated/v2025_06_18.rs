@@ -4,155 +4,240 @@ use mcp_types::v2025_06_18;
 pub fn types() -> Vec<crate::TypeEntry> {
     vec![
         crate ::TypeEntry { schema : "Annotations", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::Annotations >, text : crate ::roundtrip_text:: <
         v2025_06_18::Annotations > }, crate ::TypeEntry { schema : "AudioContent",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::AudioContent > }, crate
-        ::TypeEntry { schema : "BaseMetadata", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::BaseMetadata > }, crate ::TypeEntry { schema :
-        "BlobResourceContents", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_06_18::AudioContent >, text : crate
+        ::roundtrip_text:: < v2025_06_18::AudioContent > }, crate ::TypeEntry { schema :
+        "BaseMetadata", roundtrip : crate ::roundtrip:: < v2025_06_18::BaseMetadata >,
+        text : crate ::roundtrip_text:: < v2025_06_18::BaseMetadata > }, crate
+        ::TypeEntry { schema : "BlobResourceContents", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::BlobResourceContents >, text : crate ::roundtrip_text:: <
         v2025_06_18::BlobResourceContents > }, crate ::TypeEntry { schema :
-        "BooleanSchema", roundtrip : crate ::roundtrip:: < v2025_06_18::BooleanSchema >
-        }, crate ::TypeEntry { schema : "CallToolRequest", roundtrip : crate
-        ::roundtrip:: < v2025_06_18::CallToolRequest > }, crate ::TypeEntry { schema :
-        "CallToolResult", roundtrip : crate ::roundtrip:: < v2025_06_18::CallToolResult >
-        }, crate ::TypeEntry { schema : "CancelledNotification", roundtrip : crate
-        ::roundtrip:: < v2025_06_18::CancelledNotification > }, crate ::TypeEntry {
-        schema : "ClientCapabilities", roundtrip : crate ::roundtrip:: <
+        "BooleanSchema", roundtrip : crate ::roundtrip:: < v2025_06_18::BooleanSchema >,
+        text : crate ::roundtrip_text:: < v2025_06_18::BooleanSchema > }, crate
+        ::TypeEntry { schema : "CallToolRequest", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::CallToolRequest >, text : crate ::roundtrip_text:: <
+        v2025_06_18::CallToolRequest > }, crate ::TypeEntry { schema : "CallToolResult",
+        roundtrip : crate ::roundtrip:: < v2025_06_18::CallToolResult >, text : crate
+        ::roundtrip_text:: < v2025_06_18::CallToolResult > }, crate ::TypeEntry { schema
+        : "CancelledNotification", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::CancelledNotification >, text : crate ::roundtrip_text:: <
+        v2025_06_18::CancelledNotification > }, crate ::TypeEntry { schema :
+        "ClientCapabilities", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ClientCapabilities >, text : crate ::roundtrip_text:: <
         v2025_06_18::ClientCapabilities > }, crate ::TypeEntry { schema :
         "ClientNotification", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ClientNotification >, text : crate ::roundtrip_text:: <
         v2025_06_18::ClientNotification > }, crate ::TypeEntry { schema :
-        "ClientRequest", roundtrip : crate ::roundtrip:: < v2025_06_18::ClientRequest >
-        }, crate ::TypeEntry { schema : "ClientResult", roundtrip : crate ::roundtrip:: <
+        "ClientRequest", roundtrip : crate ::roundtrip:: < v2025_06_18::ClientRequest >,
+        text : crate ::roundtrip_text:: < v2025_06_18::ClientRequest > }, crate
+        ::TypeEntry { schema : "ClientResult", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ClientResult >, text : crate ::roundtrip_text:: <
         v2025_06_18::ClientResult > }, crate ::TypeEntry { schema : "CompleteRequest",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::CompleteRequest > }, crate
-        ::TypeEntry { schema : "CompleteResult", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::CompleteResult > }, crate ::TypeEntry { schema : "ContentBlock",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::ContentBlock > }, crate
-        ::TypeEntry { schema : "CreateMessageRequest", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_06_18::CompleteRequest >, text : crate
+        ::roundtrip_text:: < v2025_06_18::CompleteRequest > }, crate ::TypeEntry { schema
+        : "CompleteResult", roundtrip : crate ::roundtrip:: < v2025_06_18::CompleteResult
+        >, text : crate ::roundtrip_text:: < v2025_06_18::CompleteResult > }, crate
+        ::TypeEntry { schema : "ContentBlock", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ContentBlock >, text : crate ::roundtrip_text:: <
+        v2025_06_18::ContentBlock > }, crate ::TypeEntry { schema :
+        "CreateMessageRequest", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::CreateMessageRequest >, text : crate ::roundtrip_text:: <
         v2025_06_18::CreateMessageRequest > }, crate ::TypeEntry { schema :
         "CreateMessageResult", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::CreateMessageResult >, text : crate ::roundtrip_text:: <
         v2025_06_18::CreateMessageResult > }, crate ::TypeEntry { schema : "Cursor",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::Cursor > }, crate ::TypeEntry {
-        schema : "ElicitRequest", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::ElicitRequest > }, crate ::TypeEntry { schema : "ElicitResult",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::ElicitResult > }, crate
-        ::TypeEntry { schema : "EmbeddedResource", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::EmbeddedResource > }, crate ::TypeEntry { schema : "EmptyResult",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::EmptyResult > }, crate ::TypeEntry
-        { schema : "EnumSchema", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::EnumSchema > }, crate ::TypeEntry { schema : "GetPromptRequest",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::GetPromptRequest > }, crate
-        ::TypeEntry { schema : "GetPromptResult", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::GetPromptResult > }, crate ::TypeEntry { schema : "ImageContent",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::ImageContent > }, crate
-        ::TypeEntry { schema : "Implementation", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::Implementation > }, crate ::TypeEntry { schema :
-        "InitializeRequest", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_06_18::Cursor >, text : crate
+        ::roundtrip_text:: < v2025_06_18::Cursor > }, crate ::TypeEntry { schema :
+        "ElicitRequest", roundtrip : crate ::roundtrip:: < v2025_06_18::ElicitRequest >,
+        text : crate ::roundtrip_text:: < v2025_06_18::ElicitRequest > }, crate
+        ::TypeEntry { schema : "ElicitResult", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ElicitResult >, text : crate ::roundtrip_text:: <
+        v2025_06_18::ElicitResult > }, crate ::TypeEntry { schema : "EmbeddedResource",
+        roundtrip : crate ::roundtrip:: < v2025_06_18::EmbeddedResource >, text : crate
+        ::roundtrip_text:: < v2025_06_18::EmbeddedResource > }, crate ::TypeEntry {
+        schema : "EmptyResult", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::EmptyResult >, text : crate ::roundtrip_text:: <
+        v2025_06_18::EmptyResult > }, crate ::TypeEntry { schema : "EnumSchema",
+        roundtrip : crate ::roundtrip:: < v2025_06_18::EnumSchema >, text : crate
+        ::roundtrip_text:: < v2025_06_18::EnumSchema > }, crate ::TypeEntry { schema :
+        "GetPromptRequest", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::GetPromptRequest >, text : crate ::roundtrip_text:: <
+        v2025_06_18::GetPromptRequest > }, crate ::TypeEntry { schema :
+        "GetPromptResult", roundtrip : crate ::roundtrip:: < v2025_06_18::GetPromptResult
+        >, text : crate ::roundtrip_text:: < v2025_06_18::GetPromptResult > }, crate
+        ::TypeEntry { schema : "ImageContent", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ImageContent >, text : crate ::roundtrip_text:: <
+        v2025_06_18::ImageContent > }, crate ::TypeEntry { schema : "Implementation",
+        roundtrip : crate ::roundtrip:: < v2025_06_18::Implementation >, text : crate
+        ::roundtrip_text:: < v2025_06_18::Implementation > }, crate ::TypeEntry { schema
+        : "InitializeRequest", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::InitializeRequest >, text : crate ::roundtrip_text:: <
         v2025_06_18::InitializeRequest > }, crate ::TypeEntry { schema :
         "InitializeResult", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::InitializeResult >, text : crate ::roundtrip_text:: <
         v2025_06_18::InitializeResult > }, crate ::TypeEntry { schema :
         "InitializedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::InitializedNotification >, text : crate ::roundtrip_text:: <
         v2025_06_18::InitializedNotification > }, crate ::TypeEntry { schema :
-        "JSONRPCError", roundtrip : crate ::roundtrip:: < v2025_06_18::JsonRpcError > },
-        crate ::TypeEntry { schema : "JSONRPCMessage", roundtrip : crate ::roundtrip:: <
+        "JSONRPCError", roundtrip : crate ::roundtrip:: < v2025_06_18::JsonRpcError >,
+        text : crate ::roundtrip_text:: < v2025_06_18::JsonRpcError > }, crate
+        ::TypeEntry { schema : "JSONRPCMessage", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::JsonRpcMessage >, text : crate ::roundtrip_text:: <
         v2025_06_18::JsonRpcMessage > }, crate ::TypeEntry { schema :
         "JSONRPCNotification", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::JsonRpcNotification >, text : crate ::roundtrip_text:: <
         v2025_06_18::JsonRpcNotification > }, crate ::TypeEntry { schema :
-        "JSONRPCRequest", roundtrip : crate ::roundtrip:: < v2025_06_18::JsonRpcRequest >
-        }, crate ::TypeEntry { schema : "JSONRPCResponse", roundtrip : crate
-        ::roundtrip:: < v2025_06_18::JsonRpcResponse > }, crate ::TypeEntry { schema :
+        "JSONRPCRequest", roundtrip : crate ::roundtrip:: < v2025_06_18::JsonRpcRequest
+        >, text : crate ::roundtrip_text:: < v2025_06_18::JsonRpcRequest > }, crate
+        ::TypeEntry { schema : "JSONRPCResponse", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::JsonRpcResponse >, text : crate ::roundtrip_text:: <
+        v2025_06_18::JsonRpcResponse > }, crate ::TypeEntry { schema :
         "ListPromptsRequest", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ListPromptsRequest >, text : crate ::roundtrip_text:: <
         v2025_06_18::ListPromptsRequest > }, crate ::TypeEntry { schema :
         "ListPromptsResult", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ListPromptsResult >, text : crate ::roundtrip_text:: <
         v2025_06_18::ListPromptsResult > }, crate ::TypeEntry { schema :
         "ListResourceTemplatesRequest", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ListResourceTemplatesRequest >, text : crate ::roundtrip_text:: <
         v2025_06_18::ListResourceTemplatesRequest > }, crate ::TypeEntry { schema :
         "ListResourceTemplatesResult", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ListResourceTemplatesResult >, text : crate ::roundtrip_text:: <
         v2025_06_18::ListResourceTemplatesResult > }, crate ::TypeEntry { schema :
         "ListResourcesRequest", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ListResourcesRequest >, text : crate ::roundtrip_text:: <
         v2025_06_18::ListResourcesRequest > }, crate ::TypeEntry { schema :
         "ListResourcesResult", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ListResourcesResult >, text : crate ::roundtrip_text:: <
         v2025_06_18::ListResourcesResult > }, crate ::TypeEntry { schema :
         "ListRootsRequest", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ListRootsRequest >, text : crate ::roundtrip_text:: <
         v2025_06_18::ListRootsRequest > }, crate ::TypeEntry { schema :
         "ListRootsResult", roundtrip : crate ::roundtrip:: < v2025_06_18::ListRootsResult
-        > }, crate ::TypeEntry { schema : "ListToolsRequest", roundtrip : crate
-        ::roundtrip:: < v2025_06_18::ListToolsRequest > }, crate ::TypeEntry { schema :
+        >, text : crate ::roundtrip_text:: < v2025_06_18::ListRootsResult > }, crate
+        ::TypeEntry { schema : "ListToolsRequest", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ListToolsRequest >, text : crate ::roundtrip_text:: <
+        v2025_06_18::ListToolsRequest > }, crate ::TypeEntry { schema :
         "ListToolsResult", roundtrip : crate ::roundtrip:: < v2025_06_18::ListToolsResult
-        > }, crate ::TypeEntry { schema : "LoggingMessageNotification", roundtrip : crate
-        ::roundtrip:: < v2025_06_18::LoggingMessageNotification > }, crate ::TypeEntry {
-        schema : "ModelHint", roundtrip : crate ::roundtrip:: < v2025_06_18::ModelHint >
-        }, crate ::TypeEntry { schema : "ModelPreferences", roundtrip : crate
-        ::roundtrip:: < v2025_06_18::ModelPreferences > }, crate ::TypeEntry { schema :
-        "Notification", roundtrip : crate ::roundtrip:: < v2025_06_18::NotificationBase >
-        }, crate ::TypeEntry { schema : "NumberSchema", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::NumberSchema > }, crate ::TypeEntry { schema : "PaginatedRequest",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::PaginatedRequest > }, crate
-        ::TypeEntry { schema : "PaginatedResult", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::PaginatedResult > }, crate ::TypeEntry { schema : "PingRequest",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::PingRequest > }, crate ::TypeEntry
-        { schema : "PrimitiveSchemaDefinition", roundtrip : crate ::roundtrip:: <
+        >, text : crate ::roundtrip_text:: < v2025_06_18::ListToolsResult > }, crate
+        ::TypeEntry { schema : "LoggingMessageNotification", roundtrip : crate
+        ::roundtrip:: < v2025_06_18::LoggingMessageNotification >, text : crate
+        ::roundtrip_text:: < v2025_06_18::LoggingMessageNotification > }, crate
+        ::TypeEntry { schema : "ModelHint", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ModelHint >, text : crate ::roundtrip_text:: <
+        v2025_06_18::ModelHint > }, crate ::TypeEntry { schema : "ModelPreferences",
+        roundtrip : crate ::roundtrip:: < v2025_06_18::ModelPreferences >, text : crate
+        ::roundtrip_text:: < v2025_06_18::ModelPreferences > }, crate ::TypeEntry {
+        schema : "Notification", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::NotificationBase >, text : crate ::roundtrip_text:: <
+        v2025_06_18::NotificationBase > }, crate ::TypeEntry { schema : "NumberSchema",
+        roundtrip : crate ::roundtrip:: < v2025_06_18::NumberSchema >, text : crate
+        ::roundtrip_text:: < v2025_06_18::NumberSchema > }, crate ::TypeEntry { schema :
+        "PaginatedRequest", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::PaginatedRequest >, text : crate ::roundtrip_text:: <
+        v2025_06_18::PaginatedRequest > }, crate ::TypeEntry { schema :
+        "PaginatedResult", roundtrip : crate ::roundtrip:: < v2025_06_18::PaginatedResult
+        >, text : crate ::roundtrip_text:: < v2025_06_18::PaginatedResult > }, crate
+        ::TypeEntry { schema : "PingRequest", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::PingRequest >, text : crate ::roundtrip_text:: <
+        v2025_06_18::PingRequest > }, crate ::TypeEntry { schema :
+        "PrimitiveSchemaDefinition", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::PrimitiveSchemaDefinition >, text : crate ::roundtrip_text:: <
         v2025_06_18::PrimitiveSchemaDefinition > }, crate ::TypeEntry { schema :
         "ProgressNotification", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ProgressNotification >, text : crate ::roundtrip_text:: <
         v2025_06_18::ProgressNotification > }, crate ::TypeEntry { schema :
-        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken > },
-        crate ::TypeEntry { schema : "Prompt", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::Prompt > }, crate ::TypeEntry { schema : "PromptArgument", roundtrip
-        : crate ::roundtrip:: < v2025_06_18::PromptArgument > }, crate ::TypeEntry {
-        schema : "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken >,
+        text : crate ::roundtrip_text:: < mcp_types::ProgressToken > }, crate ::TypeEntry
+        { schema : "Prompt", roundtrip : crate ::roundtrip:: < v2025_06_18::Prompt >,
+        text : crate ::roundtrip_text:: < v2025_06_18::Prompt > }, crate ::TypeEntry {
+        schema : "PromptArgument", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::PromptArgument >, text : crate ::roundtrip_text:: <
+        v2025_06_18::PromptArgument > }, crate ::TypeEntry { schema :
+        "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::PromptListChangedNotification >, text : crate ::roundtrip_text:: <
         v2025_06_18::PromptListChangedNotification > }, crate ::TypeEntry { schema :
-        "PromptMessage", roundtrip : crate ::roundtrip:: < v2025_06_18::PromptMessage >
-        }, crate ::TypeEntry { schema : "PromptReference", roundtrip : crate
-        ::roundtrip:: < v2025_06_18::PromptReference > }, crate ::TypeEntry { schema :
+        "PromptMessage", roundtrip : crate ::roundtrip:: < v2025_06_18::PromptMessage >,
+        text : crate ::roundtrip_text:: < v2025_06_18::PromptMessage > }, crate
+        ::TypeEntry { schema : "PromptReference", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::PromptReference >, text : crate ::roundtrip_text:: <
+        v2025_06_18::PromptReference > }, crate ::TypeEntry { schema :
         "ReadResourceRequest", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ReadResourceRequest >, text : crate ::roundtrip_text:: <
         v2025_06_18::ReadResourceRequest > }, crate ::TypeEntry { schema :
         "ReadResourceResult", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ReadResourceResult >, text : crate ::roundtrip_text:: <
         v2025_06_18::ReadResourceResult > }, crate ::TypeEntry { schema : "Request",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::RequestBase > }, crate ::TypeEntry
-        { schema : "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId >
-        }, crate ::TypeEntry { schema : "Resource", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::Resource > }, crate ::TypeEntry { schema : "ResourceContents",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::ResourceContents > }, crate
-        ::TypeEntry { schema : "ResourceLink", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::ResourceLink > }, crate ::TypeEntry { schema :
+        roundtrip : crate ::roundtrip:: < v2025_06_18::RequestBase >, text : crate
+        ::roundtrip_text:: < v2025_06_18::RequestBase > }, crate ::TypeEntry { schema :
+        "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId >, text :
+        crate ::roundtrip_text:: < mcp_types::RequestId > }, crate ::TypeEntry { schema :
+        "Resource", roundtrip : crate ::roundtrip:: < v2025_06_18::Resource >, text :
+        crate ::roundtrip_text:: < v2025_06_18::Resource > }, crate ::TypeEntry { schema
+        : "ResourceContents", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ResourceContents >, text : crate ::roundtrip_text:: <
+        v2025_06_18::ResourceContents > }, crate ::TypeEntry { schema : "ResourceLink",
+        roundtrip : crate ::roundtrip:: < v2025_06_18::ResourceLink >, text : crate
+        ::roundtrip_text:: < v2025_06_18::ResourceLink > }, crate ::TypeEntry { schema :
         "ResourceListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ResourceListChangedNotification >, text : crate ::roundtrip_text:: <
         v2025_06_18::ResourceListChangedNotification > }, crate ::TypeEntry { schema :
         "ResourceTemplate", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ResourceTemplate >, text : crate ::roundtrip_text:: <
         v2025_06_18::ResourceTemplate > }, crate ::TypeEntry { schema :
         "ResourceTemplateReference", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ResourceTemplateReference >, text : crate ::roundtrip_text:: <
         v2025_06_18::ResourceTemplateReference > }, crate ::TypeEntry { schema :
         "ResourceUpdatedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ResourceUpdatedNotification >, text : crate ::roundtrip_text:: <
         v2025_06_18::ResourceUpdatedNotification > }, crate ::TypeEntry { schema :
-        "Result", roundtrip : crate ::roundtrip:: < v2025_06_18::ResultBase > }, crate
-        ::TypeEntry { schema : "Root", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::Root > }, crate ::TypeEntry { schema :
+        "Result", roundtrip : crate ::roundtrip:: < v2025_06_18::ResultBase >, text :
+        crate ::roundtrip_text:: < v2025_06_18::ResultBase > }, crate ::TypeEntry {
+        schema : "Root", roundtrip : crate ::roundtrip:: < v2025_06_18::Root >, text :
+        crate ::roundtrip_text:: < v2025_06_18::Root > }, crate ::TypeEntry { schema :
         "RootsListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::RootsListChangedNotification >, text : crate ::roundtrip_text:: <
         v2025_06_18::RootsListChangedNotification > }, crate ::TypeEntry { schema :
         "SamplingMessage", roundtrip : crate ::roundtrip:: < v2025_06_18::SamplingMessage
-        > }, crate ::TypeEntry { schema : "ServerCapabilities", roundtrip : crate
-        ::roundtrip:: < v2025_06_18::ServerCapabilities > }, crate ::TypeEntry { schema :
+        >, text : crate ::roundtrip_text:: < v2025_06_18::SamplingMessage > }, crate
+        ::TypeEntry { schema : "ServerCapabilities", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ServerCapabilities >, text : crate ::roundtrip_text:: <
+        v2025_06_18::ServerCapabilities > }, crate ::TypeEntry { schema :
         "ServerNotification", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ServerNotification >, text : crate ::roundtrip_text:: <
         v2025_06_18::ServerNotification > }, crate ::TypeEntry { schema :
-        "ServerRequest", roundtrip : crate ::roundtrip:: < v2025_06_18::ServerRequest >
-        }, crate ::TypeEntry { schema : "ServerResult", roundtrip : crate ::roundtrip:: <
+        "ServerRequest", roundtrip : crate ::roundtrip:: < v2025_06_18::ServerRequest >,
+        text : crate ::roundtrip_text:: < v2025_06_18::ServerRequest > }, crate
+        ::TypeEntry { schema : "ServerResult", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::ServerResult >, text : crate ::roundtrip_text:: <
         v2025_06_18::ServerResult > }, crate ::TypeEntry { schema : "SetLevelRequest",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::SetLevelRequest > }, crate
-        ::TypeEntry { schema : "StringSchema", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::StringSchema > }, crate ::TypeEntry { schema : "SubscribeRequest",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::SubscribeRequest > }, crate
-        ::TypeEntry { schema : "TextContent", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::TextContent > }, crate ::TypeEntry { schema :
+        roundtrip : crate ::roundtrip:: < v2025_06_18::SetLevelRequest >, text : crate
+        ::roundtrip_text:: < v2025_06_18::SetLevelRequest > }, crate ::TypeEntry { schema
+        : "StringSchema", roundtrip : crate ::roundtrip:: < v2025_06_18::StringSchema >,
+        text : crate ::roundtrip_text:: < v2025_06_18::StringSchema > }, crate
+        ::TypeEntry { schema : "SubscribeRequest", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::SubscribeRequest >, text : crate ::roundtrip_text:: <
+        v2025_06_18::SubscribeRequest > }, crate ::TypeEntry { schema : "TextContent",
+        roundtrip : crate ::roundtrip:: < v2025_06_18::TextContent >, text : crate
+        ::roundtrip_text:: < v2025_06_18::TextContent > }, crate ::TypeEntry { schema :
         "TextResourceContents", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::TextResourceContents >, text : crate ::roundtrip_text:: <
         v2025_06_18::TextResourceContents > }, crate ::TypeEntry { schema : "Tool",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::Tool > }, crate ::TypeEntry {
-        schema : "ToolAnnotations", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::ToolAnnotations > }, crate ::TypeEntry { schema :
-        "ToolListChangedNotification", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::ToolListChangedNotification > }, crate ::TypeEntry { schema :
-        "UnsubscribeRequest", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_06_18::Tool >, text : crate
+        ::roundtrip_text:: < v2025_06_18::Tool > }, crate ::TypeEntry { schema :
+        "ToolAnnotations", roundtrip : crate ::roundtrip:: < v2025_06_18::ToolAnnotations
+        >, text : crate ::roundtrip_text:: < v2025_06_18::ToolAnnotations > }, crate
+        ::TypeEntry { schema : "ToolListChangedNotification", roundtrip : crate
+        ::roundtrip:: < v2025_06_18::ToolListChangedNotification >, text : crate
+        ::roundtrip_text:: < v2025_06_18::ToolListChangedNotification > }, crate
+        ::TypeEntry { schema : "UnsubscribeRequest", roundtrip : crate ::roundtrip:: <
+        v2025_06_18::UnsubscribeRequest >, text : crate ::roundtrip_text:: <
         v2025_06_18::UnsubscribeRequest > }, crate ::TypeEntry { schema : "LoggingLevel",
-        roundtrip : crate ::roundtrip:: < v2025_06_18::LoggingLevel > }, crate
-        ::TypeEntry { schema : "Role", roundtrip : crate ::roundtrip:: <
-        v2025_06_18::Role > },
+        roundtrip : crate ::roundtrip:: < v2025_06_18::LoggingLevel >, text : crate
+        ::roundtrip_text:: < v2025_06_18::LoggingLevel > }, crate ::TypeEntry { schema :
+        "Role", roundtrip : crate ::roundtrip:: < v2025_06_18::Role >, text : crate
+        ::roundtrip_text:: < v2025_06_18::Role > },
     ]
 }
 pub fn unions() -> Vec<crate::UnionEntry> {
@@ -168,7 +253,15 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_06_18::ClientNotification::Progress(_) => "Progress",
         v2025_06_18::ClientNotification::RootsListChanged(_) => "RootsListChanged",
         v2025_06_18::ClientNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_06_18::ClientNotification = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_06_18::ClientNotification::Cancelled(_) => "Cancelled",
+        v2025_06_18::ClientNotification::Initialized(_) => "Initialized",
+        v2025_06_18::ClientNotification::Progress(_) => "Progress",
+        v2025_06_18::ClientNotification::RootsListChanged(_) => "RootsListChanged",
+        v2025_06_18::ClientNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ClientRequest", members : & [("InitializeRequest",
         "Initialize"), ("PingRequest", "Ping"), ("ListResourcesRequest",
         "ListResources"), ("ListResourceTemplatesRequest", "ListResourceTemplates"),
@@ -193,7 +286,24 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_06_18::ClientRequest::SetLevel(_) => "SetLevel",
         v2025_06_18::ClientRequest::Complete(_) => "Complete",
         v2025_06_18::ClientRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_06_18::ClientRequest = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_06_18::ClientRequest::Initialize(_) => "Initialize",
+        v2025_06_18::ClientRequest::Ping(_) => "Ping",
+        v2025_06_18::ClientRequest::ListResources(_) => "ListResources",
+        v2025_06_18::ClientRequest::ListResourceTemplates(_) => "ListResourceTemplates",
+        v2025_06_18::ClientRequest::ReadResource(_) => "ReadResource",
+        v2025_06_18::ClientRequest::Subscribe(_) => "Subscribe",
+        v2025_06_18::ClientRequest::Unsubscribe(_) => "Unsubscribe",
+        v2025_06_18::ClientRequest::ListPrompts(_) => "ListPrompts",
+        v2025_06_18::ClientRequest::GetPrompt(_) => "GetPrompt",
+        v2025_06_18::ClientRequest::ListTools(_) => "ListTools",
+        v2025_06_18::ClientRequest::CallTool(_) => "CallTool",
+        v2025_06_18::ClientRequest::SetLevel(_) => "SetLevel",
+        v2025_06_18::ClientRequest::Complete(_) => "Complete",
+        v2025_06_18::ClientRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ClientResult", members : & [("Result", "ResultBase"),
         ("CreateMessageResult", "CreateMessageResult"), ("ListRootsResult",
         "ListRootsResult"), ("ElicitResult", "ElicitResult"),], decode : | text | { let
@@ -203,8 +313,15 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_06_18::ClientResult::CreateMessageResult(_) => "CreateMessageResult",
         v2025_06_18::ClientResult::ListRootsResult(_) => "ListRootsResult",
         v2025_06_18::ClientResult::ElicitResult(_) => "ElicitResult", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "CompleteRequestParamsRef", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_06_18::ClientResult =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_06_18::ClientResult::ResultBase(_) => "ResultBase",
+        v2025_06_18::ClientResult::CreateMessageResult(_) => "CreateMessageResult",
+        v2025_06_18::ClientResult::ListRootsResult(_) => "ListRootsResult",
+        v2025_06_18::ClientResult::ElicitResult(_) => "ElicitResult", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "CompleteRequestParamsRef", members : &
         [("PromptReference", "RefPrompt"), ("ResourceTemplateReference",
         "RefResource"),], decode : | text | { let value :
         v2025_06_18::CompleteRequestParamsRef = serde_json::from_str(text).map_err(| e |
@@ -212,7 +329,12 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_06_18::CompleteRequestParamsRef::RefPrompt(_) => "RefPrompt",
         v2025_06_18::CompleteRequestParamsRef::RefResource(_) => "RefResource", _ => "?"
         }; Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
-        }, crate ::UnionEntry { union : "ContentBlock", members : & [("TextContent",
+        decode_text : | text | { let value : v2025_06_18::CompleteRequestParamsRef =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_06_18::CompleteRequestParamsRef::RefPrompt(_) => "RefPrompt",
+        v2025_06_18::CompleteRequestParamsRef::RefResource(_) => "RefResource", _ => "?"
+        }; Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?))
+        }, }, crate ::UnionEntry { union : "ContentBlock", members : & [("TextContent",
         "Text"), ("ImageContent", "Image"), ("AudioContent", "Audio"), ("ResourceLink",
         "ResourceLink"), ("EmbeddedResource", "Resource"),], decode : | text | { let
         value : v2025_06_18::ContentBlock = serde_json::from_str(text).map_err(| e | e
@@ -221,7 +343,14 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_06_18::ContentBlock::Audio(_) => "Audio",
         v2025_06_18::ContentBlock::ResourceLink(_) => "ResourceLink",
         v2025_06_18::ContentBlock::Resource(_) => "Resource", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_06_18::ContentBlock = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_06_18::ContentBlock::Text(_) => "Text", v2025_06_18::ContentBlock::Image(_)
+        => "Image", v2025_06_18::ContentBlock::Audio(_) => "Audio",
+        v2025_06_18::ContentBlock::ResourceLink(_) => "ResourceLink",
+        v2025_06_18::ContentBlock::Resource(_) => "Resource", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "CreateMessageResultContent", members : & [("TextContent",
         "Text"), ("ImageContent", "Image"), ("AudioContent", "Audio"),], decode : | text
         | { let value : v2025_06_18::CreateMessageResultContent =
@@ -229,15 +358,27 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         value { v2025_06_18::CreateMessageResultContent::Text(_) => "Text",
         v2025_06_18::CreateMessageResultContent::Image(_) => "Image",
         v2025_06_18::CreateMessageResultContent::Audio(_) => "Audio", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "ElicitResultContentValue", members : & [], decode :
-        | text | { let value : v2025_06_18::ElicitResultContentValue =
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_06_18::CreateMessageResultContent =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_06_18::CreateMessageResultContent::Text(_) => "Text",
+        v2025_06_18::CreateMessageResultContent::Image(_) => "Image",
+        v2025_06_18::CreateMessageResultContent::Audio(_) => "Audio", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "ElicitResultContentValue", members : & [],
+        decode : | text | { let value : v2025_06_18::ElicitResultContentValue =
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
         value { v2025_06_18::ElicitResultContentValue::String(_) => "String",
         v2025_06_18::ElicitResultContentValue::Number(_) => "Number",
         v2025_06_18::ElicitResultContentValue::Boolean(_) => "Boolean", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "EmbeddedResourceResource", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_06_18::ElicitResultContentValue =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_06_18::ElicitResultContentValue::String(_) => "String",
+        v2025_06_18::ElicitResultContentValue::Number(_) => "Number",
+        v2025_06_18::ElicitResultContentValue::Boolean(_) => "Boolean", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "EmbeddedResourceResource", members : &
         [("TextResourceContents", "TextResourceContents"), ("BlobResourceContents",
         "BlobResourceContents"),], decode : | text | { let value :
         v2025_06_18::EmbeddedResourceResource = serde_json::from_str(text).map_err(| e |
@@ -246,6 +387,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "TextResourceContents",
         v2025_06_18::EmbeddedResourceResource::BlobResourceContents(_) =>
         "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2025_06_18::EmbeddedResourceResource = serde_json::from_str(text).map_err(| e |
+        e.to_string()) ?; let variant = match & value {
+        v2025_06_18::EmbeddedResourceResource::TextResourceContents(_) =>
+        "TextResourceContents",
+        v2025_06_18::EmbeddedResourceResource::BlobResourceContents(_) =>
+        "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "JSONRPCMessage", members : & [("JSONRPCRequest", "Request"),
         ("JSONRPCNotification", "Notification"), ("JSONRPCResponse", "Response"),
@@ -256,7 +404,14 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_06_18::JsonRpcMessage::Notification(_) => "Notification",
         v2025_06_18::JsonRpcMessage::Response(_) => "Response",
         v2025_06_18::JsonRpcMessage::Error(_) => "Error", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_06_18::JsonRpcMessage = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_06_18::JsonRpcMessage::Request(_) => "Request",
+        v2025_06_18::JsonRpcMessage::Notification(_) => "Notification",
+        v2025_06_18::JsonRpcMessage::Response(_) => "Response",
+        v2025_06_18::JsonRpcMessage::Error(_) => "Error", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "PrimitiveSchemaDefinition", members : & [("StringSchema",
         "StringSchema"), ("NumberSchema", "NumberSchema"), ("BooleanSchema",
         "BooleanSchema"), ("EnumSchema", "EnumSchema"),], decode : | text | { let value :
@@ -267,15 +422,29 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_06_18::PrimitiveSchemaDefinition::BooleanSchema(_) => "BooleanSchema",
         v2025_06_18::PrimitiveSchemaDefinition::EnumSchema(_) => "EnumSchema", _ => "?"
         }; Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
-        }, crate ::UnionEntry { union : "ReadResourceResultContentsItem", members : &
-        [("TextResourceContents", "TextResourceContents"), ("BlobResourceContents",
-        "BlobResourceContents"),], decode : | text | { let value :
+        decode_text : | text | { let value : v2025_06_18::PrimitiveSchemaDefinition =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_06_18::PrimitiveSchemaDefinition::StringSchema(_) =>
+        "StringSchema", v2025_06_18::PrimitiveSchemaDefinition::NumberSchema(_) =>
+        "NumberSchema", v2025_06_18::PrimitiveSchemaDefinition::BooleanSchema(_) =>
+        "BooleanSchema", v2025_06_18::PrimitiveSchemaDefinition::EnumSchema(_) =>
+        "EnumSchema", _ => "?" }; Ok((variant, serde_json::to_string(& value).map_err(| e
+        | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
+        "ReadResourceResultContentsItem", members : & [("TextResourceContents",
+        "TextResourceContents"), ("BlobResourceContents", "BlobResourceContents"),],
+        decode : | text | { let value : v2025_06_18::ReadResourceResultContentsItem =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_06_18::ReadResourceResultContentsItem::TextResourceContents(_) =>
+        "TextResourceContents",
+        v2025_06_18::ReadResourceResultContentsItem::BlobResourceContents(_) =>
+        "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
         v2025_06_18::ReadResourceResultContentsItem = serde_json::from_str(text)
         .map_err(| e | e.to_string()) ?; let variant = match & value {
         v2025_06_18::ReadResourceResultContentsItem::TextResourceContents(_) =>
         "TextResourceContents",
         v2025_06_18::ReadResourceResultContentsItem::BlobResourceContents(_) =>
-        "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "SamplingMessageContent", members : & [("TextContent", "Text"), ("ImageContent",
         "Image"), ("AudioContent", "Audio"),], decode : | text | { let value :
@@ -284,8 +453,14 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_06_18::SamplingMessageContent::Text(_) => "Text",
         v2025_06_18::SamplingMessageContent::Image(_) => "Image",
         v2025_06_18::SamplingMessageContent::Audio(_) => "Audio", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "ServerNotification", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_06_18::SamplingMessageContent =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_06_18::SamplingMessageContent::Text(_) => "Text",
+        v2025_06_18::SamplingMessageContent::Image(_) => "Image",
+        v2025_06_18::SamplingMessageContent::Audio(_) => "Audio", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "ServerNotification", members : &
         [("CancelledNotification", "Cancelled"), ("ProgressNotification", "Progress"),
         ("ResourceListChangedNotification", "ResourceListChanged"),
         ("ResourceUpdatedNotification", "ResourceUpdated"),
@@ -302,7 +477,18 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_06_18::ServerNotification::ToolListChanged(_) => "ToolListChanged",
         v2025_06_18::ServerNotification::LoggingMessage(_) => "LoggingMessage",
         v2025_06_18::ServerNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_06_18::ServerNotification = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_06_18::ServerNotification::Cancelled(_) => "Cancelled",
+        v2025_06_18::ServerNotification::Progress(_) => "Progress",
+        v2025_06_18::ServerNotification::ResourceListChanged(_) => "ResourceListChanged",
+        v2025_06_18::ServerNotification::ResourceUpdated(_) => "ResourceUpdated",
+        v2025_06_18::ServerNotification::PromptListChanged(_) => "PromptListChanged",
+        v2025_06_18::ServerNotification::ToolListChanged(_) => "ToolListChanged",
+        v2025_06_18::ServerNotification::LoggingMessage(_) => "LoggingMessage",
+        v2025_06_18::ServerNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ServerRequest", members : & [("PingRequest", "Ping"),
         ("CreateMessageRequest", "CreateMessage"), ("ListRootsRequest", "ListRoots"),
         ("ElicitRequest", "Elicit"),], decode : | text | { let value :
@@ -313,7 +499,15 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_06_18::ServerRequest::ListRoots(_) => "ListRoots",
         v2025_06_18::ServerRequest::Elicit(_) => "Elicit",
         v2025_06_18::ServerRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_06_18::ServerRequest = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_06_18::ServerRequest::Ping(_) => "Ping",
+        v2025_06_18::ServerRequest::CreateMessage(_) => "CreateMessage",
+        v2025_06_18::ServerRequest::ListRoots(_) => "ListRoots",
+        v2025_06_18::ServerRequest::Elicit(_) => "Elicit",
+        v2025_06_18::ServerRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ServerResult", members : & [("Result", "ResultBase"),
         ("InitializeResult", "InitializeResult"), ("ListResourcesResult",
         "ListResourcesResult"), ("ListResourceTemplatesResult",
@@ -334,6 +528,20 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "ListToolsResult", v2025_06_18::ServerResult::CallToolResult(_) =>
         "CallToolResult", v2025_06_18::ServerResult::CompleteResult(_) =>
         "CompleteResult", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2025_06_18::ServerResult = serde_json::from_str(text).map_err(| e | e
+        .to_string()) ?; let variant = match & value {
+        v2025_06_18::ServerResult::ResultBase(_) => "ResultBase",
+        v2025_06_18::ServerResult::InitializeResult(_) => "InitializeResult",
+        v2025_06_18::ServerResult::ListResourcesResult(_) => "ListResourcesResult",
+        v2025_06_18::ServerResult::ListResourceTemplatesResult(_) =>
+        "ListResourceTemplatesResult", v2025_06_18::ServerResult::ReadResourceResult(_)
+        => "ReadResourceResult", v2025_06_18::ServerResult::ListPromptsResult(_) =>
+        "ListPromptsResult", v2025_06_18::ServerResult::GetPromptResult(_) =>
+        "GetPromptResult", v2025_06_18::ServerResult::ListToolsResult(_) =>
+        "ListToolsResult", v2025_06_18::ServerResult::CallToolResult(_) =>
+        "CallToolResult", v2025_06_18::ServerResult::CompleteResult(_) =>
+        "CompleteResult", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, },
     ]
 }

@@ -4,251 +4,389 @@ use mcp_types::v2025_11_25;
 pub fn types() -> Vec<crate::TypeEntry> {
     vec![
         crate ::TypeEntry { schema : "Annotations", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::Annotations >, text : crate ::roundtrip_text:: <
         v2025_11_25::Annotations > }, crate ::TypeEntry { schema : "AudioContent",
-        roundtrip : crate ::roundtrip:: < v2025_11_25::AudioContent > }, crate
-        ::TypeEntry { schema : "BaseMetadata", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::BaseMetadata > }, crate ::TypeEntry { schema :
-        "BlobResourceContents", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_11_25::AudioContent >, text : crate
+        ::roundtrip_text:: < v2025_11_25::AudioContent > }, crate ::TypeEntry { schema :
+        "BaseMetadata", roundtrip : crate ::roundtrip:: < v2025_11_25::BaseMetadata >,
+        text : crate ::roundtrip_text:: < v2025_11_25::BaseMetadata > }, crate
+        ::TypeEntry { schema : "BlobResourceContents", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::BlobResourceContents >, text : crate ::roundtrip_text:: <
         v2025_11_25::BlobResourceContents > }, crate ::TypeEntry { schema :
-        "BooleanSchema", roundtrip : crate ::roundtrip:: < v2025_11_25::BooleanSchema >
-        }, crate ::TypeEntry { schema : "CallToolRequest", roundtrip : crate
-        ::roundtrip:: < v2025_11_25::CallToolRequest > }, crate ::TypeEntry { schema :
+        "BooleanSchema", roundtrip : crate ::roundtrip:: < v2025_11_25::BooleanSchema >,
+        text : crate ::roundtrip_text:: < v2025_11_25::BooleanSchema > }, crate
+        ::TypeEntry { schema : "CallToolRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::CallToolRequest >, text : crate ::roundtrip_text:: <
+        v2025_11_25::CallToolRequest > }, crate ::TypeEntry { schema :
         "CallToolRequestParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::CallToolRequestParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::CallToolRequestParams > }, crate ::TypeEntry { schema :
-        "CallToolResult", roundtrip : crate ::roundtrip:: < v2025_11_25::CallToolResult >
-        }, crate ::TypeEntry { schema : "CancelTaskRequest", roundtrip : crate
-        ::roundtrip:: < v2025_11_25::CancelTaskRequest > }, crate ::TypeEntry { schema :
+        "CallToolResult", roundtrip : crate ::roundtrip:: < v2025_11_25::CallToolResult
+        >, text : crate ::roundtrip_text:: < v2025_11_25::CallToolResult > }, crate
+        ::TypeEntry { schema : "CancelTaskRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::CancelTaskRequest >, text : crate ::roundtrip_text:: <
+        v2025_11_25::CancelTaskRequest > }, crate ::TypeEntry { schema :
         "CancelTaskResult", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::CancelTaskResult >, text : crate ::roundtrip_text:: <
         v2025_11_25::CancelTaskResult > }, crate ::TypeEntry { schema :
         "CancelledNotification", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::CancelledNotification >, text : crate ::roundtrip_text:: <
         v2025_11_25::CancelledNotification > }, crate ::TypeEntry { schema :
         "CancelledNotificationParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::CancelledNotificationParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::CancelledNotificationParams > }, crate ::TypeEntry { schema :
         "ClientCapabilities", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ClientCapabilities >, text : crate ::roundtrip_text:: <
         v2025_11_25::ClientCapabilities > }, crate ::TypeEntry { schema :
         "ClientNotification", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ClientNotification >, text : crate ::roundtrip_text:: <
         v2025_11_25::ClientNotification > }, crate ::TypeEntry { schema :
-        "ClientRequest", roundtrip : crate ::roundtrip:: < v2025_11_25::ClientRequest >
-        }, crate ::TypeEntry { schema : "ClientResult", roundtrip : crate ::roundtrip:: <
+        "ClientRequest", roundtrip : crate ::roundtrip:: < v2025_11_25::ClientRequest >,
+        text : crate ::roundtrip_text:: < v2025_11_25::ClientRequest > }, crate
+        ::TypeEntry { schema : "ClientResult", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ClientResult >, text : crate ::roundtrip_text:: <
         v2025_11_25::ClientResult > }, crate ::TypeEntry { schema : "CompleteRequest",
-        roundtrip : crate ::roundtrip:: < v2025_11_25::CompleteRequest > }, crate
-        ::TypeEntry { schema : "CompleteRequestParams", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_11_25::CompleteRequest >, text : crate
+        ::roundtrip_text:: < v2025_11_25::CompleteRequest > }, crate ::TypeEntry { schema
+        : "CompleteRequestParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::CompleteRequestParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::CompleteRequestParams > }, crate ::TypeEntry { schema :
-        "CompleteResult", roundtrip : crate ::roundtrip:: < v2025_11_25::CompleteResult >
-        }, crate ::TypeEntry { schema : "ContentBlock", roundtrip : crate ::roundtrip:: <
+        "CompleteResult", roundtrip : crate ::roundtrip:: < v2025_11_25::CompleteResult
+        >, text : crate ::roundtrip_text:: < v2025_11_25::CompleteResult > }, crate
+        ::TypeEntry { schema : "ContentBlock", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ContentBlock >, text : crate ::roundtrip_text:: <
         v2025_11_25::ContentBlock > }, crate ::TypeEntry { schema :
         "CreateMessageRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::CreateMessageRequest >, text : crate ::roundtrip_text:: <
         v2025_11_25::CreateMessageRequest > }, crate ::TypeEntry { schema :
         "CreateMessageRequestParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::CreateMessageRequestParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::CreateMessageRequestParams > }, crate ::TypeEntry { schema :
         "CreateMessageResult", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::CreateMessageResult >, text : crate ::roundtrip_text:: <
         v2025_11_25::CreateMessageResult > }, crate ::TypeEntry { schema :
         "CreateTaskResult", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::CreateTaskResult >, text : crate ::roundtrip_text:: <
         v2025_11_25::CreateTaskResult > }, crate ::TypeEntry { schema : "Cursor",
-        roundtrip : crate ::roundtrip:: < v2025_11_25::Cursor > }, crate ::TypeEntry {
-        schema : "ElicitRequest", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::ElicitRequest > }, crate ::TypeEntry { schema :
-        "ElicitRequestFormParams", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_11_25::Cursor >, text : crate
+        ::roundtrip_text:: < v2025_11_25::Cursor > }, crate ::TypeEntry { schema :
+        "ElicitRequest", roundtrip : crate ::roundtrip:: < v2025_11_25::ElicitRequest >,
+        text : crate ::roundtrip_text:: < v2025_11_25::ElicitRequest > }, crate
+        ::TypeEntry { schema : "ElicitRequestFormParams", roundtrip : crate ::roundtrip::
+        < v2025_11_25::ElicitRequestFormParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::ElicitRequestFormParams > }, crate ::TypeEntry { schema :
         "ElicitRequestParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ElicitRequestParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::ElicitRequestParams > }, crate ::TypeEntry { schema :
         "ElicitRequestURLParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ElicitRequestUrlParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::ElicitRequestUrlParams > }, crate ::TypeEntry { schema :
-        "ElicitResult", roundtrip : crate ::roundtrip:: < v2025_11_25::ElicitResult > },
-        crate ::TypeEntry { schema : "ElicitationCompleteNotification", roundtrip : crate
-        ::roundtrip:: < v2025_11_25::ElicitationCompleteNotification > }, crate
+        "ElicitResult", roundtrip : crate ::roundtrip:: < v2025_11_25::ElicitResult >,
+        text : crate ::roundtrip_text:: < v2025_11_25::ElicitResult > }, crate
+        ::TypeEntry { schema : "ElicitationCompleteNotification", roundtrip : crate
+        ::roundtrip:: < v2025_11_25::ElicitationCompleteNotification >, text : crate
+        ::roundtrip_text:: < v2025_11_25::ElicitationCompleteNotification > }, crate
         ::TypeEntry { schema : "EmbeddedResource", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::EmbeddedResource >, text : crate ::roundtrip_text:: <
         v2025_11_25::EmbeddedResource > }, crate ::TypeEntry { schema : "EmptyResult",
-        roundtrip : crate ::roundtrip:: < v2025_11_25::EmptyResult > }, crate ::TypeEntry
-        { schema : "EnumSchema", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::EnumSchema > }, crate ::TypeEntry { schema : "Error", roundtrip :
-        crate ::roundtrip:: < mcp_types::ErrorObject > }, crate ::TypeEntry { schema :
-        "GetPromptRequest", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_11_25::EmptyResult >, text : crate
+        ::roundtrip_text:: < v2025_11_25::EmptyResult > }, crate ::TypeEntry { schema :
+        "EnumSchema", roundtrip : crate ::roundtrip:: < v2025_11_25::EnumSchema >, text :
+        crate ::roundtrip_text:: < v2025_11_25::EnumSchema > }, crate ::TypeEntry {
+        schema : "Error", roundtrip : crate ::roundtrip:: < mcp_types::ErrorObject >,
+        text : crate ::roundtrip_text:: < mcp_types::ErrorObject > }, crate ::TypeEntry {
+        schema : "GetPromptRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::GetPromptRequest >, text : crate ::roundtrip_text:: <
         v2025_11_25::GetPromptRequest > }, crate ::TypeEntry { schema :
         "GetPromptRequestParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::GetPromptRequestParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::GetPromptRequestParams > }, crate ::TypeEntry { schema :
         "GetPromptResult", roundtrip : crate ::roundtrip:: < v2025_11_25::GetPromptResult
-        > }, crate ::TypeEntry { schema : "GetTaskPayloadRequest", roundtrip : crate
-        ::roundtrip:: < v2025_11_25::GetTaskPayloadRequest > }, crate ::TypeEntry {
-        schema : "GetTaskPayloadResult", roundtrip : crate ::roundtrip:: <
+        >, text : crate ::roundtrip_text:: < v2025_11_25::GetPromptResult > }, crate
+        ::TypeEntry { schema : "GetTaskPayloadRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::GetTaskPayloadRequest >, text : crate ::roundtrip_text:: <
+        v2025_11_25::GetTaskPayloadRequest > }, crate ::TypeEntry { schema :
+        "GetTaskPayloadResult", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::GetTaskPayloadResult >, text : crate ::roundtrip_text:: <
         v2025_11_25::GetTaskPayloadResult > }, crate ::TypeEntry { schema :
-        "GetTaskRequest", roundtrip : crate ::roundtrip:: < v2025_11_25::GetTaskRequest >
-        }, crate ::TypeEntry { schema : "GetTaskResult", roundtrip : crate ::roundtrip::
-        < v2025_11_25::GetTaskResult > }, crate ::TypeEntry { schema : "Icon", roundtrip
-        : crate ::roundtrip:: < v2025_11_25::Icon > }, crate ::TypeEntry { schema :
-        "Icons", roundtrip : crate ::roundtrip:: < v2025_11_25::Icons > }, crate
-        ::TypeEntry { schema : "ImageContent", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::ImageContent > }, crate ::TypeEntry { schema : "Implementation",
-        roundtrip : crate ::roundtrip:: < v2025_11_25::Implementation > }, crate
+        "GetTaskRequest", roundtrip : crate ::roundtrip:: < v2025_11_25::GetTaskRequest
+        >, text : crate ::roundtrip_text:: < v2025_11_25::GetTaskRequest > }, crate
+        ::TypeEntry { schema : "GetTaskResult", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::GetTaskResult >, text : crate ::roundtrip_text:: <
+        v2025_11_25::GetTaskResult > }, crate ::TypeEntry { schema : "Icon", roundtrip :
+        crate ::roundtrip:: < v2025_11_25::Icon >, text : crate ::roundtrip_text:: <
+        v2025_11_25::Icon > }, crate ::TypeEntry { schema : "Icons", roundtrip : crate
+        ::roundtrip:: < v2025_11_25::Icons >, text : crate ::roundtrip_text:: <
+        v2025_11_25::Icons > }, crate ::TypeEntry { schema : "ImageContent", roundtrip :
+        crate ::roundtrip:: < v2025_11_25::ImageContent >, text : crate
+        ::roundtrip_text:: < v2025_11_25::ImageContent > }, crate ::TypeEntry { schema :
+        "Implementation", roundtrip : crate ::roundtrip:: < v2025_11_25::Implementation
+        >, text : crate ::roundtrip_text:: < v2025_11_25::Implementation > }, crate
         ::TypeEntry { schema : "InitializeRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::InitializeRequest >, text : crate ::roundtrip_text:: <
         v2025_11_25::InitializeRequest > }, crate ::TypeEntry { schema :
         "InitializeRequestParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::InitializeRequestParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::InitializeRequestParams > }, crate ::TypeEntry { schema :
         "InitializeResult", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::InitializeResult >, text : crate ::roundtrip_text:: <
         v2025_11_25::InitializeResult > }, crate ::TypeEntry { schema :
         "InitializedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::InitializedNotification >, text : crate ::roundtrip_text:: <
         v2025_11_25::InitializedNotification > }, crate ::TypeEntry { schema :
         "JSONRPCErrorResponse", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::JsonRpcErrorResponse >, text : crate ::roundtrip_text:: <
         v2025_11_25::JsonRpcErrorResponse > }, crate ::TypeEntry { schema :
-        "JSONRPCMessage", roundtrip : crate ::roundtrip:: < v2025_11_25::JsonRpcMessage >
-        }, crate ::TypeEntry { schema : "JSONRPCNotification", roundtrip : crate
-        ::roundtrip:: < v2025_11_25::JsonRpcNotification > }, crate ::TypeEntry { schema
-        : "JSONRPCRequest", roundtrip : crate ::roundtrip:: < v2025_11_25::JsonRpcRequest
-        > }, crate ::TypeEntry { schema : "JSONRPCResponse", roundtrip : crate
-        ::roundtrip:: < v2025_11_25::JsonRpcResponse > }, crate ::TypeEntry { schema :
+        "JSONRPCMessage", roundtrip : crate ::roundtrip:: < v2025_11_25::JsonRpcMessage
+        >, text : crate ::roundtrip_text:: < v2025_11_25::JsonRpcMessage > }, crate
+        ::TypeEntry { schema : "JSONRPCNotification", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::JsonRpcNotification >, text : crate ::roundtrip_text:: <
+        v2025_11_25::JsonRpcNotification > }, crate ::TypeEntry { schema :
+        "JSONRPCRequest", roundtrip : crate ::roundtrip:: < v2025_11_25::JsonRpcRequest
+        >, text : crate ::roundtrip_text:: < v2025_11_25::JsonRpcRequest > }, crate
+        ::TypeEntry { schema : "JSONRPCResponse", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::JsonRpcResponse >, text : crate ::roundtrip_text:: <
+        v2025_11_25::JsonRpcResponse > }, crate ::TypeEntry { schema :
         "JSONRPCResultResponse", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::JsonRpcResultResponse >, text : crate ::roundtrip_text:: <
         v2025_11_25::JsonRpcResultResponse > }, crate ::TypeEntry { schema :
         "LegacyTitledEnumSchema", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::LegacyTitledEnumSchema >, text : crate ::roundtrip_text:: <
         v2025_11_25::LegacyTitledEnumSchema > }, crate ::TypeEntry { schema :
         "ListPromptsRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ListPromptsRequest >, text : crate ::roundtrip_text:: <
         v2025_11_25::ListPromptsRequest > }, crate ::TypeEntry { schema :
         "ListPromptsResult", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ListPromptsResult >, text : crate ::roundtrip_text:: <
         v2025_11_25::ListPromptsResult > }, crate ::TypeEntry { schema :
         "ListResourceTemplatesRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ListResourceTemplatesRequest >, text : crate ::roundtrip_text:: <
         v2025_11_25::ListResourceTemplatesRequest > }, crate ::TypeEntry { schema :
         "ListResourceTemplatesResult", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ListResourceTemplatesResult >, text : crate ::roundtrip_text:: <
         v2025_11_25::ListResourceTemplatesResult > }, crate ::TypeEntry { schema :
         "ListResourcesRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ListResourcesRequest >, text : crate ::roundtrip_text:: <
         v2025_11_25::ListResourcesRequest > }, crate ::TypeEntry { schema :
         "ListResourcesResult", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ListResourcesResult >, text : crate ::roundtrip_text:: <
         v2025_11_25::ListResourcesResult > }, crate ::TypeEntry { schema :
         "ListRootsRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ListRootsRequest >, text : crate ::roundtrip_text:: <
         v2025_11_25::ListRootsRequest > }, crate ::TypeEntry { schema :
         "ListRootsResult", roundtrip : crate ::roundtrip:: < v2025_11_25::ListRootsResult
-        > }, crate ::TypeEntry { schema : "ListTasksRequest", roundtrip : crate
-        ::roundtrip:: < v2025_11_25::ListTasksRequest > }, crate ::TypeEntry { schema :
+        >, text : crate ::roundtrip_text:: < v2025_11_25::ListRootsResult > }, crate
+        ::TypeEntry { schema : "ListTasksRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ListTasksRequest >, text : crate ::roundtrip_text:: <
+        v2025_11_25::ListTasksRequest > }, crate ::TypeEntry { schema :
         "ListTasksResult", roundtrip : crate ::roundtrip:: < v2025_11_25::ListTasksResult
-        > }, crate ::TypeEntry { schema : "ListToolsRequest", roundtrip : crate
-        ::roundtrip:: < v2025_11_25::ListToolsRequest > }, crate ::TypeEntry { schema :
+        >, text : crate ::roundtrip_text:: < v2025_11_25::ListTasksResult > }, crate
+        ::TypeEntry { schema : "ListToolsRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ListToolsRequest >, text : crate ::roundtrip_text:: <
+        v2025_11_25::ListToolsRequest > }, crate ::TypeEntry { schema :
         "ListToolsResult", roundtrip : crate ::roundtrip:: < v2025_11_25::ListToolsResult
-        > }, crate ::TypeEntry { schema : "LoggingMessageNotification", roundtrip : crate
-        ::roundtrip:: < v2025_11_25::LoggingMessageNotification > }, crate ::TypeEntry {
-        schema : "LoggingMessageNotificationParams", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::LoggingMessageNotificationParams > }, crate ::TypeEntry { schema :
-        "ModelHint", roundtrip : crate ::roundtrip:: < v2025_11_25::ModelHint > }, crate
-        ::TypeEntry { schema : "ModelPreferences", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::ModelPreferences > }, crate ::TypeEntry { schema :
-        "MultiSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        >, text : crate ::roundtrip_text:: < v2025_11_25::ListToolsResult > }, crate
+        ::TypeEntry { schema : "LoggingMessageNotification", roundtrip : crate
+        ::roundtrip:: < v2025_11_25::LoggingMessageNotification >, text : crate
+        ::roundtrip_text:: < v2025_11_25::LoggingMessageNotification > }, crate
+        ::TypeEntry { schema : "LoggingMessageNotificationParams", roundtrip : crate
+        ::roundtrip:: < v2025_11_25::LoggingMessageNotificationParams >, text : crate
+        ::roundtrip_text:: < v2025_11_25::LoggingMessageNotificationParams > }, crate
+        ::TypeEntry { schema : "ModelHint", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ModelHint >, text : crate ::roundtrip_text:: <
+        v2025_11_25::ModelHint > }, crate ::TypeEntry { schema : "ModelPreferences",
+        roundtrip : crate ::roundtrip:: < v2025_11_25::ModelPreferences >, text : crate
+        ::roundtrip_text:: < v2025_11_25::ModelPreferences > }, crate ::TypeEntry {
+        schema : "MultiSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::MultiSelectEnumSchema >, text : crate ::roundtrip_text:: <
         v2025_11_25::MultiSelectEnumSchema > }, crate ::TypeEntry { schema :
-        "Notification", roundtrip : crate ::roundtrip:: < v2025_11_25::NotificationBase >
-        }, crate ::TypeEntry { schema : "NotificationParams", roundtrip : crate
-        ::roundtrip:: < v2025_11_25::NotificationParams > }, crate ::TypeEntry { schema :
-        "NumberSchema", roundtrip : crate ::roundtrip:: < v2025_11_25::NumberSchema > },
-        crate ::TypeEntry { schema : "PaginatedRequest", roundtrip : crate ::roundtrip::
-        < v2025_11_25::PaginatedRequest > }, crate ::TypeEntry { schema :
+        "Notification", roundtrip : crate ::roundtrip:: < v2025_11_25::NotificationBase
+        >, text : crate ::roundtrip_text:: < v2025_11_25::NotificationBase > }, crate
+        ::TypeEntry { schema : "NotificationParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::NotificationParams >, text : crate ::roundtrip_text:: <
+        v2025_11_25::NotificationParams > }, crate ::TypeEntry { schema : "NumberSchema",
+        roundtrip : crate ::roundtrip:: < v2025_11_25::NumberSchema >, text : crate
+        ::roundtrip_text:: < v2025_11_25::NumberSchema > }, crate ::TypeEntry { schema :
+        "PaginatedRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::PaginatedRequest >, text : crate ::roundtrip_text:: <
+        v2025_11_25::PaginatedRequest > }, crate ::TypeEntry { schema :
         "PaginatedRequestParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::PaginatedRequestParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::PaginatedRequestParams > }, crate ::TypeEntry { schema :
         "PaginatedResult", roundtrip : crate ::roundtrip:: < v2025_11_25::PaginatedResult
-        > }, crate ::TypeEntry { schema : "PingRequest", roundtrip : crate ::roundtrip::
-        < v2025_11_25::PingRequest > }, crate ::TypeEntry { schema :
+        >, text : crate ::roundtrip_text:: < v2025_11_25::PaginatedResult > }, crate
+        ::TypeEntry { schema : "PingRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::PingRequest >, text : crate ::roundtrip_text:: <
+        v2025_11_25::PingRequest > }, crate ::TypeEntry { schema :
         "PrimitiveSchemaDefinition", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::PrimitiveSchemaDefinition >, text : crate ::roundtrip_text:: <
         v2025_11_25::PrimitiveSchemaDefinition > }, crate ::TypeEntry { schema :
         "ProgressNotification", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ProgressNotification >, text : crate ::roundtrip_text:: <
         v2025_11_25::ProgressNotification > }, crate ::TypeEntry { schema :
         "ProgressNotificationParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ProgressNotificationParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::ProgressNotificationParams > }, crate ::TypeEntry { schema :
-        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken > },
-        crate ::TypeEntry { schema : "Prompt", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::Prompt > }, crate ::TypeEntry { schema : "PromptArgument", roundtrip
-        : crate ::roundtrip:: < v2025_11_25::PromptArgument > }, crate ::TypeEntry {
-        schema : "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken >,
+        text : crate ::roundtrip_text:: < mcp_types::ProgressToken > }, crate ::TypeEntry
+        { schema : "Prompt", roundtrip : crate ::roundtrip:: < v2025_11_25::Prompt >,
+        text : crate ::roundtrip_text:: < v2025_11_25::Prompt > }, crate ::TypeEntry {
+        schema : "PromptArgument", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::PromptArgument >, text : crate ::roundtrip_text:: <
+        v2025_11_25::PromptArgument > }, crate ::TypeEntry { schema :
+        "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::PromptListChangedNotification >, text : crate ::roundtrip_text:: <
         v2025_11_25::PromptListChangedNotification > }, crate ::TypeEntry { schema :
-        "PromptMessage", roundtrip : crate ::roundtrip:: < v2025_11_25::PromptMessage >
-        }, crate ::TypeEntry { schema : "PromptReference", roundtrip : crate
-        ::roundtrip:: < v2025_11_25::PromptReference > }, crate ::TypeEntry { schema :
+        "PromptMessage", roundtrip : crate ::roundtrip:: < v2025_11_25::PromptMessage >,
+        text : crate ::roundtrip_text:: < v2025_11_25::PromptMessage > }, crate
+        ::TypeEntry { schema : "PromptReference", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::PromptReference >, text : crate ::roundtrip_text:: <
+        v2025_11_25::PromptReference > }, crate ::TypeEntry { schema :
         "ReadResourceRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ReadResourceRequest >, text : crate ::roundtrip_text:: <
         v2025_11_25::ReadResourceRequest > }, crate ::TypeEntry { schema :
         "ReadResourceRequestParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ReadResourceRequestParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::ReadResourceRequestParams > }, crate ::TypeEntry { schema :
         "ReadResourceResult", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ReadResourceResult >, text : crate ::roundtrip_text:: <
         v2025_11_25::ReadResourceResult > }, crate ::TypeEntry { schema :
         "RelatedTaskMetadata", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::RelatedTaskMetadata >, text : crate ::roundtrip_text:: <
         v2025_11_25::RelatedTaskMetadata > }, crate ::TypeEntry { schema : "Request",
-        roundtrip : crate ::roundtrip:: < v2025_11_25::RequestBase > }, crate ::TypeEntry
-        { schema : "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId >
-        }, crate ::TypeEntry { schema : "RequestParams", roundtrip : crate ::roundtrip::
-        < v2025_11_25::RequestParams > }, crate ::TypeEntry { schema : "Resource",
-        roundtrip : crate ::roundtrip:: < v2025_11_25::Resource > }, crate ::TypeEntry {
-        schema : "ResourceContents", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::ResourceContents > }, crate ::TypeEntry { schema : "ResourceLink",
-        roundtrip : crate ::roundtrip:: < v2025_11_25::ResourceLink > }, crate
-        ::TypeEntry { schema : "ResourceListChangedNotification", roundtrip : crate
-        ::roundtrip:: < v2025_11_25::ResourceListChangedNotification > }, crate
-        ::TypeEntry { schema : "ResourceRequestParams", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_11_25::RequestBase >, text : crate
+        ::roundtrip_text:: < v2025_11_25::RequestBase > }, crate ::TypeEntry { schema :
+        "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId >, text :
+        crate ::roundtrip_text:: < mcp_types::RequestId > }, crate ::TypeEntry { schema :
+        "RequestParams", roundtrip : crate ::roundtrip:: < v2025_11_25::RequestParams >,
+        text : crate ::roundtrip_text:: < v2025_11_25::RequestParams > }, crate
+        ::TypeEntry { schema : "Resource", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::Resource >, text : crate ::roundtrip_text:: < v2025_11_25::Resource
+        > }, crate ::TypeEntry { schema : "ResourceContents", roundtrip : crate
+        ::roundtrip:: < v2025_11_25::ResourceContents >, text : crate ::roundtrip_text::
+        < v2025_11_25::ResourceContents > }, crate ::TypeEntry { schema : "ResourceLink",
+        roundtrip : crate ::roundtrip:: < v2025_11_25::ResourceLink >, text : crate
+        ::roundtrip_text:: < v2025_11_25::ResourceLink > }, crate ::TypeEntry { schema :
+        "ResourceListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ResourceListChangedNotification >, text : crate ::roundtrip_text:: <
+        v2025_11_25::ResourceListChangedNotification > }, crate ::TypeEntry { schema :
+        "ResourceRequestParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ResourceRequestParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::ResourceRequestParams > }, crate ::TypeEntry { schema :
         "ResourceTemplate", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ResourceTemplate >, text : crate ::roundtrip_text:: <
         v2025_11_25::ResourceTemplate > }, crate ::TypeEntry { schema :
         "ResourceTemplateReference", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ResourceTemplateReference >, text : crate ::roundtrip_text:: <
         v2025_11_25::ResourceTemplateReference > }, crate ::TypeEntry { schema :
         "ResourceUpdatedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ResourceUpdatedNotification >, text : crate ::roundtrip_text:: <
         v2025_11_25::ResourceUpdatedNotification > }, crate ::TypeEntry { schema :
         "ResourceUpdatedNotificationParams", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::ResourceUpdatedNotificationParams > }, crate ::TypeEntry { schema :
-        "Result", roundtrip : crate ::roundtrip:: < v2025_11_25::ResultBase > }, crate
-        ::TypeEntry { schema : "Root", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::Root > }, crate ::TypeEntry { schema :
+        v2025_11_25::ResourceUpdatedNotificationParams >, text : crate ::roundtrip_text::
+        < v2025_11_25::ResourceUpdatedNotificationParams > }, crate ::TypeEntry { schema
+        : "Result", roundtrip : crate ::roundtrip:: < v2025_11_25::ResultBase >, text :
+        crate ::roundtrip_text:: < v2025_11_25::ResultBase > }, crate ::TypeEntry {
+        schema : "Root", roundtrip : crate ::roundtrip:: < v2025_11_25::Root >, text :
+        crate ::roundtrip_text:: < v2025_11_25::Root > }, crate ::TypeEntry { schema :
         "RootsListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::RootsListChangedNotification >, text : crate ::roundtrip_text:: <
         v2025_11_25::RootsListChangedNotification > }, crate ::TypeEntry { schema :
         "SamplingMessage", roundtrip : crate ::roundtrip:: < v2025_11_25::SamplingMessage
-        > }, crate ::TypeEntry { schema : "SamplingMessageContentBlock", roundtrip :
-        crate ::roundtrip:: < v2025_11_25::SamplingMessageContentBlock > }, crate
+        >, text : crate ::roundtrip_text:: < v2025_11_25::SamplingMessage > }, crate
+        ::TypeEntry { schema : "SamplingMessageContentBlock", roundtrip : crate
+        ::roundtrip:: < v2025_11_25::SamplingMessageContentBlock >, text : crate
+        ::roundtrip_text:: < v2025_11_25::SamplingMessageContentBlock > }, crate
         ::TypeEntry { schema : "ServerCapabilities", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ServerCapabilities >, text : crate ::roundtrip_text:: <
         v2025_11_25::ServerCapabilities > }, crate ::TypeEntry { schema :
         "ServerNotification", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ServerNotification >, text : crate ::roundtrip_text:: <
         v2025_11_25::ServerNotification > }, crate ::TypeEntry { schema :
-        "ServerRequest", roundtrip : crate ::roundtrip:: < v2025_11_25::ServerRequest >
-        }, crate ::TypeEntry { schema : "ServerResult", roundtrip : crate ::roundtrip:: <
+        "ServerRequest", roundtrip : crate ::roundtrip:: < v2025_11_25::ServerRequest >,
+        text : crate ::roundtrip_text:: < v2025_11_25::ServerRequest > }, crate
+        ::TypeEntry { schema : "ServerResult", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ServerResult >, text : crate ::roundtrip_text:: <
         v2025_11_25::ServerResult > }, crate ::TypeEntry { schema : "SetLevelRequest",
-        roundtrip : crate ::roundtrip:: < v2025_11_25::SetLevelRequest > }, crate
-        ::TypeEntry { schema : "SetLevelRequestParams", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_11_25::SetLevelRequest >, text : crate
+        ::roundtrip_text:: < v2025_11_25::SetLevelRequest > }, crate ::TypeEntry { schema
+        : "SetLevelRequestParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::SetLevelRequestParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::SetLevelRequestParams > }, crate ::TypeEntry { schema :
         "SingleSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::SingleSelectEnumSchema >, text : crate ::roundtrip_text:: <
         v2025_11_25::SingleSelectEnumSchema > }, crate ::TypeEntry { schema :
-        "StringSchema", roundtrip : crate ::roundtrip:: < v2025_11_25::StringSchema > },
-        crate ::TypeEntry { schema : "SubscribeRequest", roundtrip : crate ::roundtrip::
-        < v2025_11_25::SubscribeRequest > }, crate ::TypeEntry { schema :
+        "StringSchema", roundtrip : crate ::roundtrip:: < v2025_11_25::StringSchema >,
+        text : crate ::roundtrip_text:: < v2025_11_25::StringSchema > }, crate
+        ::TypeEntry { schema : "SubscribeRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::SubscribeRequest >, text : crate ::roundtrip_text:: <
+        v2025_11_25::SubscribeRequest > }, crate ::TypeEntry { schema :
         "SubscribeRequestParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::SubscribeRequestParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::SubscribeRequestParams > }, crate ::TypeEntry { schema : "Task",
-        roundtrip : crate ::roundtrip:: < v2025_11_25::Task > }, crate ::TypeEntry {
-        schema : "TaskAugmentedRequestParams", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2025_11_25::Task >, text : crate
+        ::roundtrip_text:: < v2025_11_25::Task > }, crate ::TypeEntry { schema :
+        "TaskAugmentedRequestParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::TaskAugmentedRequestParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::TaskAugmentedRequestParams > }, crate ::TypeEntry { schema :
-        "TaskMetadata", roundtrip : crate ::roundtrip:: < v2025_11_25::TaskMetadata > },
-        crate ::TypeEntry { schema : "TaskStatusNotification", roundtrip : crate
-        ::roundtrip:: < v2025_11_25::TaskStatusNotification > }, crate ::TypeEntry {
-        schema : "TaskStatusNotificationParams", roundtrip : crate ::roundtrip:: <
+        "TaskMetadata", roundtrip : crate ::roundtrip:: < v2025_11_25::TaskMetadata >,
+        text : crate ::roundtrip_text:: < v2025_11_25::TaskMetadata > }, crate
+        ::TypeEntry { schema : "TaskStatusNotification", roundtrip : crate ::roundtrip::
+        < v2025_11_25::TaskStatusNotification >, text : crate ::roundtrip_text:: <
+        v2025_11_25::TaskStatusNotification > }, crate ::TypeEntry { schema :
+        "TaskStatusNotificationParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::TaskStatusNotificationParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::TaskStatusNotificationParams > }, crate ::TypeEntry { schema :
-        "TextContent", roundtrip : crate ::roundtrip:: < v2025_11_25::TextContent > },
-        crate ::TypeEntry { schema : "TextResourceContents", roundtrip : crate
-        ::roundtrip:: < v2025_11_25::TextResourceContents > }, crate ::TypeEntry { schema
-        : "TitledMultiSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        "TextContent", roundtrip : crate ::roundtrip:: < v2025_11_25::TextContent >, text
+        : crate ::roundtrip_text:: < v2025_11_25::TextContent > }, crate ::TypeEntry {
+        schema : "TextResourceContents", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::TextResourceContents >, text : crate ::roundtrip_text:: <
+        v2025_11_25::TextResourceContents > }, crate ::TypeEntry { schema :
+        "TitledMultiSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::TitledMultiSelectEnumSchema >, text : crate ::roundtrip_text:: <
         v2025_11_25::TitledMultiSelectEnumSchema > }, crate ::TypeEntry { schema :
         "TitledSingleSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::TitledSingleSelectEnumSchema >, text : crate ::roundtrip_text:: <
         v2025_11_25::TitledSingleSelectEnumSchema > }, crate ::TypeEntry { schema :
-        "Tool", roundtrip : crate ::roundtrip:: < v2025_11_25::Tool > }, crate
-        ::TypeEntry { schema : "ToolAnnotations", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::ToolAnnotations > }, crate ::TypeEntry { schema : "ToolChoice",
-        roundtrip : crate ::roundtrip:: < v2025_11_25::ToolChoice > }, crate ::TypeEntry
-        { schema : "ToolExecution", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::ToolExecution > }, crate ::TypeEntry { schema :
+        "Tool", roundtrip : crate ::roundtrip:: < v2025_11_25::Tool >, text : crate
+        ::roundtrip_text:: < v2025_11_25::Tool > }, crate ::TypeEntry { schema :
+        "ToolAnnotations", roundtrip : crate ::roundtrip:: < v2025_11_25::ToolAnnotations
+        >, text : crate ::roundtrip_text:: < v2025_11_25::ToolAnnotations > }, crate
+        ::TypeEntry { schema : "ToolChoice", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ToolChoice >, text : crate ::roundtrip_text:: <
+        v2025_11_25::ToolChoice > }, crate ::TypeEntry { schema : "ToolExecution",
+        roundtrip : crate ::roundtrip:: < v2025_11_25::ToolExecution >, text : crate
+        ::roundtrip_text:: < v2025_11_25::ToolExecution > }, crate ::TypeEntry { schema :
         "ToolListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ToolListChangedNotification >, text : crate ::roundtrip_text:: <
         v2025_11_25::ToolListChangedNotification > }, crate ::TypeEntry { schema :
         "ToolResultContent", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::ToolResultContent >, text : crate ::roundtrip_text:: <
         v2025_11_25::ToolResultContent > }, crate ::TypeEntry { schema :
-        "ToolUseContent", roundtrip : crate ::roundtrip:: < v2025_11_25::ToolUseContent >
-        }, crate ::TypeEntry { schema : "URLElicitationRequiredError", roundtrip : crate
-        ::roundtrip:: < v2025_11_25::UrlElicitationRequiredError > }, crate ::TypeEntry {
-        schema : "UnsubscribeRequest", roundtrip : crate ::roundtrip:: <
+        "ToolUseContent", roundtrip : crate ::roundtrip:: < v2025_11_25::ToolUseContent
+        >, text : crate ::roundtrip_text:: < v2025_11_25::ToolUseContent > }, crate
+        ::TypeEntry { schema : "URLElicitationRequiredError", roundtrip : crate
+        ::roundtrip:: < v2025_11_25::UrlElicitationRequiredError >, text : crate
+        ::roundtrip_text:: < v2025_11_25::UrlElicitationRequiredError > }, crate
+        ::TypeEntry { schema : "UnsubscribeRequest", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::UnsubscribeRequest >, text : crate ::roundtrip_text:: <
         v2025_11_25::UnsubscribeRequest > }, crate ::TypeEntry { schema :
         "UnsubscribeRequestParams", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::UnsubscribeRequestParams >, text : crate ::roundtrip_text:: <
         v2025_11_25::UnsubscribeRequestParams > }, crate ::TypeEntry { schema :
         "UntitledMultiSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::UntitledMultiSelectEnumSchema >, text : crate ::roundtrip_text:: <
         v2025_11_25::UntitledMultiSelectEnumSchema > }, crate ::TypeEntry { schema :
         "UntitledSingleSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::UntitledSingleSelectEnumSchema >, text : crate ::roundtrip_text:: <
         v2025_11_25::UntitledSingleSelectEnumSchema > }, crate ::TypeEntry { schema :
-        "LoggingLevel", roundtrip : crate ::roundtrip:: < v2025_11_25::LoggingLevel > },
-        crate ::TypeEntry { schema : "Role", roundtrip : crate ::roundtrip:: <
-        v2025_11_25::Role > }, crate ::TypeEntry { schema : "TaskStatus", roundtrip :
-        crate ::roundtrip:: < v2025_11_25::TaskStatus > },
+        "LoggingLevel", roundtrip : crate ::roundtrip:: < v2025_11_25::LoggingLevel >,
+        text : crate ::roundtrip_text:: < v2025_11_25::LoggingLevel > }, crate
+        ::TypeEntry { schema : "Role", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::Role >, text : crate ::roundtrip_text:: < v2025_11_25::Role > },
+        crate ::TypeEntry { schema : "TaskStatus", roundtrip : crate ::roundtrip:: <
+        v2025_11_25::TaskStatus >, text : crate ::roundtrip_text:: <
+        v2025_11_25::TaskStatus > },
     ]
 }
 pub fn unions() -> Vec<crate::UnionEntry> {
@@ -265,7 +403,16 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::ClientNotification::TaskStatus(_) => "TaskStatus",
         v2025_11_25::ClientNotification::RootsListChanged(_) => "RootsListChanged",
         v2025_11_25::ClientNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_11_25::ClientNotification = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_11_25::ClientNotification::Cancelled(_) => "Cancelled",
+        v2025_11_25::ClientNotification::Initialized(_) => "Initialized",
+        v2025_11_25::ClientNotification::Progress(_) => "Progress",
+        v2025_11_25::ClientNotification::TaskStatus(_) => "TaskStatus",
+        v2025_11_25::ClientNotification::RootsListChanged(_) => "RootsListChanged",
+        v2025_11_25::ClientNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ClientRequest", members : & [("InitializeRequest",
         "Initialize"), ("PingRequest", "Ping"), ("ListResourcesRequest",
         "ListResources"), ("ListResourceTemplatesRequest", "ListResourceTemplates"),
@@ -296,7 +443,28 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::ClientRequest::SetLevel(_) => "SetLevel",
         v2025_11_25::ClientRequest::Complete(_) => "Complete",
         v2025_11_25::ClientRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_11_25::ClientRequest = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_11_25::ClientRequest::Initialize(_) => "Initialize",
+        v2025_11_25::ClientRequest::Ping(_) => "Ping",
+        v2025_11_25::ClientRequest::ListResources(_) => "ListResources",
+        v2025_11_25::ClientRequest::ListResourceTemplates(_) => "ListResourceTemplates",
+        v2025_11_25::ClientRequest::ReadResource(_) => "ReadResource",
+        v2025_11_25::ClientRequest::Subscribe(_) => "Subscribe",
+        v2025_11_25::ClientRequest::Unsubscribe(_) => "Unsubscribe",
+        v2025_11_25::ClientRequest::ListPrompts(_) => "ListPrompts",
+        v2025_11_25::ClientRequest::GetPrompt(_) => "GetPrompt",
+        v2025_11_25::ClientRequest::ListTools(_) => "ListTools",
+        v2025_11_25::ClientRequest::CallTool(_) => "CallTool",
+        v2025_11_25::ClientRequest::GetTask(_) => "GetTask",
+        v2025_11_25::ClientRequest::GetTaskPayload(_) => "GetTaskPayload",
+        v2025_11_25::ClientRequest::CancelTask(_) => "CancelTask",
+        v2025_11_25::ClientRequest::ListTasks(_) => "ListTasks",
+        v2025_11_25::ClientRequest::SetLevel(_) => "SetLevel",
+        v2025_11_25::ClientRequest::Complete(_) => "Complete",
+        v2025_11_25::ClientRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ClientResult", members : & [("Result", "ResultBase"),
         ("GetTaskResult", "GetTaskResult"), ("GetTaskPayloadResult", "ResultBase"),
         ("CancelTaskResult", "GetTaskResult"), ("ListTasksResult", "ListTasksResult"),
@@ -312,8 +480,19 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::ClientResult::CreateMessageResult(_) => "CreateMessageResult",
         v2025_11_25::ClientResult::ListRootsResult(_) => "ListRootsResult",
         v2025_11_25::ClientResult::ElicitResult(_) => "ElicitResult", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "CompleteRequestParamsRef", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_11_25::ClientResult =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_11_25::ClientResult::ResultBase(_) => "ResultBase",
+        v2025_11_25::ClientResult::GetTaskResult(_) => "GetTaskResult",
+        v2025_11_25::ClientResult::GetTaskPayloadResult(_) => "GetTaskPayloadResult",
+        v2025_11_25::ClientResult::CancelTaskResult(_) => "CancelTaskResult",
+        v2025_11_25::ClientResult::ListTasksResult(_) => "ListTasksResult",
+        v2025_11_25::ClientResult::CreateMessageResult(_) => "CreateMessageResult",
+        v2025_11_25::ClientResult::ListRootsResult(_) => "ListRootsResult",
+        v2025_11_25::ClientResult::ElicitResult(_) => "ElicitResult", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "CompleteRequestParamsRef", members : &
         [("PromptReference", "RefPrompt"), ("ResourceTemplateReference",
         "RefResource"),], decode : | text | { let value :
         v2025_11_25::CompleteRequestParamsRef = serde_json::from_str(text).map_err(| e |
@@ -321,7 +500,12 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::CompleteRequestParamsRef::RefPrompt(_) => "RefPrompt",
         v2025_11_25::CompleteRequestParamsRef::RefResource(_) => "RefResource", _ => "?"
         }; Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
-        }, crate ::UnionEntry { union : "ContentBlock", members : & [("TextContent",
+        decode_text : | text | { let value : v2025_11_25::CompleteRequestParamsRef =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_11_25::CompleteRequestParamsRef::RefPrompt(_) => "RefPrompt",
+        v2025_11_25::CompleteRequestParamsRef::RefResource(_) => "RefResource", _ => "?"
+        }; Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?))
+        }, }, crate ::UnionEntry { union : "ContentBlock", members : & [("TextContent",
         "Text"), ("ImageContent", "Image"), ("AudioContent", "Audio"), ("ResourceLink",
         "ResourceLink"), ("EmbeddedResource", "Resource"),], decode : | text | { let
         value : v2025_11_25::ContentBlock = serde_json::from_str(text).map_err(| e | e
@@ -330,7 +514,14 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::ContentBlock::Audio(_) => "Audio",
         v2025_11_25::ContentBlock::ResourceLink(_) => "ResourceLink",
         v2025_11_25::ContentBlock::Resource(_) => "Resource", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_11_25::ContentBlock = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_11_25::ContentBlock::Text(_) => "Text", v2025_11_25::ContentBlock::Image(_)
+        => "Image", v2025_11_25::ContentBlock::Audio(_) => "Audio",
+        v2025_11_25::ContentBlock::ResourceLink(_) => "ResourceLink",
+        v2025_11_25::ContentBlock::Resource(_) => "Resource", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "CreateMessageResultContent", members : & [("TextContent",
         "TextContent"), ("ImageContent", "ImageContent"), ("AudioContent",
         "AudioContent"), ("ToolUseContent", "ToolUseContent"), ("ToolResultContent",
@@ -344,13 +535,28 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::CreateMessageResultContent::ToolResultContent(_) =>
         "ToolResultContent", v2025_11_25::CreateMessageResultContent::List(_) => "List",
         _ => "?" }; Ok((variant, serde_json::to_value(& value).map_err(| e | e
+        .to_string()) ?)) }, decode_text : | text | { let value :
+        v2025_11_25::CreateMessageResultContent = serde_json::from_str(text).map_err(| e
+        | e.to_string()) ?; let variant = match & value {
+        v2025_11_25::CreateMessageResultContent::TextContent(_) => "TextContent",
+        v2025_11_25::CreateMessageResultContent::ImageContent(_) => "ImageContent",
+        v2025_11_25::CreateMessageResultContent::AudioContent(_) => "AudioContent",
+        v2025_11_25::CreateMessageResultContent::ToolUseContent(_) => "ToolUseContent",
+        v2025_11_25::CreateMessageResultContent::ToolResultContent(_) =>
+        "ToolResultContent", v2025_11_25::CreateMessageResultContent::List(_) => "List",
+        _ => "?" }; Ok((variant, serde_json::to_string(& value).map_err(| e | e
         .to_string()) ?)) }, }, crate ::UnionEntry { union : "ElicitRequestParams",
         members : & [("ElicitRequestURLParams", "Url"), ("ElicitRequestFormParams",
         "Form"),], decode : | text | { let value : v2025_11_25::ElicitRequestParams =
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
         value { v2025_11_25::ElicitRequestParams::Url(_) => "Url",
         v2025_11_25::ElicitRequestParams::Form(_) => "Form", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_11_25::ElicitRequestParams =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_11_25::ElicitRequestParams::Url(_) => "Url",
+        v2025_11_25::ElicitRequestParams::Form(_) => "Form", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ElicitResultContentValue", members : & [], decode : |
         text | { let value : v2025_11_25::ElicitResultContentValue =
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
@@ -358,8 +564,15 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::ElicitResultContentValue::String(_) => "String",
         v2025_11_25::ElicitResultContentValue::Number(_) => "Number",
         v2025_11_25::ElicitResultContentValue::Boolean(_) => "Boolean", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "EmbeddedResourceResource", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_11_25::ElicitResultContentValue =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_11_25::ElicitResultContentValue::StringList(_) => "StringList",
+        v2025_11_25::ElicitResultContentValue::String(_) => "String",
+        v2025_11_25::ElicitResultContentValue::Number(_) => "Number",
+        v2025_11_25::ElicitResultContentValue::Boolean(_) => "Boolean", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "EmbeddedResourceResource", members : &
         [("TextResourceContents", "TextResourceContents"), ("BlobResourceContents",
         "BlobResourceContents"),], decode : | text | { let value :
         v2025_11_25::EmbeddedResourceResource = serde_json::from_str(text).map_err(| e |
@@ -368,6 +581,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "TextResourceContents",
         v2025_11_25::EmbeddedResourceResource::BlobResourceContents(_) =>
         "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2025_11_25::EmbeddedResourceResource = serde_json::from_str(text).map_err(| e |
+        e.to_string()) ?; let variant = match & value {
+        v2025_11_25::EmbeddedResourceResource::TextResourceContents(_) =>
+        "TextResourceContents",
+        v2025_11_25::EmbeddedResourceResource::BlobResourceContents(_) =>
+        "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "EnumSchema", members : & [("UntitledSingleSelectEnumSchema",
         "UntitledSingleSelectEnumSchema"), ("TitledSingleSelectEnumSchema",
@@ -386,6 +606,18 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::EnumSchema::TitledMultiSelectEnumSchema(_) =>
         "TitledMultiSelectEnumSchema", v2025_11_25::EnumSchema::LegacyTitledEnumSchema(_)
         => "LegacyTitledEnumSchema", _ => "?" }; Ok((variant, serde_json::to_value(&
+        value).map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2025_11_25::EnumSchema = serde_json::from_str(text).map_err(| e | e.to_string())
+        ?; let variant = match & value {
+        v2025_11_25::EnumSchema::UntitledSingleSelectEnumSchema(_) =>
+        "UntitledSingleSelectEnumSchema",
+        v2025_11_25::EnumSchema::TitledSingleSelectEnumSchema(_) =>
+        "TitledSingleSelectEnumSchema",
+        v2025_11_25::EnumSchema::UntitledMultiSelectEnumSchema(_) =>
+        "UntitledMultiSelectEnumSchema",
+        v2025_11_25::EnumSchema::TitledMultiSelectEnumSchema(_) =>
+        "TitledMultiSelectEnumSchema", v2025_11_25::EnumSchema::LegacyTitledEnumSchema(_)
+        => "LegacyTitledEnumSchema", _ => "?" }; Ok((variant, serde_json::to_string(&
         value).map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "JSONRPCMessage", members : & [("JSONRPCRequest", "Request"),
         ("JSONRPCNotification", "Notification"), ("JSONRPCResultResponse",
@@ -396,15 +628,27 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::JsonRpcMessage::Notification(_) => "Notification",
         v2025_11_25::JsonRpcMessage::ResultResponse(_) => "ResultResponse",
         v2025_11_25::JsonRpcMessage::ErrorResponse(_) => "ErrorResponse", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "JSONRPCResponse", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_11_25::JsonRpcMessage =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_11_25::JsonRpcMessage::Request(_) => "Request",
+        v2025_11_25::JsonRpcMessage::Notification(_) => "Notification",
+        v2025_11_25::JsonRpcMessage::ResultResponse(_) => "ResultResponse",
+        v2025_11_25::JsonRpcMessage::ErrorResponse(_) => "ErrorResponse", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "JSONRPCResponse", members : &
         [("JSONRPCResultResponse", "ResultResponse"), ("JSONRPCErrorResponse",
         "ErrorResponse"),], decode : | text | { let value : v2025_11_25::JsonRpcResponse
         = serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match
         & value { v2025_11_25::JsonRpcResponse::ResultResponse(_) => "ResultResponse",
         v2025_11_25::JsonRpcResponse::ErrorResponse(_) => "ErrorResponse", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "MultiSelectEnumSchema", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_11_25::JsonRpcResponse =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_11_25::JsonRpcResponse::ResultResponse(_) => "ResultResponse",
+        v2025_11_25::JsonRpcResponse::ErrorResponse(_) => "ErrorResponse", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "MultiSelectEnumSchema", members : &
         [("UntitledMultiSelectEnumSchema", "UntitledMultiSelectEnumSchema"),
         ("TitledMultiSelectEnumSchema", "TitledMultiSelectEnumSchema"),], decode : | text
         | { let value : v2025_11_25::MultiSelectEnumSchema = serde_json::from_str(text)
@@ -413,6 +657,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "UntitledMultiSelectEnumSchema",
         v2025_11_25::MultiSelectEnumSchema::TitledMultiSelectEnumSchema(_) =>
         "TitledMultiSelectEnumSchema", _ => "?" }; Ok((variant, serde_json::to_value(&
+        value).map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2025_11_25::MultiSelectEnumSchema = serde_json::from_str(text).map_err(| e | e
+        .to_string()) ?; let variant = match & value {
+        v2025_11_25::MultiSelectEnumSchema::UntitledMultiSelectEnumSchema(_) =>
+        "UntitledMultiSelectEnumSchema",
+        v2025_11_25::MultiSelectEnumSchema::TitledMultiSelectEnumSchema(_) =>
+        "TitledMultiSelectEnumSchema", _ => "?" }; Ok((variant, serde_json::to_string(&
         value).map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "PrimitiveSchemaDefinition", members : & [("StringSchema", "StringSchema"),
         ("NumberSchema", "NumberSchema"), ("BooleanSchema", "BooleanSchema"),
@@ -436,6 +687,22 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "TitledMultiSelectEnumSchema",
         v2025_11_25::PrimitiveSchemaDefinition::LegacyTitledEnumSchema(_) =>
         "LegacyTitledEnumSchema", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2025_11_25::PrimitiveSchemaDefinition = serde_json::from_str(text).map_err(| e |
+        e.to_string()) ?; let variant = match & value {
+        v2025_11_25::PrimitiveSchemaDefinition::StringSchema(_) => "StringSchema",
+        v2025_11_25::PrimitiveSchemaDefinition::NumberSchema(_) => "NumberSchema",
+        v2025_11_25::PrimitiveSchemaDefinition::BooleanSchema(_) => "BooleanSchema",
+        v2025_11_25::PrimitiveSchemaDefinition::UntitledSingleSelectEnumSchema(_) =>
+        "UntitledSingleSelectEnumSchema",
+        v2025_11_25::PrimitiveSchemaDefinition::TitledSingleSelectEnumSchema(_) =>
+        "TitledSingleSelectEnumSchema",
+        v2025_11_25::PrimitiveSchemaDefinition::UntitledMultiSelectEnumSchema(_) =>
+        "UntitledMultiSelectEnumSchema",
+        v2025_11_25::PrimitiveSchemaDefinition::TitledMultiSelectEnumSchema(_) =>
+        "TitledMultiSelectEnumSchema",
+        v2025_11_25::PrimitiveSchemaDefinition::LegacyTitledEnumSchema(_) =>
+        "LegacyTitledEnumSchema", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "ReadResourceResultContentsItem", members : & [("TextResourceContents",
         "TextResourceContents"), ("BlobResourceContents", "BlobResourceContents"),],
@@ -445,6 +712,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "TextResourceContents",
         v2025_11_25::ReadResourceResultContentsItem::BlobResourceContents(_) =>
         "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2025_11_25::ReadResourceResultContentsItem = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_11_25::ReadResourceResultContentsItem::TextResourceContents(_) =>
+        "TextResourceContents",
+        v2025_11_25::ReadResourceResultContentsItem::BlobResourceContents(_) =>
+        "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "SamplingMessageContent", members : & [("TextContent", "TextContent"),
         ("ImageContent", "ImageContent"), ("AudioContent", "AudioContent"),
@@ -458,7 +732,16 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::SamplingMessageContent::ToolUseContent(_) => "ToolUseContent",
         v2025_11_25::SamplingMessageContent::ToolResultContent(_) => "ToolResultContent",
         v2025_11_25::SamplingMessageContent::List(_) => "List", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_11_25::SamplingMessageContent =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_11_25::SamplingMessageContent::TextContent(_) => "TextContent",
+        v2025_11_25::SamplingMessageContent::ImageContent(_) => "ImageContent",
+        v2025_11_25::SamplingMessageContent::AudioContent(_) => "AudioContent",
+        v2025_11_25::SamplingMessageContent::ToolUseContent(_) => "ToolUseContent",
+        v2025_11_25::SamplingMessageContent::ToolResultContent(_) => "ToolResultContent",
+        v2025_11_25::SamplingMessageContent::List(_) => "List", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "SamplingMessageContentBlock", members : &
         [("TextContent", "Text"), ("ImageContent", "Image"), ("AudioContent", "Audio"),
         ("ToolUseContent", "ToolUse"), ("ToolResultContent", "ToolResult"),], decode : |
@@ -470,7 +753,15 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::SamplingMessageContentBlock::ToolUse(_) => "ToolUse",
         v2025_11_25::SamplingMessageContentBlock::ToolResult(_) => "ToolResult", _ => "?"
         }; Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
-        }, crate ::UnionEntry { union : "ServerNotification", members : &
+        decode_text : | text | { let value : v2025_11_25::SamplingMessageContentBlock =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_11_25::SamplingMessageContentBlock::Text(_) => "Text",
+        v2025_11_25::SamplingMessageContentBlock::Image(_) => "Image",
+        v2025_11_25::SamplingMessageContentBlock::Audio(_) => "Audio",
+        v2025_11_25::SamplingMessageContentBlock::ToolUse(_) => "ToolUse",
+        v2025_11_25::SamplingMessageContentBlock::ToolResult(_) => "ToolResult", _ => "?"
+        }; Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?))
+        }, }, crate ::UnionEntry { union : "ServerNotification", members : &
         [("CancelledNotification", "Cancelled"), ("ProgressNotification", "Progress"),
         ("ResourceListChangedNotification", "ResourceListChanged"),
         ("ResourceUpdatedNotification", "ResourceUpdated"),
@@ -490,7 +781,20 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::ServerNotification::LoggingMessage(_) => "LoggingMessage",
         v2025_11_25::ServerNotification::ElicitationComplete(_) => "ElicitationComplete",
         v2025_11_25::ServerNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_11_25::ServerNotification = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_11_25::ServerNotification::Cancelled(_) => "Cancelled",
+        v2025_11_25::ServerNotification::Progress(_) => "Progress",
+        v2025_11_25::ServerNotification::ResourceListChanged(_) => "ResourceListChanged",
+        v2025_11_25::ServerNotification::ResourceUpdated(_) => "ResourceUpdated",
+        v2025_11_25::ServerNotification::PromptListChanged(_) => "PromptListChanged",
+        v2025_11_25::ServerNotification::ToolListChanged(_) => "ToolListChanged",
+        v2025_11_25::ServerNotification::TaskStatus(_) => "TaskStatus",
+        v2025_11_25::ServerNotification::LoggingMessage(_) => "LoggingMessage",
+        v2025_11_25::ServerNotification::ElicitationComplete(_) => "ElicitationComplete",
+        v2025_11_25::ServerNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ServerRequest", members : & [("PingRequest", "Ping"),
         ("GetTaskRequest", "GetTask"), ("GetTaskPayloadRequest", "GetTaskPayload"),
         ("CancelTaskRequest", "CancelTask"), ("ListTasksRequest", "ListTasks"),
@@ -507,7 +811,19 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::ServerRequest::ListRoots(_) => "ListRoots",
         v2025_11_25::ServerRequest::Elicit(_) => "Elicit",
         v2025_11_25::ServerRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_11_25::ServerRequest = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_11_25::ServerRequest::Ping(_) => "Ping",
+        v2025_11_25::ServerRequest::GetTask(_) => "GetTask",
+        v2025_11_25::ServerRequest::GetTaskPayload(_) => "GetTaskPayload",
+        v2025_11_25::ServerRequest::CancelTask(_) => "CancelTask",
+        v2025_11_25::ServerRequest::ListTasks(_) => "ListTasks",
+        v2025_11_25::ServerRequest::CreateMessage(_) => "CreateMessage",
+        v2025_11_25::ServerRequest::ListRoots(_) => "ListRoots",
+        v2025_11_25::ServerRequest::Elicit(_) => "Elicit",
+        v2025_11_25::ServerRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ServerResult", members : & [("Result", "ResultBase"),
         ("InitializeResult", "InitializeResult"), ("ListResourcesResult",
         "ListResourcesResult"), ("ListResourceTemplatesResult",
@@ -533,8 +849,25 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::ServerResult::CancelTaskResult(_) => "CancelTaskResult",
         v2025_11_25::ServerResult::ListTasksResult(_) => "ListTasksResult",
         v2025_11_25::ServerResult::CompleteResult(_) => "CompleteResult", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "SingleSelectEnumSchema", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2025_11_25::ServerResult =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2025_11_25::ServerResult::ResultBase(_) => "ResultBase",
+        v2025_11_25::ServerResult::InitializeResult(_) => "InitializeResult",
+        v2025_11_25::ServerResult::ListResourcesResult(_) => "ListResourcesResult",
+        v2025_11_25::ServerResult::ListResourceTemplatesResult(_) =>
+        "ListResourceTemplatesResult", v2025_11_25::ServerResult::ReadResourceResult(_)
+        => "ReadResourceResult", v2025_11_25::ServerResult::ListPromptsResult(_) =>
+        "ListPromptsResult", v2025_11_25::ServerResult::GetPromptResult(_) =>
+        "GetPromptResult", v2025_11_25::ServerResult::ListToolsResult(_) =>
+        "ListToolsResult", v2025_11_25::ServerResult::CallToolResult(_) =>
+        "CallToolResult", v2025_11_25::ServerResult::GetTaskResult(_) => "GetTaskResult",
+        v2025_11_25::ServerResult::GetTaskPayloadResult(_) => "GetTaskPayloadResult",
+        v2025_11_25::ServerResult::CancelTaskResult(_) => "CancelTaskResult",
+        v2025_11_25::ServerResult::ListTasksResult(_) => "ListTasksResult",
+        v2025_11_25::ServerResult::CompleteResult(_) => "CompleteResult", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "SingleSelectEnumSchema", members : &
         [("UntitledSingleSelectEnumSchema", "UntitledSingleSelectEnumSchema"),
         ("TitledSingleSelectEnumSchema", "TitledSingleSelectEnumSchema"),], decode : |
         text | { let value : v2025_11_25::SingleSelectEnumSchema =
@@ -543,6 +876,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "UntitledSingleSelectEnumSchema",
         v2025_11_25::SingleSelectEnumSchema::TitledSingleSelectEnumSchema(_) =>
         "TitledSingleSelectEnumSchema", _ => "?" }; Ok((variant, serde_json::to_value(&
+        value).map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2025_11_25::SingleSelectEnumSchema = serde_json::from_str(text).map_err(| e | e
+        .to_string()) ?; let variant = match & value {
+        v2025_11_25::SingleSelectEnumSchema::UntitledSingleSelectEnumSchema(_) =>
+        "UntitledSingleSelectEnumSchema",
+        v2025_11_25::SingleSelectEnumSchema::TitledSingleSelectEnumSchema(_) =>
+        "TitledSingleSelectEnumSchema", _ => "?" }; Ok((variant, serde_json::to_string(&
         value).map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "ClientMessage", members : & [("InitializeRequest", "Request"), ("PingRequest",
         "Request"), ("ListResourcesRequest", "Request"), ("ListResourceTemplatesRequest",
@@ -563,7 +903,14 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::ClientMessage::Notification(_) => "Notification",
         v2025_11_25::ClientMessage::Response(_) => "Response",
         v2025_11_25::ClientMessage::Error(_) => "Error", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_11_25::ClientMessage = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_11_25::ClientMessage::Request(_) => "Request",
+        v2025_11_25::ClientMessage::Notification(_) => "Notification",
+        v2025_11_25::ClientMessage::Response(_) => "Response",
+        v2025_11_25::ClientMessage::Error(_) => "Error", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ServerMessage", members : & [("PingRequest", "Request"),
         ("GetTaskRequest", "Request"), ("GetTaskPayloadRequest", "Request"),
         ("CancelTaskRequest", "Request"), ("ListTasksRequest", "Request"),
@@ -582,7 +929,14 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2025_11_25::ServerMessage::Notification(_) => "Notification",
         v2025_11_25::ServerMessage::Response(_) => "Response",
         v2025_11_25::ServerMessage::Error(_) => "Error", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2025_11_25::ServerMessage = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2025_11_25::ServerMessage::Request(_) => "Request",
+        v2025_11_25::ServerMessage::Notification(_) => "Notification",
+        v2025_11_25::ServerMessage::Response(_) => "Response",
+        v2025_11_25::ServerMessage::Error(_) => "Error", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, },
     ]
 }
 pub fn results() -> Vec<crate::ResultEntry> {

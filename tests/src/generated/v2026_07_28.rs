@@ -4,266 +4,416 @@ use mcp_types::v2026_07_28;
 pub fn types() -> Vec<crate::TypeEntry> {
     vec![
         crate ::TypeEntry { schema : "Annotations", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::Annotations >, text : crate ::roundtrip_text:: <
         v2026_07_28::Annotations > }, crate ::TypeEntry { schema : "AudioContent",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::AudioContent > }, crate
-        ::TypeEntry { schema : "BaseMetadata", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::BaseMetadata > }, crate ::TypeEntry { schema :
-        "BlobResourceContents", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2026_07_28::AudioContent >, text : crate
+        ::roundtrip_text:: < v2026_07_28::AudioContent > }, crate ::TypeEntry { schema :
+        "BaseMetadata", roundtrip : crate ::roundtrip:: < v2026_07_28::BaseMetadata >,
+        text : crate ::roundtrip_text:: < v2026_07_28::BaseMetadata > }, crate
+        ::TypeEntry { schema : "BlobResourceContents", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::BlobResourceContents >, text : crate ::roundtrip_text:: <
         v2026_07_28::BlobResourceContents > }, crate ::TypeEntry { schema :
-        "BooleanSchema", roundtrip : crate ::roundtrip:: < v2026_07_28::BooleanSchema >
-        }, crate ::TypeEntry { schema : "CacheableResult", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::CacheableResult > }, crate ::TypeEntry { schema :
-        "CallToolRequest", roundtrip : crate ::roundtrip:: < v2026_07_28::CallToolRequest
-        > }, crate ::TypeEntry { schema : "CallToolRequestParams", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::CallToolRequestParams > }, crate ::TypeEntry {
-        schema : "CallToolResult", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::CallToolResult > }, crate ::TypeEntry { schema :
-        "CallToolResultResponse", roundtrip : crate ::roundtrip:: <
+        "BooleanSchema", roundtrip : crate ::roundtrip:: < v2026_07_28::BooleanSchema >,
+        text : crate ::roundtrip_text:: < v2026_07_28::BooleanSchema > }, crate
+        ::TypeEntry { schema : "CacheableResult", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::CacheableResult >, text : crate ::roundtrip_text:: <
+        v2026_07_28::CacheableResult > }, crate ::TypeEntry { schema : "CallToolRequest",
+        roundtrip : crate ::roundtrip:: < v2026_07_28::CallToolRequest >, text : crate
+        ::roundtrip_text:: < v2026_07_28::CallToolRequest > }, crate ::TypeEntry { schema
+        : "CallToolRequestParams", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::CallToolRequestParams >, text : crate ::roundtrip_text:: <
+        v2026_07_28::CallToolRequestParams > }, crate ::TypeEntry { schema :
+        "CallToolResult", roundtrip : crate ::roundtrip:: < v2026_07_28::CallToolResult
+        >, text : crate ::roundtrip_text:: < v2026_07_28::CallToolResult > }, crate
+        ::TypeEntry { schema : "CallToolResultResponse", roundtrip : crate ::roundtrip::
+        < v2026_07_28::CallToolResultResponse >, text : crate ::roundtrip_text:: <
         v2026_07_28::CallToolResultResponse > }, crate ::TypeEntry { schema :
         "CancelledNotification", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::CancelledNotification >, text : crate ::roundtrip_text:: <
         v2026_07_28::CancelledNotification > }, crate ::TypeEntry { schema :
         "CancelledNotificationParams", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::CancelledNotificationParams >, text : crate ::roundtrip_text:: <
         v2026_07_28::CancelledNotificationParams > }, crate ::TypeEntry { schema :
         "ClientCapabilities", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ClientCapabilities >, text : crate ::roundtrip_text:: <
         v2026_07_28::ClientCapabilities > }, crate ::TypeEntry { schema :
         "ClientNotification", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ClientNotification >, text : crate ::roundtrip_text:: <
         v2026_07_28::ClientNotification > }, crate ::TypeEntry { schema :
-        "ClientRequest", roundtrip : crate ::roundtrip:: < v2026_07_28::ClientRequest >
-        }, crate ::TypeEntry { schema : "ClientResult", roundtrip : crate ::roundtrip:: <
+        "ClientRequest", roundtrip : crate ::roundtrip:: < v2026_07_28::ClientRequest >,
+        text : crate ::roundtrip_text:: < v2026_07_28::ClientRequest > }, crate
+        ::TypeEntry { schema : "ClientResult", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ClientResult >, text : crate ::roundtrip_text:: <
         v2026_07_28::ClientResult > }, crate ::TypeEntry { schema : "CompleteRequest",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::CompleteRequest > }, crate
-        ::TypeEntry { schema : "CompleteRequestParams", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2026_07_28::CompleteRequest >, text : crate
+        ::roundtrip_text:: < v2026_07_28::CompleteRequest > }, crate ::TypeEntry { schema
+        : "CompleteRequestParams", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::CompleteRequestParams >, text : crate ::roundtrip_text:: <
         v2026_07_28::CompleteRequestParams > }, crate ::TypeEntry { schema :
-        "CompleteResult", roundtrip : crate ::roundtrip:: < v2026_07_28::CompleteResult >
-        }, crate ::TypeEntry { schema : "CompleteResultResponse", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::CompleteResultResponse > }, crate ::TypeEntry {
-        schema : "ContentBlock", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::ContentBlock > }, crate ::TypeEntry { schema :
-        "CreateMessageRequest", roundtrip : crate ::roundtrip:: <
+        "CompleteResult", roundtrip : crate ::roundtrip:: < v2026_07_28::CompleteResult
+        >, text : crate ::roundtrip_text:: < v2026_07_28::CompleteResult > }, crate
+        ::TypeEntry { schema : "CompleteResultResponse", roundtrip : crate ::roundtrip::
+        < v2026_07_28::CompleteResultResponse >, text : crate ::roundtrip_text:: <
+        v2026_07_28::CompleteResultResponse > }, crate ::TypeEntry { schema :
+        "ContentBlock", roundtrip : crate ::roundtrip:: < v2026_07_28::ContentBlock >,
+        text : crate ::roundtrip_text:: < v2026_07_28::ContentBlock > }, crate
+        ::TypeEntry { schema : "CreateMessageRequest", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::CreateMessageRequest >, text : crate ::roundtrip_text:: <
         v2026_07_28::CreateMessageRequest > }, crate ::TypeEntry { schema :
         "CreateMessageRequestParams", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::CreateMessageRequestParams >, text : crate ::roundtrip_text:: <
         v2026_07_28::CreateMessageRequestParams > }, crate ::TypeEntry { schema :
         "CreateMessageResult", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::CreateMessageResult >, text : crate ::roundtrip_text:: <
         v2026_07_28::CreateMessageResult > }, crate ::TypeEntry { schema : "Cursor",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::Cursor > }, crate ::TypeEntry {
-        schema : "DiscoverRequest", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::DiscoverRequest > }, crate ::TypeEntry { schema : "DiscoverResult",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::DiscoverResult > }, crate
-        ::TypeEntry { schema : "DiscoverResultResponse", roundtrip : crate ::roundtrip::
-        < v2026_07_28::DiscoverResultResponse > }, crate ::TypeEntry { schema :
-        "ElicitRequest", roundtrip : crate ::roundtrip:: < v2026_07_28::ElicitRequest >
-        }, crate ::TypeEntry { schema : "ElicitRequestFormParams", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::ElicitRequestFormParams > }, crate ::TypeEntry {
-        schema : "ElicitRequestParams", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2026_07_28::Cursor >, text : crate
+        ::roundtrip_text:: < v2026_07_28::Cursor > }, crate ::TypeEntry { schema :
+        "DiscoverRequest", roundtrip : crate ::roundtrip:: < v2026_07_28::DiscoverRequest
+        >, text : crate ::roundtrip_text:: < v2026_07_28::DiscoverRequest > }, crate
+        ::TypeEntry { schema : "DiscoverResult", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::DiscoverResult >, text : crate ::roundtrip_text:: <
+        v2026_07_28::DiscoverResult > }, crate ::TypeEntry { schema :
+        "DiscoverResultResponse", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::DiscoverResultResponse >, text : crate ::roundtrip_text:: <
+        v2026_07_28::DiscoverResultResponse > }, crate ::TypeEntry { schema :
+        "ElicitRequest", roundtrip : crate ::roundtrip:: < v2026_07_28::ElicitRequest >,
+        text : crate ::roundtrip_text:: < v2026_07_28::ElicitRequest > }, crate
+        ::TypeEntry { schema : "ElicitRequestFormParams", roundtrip : crate ::roundtrip::
+        < v2026_07_28::ElicitRequestFormParams >, text : crate ::roundtrip_text:: <
+        v2026_07_28::ElicitRequestFormParams > }, crate ::TypeEntry { schema :
+        "ElicitRequestParams", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ElicitRequestParams >, text : crate ::roundtrip_text:: <
         v2026_07_28::ElicitRequestParams > }, crate ::TypeEntry { schema :
         "ElicitRequestURLParams", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ElicitRequestUrlParams >, text : crate ::roundtrip_text:: <
         v2026_07_28::ElicitRequestUrlParams > }, crate ::TypeEntry { schema :
-        "ElicitResult", roundtrip : crate ::roundtrip:: < v2026_07_28::ElicitResult > },
-        crate ::TypeEntry { schema : "EmbeddedResource", roundtrip : crate ::roundtrip::
-        < v2026_07_28::EmbeddedResource > }, crate ::TypeEntry { schema : "EmptyResult",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::EmptyResult > }, crate ::TypeEntry
-        { schema : "EnumSchema", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::EnumSchema > }, crate ::TypeEntry { schema : "Error", roundtrip :
-        crate ::roundtrip:: < mcp_types::ErrorObject > }, crate ::TypeEntry { schema :
-        "GetPromptRequest", roundtrip : crate ::roundtrip:: <
+        "ElicitResult", roundtrip : crate ::roundtrip:: < v2026_07_28::ElicitResult >,
+        text : crate ::roundtrip_text:: < v2026_07_28::ElicitResult > }, crate
+        ::TypeEntry { schema : "EmbeddedResource", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::EmbeddedResource >, text : crate ::roundtrip_text:: <
+        v2026_07_28::EmbeddedResource > }, crate ::TypeEntry { schema : "EmptyResult",
+        roundtrip : crate ::roundtrip:: < v2026_07_28::EmptyResult >, text : crate
+        ::roundtrip_text:: < v2026_07_28::EmptyResult > }, crate ::TypeEntry { schema :
+        "EnumSchema", roundtrip : crate ::roundtrip:: < v2026_07_28::EnumSchema >, text :
+        crate ::roundtrip_text:: < v2026_07_28::EnumSchema > }, crate ::TypeEntry {
+        schema : "Error", roundtrip : crate ::roundtrip:: < mcp_types::ErrorObject >,
+        text : crate ::roundtrip_text:: < mcp_types::ErrorObject > }, crate ::TypeEntry {
+        schema : "GetPromptRequest", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::GetPromptRequest >, text : crate ::roundtrip_text:: <
         v2026_07_28::GetPromptRequest > }, crate ::TypeEntry { schema :
         "GetPromptRequestParams", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::GetPromptRequestParams >, text : crate ::roundtrip_text:: <
         v2026_07_28::GetPromptRequestParams > }, crate ::TypeEntry { schema :
         "GetPromptResult", roundtrip : crate ::roundtrip:: < v2026_07_28::GetPromptResult
-        > }, crate ::TypeEntry { schema : "GetPromptResultResponse", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::GetPromptResultResponse > }, crate ::TypeEntry {
-        schema : "HeaderMismatchError", roundtrip : crate ::roundtrip:: <
+        >, text : crate ::roundtrip_text:: < v2026_07_28::GetPromptResult > }, crate
+        ::TypeEntry { schema : "GetPromptResultResponse", roundtrip : crate ::roundtrip::
+        < v2026_07_28::GetPromptResultResponse >, text : crate ::roundtrip_text:: <
+        v2026_07_28::GetPromptResultResponse > }, crate ::TypeEntry { schema :
+        "HeaderMismatchError", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::HeaderMismatchError >, text : crate ::roundtrip_text:: <
         v2026_07_28::HeaderMismatchError > }, crate ::TypeEntry { schema : "Icon",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::Icon > }, crate ::TypeEntry {
-        schema : "Icons", roundtrip : crate ::roundtrip:: < v2026_07_28::Icons > }, crate
-        ::TypeEntry { schema : "ImageContent", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::ImageContent > }, crate ::TypeEntry { schema : "Implementation",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::Implementation > }, crate
-        ::TypeEntry { schema : "InputRequest", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::InputRequest > }, crate ::TypeEntry { schema : "InputRequests",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::InputRequests > }, crate
+        roundtrip : crate ::roundtrip:: < v2026_07_28::Icon >, text : crate
+        ::roundtrip_text:: < v2026_07_28::Icon > }, crate ::TypeEntry { schema : "Icons",
+        roundtrip : crate ::roundtrip:: < v2026_07_28::Icons >, text : crate
+        ::roundtrip_text:: < v2026_07_28::Icons > }, crate ::TypeEntry { schema :
+        "ImageContent", roundtrip : crate ::roundtrip:: < v2026_07_28::ImageContent >,
+        text : crate ::roundtrip_text:: < v2026_07_28::ImageContent > }, crate
+        ::TypeEntry { schema : "Implementation", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::Implementation >, text : crate ::roundtrip_text:: <
+        v2026_07_28::Implementation > }, crate ::TypeEntry { schema : "InputRequest",
+        roundtrip : crate ::roundtrip:: < v2026_07_28::InputRequest >, text : crate
+        ::roundtrip_text:: < v2026_07_28::InputRequest > }, crate ::TypeEntry { schema :
+        "InputRequests", roundtrip : crate ::roundtrip:: < v2026_07_28::InputRequests >,
+        text : crate ::roundtrip_text:: < v2026_07_28::InputRequests > }, crate
         ::TypeEntry { schema : "InputRequiredResult", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::InputRequiredResult >, text : crate ::roundtrip_text:: <
         v2026_07_28::InputRequiredResult > }, crate ::TypeEntry { schema :
-        "InputResponse", roundtrip : crate ::roundtrip:: < v2026_07_28::InputResponse >
-        }, crate ::TypeEntry { schema : "InputResponseRequestParams", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::InputResponseRequestParams > }, crate ::TypeEntry {
-        schema : "InputResponses", roundtrip : crate ::roundtrip:: <
+        "InputResponse", roundtrip : crate ::roundtrip:: < v2026_07_28::InputResponse >,
+        text : crate ::roundtrip_text:: < v2026_07_28::InputResponse > }, crate
+        ::TypeEntry { schema : "InputResponseRequestParams", roundtrip : crate
+        ::roundtrip:: < v2026_07_28::InputResponseRequestParams >, text : crate
+        ::roundtrip_text:: < v2026_07_28::InputResponseRequestParams > }, crate
+        ::TypeEntry { schema : "InputResponses", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::InputResponses >, text : crate ::roundtrip_text:: <
         v2026_07_28::InputResponses > }, crate ::TypeEntry { schema : "InternalError",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::InternalError > }, crate
-        ::TypeEntry { schema : "InvalidParamsError", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2026_07_28::InternalError >, text : crate
+        ::roundtrip_text:: < v2026_07_28::InternalError > }, crate ::TypeEntry { schema :
+        "InvalidParamsError", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::InvalidParamsError >, text : crate ::roundtrip_text:: <
         v2026_07_28::InvalidParamsError > }, crate ::TypeEntry { schema :
         "InvalidRequestError", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::InvalidRequestError >, text : crate ::roundtrip_text:: <
         v2026_07_28::InvalidRequestError > }, crate ::TypeEntry { schema : "JSONArray",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::JsonArray > }, crate ::TypeEntry {
-        schema : "JSONObject", roundtrip : crate ::roundtrip:: < v2026_07_28::JsonObject
-        > }, crate ::TypeEntry { schema : "JSONRPCErrorResponse", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::JsonRpcErrorResponse > }, crate ::TypeEntry { schema
-        : "JSONRPCMessage", roundtrip : crate ::roundtrip:: < v2026_07_28::JsonRpcMessage
-        > }, crate ::TypeEntry { schema : "JSONRPCNotification", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::JsonRpcNotification > }, crate ::TypeEntry { schema
-        : "JSONRPCRequest", roundtrip : crate ::roundtrip:: < v2026_07_28::JsonRpcRequest
-        > }, crate ::TypeEntry { schema : "JSONRPCResponse", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::JsonRpcResponse > }, crate ::TypeEntry { schema :
+        roundtrip : crate ::roundtrip:: < v2026_07_28::JsonArray >, text : crate
+        ::roundtrip_text:: < v2026_07_28::JsonArray > }, crate ::TypeEntry { schema :
+        "JSONObject", roundtrip : crate ::roundtrip:: < v2026_07_28::JsonObject >, text :
+        crate ::roundtrip_text:: < v2026_07_28::JsonObject > }, crate ::TypeEntry {
+        schema : "JSONRPCErrorResponse", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::JsonRpcErrorResponse >, text : crate ::roundtrip_text:: <
+        v2026_07_28::JsonRpcErrorResponse > }, crate ::TypeEntry { schema :
+        "JSONRPCMessage", roundtrip : crate ::roundtrip:: < v2026_07_28::JsonRpcMessage
+        >, text : crate ::roundtrip_text:: < v2026_07_28::JsonRpcMessage > }, crate
+        ::TypeEntry { schema : "JSONRPCNotification", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::JsonRpcNotification >, text : crate ::roundtrip_text:: <
+        v2026_07_28::JsonRpcNotification > }, crate ::TypeEntry { schema :
+        "JSONRPCRequest", roundtrip : crate ::roundtrip:: < v2026_07_28::JsonRpcRequest
+        >, text : crate ::roundtrip_text:: < v2026_07_28::JsonRpcRequest > }, crate
+        ::TypeEntry { schema : "JSONRPCResponse", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::JsonRpcResponse >, text : crate ::roundtrip_text:: <
+        v2026_07_28::JsonRpcResponse > }, crate ::TypeEntry { schema :
         "JSONRPCResultResponse", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::JsonRpcResultResponse >, text : crate ::roundtrip_text:: <
         v2026_07_28::JsonRpcResultResponse > }, crate ::TypeEntry { schema : "JSONValue",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::JsonValue > }, crate ::TypeEntry {
-        schema : "LegacyTitledEnumSchema", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2026_07_28::JsonValue >, text : crate
+        ::roundtrip_text:: < v2026_07_28::JsonValue > }, crate ::TypeEntry { schema :
+        "LegacyTitledEnumSchema", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::LegacyTitledEnumSchema >, text : crate ::roundtrip_text:: <
         v2026_07_28::LegacyTitledEnumSchema > }, crate ::TypeEntry { schema :
         "ListPromptsRequest", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ListPromptsRequest >, text : crate ::roundtrip_text:: <
         v2026_07_28::ListPromptsRequest > }, crate ::TypeEntry { schema :
         "ListPromptsResult", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ListPromptsResult >, text : crate ::roundtrip_text:: <
         v2026_07_28::ListPromptsResult > }, crate ::TypeEntry { schema :
         "ListPromptsResultResponse", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ListPromptsResultResponse >, text : crate ::roundtrip_text:: <
         v2026_07_28::ListPromptsResultResponse > }, crate ::TypeEntry { schema :
         "ListResourceTemplatesRequest", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ListResourceTemplatesRequest >, text : crate ::roundtrip_text:: <
         v2026_07_28::ListResourceTemplatesRequest > }, crate ::TypeEntry { schema :
         "ListResourceTemplatesResult", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ListResourceTemplatesResult >, text : crate ::roundtrip_text:: <
         v2026_07_28::ListResourceTemplatesResult > }, crate ::TypeEntry { schema :
         "ListResourceTemplatesResultResponse", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::ListResourceTemplatesResultResponse > }, crate ::TypeEntry { schema
-        : "ListResourcesRequest", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ListResourceTemplatesResultResponse >, text : crate
+        ::roundtrip_text:: < v2026_07_28::ListResourceTemplatesResultResponse > }, crate
+        ::TypeEntry { schema : "ListResourcesRequest", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ListResourcesRequest >, text : crate ::roundtrip_text:: <
         v2026_07_28::ListResourcesRequest > }, crate ::TypeEntry { schema :
         "ListResourcesResult", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ListResourcesResult >, text : crate ::roundtrip_text:: <
         v2026_07_28::ListResourcesResult > }, crate ::TypeEntry { schema :
         "ListResourcesResultResponse", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ListResourcesResultResponse >, text : crate ::roundtrip_text:: <
         v2026_07_28::ListResourcesResultResponse > }, crate ::TypeEntry { schema :
         "ListRootsRequest", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ListRootsRequest >, text : crate ::roundtrip_text:: <
         v2026_07_28::ListRootsRequest > }, crate ::TypeEntry { schema :
         "ListRootsResult", roundtrip : crate ::roundtrip:: < v2026_07_28::ListRootsResult
-        > }, crate ::TypeEntry { schema : "ListToolsRequest", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::ListToolsRequest > }, crate ::TypeEntry { schema :
+        >, text : crate ::roundtrip_text:: < v2026_07_28::ListRootsResult > }, crate
+        ::TypeEntry { schema : "ListToolsRequest", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ListToolsRequest >, text : crate ::roundtrip_text:: <
+        v2026_07_28::ListToolsRequest > }, crate ::TypeEntry { schema :
         "ListToolsResult", roundtrip : crate ::roundtrip:: < v2026_07_28::ListToolsResult
-        > }, crate ::TypeEntry { schema : "ListToolsResultResponse", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::ListToolsResultResponse > }, crate ::TypeEntry {
-        schema : "LoggingMessageNotification", roundtrip : crate ::roundtrip:: <
+        >, text : crate ::roundtrip_text:: < v2026_07_28::ListToolsResult > }, crate
+        ::TypeEntry { schema : "ListToolsResultResponse", roundtrip : crate ::roundtrip::
+        < v2026_07_28::ListToolsResultResponse >, text : crate ::roundtrip_text:: <
+        v2026_07_28::ListToolsResultResponse > }, crate ::TypeEntry { schema :
+        "LoggingMessageNotification", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::LoggingMessageNotification >, text : crate ::roundtrip_text:: <
         v2026_07_28::LoggingMessageNotification > }, crate ::TypeEntry { schema :
         "LoggingMessageNotificationParams", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::LoggingMessageNotificationParams > }, crate ::TypeEntry { schema :
-        "MetaObject", roundtrip : crate ::roundtrip:: < v2026_07_28::MetaObject > },
-        crate ::TypeEntry { schema : "MethodNotFoundError", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::MethodNotFoundError > }, crate ::TypeEntry { schema
-        : "MissingRequiredClientCapabilityError", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::MissingRequiredClientCapabilityError > }, crate ::TypeEntry { schema
-        : "ModelHint", roundtrip : crate ::roundtrip:: < v2026_07_28::ModelHint > },
-        crate ::TypeEntry { schema : "ModelPreferences", roundtrip : crate ::roundtrip::
-        < v2026_07_28::ModelPreferences > }, crate ::TypeEntry { schema :
-        "MultiSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::LoggingMessageNotificationParams >, text : crate ::roundtrip_text::
+        < v2026_07_28::LoggingMessageNotificationParams > }, crate ::TypeEntry { schema :
+        "MetaObject", roundtrip : crate ::roundtrip:: < v2026_07_28::MetaObject >, text :
+        crate ::roundtrip_text:: < v2026_07_28::MetaObject > }, crate ::TypeEntry {
+        schema : "MethodNotFoundError", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::MethodNotFoundError >, text : crate ::roundtrip_text:: <
+        v2026_07_28::MethodNotFoundError > }, crate ::TypeEntry { schema :
+        "MissingRequiredClientCapabilityError", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::MissingRequiredClientCapabilityError >, text : crate
+        ::roundtrip_text:: < v2026_07_28::MissingRequiredClientCapabilityError > }, crate
+        ::TypeEntry { schema : "ModelHint", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ModelHint >, text : crate ::roundtrip_text:: <
+        v2026_07_28::ModelHint > }, crate ::TypeEntry { schema : "ModelPreferences",
+        roundtrip : crate ::roundtrip:: < v2026_07_28::ModelPreferences >, text : crate
+        ::roundtrip_text:: < v2026_07_28::ModelPreferences > }, crate ::TypeEntry {
+        schema : "MultiSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::MultiSelectEnumSchema >, text : crate ::roundtrip_text:: <
         v2026_07_28::MultiSelectEnumSchema > }, crate ::TypeEntry { schema :
-        "Notification", roundtrip : crate ::roundtrip:: < v2026_07_28::NotificationBase >
-        }, crate ::TypeEntry { schema : "NotificationMetaObject", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::NotificationMetaObject > }, crate ::TypeEntry {
-        schema : "NotificationParams", roundtrip : crate ::roundtrip:: <
+        "Notification", roundtrip : crate ::roundtrip:: < v2026_07_28::NotificationBase
+        >, text : crate ::roundtrip_text:: < v2026_07_28::NotificationBase > }, crate
+        ::TypeEntry { schema : "NotificationMetaObject", roundtrip : crate ::roundtrip::
+        < v2026_07_28::NotificationMetaObject >, text : crate ::roundtrip_text:: <
+        v2026_07_28::NotificationMetaObject > }, crate ::TypeEntry { schema :
+        "NotificationParams", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::NotificationParams >, text : crate ::roundtrip_text:: <
         v2026_07_28::NotificationParams > }, crate ::TypeEntry { schema : "NumberSchema",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::NumberSchema > }, crate
-        ::TypeEntry { schema : "PaginatedRequest", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2026_07_28::NumberSchema >, text : crate
+        ::roundtrip_text:: < v2026_07_28::NumberSchema > }, crate ::TypeEntry { schema :
+        "PaginatedRequest", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::PaginatedRequest >, text : crate ::roundtrip_text:: <
         v2026_07_28::PaginatedRequest > }, crate ::TypeEntry { schema :
         "PaginatedRequestParams", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::PaginatedRequestParams >, text : crate ::roundtrip_text:: <
         v2026_07_28::PaginatedRequestParams > }, crate ::TypeEntry { schema :
         "PaginatedResult", roundtrip : crate ::roundtrip:: < v2026_07_28::PaginatedResult
-        > }, crate ::TypeEntry { schema : "ParseError", roundtrip : crate ::roundtrip:: <
+        >, text : crate ::roundtrip_text:: < v2026_07_28::PaginatedResult > }, crate
+        ::TypeEntry { schema : "ParseError", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ParseError >, text : crate ::roundtrip_text:: <
         v2026_07_28::ParseError > }, crate ::TypeEntry { schema :
         "PrimitiveSchemaDefinition", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::PrimitiveSchemaDefinition >, text : crate ::roundtrip_text:: <
         v2026_07_28::PrimitiveSchemaDefinition > }, crate ::TypeEntry { schema :
         "ProgressNotification", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ProgressNotification >, text : crate ::roundtrip_text:: <
         v2026_07_28::ProgressNotification > }, crate ::TypeEntry { schema :
         "ProgressNotificationParams", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ProgressNotificationParams >, text : crate ::roundtrip_text:: <
         v2026_07_28::ProgressNotificationParams > }, crate ::TypeEntry { schema :
-        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken > },
-        crate ::TypeEntry { schema : "Prompt", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::Prompt > }, crate ::TypeEntry { schema : "PromptArgument", roundtrip
-        : crate ::roundtrip:: < v2026_07_28::PromptArgument > }, crate ::TypeEntry {
-        schema : "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        "ProgressToken", roundtrip : crate ::roundtrip:: < mcp_types::ProgressToken >,
+        text : crate ::roundtrip_text:: < mcp_types::ProgressToken > }, crate ::TypeEntry
+        { schema : "Prompt", roundtrip : crate ::roundtrip:: < v2026_07_28::Prompt >,
+        text : crate ::roundtrip_text:: < v2026_07_28::Prompt > }, crate ::TypeEntry {
+        schema : "PromptArgument", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::PromptArgument >, text : crate ::roundtrip_text:: <
+        v2026_07_28::PromptArgument > }, crate ::TypeEntry { schema :
+        "PromptListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::PromptListChangedNotification >, text : crate ::roundtrip_text:: <
         v2026_07_28::PromptListChangedNotification > }, crate ::TypeEntry { schema :
-        "PromptMessage", roundtrip : crate ::roundtrip:: < v2026_07_28::PromptMessage >
-        }, crate ::TypeEntry { schema : "PromptReference", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::PromptReference > }, crate ::TypeEntry { schema :
+        "PromptMessage", roundtrip : crate ::roundtrip:: < v2026_07_28::PromptMessage >,
+        text : crate ::roundtrip_text:: < v2026_07_28::PromptMessage > }, crate
+        ::TypeEntry { schema : "PromptReference", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::PromptReference >, text : crate ::roundtrip_text:: <
+        v2026_07_28::PromptReference > }, crate ::TypeEntry { schema :
         "ReadResourceRequest", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ReadResourceRequest >, text : crate ::roundtrip_text:: <
         v2026_07_28::ReadResourceRequest > }, crate ::TypeEntry { schema :
         "ReadResourceRequestParams", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ReadResourceRequestParams >, text : crate ::roundtrip_text:: <
         v2026_07_28::ReadResourceRequestParams > }, crate ::TypeEntry { schema :
         "ReadResourceResult", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ReadResourceResult >, text : crate ::roundtrip_text:: <
         v2026_07_28::ReadResourceResult > }, crate ::TypeEntry { schema :
         "ReadResourceResultResponse", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ReadResourceResultResponse >, text : crate ::roundtrip_text:: <
         v2026_07_28::ReadResourceResultResponse > }, crate ::TypeEntry { schema :
-        "Request", roundtrip : crate ::roundtrip:: < v2026_07_28::RequestBase > }, crate
-        ::TypeEntry { schema : "RequestId", roundtrip : crate ::roundtrip:: <
-        mcp_types::RequestId > }, crate ::TypeEntry { schema : "RequestMetaObject",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::RequestMetaObject > }, crate
-        ::TypeEntry { schema : "RequestParams", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::RequestParams > }, crate ::TypeEntry { schema : "Resource",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::Resource > }, crate ::TypeEntry {
-        schema : "ResourceContents", roundtrip : crate ::roundtrip:: <
+        "Request", roundtrip : crate ::roundtrip:: < v2026_07_28::RequestBase >, text :
+        crate ::roundtrip_text:: < v2026_07_28::RequestBase > }, crate ::TypeEntry {
+        schema : "RequestId", roundtrip : crate ::roundtrip:: < mcp_types::RequestId >,
+        text : crate ::roundtrip_text:: < mcp_types::RequestId > }, crate ::TypeEntry {
+        schema : "RequestMetaObject", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::RequestMetaObject >, text : crate ::roundtrip_text:: <
+        v2026_07_28::RequestMetaObject > }, crate ::TypeEntry { schema : "RequestParams",
+        roundtrip : crate ::roundtrip:: < v2026_07_28::RequestParams >, text : crate
+        ::roundtrip_text:: < v2026_07_28::RequestParams > }, crate ::TypeEntry { schema :
+        "Resource", roundtrip : crate ::roundtrip:: < v2026_07_28::Resource >, text :
+        crate ::roundtrip_text:: < v2026_07_28::Resource > }, crate ::TypeEntry { schema
+        : "ResourceContents", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ResourceContents >, text : crate ::roundtrip_text:: <
         v2026_07_28::ResourceContents > }, crate ::TypeEntry { schema : "ResourceLink",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::ResourceLink > }, crate
-        ::TypeEntry { schema : "ResourceListChangedNotification", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::ResourceListChangedNotification > }, crate
-        ::TypeEntry { schema : "ResourceRequestParams", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < v2026_07_28::ResourceLink >, text : crate
+        ::roundtrip_text:: < v2026_07_28::ResourceLink > }, crate ::TypeEntry { schema :
+        "ResourceListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ResourceListChangedNotification >, text : crate ::roundtrip_text:: <
+        v2026_07_28::ResourceListChangedNotification > }, crate ::TypeEntry { schema :
+        "ResourceRequestParams", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ResourceRequestParams >, text : crate ::roundtrip_text:: <
         v2026_07_28::ResourceRequestParams > }, crate ::TypeEntry { schema :
         "ResourceTemplate", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ResourceTemplate >, text : crate ::roundtrip_text:: <
         v2026_07_28::ResourceTemplate > }, crate ::TypeEntry { schema :
         "ResourceTemplateReference", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ResourceTemplateReference >, text : crate ::roundtrip_text:: <
         v2026_07_28::ResourceTemplateReference > }, crate ::TypeEntry { schema :
         "ResourceUpdatedNotification", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ResourceUpdatedNotification >, text : crate ::roundtrip_text:: <
         v2026_07_28::ResourceUpdatedNotification > }, crate ::TypeEntry { schema :
         "ResourceUpdatedNotificationParams", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::ResourceUpdatedNotificationParams > }, crate ::TypeEntry { schema :
-        "Result", roundtrip : crate ::roundtrip:: < v2026_07_28::ResultBase > }, crate
-        ::TypeEntry { schema : "ResultMetaObject", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ResourceUpdatedNotificationParams >, text : crate ::roundtrip_text::
+        < v2026_07_28::ResourceUpdatedNotificationParams > }, crate ::TypeEntry { schema
+        : "Result", roundtrip : crate ::roundtrip:: < v2026_07_28::ResultBase >, text :
+        crate ::roundtrip_text:: < v2026_07_28::ResultBase > }, crate ::TypeEntry {
+        schema : "ResultMetaObject", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ResultMetaObject >, text : crate ::roundtrip_text:: <
         v2026_07_28::ResultMetaObject > }, crate ::TypeEntry { schema : "ResultType",
-        roundtrip : crate ::roundtrip:: < mcp_types::ResultType > }, crate ::TypeEntry {
-        schema : "Root", roundtrip : crate ::roundtrip:: < v2026_07_28::Root > }, crate
-        ::TypeEntry { schema : "SamplingMessage", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::SamplingMessage > }, crate ::TypeEntry { schema :
-        "SamplingMessageContentBlock", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::SamplingMessageContentBlock > }, crate ::TypeEntry { schema :
-        "ServerCapabilities", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip:: < mcp_types::ResultType >, text : crate
+        ::roundtrip_text:: < mcp_types::ResultType > }, crate ::TypeEntry { schema :
+        "Root", roundtrip : crate ::roundtrip:: < v2026_07_28::Root >, text : crate
+        ::roundtrip_text:: < v2026_07_28::Root > }, crate ::TypeEntry { schema :
+        "SamplingMessage", roundtrip : crate ::roundtrip:: < v2026_07_28::SamplingMessage
+        >, text : crate ::roundtrip_text:: < v2026_07_28::SamplingMessage > }, crate
+        ::TypeEntry { schema : "SamplingMessageContentBlock", roundtrip : crate
+        ::roundtrip:: < v2026_07_28::SamplingMessageContentBlock >, text : crate
+        ::roundtrip_text:: < v2026_07_28::SamplingMessageContentBlock > }, crate
+        ::TypeEntry { schema : "ServerCapabilities", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ServerCapabilities >, text : crate ::roundtrip_text:: <
         v2026_07_28::ServerCapabilities > }, crate ::TypeEntry { schema :
         "ServerNotification", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ServerNotification >, text : crate ::roundtrip_text:: <
         v2026_07_28::ServerNotification > }, crate ::TypeEntry { schema : "ServerResult",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::ServerResult > }, crate
-        ::TypeEntry { schema : "SingleSelectEnumSchema", roundtrip : crate ::roundtrip::
-        < v2026_07_28::SingleSelectEnumSchema > }, crate ::TypeEntry { schema :
-        "StringSchema", roundtrip : crate ::roundtrip:: < v2026_07_28::StringSchema > },
-        crate ::TypeEntry { schema : "SubscriptionFilter", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::SubscriptionFilter > }, crate ::TypeEntry { schema :
+        roundtrip : crate ::roundtrip:: < v2026_07_28::ServerResult >, text : crate
+        ::roundtrip_text:: < v2026_07_28::ServerResult > }, crate ::TypeEntry { schema :
+        "SingleSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::SingleSelectEnumSchema >, text : crate ::roundtrip_text:: <
+        v2026_07_28::SingleSelectEnumSchema > }, crate ::TypeEntry { schema :
+        "StringSchema", roundtrip : crate ::roundtrip:: < v2026_07_28::StringSchema >,
+        text : crate ::roundtrip_text:: < v2026_07_28::StringSchema > }, crate
+        ::TypeEntry { schema : "SubscriptionFilter", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::SubscriptionFilter >, text : crate ::roundtrip_text:: <
+        v2026_07_28::SubscriptionFilter > }, crate ::TypeEntry { schema :
         "SubscriptionsAcknowledgedNotification", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::SubscriptionsAcknowledgedNotification > }, crate ::TypeEntry {
-        schema : "SubscriptionsAcknowledgedNotificationParams", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::SubscriptionsAcknowledgedNotificationParams > },
-        crate ::TypeEntry { schema : "SubscriptionsListenRequest", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::SubscriptionsListenRequest > }, crate ::TypeEntry {
-        schema : "SubscriptionsListenRequestParams", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::SubscriptionsListenRequestParams > }, crate ::TypeEntry { schema :
-        "SubscriptionsListenResult", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::SubscriptionsListenResult > }, crate ::TypeEntry { schema :
-        "SubscriptionsListenResultMetaObject", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::SubscriptionsListenResultMetaObject > }, crate ::TypeEntry { schema
-        : "SubscriptionsListenResultResponse", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::SubscriptionsListenResultResponse > }, crate ::TypeEntry { schema :
-        "TextContent", roundtrip : crate ::roundtrip:: < v2026_07_28::TextContent > },
-        crate ::TypeEntry { schema : "TextResourceContents", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::TextResourceContents > }, crate ::TypeEntry { schema
-        : "TitledMultiSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::SubscriptionsAcknowledgedNotification >, text : crate
+        ::roundtrip_text:: < v2026_07_28::SubscriptionsAcknowledgedNotification > },
+        crate ::TypeEntry { schema : "SubscriptionsAcknowledgedNotificationParams",
+        roundtrip : crate ::roundtrip:: <
+        v2026_07_28::SubscriptionsAcknowledgedNotificationParams >, text : crate
+        ::roundtrip_text:: < v2026_07_28::SubscriptionsAcknowledgedNotificationParams >
+        }, crate ::TypeEntry { schema : "SubscriptionsListenRequest", roundtrip : crate
+        ::roundtrip:: < v2026_07_28::SubscriptionsListenRequest >, text : crate
+        ::roundtrip_text:: < v2026_07_28::SubscriptionsListenRequest > }, crate
+        ::TypeEntry { schema : "SubscriptionsListenRequestParams", roundtrip : crate
+        ::roundtrip:: < v2026_07_28::SubscriptionsListenRequestParams >, text : crate
+        ::roundtrip_text:: < v2026_07_28::SubscriptionsListenRequestParams > }, crate
+        ::TypeEntry { schema : "SubscriptionsListenResult", roundtrip : crate
+        ::roundtrip:: < v2026_07_28::SubscriptionsListenResult >, text : crate
+        ::roundtrip_text:: < v2026_07_28::SubscriptionsListenResult > }, crate
+        ::TypeEntry { schema : "SubscriptionsListenResultMetaObject", roundtrip : crate
+        ::roundtrip:: < v2026_07_28::SubscriptionsListenResultMetaObject >, text : crate
+        ::roundtrip_text:: < v2026_07_28::SubscriptionsListenResultMetaObject > }, crate
+        ::TypeEntry { schema : "SubscriptionsListenResultResponse", roundtrip : crate
+        ::roundtrip:: < v2026_07_28::SubscriptionsListenResultResponse >, text : crate
+        ::roundtrip_text:: < v2026_07_28::SubscriptionsListenResultResponse > }, crate
+        ::TypeEntry { schema : "TextContent", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::TextContent >, text : crate ::roundtrip_text:: <
+        v2026_07_28::TextContent > }, crate ::TypeEntry { schema :
+        "TextResourceContents", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::TextResourceContents >, text : crate ::roundtrip_text:: <
+        v2026_07_28::TextResourceContents > }, crate ::TypeEntry { schema :
+        "TitledMultiSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::TitledMultiSelectEnumSchema >, text : crate ::roundtrip_text:: <
         v2026_07_28::TitledMultiSelectEnumSchema > }, crate ::TypeEntry { schema :
         "TitledSingleSelectEnumSchema", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::TitledSingleSelectEnumSchema >, text : crate ::roundtrip_text:: <
         v2026_07_28::TitledSingleSelectEnumSchema > }, crate ::TypeEntry { schema :
-        "Tool", roundtrip : crate ::roundtrip:: < v2026_07_28::Tool > }, crate
-        ::TypeEntry { schema : "ToolAnnotations", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::ToolAnnotations > }, crate ::TypeEntry { schema : "ToolChoice",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::ToolChoice > }, crate ::TypeEntry
-        { schema : "ToolListChangedNotification", roundtrip : crate ::roundtrip:: <
+        "Tool", roundtrip : crate ::roundtrip:: < v2026_07_28::Tool >, text : crate
+        ::roundtrip_text:: < v2026_07_28::Tool > }, crate ::TypeEntry { schema :
+        "ToolAnnotations", roundtrip : crate ::roundtrip:: < v2026_07_28::ToolAnnotations
+        >, text : crate ::roundtrip_text:: < v2026_07_28::ToolAnnotations > }, crate
+        ::TypeEntry { schema : "ToolChoice", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ToolChoice >, text : crate ::roundtrip_text:: <
+        v2026_07_28::ToolChoice > }, crate ::TypeEntry { schema :
+        "ToolListChangedNotification", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ToolListChangedNotification >, text : crate ::roundtrip_text:: <
         v2026_07_28::ToolListChangedNotification > }, crate ::TypeEntry { schema :
         "ToolResultContent", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::ToolResultContent >, text : crate ::roundtrip_text:: <
         v2026_07_28::ToolResultContent > }, crate ::TypeEntry { schema :
-        "ToolUseContent", roundtrip : crate ::roundtrip:: < v2026_07_28::ToolUseContent >
-        }, crate ::TypeEntry { schema : "UnsupportedProtocolVersionError", roundtrip :
-        crate ::roundtrip:: < v2026_07_28::UnsupportedProtocolVersionError > }, crate
+        "ToolUseContent", roundtrip : crate ::roundtrip:: < v2026_07_28::ToolUseContent
+        >, text : crate ::roundtrip_text:: < v2026_07_28::ToolUseContent > }, crate
+        ::TypeEntry { schema : "UnsupportedProtocolVersionError", roundtrip : crate
+        ::roundtrip:: < v2026_07_28::UnsupportedProtocolVersionError >, text : crate
+        ::roundtrip_text:: < v2026_07_28::UnsupportedProtocolVersionError > }, crate
         ::TypeEntry { schema : "UntitledMultiSelectEnumSchema", roundtrip : crate
-        ::roundtrip:: < v2026_07_28::UntitledMultiSelectEnumSchema > }, crate ::TypeEntry
-        { schema : "UntitledSingleSelectEnumSchema", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::UntitledSingleSelectEnumSchema > }, crate ::TypeEntry { schema :
-        "LoggingLevel", roundtrip : crate ::roundtrip:: < v2026_07_28::LoggingLevel > },
-        crate ::TypeEntry { schema : "Role", roundtrip : crate ::roundtrip:: <
+        ::roundtrip:: < v2026_07_28::UntitledMultiSelectEnumSchema >, text : crate
+        ::roundtrip_text:: < v2026_07_28::UntitledMultiSelectEnumSchema > }, crate
+        ::TypeEntry { schema : "UntitledSingleSelectEnumSchema", roundtrip : crate
+        ::roundtrip:: < v2026_07_28::UntitledSingleSelectEnumSchema >, text : crate
+        ::roundtrip_text:: < v2026_07_28::UntitledSingleSelectEnumSchema > }, crate
+        ::TypeEntry { schema : "LoggingLevel", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::LoggingLevel >, text : crate ::roundtrip_text:: <
+        v2026_07_28::LoggingLevel > }, crate ::TypeEntry { schema : "Role", roundtrip :
+        crate ::roundtrip:: < v2026_07_28::Role >, text : crate ::roundtrip_text:: <
         v2026_07_28::Role > },
     ]
 }
@@ -275,14 +425,24 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
         value { v2026_07_28::CallToolOutcome::InputRequired(_) => "InputRequired",
         v2026_07_28::CallToolOutcome::Complete(_) => "Complete", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2026_07_28::CallToolOutcome = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2026_07_28::CallToolOutcome::InputRequired(_) => "InputRequired",
+        v2026_07_28::CallToolOutcome::Complete(_) => "Complete", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ClientNotification", members : &
         [("CancelledNotification", "Cancelled"),], decode : | text | { let value :
         v2026_07_28::ClientNotification = serde_json::from_str(text).map_err(| e | e
         .to_string()) ?; let variant = match & value {
         v2026_07_28::ClientNotification::Cancelled(_) => "Cancelled",
         v2026_07_28::ClientNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2026_07_28::ClientNotification = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2026_07_28::ClientNotification::Cancelled(_) => "Cancelled",
+        v2026_07_28::ClientNotification::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ClientRequest", members : & [("DiscoverRequest",
         "Discover"), ("ListResourcesRequest", "ListResources"),
         ("ListResourceTemplatesRequest", "ListResourceTemplates"),
@@ -303,7 +463,21 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2026_07_28::ClientRequest::CallTool(_) => "CallTool",
         v2026_07_28::ClientRequest::Complete(_) => "Complete",
         v2026_07_28::ClientRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2026_07_28::ClientRequest = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2026_07_28::ClientRequest::Discover(_) => "Discover",
+        v2026_07_28::ClientRequest::ListResources(_) => "ListResources",
+        v2026_07_28::ClientRequest::ListResourceTemplates(_) => "ListResourceTemplates",
+        v2026_07_28::ClientRequest::ReadResource(_) => "ReadResource",
+        v2026_07_28::ClientRequest::SubscriptionsListen(_) => "SubscriptionsListen",
+        v2026_07_28::ClientRequest::ListPrompts(_) => "ListPrompts",
+        v2026_07_28::ClientRequest::GetPrompt(_) => "GetPrompt",
+        v2026_07_28::ClientRequest::ListTools(_) => "ListTools",
+        v2026_07_28::ClientRequest::CallTool(_) => "CallTool",
+        v2026_07_28::ClientRequest::Complete(_) => "Complete",
+        v2026_07_28::ClientRequest::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "CompleteRequestParamsRef", members : &
         [("PromptReference", "RefPrompt"), ("ResourceTemplateReference",
         "RefResource"),], decode : | text | { let value :
@@ -312,7 +486,12 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2026_07_28::CompleteRequestParamsRef::RefPrompt(_) => "RefPrompt",
         v2026_07_28::CompleteRequestParamsRef::RefResource(_) => "RefResource", _ => "?"
         }; Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
-        }, crate ::UnionEntry { union : "ContentBlock", members : & [("TextContent",
+        decode_text : | text | { let value : v2026_07_28::CompleteRequestParamsRef =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2026_07_28::CompleteRequestParamsRef::RefPrompt(_) => "RefPrompt",
+        v2026_07_28::CompleteRequestParamsRef::RefResource(_) => "RefResource", _ => "?"
+        }; Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?))
+        }, }, crate ::UnionEntry { union : "ContentBlock", members : & [("TextContent",
         "Text"), ("ImageContent", "Image"), ("AudioContent", "Audio"), ("ResourceLink",
         "ResourceLink"), ("EmbeddedResource", "Resource"),], decode : | text | { let
         value : v2026_07_28::ContentBlock = serde_json::from_str(text).map_err(| e | e
@@ -321,7 +500,14 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2026_07_28::ContentBlock::Audio(_) => "Audio",
         v2026_07_28::ContentBlock::ResourceLink(_) => "ResourceLink",
         v2026_07_28::ContentBlock::Resource(_) => "Resource", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2026_07_28::ContentBlock = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2026_07_28::ContentBlock::Text(_) => "Text", v2026_07_28::ContentBlock::Image(_)
+        => "Image", v2026_07_28::ContentBlock::Audio(_) => "Audio",
+        v2026_07_28::ContentBlock::ResourceLink(_) => "ResourceLink",
+        v2026_07_28::ContentBlock::Resource(_) => "Resource", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "CreateMessageResultContent", members : & [("TextContent",
         "TextContent"), ("ImageContent", "ImageContent"), ("AudioContent",
         "AudioContent"), ("ToolUseContent", "ToolUseContent"), ("ToolResultContent",
@@ -335,13 +521,28 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2026_07_28::CreateMessageResultContent::ToolResultContent(_) =>
         "ToolResultContent", v2026_07_28::CreateMessageResultContent::List(_) => "List",
         _ => "?" }; Ok((variant, serde_json::to_value(& value).map_err(| e | e
+        .to_string()) ?)) }, decode_text : | text | { let value :
+        v2026_07_28::CreateMessageResultContent = serde_json::from_str(text).map_err(| e
+        | e.to_string()) ?; let variant = match & value {
+        v2026_07_28::CreateMessageResultContent::TextContent(_) => "TextContent",
+        v2026_07_28::CreateMessageResultContent::ImageContent(_) => "ImageContent",
+        v2026_07_28::CreateMessageResultContent::AudioContent(_) => "AudioContent",
+        v2026_07_28::CreateMessageResultContent::ToolUseContent(_) => "ToolUseContent",
+        v2026_07_28::CreateMessageResultContent::ToolResultContent(_) =>
+        "ToolResultContent", v2026_07_28::CreateMessageResultContent::List(_) => "List",
+        _ => "?" }; Ok((variant, serde_json::to_string(& value).map_err(| e | e
         .to_string()) ?)) }, }, crate ::UnionEntry { union : "ElicitRequestParams",
         members : & [("ElicitRequestFormParams", "Form"), ("ElicitRequestURLParams",
         "Url"),], decode : | text | { let value : v2026_07_28::ElicitRequestParams =
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
         value { v2026_07_28::ElicitRequestParams::Form(_) => "Form",
         v2026_07_28::ElicitRequestParams::Url(_) => "Url", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2026_07_28::ElicitRequestParams =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2026_07_28::ElicitRequestParams::Form(_) => "Form",
+        v2026_07_28::ElicitRequestParams::Url(_) => "Url", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "ElicitResultContentValue", members : & [], decode : |
         text | { let value : v2026_07_28::ElicitResultContentValue =
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
@@ -349,8 +550,15 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2026_07_28::ElicitResultContentValue::String(_) => "String",
         v2026_07_28::ElicitResultContentValue::Number(_) => "Number",
         v2026_07_28::ElicitResultContentValue::Boolean(_) => "Boolean", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "EmbeddedResourceResource", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2026_07_28::ElicitResultContentValue =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2026_07_28::ElicitResultContentValue::StringList(_) => "StringList",
+        v2026_07_28::ElicitResultContentValue::String(_) => "String",
+        v2026_07_28::ElicitResultContentValue::Number(_) => "Number",
+        v2026_07_28::ElicitResultContentValue::Boolean(_) => "Boolean", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "EmbeddedResourceResource", members : &
         [("TextResourceContents", "TextResourceContents"), ("BlobResourceContents",
         "BlobResourceContents"),], decode : | text | { let value :
         v2026_07_28::EmbeddedResourceResource = serde_json::from_str(text).map_err(| e |
@@ -359,6 +567,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "TextResourceContents",
         v2026_07_28::EmbeddedResourceResource::BlobResourceContents(_) =>
         "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2026_07_28::EmbeddedResourceResource = serde_json::from_str(text).map_err(| e |
+        e.to_string()) ?; let variant = match & value {
+        v2026_07_28::EmbeddedResourceResource::TextResourceContents(_) =>
+        "TextResourceContents",
+        v2026_07_28::EmbeddedResourceResource::BlobResourceContents(_) =>
+        "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "EnumSchema", members : & [("UntitledSingleSelectEnumSchema",
         "UntitledSingleSelectEnumSchema"), ("TitledSingleSelectEnumSchema",
@@ -377,6 +592,18 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2026_07_28::EnumSchema::TitledMultiSelectEnumSchema(_) =>
         "TitledMultiSelectEnumSchema", v2026_07_28::EnumSchema::LegacyTitledEnumSchema(_)
         => "LegacyTitledEnumSchema", _ => "?" }; Ok((variant, serde_json::to_value(&
+        value).map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2026_07_28::EnumSchema = serde_json::from_str(text).map_err(| e | e.to_string())
+        ?; let variant = match & value {
+        v2026_07_28::EnumSchema::UntitledSingleSelectEnumSchema(_) =>
+        "UntitledSingleSelectEnumSchema",
+        v2026_07_28::EnumSchema::TitledSingleSelectEnumSchema(_) =>
+        "TitledSingleSelectEnumSchema",
+        v2026_07_28::EnumSchema::UntitledMultiSelectEnumSchema(_) =>
+        "UntitledMultiSelectEnumSchema",
+        v2026_07_28::EnumSchema::TitledMultiSelectEnumSchema(_) =>
+        "TitledMultiSelectEnumSchema", v2026_07_28::EnumSchema::LegacyTitledEnumSchema(_)
+        => "LegacyTitledEnumSchema", _ => "?" }; Ok((variant, serde_json::to_string(&
         value).map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "GetPromptOutcome", members : & [("InputRequiredResult", "InputRequired"),
         ("GetPromptResult", "Complete"),], decode : | text | { let value :
@@ -384,8 +611,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         .to_string()) ?; let variant = match & value {
         v2026_07_28::GetPromptOutcome::InputRequired(_) => "InputRequired",
         v2026_07_28::GetPromptOutcome::Complete(_) => "Complete", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "InputRequest", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2026_07_28::GetPromptOutcome =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2026_07_28::GetPromptOutcome::InputRequired(_) => "InputRequired",
+        v2026_07_28::GetPromptOutcome::Complete(_) => "Complete", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "InputRequest", members : &
         [("CreateMessageRequest", "CreateMessage"), ("ListRootsRequest", "ListRoots"),
         ("ElicitRequest", "Elicit"),], decode : | text | { let value :
         v2026_07_28::InputRequest = serde_json::from_str(text).map_err(| e | e
@@ -393,7 +625,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2026_07_28::InputRequest::CreateMessage(_) => "CreateMessage",
         v2026_07_28::InputRequest::ListRoots(_) => "ListRoots",
         v2026_07_28::InputRequest::Elicit(_) => "Elicit", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2026_07_28::InputRequest = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2026_07_28::InputRequest::CreateMessage(_) => "CreateMessage",
+        v2026_07_28::InputRequest::ListRoots(_) => "ListRoots",
+        v2026_07_28::InputRequest::Elicit(_) => "Elicit", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "InputResponse", members : & [("CreateMessageResult",
         "CreateMessage"), ("ListRootsResult", "ListRoots"), ("ElicitResult", "Elicit"),],
         decode : | text | { let value : v2026_07_28::InputResponse =
@@ -401,7 +639,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         value { v2026_07_28::InputResponse::CreateMessage(_) => "CreateMessage",
         v2026_07_28::InputResponse::ListRoots(_) => "ListRoots",
         v2026_07_28::InputResponse::Elicit(_) => "Elicit", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2026_07_28::InputResponse = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2026_07_28::InputResponse::CreateMessage(_) => "CreateMessage",
+        v2026_07_28::InputResponse::ListRoots(_) => "ListRoots",
+        v2026_07_28::InputResponse::Elicit(_) => "Elicit", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "JSONRPCMessage", members : & [("JSONRPCRequest",
         "Request"), ("JSONRPCNotification", "Notification"), ("JSONRPCResultResponse",
         "ResultResponse"), ("JSONRPCErrorResponse", "ErrorResponse"),], decode : | text |
@@ -411,15 +655,27 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2026_07_28::JsonRpcMessage::Notification(_) => "Notification",
         v2026_07_28::JsonRpcMessage::ResultResponse(_) => "ResultResponse",
         v2026_07_28::JsonRpcMessage::ErrorResponse(_) => "ErrorResponse", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "JSONRPCResponse", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2026_07_28::JsonRpcMessage =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2026_07_28::JsonRpcMessage::Request(_) => "Request",
+        v2026_07_28::JsonRpcMessage::Notification(_) => "Notification",
+        v2026_07_28::JsonRpcMessage::ResultResponse(_) => "ResultResponse",
+        v2026_07_28::JsonRpcMessage::ErrorResponse(_) => "ErrorResponse", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "JSONRPCResponse", members : &
         [("JSONRPCResultResponse", "ResultResponse"), ("JSONRPCErrorResponse",
         "ErrorResponse"),], decode : | text | { let value : v2026_07_28::JsonRpcResponse
         = serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match
         & value { v2026_07_28::JsonRpcResponse::ResultResponse(_) => "ResultResponse",
         v2026_07_28::JsonRpcResponse::ErrorResponse(_) => "ErrorResponse", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "MultiSelectEnumSchema", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2026_07_28::JsonRpcResponse =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2026_07_28::JsonRpcResponse::ResultResponse(_) => "ResultResponse",
+        v2026_07_28::JsonRpcResponse::ErrorResponse(_) => "ErrorResponse", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "MultiSelectEnumSchema", members : &
         [("UntitledMultiSelectEnumSchema", "UntitledMultiSelectEnumSchema"),
         ("TitledMultiSelectEnumSchema", "TitledMultiSelectEnumSchema"),], decode : | text
         | { let value : v2026_07_28::MultiSelectEnumSchema = serde_json::from_str(text)
@@ -428,6 +684,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "UntitledMultiSelectEnumSchema",
         v2026_07_28::MultiSelectEnumSchema::TitledMultiSelectEnumSchema(_) =>
         "TitledMultiSelectEnumSchema", _ => "?" }; Ok((variant, serde_json::to_value(&
+        value).map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2026_07_28::MultiSelectEnumSchema = serde_json::from_str(text).map_err(| e | e
+        .to_string()) ?; let variant = match & value {
+        v2026_07_28::MultiSelectEnumSchema::UntitledMultiSelectEnumSchema(_) =>
+        "UntitledMultiSelectEnumSchema",
+        v2026_07_28::MultiSelectEnumSchema::TitledMultiSelectEnumSchema(_) =>
+        "TitledMultiSelectEnumSchema", _ => "?" }; Ok((variant, serde_json::to_string(&
         value).map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "PrimitiveSchemaDefinition", members : & [("StringSchema", "StringSchema"),
         ("NumberSchema", "NumberSchema"), ("BooleanSchema", "BooleanSchema"),
@@ -451,6 +714,22 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "TitledMultiSelectEnumSchema",
         v2026_07_28::PrimitiveSchemaDefinition::LegacyTitledEnumSchema(_) =>
         "LegacyTitledEnumSchema", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2026_07_28::PrimitiveSchemaDefinition = serde_json::from_str(text).map_err(| e |
+        e.to_string()) ?; let variant = match & value {
+        v2026_07_28::PrimitiveSchemaDefinition::StringSchema(_) => "StringSchema",
+        v2026_07_28::PrimitiveSchemaDefinition::NumberSchema(_) => "NumberSchema",
+        v2026_07_28::PrimitiveSchemaDefinition::BooleanSchema(_) => "BooleanSchema",
+        v2026_07_28::PrimitiveSchemaDefinition::UntitledSingleSelectEnumSchema(_) =>
+        "UntitledSingleSelectEnumSchema",
+        v2026_07_28::PrimitiveSchemaDefinition::TitledSingleSelectEnumSchema(_) =>
+        "TitledSingleSelectEnumSchema",
+        v2026_07_28::PrimitiveSchemaDefinition::UntitledMultiSelectEnumSchema(_) =>
+        "UntitledMultiSelectEnumSchema",
+        v2026_07_28::PrimitiveSchemaDefinition::TitledMultiSelectEnumSchema(_) =>
+        "TitledMultiSelectEnumSchema",
+        v2026_07_28::PrimitiveSchemaDefinition::LegacyTitledEnumSchema(_) =>
+        "LegacyTitledEnumSchema", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "ReadResourceResultContentsItem", members : & [("TextResourceContents",
         "TextResourceContents"), ("BlobResourceContents", "BlobResourceContents"),],
@@ -460,6 +739,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "TextResourceContents",
         v2026_07_28::ReadResourceResultContentsItem::BlobResourceContents(_) =>
         "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2026_07_28::ReadResourceResultContentsItem = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2026_07_28::ReadResourceResultContentsItem::TextResourceContents(_) =>
+        "TextResourceContents",
+        v2026_07_28::ReadResourceResultContentsItem::BlobResourceContents(_) =>
+        "BlobResourceContents", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "ReadResourceOutcome", members : & [("InputRequiredResult", "InputRequired"),
         ("ReadResourceResult", "Complete"),], decode : | text | { let value :
@@ -467,8 +753,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         .to_string()) ?; let variant = match & value {
         v2026_07_28::ReadResourceOutcome::InputRequired(_) => "InputRequired",
         v2026_07_28::ReadResourceOutcome::Complete(_) => "Complete", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "SamplingMessageContent", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2026_07_28::ReadResourceOutcome =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2026_07_28::ReadResourceOutcome::InputRequired(_) => "InputRequired",
+        v2026_07_28::ReadResourceOutcome::Complete(_) => "Complete", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "SamplingMessageContent", members : &
         [("TextContent", "TextContent"), ("ImageContent", "ImageContent"),
         ("AudioContent", "AudioContent"), ("ToolUseContent", "ToolUseContent"),
         ("ToolResultContent", "ToolResultContent"),], decode : | text | { let value :
@@ -480,7 +771,16 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2026_07_28::SamplingMessageContent::ToolUseContent(_) => "ToolUseContent",
         v2026_07_28::SamplingMessageContent::ToolResultContent(_) => "ToolResultContent",
         v2026_07_28::SamplingMessageContent::List(_) => "List", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2026_07_28::SamplingMessageContent =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2026_07_28::SamplingMessageContent::TextContent(_) => "TextContent",
+        v2026_07_28::SamplingMessageContent::ImageContent(_) => "ImageContent",
+        v2026_07_28::SamplingMessageContent::AudioContent(_) => "AudioContent",
+        v2026_07_28::SamplingMessageContent::ToolUseContent(_) => "ToolUseContent",
+        v2026_07_28::SamplingMessageContent::ToolResultContent(_) => "ToolResultContent",
+        v2026_07_28::SamplingMessageContent::List(_) => "List", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::UnionEntry { union : "SamplingMessageContentBlock", members : &
         [("TextContent", "Text"), ("ImageContent", "Image"), ("AudioContent", "Audio"),
         ("ToolUseContent", "ToolUse"), ("ToolResultContent", "ToolResult"),], decode : |
@@ -492,7 +792,15 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2026_07_28::SamplingMessageContentBlock::ToolUse(_) => "ToolUse",
         v2026_07_28::SamplingMessageContentBlock::ToolResult(_) => "ToolResult", _ => "?"
         }; Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
-        }, crate ::UnionEntry { union : "ServerNotification", members : &
+        decode_text : | text | { let value : v2026_07_28::SamplingMessageContentBlock =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2026_07_28::SamplingMessageContentBlock::Text(_) => "Text",
+        v2026_07_28::SamplingMessageContentBlock::Image(_) => "Image",
+        v2026_07_28::SamplingMessageContentBlock::Audio(_) => "Audio",
+        v2026_07_28::SamplingMessageContentBlock::ToolUse(_) => "ToolUse",
+        v2026_07_28::SamplingMessageContentBlock::ToolResult(_) => "ToolResult", _ => "?"
+        }; Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?))
+        }, }, crate ::UnionEntry { union : "ServerNotification", members : &
         [("CancelledNotification", "Cancelled"), ("ProgressNotification", "Progress"),
         ("ResourceListChangedNotification", "ResourceListChanged"),
         ("SubscriptionsAcknowledgedNotification", "SubscriptionsAcknowledged"),
@@ -512,7 +820,19 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "ToolListChanged", v2026_07_28::ServerNotification::LoggingMessage(_) =>
         "LoggingMessage", v2026_07_28::ServerNotification::Other(_) => "Other", _ => "?"
         }; Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
-        }, crate ::UnionEntry { union : "ServerResult", members : & [("Result",
+        decode_text : | text | { let value : v2026_07_28::ServerNotification =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2026_07_28::ServerNotification::Cancelled(_) => "Cancelled",
+        v2026_07_28::ServerNotification::Progress(_) => "Progress",
+        v2026_07_28::ServerNotification::ResourceListChanged(_) => "ResourceListChanged",
+        v2026_07_28::ServerNotification::SubscriptionsAcknowledged(_) =>
+        "SubscriptionsAcknowledged", v2026_07_28::ServerNotification::ResourceUpdated(_)
+        => "ResourceUpdated", v2026_07_28::ServerNotification::PromptListChanged(_) =>
+        "PromptListChanged", v2026_07_28::ServerNotification::ToolListChanged(_) =>
+        "ToolListChanged", v2026_07_28::ServerNotification::LoggingMessage(_) =>
+        "LoggingMessage", v2026_07_28::ServerNotification::Other(_) => "Other", _ => "?"
+        }; Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?))
+        }, }, crate ::UnionEntry { union : "ServerResult", members : & [("Result",
         "ResultBase"), ("InputRequiredResult", "InputRequiredResult"), ("DiscoverResult",
         "DiscoverResult"), ("ListResourcesResult", "ListResourcesResult"),
         ("ListResourceTemplatesResult", "ListResourceTemplatesResult"),
@@ -535,6 +855,22 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "ListToolsResult", v2026_07_28::ServerResult::CallToolResult(_) =>
         "CallToolResult", v2026_07_28::ServerResult::CompleteResult(_) =>
         "CompleteResult", _ => "?" }; Ok((variant, serde_json::to_value(& value)
+        .map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2026_07_28::ServerResult = serde_json::from_str(text).map_err(| e | e
+        .to_string()) ?; let variant = match & value {
+        v2026_07_28::ServerResult::ResultBase(_) => "ResultBase",
+        v2026_07_28::ServerResult::InputRequiredResult(_) => "InputRequiredResult",
+        v2026_07_28::ServerResult::DiscoverResult(_) => "DiscoverResult",
+        v2026_07_28::ServerResult::ListResourcesResult(_) => "ListResourcesResult",
+        v2026_07_28::ServerResult::ListResourceTemplatesResult(_) =>
+        "ListResourceTemplatesResult", v2026_07_28::ServerResult::ReadResourceResult(_)
+        => "ReadResourceResult", v2026_07_28::ServerResult::SubscriptionsListenResult(_)
+        => "SubscriptionsListenResult", v2026_07_28::ServerResult::ListPromptsResult(_)
+        => "ListPromptsResult", v2026_07_28::ServerResult::GetPromptResult(_) =>
+        "GetPromptResult", v2026_07_28::ServerResult::ListToolsResult(_) =>
+        "ListToolsResult", v2026_07_28::ServerResult::CallToolResult(_) =>
+        "CallToolResult", v2026_07_28::ServerResult::CompleteResult(_) =>
+        "CompleteResult", _ => "?" }; Ok((variant, serde_json::to_string(& value)
         .map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "SingleSelectEnumSchema", members : & [("UntitledSingleSelectEnumSchema",
         "UntitledSingleSelectEnumSchema"), ("TitledSingleSelectEnumSchema",
@@ -545,6 +881,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         "UntitledSingleSelectEnumSchema",
         v2026_07_28::SingleSelectEnumSchema::TitledSingleSelectEnumSchema(_) =>
         "TitledSingleSelectEnumSchema", _ => "?" }; Ok((variant, serde_json::to_value(&
+        value).map_err(| e | e.to_string()) ?)) }, decode_text : | text | { let value :
+        v2026_07_28::SingleSelectEnumSchema = serde_json::from_str(text).map_err(| e | e
+        .to_string()) ?; let variant = match & value {
+        v2026_07_28::SingleSelectEnumSchema::UntitledSingleSelectEnumSchema(_) =>
+        "UntitledSingleSelectEnumSchema",
+        v2026_07_28::SingleSelectEnumSchema::TitledSingleSelectEnumSchema(_) =>
+        "TitledSingleSelectEnumSchema", _ => "?" }; Ok((variant, serde_json::to_string(&
         value).map_err(| e | e.to_string()) ?)) }, }, crate ::UnionEntry { union :
         "ClientMessage", members : & [("DiscoverRequest", "Request"),
         ("ListResourcesRequest", "Request"), ("ListResourceTemplatesRequest", "Request"),
@@ -556,8 +899,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
         value { v2026_07_28::ClientMessage::Request(_) => "Request",
         v2026_07_28::ClientMessage::Notification(_) => "Notification", _ => "?" };
-        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
-        crate ::UnionEntry { union : "ServerMessage", members : &
+        Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        decode_text : | text | { let value : v2026_07_28::ClientMessage =
+        serde_json::from_str(text).map_err(| e | e.to_string()) ?; let variant = match &
+        value { v2026_07_28::ClientMessage::Request(_) => "Request",
+        v2026_07_28::ClientMessage::Notification(_) => "Notification", _ => "?" };
+        Ok((variant, serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::UnionEntry { union : "ServerMessage", members : &
         [("CancelledNotification", "Notification"), ("ProgressNotification",
         "Notification"), ("ResourceListChangedNotification", "Notification"),
         ("SubscriptionsAcknowledgedNotification", "Notification"),
@@ -579,7 +927,13 @@ pub fn unions() -> Vec<crate::UnionEntry> {
         v2026_07_28::ServerMessage::Notification(_) => "Notification",
         v2026_07_28::ServerMessage::Response(_) => "Response",
         v2026_07_28::ServerMessage::Error(_) => "Error", _ => "?" }; Ok((variant,
-        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, },
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, decode_text : |
+        text | { let value : v2026_07_28::ServerMessage = serde_json::from_str(text)
+        .map_err(| e | e.to_string()) ?; let variant = match & value {
+        v2026_07_28::ServerMessage::Notification(_) => "Notification",
+        v2026_07_28::ServerMessage::Response(_) => "Response",
+        v2026_07_28::ServerMessage::Error(_) => "Error", _ => "?" }; Ok((variant,
+        serde_json::to_string(& value).map_err(| e | e.to_string()) ?)) }, },
     ]
 }
 pub fn results() -> Vec<crate::ResultEntry> {
@@ -603,41 +957,44 @@ pub fn results() -> Vec<crate::ResultEntry> {
         serde_json::from_value(result.clone()).map_err(| e | e.to_string()) ?; let
         variant = match & value { v2026_07_28::ReadResourceOutcome::Complete(_) =>
         "Complete", v2026_07_28::ReadResourceOutcome::InputRequired(_) =>
-        "InputRequired", _ => "?" }; Ok((variant, serde_json::to_value(& value).map_err(|
-        e | e.to_string()) ?)) }, }, crate ::ResultEntry { request :
-        "SubscriptionsListenRequest", method : "subscriptions/listen", decode : | result
-        | { let value : v2026_07_28::SubscriptionsListenResult =
+        "InputRequired", v2026_07_28::ReadResourceOutcome::Other(_) => "Other", _ => "?"
+        }; Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) },
+        }, crate ::ResultEntry { request : "SubscriptionsListenRequest", method :
+        "subscriptions/listen", decode : | result | { let value :
+        v2026_07_28::SubscriptionsListenResult = serde_json::from_value(result.clone())
+        .map_err(| e | e.to_string()) ?; let variant = "Complete"; Ok((variant,
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        ::ResultEntry { request : "ListPromptsRequest", method : "prompts/list", decode :
+        | result | { let value : v2026_07_28::ListPromptsResult =
         serde_json::from_value(result.clone()).map_err(| e | e.to_string()) ?; let
         variant = "Complete"; Ok((variant, serde_json::to_value(& value).map_err(| e | e
-        .to_string()) ?)) }, }, crate ::ResultEntry { request : "ListPromptsRequest",
-        method : "prompts/list", decode : | result | { let value :
-        v2026_07_28::ListPromptsResult = serde_json::from_value(result.clone()).map_err(|
-        e | e.to_string()) ?; let variant = "Complete"; Ok((variant,
+        .to_string()) ?)) }, }, crate ::ResultEntry { request : "GetPromptRequest",
+        method : "prompts/get", decode : | result | { let value :
+        v2026_07_28::GetPromptOutcome = serde_json::from_value(result.clone()).map_err(|
+        e | e.to_string()) ?; let variant = match & value {
+        v2026_07_28::GetPromptOutcome::Complete(_) => "Complete",
+        v2026_07_28::GetPromptOutcome::InputRequired(_) => "InputRequired",
+        v2026_07_28::GetPromptOutcome::Other(_) => "Other", _ => "?" }; Ok((variant,
         serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
-        ::ResultEntry { request : "GetPromptRequest", method : "prompts/get", decode : |
-        result | { let value : v2026_07_28::GetPromptOutcome =
-        serde_json::from_value(result.clone()).map_err(| e | e.to_string()) ?; let
-        variant = match & value { v2026_07_28::GetPromptOutcome::Complete(_) =>
-        "Complete", v2026_07_28::GetPromptOutcome::InputRequired(_) => "InputRequired", _
-        => "?" }; Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string())
-        ?)) }, }, crate ::ResultEntry { request : "ListToolsRequest", method :
-        "tools/list", decode : | result | { let value : v2026_07_28::ListToolsResult =
+        ::ResultEntry { request : "ListToolsRequest", method : "tools/list", decode : |
+        result | { let value : v2026_07_28::ListToolsResult =
         serde_json::from_value(result.clone()).map_err(| e | e.to_string()) ?; let
         variant = "Complete"; Ok((variant, serde_json::to_value(& value).map_err(| e | e
         .to_string()) ?)) }, }, crate ::ResultEntry { request : "CallToolRequest", method
         : "tools/call", decode : | result | { let value : v2026_07_28::CallToolOutcome =
         serde_json::from_value(result.clone()).map_err(| e | e.to_string()) ?; let
         variant = match & value { v2026_07_28::CallToolOutcome::Complete(_) =>
-        "Complete", v2026_07_28::CallToolOutcome::InputRequired(_) => "InputRequired", _
-        => "?" }; Ok((variant, serde_json::to_value(& value).map_err(| e | e.to_string())
-        ?)) }, }, crate ::ResultEntry { request : "CompleteRequest", method :
-        "completion/complete", decode : | result | { let value :
-        v2026_07_28::CompleteResult = serde_json::from_value(result.clone()).map_err(| e
-        | e.to_string()) ?; let variant = "Complete"; Ok((variant, serde_json::to_value(&
-        value).map_err(| e | e.to_string()) ?)) }, }, crate ::ResultEntry { request :
-        "CreateMessageRequest", method : "sampling/createMessage", decode : | result | {
-        let value : v2026_07_28::CreateMessageResult = serde_json::from_value(result
-        .clone()).map_err(| e | e.to_string()) ?; let variant = "Complete"; Ok((variant,
+        "Complete", v2026_07_28::CallToolOutcome::InputRequired(_) => "InputRequired",
+        v2026_07_28::CallToolOutcome::Other(_) => "Other", _ => "?" }; Ok((variant,
+        serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
+        ::ResultEntry { request : "CompleteRequest", method : "completion/complete",
+        decode : | result | { let value : v2026_07_28::CompleteResult =
+        serde_json::from_value(result.clone()).map_err(| e | e.to_string()) ?; let
+        variant = "Complete"; Ok((variant, serde_json::to_value(& value).map_err(| e | e
+        .to_string()) ?)) }, }, crate ::ResultEntry { request : "CreateMessageRequest",
+        method : "sampling/createMessage", decode : | result | { let value :
+        v2026_07_28::CreateMessageResult = serde_json::from_value(result.clone())
+        .map_err(| e | e.to_string()) ?; let variant = "Complete"; Ok((variant,
         serde_json::to_value(& value).map_err(| e | e.to_string()) ?)) }, }, crate
         ::ResultEntry { request : "ListRootsRequest", method : "roots/list", decode : |
         result | { let value : v2026_07_28::ListRootsResult =

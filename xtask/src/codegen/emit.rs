@@ -27,8 +27,6 @@ pub fn ty_tokens(ty: &Ty) -> TokenStream {
     match ty {
         Ty::String => quote!(::std::string::String),
         Ty::Bool => quote!(bool),
-        Ty::I64 => quote!(i64),
-        Ty::U64 => quote!(u64),
         Ty::Number => quote!(::serde_json::Number),
         Ty::Value => quote!(::serde_json::Value),
         Ty::Object => quote!(crate::JsonObject),
@@ -48,6 +46,27 @@ pub fn ty_tokens(ty: &Ty) -> TokenStream {
     }
 }
 
+/// Free-form JSON (`Value`, objects, lists or maps of them): decoded through
+/// `private::FreeForm`, which refuses numbers a `Value` cannot hold exactly.
+fn is_free_form(ty: &Ty) -> bool {
+    match ty {
+        Ty::Value | Ty::Object => true,
+        Ty::Vec(inner) | Ty::Map(inner) => is_free_form(inner),
+        _ => false,
+    }
+}
+
+/// Reads the value of the current member (`map.next_value…`) as `ty`, exactly.
+fn read_value(ty: &Ty) -> TokenStream {
+    if *ty == Ty::Number {
+        quote!(map.next_value::<crate::private::ExactNumber>().map(|n| n.0))
+    } else if is_free_form(ty) {
+        quote!(map.next_value_seed(crate::private::FreeForm::new()))
+    } else {
+        quote!(map.next_value())
+    }
+}
+
 fn doc_attrs(docs: &Docs, text: Option<&str>) -> TokenStream {
     let lines = docs.lines(text.unwrap_or(""));
     quote!(#(#[doc = #lines])*)
@@ -55,10 +74,26 @@ fn doc_attrs(docs: &Docs, text: Option<&str>) -> TokenStream {
 
 pub fn module(m: &Module, docs: &Docs) -> TokenStream {
     let objects = object_types(m);
+    // The `complete` variants of `resultType` unions also decode leniently (see `members_fallback`).
+    let lenient: Vec<&str> = m
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Union(UnionDef { strategy: Strategy::Tag { key, default: Some(d), .. }, variants, .. })
+                if key == "resultType" =>
+            {
+                match &variants[*d].ty {
+                    Ty::Named(n) => Some(n.as_str()),
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+        .collect();
     let mut out = TokenStream::new();
     for item in &m.items {
         out.extend(match item {
-            Item::Struct(s) => struct_tokens(s, docs, &objects),
+            Item::Struct(s) => struct_tokens(s, docs, &objects, lenient.contains(&s.name.as_str())),
             Item::Union(u) => union_tokens(u, docs),
             Item::Alias(a) => {
                 let name = ident(&a.name);
@@ -122,7 +157,7 @@ fn object_types(m: &Module) -> BTreeMap<&str, String> {
         .collect()
 }
 
-fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>) -> TokenStream {
+fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>, lenient: bool) -> TokenStream {
     let name = ident(&s.name);
     let name_str = s.schema_name.clone().unwrap_or_else(|| s.name.clone());
     let doc = doc_attrs(docs, s.doc.as_deref());
@@ -177,6 +212,8 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>) -
             quote!(#id: ::std::option::Option<#ty>)
         } else if f.ty == Ty::String {
             quote!(#id: impl ::std::convert::Into<::std::string::String>)
+        } else if f.ty == Ty::Path("crate::Integer") {
+            quote!(#id: impl ::std::convert::Into<crate::Integer>)
         } else {
             let ty = ty_tokens(&f.ty);
             quote!(#id: #ty)
@@ -187,7 +224,11 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>) -
         if f.constructor_arg {
             quote!(#id: ::std::option::Option::Some(#id.into()),)
         } else if f.required && !f.default_if_absent {
-            if f.ty == Ty::String && !f.nullable { quote!(#id: #id.into(),) } else { quote!(#id,) }
+            if (f.ty == Ty::String || f.ty == Ty::Path("crate::Integer")) && !f.nullable {
+                quote!(#id: #id.into(),)
+            } else {
+                quote!(#id,)
+            }
         } else if f.default_if_absent {
             quote!(#id: ::std::default::Default::default(),)
         } else {
@@ -261,9 +302,12 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>) -
             Some(expecting) => quote! {
                 map.next_value_seed(crate::private::InPlace(&mut #slot, #expecting)).map_err(|e| crate::private::in_field(#key, e))?;
             },
-            None => quote! {
-                #slot = ::std::option::Option::Some(map.next_value().map_err(|e| crate::private::in_field(#key, e))?);
-            },
+            None => {
+                let read = if f.nullable && f.required { quote!(map.next_value()) } else { read_value(&f.ty) };
+                quote! {
+                    #slot = ::std::option::Option::Some(#read.map_err(|e| crate::private::in_field(#key, e))?);
+                }
+            }
         };
         arms.push(quote! {
             #key => {
@@ -298,7 +342,7 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>) -
     let unknown_arm = if s.open {
         quote! {
             _ => {
-                let value: ::serde_json::Value = map.next_value()?;
+                let value: ::serde_json::Value = map.next_value_seed(crate::private::FreeForm::new()).map_err(|e| crate::private::in_field(key.as_str(), e))?;
                 extra.insert(key.into_owned(), value);
             }
         }
@@ -310,25 +354,102 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>) -
         }
     };
     let extra_decl = s.open.then(|| quote!(let mut extra = crate::JsonObject::new();));
-    let const_checks = s.consts.iter().map(|c| {
-        let key = &c.json;
-        let flag = format_ident!("seen_{}", super::model::field_ident(&c.json));
-        quote!(if !#flag { return ::std::result::Result::Err(crate::private::missing_field(#name_str, #key)); })
-    });
-    let finish = s.fields.iter().map(|f| {
-        let id = ident(&f.ident);
-        let slot = format_ident!("f_{}", f.ident.trim_start_matches("r#"));
-        let key = &f.json;
-        if f.default_if_absent {
-            quote!(#id: #slot.unwrap_or_default(),)
-        } else if f.required {
-            quote!(#id: #slot.ok_or_else(|| crate::private::missing_field(#name_str, #key))?,)
-        } else {
-            quote!(#id: #slot,)
-        }
-    });
+    let const_checks: Vec<TokenStream> = s
+        .consts
+        .iter()
+        .map(|c| {
+            let key = &c.json;
+            let flag = format_ident!("seen_{}", super::model::field_ident(&c.json));
+            quote!(if !#flag { return ::std::result::Result::Err(crate::private::missing_field(#name_str, #key)); })
+        })
+        .collect();
+    let finish: Vec<TokenStream> = s
+        .fields
+        .iter()
+        .map(|f| {
+            let id = ident(&f.ident);
+            let slot = format_ident!("f_{}", f.ident.trim_start_matches("r#"));
+            let key = &f.json;
+            if f.default_if_absent {
+                quote!(#id: #slot.unwrap_or_default(),)
+            } else if f.required {
+                quote!(#id: #slot.ok_or_else(|| crate::private::missing_field(#name_str, #key))?,)
+            } else {
+                quote!(#id: #slot,)
+            }
+        })
+        .collect();
     let extra_finish = s.open.then(|| quote!(extra,));
     let map_binding = if s.fields.is_empty() && s.consts.is_empty() && !s.open { quote!(map) } else { quote!(mut map) };
+
+    // `visit_object_or_members`: the same decoding, but an object that lacks a required member
+    // gives back every member it has (for the `Other` variant of a `resultType` union).
+    let members_fallback = lenient.then(|| {
+        let missing: Vec<TokenStream> = s
+            .fields
+            .iter()
+            .filter(|f| f.required && !f.default_if_absent)
+            .map(|f| {
+                let slot = format_ident!("f_{}", f.ident.trim_start_matches("r#"));
+                quote!(#slot.is_none())
+            })
+            .collect();
+        let missing = if missing.is_empty() { quote!(false) } else { quote!(#(#missing)||*) };
+        let keep = s.fields.iter().map(|f| {
+            let slot = format_ident!("f_{}", f.ident.trim_start_matches("r#"));
+            let key = &f.json;
+            quote!(if let ::std::option::Option::Some(value) = &#slot {
+                members.insert(#key.to_owned(), crate::private::member_value(value)?);
+            })
+        });
+        let keep_consts = s.consts.iter().map(|c| {
+            let key = &c.json;
+            let value = const_tokens(&c.value);
+            quote!(members.insert(#key.to_owned(), ::serde_json::Value::from(#value));)
+        });
+        let members_init = if s.open { quote!(let mut members = extra;) } else { quote!(let mut members = crate::JsonObject::new();) };
+        let slots = s.fields.iter().map(|f| {
+            let slot = format_ident!("f_{}", f.ident.trim_start_matches("r#"));
+            let ty = ty_tokens(&f.ty);
+            let ty = if f.nullable && f.required { quote!(::std::option::Option<#ty>) } else { ty };
+            quote!(let mut #slot: ::std::option::Option<#ty> = ::std::option::Option::None;)
+        });
+        let seen = s.consts.iter().map(|c| {
+            let flag = format_ident!("seen_{}", super::model::field_ident(&c.json));
+            quote!(let mut #flag = false;)
+        });
+        let extra_decl = s.open.then(|| quote!(let mut extra = crate::JsonObject::new();));
+        let const_checks = const_checks.clone();
+        let finish = finish.clone();
+        let extra_finish = extra_finish.clone();
+        let arms = arms.clone();
+        let unknown_arm = unknown_arm.clone();
+        quote! {
+            impl #name {
+                /// Like `visit_object`, but an object that lacks a required member gives back its
+                /// members (`Err`) instead of failing.
+                fn visit_object_or_members<'de, A: ::serde::de::MapAccess<'de>>(#map_binding: A) -> ::std::result::Result<::std::result::Result<Self, crate::JsonObject>, A::Error> {
+                    #(#slots)*
+                    #(#seen)*
+                    #extra_decl
+                    while let ::std::option::Option::Some(key) = map.next_key::<crate::private::Key>()? {
+                        match key.as_str() {
+                            #(#arms)*
+                            #unknown_arm
+                        }
+                    }
+                    #(#const_checks)*
+                    if #missing {
+                        #members_init
+                        #(#keep)*
+                        #(#keep_consts)*
+                        return ::std::result::Result::Ok(::std::result::Result::Err(members));
+                    }
+                    ::std::result::Result::Ok(::std::result::Result::Ok(#name { #(#finish)* #extra_finish }))
+                }
+            }
+        }
+    });
 
     // Scoring for unions that no member discriminates.
     let required_keys: Vec<&str> = s
@@ -398,6 +519,8 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>) -
             }
         }
 
+        #members_fallback
+
         impl crate::private::MatchScore for #name {
             fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
                 #[allow(unused_mut)]
@@ -414,6 +537,11 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
     let name_str = u.schema_name.clone().unwrap_or_else(|| u.name.clone());
     let mut doc_text = u.doc.clone().unwrap_or_default();
     let how = match &u.strategy {
+        Strategy::Tag { key, .. } if key == "resultType" => "Decoded by the `resultType` member (absent: `complete`), \
+            whichever member comes first: a variant whose `resultType` is its own and whose members fit \
+            it; an unknown `resultType`, or members that do not fit the variant `resultType` names, \
+            decode as `Other` with every member. Members the other variant declares are kept in `extra`."
+            .to_owned(),
         Strategy::Tag { key, default, other, .. } => {
             let mut s = format!("Decoded by the `{key}` member");
             if let Some(d) = default {
@@ -425,7 +553,9 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
             s + "."
         }
         Strategy::Score => "Decoded by shape: the variant whose required members and tags all fit, the most \
-                            specific one winning; a tie between variants is an error, never a guess."
+                            specific one winning (or, if it rejects the value, the next one that fits); a tie \
+                            between variants is an error, never a guess, except for `[]`, which takes the first \
+                            list variant."
             .into(),
     };
     if !doc_text.is_empty() {
@@ -451,7 +581,20 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
         variant_defs.push(quote!(#vdoc #id(#ty),));
         ser_arms.push(quote!(Self::#id(value) => ::serde::Serialize::serialize(value, serializer),));
     }
+    let result_type_union = matches!(&u.strategy, Strategy::Tag { key, .. } if key == "resultType");
+    if result_type_union {
+        variant_defs.push(quote!(
+            /// A `resultType` this union does not define (an extension's, such as the tasks
+            /// extension's `"task"`, or `""`), or a known one whose members do not fit its
+            /// variant: every member as received.
+            Other(crate::JsonObject),
+        ));
+        ser_arms.push(quote!(Self::Other(value) => ::serde::Serialize::serialize(value, serializer),));
+    }
     let mut other_impl = TokenStream::new();
+    if result_type_union {
+        other_impl = settle_tokens(u);
+    }
     if let Strategy::Tag { other: Some(other), .. } = &u.strategy {
         let ty = ty_tokens(other);
         variant_defs.push(quote!(
@@ -501,17 +644,25 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
 
     let de_impl = match &u.strategy {
         Strategy::Tag { key, exclusive_keys, default, other } => {
-            let arms = u.variants.iter().map(|v| {
+            let arms = u.variants.iter().enumerate().map(|(i, v)| {
                 let id = ident(&v.ident);
                 let ty = ty_tokens(&v.ty);
                 let tags = &v.tags;
                 let what = format!("`{}` `{}`", name_str, v.tags[0]);
-                // A variant chosen by one of its own members must still carry its `resultType`.
-                let check = (key == "resultType").then(|| {
-                    let want = &v.tags[0];
-                    quote!(.and_then(|value| crate::private::check_result_type(#name_str, &value.result_type, #want).map(|()| value)))
-                });
-                quote!(#(#tags)|* => <#ty as crate::private::VisitObject>::visit_object(map) #check .map(Self::#id).map_err(|e| crate::private::in_variant(#what, e)),)
+                if key == "resultType" {
+                    // Read by `resultType` or by one of the variant's own members; `settle`
+                    // checks that `resultType` names this variant.
+                    return if *default == Some(i) {
+                        quote!(#(#tags)|* => match #ty::visit_object_or_members(map).map_err(|e| crate::private::in_variant(#what, e))? {
+                            ::std::result::Result::Ok(value) => Self::#id(value).settle(),
+                            ::std::result::Result::Err(members) => ::std::result::Result::Ok(Self::Other(members)),
+                        },)
+                    } else {
+                        quote!(#(#tags)|* => <#ty as crate::private::VisitObject>::visit_object(map).map_err(|e| crate::private::in_variant(#what, e))
+                            .and_then(|value| Self::#id(value).settle()),)
+                    };
+                }
+                quote!(#(#tags)|* => <#ty as crate::private::VisitObject>::visit_object(map).map(Self::#id).map_err(|e| crate::private::in_variant(#what, e)),)
             });
             let key_arms = exclusive_keys.iter().map(|(k, i)| {
                 let tag = &u.variants[*i].tags[0];
@@ -529,6 +680,7 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
             });
             let all_tags: Vec<&String> = u.variants.iter().flat_map(|v| &v.tags).collect();
             let fallback = match other {
+                _ if key == "resultType" => quote!(_ => crate::private::visit_members(map).map(Self::Other),),
                 Some(ty) => {
                     let ty = ty_tokens(ty);
                     quote!(_ => <#ty as crate::private::VisitObject>::visit_object(map).map(Self::Other),)
@@ -578,23 +730,43 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
                 if v.same_as.is_some() {
                     quote!((#id, ::std::option::Option::None),)
                 } else {
-                    quote!((#id, <#ty as crate::private::MatchScore>::match_score(&value)),)
+                    quote!((#id, <#ty as crate::private::MatchScore>::match_score(value)),)
                 }
             });
             let arms = u.variants.iter().enumerate().map(|(i, v)| {
                 let id = ident(&v.ident);
                 let vname = &v.ident;
-                quote!(#i => crate::private::from_value(#name_str, #vname, value).map(Self::#id),)
+                let ty = ty_tokens(&v.ty);
+                if v.ty == Ty::Number {
+                    quote!(#i => scored.decode::<crate::private::ExactNumber, D::Error>(#name_str, #vname).map(|n| Self::#id(n.0)),)
+                } else if is_free_form(&v.ty) {
+                    quote!(#i => scored.decode_free_form::<#ty, D::Error>(#name_str, #vname).map(Self::#id),)
+                } else {
+                    quote!(#i => scored.decode::<#ty, D::Error>(#name_str, #vname).map(Self::#id),)
+                }
             });
+            let arms: Vec<TokenStream> = arms.collect();
             quote! {
                 impl<'de> ::serde::Deserialize<'de> for #name {
                     fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
-                        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
+                        // Scored on a `Value`, decoded from the exact text.
+                        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(deserializer)?;
+                        let value = &scored.value;
                         let scores = [#(#scores)*];
-                        match crate::private::pick_variant::<D::Error>(#name_str, &value, &scores)? {
-                            #(#arms)*
-                            _ => ::std::unreachable!(),
+                        let mut first_error = ::std::option::Option::None;
+                        for i in crate::private::rank_variants::<D::Error>(#name_str, value, &scores)? {
+                            let decoded = match i {
+                                #(#arms)*
+                                _ => ::std::unreachable!(),
+                            };
+                            match decoded {
+                                ::std::result::Result::Ok(decoded) => return ::std::result::Result::Ok(decoded),
+                                ::std::result::Result::Err(e) => {
+                                    first_error.get_or_insert(e);
+                                }
+                            }
                         }
+                        ::std::result::Result::Err(first_error.expect("rank_variants gives at least one variant"))
                     }
                 }
             }
@@ -636,6 +808,54 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
         impl crate::private::MatchScore for #name {
             fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
                 [#(#score_terms)* #other_score].into_iter().flatten().max()
+            }
+        }
+    }
+}
+
+/// `settle` of a `resultType` union: a variant read by one of its own members (servers often write
+/// `resultType` last) whose `resultType` names another variant, or none, is decoded again from its
+/// re-encoded text as what `resultType` names when the members fit it, else kept as `Other`.
+fn settle_tokens(u: &UnionDef) -> TokenStream {
+    let name = ident(&u.name);
+    let fits = u.variants.iter().map(|v| {
+        let id = ident(&v.ident);
+        let tag = &v.tags[0];
+        quote!(Self::#id(value) => value.result_type.as_str() == #tag,)
+    });
+    let texts = u.variants.iter().map(|v| {
+        let id = ident(&v.ident);
+        quote!(Self::#id(value) => (value.result_type.as_str(), ::serde_json::to_string(value)),)
+    });
+    let redecode = u.variants.iter().map(|v| {
+        let id = ident(&v.ident);
+        let tag = &v.tags[0];
+        let ty = ty_tokens(&v.ty);
+        quote!(#tag => ::serde_json::from_str::<#ty>(&text).ok().map(Self::#id),)
+    });
+    quote! {
+        impl #name {
+            fn settle<E: ::serde::de::Error>(self) -> ::std::result::Result<Self, E> {
+                let fits = match &self {
+                    #(#fits)*
+                    Self::Other(_) => true,
+                };
+                if fits {
+                    return ::std::result::Result::Ok(self);
+                }
+                let (result_type, text) = match &self {
+                    #(#texts)*
+                    Self::Other(_) => ::std::unreachable!(),
+                };
+                let text = text.map_err(E::custom)?;
+                let settled = match result_type {
+                    #(#redecode)*
+                    _ => ::std::option::Option::None,
+                };
+                match settled {
+                    ::std::option::Option::Some(value) => ::std::result::Result::Ok(value),
+                    ::std::option::Option::None => crate::private::members_of(&text).map(Self::Other),
+                }
             }
         }
     }
@@ -740,7 +960,7 @@ fn message_tokens(msg: &MessageDef, m: &Module) -> TokenStream {
                         }
                         #resp_arms
                         _ => {
-                            let value: crate::private::Buffered<'de> = map.next_value()?;
+                            let value = crate::private::read_ahead(&mut map, key.as_str())?;
                             buffered.push((key.0, value));
                         }
                     }

@@ -21,6 +21,31 @@
 //! 5. prettyplease formats the file; an `@generated` header names the revision and schema sha256.
 //!
 //! `--check` renders everything in memory and fails, naming the files, if anything differs.
+//!
+//! Conventions of the generated code (each rule named in a test of `tests/tests/decoding.rs`, and
+//! checked over generated instances of every definition by `tests/tests/generated_instances.rs`):
+//! - **Exactness.** An instance valid against a definition decodes into its type and encodes back
+//!   to the same JSON, numbers included. `integer` members are `mcp_types::Integer` (any JSON
+//!   Schema integer: beyond 64 bits, `1.0`, `1e3`, kept as written); ids and progress tokens keep
+//!   such integers in `RequestId::Number`; `number` members are `serde_json::Number`, read from
+//!   their text (fractions as the nearest `f64`, correctly rounded). Members read ahead of a
+//!   discriminator and values of shape-scored unions are replayed from their exact text.
+//! - **Free-form JSON** (`_meta` values, `arguments`, `data`, `JSONValue`, unknown members) is
+//!   `serde_json::Value`, which holds integers within 64 bits and every other number as an `f64`.
+//!   mcp-types does not enable serde_json's `arbitrary_precision`: it would change `Value` for
+//!   every crate of a program (numbers become strings inside, untagged and flattened enums stop
+//!   seeing numbers). A free-form member holding an integer it cannot hold (beyond 64 bits, or
+//!   `-0`) is an error naming the member, never a silent float; so is an integer beyond 64 bits in
+//!   a `number` member.
+//! - **`resultType` unions** (`*Outcome`): decoded by `resultType` whichever member comes first; an
+//!   unknown `resultType` (an extension's, such as the tasks extension's `"task"`; the spec says a
+//!   client MUST consider a value it does not recognise invalid, which is the client's decision),
+//!   or members that do not fit the variant `resultType` names (`{"resultType":"complete"}`
+//!   without `content`), decode as `Other(JsonObject)` with every member; members of the other
+//!   variant are kept in `extra`. A member declared by a variant must have that variant's type.
+//! - **Shape-scored unions** take the most specific variant that fits and accepts the value, then
+//!   the next; a tie is an error, except `[]` (the empty 2025-03-26 batch), which takes the first
+//!   list variant.
 
 mod corrections;
 mod docs;

@@ -11,8 +11,6 @@ use serde_json::{Map, Value};
 pub enum Ty {
     String,
     Bool,
-    I64,
-    U64,
     /// `serde_json::Number`: keeps `50` as `50` and `0.5` as `0.5`.
     Number,
     Value,
@@ -550,13 +548,8 @@ impl<'a> Builder<'a> {
         Ok(match types.first().copied() {
             Some("string") => Ty::String,
             Some("boolean") => Ty::Bool,
-            Some("integer") => {
-                if prop.get("minimum").and_then(Value::as_f64).is_some_and(|m| m >= 0.0) {
-                    Ty::U64
-                } else {
-                    Ty::I64
-                }
-            }
+            // Any JSON Schema integer (`1.0`, beyond 64 bits) decodes and re-encodes exactly.
+            Some("integer") => Ty::Path("crate::Integer"),
             Some("number") => Ty::Number,
             Some("array") => match prop.get("items") {
                 Some(items) => Ty::Vec(Box::new(self.field_ty(parent, &format!("{json}Item"), items)?)),
@@ -828,16 +821,14 @@ impl<'a> Builder<'a> {
             let is_default = |ty: &Ty| -> bool {
                 fn go(ty: &Ty, d: &BTreeSet<String>, aliases: &HashMap<String, Ty>, depth: usize) -> bool {
                     match ty {
-                        Ty::String
-                        | Ty::Bool
-                        | Ty::I64
-                        | Ty::U64
-                        | Ty::Value
-                        | Ty::Object
-                        | Ty::Vec(_)
-                        | Ty::Map(_) => true,
+                        Ty::String | Ty::Bool | Ty::Value | Ty::Object | Ty::Vec(_) | Ty::Map(_) => true,
                         Ty::Number => false,
-                        Ty::Path(p) => matches!(*p, "crate::ResultType" | "crate::ObjectSchema" | "crate::ErrorObject"),
+                        Ty::Path(p) => {
+                            matches!(
+                                *p,
+                                "crate::ResultType" | "crate::ObjectSchema" | "crate::ErrorObject" | "crate::Integer"
+                            )
+                        }
                         Ty::Named(n) => {
                             d.contains(n) || (depth < 8 && aliases.get(n).is_some_and(|t| go(t, d, aliases, depth + 1)))
                         }
@@ -979,7 +970,7 @@ fn variant_ident(ty: &Ty, member: &str, all: &[String]) -> String {
     match ty {
         Ty::String => return "String".into(),
         Ty::Bool => return "Boolean".into(),
-        Ty::I64 | Ty::U64 => return "Integer".into(),
+        Ty::Path("crate::Integer") => return "Integer".into(),
         Ty::Number => return "Number".into(),
         Ty::Vec(inner) if member.is_empty() => {
             return match **inner {

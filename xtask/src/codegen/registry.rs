@@ -27,16 +27,16 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
             }
             Item::Reexport { path, schema_name, .. } => {
                 let path: syn::Path = syn::parse_str(&path.replace("crate::", "mcp_types::")).unwrap();
-                types.push(quote!(crate::TypeEntry { schema: #schema_name, roundtrip: crate::roundtrip::<#path> },));
+                types.push(quote!(crate::TypeEntry { schema: #schema_name, roundtrip: crate::roundtrip::<#path>, text: crate::roundtrip_text::<#path> },));
                 continue;
             }
         };
-        types.push(quote!(crate::TypeEntry { schema: #schema, roundtrip: crate::roundtrip::<#m::#ty> },));
+        types.push(quote!(crate::TypeEntry { schema: #schema, roundtrip: crate::roundtrip::<#m::#ty>, text: crate::roundtrip_text::<#m::#ty> },));
     }
     for name in module.enums.keys() {
         if let Some((schema, _)) = module.names.iter().find(|(_, r)| *r == name) {
             let ty = ident(name);
-            types.push(quote!(crate::TypeEntry { schema: #schema, roundtrip: crate::roundtrip::<#m::#ty> },));
+            types.push(quote!(crate::TypeEntry { schema: #schema, roundtrip: crate::roundtrip::<#m::#ty>, text: crate::roundtrip_text::<#m::#ty> },));
         }
     }
 
@@ -65,6 +65,12 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
         });
         let other = matches!(&u.strategy, Strategy::Tag { other: Some(_), .. })
             .then(|| quote!(#m::#uname::Other(_) => "Other",));
+        let text_other = other.clone();
+        let text_arms = u.variants.iter().map(|v| {
+            let id = ident(&v.ident);
+            let name = &v.ident;
+            quote!(#m::#uname::#id(_) => #name,)
+        });
         unions.push(quote! {
             crate::UnionEntry {
                 union: #label,
@@ -73,6 +79,11 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
                     let value: #m::#uname = serde_json::from_str(text).map_err(|e| e.to_string())?;
                                         let variant = match &value { #(#arms)* #other _ => "?" };
                     Ok((variant, serde_json::to_value(&value).map_err(|e| e.to_string())?))
+                },
+                decode_text: |text| {
+                    let value: #m::#uname = serde_json::from_str(text).map_err(|e| e.to_string())?;
+                    let variant = match &value { #(#text_arms)* #text_other _ => "?" };
+                    Ok((variant, serde_json::to_string(&value).map_err(|e| e.to_string())?))
                 },
             },
         });
@@ -111,6 +122,8 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
         };
         let request_arm = msg.request.as_ref().map(|_| quote!(#m::#mname::Request(_) => "Request",));
         let label = &msg.name;
+        let text_request_arm = request_arm.clone();
+        let text_response_arms = response_arms.clone();
         unions.push(quote! {
             crate::UnionEntry {
                 union: #label,
@@ -119,6 +132,11 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
                     let value: #m::#mname = serde_json::from_str(text).map_err(|e| e.to_string())?;
                                         let variant = match &value { #request_arm #m::#mname::Notification(_) => "Notification", #response_arms _ => "?" };
                     Ok((variant, serde_json::to_value(&value).map_err(|e| e.to_string())?))
+                },
+                decode_text: |text| {
+                    let value: #m::#mname = serde_json::from_str(text).map_err(|e| e.to_string())?;
+                    let variant = match &value { #text_request_arm #m::#mname::Notification(_) => "Notification", #text_response_arms _ => "?" };
+                    Ok((variant, serde_json::to_string(&value).map_err(|e| e.to_string())?))
                 },
             },
         });
@@ -131,7 +149,7 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
             Ty::Named(n) if n.ends_with("Outcome") => {
                 let n = ident(n);
                 quote! {
-                                        match &value { #m::#n::Complete(_) => "Complete", #m::#n::InputRequired(_) => "InputRequired", _ => "?" }
+                                        match &value { #m::#n::Complete(_) => "Complete", #m::#n::InputRequired(_) => "InputRequired", #m::#n::Other(_) => "Other", _ => "?" }
                 }
             }
             _ => quote!("Complete"),

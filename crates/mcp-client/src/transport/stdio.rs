@@ -115,6 +115,8 @@ struct Running {
     writer: Outbox,
     child: Arc<tokio::sync::Mutex<Child>>,
     alive: Arc<AtomicBool>,
+    /// Becomes `true` at the process's first line on stdout or stderr: a sign of life.
+    spoke: tokio::sync::watch::Receiver<bool>,
 }
 
 /// The lines on their way to the child's stdin, within `ClientBuilder::max_outbox_bytes`: each
@@ -217,6 +219,8 @@ impl StdioTransport {
             cmd.current_dir(dir);
         }
         let mut child = cmd.spawn().map_err(|e| Error::transport_with(format!("cannot start {:?}", c.program), e))?;
+        let (spoke_tx, spoke) = tokio::sync::watch::channel(false);
+        let spoke_tx = Arc::new(spoke_tx);
         let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(Error::transport("the child process has no stdin/stdout pipes"));
         };
@@ -225,6 +229,7 @@ impl StdioTransport {
                 lines: self.stderr_lines.clone(),
                 line_bytes: c.stderr_line_bytes,
                 kept_bytes: c.stderr_capture_bytes,
+                spoke: spoke_tx.clone(),
             };
             tokio::spawn(capture.run(stderr));
         }
@@ -257,6 +262,7 @@ impl StdioTransport {
                         break;
                     }
                 }
+                spoke_tx.send_replace(true);
                 let line = String::from_utf8_lossy(&buf);
                 if line.trim().is_empty() {
                     continue;
@@ -277,13 +283,29 @@ impl StdioTransport {
             reader_alive.store(false, Ordering::SeqCst);
             core.close_all();
         });
-        Ok(Running { writer, child: Arc::new(tokio::sync::Mutex::new(child)), alive })
+        Ok(Running { writer, child: Arc::new(tokio::sync::Mutex::new(child)), alive, spoke })
     }
 
     fn writer(&self) -> Result<Outbox, Error> {
         match &*self.running.lock().unwrap() {
             Some(running) if running.alive.load(Ordering::SeqCst) => Ok(running.writer.clone()),
             _ => Err(Error::Closed),
+        }
+    }
+
+    /// Resolves at the server's first line on stdout or stderr (at once if it has written one;
+    /// never if it exits silently).
+    pub fn first_output(&self) -> impl std::future::Future<Output = ()> + use<> {
+        let spoke = self.running.lock().unwrap().as_ref().map(|r| r.spoke.clone());
+        async move {
+            match spoke {
+                Some(mut spoke) => {
+                    if spoke.wait_for(|spoke| *spoke).await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                }
+                None => std::future::pending().await,
+            }
         }
     }
 
@@ -360,6 +382,8 @@ struct StderrCapture {
     lines: Arc<Mutex<StderrLines>>,
     line_bytes: usize,
     kept_bytes: usize,
+    /// Told of the first line: a sign of life for the startup probe.
+    spoke: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 impl StderrCapture {
@@ -392,6 +416,7 @@ impl StderrCapture {
     }
 
     fn keep(&self, line: Vec<u8>, dropped: usize) {
+        self.spoke.send_replace(true);
         let mut line = String::from_utf8_lossy(&line).into_owned();
         if dropped > 0 {
             line.push_str(&format!(

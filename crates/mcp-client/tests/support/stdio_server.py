@@ -10,6 +10,12 @@ assert what the client sent); MODE picks the behaviour:
   legacy-exit     exits when the first message is server/discover (must be restarted)
   legacy-nested   like legacy-error, but nests capabilities inside serverInfo
   legacy-asks     like legacy-error; tools/call first asks the client (elicitation, roots, ping)
+  modern-slow     like modern, but starts 5 s late (silent until then) and refuses initialize with
+                  -32022 {supported}
+  dual-slow       starts 5 s late (silent), then serves both eras: server/discover and _meta
+                  requests as modern, initialize and the requests after it as legacy
+  modern-no-discover  never answers server/discover; refuses initialize with -32022 {supported}
+  (the modern modes refuse initialize with -32022 {supported})
 """
 import json
 import sys
@@ -107,7 +113,17 @@ def handle(msg):
         return
     if "id" not in msg:
         return  # notification
-    if mode.startswith("modern"):
+    if mode == "dual-slow":
+        if method == "server/discover":
+            return result(msg, discover_result())
+        if method != "initialize" and "_meta" in msg.get("params", {}):
+            return tools(msg, True)
+    elif mode.startswith("modern"):
+        if method == "initialize":
+            return error(msg, -32022, "Unsupported protocol version",
+                         {"supported": ["2026-07-28"], "requested": msg["params"]["protocolVersion"]})
+        if mode == "modern-no-discover" and method == "server/discover":
+            return
         if mode == "modern-32022" and not state["refused"]:
             state["refused"] = True
             requested = msg["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
@@ -145,6 +161,9 @@ def handle(msg):
         return error(msg, -32601, "Method not found")
     tools(msg, False)
 
+
+if mode.endswith("-slow"):
+    time.sleep(5)
 
 for line in sys.stdin:
     log(line)

@@ -118,12 +118,15 @@ impl crate::private::VisitObject for Annotations {
                     }
                     f_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("priority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -297,7 +300,9 @@ impl crate::private::VisitObject for AudioContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -425,7 +430,9 @@ impl crate::private::VisitObject for BaseMetadata {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -585,7 +592,9 @@ impl crate::private::VisitObject for BlobResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -746,7 +755,9 @@ impl crate::private::VisitObject for BooleanSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -945,7 +956,9 @@ impl crate::private::VisitObject for CacheableResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1084,7 +1097,9 @@ impl crate::private::VisitObject for CallToolRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1238,7 +1253,7 @@ impl crate::private::VisitObject for CallToolRequestParams {
                     }
                     f_arguments = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("arguments", e))?,
                     );
                 }
@@ -1288,7 +1303,9 @@ impl crate::private::VisitObject for CallToolRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1496,7 +1513,7 @@ impl crate::private::VisitObject for CallToolResult {
                     }
                     f_structured_content = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field(
                                 "structuredContent",
                                 e,
@@ -1504,7 +1521,9 @@ impl crate::private::VisitObject for CallToolResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1530,6 +1549,149 @@ impl<'de> ::serde::Deserialize<'de> for CallToolResult {
         crate::private::deserialize_object(deserializer, "CallToolResult")
     }
 }
+impl CallToolResult {
+    /// Like `visit_object`, but an object that lacks a required member gives back its
+    /// members (`Err`) instead of failing.
+    fn visit_object_or_members<'de, A: ::serde::de::MapAccess<'de>>(
+        mut map: A,
+    ) -> ::std::result::Result<
+        ::std::result::Result<Self, crate::JsonObject>,
+        A::Error,
+    > {
+        let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
+        let mut f_content: ::std::option::Option<::std::vec::Vec<ContentBlock>> = ::std::option::Option::None;
+        let mut f_is_error: ::std::option::Option<bool> = ::std::option::Option::None;
+        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
+        let mut f_structured_content: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
+        let mut extra = crate::JsonObject::new();
+        while let ::std::option::Option::Some(key) = map
+            .next_key::<crate::private::Key>()?
+        {
+            match key.as_str() {
+                "_meta" => {
+                    if f_meta.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field("CallToolResult", "_meta"),
+                        );
+                    }
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
+                }
+                "content" => {
+                    if f_content.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field("CallToolResult", "content"),
+                        );
+                    }
+                    f_content = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("content", e))?,
+                    );
+                }
+                "isError" => {
+                    if f_is_error.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field("CallToolResult", "isError"),
+                        );
+                    }
+                    f_is_error = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("isError", e))?,
+                    );
+                }
+                "resultType" => {
+                    if f_result_type.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "CallToolResult",
+                                "resultType",
+                            ),
+                        );
+                    }
+                    f_result_type = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("resultType", e))?,
+                    );
+                }
+                "structuredContent" => {
+                    if f_structured_content.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "CallToolResult",
+                                "structuredContent",
+                            ),
+                        );
+                    }
+                    f_structured_content = ::std::option::Option::Some(
+                        map
+                            .next_value_seed(crate::private::FreeForm::new())
+                            .map_err(|e| crate::private::in_field(
+                                "structuredContent",
+                                e,
+                            ))?,
+                    );
+                }
+                _ => {
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
+                    extra.insert(key.into_owned(), value);
+                }
+            }
+        }
+        if f_content.is_none() {
+            let mut members = extra;
+            if let ::std::option::Option::Some(value) = &f_meta {
+                members.insert("_meta".to_owned(), crate::private::member_value(value)?);
+            }
+            if let ::std::option::Option::Some(value) = &f_content {
+                members
+                    .insert("content".to_owned(), crate::private::member_value(value)?);
+            }
+            if let ::std::option::Option::Some(value) = &f_is_error {
+                members
+                    .insert("isError".to_owned(), crate::private::member_value(value)?);
+            }
+            if let ::std::option::Option::Some(value) = &f_result_type {
+                members
+                    .insert(
+                        "resultType".to_owned(),
+                        crate::private::member_value(value)?,
+                    );
+            }
+            if let ::std::option::Option::Some(value) = &f_structured_content {
+                members
+                    .insert(
+                        "structuredContent".to_owned(),
+                        crate::private::member_value(value)?,
+                    );
+            }
+            return ::std::result::Result::Ok(::std::result::Result::Err(members));
+        }
+        ::std::result::Result::Ok(
+            ::std::result::Result::Ok(CallToolResult {
+                meta: f_meta,
+                content: f_content
+                    .ok_or_else(|| crate::private::missing_field(
+                        "CallToolResult",
+                        "content",
+                    ))?,
+                is_error: f_is_error,
+                result_type: f_result_type.unwrap_or_default(),
+                structured_content: f_structured_content,
+                extra,
+            }),
+        )
+    }
+}
 impl crate::private::MatchScore for CallToolResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
         #[allow(unused_mut)]
@@ -1542,7 +1704,7 @@ impl crate::private::MatchScore for CallToolResult {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by the `resultType` member (absent: `Complete`).
+/// Decoded by the `resultType` member (absent: `complete`), whichever member comes first: a variant whose `resultType` is its own and whose members fit it; an unknown `resultType`, or members that do not fit the variant `resultType` names, decode as `Other` with every member. Members the other variant declares are kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CallToolOutcome {
@@ -1550,6 +1712,49 @@ pub enum CallToolOutcome {
     InputRequired(InputRequiredResult),
     /// `complete`
     Complete(CallToolResult),
+    /// A `resultType` this union does not define (an extension's, such as the tasks
+    /// extension's `"task"`, or `""`), or a known one whose members do not fit its
+    /// variant: every member as received.
+    Other(crate::JsonObject),
+}
+impl CallToolOutcome {
+    fn settle<E: ::serde::de::Error>(self) -> ::std::result::Result<Self, E> {
+        let fits = match &self {
+            Self::InputRequired(value) => value.result_type.as_str() == "input_required",
+            Self::Complete(value) => value.result_type.as_str() == "complete",
+            Self::Other(_) => true,
+        };
+        if fits {
+            return ::std::result::Result::Ok(self);
+        }
+        let (result_type, text) = match &self {
+            Self::InputRequired(value) => {
+                (value.result_type.as_str(), ::serde_json::to_string(value))
+            }
+            Self::Complete(value) => {
+                (value.result_type.as_str(), ::serde_json::to_string(value))
+            }
+            Self::Other(_) => ::std::unreachable!(),
+        };
+        let text = text.map_err(E::custom)?;
+        let settled = match result_type {
+            "input_required" => {
+                ::serde_json::from_str::<InputRequiredResult>(&text)
+                    .ok()
+                    .map(Self::InputRequired)
+            }
+            "complete" => {
+                ::serde_json::from_str::<CallToolResult>(&text).ok().map(Self::Complete)
+            }
+            _ => ::std::option::Option::None,
+        };
+        match settled {
+            ::std::option::Option::Some(value) => ::std::result::Result::Ok(value),
+            ::std::option::Option::None => {
+                crate::private::members_of(&text).map(Self::Other)
+            }
+        }
+    }
 }
 impl ::serde::Serialize for CallToolOutcome {
     fn serialize<S: ::serde::Serializer>(
@@ -1561,6 +1766,7 @@ impl ::serde::Serialize for CallToolOutcome {
                 ::serde::Serialize::serialize(value, serializer)
             }
             Self::Complete(value) => ::serde::Serialize::serialize(value, serializer),
+            Self::Other(value) => ::serde::Serialize::serialize(value, serializer),
         }
     }
 }
@@ -1577,46 +1783,26 @@ impl crate::private::TaggedUnion for CallToolOutcome {
         match tag {
             "input_required" => {
                 <InputRequiredResult as crate::private::VisitObject>::visit_object(map)
-                    .and_then(|value| {
-                        crate::private::check_result_type(
-                                "CallToolOutcome",
-                                &value.result_type,
-                                "input_required",
-                            )
-                            .map(|()| value)
-                    })
-                    .map(Self::InputRequired)
                     .map_err(|e| crate::private::in_variant(
                         "`CallToolOutcome` `input_required`",
                         e,
                     ))
+                    .and_then(|value| Self::InputRequired(value).settle())
             }
             "complete" => {
-                <CallToolResult as crate::private::VisitObject>::visit_object(map)
-                    .and_then(|value| {
-                        crate::private::check_result_type(
-                                "CallToolOutcome",
-                                &value.result_type,
-                                "complete",
-                            )
-                            .map(|()| value)
-                    })
-                    .map(Self::Complete)
+                match CallToolResult::visit_object_or_members(map)
                     .map_err(|e| crate::private::in_variant(
                         "`CallToolOutcome` `complete`",
                         e,
-                    ))
+                    ))?
+                {
+                    ::std::result::Result::Ok(value) => Self::Complete(value).settle(),
+                    ::std::result::Result::Err(members) => {
+                        ::std::result::Result::Ok(Self::Other(members))
+                    }
+                }
             }
-            other => {
-                ::std::result::Result::Err(
-                    crate::private::unknown_tag(
-                        "CallToolOutcome",
-                        "resultType",
-                        other,
-                        &["input_required", "complete"],
-                    ),
-                )
-            }
+            _ => crate::private::visit_members(map).map(Self::Other),
         }
     }
     fn variant_for_key(key: &str) -> ::std::option::Option<&'static str> {
@@ -1752,7 +1938,9 @@ impl crate::private::VisitObject for CallToolResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1907,7 +2095,9 @@ impl crate::private::VisitObject for CancelledNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2070,7 +2260,9 @@ impl crate::private::VisitObject for CancelledNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2173,7 +2365,7 @@ impl crate::private::VisitObject for ElicitationCapability {
                     }
                     f_form = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("form", e))?,
                     );
                 }
@@ -2187,11 +2379,15 @@ impl crate::private::VisitObject for ElicitationCapability {
                         );
                     }
                     f_url = ::std::option::Option::Some(
-                        map.next_value().map_err(|e| crate::private::in_field("url", e))?,
+                        map
+                            .next_value_seed(crate::private::FreeForm::new())
+                            .map_err(|e| crate::private::in_field("url", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2287,7 +2483,7 @@ impl crate::private::VisitObject for SamplingCapability {
                     }
                     f_context = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("context", e))?,
                     );
                 }
@@ -2302,12 +2498,14 @@ impl crate::private::VisitObject for SamplingCapability {
                     }
                     f_tools = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("tools", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2461,7 +2659,7 @@ impl crate::private::VisitObject for ClientCapabilities {
                     }
                     f_experimental = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("experimental", e))?,
                     );
                 }
@@ -2476,7 +2674,7 @@ impl crate::private::VisitObject for ClientCapabilities {
                     }
                     f_extensions = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("extensions", e))?,
                     );
                 }
@@ -2491,7 +2689,7 @@ impl crate::private::VisitObject for ClientCapabilities {
                     }
                     f_roots = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("roots", e))?,
                     );
                 }
@@ -2513,7 +2711,9 @@ impl crate::private::VisitObject for ClientCapabilities {
                         .map_err(|e| crate::private::in_field("sampling", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2967,7 +3167,9 @@ impl crate::private::VisitObject for CompleteRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3100,7 +3302,9 @@ impl crate::private::VisitObject for CompleteRequestParamsArgument {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3209,7 +3413,9 @@ impl crate::private::VisitObject for CompleteRequestParamsContext {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3455,7 +3661,9 @@ impl crate::private::VisitObject for CompleteRequestParams {
                         .map_err(|e| crate::private::in_field("ref", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3517,7 +3725,7 @@ pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     pub has_more: ::std::option::Option<bool>,
     /// The total number of completion options available. This can exceed the number of values actually sent in the response.
-    pub total: ::std::option::Option<i64>,
+    pub total: ::std::option::Option<crate::Integer>,
     /// An array of completion values. Must not exceed 100 items.
     pub values: ::std::vec::Vec<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -3567,7 +3775,7 @@ impl crate::private::VisitObject for CompleteResultCompletion {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_has_more: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_total: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_total: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_values: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
@@ -3622,7 +3830,9 @@ impl crate::private::VisitObject for CompleteResultCompletion {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3771,7 +3981,9 @@ impl crate::private::VisitObject for CompleteResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3908,7 +4120,9 @@ impl crate::private::VisitObject for CompleteResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4148,7 +4362,9 @@ impl crate::private::VisitObject for CreateMessageRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4204,7 +4420,7 @@ pub struct CreateMessageRequestParams {
     /// The requested maximum number of tokens to sample (to prevent runaway completions).
     ///
     /// The client MAY choose to sample fewer tokens than the requested maximum.
-    pub max_tokens: i64,
+    pub max_tokens: crate::Integer,
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub metadata: ::std::option::Option<crate::JsonObject>,
@@ -4227,10 +4443,13 @@ pub struct CreateMessageRequestParams {
 impl CreateMessageRequestParams {
     ///A `CreateMessageRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(max_tokens: i64, messages: ::std::vec::Vec<SamplingMessage>) -> Self {
+    pub fn new(
+        max_tokens: impl ::std::convert::Into<crate::Integer>,
+        messages: ::std::vec::Vec<SamplingMessage>,
+    ) -> Self {
         CreateMessageRequestParams {
             include_context: ::std::option::Option::None,
-            max_tokens,
+            max_tokens: max_tokens.into(),
             messages,
             metadata: ::std::option::Option::None,
             model_preferences: ::std::option::Option::None,
@@ -4300,7 +4519,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_include_context: ::std::option::Option<IncludeContext> = ::std::option::Option::None;
-        let mut f_max_tokens: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_tokens: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
         let mut f_metadata: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
         let mut f_model_preferences: ::std::option::Option<ModelPreferences> = ::std::option::Option::None;
@@ -4372,7 +4591,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     }
                     f_metadata = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("metadata", e))?,
                     );
                 }
@@ -4434,7 +4653,8 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     }
                     f_temperature = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("temperature", e))?,
                     );
                 }
@@ -4471,7 +4691,9 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4529,7 +4751,7 @@ impl crate::private::MatchScore for CreateMessageRequestParams {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CreateMessageResultContent {
@@ -4563,86 +4785,105 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextContent",
-                <TextContent as crate::private::MatchScore>::match_score(&value),
+                <TextContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ImageContent",
-                <ImageContent as crate::private::MatchScore>::match_score(&value),
+                <ImageContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "AudioContent",
-                <AudioContent as crate::private::MatchScore>::match_score(&value),
+                <AudioContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolUseContent",
-                <ToolUseContent as crate::private::MatchScore>::match_score(&value),
+                <ToolUseContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolResultContent",
-                <ToolResultContent as crate::private::MatchScore>::match_score(&value),
+                <ToolResultContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "List",
                 <::std::vec::Vec<
                     SamplingMessageContentBlock,
-                > as crate::private::MatchScore>::match_score(&value),
+                > as crate::private::MatchScore>::match_score(value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("CreateMessageResultContent", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "TextContent",
-                        value,
-                    )
-                    .map(Self::TextContent)
+        >("CreateMessageResultContent", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "TextContent")
+                        .map(Self::TextContent)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            ImageContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "ImageContent")
+                        .map(Self::ImageContent)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            AudioContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "AudioContent")
+                        .map(Self::AudioContent)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            ToolUseContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "ToolUseContent")
+                        .map(Self::ToolUseContent)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ToolResultContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "ToolResultContent")
+                        .map(Self::ToolResultContent)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            ::std::vec::Vec<SamplingMessageContentBlock>,
+                            D::Error,
+                        >("CreateMessageResultContent", "List")
+                        .map(Self::List)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "ImageContent",
-                        value,
-                    )
-                    .map(Self::ImageContent)
-            }
-            2usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "AudioContent",
-                        value,
-                    )
-                    .map(Self::AudioContent)
-            }
-            3usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "ToolUseContent",
-                        value,
-                    )
-                    .map(Self::ToolUseContent)
-            }
-            4usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "ToolResultContent",
-                        value,
-                    )
-                    .map(Self::ToolResultContent)
-            }
-            5usize => {
-                crate::private::from_value("CreateMessageResultContent", "List", value)
-                    .map(Self::List)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for CreateMessageResultContent {
@@ -4822,7 +5063,9 @@ impl crate::private::VisitObject for CreateMessageResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4984,7 +5227,9 @@ impl crate::private::VisitObject for DiscoverRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5274,7 +5519,9 @@ impl crate::private::VisitObject for DiscoverResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5427,7 +5674,9 @@ impl crate::private::VisitObject for DiscoverResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5551,7 +5800,9 @@ impl crate::private::VisitObject for ElicitRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5737,7 +5988,9 @@ impl crate::private::VisitObject for ElicitRequestFormParamsRequestedSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5898,7 +6151,9 @@ impl crate::private::VisitObject for ElicitRequestFormParams {
                         .map_err(|e| crate::private::in_field("requestedSchema", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6135,7 +6390,9 @@ impl crate::private::VisitObject for ElicitRequestUrlParams {
                     seen_mode = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6179,7 +6436,7 @@ impl crate::private::MatchScore for ElicitRequestUrlParams {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ElicitResultContentValue {
@@ -6205,53 +6462,75 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "StringList",
                 <::std::vec::Vec<
                     ::std::string::String,
-                > as crate::private::MatchScore>::match_score(&value),
+                > as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "String",
-                <::std::string::String as crate::private::MatchScore>::match_score(
-                    &value,
-                ),
+                <::std::string::String as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "Number",
-                <::serde_json::Number as crate::private::MatchScore>::match_score(&value),
+                <::serde_json::Number as crate::private::MatchScore>::match_score(value),
             ),
-            ("Boolean", <bool as crate::private::MatchScore>::match_score(&value)),
+            ("Boolean", <bool as crate::private::MatchScore>::match_score(value)),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("ElicitResultContentValue", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "ElicitResultContentValue",
-                        "StringList",
-                        value,
-                    )
-                    .map(Self::StringList)
+        >("ElicitResultContentValue", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            ::std::vec::Vec<::std::string::String>,
+                            D::Error,
+                        >("ElicitResultContentValue", "StringList")
+                        .map(Self::StringList)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            ::std::string::String,
+                            D::Error,
+                        >("ElicitResultContentValue", "String")
+                        .map(Self::String)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            crate::private::ExactNumber,
+                            D::Error,
+                        >("ElicitResultContentValue", "Number")
+                        .map(|n| Self::Number(n.0))
+                }
+                3usize => {
+                    scored
+                        .decode::<bool, D::Error>("ElicitResultContentValue", "Boolean")
+                        .map(Self::Boolean)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value("ElicitResultContentValue", "String", value)
-                    .map(Self::String)
-            }
-            2usize => {
-                crate::private::from_value("ElicitResultContentValue", "Number", value)
-                    .map(Self::Number)
-            }
-            3usize => {
-                crate::private::from_value("ElicitResultContentValue", "Boolean", value)
-                    .map(Self::Boolean)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ElicitResultContentValue {
@@ -6358,7 +6637,9 @@ impl crate::private::VisitObject for ElicitResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6391,7 +6672,7 @@ impl crate::private::MatchScore for ElicitResult {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EmbeddedResourceResource {
@@ -6417,40 +6698,55 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextResourceContents",
-                <TextResourceContents as crate::private::MatchScore>::match_score(&value),
+                <TextResourceContents as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "BlobResourceContents",
-                <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
+                <BlobResourceContents as crate::private::MatchScore>::match_score(value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("EmbeddedResourceResource", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "EmbeddedResourceResource",
-                        "TextResourceContents",
-                        value,
-                    )
-                    .map(Self::TextResourceContents)
+        >("EmbeddedResourceResource", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextResourceContents,
+                            D::Error,
+                        >("EmbeddedResourceResource", "TextResourceContents")
+                        .map(Self::TextResourceContents)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            BlobResourceContents,
+                            D::Error,
+                        >("EmbeddedResourceResource", "BlobResourceContents")
+                        .map(Self::BlobResourceContents)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "EmbeddedResourceResource",
-                        "BlobResourceContents",
-                        value,
-                    )
-                    .map(Self::BlobResourceContents)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for EmbeddedResourceResource {
@@ -6591,7 +6887,9 @@ impl crate::private::VisitObject for EmbeddedResource {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6638,7 +6936,7 @@ impl crate::private::MatchScore for EmbeddedResource {
 }
 /// Common result fields.
 pub type EmptyResult = ResultBase;
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EnumSchema {
@@ -6676,80 +6974,101 @@ impl<'de> ::serde::Deserialize<'de> for EnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "UntitledSingleSelectEnumSchema",
                 <UntitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledSingleSelectEnumSchema",
                 <TitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "UntitledMultiSelectEnumSchema",
                 <UntitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledMultiSelectEnumSchema",
                 <TitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "LegacyTitledEnumSchema",
                 <LegacyTitledEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];
-        match crate::private::pick_variant::<D::Error>("EnumSchema", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "UntitledSingleSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::UntitledSingleSelectEnumSchema)
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
+            D::Error,
+        >("EnumSchema", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            UntitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "UntitledSingleSelectEnumSchema")
+                        .map(Self::UntitledSingleSelectEnumSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            TitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "TitledSingleSelectEnumSchema")
+                        .map(Self::TitledSingleSelectEnumSchema)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            UntitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "UntitledMultiSelectEnumSchema")
+                        .map(Self::UntitledMultiSelectEnumSchema)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            TitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "TitledMultiSelectEnumSchema")
+                        .map(Self::TitledMultiSelectEnumSchema)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            LegacyTitledEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "LegacyTitledEnumSchema")
+                        .map(Self::LegacyTitledEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "TitledSingleSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::TitledSingleSelectEnumSchema)
-            }
-            2usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "UntitledMultiSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::UntitledMultiSelectEnumSchema)
-            }
-            3usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "TitledMultiSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::TitledMultiSelectEnumSchema)
-            }
-            4usize => {
-                crate::private::from_value("EnumSchema", "LegacyTitledEnumSchema", value)
-                    .map(Self::LegacyTitledEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for EnumSchema {
@@ -6885,7 +7204,9 @@ impl crate::private::VisitObject for GetPromptRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7093,7 +7414,9 @@ impl crate::private::VisitObject for GetPromptRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7273,7 +7596,9 @@ impl crate::private::VisitObject for GetPromptResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7298,6 +7623,131 @@ impl<'de> ::serde::Deserialize<'de> for GetPromptResult {
         crate::private::deserialize_object(deserializer, "GetPromptResult")
     }
 }
+impl GetPromptResult {
+    /// Like `visit_object`, but an object that lacks a required member gives back its
+    /// members (`Err`) instead of failing.
+    fn visit_object_or_members<'de, A: ::serde::de::MapAccess<'de>>(
+        mut map: A,
+    ) -> ::std::result::Result<
+        ::std::result::Result<Self, crate::JsonObject>,
+        A::Error,
+    > {
+        let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
+        let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+        let mut f_messages: ::std::option::Option<::std::vec::Vec<PromptMessage>> = ::std::option::Option::None;
+        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
+        let mut extra = crate::JsonObject::new();
+        while let ::std::option::Option::Some(key) = map
+            .next_key::<crate::private::Key>()?
+        {
+            match key.as_str() {
+                "_meta" => {
+                    if f_meta.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field("GetPromptResult", "_meta"),
+                        );
+                    }
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
+                }
+                "description" => {
+                    if f_description.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "GetPromptResult",
+                                "description",
+                            ),
+                        );
+                    }
+                    f_description = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("description", e))?,
+                    );
+                }
+                "messages" => {
+                    if f_messages.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "GetPromptResult",
+                                "messages",
+                            ),
+                        );
+                    }
+                    f_messages = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("messages", e))?,
+                    );
+                }
+                "resultType" => {
+                    if f_result_type.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "GetPromptResult",
+                                "resultType",
+                            ),
+                        );
+                    }
+                    f_result_type = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("resultType", e))?,
+                    );
+                }
+                _ => {
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
+                    extra.insert(key.into_owned(), value);
+                }
+            }
+        }
+        if f_messages.is_none() {
+            let mut members = extra;
+            if let ::std::option::Option::Some(value) = &f_meta {
+                members.insert("_meta".to_owned(), crate::private::member_value(value)?);
+            }
+            if let ::std::option::Option::Some(value) = &f_description {
+                members
+                    .insert(
+                        "description".to_owned(),
+                        crate::private::member_value(value)?,
+                    );
+            }
+            if let ::std::option::Option::Some(value) = &f_messages {
+                members
+                    .insert("messages".to_owned(), crate::private::member_value(value)?);
+            }
+            if let ::std::option::Option::Some(value) = &f_result_type {
+                members
+                    .insert(
+                        "resultType".to_owned(),
+                        crate::private::member_value(value)?,
+                    );
+            }
+            return ::std::result::Result::Ok(::std::result::Result::Err(members));
+        }
+        ::std::result::Result::Ok(
+            ::std::result::Result::Ok(GetPromptResult {
+                meta: f_meta,
+                description: f_description,
+                messages: f_messages
+                    .ok_or_else(|| crate::private::missing_field(
+                        "GetPromptResult",
+                        "messages",
+                    ))?,
+                result_type: f_result_type.unwrap_or_default(),
+                extra,
+            }),
+        )
+    }
+}
 impl crate::private::MatchScore for GetPromptResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
         #[allow(unused_mut)]
@@ -7310,7 +7760,7 @@ impl crate::private::MatchScore for GetPromptResult {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by the `resultType` member (absent: `Complete`).
+/// Decoded by the `resultType` member (absent: `complete`), whichever member comes first: a variant whose `resultType` is its own and whose members fit it; an unknown `resultType`, or members that do not fit the variant `resultType` names, decode as `Other` with every member. Members the other variant declares are kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum GetPromptOutcome {
@@ -7318,6 +7768,49 @@ pub enum GetPromptOutcome {
     InputRequired(InputRequiredResult),
     /// `complete`
     Complete(GetPromptResult),
+    /// A `resultType` this union does not define (an extension's, such as the tasks
+    /// extension's `"task"`, or `""`), or a known one whose members do not fit its
+    /// variant: every member as received.
+    Other(crate::JsonObject),
+}
+impl GetPromptOutcome {
+    fn settle<E: ::serde::de::Error>(self) -> ::std::result::Result<Self, E> {
+        let fits = match &self {
+            Self::InputRequired(value) => value.result_type.as_str() == "input_required",
+            Self::Complete(value) => value.result_type.as_str() == "complete",
+            Self::Other(_) => true,
+        };
+        if fits {
+            return ::std::result::Result::Ok(self);
+        }
+        let (result_type, text) = match &self {
+            Self::InputRequired(value) => {
+                (value.result_type.as_str(), ::serde_json::to_string(value))
+            }
+            Self::Complete(value) => {
+                (value.result_type.as_str(), ::serde_json::to_string(value))
+            }
+            Self::Other(_) => ::std::unreachable!(),
+        };
+        let text = text.map_err(E::custom)?;
+        let settled = match result_type {
+            "input_required" => {
+                ::serde_json::from_str::<InputRequiredResult>(&text)
+                    .ok()
+                    .map(Self::InputRequired)
+            }
+            "complete" => {
+                ::serde_json::from_str::<GetPromptResult>(&text).ok().map(Self::Complete)
+            }
+            _ => ::std::option::Option::None,
+        };
+        match settled {
+            ::std::option::Option::Some(value) => ::std::result::Result::Ok(value),
+            ::std::option::Option::None => {
+                crate::private::members_of(&text).map(Self::Other)
+            }
+        }
+    }
 }
 impl ::serde::Serialize for GetPromptOutcome {
     fn serialize<S: ::serde::Serializer>(
@@ -7329,6 +7822,7 @@ impl ::serde::Serialize for GetPromptOutcome {
                 ::serde::Serialize::serialize(value, serializer)
             }
             Self::Complete(value) => ::serde::Serialize::serialize(value, serializer),
+            Self::Other(value) => ::serde::Serialize::serialize(value, serializer),
         }
     }
 }
@@ -7345,46 +7839,26 @@ impl crate::private::TaggedUnion for GetPromptOutcome {
         match tag {
             "input_required" => {
                 <InputRequiredResult as crate::private::VisitObject>::visit_object(map)
-                    .and_then(|value| {
-                        crate::private::check_result_type(
-                                "GetPromptOutcome",
-                                &value.result_type,
-                                "input_required",
-                            )
-                            .map(|()| value)
-                    })
-                    .map(Self::InputRequired)
                     .map_err(|e| crate::private::in_variant(
                         "`GetPromptOutcome` `input_required`",
                         e,
                     ))
+                    .and_then(|value| Self::InputRequired(value).settle())
             }
             "complete" => {
-                <GetPromptResult as crate::private::VisitObject>::visit_object(map)
-                    .and_then(|value| {
-                        crate::private::check_result_type(
-                                "GetPromptOutcome",
-                                &value.result_type,
-                                "complete",
-                            )
-                            .map(|()| value)
-                    })
-                    .map(Self::Complete)
+                match GetPromptResult::visit_object_or_members(map)
                     .map_err(|e| crate::private::in_variant(
                         "`GetPromptOutcome` `complete`",
                         e,
-                    ))
+                    ))?
+                {
+                    ::std::result::Result::Ok(value) => Self::Complete(value).settle(),
+                    ::std::result::Result::Err(members) => {
+                        ::std::result::Result::Ok(Self::Other(members))
+                    }
+                }
             }
-            other => {
-                ::std::result::Result::Err(
-                    crate::private::unknown_tag(
-                        "GetPromptOutcome",
-                        "resultType",
-                        other,
-                        &["input_required", "complete"],
-                    ),
-                )
-            }
+            _ => crate::private::visit_members(map).map(Self::Other),
         }
     }
     fn variant_for_key(key: &str) -> ::std::option::Option<&'static str> {
@@ -7519,7 +7993,9 @@ impl crate::private::VisitObject for GetPromptResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7636,7 +8112,7 @@ impl crate::private::VisitObject for HeaderMismatchErrorObject {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -7673,7 +8149,9 @@ impl crate::private::VisitObject for HeaderMismatchErrorObject {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7816,7 +8294,9 @@ impl crate::private::VisitObject for HeaderMismatchError {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7993,7 +8473,9 @@ impl crate::private::VisitObject for Icon {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8097,7 +8579,9 @@ impl crate::private::VisitObject for Icons {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8261,7 +8745,9 @@ impl crate::private::VisitObject for ImageContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8487,7 +8973,9 @@ impl crate::private::VisitObject for Implementation {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8772,7 +9260,9 @@ impl crate::private::VisitObject for InputRequiredResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8805,7 +9295,7 @@ impl crate::private::MatchScore for InputRequiredResult {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum InputResponse {
@@ -8831,37 +9321,61 @@ impl<'de> ::serde::Deserialize<'de> for InputResponse {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "CreateMessage",
-                <CreateMessageResult as crate::private::MatchScore>::match_score(&value),
+                <CreateMessageResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListRoots",
-                <ListRootsResult as crate::private::MatchScore>::match_score(&value),
+                <ListRootsResult as crate::private::MatchScore>::match_score(value),
             ),
-            ("Elicit", <ElicitResult as crate::private::MatchScore>::match_score(&value)),
+            ("Elicit", <ElicitResult as crate::private::MatchScore>::match_score(value)),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("InputResponse", &value, &scores)? {
-            0usize => {
-                crate::private::from_value("InputResponse", "CreateMessage", value)
-                    .map(Self::CreateMessage)
+        >("InputResponse", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            CreateMessageResult,
+                            D::Error,
+                        >("InputResponse", "CreateMessage")
+                        .map(Self::CreateMessage)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            ListRootsResult,
+                            D::Error,
+                        >("InputResponse", "ListRoots")
+                        .map(Self::ListRoots)
+                }
+                2usize => {
+                    scored
+                        .decode::<ElicitResult, D::Error>("InputResponse", "Elicit")
+                        .map(Self::Elicit)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value("InputResponse", "ListRoots", value)
-                    .map(Self::ListRoots)
-            }
-            2usize => {
-                crate::private::from_value("InputResponse", "Elicit", value)
-                    .map(Self::Elicit)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for InputResponse {
@@ -8983,7 +9497,9 @@ impl crate::private::VisitObject for InputResponseRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9097,7 +9613,7 @@ impl crate::private::VisitObject for InternalError {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -9128,7 +9644,9 @@ impl crate::private::VisitObject for InternalError {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9244,7 +9762,7 @@ impl crate::private::VisitObject for InvalidParamsError {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -9278,7 +9796,9 @@ impl crate::private::VisitObject for InvalidParamsError {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9388,7 +9908,7 @@ impl crate::private::VisitObject for InvalidRequestError {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -9425,7 +9945,9 @@ impl crate::private::VisitObject for InvalidRequestError {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9567,7 +10089,9 @@ impl crate::private::VisitObject for JsonRpcErrorResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9609,7 +10133,7 @@ impl crate::private::MatchScore for JsonRpcErrorResponse {
 }
 /// Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
 ///
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcMessage {
@@ -9639,50 +10163,76 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "Request",
-                <JsonRpcRequest as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcRequest as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "Notification",
-                <JsonRpcNotification as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcNotification as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ResultResponse",
-                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(
-                    &value,
-                ),
+                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ErrorResponse",
-                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("JSONRPCMessage", &value, &scores)? {
-            0usize => {
-                crate::private::from_value("JSONRPCMessage", "Request", value)
-                    .map(Self::Request)
+        >("JSONRPCMessage", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
+                        .map(Self::Request)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            JsonRpcNotification,
+                            D::Error,
+                        >("JSONRPCMessage", "Notification")
+                        .map(Self::Notification)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            JsonRpcResultResponse,
+                            D::Error,
+                        >("JSONRPCMessage", "ResultResponse")
+                        .map(Self::ResultResponse)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            JsonRpcErrorResponse,
+                            D::Error,
+                        >("JSONRPCMessage", "ErrorResponse")
+                        .map(Self::ErrorResponse)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value("JSONRPCMessage", "Notification", value)
-                    .map(Self::Notification)
-            }
-            2usize => {
-                crate::private::from_value("JSONRPCMessage", "ResultResponse", value)
-                    .map(Self::ResultResponse)
-            }
-            3usize => {
-                crate::private::from_value("JSONRPCMessage", "ErrorResponse", value)
-                    .map(Self::ErrorResponse)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for JsonRpcMessage {
@@ -9779,7 +10329,7 @@ impl crate::private::VisitObject for JsonRpcNotification {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
@@ -9801,7 +10351,9 @@ impl crate::private::VisitObject for JsonRpcNotification {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9933,7 +10485,7 @@ impl crate::private::VisitObject for JsonRpcRequest {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
@@ -9952,7 +10504,9 @@ impl crate::private::VisitObject for JsonRpcRequest {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9996,7 +10550,7 @@ impl crate::private::MatchScore for JsonRpcRequest {
 }
 /// A response to a request, containing either the result or error.
 ///
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcResponse {
@@ -10022,34 +10576,55 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResponse {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultResponse",
-                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(
-                    &value,
-                ),
+                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ErrorResponse",
-                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("JSONRPCResponse", &value, &scores)? {
-            0usize => {
-                crate::private::from_value("JSONRPCResponse", "ResultResponse", value)
-                    .map(Self::ResultResponse)
+        >("JSONRPCResponse", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            JsonRpcResultResponse,
+                            D::Error,
+                        >("JSONRPCResponse", "ResultResponse")
+                        .map(Self::ResultResponse)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            JsonRpcErrorResponse,
+                            D::Error,
+                        >("JSONRPCResponse", "ErrorResponse")
+                        .map(Self::ErrorResponse)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value("JSONRPCResponse", "ErrorResponse", value)
-                    .map(Self::ErrorResponse)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for JsonRpcResponse {
@@ -10157,7 +10732,9 @@ impl crate::private::VisitObject for JsonRpcResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10383,7 +10960,9 @@ impl crate::private::VisitObject for LegacyTitledEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10541,7 +11120,9 @@ impl crate::private::VisitObject for ListPromptsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10800,7 +11381,9 @@ impl crate::private::VisitObject for ListPromptsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10936,7 +11519,9 @@ impl crate::private::VisitObject for ListPromptsResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11102,7 +11687,9 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11375,7 +11962,9 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11518,7 +12107,9 @@ impl crate::private::VisitObject for ListResourceTemplatesResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11687,7 +12278,9 @@ impl crate::private::VisitObject for ListResourcesRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11952,7 +12545,9 @@ impl crate::private::VisitObject for ListResourcesResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12088,7 +12683,9 @@ impl crate::private::VisitObject for ListResourcesResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12200,7 +12797,9 @@ impl crate::private::VisitObject for ListRootsRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12313,7 +12912,9 @@ impl crate::private::VisitObject for ListRootsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12406,7 +13007,9 @@ impl crate::private::VisitObject for ListRootsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12549,7 +13152,9 @@ impl crate::private::VisitObject for ListToolsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12802,7 +13407,9 @@ impl crate::private::VisitObject for ListToolsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12938,7 +13545,9 @@ impl crate::private::VisitObject for ListToolsResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13087,7 +13696,9 @@ impl crate::private::VisitObject for LoggingMessageNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13233,7 +13844,7 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -13268,7 +13879,9 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13421,7 +14034,7 @@ impl crate::private::VisitObject for MethodNotFoundError {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -13458,7 +14071,9 @@ impl crate::private::VisitObject for MethodNotFoundError {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13566,7 +14181,9 @@ impl crate::private::VisitObject for MissingRequiredClientCapabilityErrorData {
                         ))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13713,7 +14330,9 @@ impl crate::private::VisitObject for MissingRequiredClientCapabilityErrorObject 
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13874,7 +14493,9 @@ impl crate::private::VisitObject for MissingRequiredClientCapabilityError {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13998,7 +14619,9 @@ impl crate::private::VisitObject for ModelHint {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14127,7 +14750,8 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_cost_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("costPriority", e))?,
                     );
                 }
@@ -14154,7 +14778,8 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_intelligence_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field(
                                 "intelligencePriority",
                                 e,
@@ -14172,12 +14797,15 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_speed_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("speedPriority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14210,7 +14838,7 @@ impl crate::private::MatchScore for ModelPreferences {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MultiSelectEnumSchema {
@@ -14236,44 +14864,59 @@ impl<'de> ::serde::Deserialize<'de> for MultiSelectEnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "UntitledMultiSelectEnumSchema",
                 <UntitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledMultiSelectEnumSchema",
                 <TitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("MultiSelectEnumSchema", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "MultiSelectEnumSchema",
-                        "UntitledMultiSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::UntitledMultiSelectEnumSchema)
+        >("MultiSelectEnumSchema", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            UntitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("MultiSelectEnumSchema", "UntitledMultiSelectEnumSchema")
+                        .map(Self::UntitledMultiSelectEnumSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            TitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("MultiSelectEnumSchema", "TitledMultiSelectEnumSchema")
+                        .map(Self::TitledMultiSelectEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "MultiSelectEnumSchema",
-                        "TitledMultiSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::TitledMultiSelectEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for MultiSelectEnumSchema {
@@ -14363,12 +15006,14 @@ impl crate::private::VisitObject for NotificationBase {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14482,7 +15127,9 @@ impl crate::private::VisitObject for NotificationMetaObject {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14579,7 +15226,9 @@ impl crate::private::VisitObject for NotificationParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14692,7 +15341,8 @@ impl crate::private::VisitObject for NumberSchema {
                     }
                     f_default = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("default", e))?,
                     );
                 }
@@ -14719,7 +15369,8 @@ impl crate::private::VisitObject for NumberSchema {
                     }
                     f_maximum = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("maximum", e))?,
                     );
                 }
@@ -14731,7 +15382,8 @@ impl crate::private::VisitObject for NumberSchema {
                     }
                     f_minimum = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("minimum", e))?,
                     );
                 }
@@ -14760,7 +15412,9 @@ impl crate::private::VisitObject for NumberSchema {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14910,7 +15564,9 @@ impl crate::private::VisitObject for PaginatedRequest {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15048,7 +15704,9 @@ impl crate::private::VisitObject for PaginatedRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15202,7 +15860,9 @@ impl crate::private::VisitObject for PaginatedResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15301,7 +15961,7 @@ impl crate::private::VisitObject for ParseError {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -15332,7 +15992,9 @@ impl crate::private::VisitObject for ParseError {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15372,7 +16034,7 @@ impl crate::private::MatchScore for ParseError {
 /// Restricted schema definitions that only allow primitive types
 /// without nested objects or arrays.
 ///
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PrimitiveSchemaDefinition {
@@ -15418,122 +16080,137 @@ impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "StringSchema",
-                <StringSchema as crate::private::MatchScore>::match_score(&value),
+                <StringSchema as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "NumberSchema",
-                <NumberSchema as crate::private::MatchScore>::match_score(&value),
+                <NumberSchema as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "BooleanSchema",
-                <BooleanSchema as crate::private::MatchScore>::match_score(&value),
+                <BooleanSchema as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "UntitledSingleSelectEnumSchema",
                 <UntitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledSingleSelectEnumSchema",
                 <TitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "UntitledMultiSelectEnumSchema",
                 <UntitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledMultiSelectEnumSchema",
                 <TitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "LegacyTitledEnumSchema",
                 <LegacyTitledEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("PrimitiveSchemaDefinition", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "StringSchema",
-                        value,
-                    )
-                    .map(Self::StringSchema)
+        >("PrimitiveSchemaDefinition", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            StringSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "StringSchema")
+                        .map(Self::StringSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            NumberSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "NumberSchema")
+                        .map(Self::NumberSchema)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            BooleanSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "BooleanSchema")
+                        .map(Self::BooleanSchema)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            UntitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "UntitledSingleSelectEnumSchema")
+                        .map(Self::UntitledSingleSelectEnumSchema)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            TitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "TitledSingleSelectEnumSchema")
+                        .map(Self::TitledSingleSelectEnumSchema)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            UntitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "UntitledMultiSelectEnumSchema")
+                        .map(Self::UntitledMultiSelectEnumSchema)
+                }
+                6usize => {
+                    scored
+                        .decode::<
+                            TitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "TitledMultiSelectEnumSchema")
+                        .map(Self::TitledMultiSelectEnumSchema)
+                }
+                7usize => {
+                    scored
+                        .decode::<
+                            LegacyTitledEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "LegacyTitledEnumSchema")
+                        .map(Self::LegacyTitledEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "NumberSchema",
-                        value,
-                    )
-                    .map(Self::NumberSchema)
-            }
-            2usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "BooleanSchema",
-                        value,
-                    )
-                    .map(Self::BooleanSchema)
-            }
-            3usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "UntitledSingleSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::UntitledSingleSelectEnumSchema)
-            }
-            4usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "TitledSingleSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::TitledSingleSelectEnumSchema)
-            }
-            5usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "UntitledMultiSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::UntitledMultiSelectEnumSchema)
-            }
-            6usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "TitledMultiSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::TitledMultiSelectEnumSchema)
-            }
-            7usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "LegacyTitledEnumSchema",
-                        value,
-                    )
-                    .map(Self::LegacyTitledEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for PrimitiveSchemaDefinition {
@@ -15662,7 +16339,9 @@ impl crate::private::VisitObject for ProgressNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15834,7 +16513,8 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_progress = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("progress", e))?,
                     );
                 }
@@ -15864,12 +16544,15 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_total = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("total", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16085,7 +16768,9 @@ impl crate::private::VisitObject for Prompt {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16248,7 +16933,9 @@ impl crate::private::VisitObject for PromptArgument {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16393,7 +17080,9 @@ impl crate::private::VisitObject for PromptListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16513,7 +17202,9 @@ impl crate::private::VisitObject for PromptMessage {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16657,7 +17348,9 @@ impl crate::private::VisitObject for PromptReference {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16812,7 +17505,9 @@ impl crate::private::VisitObject for ReadResourceRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16994,7 +17689,9 @@ impl crate::private::VisitObject for ReadResourceRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17039,7 +17736,7 @@ impl crate::private::MatchScore for ReadResourceRequestParams {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadResourceResultContentsItem {
@@ -17065,40 +17762,55 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextResourceContents",
-                <TextResourceContents as crate::private::MatchScore>::match_score(&value),
+                <TextResourceContents as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "BlobResourceContents",
-                <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
+                <BlobResourceContents as crate::private::MatchScore>::match_score(value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("ReadResourceResultContentsItem", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "ReadResourceResultContentsItem",
-                        "TextResourceContents",
-                        value,
-                    )
-                    .map(Self::TextResourceContents)
+        >("ReadResourceResultContentsItem", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextResourceContents,
+                            D::Error,
+                        >("ReadResourceResultContentsItem", "TextResourceContents")
+                        .map(Self::TextResourceContents)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            BlobResourceContents,
+                            D::Error,
+                        >("ReadResourceResultContentsItem", "BlobResourceContents")
+                        .map(Self::BlobResourceContents)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "ReadResourceResultContentsItem",
-                        "BlobResourceContents",
-                        value,
-                    )
-                    .map(Self::BlobResourceContents)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ReadResourceResultContentsItem {
@@ -17302,7 +18014,9 @@ impl crate::private::VisitObject for ReadResourceResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17328,6 +18042,156 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResult {
         crate::private::deserialize_object(deserializer, "ReadResourceResult")
     }
 }
+impl ReadResourceResult {
+    /// Like `visit_object`, but an object that lacks a required member gives back its
+    /// members (`Err`) instead of failing.
+    fn visit_object_or_members<'de, A: ::serde::de::MapAccess<'de>>(
+        mut map: A,
+    ) -> ::std::result::Result<
+        ::std::result::Result<Self, crate::JsonObject>,
+        A::Error,
+    > {
+        let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
+        let mut f_cache_scope: ::std::option::Option<CacheScope> = ::std::option::Option::None;
+        let mut f_contents: ::std::option::Option<
+            ::std::vec::Vec<ReadResourceResultContentsItem>,
+        > = ::std::option::Option::None;
+        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
+        let mut extra = crate::JsonObject::new();
+        while let ::std::option::Option::Some(key) = map
+            .next_key::<crate::private::Key>()?
+        {
+            match key.as_str() {
+                "_meta" => {
+                    if f_meta.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "ReadResourceResult",
+                                "_meta",
+                            ),
+                        );
+                    }
+                    map.next_value_seed(
+                            crate::private::InPlace(
+                                &mut f_meta,
+                                "a `ResultMetaObject` object",
+                            ),
+                        )
+                        .map_err(|e| crate::private::in_field("_meta", e))?;
+                }
+                "cacheScope" => {
+                    if f_cache_scope.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "ReadResourceResult",
+                                "cacheScope",
+                            ),
+                        );
+                    }
+                    f_cache_scope = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("cacheScope", e))?,
+                    );
+                }
+                "contents" => {
+                    if f_contents.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "ReadResourceResult",
+                                "contents",
+                            ),
+                        );
+                    }
+                    f_contents = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("contents", e))?,
+                    );
+                }
+                "resultType" => {
+                    if f_result_type.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "ReadResourceResult",
+                                "resultType",
+                            ),
+                        );
+                    }
+                    f_result_type = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("resultType", e))?,
+                    );
+                }
+                "ttlMs" => {
+                    if f_ttl_ms.is_some() {
+                        return ::std::result::Result::Err(
+                            crate::private::duplicate_field(
+                                "ReadResourceResult",
+                                "ttlMs",
+                            ),
+                        );
+                    }
+                    f_ttl_ms = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("ttlMs", e))?,
+                    );
+                }
+                _ => {
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
+                    extra.insert(key.into_owned(), value);
+                }
+            }
+        }
+        if f_contents.is_none() {
+            let mut members = extra;
+            if let ::std::option::Option::Some(value) = &f_meta {
+                members.insert("_meta".to_owned(), crate::private::member_value(value)?);
+            }
+            if let ::std::option::Option::Some(value) = &f_cache_scope {
+                members
+                    .insert(
+                        "cacheScope".to_owned(),
+                        crate::private::member_value(value)?,
+                    );
+            }
+            if let ::std::option::Option::Some(value) = &f_contents {
+                members
+                    .insert("contents".to_owned(), crate::private::member_value(value)?);
+            }
+            if let ::std::option::Option::Some(value) = &f_result_type {
+                members
+                    .insert(
+                        "resultType".to_owned(),
+                        crate::private::member_value(value)?,
+                    );
+            }
+            if let ::std::option::Option::Some(value) = &f_ttl_ms {
+                members.insert("ttlMs".to_owned(), crate::private::member_value(value)?);
+            }
+            return ::std::result::Result::Ok(::std::result::Result::Err(members));
+        }
+        ::std::result::Result::Ok(
+            ::std::result::Result::Ok(ReadResourceResult {
+                meta: f_meta,
+                cache_scope: f_cache_scope,
+                contents: f_contents
+                    .ok_or_else(|| crate::private::missing_field(
+                        "ReadResourceResult",
+                        "contents",
+                    ))?,
+                result_type: f_result_type.unwrap_or_default(),
+                ttl_ms: f_ttl_ms,
+                extra,
+            }),
+        )
+    }
+}
 impl crate::private::MatchScore for ReadResourceResult {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
         #[allow(unused_mut)]
@@ -17340,7 +18204,7 @@ impl crate::private::MatchScore for ReadResourceResult {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by the `resultType` member (absent: `Complete`).
+/// Decoded by the `resultType` member (absent: `complete`), whichever member comes first: a variant whose `resultType` is its own and whose members fit it; an unknown `resultType`, or members that do not fit the variant `resultType` names, decode as `Other` with every member. Members the other variant declares are kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadResourceOutcome {
@@ -17348,6 +18212,51 @@ pub enum ReadResourceOutcome {
     InputRequired(InputRequiredResult),
     /// `complete`
     Complete(ReadResourceResult),
+    /// A `resultType` this union does not define (an extension's, such as the tasks
+    /// extension's `"task"`, or `""`), or a known one whose members do not fit its
+    /// variant: every member as received.
+    Other(crate::JsonObject),
+}
+impl ReadResourceOutcome {
+    fn settle<E: ::serde::de::Error>(self) -> ::std::result::Result<Self, E> {
+        let fits = match &self {
+            Self::InputRequired(value) => value.result_type.as_str() == "input_required",
+            Self::Complete(value) => value.result_type.as_str() == "complete",
+            Self::Other(_) => true,
+        };
+        if fits {
+            return ::std::result::Result::Ok(self);
+        }
+        let (result_type, text) = match &self {
+            Self::InputRequired(value) => {
+                (value.result_type.as_str(), ::serde_json::to_string(value))
+            }
+            Self::Complete(value) => {
+                (value.result_type.as_str(), ::serde_json::to_string(value))
+            }
+            Self::Other(_) => ::std::unreachable!(),
+        };
+        let text = text.map_err(E::custom)?;
+        let settled = match result_type {
+            "input_required" => {
+                ::serde_json::from_str::<InputRequiredResult>(&text)
+                    .ok()
+                    .map(Self::InputRequired)
+            }
+            "complete" => {
+                ::serde_json::from_str::<ReadResourceResult>(&text)
+                    .ok()
+                    .map(Self::Complete)
+            }
+            _ => ::std::option::Option::None,
+        };
+        match settled {
+            ::std::option::Option::Some(value) => ::std::result::Result::Ok(value),
+            ::std::option::Option::None => {
+                crate::private::members_of(&text).map(Self::Other)
+            }
+        }
+    }
 }
 impl ::serde::Serialize for ReadResourceOutcome {
     fn serialize<S: ::serde::Serializer>(
@@ -17359,6 +18268,7 @@ impl ::serde::Serialize for ReadResourceOutcome {
                 ::serde::Serialize::serialize(value, serializer)
             }
             Self::Complete(value) => ::serde::Serialize::serialize(value, serializer),
+            Self::Other(value) => ::serde::Serialize::serialize(value, serializer),
         }
     }
 }
@@ -17375,46 +18285,26 @@ impl crate::private::TaggedUnion for ReadResourceOutcome {
         match tag {
             "input_required" => {
                 <InputRequiredResult as crate::private::VisitObject>::visit_object(map)
-                    .and_then(|value| {
-                        crate::private::check_result_type(
-                                "ReadResourceOutcome",
-                                &value.result_type,
-                                "input_required",
-                            )
-                            .map(|()| value)
-                    })
-                    .map(Self::InputRequired)
                     .map_err(|e| crate::private::in_variant(
                         "`ReadResourceOutcome` `input_required`",
                         e,
                     ))
+                    .and_then(|value| Self::InputRequired(value).settle())
             }
             "complete" => {
-                <ReadResourceResult as crate::private::VisitObject>::visit_object(map)
-                    .and_then(|value| {
-                        crate::private::check_result_type(
-                                "ReadResourceOutcome",
-                                &value.result_type,
-                                "complete",
-                            )
-                            .map(|()| value)
-                    })
-                    .map(Self::Complete)
+                match ReadResourceResult::visit_object_or_members(map)
                     .map_err(|e| crate::private::in_variant(
                         "`ReadResourceOutcome` `complete`",
                         e,
-                    ))
+                    ))?
+                {
+                    ::std::result::Result::Ok(value) => Self::Complete(value).settle(),
+                    ::std::result::Result::Err(members) => {
+                        ::std::result::Result::Ok(Self::Other(members))
+                    }
+                }
             }
-            other => {
-                ::std::result::Result::Err(
-                    crate::private::unknown_tag(
-                        "ReadResourceOutcome",
-                        "resultType",
-                        other,
-                        &["input_required", "complete"],
-                    ),
-                )
-            }
+            _ => crate::private::visit_members(map).map(Self::Other),
         }
     }
     fn variant_for_key(key: &str) -> ::std::option::Option<&'static str> {
@@ -17550,7 +18440,9 @@ impl crate::private::VisitObject for ReadResourceResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17670,12 +18562,14 @@ impl crate::private::VisitObject for RequestBase {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17915,7 +18809,9 @@ impl crate::private::VisitObject for RequestMetaObject {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18028,7 +18924,9 @@ impl crate::private::VisitObject for RequestParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18090,7 +18988,7 @@ pub struct Resource {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<i64>,
+    pub size: ::std::option::Option<crate::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -18182,7 +19080,7 @@ impl crate::private::VisitObject for Resource {
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
@@ -18299,7 +19197,9 @@ impl crate::private::VisitObject for Resource {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18448,7 +19348,9 @@ impl crate::private::VisitObject for ResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18513,7 +19415,7 @@ pub struct ResourceLink {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<i64>,
+    pub size: ::std::option::Option<crate::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -18608,7 +19510,7 @@ impl crate::private::VisitObject for ResourceLink {
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
@@ -18746,7 +19648,9 @@ impl crate::private::VisitObject for ResourceLink {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18913,7 +19817,9 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19047,7 +19953,9 @@ impl crate::private::VisitObject for ResourceRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19318,7 +20226,9 @@ impl crate::private::VisitObject for ResourceTemplate {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19451,7 +20361,9 @@ impl crate::private::VisitObject for ResourceTemplateReference {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19591,7 +20503,9 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19727,7 +20641,9 @@ impl crate::private::VisitObject for ResourceUpdatedNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19854,7 +20770,9 @@ impl crate::private::VisitObject for ResultBase {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19970,7 +20888,9 @@ impl crate::private::VisitObject for ResultMetaObject {
                         ))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20103,7 +21023,9 @@ impl crate::private::VisitObject for Root {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20135,7 +21057,7 @@ impl crate::private::MatchScore for Root {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SamplingMessageContent {
@@ -20169,86 +21091,105 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextContent",
-                <TextContent as crate::private::MatchScore>::match_score(&value),
+                <TextContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ImageContent",
-                <ImageContent as crate::private::MatchScore>::match_score(&value),
+                <ImageContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "AudioContent",
-                <AudioContent as crate::private::MatchScore>::match_score(&value),
+                <AudioContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolUseContent",
-                <ToolUseContent as crate::private::MatchScore>::match_score(&value),
+                <ToolUseContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolResultContent",
-                <ToolResultContent as crate::private::MatchScore>::match_score(&value),
+                <ToolResultContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "List",
                 <::std::vec::Vec<
                     SamplingMessageContentBlock,
-                > as crate::private::MatchScore>::match_score(&value),
+                > as crate::private::MatchScore>::match_score(value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("SamplingMessageContent", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "TextContent",
-                        value,
-                    )
-                    .map(Self::TextContent)
+        >("SamplingMessageContent", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextContent,
+                            D::Error,
+                        >("SamplingMessageContent", "TextContent")
+                        .map(Self::TextContent)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            ImageContent,
+                            D::Error,
+                        >("SamplingMessageContent", "ImageContent")
+                        .map(Self::ImageContent)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            AudioContent,
+                            D::Error,
+                        >("SamplingMessageContent", "AudioContent")
+                        .map(Self::AudioContent)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            ToolUseContent,
+                            D::Error,
+                        >("SamplingMessageContent", "ToolUseContent")
+                        .map(Self::ToolUseContent)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ToolResultContent,
+                            D::Error,
+                        >("SamplingMessageContent", "ToolResultContent")
+                        .map(Self::ToolResultContent)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            ::std::vec::Vec<SamplingMessageContentBlock>,
+                            D::Error,
+                        >("SamplingMessageContent", "List")
+                        .map(Self::List)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "ImageContent",
-                        value,
-                    )
-                    .map(Self::ImageContent)
-            }
-            2usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "AudioContent",
-                        value,
-                    )
-                    .map(Self::AudioContent)
-            }
-            3usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "ToolUseContent",
-                        value,
-                    )
-                    .map(Self::ToolUseContent)
-            }
-            4usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "ToolResultContent",
-                        value,
-                    )
-                    .map(Self::ToolResultContent)
-            }
-            5usize => {
-                crate::private::from_value("SamplingMessageContent", "List", value)
-                    .map(Self::List)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for SamplingMessageContent {
@@ -20362,7 +21303,9 @@ impl crate::private::VisitObject for SamplingMessage {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20592,7 +21535,9 @@ impl crate::private::VisitObject for PromptsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20706,7 +21651,9 @@ impl crate::private::VisitObject for ResourcesCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20803,7 +21750,9 @@ impl crate::private::VisitObject for ToolsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20950,7 +21899,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_completions = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("completions", e))?,
                     );
                 }
@@ -20965,7 +21914,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_experimental = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("experimental", e))?,
                     );
                 }
@@ -20980,7 +21929,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_extensions = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("extensions", e))?,
                     );
                 }
@@ -20995,7 +21944,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_logging = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("logging", e))?,
                     );
                 }
@@ -21051,7 +22000,9 @@ impl crate::private::VisitObject for ServerCapabilities {
                         .map_err(|e| crate::private::in_field("tools", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -21303,7 +22254,7 @@ impl crate::private::MatchScore for ServerNotification {
             .max()
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerResult {
@@ -21367,124 +22318,176 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultBase",
-                <ResultBase as crate::private::MatchScore>::match_score(&value),
+                <ResultBase as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "InputRequiredResult",
-                <InputRequiredResult as crate::private::MatchScore>::match_score(&value),
+                <InputRequiredResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "DiscoverResult",
-                <DiscoverResult as crate::private::MatchScore>::match_score(&value),
+                <DiscoverResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListResourcesResult",
-                <ListResourcesResult as crate::private::MatchScore>::match_score(&value),
+                <ListResourcesResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListResourceTemplatesResult",
                 <ListResourceTemplatesResult as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "ReadResourceResult",
-                <ReadResourceResult as crate::private::MatchScore>::match_score(&value),
+                <ReadResourceResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "SubscriptionsListenResult",
                 <SubscriptionsListenResult as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "ListPromptsResult",
-                <ListPromptsResult as crate::private::MatchScore>::match_score(&value),
+                <ListPromptsResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "GetPromptResult",
-                <GetPromptResult as crate::private::MatchScore>::match_score(&value),
+                <GetPromptResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListToolsResult",
-                <ListToolsResult as crate::private::MatchScore>::match_score(&value),
+                <ListToolsResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "CallToolResult",
-                <CallToolResult as crate::private::MatchScore>::match_score(&value),
+                <CallToolResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "CompleteResult",
-                <CompleteResult as crate::private::MatchScore>::match_score(&value),
+                <CompleteResult as crate::private::MatchScore>::match_score(value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("ServerResult", &value, &scores)? {
-            0usize => {
-                crate::private::from_value("ServerResult", "ResultBase", value)
-                    .map(Self::ResultBase)
+        >("ServerResult", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
+                        .map(Self::ResultBase)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            InputRequiredResult,
+                            D::Error,
+                        >("ServerResult", "InputRequiredResult")
+                        .map(Self::InputRequiredResult)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            DiscoverResult,
+                            D::Error,
+                        >("ServerResult", "DiscoverResult")
+                        .map(Self::DiscoverResult)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            ListResourcesResult,
+                            D::Error,
+                        >("ServerResult", "ListResourcesResult")
+                        .map(Self::ListResourcesResult)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ListResourceTemplatesResult,
+                            D::Error,
+                        >("ServerResult", "ListResourceTemplatesResult")
+                        .map(Self::ListResourceTemplatesResult)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            ReadResourceResult,
+                            D::Error,
+                        >("ServerResult", "ReadResourceResult")
+                        .map(Self::ReadResourceResult)
+                }
+                6usize => {
+                    scored
+                        .decode::<
+                            SubscriptionsListenResult,
+                            D::Error,
+                        >("ServerResult", "SubscriptionsListenResult")
+                        .map(Self::SubscriptionsListenResult)
+                }
+                7usize => {
+                    scored
+                        .decode::<
+                            ListPromptsResult,
+                            D::Error,
+                        >("ServerResult", "ListPromptsResult")
+                        .map(Self::ListPromptsResult)
+                }
+                8usize => {
+                    scored
+                        .decode::<
+                            GetPromptResult,
+                            D::Error,
+                        >("ServerResult", "GetPromptResult")
+                        .map(Self::GetPromptResult)
+                }
+                9usize => {
+                    scored
+                        .decode::<
+                            ListToolsResult,
+                            D::Error,
+                        >("ServerResult", "ListToolsResult")
+                        .map(Self::ListToolsResult)
+                }
+                10usize => {
+                    scored
+                        .decode::<
+                            CallToolResult,
+                            D::Error,
+                        >("ServerResult", "CallToolResult")
+                        .map(Self::CallToolResult)
+                }
+                11usize => {
+                    scored
+                        .decode::<
+                            CompleteResult,
+                            D::Error,
+                        >("ServerResult", "CompleteResult")
+                        .map(Self::CompleteResult)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value("ServerResult", "InputRequiredResult", value)
-                    .map(Self::InputRequiredResult)
-            }
-            2usize => {
-                crate::private::from_value("ServerResult", "DiscoverResult", value)
-                    .map(Self::DiscoverResult)
-            }
-            3usize => {
-                crate::private::from_value("ServerResult", "ListResourcesResult", value)
-                    .map(Self::ListResourcesResult)
-            }
-            4usize => {
-                crate::private::from_value(
-                        "ServerResult",
-                        "ListResourceTemplatesResult",
-                        value,
-                    )
-                    .map(Self::ListResourceTemplatesResult)
-            }
-            5usize => {
-                crate::private::from_value("ServerResult", "ReadResourceResult", value)
-                    .map(Self::ReadResourceResult)
-            }
-            6usize => {
-                crate::private::from_value(
-                        "ServerResult",
-                        "SubscriptionsListenResult",
-                        value,
-                    )
-                    .map(Self::SubscriptionsListenResult)
-            }
-            7usize => {
-                crate::private::from_value("ServerResult", "ListPromptsResult", value)
-                    .map(Self::ListPromptsResult)
-            }
-            8usize => {
-                crate::private::from_value("ServerResult", "GetPromptResult", value)
-                    .map(Self::GetPromptResult)
-            }
-            9usize => {
-                crate::private::from_value("ServerResult", "ListToolsResult", value)
-                    .map(Self::ListToolsResult)
-            }
-            10usize => {
-                crate::private::from_value("ServerResult", "CallToolResult", value)
-                    .map(Self::CallToolResult)
-            }
-            11usize => {
-                crate::private::from_value("ServerResult", "CompleteResult", value)
-                    .map(Self::CompleteResult)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ServerResult {
@@ -21512,7 +22515,7 @@ impl crate::private::MatchScore for ServerResult {
             .max()
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SingleSelectEnumSchema {
@@ -21538,44 +22541,59 @@ impl<'de> ::serde::Deserialize<'de> for SingleSelectEnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "UntitledSingleSelectEnumSchema",
                 <UntitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledSingleSelectEnumSchema",
                 <TitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("SingleSelectEnumSchema", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "SingleSelectEnumSchema",
-                        "UntitledSingleSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::UntitledSingleSelectEnumSchema)
+        >("SingleSelectEnumSchema", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            UntitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("SingleSelectEnumSchema", "UntitledSingleSelectEnumSchema")
+                        .map(Self::UntitledSingleSelectEnumSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            TitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("SingleSelectEnumSchema", "TitledSingleSelectEnumSchema")
+                        .map(Self::TitledSingleSelectEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "SingleSelectEnumSchema",
-                        "TitledSingleSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::TitledSingleSelectEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for SingleSelectEnumSchema {
@@ -21598,8 +22616,8 @@ pub struct StringSchema {
     pub default: ::std::option::Option<::std::string::String>,
     pub description: ::std::option::Option<::std::string::String>,
     pub format: ::std::option::Option<Format>,
-    pub max_length: ::std::option::Option<i64>,
-    pub min_length: ::std::option::Option<i64>,
+    pub max_length: ::std::option::Option<crate::Integer>,
+    pub min_length: ::std::option::Option<crate::Integer>,
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -21671,8 +22689,8 @@ impl crate::private::VisitObject for StringSchema {
         let mut f_default: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_format: ::std::option::Option<Format> = ::std::option::Option::None;
-        let mut f_max_length: ::std::option::Option<i64> = ::std::option::Option::None;
-        let mut f_min_length: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_min_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
         let mut extra = crate::JsonObject::new();
@@ -21770,7 +22788,9 @@ impl crate::private::VisitObject for StringSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -21975,7 +22995,9 @@ impl crate::private::VisitObject for SubscriptionFilter {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22129,7 +23151,9 @@ impl crate::private::VisitObject for SubscriptionsAcknowledgedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22281,7 +23305,9 @@ impl crate::private::VisitObject for SubscriptionsAcknowledgedNotificationParams
                         .map_err(|e| crate::private::in_field("notifications", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22443,7 +23469,9 @@ impl crate::private::VisitObject for SubscriptionsListenRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22584,7 +23612,9 @@ impl crate::private::VisitObject for SubscriptionsListenRequestParams {
                         .map_err(|e| crate::private::in_field("notifications", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22727,7 +23757,9 @@ impl crate::private::VisitObject for SubscriptionsListenResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22883,7 +23915,9 @@ impl crate::private::VisitObject for SubscriptionsListenResultMetaObject {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23022,7 +24056,9 @@ impl crate::private::VisitObject for SubscriptionsListenResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23195,7 +24231,9 @@ impl crate::private::VisitObject for TextContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23361,7 +24399,9 @@ impl crate::private::VisitObject for TextResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23484,7 +24524,9 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchemaItemsAnyOfItem {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23590,7 +24632,9 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchemaItems {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23637,9 +24681,9 @@ pub struct TitledMultiSelectEnumSchema {
     /// Schema for array items with enum options and display labels.
     pub items: TitledMultiSelectEnumSchemaItems,
     /// Maximum number of items to select.
-    pub max_items: ::std::option::Option<i64>,
+    pub max_items: ::std::option::Option<crate::Integer>,
     /// Minimum number of items to select.
-    pub min_items: ::std::option::Option<i64>,
+    pub min_items: ::std::option::Option<crate::Integer>,
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -23711,8 +24755,8 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchema {
         > = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_items: ::std::option::Option<TitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
-        let mut f_max_items: ::std::option::Option<i64> = ::std::option::Option::None;
-        let mut f_min_items: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_min_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
         let mut extra = crate::JsonObject::new();
@@ -23830,7 +24874,9 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23960,7 +25006,9 @@ impl crate::private::VisitObject for TitledSingleSelectEnumSchemaOneOfItem {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24157,7 +25205,9 @@ impl crate::private::VisitObject for TitledSingleSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24433,7 +25483,9 @@ impl crate::private::VisitObject for Tool {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24659,7 +25711,9 @@ impl crate::private::VisitObject for ToolAnnotations {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24765,7 +25819,9 @@ impl crate::private::VisitObject for ToolChoice {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24894,7 +25950,9 @@ impl crate::private::VisitObject for ToolListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25086,7 +26144,7 @@ impl crate::private::VisitObject for ToolResultContent {
                     }
                     f_structured_content = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field(
                                 "structuredContent",
                                 e,
@@ -25123,7 +26181,9 @@ impl crate::private::VisitObject for ToolResultContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25276,7 +26336,7 @@ impl crate::private::VisitObject for ToolUseContent {
                     }
                     f_input = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("input", e))?,
                     );
                 }
@@ -25307,7 +26367,9 @@ impl crate::private::VisitObject for ToolUseContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25436,7 +26498,9 @@ impl crate::private::VisitObject for UnsupportedProtocolVersionErrorData {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25582,7 +26646,9 @@ impl crate::private::VisitObject for UnsupportedProtocolVersionErrorObject {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25742,7 +26808,9 @@ impl crate::private::VisitObject for UnsupportedProtocolVersionError {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25873,7 +26941,9 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchemaItems {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25928,9 +26998,9 @@ pub struct UntitledMultiSelectEnumSchema {
     /// Schema for the array items.
     pub items: UntitledMultiSelectEnumSchemaItems,
     /// Maximum number of items to select.
-    pub max_items: ::std::option::Option<i64>,
+    pub max_items: ::std::option::Option<crate::Integer>,
     /// Minimum number of items to select.
-    pub min_items: ::std::option::Option<i64>,
+    pub min_items: ::std::option::Option<crate::Integer>,
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -26002,8 +27072,8 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchema {
         > = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_items: ::std::option::Option<UntitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
-        let mut f_max_items: ::std::option::Option<i64> = ::std::option::Option::None;
-        let mut f_min_items: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_min_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
         let mut extra = crate::JsonObject::new();
@@ -26121,7 +27191,9 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -26322,7 +27394,9 @@ impl crate::private::VisitObject for UntitledSingleSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -26515,7 +27589,7 @@ impl crate::private::VisitObject for ClientMessage {
                     );
                 }
                 _ => {
-                    let value: crate::private::Buffered<'de> = map.next_value()?;
+                    let value = crate::private::read_ahead(&mut map, key.as_str())?;
                     buffered.push((key.0, value));
                 }
             }
@@ -26653,7 +27727,7 @@ impl crate::private::VisitObject for ServerMessage {
                         .map(Self::Error);
                 }
                 _ => {
-                    let value: crate::private::Buffered<'de> = map.next_value()?;
+                    let value = crate::private::read_ahead(&mut map, key.as_str())?;
                     buffered.push((key.0, value));
                 }
             }

@@ -118,12 +118,15 @@ impl crate::private::VisitObject for Annotations {
                     }
                     f_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("priority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -238,7 +241,7 @@ impl crate::private::VisitObject for AudioContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -298,7 +301,9 @@ impl crate::private::VisitObject for AudioContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -426,7 +431,9 @@ impl crate::private::VisitObject for BaseMetadata {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -539,7 +546,7 @@ impl crate::private::VisitObject for BlobResourceContents {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -587,7 +594,9 @@ impl crate::private::VisitObject for BlobResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -748,7 +757,9 @@ impl crate::private::VisitObject for BooleanSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -891,7 +902,9 @@ impl crate::private::VisitObject for CallToolRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1007,7 +1020,9 @@ impl crate::private::VisitObject for CallToolRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1141,7 +1156,7 @@ impl crate::private::VisitObject for CallToolRequestParams {
                     }
                     f_arguments = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("arguments", e))?,
                     );
                 }
@@ -1178,7 +1193,9 @@ impl crate::private::VisitObject for CallToolRequestParams {
                         .map_err(|e| crate::private::in_field("task", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1306,7 +1323,7 @@ impl crate::private::VisitObject for CallToolResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -1345,7 +1362,7 @@ impl crate::private::VisitObject for CallToolResult {
                     }
                     f_structured_content = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field(
                                 "structuredContent",
                                 e,
@@ -1353,7 +1370,9 @@ impl crate::private::VisitObject for CallToolResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1449,7 +1468,9 @@ impl crate::private::VisitObject for CancelTaskRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1598,7 +1619,9 @@ impl crate::private::VisitObject for CancelTaskRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -1661,7 +1684,7 @@ pub struct CancelTaskResult {
     /// ISO 8601 timestamp when the task was last updated.
     pub last_updated_at: ::std::string::String,
     /// Suggested polling interval in milliseconds.
-    pub poll_interval: ::std::option::Option<i64>,
+    pub poll_interval: ::std::option::Option<crate::Integer>,
     /// Current task state.
     pub status: TaskStatus,
     /// Optional human-readable message describing the current task state.
@@ -1673,7 +1696,7 @@ pub struct CancelTaskResult {
     /// The task identifier.
     pub task_id: ::std::string::String,
     /// Actual retention duration from creation in milliseconds, null for unlimited.
-    pub ttl: ::std::option::Option<i64>,
+    pub ttl: ::std::option::Option<crate::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -1685,7 +1708,7 @@ impl CancelTaskResult {
         last_updated_at: impl ::std::convert::Into<::std::string::String>,
         status: TaskStatus,
         task_id: impl ::std::convert::Into<::std::string::String>,
-        ttl: ::std::option::Option<i64>,
+        ttl: ::std::option::Option<crate::Integer>,
     ) -> Self {
         CancelTaskResult {
             meta: ::std::option::Option::None,
@@ -1742,11 +1765,11 @@ impl crate::private::VisitObject for CancelTaskResult {
         let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_poll_interval: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_status: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut f_ttl: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -1760,7 +1783,7 @@ impl crate::private::VisitObject for CancelTaskResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -1859,7 +1882,9 @@ impl crate::private::VisitObject for CancelTaskResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2044,7 +2069,9 @@ impl crate::private::VisitObject for CancelledNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2175,7 +2202,7 @@ impl crate::private::VisitObject for CancelledNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -2210,7 +2237,9 @@ impl crate::private::VisitObject for CancelledNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2309,7 +2338,7 @@ impl crate::private::VisitObject for ElicitationCapability {
                     }
                     f_form = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("form", e))?,
                     );
                 }
@@ -2323,11 +2352,15 @@ impl crate::private::VisitObject for ElicitationCapability {
                         );
                     }
                     f_url = ::std::option::Option::Some(
-                        map.next_value().map_err(|e| crate::private::in_field("url", e))?,
+                        map
+                            .next_value_seed(crate::private::FreeForm::new())
+                            .map_err(|e| crate::private::in_field("url", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2419,7 +2452,9 @@ impl crate::private::VisitObject for RootsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2514,7 +2549,7 @@ impl crate::private::VisitObject for SamplingCapability {
                     }
                     f_context = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("context", e))?,
                     );
                 }
@@ -2529,12 +2564,14 @@ impl crate::private::VisitObject for SamplingCapability {
                     }
                     f_tools = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("tools", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2626,12 +2663,14 @@ impl crate::private::VisitObject for ClientTasksCapabilityRequestsElicitation {
                     }
                     f_create = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("create", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2720,12 +2759,14 @@ impl crate::private::VisitObject for ClientTasksCapabilityRequestsSampling {
                     }
                     f_create_message = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("createMessage", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2855,7 +2896,9 @@ impl crate::private::VisitObject for ClientTasksCapabilityRequests {
                         .map_err(|e| crate::private::in_field("sampling", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -2962,7 +3005,7 @@ impl crate::private::VisitObject for ClientTasksCapability {
                     }
                     f_cancel = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("cancel", e))?,
                     );
                 }
@@ -2977,7 +3020,7 @@ impl crate::private::VisitObject for ClientTasksCapability {
                     }
                     f_list = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("list", e))?,
                     );
                 }
@@ -2999,7 +3042,9 @@ impl crate::private::VisitObject for ClientTasksCapability {
                         .map_err(|e| crate::private::in_field("requests", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3145,7 +3190,7 @@ impl crate::private::VisitObject for ClientCapabilities {
                     }
                     f_experimental = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("experimental", e))?,
                     );
                 }
@@ -3201,7 +3246,9 @@ impl crate::private::VisitObject for ClientCapabilities {
                         .map_err(|e| crate::private::in_field("tasks", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -3692,7 +3739,7 @@ impl crate::private::MatchScore for ClientRequest {
             .max()
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientResult {
@@ -3740,74 +3787,115 @@ impl<'de> ::serde::Deserialize<'de> for ClientResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultBase",
-                <ResultBase as crate::private::MatchScore>::match_score(&value),
+                <ResultBase as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "GetTaskResult",
-                <GetTaskResult as crate::private::MatchScore>::match_score(&value),
+                <GetTaskResult as crate::private::MatchScore>::match_score(value),
             ),
             ("GetTaskPayloadResult", ::std::option::Option::None),
             ("CancelTaskResult", ::std::option::Option::None),
             (
                 "ListTasksResult",
-                <ListTasksResult as crate::private::MatchScore>::match_score(&value),
+                <ListTasksResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "CreateMessageResult",
-                <CreateMessageResult as crate::private::MatchScore>::match_score(&value),
+                <CreateMessageResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListRootsResult",
-                <ListRootsResult as crate::private::MatchScore>::match_score(&value),
+                <ListRootsResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ElicitResult",
-                <ElicitResult as crate::private::MatchScore>::match_score(&value),
+                <ElicitResult as crate::private::MatchScore>::match_score(value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("ClientResult", &value, &scores)? {
-            0usize => {
-                crate::private::from_value("ClientResult", "ResultBase", value)
-                    .map(Self::ResultBase)
+        >("ClientResult", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<ResultBase, D::Error>("ClientResult", "ResultBase")
+                        .map(Self::ResultBase)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            GetTaskResult,
+                            D::Error,
+                        >("ClientResult", "GetTaskResult")
+                        .map(Self::GetTaskResult)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            GetTaskPayloadResult,
+                            D::Error,
+                        >("ClientResult", "GetTaskPayloadResult")
+                        .map(Self::GetTaskPayloadResult)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            CancelTaskResult,
+                            D::Error,
+                        >("ClientResult", "CancelTaskResult")
+                        .map(Self::CancelTaskResult)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ListTasksResult,
+                            D::Error,
+                        >("ClientResult", "ListTasksResult")
+                        .map(Self::ListTasksResult)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            CreateMessageResult,
+                            D::Error,
+                        >("ClientResult", "CreateMessageResult")
+                        .map(Self::CreateMessageResult)
+                }
+                6usize => {
+                    scored
+                        .decode::<
+                            ListRootsResult,
+                            D::Error,
+                        >("ClientResult", "ListRootsResult")
+                        .map(Self::ListRootsResult)
+                }
+                7usize => {
+                    scored
+                        .decode::<ElicitResult, D::Error>("ClientResult", "ElicitResult")
+                        .map(Self::ElicitResult)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value("ClientResult", "GetTaskResult", value)
-                    .map(Self::GetTaskResult)
-            }
-            2usize => {
-                crate::private::from_value("ClientResult", "GetTaskPayloadResult", value)
-                    .map(Self::GetTaskPayloadResult)
-            }
-            3usize => {
-                crate::private::from_value("ClientResult", "CancelTaskResult", value)
-                    .map(Self::CancelTaskResult)
-            }
-            4usize => {
-                crate::private::from_value("ClientResult", "ListTasksResult", value)
-                    .map(Self::ListTasksResult)
-            }
-            5usize => {
-                crate::private::from_value("ClientResult", "CreateMessageResult", value)
-                    .map(Self::CreateMessageResult)
-            }
-            6usize => {
-                crate::private::from_value("ClientResult", "ListRootsResult", value)
-                    .map(Self::ListRootsResult)
-            }
-            7usize => {
-                crate::private::from_value("ClientResult", "ElicitResult", value)
-                    .map(Self::ElicitResult)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ClientResult {
@@ -3933,7 +4021,9 @@ impl crate::private::VisitObject for CompleteRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4049,7 +4139,9 @@ impl crate::private::VisitObject for CompleteRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4162,7 +4254,9 @@ impl crate::private::VisitObject for CompleteRequestParamsArgument {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4271,7 +4365,9 @@ impl crate::private::VisitObject for CompleteRequestParamsContext {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4520,7 +4616,9 @@ impl crate::private::VisitObject for CompleteRequestParams {
                         .map_err(|e| crate::private::in_field("ref", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4574,7 +4672,7 @@ pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     pub has_more: ::std::option::Option<bool>,
     /// The total number of completion options available. This can exceed the number of values actually sent in the response.
-    pub total: ::std::option::Option<i64>,
+    pub total: ::std::option::Option<crate::Integer>,
     /// An array of completion values. Must not exceed 100 items.
     pub values: ::std::vec::Vec<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -4624,7 +4722,7 @@ impl crate::private::VisitObject for CompleteResultCompletion {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_has_more: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_total: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_total: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_values: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
@@ -4679,7 +4777,9 @@ impl crate::private::VisitObject for CompleteResultCompletion {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -4777,7 +4877,7 @@ impl crate::private::VisitObject for CompleteResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -4799,7 +4899,9 @@ impl crate::private::VisitObject for CompleteResult {
                         .map_err(|e| crate::private::in_field("completion", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5063,7 +5165,9 @@ impl crate::private::VisitObject for CreateMessageRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5185,7 +5289,9 @@ impl crate::private::VisitObject for CreateMessageRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5232,7 +5338,7 @@ pub struct CreateMessageRequestParams {
     /// The requested maximum number of tokens to sample (to prevent runaway completions).
     ///
     /// The client MAY choose to sample fewer tokens than the requested maximum.
-    pub max_tokens: i64,
+    pub max_tokens: crate::Integer,
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub metadata: ::std::option::Option<crate::JsonObject>,
@@ -5262,11 +5368,14 @@ pub struct CreateMessageRequestParams {
 impl CreateMessageRequestParams {
     ///A `CreateMessageRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(max_tokens: i64, messages: ::std::vec::Vec<SamplingMessage>) -> Self {
+    pub fn new(
+        max_tokens: impl ::std::convert::Into<crate::Integer>,
+        messages: ::std::vec::Vec<SamplingMessage>,
+    ) -> Self {
         CreateMessageRequestParams {
             meta: ::std::option::Option::None,
             include_context: ::std::option::Option::None,
-            max_tokens,
+            max_tokens: max_tokens.into(),
             messages,
             metadata: ::std::option::Option::None,
             model_preferences: ::std::option::Option::None,
@@ -5346,7 +5455,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<CreateMessageRequestParamsMeta> = ::std::option::Option::None;
         let mut f_include_context: ::std::option::Option<IncludeContext> = ::std::option::Option::None;
-        let mut f_max_tokens: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_tokens: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
         let mut f_metadata: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
         let mut f_model_preferences: ::std::option::Option<ModelPreferences> = ::std::option::Option::None;
@@ -5436,7 +5545,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     }
                     f_metadata = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("metadata", e))?,
                     );
                 }
@@ -5515,7 +5624,8 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     }
                     f_temperature = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("temperature", e))?,
                     );
                 }
@@ -5552,7 +5662,9 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -5614,7 +5726,7 @@ impl crate::private::MatchScore for CreateMessageRequestParams {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CreateMessageResultContent {
@@ -5648,86 +5760,105 @@ impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextContent",
-                <TextContent as crate::private::MatchScore>::match_score(&value),
+                <TextContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ImageContent",
-                <ImageContent as crate::private::MatchScore>::match_score(&value),
+                <ImageContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "AudioContent",
-                <AudioContent as crate::private::MatchScore>::match_score(&value),
+                <AudioContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolUseContent",
-                <ToolUseContent as crate::private::MatchScore>::match_score(&value),
+                <ToolUseContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolResultContent",
-                <ToolResultContent as crate::private::MatchScore>::match_score(&value),
+                <ToolResultContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "List",
                 <::std::vec::Vec<
                     SamplingMessageContentBlock,
-                > as crate::private::MatchScore>::match_score(&value),
+                > as crate::private::MatchScore>::match_score(value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("CreateMessageResultContent", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "TextContent",
-                        value,
-                    )
-                    .map(Self::TextContent)
+        >("CreateMessageResultContent", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "TextContent")
+                        .map(Self::TextContent)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            ImageContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "ImageContent")
+                        .map(Self::ImageContent)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            AudioContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "AudioContent")
+                        .map(Self::AudioContent)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            ToolUseContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "ToolUseContent")
+                        .map(Self::ToolUseContent)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ToolResultContent,
+                            D::Error,
+                        >("CreateMessageResultContent", "ToolResultContent")
+                        .map(Self::ToolResultContent)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            ::std::vec::Vec<SamplingMessageContentBlock>,
+                            D::Error,
+                        >("CreateMessageResultContent", "List")
+                        .map(Self::List)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "ImageContent",
-                        value,
-                    )
-                    .map(Self::ImageContent)
-            }
-            2usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "AudioContent",
-                        value,
-                    )
-                    .map(Self::AudioContent)
-            }
-            3usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "ToolUseContent",
-                        value,
-                    )
-                    .map(Self::ToolUseContent)
-            }
-            4usize => {
-                crate::private::from_value(
-                        "CreateMessageResultContent",
-                        "ToolResultContent",
-                        value,
-                    )
-                    .map(Self::ToolResultContent)
-            }
-            5usize => {
-                crate::private::from_value("CreateMessageResultContent", "List", value)
-                    .map(Self::List)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for CreateMessageResultContent {
@@ -5843,7 +5974,7 @@ impl crate::private::VisitObject for CreateMessageResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -5908,7 +6039,9 @@ impl crate::private::VisitObject for CreateMessageResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6021,7 +6154,7 @@ impl crate::private::VisitObject for CreateTaskResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -6037,7 +6170,9 @@ impl crate::private::VisitObject for CreateTaskResult {
                         .map_err(|e| crate::private::in_field("task", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6181,7 +6316,9 @@ impl crate::private::VisitObject for ElicitRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6297,7 +6434,9 @@ impl crate::private::VisitObject for ElicitRequestFormParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6470,7 +6609,9 @@ impl crate::private::VisitObject for ElicitRequestFormParamsRequestedSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6686,7 +6827,9 @@ impl crate::private::VisitObject for ElicitRequestFormParams {
                         .map_err(|e| crate::private::in_field("task", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -6889,7 +7032,9 @@ impl crate::private::VisitObject for ElicitRequestUrlParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7101,7 +7246,9 @@ impl crate::private::VisitObject for ElicitRequestUrlParams {
                     seen_mode = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7152,7 +7299,7 @@ impl crate::private::MatchScore for ElicitRequestUrlParams {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ElicitResultContentValue {
@@ -7178,53 +7325,75 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "StringList",
                 <::std::vec::Vec<
                     ::std::string::String,
-                > as crate::private::MatchScore>::match_score(&value),
+                > as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "String",
-                <::std::string::String as crate::private::MatchScore>::match_score(
-                    &value,
-                ),
+                <::std::string::String as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "Number",
-                <::serde_json::Number as crate::private::MatchScore>::match_score(&value),
+                <::serde_json::Number as crate::private::MatchScore>::match_score(value),
             ),
-            ("Boolean", <bool as crate::private::MatchScore>::match_score(&value)),
+            ("Boolean", <bool as crate::private::MatchScore>::match_score(value)),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("ElicitResultContentValue", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "ElicitResultContentValue",
-                        "StringList",
-                        value,
-                    )
-                    .map(Self::StringList)
+        >("ElicitResultContentValue", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            ::std::vec::Vec<::std::string::String>,
+                            D::Error,
+                        >("ElicitResultContentValue", "StringList")
+                        .map(Self::StringList)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            ::std::string::String,
+                            D::Error,
+                        >("ElicitResultContentValue", "String")
+                        .map(Self::String)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            crate::private::ExactNumber,
+                            D::Error,
+                        >("ElicitResultContentValue", "Number")
+                        .map(|n| Self::Number(n.0))
+                }
+                3usize => {
+                    scored
+                        .decode::<bool, D::Error>("ElicitResultContentValue", "Boolean")
+                        .map(Self::Boolean)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value("ElicitResultContentValue", "String", value)
-                    .map(Self::String)
-            }
-            2usize => {
-                crate::private::from_value("ElicitResultContentValue", "Number", value)
-                    .map(Self::Number)
-            }
-            3usize => {
-                crate::private::from_value("ElicitResultContentValue", "Boolean", value)
-                    .map(Self::Boolean)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ElicitResultContentValue {
@@ -7322,7 +7491,7 @@ impl crate::private::VisitObject for ElicitResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -7351,7 +7520,9 @@ impl crate::private::VisitObject for ElicitResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7446,7 +7617,9 @@ impl crate::private::VisitObject for ElicitationCompleteNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7588,7 +7761,9 @@ impl crate::private::VisitObject for ElicitationCompleteNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7648,7 +7823,7 @@ impl crate::private::MatchScore for ElicitationCompleteNotification {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EmbeddedResourceResource {
@@ -7674,40 +7849,55 @@ impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextResourceContents",
-                <TextResourceContents as crate::private::MatchScore>::match_score(&value),
+                <TextResourceContents as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "BlobResourceContents",
-                <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
+                <BlobResourceContents as crate::private::MatchScore>::match_score(value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("EmbeddedResourceResource", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "EmbeddedResourceResource",
-                        "TextResourceContents",
-                        value,
-                    )
-                    .map(Self::TextResourceContents)
+        >("EmbeddedResourceResource", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextResourceContents,
+                            D::Error,
+                        >("EmbeddedResourceResource", "TextResourceContents")
+                        .map(Self::TextResourceContents)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            BlobResourceContents,
+                            D::Error,
+                        >("EmbeddedResourceResource", "BlobResourceContents")
+                        .map(Self::BlobResourceContents)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "EmbeddedResourceResource",
-                        "BlobResourceContents",
-                        value,
-                    )
-                    .map(Self::BlobResourceContents)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for EmbeddedResourceResource {
@@ -7798,7 +7988,7 @@ impl crate::private::VisitObject for EmbeddedResource {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -7849,7 +8039,9 @@ impl crate::private::VisitObject for EmbeddedResource {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -7895,7 +8087,7 @@ impl crate::private::MatchScore for EmbeddedResource {
     }
 }
 pub type EmptyResult = ResultBase;
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EnumSchema {
@@ -7933,80 +8125,101 @@ impl<'de> ::serde::Deserialize<'de> for EnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "UntitledSingleSelectEnumSchema",
                 <UntitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledSingleSelectEnumSchema",
                 <TitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "UntitledMultiSelectEnumSchema",
                 <UntitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledMultiSelectEnumSchema",
                 <TitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "LegacyTitledEnumSchema",
                 <LegacyTitledEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];
-        match crate::private::pick_variant::<D::Error>("EnumSchema", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "UntitledSingleSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::UntitledSingleSelectEnumSchema)
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
+            D::Error,
+        >("EnumSchema", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            UntitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "UntitledSingleSelectEnumSchema")
+                        .map(Self::UntitledSingleSelectEnumSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            TitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "TitledSingleSelectEnumSchema")
+                        .map(Self::TitledSingleSelectEnumSchema)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            UntitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "UntitledMultiSelectEnumSchema")
+                        .map(Self::UntitledMultiSelectEnumSchema)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            TitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "TitledMultiSelectEnumSchema")
+                        .map(Self::TitledMultiSelectEnumSchema)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            LegacyTitledEnumSchema,
+                            D::Error,
+                        >("EnumSchema", "LegacyTitledEnumSchema")
+                        .map(Self::LegacyTitledEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "TitledSingleSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::TitledSingleSelectEnumSchema)
-            }
-            2usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "UntitledMultiSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::UntitledMultiSelectEnumSchema)
-            }
-            3usize => {
-                crate::private::from_value(
-                        "EnumSchema",
-                        "TitledMultiSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::TitledMultiSelectEnumSchema)
-            }
-            4usize => {
-                crate::private::from_value("EnumSchema", "LegacyTitledEnumSchema", value)
-                    .map(Self::LegacyTitledEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for EnumSchema {
@@ -8142,7 +8355,9 @@ impl crate::private::VisitObject for GetPromptRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8258,7 +8473,9 @@ impl crate::private::VisitObject for GetPromptRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8403,7 +8620,9 @@ impl crate::private::VisitObject for GetPromptRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8509,7 +8728,7 @@ impl crate::private::VisitObject for GetPromptResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -8544,7 +8763,9 @@ impl crate::private::VisitObject for GetPromptResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8639,7 +8860,9 @@ impl crate::private::VisitObject for GetTaskPayloadRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8791,7 +9014,9 @@ impl crate::private::VisitObject for GetTaskPayloadRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8907,12 +9132,14 @@ impl crate::private::VisitObject for GetTaskPayloadResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -8996,7 +9223,9 @@ impl crate::private::VisitObject for GetTaskRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9136,7 +9365,9 @@ impl crate::private::VisitObject for GetTaskRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9196,7 +9427,7 @@ pub struct GetTaskResult {
     /// ISO 8601 timestamp when the task was last updated.
     pub last_updated_at: ::std::string::String,
     /// Suggested polling interval in milliseconds.
-    pub poll_interval: ::std::option::Option<i64>,
+    pub poll_interval: ::std::option::Option<crate::Integer>,
     /// Current task state.
     pub status: TaskStatus,
     /// Optional human-readable message describing the current task state.
@@ -9208,7 +9439,7 @@ pub struct GetTaskResult {
     /// The task identifier.
     pub task_id: ::std::string::String,
     /// Actual retention duration from creation in milliseconds, null for unlimited.
-    pub ttl: ::std::option::Option<i64>,
+    pub ttl: ::std::option::Option<crate::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -9220,7 +9451,7 @@ impl GetTaskResult {
         last_updated_at: impl ::std::convert::Into<::std::string::String>,
         status: TaskStatus,
         task_id: impl ::std::convert::Into<::std::string::String>,
-        ttl: ::std::option::Option<i64>,
+        ttl: ::std::option::Option<crate::Integer>,
     ) -> Self {
         GetTaskResult {
             meta: ::std::option::Option::None,
@@ -9277,11 +9508,11 @@ impl crate::private::VisitObject for GetTaskResult {
         let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_poll_interval: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_status: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut f_ttl: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -9295,7 +9526,7 @@ impl crate::private::VisitObject for GetTaskResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -9391,7 +9622,9 @@ impl crate::private::VisitObject for GetTaskResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9597,7 +9830,9 @@ impl crate::private::VisitObject for Icon {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9701,7 +9936,9 @@ impl crate::private::VisitObject for Icons {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -9806,7 +10043,7 @@ impl crate::private::VisitObject for ImageContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -9866,7 +10103,9 @@ impl crate::private::VisitObject for ImageContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10091,7 +10330,9 @@ impl crate::private::VisitObject for Implementation {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10246,7 +10487,9 @@ impl crate::private::VisitObject for InitializeRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10365,7 +10608,9 @@ impl crate::private::VisitObject for InitializeRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10529,7 +10774,9 @@ impl crate::private::VisitObject for InitializeRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10667,7 +10914,7 @@ impl crate::private::VisitObject for InitializeResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -10736,7 +10983,9 @@ impl crate::private::VisitObject for InitializeResult {
                         .map_err(|e| crate::private::in_field("serverInfo", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -10897,7 +11146,9 @@ impl crate::private::VisitObject for InitializedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11038,7 +11289,9 @@ impl crate::private::VisitObject for JsonRpcErrorResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11080,7 +11333,7 @@ impl crate::private::MatchScore for JsonRpcErrorResponse {
 }
 /// Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
 ///
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcMessage {
@@ -11110,50 +11363,76 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "Request",
-                <JsonRpcRequest as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcRequest as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "Notification",
-                <JsonRpcNotification as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcNotification as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ResultResponse",
-                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(
-                    &value,
-                ),
+                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ErrorResponse",
-                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("JSONRPCMessage", &value, &scores)? {
-            0usize => {
-                crate::private::from_value("JSONRPCMessage", "Request", value)
-                    .map(Self::Request)
+        >("JSONRPCMessage", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<JsonRpcRequest, D::Error>("JSONRPCMessage", "Request")
+                        .map(Self::Request)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            JsonRpcNotification,
+                            D::Error,
+                        >("JSONRPCMessage", "Notification")
+                        .map(Self::Notification)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            JsonRpcResultResponse,
+                            D::Error,
+                        >("JSONRPCMessage", "ResultResponse")
+                        .map(Self::ResultResponse)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            JsonRpcErrorResponse,
+                            D::Error,
+                        >("JSONRPCMessage", "ErrorResponse")
+                        .map(Self::ErrorResponse)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value("JSONRPCMessage", "Notification", value)
-                    .map(Self::Notification)
-            }
-            2usize => {
-                crate::private::from_value("JSONRPCMessage", "ResultResponse", value)
-                    .map(Self::ResultResponse)
-            }
-            3usize => {
-                crate::private::from_value("JSONRPCMessage", "ErrorResponse", value)
-                    .map(Self::ErrorResponse)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for JsonRpcMessage {
@@ -11250,7 +11529,7 @@ impl crate::private::VisitObject for JsonRpcNotification {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
@@ -11272,7 +11551,9 @@ impl crate::private::VisitObject for JsonRpcNotification {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11404,7 +11685,7 @@ impl crate::private::VisitObject for JsonRpcRequest {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
@@ -11423,7 +11704,9 @@ impl crate::private::VisitObject for JsonRpcRequest {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11467,7 +11750,7 @@ impl crate::private::MatchScore for JsonRpcRequest {
 }
 /// A response to a request, containing either the result or error.
 ///
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcResponse {
@@ -11493,34 +11776,55 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResponse {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultResponse",
-                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(
-                    &value,
-                ),
+                <JsonRpcResultResponse as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ErrorResponse",
-                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(&value),
+                <JsonRpcErrorResponse as crate::private::MatchScore>::match_score(value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("JSONRPCResponse", &value, &scores)? {
-            0usize => {
-                crate::private::from_value("JSONRPCResponse", "ResultResponse", value)
-                    .map(Self::ResultResponse)
+        >("JSONRPCResponse", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            JsonRpcResultResponse,
+                            D::Error,
+                        >("JSONRPCResponse", "ResultResponse")
+                        .map(Self::ResultResponse)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            JsonRpcErrorResponse,
+                            D::Error,
+                        >("JSONRPCResponse", "ErrorResponse")
+                        .map(Self::ErrorResponse)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value("JSONRPCResponse", "ErrorResponse", value)
-                    .map(Self::ErrorResponse)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for JsonRpcResponse {
@@ -11628,7 +11932,9 @@ impl crate::private::VisitObject for JsonRpcResultResponse {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -11852,7 +12158,9 @@ impl crate::private::VisitObject for LegacyTitledEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12016,7 +12324,9 @@ impl crate::private::VisitObject for ListPromptsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12132,7 +12442,7 @@ impl crate::private::VisitObject for ListPromptsResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -12167,7 +12477,9 @@ impl crate::private::VisitObject for ListPromptsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12327,7 +12639,9 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12451,7 +12765,7 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -12489,7 +12803,9 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12646,7 +12962,9 @@ impl crate::private::VisitObject for ListResourcesRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12765,7 +13083,7 @@ impl crate::private::VisitObject for ListResourcesResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -12800,7 +13118,9 @@ impl crate::private::VisitObject for ListResourcesResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -12957,7 +13277,9 @@ impl crate::private::VisitObject for ListRootsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13063,7 +13385,7 @@ impl crate::private::VisitObject for ListRootsResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -13080,7 +13402,9 @@ impl crate::private::VisitObject for ListRootsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13230,7 +13554,9 @@ impl crate::private::VisitObject for ListTasksRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13343,7 +13669,7 @@ impl crate::private::VisitObject for ListTasksResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -13375,7 +13701,9 @@ impl crate::private::VisitObject for ListTasksResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13526,7 +13854,9 @@ impl crate::private::VisitObject for ListToolsRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13639,7 +13969,7 @@ impl crate::private::VisitObject for ListToolsResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -13671,7 +14001,9 @@ impl crate::private::VisitObject for ListToolsResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13808,7 +14140,9 @@ impl crate::private::VisitObject for LoggingMessageNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -13938,7 +14272,7 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -13953,7 +14287,7 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     }
                     f_data = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("data", e))?,
                     );
                 }
@@ -13988,7 +14322,9 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14125,7 +14461,9 @@ impl crate::private::VisitObject for ModelHint {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14254,7 +14592,8 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_cost_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("costPriority", e))?,
                     );
                 }
@@ -14281,7 +14620,8 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_intelligence_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field(
                                 "intelligencePriority",
                                 e,
@@ -14299,12 +14639,15 @@ impl crate::private::VisitObject for ModelPreferences {
                     }
                     f_speed_priority = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("speedPriority", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14337,7 +14680,7 @@ impl crate::private::MatchScore for ModelPreferences {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MultiSelectEnumSchema {
@@ -14363,44 +14706,59 @@ impl<'de> ::serde::Deserialize<'de> for MultiSelectEnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "UntitledMultiSelectEnumSchema",
                 <UntitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledMultiSelectEnumSchema",
                 <TitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("MultiSelectEnumSchema", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "MultiSelectEnumSchema",
-                        "UntitledMultiSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::UntitledMultiSelectEnumSchema)
+        >("MultiSelectEnumSchema", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            UntitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("MultiSelectEnumSchema", "UntitledMultiSelectEnumSchema")
+                        .map(Self::UntitledMultiSelectEnumSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            TitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("MultiSelectEnumSchema", "TitledMultiSelectEnumSchema")
+                        .map(Self::TitledMultiSelectEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "MultiSelectEnumSchema",
-                        "TitledMultiSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::TitledMultiSelectEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for MultiSelectEnumSchema {
@@ -14490,12 +14848,14 @@ impl crate::private::VisitObject for NotificationBase {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14587,12 +14947,14 @@ impl crate::private::VisitObject for NotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14705,7 +15067,8 @@ impl crate::private::VisitObject for NumberSchema {
                     }
                     f_default = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("default", e))?,
                     );
                 }
@@ -14732,7 +15095,8 @@ impl crate::private::VisitObject for NumberSchema {
                     }
                     f_maximum = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("maximum", e))?,
                     );
                 }
@@ -14744,7 +15108,8 @@ impl crate::private::VisitObject for NumberSchema {
                     }
                     f_minimum = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("minimum", e))?,
                     );
                 }
@@ -14773,7 +15138,9 @@ impl crate::private::VisitObject for NumberSchema {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -14928,7 +15295,9 @@ impl crate::private::VisitObject for PaginatedRequest {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15036,7 +15405,9 @@ impl crate::private::VisitObject for PaginatedRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15158,7 +15529,9 @@ impl crate::private::VisitObject for PaginatedRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15255,7 +15628,7 @@ impl crate::private::VisitObject for PaginatedResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -15275,7 +15648,9 @@ impl crate::private::VisitObject for PaginatedResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15418,7 +15793,9 @@ impl crate::private::VisitObject for PingRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15462,7 +15839,7 @@ impl crate::private::MatchScore for PingRequest {
 /// Restricted schema definitions that only allow primitive types
 /// without nested objects or arrays.
 ///
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PrimitiveSchemaDefinition {
@@ -15508,122 +15885,137 @@ impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "StringSchema",
-                <StringSchema as crate::private::MatchScore>::match_score(&value),
+                <StringSchema as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "NumberSchema",
-                <NumberSchema as crate::private::MatchScore>::match_score(&value),
+                <NumberSchema as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "BooleanSchema",
-                <BooleanSchema as crate::private::MatchScore>::match_score(&value),
+                <BooleanSchema as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "UntitledSingleSelectEnumSchema",
                 <UntitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledSingleSelectEnumSchema",
                 <TitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "UntitledMultiSelectEnumSchema",
                 <UntitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledMultiSelectEnumSchema",
                 <TitledMultiSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "LegacyTitledEnumSchema",
                 <LegacyTitledEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("PrimitiveSchemaDefinition", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "StringSchema",
-                        value,
-                    )
-                    .map(Self::StringSchema)
+        >("PrimitiveSchemaDefinition", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            StringSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "StringSchema")
+                        .map(Self::StringSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            NumberSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "NumberSchema")
+                        .map(Self::NumberSchema)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            BooleanSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "BooleanSchema")
+                        .map(Self::BooleanSchema)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            UntitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "UntitledSingleSelectEnumSchema")
+                        .map(Self::UntitledSingleSelectEnumSchema)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            TitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "TitledSingleSelectEnumSchema")
+                        .map(Self::TitledSingleSelectEnumSchema)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            UntitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "UntitledMultiSelectEnumSchema")
+                        .map(Self::UntitledMultiSelectEnumSchema)
+                }
+                6usize => {
+                    scored
+                        .decode::<
+                            TitledMultiSelectEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "TitledMultiSelectEnumSchema")
+                        .map(Self::TitledMultiSelectEnumSchema)
+                }
+                7usize => {
+                    scored
+                        .decode::<
+                            LegacyTitledEnumSchema,
+                            D::Error,
+                        >("PrimitiveSchemaDefinition", "LegacyTitledEnumSchema")
+                        .map(Self::LegacyTitledEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "NumberSchema",
-                        value,
-                    )
-                    .map(Self::NumberSchema)
-            }
-            2usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "BooleanSchema",
-                        value,
-                    )
-                    .map(Self::BooleanSchema)
-            }
-            3usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "UntitledSingleSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::UntitledSingleSelectEnumSchema)
-            }
-            4usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "TitledSingleSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::TitledSingleSelectEnumSchema)
-            }
-            5usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "UntitledMultiSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::UntitledMultiSelectEnumSchema)
-            }
-            6usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "TitledMultiSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::TitledMultiSelectEnumSchema)
-            }
-            7usize => {
-                crate::private::from_value(
-                        "PrimitiveSchemaDefinition",
-                        "LegacyTitledEnumSchema",
-                        value,
-                    )
-                    .map(Self::LegacyTitledEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for PrimitiveSchemaDefinition {
@@ -15752,7 +16144,9 @@ impl crate::private::VisitObject for ProgressNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -15893,7 +16287,7 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -15923,7 +16317,8 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_progress = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("progress", e))?,
                     );
                 }
@@ -15953,12 +16348,15 @@ impl crate::private::VisitObject for ProgressNotificationParams {
                     }
                     f_total = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value::<crate::private::ExactNumber>()
+                            .map(|n| n.0)
                             .map_err(|e| crate::private::in_field("total", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16110,7 +16508,7 @@ impl crate::private::VisitObject for Prompt {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -16175,7 +16573,9 @@ impl crate::private::VisitObject for Prompt {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16338,7 +16738,9 @@ impl crate::private::VisitObject for PromptArgument {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16483,7 +16885,9 @@ impl crate::private::VisitObject for PromptListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16603,7 +17007,9 @@ impl crate::private::VisitObject for PromptMessage {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16747,7 +17153,9 @@ impl crate::private::VisitObject for PromptReference {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -16902,7 +17310,9 @@ impl crate::private::VisitObject for ReadResourceRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17021,7 +17431,9 @@ impl crate::private::VisitObject for ReadResourceRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17137,7 +17549,9 @@ impl crate::private::VisitObject for ReadResourceRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17172,7 +17586,7 @@ impl crate::private::MatchScore for ReadResourceRequestParams {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadResourceResultContentsItem {
@@ -17198,40 +17612,55 @@ impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextResourceContents",
-                <TextResourceContents as crate::private::MatchScore>::match_score(&value),
+                <TextResourceContents as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "BlobResourceContents",
-                <BlobResourceContents as crate::private::MatchScore>::match_score(&value),
+                <BlobResourceContents as crate::private::MatchScore>::match_score(value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("ReadResourceResultContentsItem", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "ReadResourceResultContentsItem",
-                        "TextResourceContents",
-                        value,
-                    )
-                    .map(Self::TextResourceContents)
+        >("ReadResourceResultContentsItem", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextResourceContents,
+                            D::Error,
+                        >("ReadResourceResultContentsItem", "TextResourceContents")
+                        .map(Self::TextResourceContents)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            BlobResourceContents,
+                            D::Error,
+                        >("ReadResourceResultContentsItem", "BlobResourceContents")
+                        .map(Self::BlobResourceContents)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "ReadResourceResultContentsItem",
-                        "BlobResourceContents",
-                        value,
-                    )
-                    .map(Self::BlobResourceContents)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ReadResourceResultContentsItem {
@@ -17312,7 +17741,7 @@ impl crate::private::VisitObject for ReadResourceResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -17332,7 +17761,9 @@ impl crate::private::VisitObject for ReadResourceResult {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17428,7 +17859,9 @@ impl crate::private::VisitObject for RelatedTaskMetadata {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17534,12 +17967,14 @@ impl crate::private::VisitObject for RequestBase {
                     }
                     f_params = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("params", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17639,7 +18074,9 @@ impl crate::private::VisitObject for RequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17734,7 +18171,9 @@ impl crate::private::VisitObject for RequestParams {
                         .map_err(|e| crate::private::in_field("_meta", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -17787,7 +18226,7 @@ pub struct Resource {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<i64>,
+    pub size: ::std::option::Option<crate::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -17879,7 +18318,7 @@ impl crate::private::VisitObject for Resource {
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
@@ -17895,7 +18334,7 @@ impl crate::private::VisitObject for Resource {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -17996,7 +18435,9 @@ impl crate::private::VisitObject for Resource {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18116,7 +18557,7 @@ impl crate::private::VisitObject for ResourceContents {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -18146,7 +18587,9 @@ impl crate::private::VisitObject for ResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18212,7 +18655,7 @@ pub struct ResourceLink {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<i64>,
+    pub size: ::std::option::Option<crate::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -18307,7 +18750,7 @@ impl crate::private::VisitObject for ResourceLink {
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
@@ -18324,7 +18767,7 @@ impl crate::private::VisitObject for ResourceLink {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -18445,7 +18888,9 @@ impl crate::private::VisitObject for ResourceLink {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18612,7 +19057,9 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18730,7 +19177,9 @@ impl crate::private::VisitObject for ResourceRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -18846,7 +19295,9 @@ impl crate::private::VisitObject for ResourceRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19007,7 +19458,7 @@ impl crate::private::VisitObject for ResourceTemplate {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -19110,7 +19561,9 @@ impl crate::private::VisitObject for ResourceTemplate {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19243,7 +19696,9 @@ impl crate::private::VisitObject for ResourceTemplateReference {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19383,7 +19838,9 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19500,7 +19957,7 @@ impl crate::private::VisitObject for ResourceUpdatedNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -19518,7 +19975,9 @@ impl crate::private::VisitObject for ResourceUpdatedNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19613,12 +20072,14 @@ impl crate::private::VisitObject for ResultBase {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19715,7 +20176,7 @@ impl crate::private::VisitObject for Root {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -19742,7 +20203,9 @@ impl crate::private::VisitObject for Root {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19883,7 +20346,9 @@ impl crate::private::VisitObject for RootsListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -19926,7 +20391,7 @@ impl crate::private::MatchScore for RootsListChangedNotification {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SamplingMessageContent {
@@ -19960,86 +20425,105 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "TextContent",
-                <TextContent as crate::private::MatchScore>::match_score(&value),
+                <TextContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ImageContent",
-                <ImageContent as crate::private::MatchScore>::match_score(&value),
+                <ImageContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "AudioContent",
-                <AudioContent as crate::private::MatchScore>::match_score(&value),
+                <AudioContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolUseContent",
-                <ToolUseContent as crate::private::MatchScore>::match_score(&value),
+                <ToolUseContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ToolResultContent",
-                <ToolResultContent as crate::private::MatchScore>::match_score(&value),
+                <ToolResultContent as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "List",
                 <::std::vec::Vec<
                     SamplingMessageContentBlock,
-                > as crate::private::MatchScore>::match_score(&value),
+                > as crate::private::MatchScore>::match_score(value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("SamplingMessageContent", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "TextContent",
-                        value,
-                    )
-                    .map(Self::TextContent)
+        >("SamplingMessageContent", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            TextContent,
+                            D::Error,
+                        >("SamplingMessageContent", "TextContent")
+                        .map(Self::TextContent)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            ImageContent,
+                            D::Error,
+                        >("SamplingMessageContent", "ImageContent")
+                        .map(Self::ImageContent)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            AudioContent,
+                            D::Error,
+                        >("SamplingMessageContent", "AudioContent")
+                        .map(Self::AudioContent)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            ToolUseContent,
+                            D::Error,
+                        >("SamplingMessageContent", "ToolUseContent")
+                        .map(Self::ToolUseContent)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ToolResultContent,
+                            D::Error,
+                        >("SamplingMessageContent", "ToolResultContent")
+                        .map(Self::ToolResultContent)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            ::std::vec::Vec<SamplingMessageContentBlock>,
+                            D::Error,
+                        >("SamplingMessageContent", "List")
+                        .map(Self::List)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "ImageContent",
-                        value,
-                    )
-                    .map(Self::ImageContent)
-            }
-            2usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "AudioContent",
-                        value,
-                    )
-                    .map(Self::AudioContent)
-            }
-            3usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "ToolUseContent",
-                        value,
-                    )
-                    .map(Self::ToolUseContent)
-            }
-            4usize => {
-                crate::private::from_value(
-                        "SamplingMessageContent",
-                        "ToolResultContent",
-                        value,
-                    )
-                    .map(Self::ToolResultContent)
-            }
-            5usize => {
-                crate::private::from_value("SamplingMessageContent", "List", value)
-                    .map(Self::List)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for SamplingMessageContent {
@@ -20125,7 +20609,7 @@ impl crate::private::VisitObject for SamplingMessage {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -20154,7 +20638,9 @@ impl crate::private::VisitObject for SamplingMessage {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20384,7 +20870,9 @@ impl crate::private::VisitObject for PromptsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20498,7 +20986,9 @@ impl crate::private::VisitObject for ResourcesCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20590,12 +21080,14 @@ impl crate::private::VisitObject for ServerTasksCapabilityRequestsTools {
                     }
                     f_call = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("call", e))?,
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20691,7 +21183,9 @@ impl crate::private::VisitObject for ServerTasksCapabilityRequests {
                         .map_err(|e| crate::private::in_field("tools", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20792,7 +21286,7 @@ impl crate::private::VisitObject for ServerTasksCapability {
                     }
                     f_cancel = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("cancel", e))?,
                     );
                 }
@@ -20807,7 +21301,7 @@ impl crate::private::VisitObject for ServerTasksCapability {
                     }
                     f_list = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("list", e))?,
                     );
                 }
@@ -20829,7 +21323,9 @@ impl crate::private::VisitObject for ServerTasksCapability {
                         .map_err(|e| crate::private::in_field("requests", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -20927,7 +21423,9 @@ impl crate::private::VisitObject for ToolsCapability {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -21065,7 +21563,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_completions = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("completions", e))?,
                     );
                 }
@@ -21080,7 +21578,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_experimental = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("experimental", e))?,
                     );
                 }
@@ -21095,7 +21593,7 @@ impl crate::private::VisitObject for ServerCapabilities {
                     }
                     f_logging = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("logging", e))?,
                     );
                 }
@@ -21168,7 +21666,9 @@ impl crate::private::VisitObject for ServerCapabilities {
                         .map_err(|e| crate::private::in_field("tools", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -21617,7 +22117,7 @@ impl crate::private::MatchScore for ServerRequest {
             .max()
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerResult {
@@ -21691,128 +22191,192 @@ impl<'de> ::serde::Deserialize<'de> for ServerResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "ResultBase",
-                <ResultBase as crate::private::MatchScore>::match_score(&value),
+                <ResultBase as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "InitializeResult",
-                <InitializeResult as crate::private::MatchScore>::match_score(&value),
+                <InitializeResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListResourcesResult",
-                <ListResourcesResult as crate::private::MatchScore>::match_score(&value),
+                <ListResourcesResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListResourceTemplatesResult",
                 <ListResourceTemplatesResult as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "ReadResourceResult",
-                <ReadResourceResult as crate::private::MatchScore>::match_score(&value),
+                <ReadResourceResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListPromptsResult",
-                <ListPromptsResult as crate::private::MatchScore>::match_score(&value),
+                <ListPromptsResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "GetPromptResult",
-                <GetPromptResult as crate::private::MatchScore>::match_score(&value),
+                <GetPromptResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "ListToolsResult",
-                <ListToolsResult as crate::private::MatchScore>::match_score(&value),
+                <ListToolsResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "CallToolResult",
-                <CallToolResult as crate::private::MatchScore>::match_score(&value),
+                <CallToolResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "GetTaskResult",
-                <GetTaskResult as crate::private::MatchScore>::match_score(&value),
+                <GetTaskResult as crate::private::MatchScore>::match_score(value),
             ),
             ("GetTaskPayloadResult", ::std::option::Option::None),
             ("CancelTaskResult", ::std::option::Option::None),
             (
                 "ListTasksResult",
-                <ListTasksResult as crate::private::MatchScore>::match_score(&value),
+                <ListTasksResult as crate::private::MatchScore>::match_score(value),
             ),
             (
                 "CompleteResult",
-                <CompleteResult as crate::private::MatchScore>::match_score(&value),
+                <CompleteResult as crate::private::MatchScore>::match_score(value),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("ServerResult", &value, &scores)? {
-            0usize => {
-                crate::private::from_value("ServerResult", "ResultBase", value)
-                    .map(Self::ResultBase)
+        >("ServerResult", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<ResultBase, D::Error>("ServerResult", "ResultBase")
+                        .map(Self::ResultBase)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            InitializeResult,
+                            D::Error,
+                        >("ServerResult", "InitializeResult")
+                        .map(Self::InitializeResult)
+                }
+                2usize => {
+                    scored
+                        .decode::<
+                            ListResourcesResult,
+                            D::Error,
+                        >("ServerResult", "ListResourcesResult")
+                        .map(Self::ListResourcesResult)
+                }
+                3usize => {
+                    scored
+                        .decode::<
+                            ListResourceTemplatesResult,
+                            D::Error,
+                        >("ServerResult", "ListResourceTemplatesResult")
+                        .map(Self::ListResourceTemplatesResult)
+                }
+                4usize => {
+                    scored
+                        .decode::<
+                            ReadResourceResult,
+                            D::Error,
+                        >("ServerResult", "ReadResourceResult")
+                        .map(Self::ReadResourceResult)
+                }
+                5usize => {
+                    scored
+                        .decode::<
+                            ListPromptsResult,
+                            D::Error,
+                        >("ServerResult", "ListPromptsResult")
+                        .map(Self::ListPromptsResult)
+                }
+                6usize => {
+                    scored
+                        .decode::<
+                            GetPromptResult,
+                            D::Error,
+                        >("ServerResult", "GetPromptResult")
+                        .map(Self::GetPromptResult)
+                }
+                7usize => {
+                    scored
+                        .decode::<
+                            ListToolsResult,
+                            D::Error,
+                        >("ServerResult", "ListToolsResult")
+                        .map(Self::ListToolsResult)
+                }
+                8usize => {
+                    scored
+                        .decode::<
+                            CallToolResult,
+                            D::Error,
+                        >("ServerResult", "CallToolResult")
+                        .map(Self::CallToolResult)
+                }
+                9usize => {
+                    scored
+                        .decode::<
+                            GetTaskResult,
+                            D::Error,
+                        >("ServerResult", "GetTaskResult")
+                        .map(Self::GetTaskResult)
+                }
+                10usize => {
+                    scored
+                        .decode::<
+                            GetTaskPayloadResult,
+                            D::Error,
+                        >("ServerResult", "GetTaskPayloadResult")
+                        .map(Self::GetTaskPayloadResult)
+                }
+                11usize => {
+                    scored
+                        .decode::<
+                            CancelTaskResult,
+                            D::Error,
+                        >("ServerResult", "CancelTaskResult")
+                        .map(Self::CancelTaskResult)
+                }
+                12usize => {
+                    scored
+                        .decode::<
+                            ListTasksResult,
+                            D::Error,
+                        >("ServerResult", "ListTasksResult")
+                        .map(Self::ListTasksResult)
+                }
+                13usize => {
+                    scored
+                        .decode::<
+                            CompleteResult,
+                            D::Error,
+                        >("ServerResult", "CompleteResult")
+                        .map(Self::CompleteResult)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value("ServerResult", "InitializeResult", value)
-                    .map(Self::InitializeResult)
-            }
-            2usize => {
-                crate::private::from_value("ServerResult", "ListResourcesResult", value)
-                    .map(Self::ListResourcesResult)
-            }
-            3usize => {
-                crate::private::from_value(
-                        "ServerResult",
-                        "ListResourceTemplatesResult",
-                        value,
-                    )
-                    .map(Self::ListResourceTemplatesResult)
-            }
-            4usize => {
-                crate::private::from_value("ServerResult", "ReadResourceResult", value)
-                    .map(Self::ReadResourceResult)
-            }
-            5usize => {
-                crate::private::from_value("ServerResult", "ListPromptsResult", value)
-                    .map(Self::ListPromptsResult)
-            }
-            6usize => {
-                crate::private::from_value("ServerResult", "GetPromptResult", value)
-                    .map(Self::GetPromptResult)
-            }
-            7usize => {
-                crate::private::from_value("ServerResult", "ListToolsResult", value)
-                    .map(Self::ListToolsResult)
-            }
-            8usize => {
-                crate::private::from_value("ServerResult", "CallToolResult", value)
-                    .map(Self::CallToolResult)
-            }
-            9usize => {
-                crate::private::from_value("ServerResult", "GetTaskResult", value)
-                    .map(Self::GetTaskResult)
-            }
-            10usize => {
-                crate::private::from_value("ServerResult", "GetTaskPayloadResult", value)
-                    .map(Self::GetTaskPayloadResult)
-            }
-            11usize => {
-                crate::private::from_value("ServerResult", "CancelTaskResult", value)
-                    .map(Self::CancelTaskResult)
-            }
-            12usize => {
-                crate::private::from_value("ServerResult", "ListTasksResult", value)
-                    .map(Self::ListTasksResult)
-            }
-            13usize => {
-                crate::private::from_value("ServerResult", "CompleteResult", value)
-                    .map(Self::CompleteResult)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for ServerResult {
@@ -21946,7 +22510,9 @@ impl crate::private::VisitObject for SetLevelRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22062,7 +22628,9 @@ impl crate::private::VisitObject for SetLevelRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22180,7 +22748,9 @@ impl crate::private::VisitObject for SetLevelRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22234,7 +22804,7 @@ impl crate::private::MatchScore for SetLevelRequestParams {
         ::std::option::Option::Some(score)
     }
 }
-/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning; a tie between variants is an error, never a guess.
+/// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SingleSelectEnumSchema {
@@ -22260,44 +22830,59 @@ impl<'de> ::serde::Deserialize<'de> for SingleSelectEnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+        let scored = <crate::private::Scored as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
+        let value = &scored.value;
         let scores = [
             (
                 "UntitledSingleSelectEnumSchema",
                 <UntitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
             (
                 "TitledSingleSelectEnumSchema",
                 <TitledSingleSelectEnumSchema as crate::private::MatchScore>::match_score(
-                    &value,
+                    value,
                 ),
             ),
         ];
-        match crate::private::pick_variant::<
+        let mut first_error = ::std::option::Option::None;
+        for i in crate::private::rank_variants::<
             D::Error,
-        >("SingleSelectEnumSchema", &value, &scores)? {
-            0usize => {
-                crate::private::from_value(
-                        "SingleSelectEnumSchema",
-                        "UntitledSingleSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::UntitledSingleSelectEnumSchema)
+        >("SingleSelectEnumSchema", value, &scores)? {
+            let decoded = match i {
+                0usize => {
+                    scored
+                        .decode::<
+                            UntitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("SingleSelectEnumSchema", "UntitledSingleSelectEnumSchema")
+                        .map(Self::UntitledSingleSelectEnumSchema)
+                }
+                1usize => {
+                    scored
+                        .decode::<
+                            TitledSingleSelectEnumSchema,
+                            D::Error,
+                        >("SingleSelectEnumSchema", "TitledSingleSelectEnumSchema")
+                        .map(Self::TitledSingleSelectEnumSchema)
+                }
+                _ => ::std::unreachable!(),
+            };
+            match decoded {
+                ::std::result::Result::Ok(decoded) => {
+                    return ::std::result::Result::Ok(decoded);
+                }
+                ::std::result::Result::Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            1usize => {
-                crate::private::from_value(
-                        "SingleSelectEnumSchema",
-                        "TitledSingleSelectEnumSchema",
-                        value,
-                    )
-                    .map(Self::TitledSingleSelectEnumSchema)
-            }
-            _ => ::std::unreachable!(),
         }
+        ::std::result::Result::Err(
+            first_error.expect("rank_variants gives at least one variant"),
+        )
     }
 }
 impl crate::private::MatchScore for SingleSelectEnumSchema {
@@ -22320,8 +22905,8 @@ pub struct StringSchema {
     pub default: ::std::option::Option<::std::string::String>,
     pub description: ::std::option::Option<::std::string::String>,
     pub format: ::std::option::Option<Format>,
-    pub max_length: ::std::option::Option<i64>,
-    pub min_length: ::std::option::Option<i64>,
+    pub max_length: ::std::option::Option<crate::Integer>,
+    pub min_length: ::std::option::Option<crate::Integer>,
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -22393,8 +22978,8 @@ impl crate::private::VisitObject for StringSchema {
         let mut f_default: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_format: ::std::option::Option<Format> = ::std::option::Option::None;
-        let mut f_max_length: ::std::option::Option<i64> = ::std::option::Option::None;
-        let mut f_min_length: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_min_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
         let mut extra = crate::JsonObject::new();
@@ -22492,7 +23077,9 @@ impl crate::private::VisitObject for StringSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22649,7 +23236,9 @@ impl crate::private::VisitObject for SubscribeRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22765,7 +23354,9 @@ impl crate::private::VisitObject for SubscribeRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22881,7 +23472,9 @@ impl crate::private::VisitObject for SubscribeRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -22924,7 +23517,7 @@ pub struct Task {
     /// ISO 8601 timestamp when the task was last updated.
     pub last_updated_at: ::std::string::String,
     /// Suggested polling interval in milliseconds.
-    pub poll_interval: ::std::option::Option<i64>,
+    pub poll_interval: ::std::option::Option<crate::Integer>,
     /// Current task state.
     pub status: TaskStatus,
     /// Optional human-readable message describing the current task state.
@@ -22936,7 +23529,7 @@ pub struct Task {
     /// The task identifier.
     pub task_id: ::std::string::String,
     /// Actual retention duration from creation in milliseconds, null for unlimited.
-    pub ttl: ::std::option::Option<i64>,
+    pub ttl: ::std::option::Option<crate::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -22948,7 +23541,7 @@ impl Task {
         last_updated_at: impl ::std::convert::Into<::std::string::String>,
         status: TaskStatus,
         task_id: impl ::std::convert::Into<::std::string::String>,
-        ttl: ::std::option::Option<i64>,
+        ttl: ::std::option::Option<crate::Integer>,
     ) -> Self {
         Task {
             created_at: created_at.into(),
@@ -22999,11 +23592,11 @@ impl crate::private::VisitObject for Task {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_poll_interval: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_status: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut f_ttl: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -23092,7 +23685,9 @@ impl crate::private::VisitObject for Task {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23216,7 +23811,9 @@ impl crate::private::VisitObject for TaskAugmentedRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23347,7 +23944,9 @@ impl crate::private::VisitObject for TaskAugmentedRequestParams {
                         .map_err(|e| crate::private::in_field("task", e))?;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23383,7 +23982,7 @@ impl crate::private::MatchScore for TaskAugmentedRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TaskMetadata {
     /// Requested duration in milliseconds to retain task from creation.
-    pub ttl: ::std::option::Option<i64>,
+    pub ttl: ::std::option::Option<crate::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -23423,7 +24022,7 @@ impl crate::private::VisitObject for TaskMetadata {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_ttl: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_ttl: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -23440,7 +24039,9 @@ impl crate::private::VisitObject for TaskMetadata {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23563,7 +24164,9 @@ impl crate::private::VisitObject for TaskStatusNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23624,7 +24227,7 @@ pub struct TaskStatusNotificationParams {
     /// ISO 8601 timestamp when the task was last updated.
     pub last_updated_at: ::std::string::String,
     /// Suggested polling interval in milliseconds.
-    pub poll_interval: ::std::option::Option<i64>,
+    pub poll_interval: ::std::option::Option<crate::Integer>,
     /// Current task state.
     pub status: TaskStatus,
     /// Optional human-readable message describing the current task state.
@@ -23636,7 +24239,7 @@ pub struct TaskStatusNotificationParams {
     /// The task identifier.
     pub task_id: ::std::string::String,
     /// Actual retention duration from creation in milliseconds, null for unlimited.
-    pub ttl: ::std::option::Option<i64>,
+    pub ttl: ::std::option::Option<crate::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -23648,7 +24251,7 @@ impl TaskStatusNotificationParams {
         last_updated_at: impl ::std::convert::Into<::std::string::String>,
         status: TaskStatus,
         task_id: impl ::std::convert::Into<::std::string::String>,
-        ttl: ::std::option::Option<i64>,
+        ttl: ::std::option::Option<crate::Integer>,
     ) -> Self {
         TaskStatusNotificationParams {
             meta: ::std::option::Option::None,
@@ -23705,11 +24308,11 @@ impl crate::private::VisitObject for TaskStatusNotificationParams {
         let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_poll_interval: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_status: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl: ::std::option::Option<::std::option::Option<i64>> = ::std::option::Option::None;
+        let mut f_ttl: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -23726,7 +24329,7 @@ impl crate::private::VisitObject for TaskStatusNotificationParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -23834,7 +24437,9 @@ impl crate::private::VisitObject for TaskStatusNotificationParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -23985,7 +24590,7 @@ impl crate::private::VisitObject for TextContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -24030,7 +24635,9 @@ impl crate::private::VisitObject for TextContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24149,7 +24756,7 @@ impl crate::private::VisitObject for TextResourceContents {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -24197,7 +24804,9 @@ impl crate::private::VisitObject for TextResourceContents {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24320,7 +24929,9 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchemaItemsAnyOfItem {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24426,7 +25037,9 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchemaItems {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24473,9 +25086,9 @@ pub struct TitledMultiSelectEnumSchema {
     /// Schema for array items with enum options and display labels.
     pub items: TitledMultiSelectEnumSchemaItems,
     /// Maximum number of items to select.
-    pub max_items: ::std::option::Option<i64>,
+    pub max_items: ::std::option::Option<crate::Integer>,
     /// Minimum number of items to select.
-    pub min_items: ::std::option::Option<i64>,
+    pub min_items: ::std::option::Option<crate::Integer>,
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -24547,8 +25160,8 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchema {
         > = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_items: ::std::option::Option<TitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
-        let mut f_max_items: ::std::option::Option<i64> = ::std::option::Option::None;
-        let mut f_min_items: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_min_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
         let mut extra = crate::JsonObject::new();
@@ -24666,7 +25279,9 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24796,7 +25411,9 @@ impl crate::private::VisitObject for TitledSingleSelectEnumSchemaOneOfItem {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -24993,7 +25610,9 @@ impl crate::private::VisitObject for TitledSingleSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25175,7 +25794,7 @@ impl crate::private::VisitObject for Tool {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -25280,7 +25899,9 @@ impl crate::private::VisitObject for Tool {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25508,7 +26129,9 @@ impl crate::private::VisitObject for ToolAnnotations {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25614,7 +26237,9 @@ impl crate::private::VisitObject for ToolChoice {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25710,7 +26335,9 @@ impl crate::private::VisitObject for ToolExecution {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25842,7 +26469,9 @@ impl crate::private::VisitObject for ToolListChangedNotification {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -25990,7 +26619,7 @@ impl crate::private::VisitObject for ToolResultContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -26035,7 +26664,7 @@ impl crate::private::VisitObject for ToolResultContent {
                     }
                     f_structured_content = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field(
                                 "structuredContent",
                                 e,
@@ -26072,7 +26701,9 @@ impl crate::private::VisitObject for ToolResultContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -26205,7 +26836,7 @@ impl crate::private::VisitObject for ToolUseContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -26227,7 +26858,7 @@ impl crate::private::VisitObject for ToolUseContent {
                     }
                     f_input = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("input", e))?,
                     );
                 }
@@ -26258,7 +26889,9 @@ impl crate::private::VisitObject for ToolUseContent {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -26362,7 +26995,9 @@ impl crate::private::VisitObject for UrlElicitationRequiredErrorData {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -26503,7 +27138,9 @@ impl crate::private::VisitObject for UrlElicitationRequiredErrorObject {
                     seen_code = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -26660,7 +27297,9 @@ impl crate::private::VisitObject for UrlElicitationRequiredError {
                     seen_jsonrpc = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -26819,7 +27458,9 @@ impl crate::private::VisitObject for UnsubscribeRequest {
                     seen_method = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -26941,7 +27582,9 @@ impl crate::private::VisitObject for UnsubscribeRequestParamsMeta {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -27057,7 +27700,9 @@ impl crate::private::VisitObject for UnsubscribeRequestParams {
                     );
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -27173,7 +27818,9 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchemaItems {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -27228,9 +27875,9 @@ pub struct UntitledMultiSelectEnumSchema {
     /// Schema for the array items.
     pub items: UntitledMultiSelectEnumSchemaItems,
     /// Maximum number of items to select.
-    pub max_items: ::std::option::Option<i64>,
+    pub max_items: ::std::option::Option<crate::Integer>,
     /// Minimum number of items to select.
-    pub min_items: ::std::option::Option<i64>,
+    pub min_items: ::std::option::Option<crate::Integer>,
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -27302,8 +27949,8 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchema {
         > = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_items: ::std::option::Option<UntitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
-        let mut f_max_items: ::std::option::Option<i64> = ::std::option::Option::None;
-        let mut f_min_items: ::std::option::Option<i64> = ::std::option::Option::None;
+        let mut f_max_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_min_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
         let mut extra = crate::JsonObject::new();
@@ -27421,7 +28068,9 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -27622,7 +28271,9 @@ impl crate::private::VisitObject for UntitledSingleSelectEnumSchema {
                     seen_type = true;
                 }
                 _ => {
-                    let value: ::serde_json::Value = map.next_value()?;
+                    let value: ::serde_json::Value = map
+                        .next_value_seed(crate::private::FreeForm::new())
+                        .map_err(|e| crate::private::in_field(key.as_str(), e))?;
                     extra.insert(key.into_owned(), value);
                 }
             }
@@ -27851,7 +28502,7 @@ impl crate::private::VisitObject for ClientMessage {
                         .map(Self::Error);
                 }
                 _ => {
-                    let value: crate::private::Buffered<'de> = map.next_value()?;
+                    let value = crate::private::read_ahead(&mut map, key.as_str())?;
                     buffered.push((key.0, value));
                 }
             }
@@ -27999,7 +28650,7 @@ impl crate::private::VisitObject for ServerMessage {
                         .map(Self::Error);
                 }
                 _ => {
-                    let value: crate::private::Buffered<'de> = map.next_value()?;
+                    let value = crate::private::read_ahead(&mut map, key.as_str())?;
                     buffered.push((key.0, value));
                 }
             }

@@ -1,0 +1,210 @@
+//! The client half of the tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663): a
+//! [`TaskHandle`] follows a task with `tasks/get`, answers its input requests with the
+//! application's [`Handlers`](crate::Handlers) (`tasks/update`) and cancels it (`tasks/cancel`).
+//! Every `tasks/*` request carries the task id as its `Mcp-Name` (over HTTP).
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+use mcp_types::ext::tasks::{CreateTaskResult, DetailedTask, TaskStatus};
+use mcp_types::{CallToolResult, ErrorObject, InputResponses, JsonObject};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::client::{Call, CallOptions, Client, decode};
+use crate::error::Error;
+
+/// How long to wait between two `tasks/get` when the server suggests no interval.
+const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
+/// The shortest wait between two `tasks/get`, whatever the server suggests.
+const MIN_POLL_INTERVAL: Duration = Duration::from_millis(10);
+
+/// How a `tools/call` started by [`Client::call_tool_as_task`] went: the server answered at
+/// once, or made the call a task.
+#[derive(Debug)]
+// Matched at once, never stored in bulk: boxing the result would only cost an allocation.
+#[allow(clippy::large_enum_variant)]
+pub enum ToolCall {
+    Complete(CallToolResult),
+    Task(TaskHandle),
+}
+
+/// A task on the server: its id and the requests that follow it. Cheap to clone; dropping it
+/// does not cancel the task (use [`cancel`](Self::cancel)).
+#[derive(Debug, Clone)]
+pub struct TaskHandle {
+    client: Client,
+    task_id: String,
+    poll_interval: Option<Duration>,
+    timeout: Option<Duration>,
+}
+
+impl TaskHandle {
+    /// The handle of the task a `tools/call` result announces.
+    pub(crate) fn created(client: &Client, result: &RawValue, options: CallOptions) -> Result<Self, Error> {
+        let created: CreateTaskResult = decode("tools/call", result)?;
+        let mut handle = TaskHandle::new(client, created.task.task_id.clone(), options);
+        handle.poll_interval = created.task.poll_interval();
+        Ok(handle)
+    }
+
+    fn new(client: &Client, task_id: String, options: CallOptions) -> Self {
+        TaskHandle { client: client.clone(), task_id, poll_interval: None, timeout: options.request_timeout() }
+    }
+
+    /// The task id (keep it to resume with [`Client::task`], even from another process).
+    pub fn id(&self) -> &str {
+        &self.task_id
+    }
+
+    fn call(&self, method: &'static str, mut params: JsonObject) -> Call {
+        params.insert("taskId".into(), json!(self.task_id));
+        let mut call = Call::new(&self.client, method, params);
+        call.name = Some(self.task_id.clone());
+        if let Some(timeout) = self.timeout {
+            call.timeout = Some(timeout);
+        }
+        call
+    }
+
+    /// `tasks/get`: the task's state with its payload (input requests, result or error).
+    pub async fn get(&self) -> Result<DetailedTask, Error> {
+        let result = self.client.request(&self.call("tasks/get", JsonObject::new())).await?;
+        let state: mcp_types::ext::tasks::GetTaskResult = decode("tasks/get", &result)?;
+        Ok(state.task)
+    }
+
+    /// The task's current status (one `tasks/get`).
+    pub async fn status(&self) -> Result<TaskStatus, Error> {
+        Ok(self.get().await?.task.status)
+    }
+
+    /// `tasks/update`: answers some of the task's outstanding input requests, by key.
+    pub async fn update(&self, responses: InputResponses) -> Result<(), Error> {
+        let responses = serde_json::to_value(responses).map_err(|e| Error::protocol(e.to_string()))?;
+        let Value::Object(responses) = responses else { unreachable!("a map encodes as an object") };
+        self.update_raw(responses).await
+    }
+
+    async fn update_raw(&self, responses: JsonObject) -> Result<(), Error> {
+        let mut params = JsonObject::new();
+        params.insert("inputResponses".into(), Value::Object(responses));
+        self.client.request(&self.call("tasks/update", params)).await.map(drop)
+    }
+
+    /// `tasks/cancel`: asks the server to stop the task (acknowledged at once; the task then
+    /// ends `cancelled` unless it finished first).
+    pub async fn cancel(&self) -> Result<(), Error> {
+        self.client.request(&self.call("tasks/cancel", JsonObject::new())).await.map(drop)
+    }
+
+    /// Follows the task to its end: polls `tasks/get` every `pollIntervalMs` (500 ms when the
+    /// server suggests none, never under 10 ms), answers input requests with the client's
+    /// handlers, and returns the tool's result. A failed task is its JSON-RPC error
+    /// ([`Error::Rpc`] for `tools/call`); a cancelled one is [`Error::TaskCancelled`].
+    pub async fn wait(&self) -> Result<CallToolResult, Error> {
+        let mut interval = self.poll_interval;
+        let mut answered = HashSet::new();
+        loop {
+            let state = self.get().await?;
+            if let Some(suggested) = state.task.poll_interval() {
+                interval = Some(suggested);
+            }
+            match &state.task.status {
+                TaskStatus::Completed => {
+                    return match state.result_as::<CallToolResult>() {
+                        Some(Ok(result)) => Ok(result),
+                        Some(Err(e)) => Err(Error::protocol(format!("malformed result of task {}: {e}", self.task_id))),
+                        None => Err(Error::protocol(format!("task {} completed without a result", self.task_id))),
+                    };
+                }
+                TaskStatus::Failed => {
+                    let error = state.error.unwrap_or_else(|| {
+                        ErrorObject::new(mcp_types::error_codes::INTERNAL_ERROR, "the task failed without an error")
+                    });
+                    return Err(Error::Rpc { method: "tools/call".into(), error, http_status: None });
+                }
+                TaskStatus::Cancelled => {
+                    return Err(Error::TaskCancelled {
+                        task_id: self.task_id.clone(),
+                        message: state.task.status_message.clone(),
+                    });
+                }
+                TaskStatus::InputRequired => {
+                    // A key answered once stays answered, even if a poll still lists it.
+                    let requests: BTreeMap<String, Value> = state
+                        .input_requests
+                        .iter()
+                        .flatten()
+                        .filter(|(key, _)| !answered.contains(*key))
+                        .map(|(key, request)| (key.clone(), serde_json::to_value(request).unwrap_or(Value::Null)))
+                        .collect();
+                    if !requests.is_empty() {
+                        let what = format!("task {}", self.task_id);
+                        let responses = self.client.answer_inputs(&what, requests).await?;
+                        answered.extend(responses.keys().cloned());
+                        self.update_raw(responses).await?;
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            tokio::time::sleep(interval.unwrap_or(DEFAULT_POLL_INTERVAL).max(MIN_POLL_INTERVAL)).await;
+        }
+    }
+}
+
+/// Cancels the task of a [`Client::call_tool`] whose future is dropped before the task ended
+/// (`tasks/cancel`, sent from a spawned task: a drop cannot wait).
+pub(crate) struct CancelOnDrop {
+    handle: Option<TaskHandle>,
+}
+
+impl CancelOnDrop {
+    pub fn new(handle: &TaskHandle) -> Self {
+        CancelOnDrop { handle: Some(handle.clone()) }
+    }
+
+    /// The task ended (or the caller knows it did): nothing to cancel.
+    pub fn disarm(mut self) {
+        self.handle = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(handle) = self.handle.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        runtime.spawn(async move {
+            if let Err(e) = handle.cancel().await {
+                tracing::debug!(task = %handle.task_id, error = %e, "could not cancel an abandoned task");
+            }
+        });
+    }
+}
+
+impl Client {
+    /// Calls a tool and hands a task to the caller instead of following it: the server's result
+    /// when it answered at once, or a [`TaskHandle`] (with [`ClientBuilder::tasks`](crate::ClientBuilder::tasks);
+    /// without it the server never makes a call a task).
+    pub async fn call_tool_as_task(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: CallOptions,
+    ) -> Result<ToolCall, Error> {
+        let result = self.start_tool_call(name, arguments, options.clone()).await?;
+        if crate::client::result_type(&result).as_deref() == Some(mcp_types::ext::tasks::RESULT_TYPE_TASK) {
+            return TaskHandle::created(self, &result, options).map(ToolCall::Task);
+        }
+        decode("tools/call", &result).map(ToolCall::Complete)
+    }
+
+    /// The task `task_id` (from [`TaskHandle::id`]), to follow or cancel it from this client:
+    /// after a restart, or from another process. The server answers only the principal that
+    /// created the task, and only to a client that declares the extension
+    /// ([`ClientBuilder::tasks`](crate::ClientBuilder::tasks)).
+    pub fn task(&self, task_id: impl Into<String>) -> TaskHandle {
+        TaskHandle::new(self, task_id.into(), CallOptions::default())
+    }
+}

@@ -1,0 +1,621 @@
+//! The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) on the server side.
+//!
+//! A tool registered with [`TaskSupport::Optional`](crate::TaskSupport) or `Required` serves a
+//! `tools/call` whose request declares the extension like any other call until its handler first
+//! waits (on I/O, a timer, anything not ready at once): input it asked for before that point
+//! goes through the usual multi-round `InputRequiredResult`, and a handler that finishes without
+//! waiting answers with its plain result. When it waits, the call becomes a task: the task is
+//! stored, the client gets a `CreateTaskResult`, and the handler keeps running in the
+//! background; input it asks for from then on is published as the task's `inputRequests` and
+//! answered through `tasks/update`. A handler can make that switch explicit with
+//! [`Context::run_as_task`](crate::Context::run_as_task).
+//!
+//! Every piece of task state lives in the [`TaskStore`] ([`InMemoryTaskStore`] by default): the
+//! status, the outstanding input requests and the answers, the result or error. `tasks/get`,
+//! `tasks/update` and `tasks/cancel` only read and write the store, and the running handler
+//! learns of answers and cancellation by watching it, so a store shared by several server
+//! instances lets any of them serve a task's requests.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::{FutureExt as _, Stream, StreamExt as _};
+use mcp_types::ext::tasks::{CreateTaskResult, DetailedTask, GetTaskResult, Task, TaskAck, TaskStatus};
+use mcp_types::{CallToolResult, ErrorObject, InputRequest, InputRequests, JsonObject, RequestId};
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::context::decode_response;
+use crate::error::input_method;
+use crate::message::Outgoing;
+use crate::routes::{BoxFuture, error_result};
+
+/// What a [`TaskStore`] method returns.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+use crate::{Context, Era, Error, Principal, Server};
+
+/// Everything the server knows about one task. A store keeps it whole; the server changes it
+/// only through [`TaskStore::update`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct TaskRecord {
+    /// The task id: 128 random bits, hex-encoded.
+    pub id: String,
+    /// The party that created the task; nobody else may see it.
+    pub owner: Principal,
+    pub status: TaskStatus,
+    pub status_message: Option<String>,
+    /// Milliseconds since the Unix epoch.
+    pub created_at_ms: u64,
+    pub updated_at_ms: u64,
+    /// The task may be discarded this long after its creation; `None`: kept until evicted.
+    pub ttl_ms: Option<u64>,
+    pub poll_interval_ms: u64,
+    /// The input requests the task waits for, by key.
+    pub input_requests: InputRequests,
+    /// Every answer the client gave, by key (kept so that a key is never asked twice).
+    pub answers: BTreeMap<String, Value>,
+    /// `completed`: the tool's result.
+    pub result: Option<JsonObject>,
+    /// `failed`: the JSON-RPC error.
+    pub error: Option<ErrorObject>,
+}
+
+impl TaskRecord {
+    /// A new `working` task owned by `owner`, with a fresh unguessable id.
+    pub fn new(owner: Principal, ttl: Option<Duration>, poll_interval: Duration) -> Self {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).expect("the operating system's random source is available");
+        let now = now_ms();
+        TaskRecord {
+            id: bytes.iter().map(|b| format!("{b:02x}")).collect(),
+            owner,
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at_ms: now,
+            updated_at_ms: now,
+            ttl_ms: ttl.map(|ttl| ttl.as_millis().try_into().unwrap_or(u64::MAX)),
+            poll_interval_ms: poll_interval.as_millis().try_into().unwrap_or(u64::MAX),
+            input_requests: InputRequests::new(),
+            answers: BTreeMap::new(),
+            result: None,
+            error: None,
+        }
+    }
+
+    /// When the task may be discarded (milliseconds since the Unix epoch).
+    pub fn expires_at_ms(&self) -> Option<u64> {
+        self.ttl_ms.map(|ttl| self.created_at_ms.saturating_add(ttl))
+    }
+
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expires_at_ms().is_some_and(|at| now_ms >= at)
+    }
+
+    /// Marks the record as changed now.
+    pub fn touch(&mut self) {
+        self.updated_at_ms = now_ms().max(self.updated_at_ms);
+    }
+
+    /// The wire form: the task and the payload of its status.
+    pub fn detailed(&self) -> DetailedTask {
+        let mut task = Task::new(
+            self.id.clone(),
+            self.status.clone(),
+            iso8601(self.created_at_ms),
+            iso8601(self.updated_at_ms),
+            self.ttl_ms.map(|ttl| i64::try_from(ttl).unwrap_or(i64::MAX)),
+        );
+        task.status_message = self.status_message.clone();
+        task.poll_interval_ms = Some(i64::try_from(self.poll_interval_ms).unwrap_or(i64::MAX));
+        let mut detailed = DetailedTask::new(task);
+        match self.status {
+            TaskStatus::InputRequired => detailed.input_requests = Some(self.input_requests.clone()),
+            TaskStatus::Completed => detailed.result = self.result.clone(),
+            TaskStatus::Failed => detailed.error = self.error.clone(),
+            _ => {}
+        }
+        detailed
+    }
+}
+
+/// Why a store could not do what was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError(pub String);
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// The states of one task: the current one first, then one after each change, until the task
+/// is removed or expires.
+pub type TaskWatch = Pin<Box<dyn Stream<Item = TaskRecord> + Send>>;
+
+/// A change to a task, applied atomically; returns whether it changed anything. A store may
+/// run it more than once (an optimistic store retries on a conflict).
+pub type TaskChange<'a> = &'a mut (dyn FnMut(&mut TaskRecord) -> bool + Send);
+
+/// Where tasks live. The server keeps no task state of its own: everything a `tasks/*` request
+/// needs is read from the store, and the instance running a task's handler learns of answers
+/// and cancellation through [`TaskStore::watch`]. A store shared by several instances (and
+/// whose `watch` sees other instances' changes) therefore lets any instance serve any request.
+///
+/// Expired tasks ([`TaskRecord::is_expired`]) must look unknown: `get`, `update` and `watch`
+/// treat them as absent.
+pub trait TaskStore: Send + Sync + 'static {
+    /// Stores a new task. Resolves once a `get` for its id, on any instance, finds it.
+    fn create(&self, task: TaskRecord) -> StoreFuture<'_, ()>;
+
+    /// The task, or `None` if it is unknown or expired.
+    fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>>;
+
+    /// Applies `change` atomically and returns the task as it is afterwards (`None`: unknown or
+    /// expired, nothing changed). Watchers see the new state when `change` returned `true`.
+    fn update<'a>(&'a self, id: &'a str, change: TaskChange<'a>) -> StoreFuture<'a, Option<TaskRecord>>;
+
+    /// The task's states, from the current one on ([`TaskWatch`]); an empty stream if the task
+    /// is unknown.
+    fn watch<'a>(&'a self, id: &'a str) -> StoreFuture<'a, TaskWatch>;
+
+    /// Forgets the task.
+    fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
+}
+
+/// The default [`TaskStore`]: tasks in this process's memory, watched through
+/// `tokio::sync::watch` channels. Expired tasks are dropped when touched or when room is needed;
+/// when the store is full, the least recently updated finished task makes room, and creating a
+/// task fails if every task is still running.
+pub struct InMemoryTaskStore {
+    tasks: Mutex<HashMap<String, watch::Sender<TaskRecord>>>,
+    capacity: usize,
+}
+
+impl InMemoryTaskStore {
+    /// A store of at most 10 000 tasks.
+    pub fn new() -> Self {
+        Self::with_capacity(10_000)
+    }
+
+    /// A store of at most `capacity` tasks (at least one).
+    pub fn with_capacity(capacity: usize) -> Self {
+        InMemoryTaskStore { tasks: Mutex::new(HashMap::new()), capacity: capacity.max(1) }
+    }
+
+    /// How many tasks are stored (expired ones not yet dropped included).
+    pub fn len(&self) -> usize {
+        self.tasks.lock().expect("not poisoned").len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The live entry for `id`; an expired one is dropped.
+    fn live<'a>(
+        tasks: &'a mut HashMap<String, watch::Sender<TaskRecord>>,
+        id: &str,
+    ) -> Option<&'a watch::Sender<TaskRecord>> {
+        if tasks.get(id)?.borrow().is_expired(now_ms()) {
+            tasks.remove(id);
+            return None;
+        }
+        tasks.get(id)
+    }
+
+    /// Drops expired tasks and, if the store is still full, the least recently updated tenth of
+    /// the finished ones (in one pass, so that a full store does not scan on every creation).
+    fn make_room(&self, tasks: &mut HashMap<String, watch::Sender<TaskRecord>>) -> Result<(), StoreError> {
+        if tasks.len() < self.capacity {
+            return Ok(());
+        }
+        let now = now_ms();
+        tasks.retain(|_, task| !task.borrow().is_expired(now));
+        if tasks.len() < self.capacity {
+            return Ok(());
+        }
+        let mut finished: Vec<(u64, String)> = tasks
+            .iter()
+            .filter_map(|(id, task)| {
+                let task = task.borrow();
+                task.status.is_terminal().then(|| (task.updated_at_ms, id.clone()))
+            })
+            .collect();
+        if finished.is_empty() {
+            return Err(StoreError(format!("the task store is full ({} running tasks)", tasks.len())));
+        }
+        let evict = (tasks.len() + 1 - self.capacity).max(self.capacity / 10).min(finished.len());
+        finished.select_nth_unstable(evict - 1);
+        for (_, id) in &finished[..evict] {
+            tasks.remove(id);
+        }
+        Ok(())
+    }
+}
+
+impl Default for InMemoryTaskStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TaskStore for InMemoryTaskStore {
+    fn create(&self, task: TaskRecord) -> StoreFuture<'_, ()> {
+        let outcome = (|| {
+            let mut tasks = self.tasks.lock().expect("not poisoned");
+            if tasks.contains_key(&task.id) {
+                return Err(StoreError(format!("a task with the id {} exists already", task.id)));
+            }
+            self.make_room(&mut tasks)?;
+            tasks.insert(task.id.clone(), watch::channel(task).0);
+            Ok(())
+        })();
+        Box::pin(std::future::ready(outcome))
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
+        let mut tasks = self.tasks.lock().expect("not poisoned");
+        let found = Self::live(&mut tasks, id).map(|task| task.borrow().clone());
+        Box::pin(std::future::ready(Ok(found)))
+    }
+
+    fn update<'a>(&'a self, id: &'a str, change: TaskChange<'a>) -> StoreFuture<'a, Option<TaskRecord>> {
+        let mut tasks = self.tasks.lock().expect("not poisoned");
+        let updated = Self::live(&mut tasks, id).map(|task| {
+            task.send_if_modified(|record| change(record));
+            task.borrow().clone()
+        });
+        Box::pin(std::future::ready(Ok(updated)))
+    }
+
+    fn watch<'a>(&'a self, id: &'a str) -> StoreFuture<'a, TaskWatch> {
+        let mut tasks = self.tasks.lock().expect("not poisoned");
+        let watch: TaskWatch = match Self::live(&mut tasks, id) {
+            None => Box::pin(futures::stream::empty()),
+            Some(task) => Box::pin(futures::stream::unfold((task.subscribe(), true), |(mut rx, first)| async move {
+                if !first {
+                    rx.changed().await.ok()?;
+                }
+                let record = rx.borrow_and_update().clone();
+                if record.is_expired(now_ms()) {
+                    return None;
+                }
+                Some((record, (rx, false)))
+            })),
+        };
+        Box::pin(std::future::ready(Ok(watch)))
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        self.tasks.lock().expect("not poisoned").remove(id);
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+/// The task a handler's call became, as its [`Context`] knows it.
+pub(crate) struct TaskLink {
+    pub id: String,
+    pub store: Arc<dyn TaskStore>,
+}
+
+/// A `tasks/*` request, decoded.
+pub(crate) enum TaskRequest {
+    Get(String),
+    Update(String, serde_json::Map<String, Value>),
+    Cancel(String),
+}
+
+/// The params of `tasks/update` as the server reads them: answers stay raw JSON until their key
+/// is known to be outstanding (answers to other keys are ignored, whatever their shape).
+#[derive(serde::Deserialize)]
+pub(crate) struct RawUpdateParams {
+    #[serde(rename = "_meta", default)]
+    pub meta: Option<mcp_types::RequestMetaObject>,
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    #[serde(rename = "inputResponses")]
+    pub input_responses: serde_json::Map<String, Value>,
+}
+
+/// Asks for input inside a task: publishes the requests not yet issued as `inputRequests`
+/// (status `input_required`) and waits until every key has an answer. Returns the raw answers.
+pub(crate) async fn task_input(
+    link: &TaskLink,
+    requests: Vec<(String, InputRequest)>,
+) -> Result<BTreeMap<String, Value>, Error> {
+    let keys: Vec<String> = requests.iter().map(|(key, _)| key.clone()).collect();
+    let mut publish = |task: &mut TaskRecord| {
+        if task.status.is_terminal() {
+            return false;
+        }
+        let mut changed = false;
+        for (key, request) in &requests {
+            if !task.answers.contains_key(key) && !task.input_requests.contains_key(key) {
+                task.input_requests.insert(key.clone(), request.clone());
+                changed = true;
+            }
+        }
+        if !task.input_requests.is_empty() && task.status != TaskStatus::InputRequired {
+            task.status = TaskStatus::InputRequired;
+            changed = true;
+        }
+        if changed {
+            task.touch();
+        }
+        changed
+    };
+    let gone = || Error::internal("the task ended before its input arrived");
+    let store_error = |e: StoreError| Error::internal(format!("the task store failed: {e}"));
+    link.store.update(&link.id, &mut publish).await.map_err(store_error)?.ok_or_else(gone)?;
+    let mut states = link.store.watch(&link.id).await.map_err(store_error)?;
+    while let Some(task) = states.next().await {
+        if keys.iter().all(|key| task.answers.contains_key(key)) {
+            return Ok(keys.iter().map(|key| (key.clone(), task.answers[key].clone())).collect());
+        }
+        if task.status.is_terminal() {
+            break;
+        }
+    }
+    Err(gone())
+}
+
+fn store_failure(id: &RequestId, error: StoreError) -> Outgoing {
+    Outgoing::error(Some(id), &ErrorObject::internal_error(format!("The task store failed: {error}")))
+}
+
+/// The `-32602` for a task that does not exist, expired, or belongs to someone else (the same
+/// answer for all three, so that nobody learns of another party's tasks).
+fn unknown_task(id: &RequestId, task_id: &str) -> Outgoing {
+    Outgoing::error(
+        Some(id),
+        &ErrorObject::invalid_params(format!("Failed to retrieve task: task not found: {task_id}")),
+    )
+}
+
+impl Server {
+    /// Turns a `tools/call` whose handler is waiting into a task: stores it, lets the handler
+    /// run on in the background, and answers with the `CreateTaskResult`.
+    pub(crate) async fn start_task(
+        &self,
+        ctx: &Context,
+        id: &RequestId,
+        handler: BoxFuture<Result<CallToolResult, Error>>,
+    ) -> Outgoing {
+        let options = self.options();
+        let record = TaskRecord::new(ctx.principal().clone(), options.task_ttl, options.task_poll_interval);
+        let store = Arc::clone(self.task_store());
+        if let Err(error) = store.create(record.clone()).await {
+            return store_failure(id, error);
+        }
+        ctx.attach_task(TaskLink { id: record.id.clone(), store: Arc::clone(&store) });
+        tokio::spawn(run_task(store, record.id.clone(), record.expires_at_ms(), handler));
+        self.respond(id, Era::Modern, CreateTaskResult::new(record.detailed().task))
+    }
+
+    /// Serves `tasks/get`, `tasks/update` and `tasks/cancel` for `principal`.
+    pub(crate) async fn task_request(&self, principal: &Principal, id: &RequestId, request: TaskRequest) -> Outgoing {
+        let store = self.task_store();
+        let task_id = match &request {
+            TaskRequest::Get(task_id) | TaskRequest::Update(task_id, _) | TaskRequest::Cancel(task_id) => {
+                task_id.clone()
+            }
+        };
+        let task_id = task_id.as_str();
+        let task = match store.get(task_id).await {
+            Ok(Some(task)) if &task.owner == principal => task,
+            Ok(_) => return unknown_task(id, task_id),
+            Err(error) => return store_failure(id, error),
+        };
+        let mut change: Box<dyn FnMut(&mut TaskRecord) -> bool + Send> = match request {
+            TaskRequest::Get(_) => return self.respond(id, Era::Modern, GetTaskResult::new(task.detailed())),
+            TaskRequest::Update(_, responses) => {
+                // Only answers to outstanding keys count; they must fit their request.
+                let mut accepted = BTreeMap::new();
+                for (key, answer) in responses {
+                    let Some(request) = task.input_requests.get(&key) else { continue };
+                    let method = input_method(request);
+                    if let Err(error) = decode_response(method, answer.clone()) {
+                        let error = ErrorObject::invalid_params(format!(
+                            "Invalid params for tasks/update: input response `{key}` is not a {method} result: {error}"
+                        ));
+                        return Outgoing::error(Some(id), &error);
+                    }
+                    accepted.insert(key, answer);
+                }
+                Box::new(move |task: &mut TaskRecord| {
+                    let mut changed = false;
+                    for (key, answer) in &accepted {
+                        if task.input_requests.remove(key).is_some() {
+                            task.answers.insert(key.clone(), answer.clone());
+                            changed = true;
+                        }
+                    }
+                    if changed && task.input_requests.is_empty() && task.status == TaskStatus::InputRequired {
+                        task.status = TaskStatus::Working;
+                    }
+                    if changed {
+                        task.touch();
+                    }
+                    changed
+                })
+            }
+            TaskRequest::Cancel(_) => Box::new(|task: &mut TaskRecord| {
+                if task.status.is_terminal() {
+                    return false;
+                }
+                task.status = TaskStatus::Cancelled;
+                task.status_message = Some("Cancelled at the client's request".to_owned());
+                task.input_requests.clear();
+                task.touch();
+                true
+            }),
+        };
+        match store.update(task_id, &mut *change).await {
+            Ok(Some(_)) => self.respond(id, Era::Modern, TaskAck::default()),
+            Ok(None) => unknown_task(id, task_id),
+            Err(error) => store_failure(id, error),
+        }
+    }
+}
+
+/// Drives a task's handler to its end and records how it ended. The handler is dropped (its
+/// cooperative cancellation) when the task reaches a final status some other way (`tasks/cancel`,
+/// possibly on another instance) or expires.
+async fn run_task(
+    store: Arc<dyn TaskStore>,
+    task_id: String,
+    expires_at_ms: Option<u64>,
+    handler: BoxFuture<Result<CallToolResult, Error>>,
+) {
+    let ended_elsewhere = async {
+        match store.watch(&task_id).await {
+            Ok(mut states) => {
+                while let Some(task) = states.next().await {
+                    if task.status.is_terminal() {
+                        return;
+                    }
+                }
+            }
+            // Without a watch the handler cannot be stopped early, but it still finishes.
+            Err(error) => {
+                tracing::warn!(%task_id, %error, "cannot watch the task for cancellation");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    let expired = async {
+        match expires_at_ms {
+            Some(at) => tokio::time::sleep(Duration::from_millis(at.saturating_sub(now_ms()))).await,
+            None => std::future::pending().await,
+        }
+    };
+    let outcome = tokio::select! {
+        outcome = AssertUnwindSafe(handler).catch_unwind() => outcome,
+        () = ended_elsewhere => return,
+        () = expired => {
+            let _ = store.remove(&task_id).await;
+            return;
+        }
+    };
+    let (status, result, error) = match outcome {
+        Ok(Ok(result)) => (TaskStatus::Completed, Some(result), None),
+        // An execution failure is a tool result the model reads, not a protocol error.
+        Ok(Err(Error::Failed(message))) => (TaskStatus::Completed, Some(error_result(message)), None),
+        Ok(Err(error)) => (TaskStatus::Failed, None, Some(error.into_error_object())),
+        Err(_) => (TaskStatus::Failed, None, Some(ErrorObject::internal_error("The tool's handler panicked"))),
+    };
+    let result = result.map(|result| match serde_json::to_value(result) {
+        Ok(Value::Object(object)) => object,
+        _ => JsonObject::new(),
+    });
+    let mut finish = |task: &mut TaskRecord| {
+        if task.status.is_terminal() {
+            return false;
+        }
+        task.status = status.clone();
+        task.status_message = error.as_ref().map(|error| error.message.clone());
+        task.result = result.clone();
+        task.error = error.clone();
+        task.input_requests.clear();
+        task.touch();
+        true
+    };
+    if let Err(error) = store.update(&task_id, &mut finish).await {
+        tracing::warn!(%task_id, %error, "the task's outcome could not be stored");
+    }
+}
+
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis().try_into().unwrap_or(u64::MAX))
+}
+
+/// `2025-11-25T10:30:00.000Z` for a time in milliseconds since the Unix epoch.
+pub(crate) fn iso8601(ms: u64) -> String {
+    let (days, in_day) = ((ms / 86_400_000) as i64, ms % 86_400_000);
+    // Days to a civil date (Howard Hinnant's `civil_from_days`).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    let (hours, minutes) = (in_day / 3_600_000, in_day / 60_000 % 60);
+    let (seconds, millis) = (in_day / 1000 % 60, in_day % 1000);
+    format!("{year:04}-{month:02}-{day:02}T{hours:02}:{minutes:02}:{seconds:02}.{millis:03}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso_8601_utc() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(iso8601(1_764_066_600_123), "2025-11-25T10:30:00.123Z");
+        assert_eq!(iso8601(4_107_542_399_999), "2100-02-28T23:59:59.999Z");
+    }
+
+    #[test]
+    fn task_ids_are_128_random_bits() {
+        let a = TaskRecord::new(Principal::anonymous(), None, Duration::from_secs(1));
+        let b = TaskRecord::new(Principal::anonymous(), None, Duration::from_secs(1));
+        assert_eq!(a.id.len(), 32);
+        assert!(a.id.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a.id, b.id);
+    }
+
+    #[tokio::test]
+    async fn the_memory_store_forgets_expired_tasks_and_makes_room_from_finished_ones() {
+        let store = InMemoryTaskStore::with_capacity(2);
+        let mut expired = TaskRecord::new(Principal::anonymous(), Some(Duration::from_millis(1)), Duration::ZERO);
+        expired.created_at_ms -= 10;
+        store.create(expired.clone()).await.unwrap();
+        assert_eq!(store.get(&expired.id).await.unwrap(), None);
+        assert_eq!(store.update(&expired.id, &mut |_| true).await.unwrap(), None);
+        assert!(store.watch(&expired.id).await.unwrap().next().await.is_none());
+
+        let running = TaskRecord::new(Principal::anonymous(), None, Duration::ZERO);
+        let mut finished = TaskRecord::new(Principal::anonymous(), None, Duration::ZERO);
+        finished.status = TaskStatus::Completed;
+        store.create(running.clone()).await.unwrap();
+        store.create(finished.clone()).await.unwrap();
+        let newcomer = TaskRecord::new(Principal::anonymous(), None, Duration::ZERO);
+        store.create(newcomer.clone()).await.unwrap();
+        assert_eq!(store.get(&finished.id).await.unwrap(), None, "the finished task made room");
+        assert!(store.get(&running.id).await.unwrap().is_some());
+        let full = store.create(TaskRecord::new(Principal::anonymous(), None, Duration::ZERO)).await;
+        assert!(full.unwrap_err().0.contains("full"));
+    }
+
+    #[tokio::test]
+    async fn watchers_see_the_current_state_then_each_change() {
+        let store = InMemoryTaskStore::new();
+        let task = TaskRecord::new(Principal::new("alice"), None, Duration::ZERO);
+        store.create(task.clone()).await.unwrap();
+        let mut states = store.watch(&task.id).await.unwrap();
+        assert_eq!(states.next().await.unwrap().status, TaskStatus::Working);
+        let unchanged = store.update(&task.id, &mut |_| false).await.unwrap().unwrap();
+        assert_eq!(unchanged.status, TaskStatus::Working);
+        store
+            .update(&task.id, &mut |t| {
+                t.status = TaskStatus::Cancelled;
+                true
+            })
+            .await
+            .unwrap();
+        assert_eq!(states.next().await.unwrap().status, TaskStatus::Cancelled);
+        store.remove(&task.id).await.unwrap();
+        assert!(states.next().await.is_none());
+    }
+}

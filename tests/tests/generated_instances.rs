@@ -1,0 +1,244 @@
+//! Property test: every instance the schema-driven generator (`mcp_tests::instances`) makes from a
+//! revision's official `schema.json`, and that `jsonschema` confirms valid, decodes into that
+//! definition's Rust type and re-encodes to the same JSON, numbers compared by literal
+//! (`mcp_tests::exact`), and does the same through every union that lists the definition.
+//!
+//! CI runs a fixed seed with `INSTANCES_PER_MODE` instances per mode per definition (7 modes, so
+//! 28 per definition, the unknown-member and extreme modes included). A longer run:
+//! `MCP_INSTANCES=<per mode> MCP_INSTANCES_SEED=<seed> cargo test -p mcp-tests --test generated_instances`.
+//! A failure prints the instance.
+
+use std::collections::BTreeMap;
+
+use mcp_tests::exact::differences;
+use mcp_tests::instances::{Generator, MODES, Mode, free_form_extremes};
+use mcp_tests::{revision, schema_dir};
+use serde_json::{Value, json};
+
+const INSTANCES_PER_MODE: usize = 4;
+const SEED: u64 = 0x4D43_5032_0012;
+/// Tries per instance before an instance that `jsonschema` rejects counts as a generator failure.
+const TRIES: usize = 40;
+
+fn settings() -> (usize, u64) {
+    let per_mode = std::env::var("MCP_INSTANCES").ok().and_then(|v| v.parse().ok()).unwrap_or(INSTANCES_PER_MODE);
+    let seed = std::env::var("MCP_INSTANCES_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(SEED);
+    (per_mode, seed)
+}
+
+fn validator(schema: &Value, def: &str) -> jsonschema::Validator {
+    let (defs_key, draft7) = if schema.get("$defs").is_some() { ("$defs", false) } else { ("definitions", true) };
+    let mut root = schema.clone();
+    root["$ref"] = json!(format!("#/{defs_key}/{def}"));
+    let result = if draft7 { jsonschema::draft7::new(&root) } else { jsonschema::draft202012::new(&root) };
+    result.unwrap_or_else(|e| panic!("schema for {def}: {e}"))
+}
+
+struct Report {
+    instances: usize,
+    union_checks: usize,
+    /// Refusals the rule allows: a number that the member's type (`serde_json::Value` in a
+    /// free-form member, `serde_json::Number` in a `number` member) cannot hold exactly, in an
+    /// error that names the member.
+    refused: usize,
+    failures: Vec<String>,
+}
+
+/// Whether an error is an allowed refusal (see [`Report::refused`]).
+fn allowed_refusal(error: &str) -> bool {
+    (error.contains("cannot be kept exactly in a free-form member")
+        || error.contains("is beyond the 64-bit range a number member holds exactly"))
+        && error.contains("at `")
+}
+
+fn check_revision(rev: &str) -> Report {
+    let (per_mode, seed) = settings();
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_dir(rev).join("schema.json")).unwrap()).unwrap();
+    let r = revision(rev);
+    let types = (r.types)();
+    let unions = (r.unions)();
+    let mut generator = Generator::new(&schema, seed);
+    let mut report = Report { instances: 0, union_checks: 0, refused: 0, failures: Vec::new() };
+    let mut per_def: BTreeMap<&str, usize> = BTreeMap::new();
+    for def in generator.definitions() {
+        let Some(entry) = types.iter().find(|t| t.schema == def) else {
+            report.failures.push(format!("{def}: no Rust type in the registry"));
+            continue;
+        };
+        let validator = validator(&schema, def);
+        for mode in MODES {
+            for _ in 0..per_mode {
+                let Some(text) = (0..TRIES).map(|_| generator.instance(def, mode)).find(|text| {
+                    let value: Value = serde_json::from_str(text).expect("generated JSON parses");
+                    validator.is_valid(&value)
+                }) else {
+                    let text = generator.instance(def, mode);
+                    let value: Value = serde_json::from_str(&text).unwrap();
+                    let why = validator.iter_errors(&value).next().map(|e| e.to_string()).unwrap_or_default();
+                    report
+                        .failures
+                        .push(format!("{def} ({mode:?}): no valid instance in {TRIES} tries ({why}): {text}"));
+                    continue;
+                };
+                report.instances += 1;
+                *per_def.entry(def).or_default() += 1;
+                match (entry.text)(&text) {
+                    Ok(out) => {
+                        let diff = differences(&text, &out).unwrap();
+                        if !diff.is_empty() {
+                            report
+                                .failures
+                                .push(format!("{def} ({mode:?}): changed {diff:?}\n  in:  {text}\n  out: {out}"));
+                        }
+                    }
+                    Err(e) if allowed_refusal(&e) => report.refused += 1,
+                    Err(e) => report.failures.push(format!("{def} ({mode:?}): {e}\n  in:  {text}")),
+                }
+                for union in unions.iter().filter(|u| u.members.iter().any(|(member, _)| *member == def)) {
+                    report.union_checks += 1;
+                    match (union.decode_text)(&text) {
+                        Ok((_, out)) => {
+                            let diff = differences(&text, &out).unwrap();
+                            if !diff.is_empty() {
+                                report.failures.push(format!(
+                                    "{def} ({mode:?}) through {}: changed {diff:?}\n  in:  {text}\n  out: {out}",
+                                    union.union
+                                ));
+                            }
+                        }
+                        Err(e) if allowed_refusal(&e) => report.refused += 1,
+                        Err(e) => report
+                            .failures
+                            .push(format!("{def} ({mode:?}) through {}: {e}\n  in:  {text}", union.union)),
+                    }
+                }
+            }
+        }
+    }
+    let floor = per_mode * MODES.len();
+    for (def, n) in &per_def {
+        if *n < floor {
+            report.failures.push(format!("{def}: only {n} valid instances"));
+        }
+    }
+    println!(
+        "{rev}: {} definitions, {} instances ({floor} per definition, seed {seed}), {} union checks, \
+         {} refusals naming the member, {} failures",
+        per_def.len(),
+        report.instances,
+        report.union_checks,
+        report.refused,
+        report.failures.len()
+    );
+    report
+}
+
+fn assert_revision(rev: &str) {
+    let report = check_revision(rev);
+    let shown: Vec<&String> = report.failures.iter().take(25).collect();
+    assert!(
+        report.failures.is_empty(),
+        "{rev}: {} of {} instances failed (first {}):\n{}",
+        report.failures.len(),
+        report.instances,
+        shown.len(),
+        shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
+fn generated_instances_2024_11_05() {
+    assert_revision("2024-11-05");
+}
+
+#[test]
+fn generated_instances_2025_03_26() {
+    assert_revision("2025-03-26");
+}
+
+#[test]
+fn generated_instances_2025_06_18() {
+    assert_revision("2025-06-18");
+}
+
+#[test]
+fn generated_instances_2025_11_25() {
+    assert_revision("2025-11-25");
+}
+
+#[test]
+fn generated_instances_2026_07_28() {
+    assert_revision("2026-07-28");
+}
+
+#[test]
+fn generated_instances_draft() {
+    assert_revision("draft");
+}
+
+/// The extreme mode really reaches the decoder: its integers appear in generated instances.
+#[test]
+fn extreme_mode_writes_integers_beyond_64_bits() {
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_dir("2026-07-28").join("schema.json")).unwrap()).unwrap();
+    let mut generator = Generator::new(&schema, SEED);
+    let texts: Vec<String> = (0..200).map(|_| generator.instance("Resource", Mode::Extreme)).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("\"size\":18446744073709551616")
+                || t.contains("\"size\":1000000000000000000000000000000"))
+    );
+    assert!(texts.iter().any(|t| t.contains("\"size\":1.0") || t.contains("\"size\":1e3")));
+}
+
+/// Free-form members (`_meta` values, tool arguments, error `data`, unknown members) are
+/// `serde_json::Value`, which holds integers within 64 bits exactly and any other number as an
+/// `f64`. An integer literal it cannot hold is an error naming the member, never a float. serde_json
+/// gives such an integer as an `f64` without its text, so any number of magnitude 2^63 or more that
+/// is not a 64-bit integer, and a negative zero, are refused: `1e19` as much as
+/// `10000000000000000000000` (the documented price of reading free-form members in one pass).
+#[test]
+fn free_form_big_integers_are_refused_naming_the_member() {
+    for (literal, kept) in [("1e18", true), ("-2.5e300", false), ("1e19", false), ("-0.0", false), ("0.0", true)] {
+        let text = format!(r#"{{"code":1,"message":"m","data":{{"x":[{literal}]}}}}"#);
+        match serde_json::from_str::<mcp_types::ErrorObject>(&text) {
+            Ok(error) => {
+                assert!(kept, "{literal}");
+                let out = serde_json::to_string(&error).unwrap();
+                assert!(mcp_tests::exact::differences(&text, &out).unwrap().is_empty(), "{text} -> {out}");
+            }
+            Err(e) => assert!(!kept && e.to_string().contains("at `data`"), "{literal}: {e}"),
+        }
+    }
+    for literal in free_form_extremes() {
+        let cases = [
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}},"name":"t","arguments":{{"n":{literal}}}}}}}"#
+                ),
+                "params.arguments",
+            ),
+            (
+                format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":1,"message":"m","data":[{literal}]}}}}"#),
+                "error.data",
+            ),
+            (
+                format!(r#"{{"jsonrpc":"2.0","method":"notifications/x","params":{{"vendor":{{"deep":{literal}}}}}}}"#),
+                "params",
+            ),
+        ];
+        for (i, (text, member)) in cases.iter().enumerate() {
+            let e = if i == 0 {
+                serde_json::from_str::<mcp_types::ClientMessage>(text).unwrap_err().to_string()
+            } else {
+                serde_json::from_str::<mcp_types::ServerMessage>(text).unwrap_err().to_string()
+            };
+            assert!(
+                e.contains(&format!("`{member}")) && e.contains("cannot be kept exactly"),
+                "{literal} in {member}: {e}"
+            );
+        }
+    }
+}
