@@ -546,3 +546,23 @@ fn number_members_keep_fractions_and_refuse_integers_beyond_64_bits() {
     );
     assert!(e.contains("`params.progress`") && e.contains("beyond the 64-bit range"), "{e}");
 }
+
+/// A member name twice in one object of a union decoded by shape is refused, naming it: the
+/// variants are scored on the object with the last value, so decoding it as the variant that
+/// tolerates the duplicate (a notification keeping `id` among its extra members) would give a
+/// message that encodes as another variant. Found by the `decode_messages` fuzz target.
+#[test]
+fn a_member_named_twice_in_a_union_is_refused_not_decoded_as_another_variant() {
+    use mcp_types::v2024_11_05::JsonRpcMessage;
+    for text in [
+        r#"{"jsonrpc":"2.0","id":"a","method":"initialize","id":"a"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{},"_meta":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"a":1,"a":2}}"#,
+    ] {
+        let e = err::<JsonRpcMessage>(text);
+        assert!(e.contains("member named twice"), "{text}: {e}");
+    }
+    // The same object without the second name decodes, as the variant it fits.
+    let once = serde_json::from_str::<JsonRpcMessage>(r#"{"jsonrpc":"2.0","id":"a","method":"initialize"}"#).unwrap();
+    assert!(matches!(once, JsonRpcMessage::Request(_)), "{once:?}");
+}

@@ -561,12 +561,78 @@ impl<'de> FromRaw<'de> for Scored<'de> {
     const EXPECTING: &'static str = "any valid JSON value";
 
     fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E> {
-        let value = serde_json::from_str(&raw).map_err(E::custom)?;
+        // The variants are scored on `value` and decoded from `raw`: the two must be the same
+        // object, which a member named twice (the last one wins in a `Value`) would break.
+        let mut deserializer = serde_json::Deserializer::from_str(&raw);
+        let value = UniqueMembers.deserialize(&mut deserializer).map_err(E::custom)?;
+        deserializer.end().map_err(E::custom)?;
         Ok(Scored { value, raw: Some(raw) })
     }
 
     fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(Scored { value: Value::deserialize(d)?, raw: None })
+    }
+}
+
+/// A `Value`, refusing an object that names a member twice.
+struct UniqueMembers;
+
+impl<'de> DeserializeSeed<'de> for UniqueMembers {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for UniqueMembers {
+    type Value = Value;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(UniqueMembers)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if members.contains_key(&key) {
+                return Err(de::Error::custom(format_args!("member named twice in one object: `{key}`")));
+            }
+            let value = map.next_value_seed(UniqueMembers)?;
+            members.insert(key, value);
+        }
+        Ok(Value::Object(members))
     }
 }
 
