@@ -4,29 +4,49 @@
 # the first finding; the input that triggered it is left in fuzz/artifacts/<target>/.
 #
 #   fuzz/run.sh [SECONDS] [TARGET...]      # e.g. fuzz/run.sh 600 server_session
+#   fuzz/run.sh build                      # only build; prints where the binaries are
 #
-# `cargo fuzz build -s none` passes the coverage instrumentation flags that need no nightly
-# (sancov-module, inline 8-bit counters, pc table, trace-compares); the sanitizers are off.
+# Plain cargo with the coverage instrumentation flags `cargo fuzz build -s none` passes, all of
+# which work without nightly (sancov-module, inline 8-bit counters, pc table, trace-compares,
+# stack depth); the sanitizers are off. `--target` keeps the flags off build scripts and proc
+# macros. Nothing to install beyond the toolchain: libfuzzer-sys builds libFuzzer itself.
 set -euo pipefail
 cd "$(dirname "$0")"
+build_only=false
+if [ "${1:-}" = build ]; then
+  build_only=true
+  shift
+fi
 seconds="${1:-30}"
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(decode_messages server_session client_sse header_codec)
 
-command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --version 0.13.2 --locked
+triple="$(rustc -vV | sed -n 's/^host: //p')"
+# Beside the workspace's own build output (a separate triple directory, so nothing is shared
+# with the uninstrumented builds), unless CARGO_TARGET_DIR says otherwise.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/../target/fuzz}"
+flags=(-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
+  -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table
+  -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing
+  -Cllvm-args=-simplifycfg-branch-fold-threshold=0 -Ccodegen-units=16)
+case "$triple" in *-linux-*) flags+=(-Cllvm-args=-sanitizer-coverage-stack-depth) ;; esac
+RUSTFLAGS="${flags[*]} ${RUSTFLAGS:-}" cargo build --release --target "$triple" --bins
+bin="$CARGO_TARGET_DIR/$triple/release"
+if $build_only; then
+  echo "fuzz: targets built in $bin"
+  exit 0
+fi
+
 [ -d ../schema/2026-07-28/examples ] || (cd .. && cargo xtask schema sync)
 python3 seed_corpus.py
-
-build=(-s none --codegen-units 16)
-cargo fuzz build "${build[@]}"
 summary=()
 for target in "${targets[@]}"; do
-  mkdir -p "artifacts/$target"
+  mkdir -p "artifacts/$target" "corpus/$target"
   log="$(mktemp)"
   status=0
   # -timeout: one input running this long is a finding (a hang); -rss_limit_mb: so is this much memory.
-  cargo fuzz run "${build[@]}" "$target" "corpus/$target" -- \
+  "$bin/$target" "corpus/$target" -artifact_prefix="artifacts/$target/" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 2>"$log" || status=$?
   runs="$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$log" | tail -n1)"
   if [ "$status" -ne 0 ]; then

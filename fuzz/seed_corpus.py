@@ -101,9 +101,53 @@ def server_sessions():
     retry = request(3, "tools/call", {"name": "ask", "inputResponses": {
         "first": {"action": "accept", "content": {"name": "Ada"}}, "roots": {"roots": []}}})
     seeds.append("\n".join([mirrors(ask), compact(ask), mirrors(retry), compact(retry)]))
+    tasks = {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "build", "_meta": {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {},
+                                                       "extensions": {"io.modelcontextprotocol/tasks": {}}}}}}
+    task_meta = tasks["params"]["_meta"]
+    task_request = lambda id, method, params: {"jsonrpc": "2.0", "id": id, "method": method,
+                                               "params": dict(params, _meta=task_meta)}
+    seeds.append("\n".join([mirrors(tasks), compact(tasks),
+                            compact(task_request(7, "tasks/get", {"taskId": "0" * 32})),
+                            compact(task_request(8, "tasks/update", {"taskId": "0" * 32, "inputResponses": {
+                                "target": {"action": "accept", "content": {"target": "docs"}}}})),
+                            compact(task_request(9, "tasks/cancel", {"taskId": "0" * 32}))]))
+    skills = [request(10, "skills/list"), request(11, "skills/get", {"uri": "skill://team/notes/SKILL.md"}),
+              request(12, "resources/read", {"uri": "skill://team/notes/data/a.txt"}),
+              request(13, "resources/directory/read", {"uri": "skill://team/notes"}),
+              request(14, "resources/read", {"uri": "skill://team/notes/../secret"})]
+    seeds.append("\n".join(line for message in skills for line in (mirrors(message), compact(message))))
+    # What this target found once: an error about a malformed response carried the response's id,
+    # so a request with that id was answered twice. And a request that lost its method.
+    seeds.append("\n".join(compact(m) for m in [
+        initialize, initialized, legacy(1, "ping"), {"jsonrpc": "1.0", "id": 1, "result": {}},
+        {"id": 1, "result": {}}, {"jsonrpc": "2.0", "id": 2, "params": {}}]))
     listen = request(4, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
     seeds.append("\n".join([compact(listen), compact(request(5, "server/discover"))]))
     return seeds
+
+
+def extension_results():
+    """Params and results of the tasks and skills extensions (no official examples exist)."""
+    task = {"taskId": "786512e2-9e0d-44bd-8f29-789f320fe840", "status": "input_required",
+            "createdAt": "2026-07-28T10:30:00Z", "lastUpdatedAt": "2026-07-28T10:31:00Z", "ttlMs": 60000,
+            "pollIntervalMs": 500, "statusMessage": "waiting"}
+    skill = {"uri": "skill://team/notes/SKILL.md", "frontmatter": {"name": "notes", "description": "Team notes"},
+             "resources": [{"uri": "skill://team/notes/data/a.txt", "size": 1,
+                            "digest": "sha256:ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"}]}
+    return [compact(v) for v in [
+        dict(task, resultType="task"),
+        dict(task, resultType="complete", inputRequests={"target": {"method": "elicitation/create", "params": {
+            "mode": "form", "message": "Target?", "requestedSchema": {"type": "object", "properties": {}}}}}),
+        dict(task, status="completed", result={"content": [{"type": "text", "text": "built"}]}),
+        dict(task, status="failed", error={"code": -32603, "message": "failed"}),
+        {"resultType": "complete"},
+        {"taskId": task["taskId"], "inputResponses": {"target": {"action": "decline"}}},
+        {"skills": [skill, dict(skill, resources="dynamic")], "nextCursor": "b2Zmc2V0OjI"},
+        {"skill": skill}, {"uri": "skill://team/notes", "cursor": "x"},
+        {"resources": [{"uri": "skill://team/notes/data", "name": "data", "mimeType": "inode/directory"}]},
+    ]]
 
 
 def sse_streams():
@@ -139,7 +183,7 @@ def header_cases():
 
 if __name__ == "__main__":
     counts = {
-        "decode_messages": write("decode_messages", [compact(e) for _, _, e in examples()]),
+        "decode_messages": write("decode_messages", [compact(e) for _, _, e in examples()] + extension_results()),
         "server_session": write("server_session", server_sessions()),
         "client_sse": write("client_sse", sse_streams()),
         "header_codec": write("header_codec", header_cases()),

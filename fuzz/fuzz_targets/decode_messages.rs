@@ -1,6 +1,7 @@
-//! Every top-level message type of every revision, decoded from the same bytes. Oracle: what
-//! decodes encodes, decodes again to an equal value (through text and through
-//! `serde_json::Value`), and encodes to the same text again.
+//! Every top-level message type of every revision, and the params and results of the tasks and
+//! skills extensions, decoded from the same bytes. Oracle: what decodes encodes, decodes again
+//! to an equal value (through text and through `serde_json::Value`), and encodes to the same
+//! text again.
 #![no_main]
 
 use std::fmt::Debug;
@@ -84,6 +85,15 @@ all_types! {
         mcp_types::draft::ClientMessage, mcp_types::draft::ServerMessage,
         mcp_types::draft::ClientRequest, mcp_types::draft::ClientNotification,
         mcp_types::draft::ServerNotification, mcp_types::draft::ServerResult,
+    ];
+    extensions: [
+        mcp_types::ext::tasks::CreateTaskResult, mcp_types::ext::tasks::GetTaskResult,
+        mcp_types::ext::tasks::TaskAck, mcp_types::ext::tasks::TaskIdParams,
+        mcp_types::ext::tasks::UpdateTaskRequestParams, mcp_types::ext::tasks::TaskStatusNotificationParams,
+        mcp_types::ext::skills::ListSkillsRequestParams, mcp_types::ext::skills::ListSkillsResult,
+        mcp_types::ext::skills::GetSkillRequestParams, mcp_types::ext::skills::GetSkillResult,
+        mcp_types::ext::skills::ReadResourceDirectoryRequestParams,
+        mcp_types::ext::skills::ReadResourceDirectoryResult,
     ];
 }
 

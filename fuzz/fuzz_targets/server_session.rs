@@ -17,7 +17,7 @@ use futures::StreamExt as _;
 use libfuzzer_sys::fuzz_target;
 use mcp_server::{
     Context, Error, Mirrors, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Server, Session,
-    ToolRoute, text_result,
+    SkillRoute, TaskSupport, ToolRoute, text_result,
 };
 use mcp_types::{
     ClientCapabilities, CompleteResultCompletion, ContentBlock, GetPromptResult, JsonObject, LoggingLevel, Prompt,
@@ -36,8 +36,8 @@ fn contents(uri: &str, text: &str) -> Vec<ReadResourceResultContentsItem> {
 }
 
 /// A server with one handler of each kind: plain and annotated tools, tools that ask the
-/// client (elicitation, sampling), report progress and log, fail; resources, a template,
-/// prompts and completion.
+/// client (elicitation, sampling), report progress and log, fail, become a task; resources, a
+/// template, prompts, completion and a skill.
 fn server() -> &'static Server {
     static SERVER: OnceLock<Server> = OnceLock::new();
     SERVER.get_or_init(|| {
@@ -106,6 +106,28 @@ fn server() -> &'static Server {
                     Role::User,
                 )]))
             }))
+            .tool(
+                ToolRoute::new("build", |ctx: Context, _: NoArguments| async move {
+                    // A task from its first wait on, with a question for tasks/update.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    let form = serde_json::from_value(json!({"mode": "form", "message": "Target?",
+                        "requestedSchema": {"type": "object", "properties": {"target": {"type": "string"}}}}))
+                    .expect("valid params");
+                    let answer = ctx.elicit("target", form).await?;
+                    Ok::<_, Error>(format!("built {:?}", answer.action))
+                })
+                .task_support(TaskSupport::Optional),
+            )
+            .skill(
+                SkillRoute::from_files(
+                    "team/notes",
+                    [
+                        ("SKILL.md", "---\nname: notes\ndescription: Team notes\n---\n\n# Notes\n"),
+                        ("data/a.txt", "a"),
+                    ],
+                )
+                .expect("a valid skill"),
+            )
             .completion(|_, params| async move {
                 let values = ["alpha", "beta"].into_iter().filter(|v| v.starts_with(&params.argument.value));
                 Ok(CompleteResultCompletion::new(values.map(str::to_owned).collect()))
