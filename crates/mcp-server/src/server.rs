@@ -217,6 +217,9 @@ impl ServerBuilder {
 
     /// Serves a skill (the `io.modelcontextprotocol/skills` extension): its files become
     /// resources, `skills/list` and `skills/get` list it, and the extension is declared.
+    /// SEP-2640 defines no skills notification of its own: a change to the skills served is
+    /// announced as a resource change ([`Server::notify_resources_list_changed`],
+    /// [`Server::notify_resource_updated`]).
     pub fn skill(mut self, skill: SkillRoute) -> Self {
         self.skills.push(skill);
         self
