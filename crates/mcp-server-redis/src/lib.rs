@@ -6,6 +6,8 @@
 //!   are published so that the instance running the handler sees answers and cancellations.
 //! - [`RedisUsedStates`]: the single-use `requestState`s already used ([`UsedStateStore`]),
 //!   one key each, expiring with the state.
+//! - [`RedisSessionStore`]: legacy HTTP sessions ([`SessionStore`]), one key each, expiring
+//!   when idle.
 //!
 //! Every store of one [`Redis`] shares its connection (a [`ConnectionManager`] that reconnects
 //! by itself). While Redis is unreachable an operation fails after
@@ -18,6 +20,7 @@
 //! let server = mcp_server::Server::builder("shared", "1.0.0")
 //!     .task_store(std::sync::Arc::new(redis.task_store()))
 //!     .used_state_store(std::sync::Arc::new(redis.used_state_store()))
+//!     .session_store(std::sync::Arc::new(redis.session_store()))
 //!     .build()
 //!     .unwrap();
 //! # Ok(()) }
@@ -28,7 +31,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::StreamExt as _;
 use mcp_server::tasks::{StoreError, StoreFuture, TaskChange, TaskRecord, TaskWatch};
-use mcp_server::{StateUse, TaskStore, UseVerdict, UsedStateStore};
+use mcp_server::{SessionRecord, SessionStore, StateUse, TaskStore, UseVerdict, UsedStateStore};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::sync::mpsc;
 
@@ -101,6 +104,11 @@ impl Redis {
     /// The store of used single-use `requestState`s of this deployment.
     pub fn used_state_store(&self) -> RedisUsedStates {
         RedisUsedStates(self.clone())
+    }
+
+    /// The legacy session store of this deployment.
+    pub fn session_store(&self) -> RedisSessionStore {
+        RedisSessionStore(self.clone())
     }
 
     fn key(&self, kind: &str, id: &str) -> String {
@@ -366,5 +374,46 @@ impl UsedStateStore for RedisUsedStates {
             let first: Option<String> = self.0.query(USED_STATES, &set).await?;
             Ok(if first.is_some() { UseVerdict::First } else { UseVerdict::Repeated })
         })
+    }
+}
+
+// ------------------------------------------------------------------ legacy sessions
+
+const SESSIONS: &str = "session store";
+
+fn millis(duration: Duration) -> u64 {
+    duration.as_millis().clamp(1, u128::from(u64::MAX)) as u64
+}
+
+/// Legacy HTTP sessions in Redis: `PREFIXsession:ID` holds the [`SessionRecord`] as JSON and
+/// expires after the session's idle time; each use (`GETEX`) starts it again.
+#[derive(Clone, Debug)]
+pub struct RedisSessionStore(Redis);
+
+impl SessionStore for RedisSessionStore {
+    fn save<'a>(&'a self, id: &'a str, record: &'a SessionRecord, idle: Duration) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let json = serde_json::to_string(record).map_err(|e| self.0.error(SESSIONS, e))?;
+            let mut set = redis::cmd("SET");
+            set.arg(self.0.key("session", id)).arg(json).arg("PX").arg(millis(idle));
+            self.0.query::<()>(SESSIONS, &set).await
+        })
+    }
+
+    fn load<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, Option<SessionRecord>> {
+        Box::pin(async move {
+            let mut get = redis::cmd("GETEX");
+            get.arg(self.0.key("session", id)).arg("PX").arg(millis(idle));
+            let json: Option<String> = self.0.query(SESSIONS, &get).await?;
+            json.map(|json| {
+                serde_json::from_str(&json)
+                    .map_err(|e| self.0.error(SESSIONS, format!("session {id} is not a session record: {e}")))
+            })
+            .transpose()
+        })
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move { self.0.query::<()>(SESSIONS, redis::cmd("DEL").arg(self.0.key("session", id))).await })
     }
 }

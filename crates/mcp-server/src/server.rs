@@ -29,7 +29,7 @@ use crate::message::{Disposition, Outgoing, Reply};
 use crate::routes::{
     BoxFuture, CompletionFn, PromptRoute, ResourceRoute, ResourceTemplateRoute, TaskSupport, ToolRoute, error_result,
 };
-use crate::session::Session;
+use crate::session::{InMemorySessionStore, Session, SessionStore};
 use crate::skills::{SkillInner, SkillRoute};
 use crate::state::{self, InMemoryUsedStates, Sealed, StateKey, StateKeyring, StateUse, UseVerdict, UsedStateStore};
 use crate::tasks::{InMemoryTaskStore, RawUpdateParams, TaskRequest, TaskStore};
@@ -159,6 +159,7 @@ pub struct ServerBuilder {
     keyring: Option<StateKeyring>,
     used_states: Option<Arc<dyn UsedStateStore>>,
     task_store: Option<Arc<dyn TaskStore>>,
+    session_store: Option<Arc<dyn SessionStore>>,
     skills: Vec<SkillRoute>,
     skill_directory_read: bool,
 }
@@ -229,6 +230,13 @@ impl ServerBuilder {
     /// Where tasks live (default: an [`InMemoryTaskStore`]; share one store across replicas).
     pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
         self.task_store = Some(store);
+        self
+    }
+
+    /// Where the HTTP transport keeps legacy sessions (default: an [`InMemorySessionStore`]).
+    /// Share one store across instances so that any of them serves a session opened on another.
+    pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.session_store = Some(store);
         self
     }
 
@@ -365,6 +373,7 @@ impl ServerBuilder {
                 changes,
                 has_tasks,
                 task_store: self.task_store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::new())),
+                session_store: self.session_store.unwrap_or_else(|| Arc::new(InMemorySessionStore::new())),
                 skills: self.skills,
                 skill_index,
                 directories: directories
@@ -401,6 +410,7 @@ struct ServerInner {
     changes: broadcast::Sender<Change>,
     has_tasks: bool,
     task_store: Arc<dyn TaskStore>,
+    session_store: Arc<dyn SessionStore>,
     skills: Vec<SkillRoute>,
     skill_index: HashMap<String, usize>,
     /// The directory resources of the skills' files, with their direct children.
@@ -487,6 +497,7 @@ impl Server {
             keyring: None,
             used_states: None,
             task_store: None,
+            session_store: None,
             skills: Vec::new(),
             skill_directory_read: true,
         }
@@ -1525,6 +1536,11 @@ impl Server {
 
     pub(crate) fn task_store(&self) -> &Arc<dyn TaskStore> {
         &self.inner.task_store
+    }
+
+    /// Where the HTTP transport keeps legacy sessions.
+    pub fn session_store(&self) -> &Arc<dyn SessionStore> {
+        &self.inner.session_store
     }
 
     /// The keys sealing `requestState`: rotate or remove keys through it while serving.

@@ -94,7 +94,7 @@ impl Drop for RedisServer {
 // ------------------------------------------------------------------ a fixture server and client
 
 use mcp_server::{Connection, Context, Error, NoArguments, Server, ServerBuilder, TaskSupport, ToolRoute};
-use mcp_types::ElicitRequestParams;
+use mcp_types::{ElicitRequestParams, LoggingLevel};
 use serde_json::{Value, json};
 
 pub const MODERN: &str = "2026-07-28";
@@ -143,6 +143,14 @@ pub fn builder() -> ServerBuilder {
             Ok::<_, Error>(format!("{} likes {}", answer(&name, "name"), answer(&color, "color")))
         }))
         .tool(ToolRoute::new("plain", |_: Context, _: NoArguments| async move { Ok::<_, Error>("plain") }))
+        .tool(ToolRoute::new("whoami", |ctx: Context, _: NoArguments| async move {
+            // Which of the two is sent tells the session's log level.
+            ctx.log(LoggingLevel::Info, None, json!("info")).await;
+            ctx.log(LoggingLevel::Error, None, json!("error")).await;
+            let client = ctx.client_info().map_or("?".to_owned(), |info| info.name.clone());
+            let elicitation = ctx.client_capabilities().elicitation.is_some();
+            Ok::<_, Error>(format!("{} {client} elicitation={elicitation}", ctx.protocol_version()))
+        }))
 }
 
 /// Client capabilities declaring the tasks extension and form elicitation.
