@@ -26,7 +26,8 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::message::{Disposition, Outgoing, OutgoingKind};
-use crate::{LEGACY_VERSIONS, Mirrors, Principal, Server, Session};
+use crate::tasks::StoreError;
+use crate::{LEGACY_VERSIONS, Mirrors, Principal, Server, Session, SessionRecord};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -348,8 +349,8 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
     let principal = parts.extensions.get::<Principal>().cloned().unwrap_or_default();
     match parts.method {
         Method::POST => post(shared, parts.headers, body, principal).await,
-        Method::GET => get(shared, &parts.headers),
-        Method::DELETE => delete(shared, &parts.headers),
+        Method::GET => get(shared, &parts.headers).await,
+        Method::DELETE => delete(shared, &parts.headers).await,
         _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
     }
 }
@@ -406,9 +407,10 @@ async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body, principal: Pr
 
     // Modern requests are stateless: a session id that comes with one is ignored.
     let (session, new_session, logs) = match (legacy_wire, session_id) {
-        (true, Some(session_id)) => match shared.session(session_id) {
-            Some((session, logs)) => (session, false, Some(logs)),
-            None => {
+        (true, Some(session_id)) => match shared.resolve(session_id).await {
+            Ok(Some((session, logs))) => (session, false, Some(logs)),
+            Err(e) => return json_response(StatusCode::OK, &Outgoing::error(id.as_ref(), &store_error(&e))),
+            Ok(None) => {
                 let error = ErrorObject::invalid_request("Session not found; send initialize without a session id");
                 return json_response(
                     StatusCode::NOT_FOUND,
@@ -431,13 +433,26 @@ async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body, principal: Pr
             })
             .collect(),
     };
+    // What the session was before this message: a change is saved for the other instances
+    // before the answer goes out.
+    let stored = session_id.filter(|_| logs.is_some()).map(|id| (id, session.record()));
+    let persist = async |session: &Session| match stored.as_ref() {
+        Some((id, before)) => shared.persist(id, session, before.as_ref()).await,
+        None => Ok(()),
+    };
     let Some(mut reply) = shared.server.handle(&session, message, Some(&mirrors)) else {
+        if let Err(e) = persist(&session).await {
+            return json_response(StatusCode::OK, &Outgoing::error(None, &store_error(&e)));
+        }
         return StatusCode::ACCEPTED.into_response();
     };
     let Some(first) = reply.next().await else {
         // Cancelled before it answered (a legacy `notifications/cancelled`).
         return StatusCode::NO_CONTENT.into_response();
     };
+    if let Err(e) = persist(&session).await {
+        return json_response(StatusCode::OK, &Outgoing::error(id.as_ref(), &store_error(&e)));
+    }
     let mut response = if first.is_response() {
         let status = match first.kind {
             OutgoingKind::Response(Disposition::BadRequest) => StatusCode::BAD_REQUEST,
@@ -492,8 +507,11 @@ async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body, principal: Pr
     } else {
         sse(futures::stream::once(async { first }).chain(reply))
     };
-    if new_session && session.protocol_version().is_some() {
-        let session_id = shared.insert(session);
+    if new_session && let Some(record) = session.record() {
+        let session_id = match shared.insert(session, &record).await {
+            Ok(session_id) => session_id,
+            Err(e) => return json_response(StatusCode::OK, &Outgoing::error(id.as_ref(), &store_error(&e))),
+        };
         if let Ok(value) = HeaderValue::from_str(&session_id) {
             response.headers_mut().insert(SESSION_HEADER, value);
         }
@@ -512,7 +530,7 @@ fn repeated_mirror(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// The legacy standalone stream: session notifications outside any request.
-fn get(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
+async fn get(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
     let Some(session_id) = header_str(headers, SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
@@ -521,8 +539,10 @@ fn get(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
     {
         return error(StatusCode::NOT_ACCEPTABLE, None, "Accept must allow text/event-stream");
     }
-    let Some((session, logs)) = shared.session(session_id) else {
-        return error(StatusCode::NOT_FOUND, None, "Session not found");
+    let (session, logs) = match shared.resolve(session_id).await {
+        Ok(Some(found)) => found,
+        Ok(None) => return error(StatusCode::NOT_FOUND, None, "Session not found"),
+        Err(e) => return json_response(StatusCode::SERVICE_UNAVAILABLE, &Outgoing::error(None, &store_error(&e))),
     };
     // `Last-Event-ID: stream:n` resumes that request's stream after its n-th event.
     let resume = header_str(headers, "last-event-id").and_then(|last| {
@@ -541,18 +561,32 @@ fn get(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
     }
 }
 
-fn delete(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
+async fn delete(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
     let Some(session_id) = header_str(headers, SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
     let removed = shared.sessions.lock().expect("not poisoned").remove(session_id);
-    match removed {
-        Some(entry) => {
-            entry.session.close();
-            StatusCode::OK.into_response()
-        }
-        None => error(StatusCode::NOT_FOUND, None, "Session not found"),
+    if let Some(entry) = &removed {
+        entry.session.close();
     }
+    // Opened on another instance perhaps: the store knows.
+    let store = shared.server.session_store();
+    let idle = shared.config.session_idle;
+    let outcome = async {
+        let known = removed.is_some() || store.load(session_id, idle).await?.is_some();
+        store.remove(session_id).await?;
+        Ok::<_, StoreError>(known)
+    };
+    match outcome.await {
+        Ok(true) => StatusCode::OK.into_response(),
+        Ok(false) => error(StatusCode::NOT_FOUND, None, "Session not found"),
+        Err(e) => json_response(StatusCode::SERVICE_UNAVAILABLE, &Outgoing::error(None, &store_error(&e))),
+    }
+}
+
+/// The `-32603` for a session store that failed.
+fn store_error(error: &StoreError) -> ErrorObject {
+    ErrorObject::internal_error(format!("The session store failed: {error}"))
 }
 
 impl Shared {
@@ -569,20 +603,73 @@ impl Shared {
         Some((Arc::clone(&entry.session), Arc::clone(&entry.logs)))
     }
 
-    fn insert(&self, session: Arc<Session>) -> String {
+    /// The session `id`, from this instance or, opened on another, from the session store
+    /// (every use restarts its idle time there). `None`: unknown, ended or idle too long.
+    async fn resolve(&self, id: &str) -> Result<Option<(Arc<Session>, Arc<Mutex<Logs>>)>, StoreError> {
+        let Some(record) = self.server.session_store().load(id, self.config.session_idle).await? else {
+            // Ended elsewhere (DELETE on another instance, eviction): so it is here.
+            if let Some(entry) = self.sessions.lock().expect("not poisoned").remove(id) {
+                entry.session.close();
+            }
+            return Ok(None);
+        };
+        if let Some(found) = self.session(id) {
+            return Ok(Some(found));
+        }
+        let session = Session::restore(record);
+        let evicted = self.keep(id.to_owned(), Arc::clone(&session));
+        self.forget(evicted).await;
+        Ok(self.session(id))
+    }
+
+    /// Saves the session's record if this message changed it.
+    async fn persist(&self, id: &str, session: &Session, before: Option<&SessionRecord>) -> Result<(), StoreError> {
+        match session.record() {
+            Some(after) if Some(&after) != before => {
+                self.server.session_store().save(id, &after, self.config.session_idle).await
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Registers a session `initialize` just opened, here and in the store; returns its id.
+    async fn insert(&self, session: Arc<Session>, record: &SessionRecord) -> Result<String, StoreError> {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes).expect("the operating system's random source is available");
         let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        if let Err(e) = self.server.session_store().save(&id, record, self.config.session_idle).await {
+            session.close();
+            return Err(e);
+        }
+        let evicted = self.keep(id.clone(), session);
+        self.forget(evicted).await;
+        Ok(id)
+    }
+
+    /// Holds `session` on this instance, closing the least recently used ones beyond
+    /// `max_sessions`; returns their ids.
+    fn keep(&self, id: String, session: Arc<Session>) -> Vec<String> {
         let mut sessions = self.sessions.lock().expect("not poisoned");
         self.close_expired(&mut sessions);
+        let mut evicted = Vec::new();
         while sessions.len() >= self.config.max_sessions.max(1) {
             let oldest = sessions.iter().min_by_key(|(_, entry)| entry.last_used).map(|(id, _)| id.clone());
-            let Some(evicted) = oldest.and_then(|oldest| sessions.remove(&oldest)) else { break };
-            evicted.session.close();
+            let Some((oldest, entry)) = oldest.and_then(|oldest| sessions.remove_entry(&oldest)) else { break };
+            entry.session.close();
+            evicted.push(oldest);
         }
         let logs = Arc::new(Mutex::new(Logs::new(self.config.max_replay_bytes)));
-        sessions.insert(id.clone(), Entry { session, logs, last_used: Instant::now() });
-        id
+        sessions.insert(id, Entry { session, logs, last_used: Instant::now() });
+        evicted
+    }
+
+    /// Evicted sessions end everywhere: `max_sessions` bounds the store too.
+    async fn forget(&self, evicted: Vec<String>) {
+        for id in evicted {
+            if let Err(error) = self.server.session_store().remove(&id).await {
+                tracing::warn!(session = %id, %error, "an evicted session stays in the session store until idle");
+            }
+        }
     }
 
     fn close_expired(&self, sessions: &mut HashMap<String, Entry>) {

@@ -62,9 +62,9 @@ pub use routes::{
     error_result, text_result,
 };
 pub use server::{BuildError, CacheHints, LEGACY_VERSIONS, MODERN_VERSIONS, Options, Server, ServerBuilder};
-pub use session::Session;
+pub use session::{InMemorySessionStore, Session, SessionRecord, SessionStore};
 pub use skills::{SkillError, SkillRoute};
-pub use state::StateKey;
+pub use state::{InMemoryUsedStates, StateKey, StateKeyring, StateUse, UseVerdict, UsedStateStore};
 pub use tasks::{InMemoryTaskStore, TaskStore};
 
 /// The protocol era of a request.

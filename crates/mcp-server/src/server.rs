@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -29,9 +29,9 @@ use crate::message::{Disposition, Outgoing, Reply};
 use crate::routes::{
     BoxFuture, CompletionFn, PromptRoute, ResourceRoute, ResourceTemplateRoute, TaskSupport, ToolRoute, error_result,
 };
-use crate::session::Session;
+use crate::session::{InMemorySessionStore, Session, SessionStore};
 use crate::skills::{SkillInner, SkillRoute};
-use crate::state::{self, ReplayCache, Sealed, StateKey};
+use crate::state::{self, InMemoryUsedStates, Sealed, StateKey, StateKeyring, StateUse, UseVerdict, UsedStateStore};
 use crate::tasks::{InMemoryTaskStore, RawUpdateParams, TaskRequest, TaskStore};
 use crate::{Era, Error};
 use mcp_types::ext::skills::{
@@ -156,8 +156,10 @@ pub struct ServerBuilder {
     prompts: Vec<PromptRoute>,
     completion: Option<CompletionFn>,
     options: Options,
-    key: Option<StateKey>,
+    keyring: Option<StateKeyring>,
+    used_states: Option<Arc<dyn UsedStateStore>>,
     task_store: Option<Arc<dyn TaskStore>>,
+    session_store: Option<Arc<dyn SessionStore>>,
     skills: Vec<SkillRoute>,
     skill_directory_read: bool,
 }
@@ -203,15 +205,38 @@ impl ServerBuilder {
         self
     }
 
-    /// The key that seals `requestState` (default: random per process; share one across replicas).
+    /// The key that seals `requestState` (default: random per process; share one across replicas):
+    /// a [`StateKeyring`] of one key.
     pub fn state_key(mut self, key: StateKey) -> Self {
-        self.key = Some(key);
+        self.keyring = Some(StateKeyring::from(key));
+        self
+    }
+
+    /// The keys that seal and open `requestState`, rotatable while serving through any clone of
+    /// `keyring` (or [`Server::state_keyring`]).
+    pub fn state_keyring(mut self, keyring: StateKeyring) -> Self {
+        self.keyring = Some(keyring);
+        self
+    }
+
+    /// Where the used single-use states are remembered (with [`Options::state_single_use`];
+    /// default: an [`InMemoryUsedStates`] of [`Options::state_replay_cache`] entries). Share one
+    /// store across replicas so that a state used on one is refused on all.
+    pub fn used_state_store(mut self, store: Arc<dyn UsedStateStore>) -> Self {
+        self.used_states = Some(store);
         self
     }
 
     /// Where tasks live (default: an [`InMemoryTaskStore`]; share one store across replicas).
     pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
         self.task_store = Some(store);
+        self
+    }
+
+    /// Where the HTTP transport keeps legacy sessions (default: an [`InMemorySessionStore`]).
+    /// Share one store across instances so that any of them serves a session opened on another.
+    pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.session_store = Some(store);
         self
     }
 
@@ -340,12 +365,15 @@ impl ServerBuilder {
                 prompts: self.prompts,
                 prompt_index,
                 completion: self.completion,
-                replay: Mutex::new(ReplayCache::new(self.options.state_replay_cache)),
+                used_states: self
+                    .used_states
+                    .unwrap_or_else(|| Arc::new(InMemoryUsedStates::with_capacity(self.options.state_replay_cache))),
                 options: self.options,
-                key: self.key.unwrap_or_else(StateKey::random),
+                keyring: self.keyring.unwrap_or_else(|| StateKeyring::from(StateKey::random())),
                 changes,
                 has_tasks,
                 task_store: self.task_store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::new())),
+                session_store: self.session_store.unwrap_or_else(|| Arc::new(InMemorySessionStore::new())),
                 skills: self.skills,
                 skill_index,
                 directories: directories
@@ -376,12 +404,13 @@ struct ServerInner {
     prompt_index: HashMap<String, usize>,
     completion: Option<CompletionFn>,
     options: Options,
-    key: StateKey,
+    keyring: StateKeyring,
     /// Used single-use states (with `Options::state_single_use`).
-    replay: Mutex<ReplayCache>,
+    used_states: Arc<dyn UsedStateStore>,
     changes: broadcast::Sender<Change>,
     has_tasks: bool,
     task_store: Arc<dyn TaskStore>,
+    session_store: Arc<dyn SessionStore>,
     skills: Vec<SkillRoute>,
     skill_index: HashMap<String, usize>,
     /// The directory resources of the skills' files, with their direct children.
@@ -465,8 +494,10 @@ impl Server {
             prompts: Vec::new(),
             completion: None,
             options: Options::default(),
-            key: None,
+            keyring: None,
+            used_states: None,
             task_store: None,
+            session_store: None,
             skills: Vec::new(),
             skill_directory_read: true,
         }
@@ -1089,7 +1120,7 @@ impl Server {
         };
         let principal = session.principal();
         let principal = (!principal.is_anonymous()).then(|| state::principal_digest(principal.as_str()));
-        let answers = match self.answers(era, binding.as_ref(), principal.as_deref(), state, responses) {
+        let answers = match self.answers(era, binding.as_ref(), principal.as_deref(), state, responses).await {
             Ok(answers) => answers,
             Err(error) => return Outgoing::error(Some(id), &error),
         };
@@ -1156,7 +1187,7 @@ impl Server {
                 let mut result = InputRequiredResult::new();
                 result.result_type = ResultType::InputRequired;
                 result.input_requests = Some(requests);
-                result.request_state = Some(self.inner.key.seal(&sealed));
+                result.request_state = Some(self.inner.keyring.seal(&sealed));
                 self.respond(id, era, result)
             }
             Err(Error::MissingCapability(required)) if era == Era::Modern => {
@@ -1174,7 +1205,7 @@ impl Server {
     }
 
     /// The answers a multi-round request carries: those sealed in its state, then this round's.
-    fn answers(
+    async fn answers(
         &self,
         era: Era,
         binding: Option<&Binding>,
@@ -1190,10 +1221,21 @@ impl Server {
             let options = &self.inner.options;
             let invalid = |e: state::StateError| ErrorObject::invalid_params(format!("Invalid requestState: {e}"));
             let sealed =
-                self.inner.key.open(state, &binding.digest(), principal, options.state_max_age).map_err(invalid)?;
+                self.inner.keyring.open(state, &binding.digest(), principal, options.state_max_age).map_err(invalid)?;
             if options.state_single_use {
-                let mut replay = self.inner.replay.lock().expect("not poisoned");
-                replay.first_use(&sealed, options.state_max_age, state::now_secs()).map_err(invalid)?;
+                let used = StateUse {
+                    issued_secs: sealed.issued,
+                    nonce: sealed.nonce,
+                    expires_secs: sealed.issued.saturating_add(options.state_max_age.as_secs()),
+                };
+                match self.inner.used_states.first_use(used).await {
+                    Ok(UseVerdict::First) => {}
+                    Ok(UseVerdict::Repeated) => return Err(invalid(state::StateError::AlreadyUsed)),
+                    Ok(UseVerdict::Forgotten) => return Err(invalid(state::StateError::Forgotten)),
+                    Err(error) => {
+                        return Err(ErrorObject::internal_error(format!("The used-state store failed: {error}")));
+                    }
+                }
             }
             answers = sealed.answers;
         }
@@ -1494,6 +1536,16 @@ impl Server {
 
     pub(crate) fn task_store(&self) -> &Arc<dyn TaskStore> {
         &self.inner.task_store
+    }
+
+    /// Where the HTTP transport keeps legacy sessions.
+    pub fn session_store(&self) -> &Arc<dyn SessionStore> {
+        &self.inner.session_store
+    }
+
+    /// The keys sealing `requestState`: rotate or remove keys through it while serving.
+    pub fn state_keyring(&self) -> &StateKeyring {
+        &self.inner.keyring
     }
 
     fn tool(&self, name: &str) -> Option<&ToolEntry> {

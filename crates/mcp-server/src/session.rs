@@ -10,7 +10,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcp_types::{ClientCapabilities, ErrorObject, Implementation, LoggingLevel, RequestId};
 use serde_json::{Value, json};
@@ -18,6 +18,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use crate::message::Outgoing;
+use crate::tasks::{StoreError, StoreFuture};
 use crate::{Error, Principal};
 
 type Pending = HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>;
@@ -46,7 +47,123 @@ pub(crate) struct Legacy {
     pub subscriptions: BTreeSet<String>,
 }
 
+/// What a legacy session (an HTTP `Mcp-Session-Id`) negotiated and chose: everything another
+/// instance needs to serve it. Requests in flight, server-to-client requests and SSE replay
+/// logs stay with the instance that holds them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct SessionRecord {
+    /// The party that opened the session.
+    pub principal: Principal,
+    pub protocol_version: String,
+    /// Whether `notifications/initialized` arrived.
+    pub initialized: bool,
+    pub client_capabilities: ClientCapabilities,
+    pub client_info: Option<Implementation>,
+    pub log_level: Option<LoggingLevel>,
+    /// The URIs of `resources/subscribe`.
+    pub subscriptions: BTreeSet<String>,
+}
+
+/// Where legacy HTTP sessions live, by `Mcp-Session-Id`, so that a session opened on one
+/// instance is served by any other sharing the store, after the first is gone. A session
+/// unused for `idle` is forgotten; every use starts that time again.
+/// [`InMemorySessionStore`] (the default) keeps them for one process.
+pub trait SessionStore: Send + Sync + 'static {
+    /// Stores the session's record, replacing any, to be forgotten after `idle` unused.
+    fn save<'a>(&'a self, id: &'a str, record: &'a SessionRecord, idle: Duration) -> StoreFuture<'a, ()>;
+
+    /// The session's record (`None`: unknown, ended or idle too long); starts `idle` again.
+    fn load<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, Option<SessionRecord>>;
+
+    /// Forgets the session.
+    fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
+}
+
+/// The default [`SessionStore`]: this process's memory. Idle sessions are dropped when touched
+/// and whenever a session is saved; the HTTP transport's `max_sessions` bounds the rest.
+#[derive(Default)]
+pub struct InMemorySessionStore(Mutex<HashMap<String, (SessionRecord, Instant)>>);
+
+impl InMemorySessionStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many sessions are stored (idle ones not yet dropped included).
+    pub fn len(&self) -> usize {
+        self.0.lock().expect("not poisoned").len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl SessionStore for InMemorySessionStore {
+    fn save<'a>(&'a self, id: &'a str, record: &'a SessionRecord, idle: Duration) -> StoreFuture<'a, ()> {
+        let mut sessions = self.0.lock().expect("not poisoned");
+        let now = Instant::now();
+        sessions.retain(|_, (_, expires)| *expires > now);
+        sessions.insert(id.to_owned(), (record.clone(), now + idle));
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn load<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, Option<SessionRecord>> {
+        let mut sessions = self.0.lock().expect("not poisoned");
+        let now = Instant::now();
+        let found = match sessions.get_mut(id) {
+            Some((_, expires)) if *expires <= now => {
+                sessions.remove(id);
+                None
+            }
+            Some((record, expires)) => {
+                *expires = now + idle;
+                Some(record.clone())
+            }
+            None => None,
+        };
+        Box::pin(std::future::ready(Ok::<_, StoreError>(found)))
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        self.0.lock().expect("not poisoned").remove(id);
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
 impl Session {
+    /// A session of `record`'s principal in the state `record` describes (a session opened on
+    /// another instance).
+    pub fn restore(record: SessionRecord) -> Arc<Self> {
+        let session = Session::with_principal(record.principal);
+        session.update(|legacy| {
+            *legacy = Legacy {
+                version: Some(record.protocol_version),
+                initialized: record.initialized,
+                client_capabilities: record.client_capabilities,
+                client_info: record.client_info,
+                log_level: record.log_level,
+                subscriptions: record.subscriptions,
+            }
+        });
+        session
+    }
+
+    /// What another instance needs to serve this session; `None` before `initialize` succeeded.
+    pub fn record(&self) -> Option<SessionRecord> {
+        let legacy = self.legacy();
+        Some(SessionRecord {
+            principal: self.principal.clone(),
+            protocol_version: legacy.version?,
+            initialized: legacy.initialized,
+            client_capabilities: legacy.client_capabilities,
+            client_info: legacy.client_info,
+            log_level: legacy.log_level,
+            subscriptions: legacy.subscriptions,
+        })
+    }
+
     /// A session of the anonymous principal.
     pub fn new() -> Arc<Self> {
         Arc::new(Session::default())

@@ -3,6 +3,7 @@
 //! that was altered, replayed onto another request, or is too old.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -12,9 +13,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::tasks::StoreFuture;
+
 type HmacSha256 = Hmac<Sha256>;
 
-/// The key that seals `requestState`. Servers behind a load balancer share one key.
+/// One key that seals `requestState`; a [`StateKeyring`] holds several, by id. Servers behind a
+/// load balancer share their keys.
 #[derive(Clone)]
 pub struct StateKey([u8; 32]);
 
@@ -62,6 +66,8 @@ pub(crate) struct Sealed {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum StateError {
     Malformed,
+    /// Sealed with a key the ring no longer holds (or never held).
+    UnknownKey,
     BadSignature,
     OtherRequest,
     OtherPrincipal,
@@ -75,6 +81,10 @@ impl std::fmt::Display for StateError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             StateError::Malformed => "requestState is not a state this server issued",
+            StateError::UnknownKey => {
+                "requestState was sealed with a key this server no longer accepts (StateKeyring); \
+                 send the request again without it"
+            }
             StateError::BadSignature => "requestState failed its integrity check",
             StateError::OtherRequest => "requestState belongs to a different request",
             StateError::OtherPrincipal => "requestState was issued to another principal",
@@ -111,9 +121,9 @@ pub(crate) fn nonce() -> u64 {
     u64::from_le_bytes(bytes)
 }
 
-/// The single-use states already used, remembered until they expire. Bounded: when full, the
-/// oldest is forgotten and every state issued at or before it is refused from then on, so a
-/// replay is never accepted.
+/// The single-use states already used, remembered until they expire (behind
+/// [`InMemoryUsedStates`]). Bounded: when full, the oldest is forgotten and every state issued at
+/// or before it is refused from then on, so a replay is never accepted.
 #[derive(Debug)]
 pub(crate) struct ReplayCache {
     capacity: usize,
@@ -126,23 +136,26 @@ impl ReplayCache {
         ReplayCache { capacity, used: BTreeSet::new(), horizon: None }
     }
 
-    /// Records the first use of `sealed`; an error if it was used before, or may have been.
-    pub fn first_use(&mut self, sealed: &Sealed, max_age: Duration, now: u64) -> Result<(), StateError> {
-        let oldest_valid = now.saturating_sub(max_age.as_secs());
+    /// Records the first use of `state`; whether it was used before, or may have been.
+    pub fn first_use(&mut self, state: StateUse, now: u64) -> UseVerdict {
+        // Entries are ordered by issue time; every entry shares one lifetime, so those issued
+        // before the oldest still valid one have expired.
+        let max_age = state.expires_secs.saturating_sub(state.issued_secs);
+        let oldest_valid = now.saturating_sub(max_age);
         while self.used.first().is_some_and(|&(issued, _)| issued < oldest_valid) {
             self.used.pop_first();
         }
-        if self.horizon.is_some_and(|horizon| sealed.issued <= horizon) {
-            return Err(StateError::Forgotten);
+        if self.horizon.is_some_and(|horizon| state.issued_secs <= horizon) {
+            return UseVerdict::Forgotten;
         }
-        if !self.used.insert((sealed.issued, sealed.nonce)) {
-            return Err(StateError::AlreadyUsed);
+        if !self.used.insert((state.issued_secs, state.nonce)) {
+            return UseVerdict::Repeated;
         }
         while self.used.len() > self.capacity {
             let Some((issued, _)) = self.used.pop_first() else { break };
             self.horizon = Some(self.horizon.map_or(issued, |horizon| horizon.max(issued)));
         }
-        Ok(())
+        UseVerdict::First
     }
 
     #[cfg(test)]
@@ -159,13 +172,75 @@ impl StateKey {
     fn mac(&self) -> HmacSha256 {
         HmacSha256::new_from_slice(&self.0).expect("HMAC takes keys of any length")
     }
+}
 
+/// The keys that seal and open `requestState`, each under an id. A state is sealed with the
+/// current key and names its id; it opens with any key still in the ring. To rotate without
+/// refusing the states of exchanges under way: [`insert`](Self::insert) the new key on every
+/// instance, then [`rotate`](Self::rotate) to it, and [`remove`](Self::remove) the old one once
+/// [`Options::state_max_age`](crate::Options::state_max_age) has passed.
+///
+/// A clone shares the ring: the server keeps one and changes made through any clone apply at
+/// once.
+#[derive(Clone)]
+pub struct StateKeyring(Arc<RwLock<Ring>>);
+
+struct Ring {
+    current: String,
+    keys: BTreeMap<String, StateKey>,
+}
+
+/// The id [`ServerBuilder::state_key`](crate::ServerBuilder::state_key) gives its single key.
+pub(crate) const SINGLE_KEY_ID: &str = "0";
+
+impl StateKeyring {
+    /// A ring holding `key` under `id`, sealing with it.
+    pub fn new(id: impl Into<String>, key: StateKey) -> Self {
+        let id = id.into();
+        StateKeyring(Arc::new(RwLock::new(Ring { current: id.clone(), keys: BTreeMap::from([(id, key)]) })))
+    }
+
+    /// Accepts states sealed with `key` under `id` from now on, without sealing with it (a key
+    /// already held under `id` is replaced).
+    pub fn insert(&self, id: impl Into<String>, key: StateKey) {
+        self.0.write().expect("not poisoned").keys.insert(id.into(), key);
+    }
+
+    /// Seals with `key`, under `id`, from now on; the keys held before still open their states.
+    pub fn rotate(&self, id: impl Into<String>, key: StateKey) {
+        let id = id.into();
+        let mut ring = self.0.write().expect("not poisoned");
+        ring.keys.insert(id.clone(), key);
+        ring.current = id;
+    }
+
+    /// Stops accepting the states sealed under `id`; returns whether the ring held it. The current
+    /// key cannot be removed ([`rotate`](Self::rotate) away from it first): `false`.
+    pub fn remove(&self, id: &str) -> bool {
+        let mut ring = self.0.write().expect("not poisoned");
+        ring.current != id && ring.keys.remove(id).is_some()
+    }
+
+    /// The id of the key that seals.
+    pub fn current_id(&self) -> String {
+        self.0.read().expect("not poisoned").current.clone()
+    }
+
+    /// The ids of every key held, in order.
+    pub fn ids(&self) -> Vec<String> {
+        self.0.read().expect("not poisoned").keys.keys().cloned().collect()
+    }
+
+    /// `key-id.body.tag`, all base64url; the tag covers the key id and the body.
     pub(crate) fn seal(&self, sealed: &Sealed) -> String {
+        let ring = self.0.read().expect("not poisoned");
+        let key_id = URL_SAFE_NO_PAD.encode(ring.current.as_bytes());
         let body = URL_SAFE_NO_PAD.encode(serde_json::to_vec(sealed).expect("state encodes"));
-        let mut mac = self.mac();
-        mac.update(body.as_bytes());
+        let signed = format!("{key_id}.{body}");
+        let mut mac = ring.keys[&ring.current].mac();
+        mac.update(signed.as_bytes());
         let tag = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
-        format!("{body}.{tag}")
+        format!("{signed}.{tag}")
     }
 
     pub(crate) fn open(
@@ -175,10 +250,16 @@ impl StateKey {
         principal: Option<&str>,
         max_age: Duration,
     ) -> Result<Sealed, StateError> {
-        let (body, tag) = state.split_once('.').ok_or(StateError::Malformed)?;
+        let (signed, tag) = state.rsplit_once('.').ok_or(StateError::Malformed)?;
+        let (key_id, body) = signed.split_once('.').ok_or(StateError::Malformed)?;
+        let key_id = URL_SAFE_NO_PAD.decode(key_id).map_err(|_| StateError::Malformed)?;
+        let key_id = String::from_utf8(key_id).map_err(|_| StateError::Malformed)?;
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| StateError::BadSignature)?;
-        let mut mac = self.mac();
-        mac.update(body.as_bytes());
+        let mut mac = {
+            let ring = self.0.read().expect("not poisoned");
+            ring.keys.get(&key_id).ok_or(StateError::UnknownKey)?.mac()
+        };
+        mac.update(signed.as_bytes());
         mac.verify_slice(&tag).map_err(|_| StateError::BadSignature)?;
         let bytes = URL_SAFE_NO_PAD.decode(body).map_err(|_| StateError::Malformed)?;
         let sealed: Sealed = serde_json::from_slice(&bytes).map_err(|_| StateError::Malformed)?;
@@ -192,6 +273,71 @@ impl StateKey {
             return Err(StateError::Expired);
         }
         Ok(sealed)
+    }
+}
+
+impl From<StateKey> for StateKeyring {
+    /// A ring of one key.
+    fn from(key: StateKey) -> Self {
+        StateKeyring::new(SINGLE_KEY_ID, key)
+    }
+}
+
+impl std::fmt::Debug for StateKeyring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ring = self.0.read().expect("not poisoned");
+        f.debug_struct("StateKeyring").field("current", &ring.current).field("ids", &ring.keys.keys()).finish()
+    }
+}
+
+/// One use of a single-use `requestState` ([`Options::state_single_use`](crate::Options)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateUse {
+    /// When the state was issued (seconds since the Unix epoch).
+    pub issued_secs: u64,
+    /// The state's random nonce: with `issued_secs`, it names the state.
+    pub nonce: u64,
+    /// When the state expires and need not be remembered any more (seconds since the Unix epoch).
+    pub expires_secs: u64,
+}
+
+/// Whether a state was used before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UseVerdict {
+    /// Its first use: accept it.
+    First,
+    /// It was used before: refuse it.
+    Repeated,
+    /// The store may have forgotten that it was used (it made room): refuse it.
+    Forgotten,
+}
+
+/// Remembers the single-use states already used ([`Options::state_single_use`](crate::Options)),
+/// until they expire. Instances behind a load balancer share one store, so that a state used on
+/// one is refused on all; [`InMemoryUsedStates`] (the default) remembers for one process.
+pub trait UsedStateStore: Send + Sync + 'static {
+    /// Records `state` as used and says whether it was used before; atomic across every
+    /// instance sharing the store.
+    fn first_use(&self, state: StateUse) -> StoreFuture<'_, UseVerdict>;
+}
+
+/// The default [`UsedStateStore`]: this process's memory, bounded. When full, the oldest entry is
+/// forgotten and every state issued at or before it is refused from then on, so a replay is
+/// never accepted.
+#[derive(Debug)]
+pub struct InMemoryUsedStates(Mutex<ReplayCache>);
+
+impl InMemoryUsedStates {
+    /// A store remembering at most `capacity` used states.
+    pub fn with_capacity(capacity: usize) -> Self {
+        InMemoryUsedStates(Mutex::new(ReplayCache::new(capacity)))
+    }
+}
+
+impl UsedStateStore for InMemoryUsedStates {
+    fn first_use(&self, state: StateUse) -> StoreFuture<'_, UseVerdict> {
+        let verdict = self.0.lock().expect("not poisoned").first_use(state, now_secs());
+        Box::pin(std::future::ready(Ok(verdict)))
     }
 }
 
@@ -211,7 +357,7 @@ mod tests {
 
     #[test]
     fn a_sealed_state_opens_with_the_same_key_and_binding() {
-        let key = StateKey::random();
+        let key = StateKeyring::from(StateKey::random());
         let sealed = sample();
         let state = key.seal(&sealed);
         assert_eq!(key.open(&state, &sealed.binding, None, Duration::from_secs(60)), Ok(sealed));
@@ -219,15 +365,18 @@ mod tests {
 
     #[test]
     fn tampering_another_key_another_request_and_age_are_refused() {
-        let key = StateKey::random();
+        let key = StateKeyring::from(StateKey::random());
         let sealed = sample();
         let state = key.seal(&sealed);
         let hour = Duration::from_secs(3600);
         assert_eq!(key.open(&format!("{state}-TAMPERED"), &sealed.binding, None, hour), Err(StateError::BadSignature));
-        let (body, tag) = state.split_once('.').unwrap();
-        let altered = format!("{}A.{tag}", &body[..body.len() - 1]);
+        let (signed, tag) = state.rsplit_once('.').unwrap();
+        let altered = format!("{}A.{tag}", &signed[..signed.len() - 1]);
         assert_eq!(key.open(&altered, &sealed.binding, None, hour), Err(StateError::BadSignature));
-        assert_eq!(StateKey::random().open(&state, &sealed.binding, None, hour), Err(StateError::BadSignature));
+        assert_eq!(
+            StateKeyring::from(StateKey::random()).open(&state, &sealed.binding, None, hour),
+            Err(StateError::BadSignature)
+        );
         assert_eq!(key.open("no-dot", &sealed.binding, None, hour), Err(StateError::Malformed));
         let other = binding("tools/call", "t", &serde_json::json!({"a": 2}));
         assert_eq!(key.open(&state, &other, None, hour), Err(StateError::OtherRequest));
@@ -237,7 +386,7 @@ mod tests {
 
     #[test]
     fn a_state_issued_to_one_principal_is_refused_for_another() {
-        let key = StateKey::random();
+        let key = StateKeyring::from(StateKey::random());
         let alice = principal_digest("alice");
         let sealed = Sealed { principal: Some(alice.clone()), ..sample() };
         let state = key.seal(&sealed);
@@ -251,34 +400,66 @@ mod tests {
         assert_eq!(key.open(&anonymous, &sealed.binding, Some(&alice), hour), Err(StateError::OtherPrincipal));
     }
 
+    fn used(sealed: &Sealed) -> StateUse {
+        StateUse { issued_secs: sealed.issued, nonce: sealed.nonce, expires_secs: sealed.issued + 3600 }
+    }
+
     #[test]
     fn the_replay_cache_refuses_a_second_use_and_stays_within_its_capacity() {
-        let hour = Duration::from_secs(3600);
         let now = now_secs();
         let mut cache = ReplayCache::new(3);
         let states: Vec<Sealed> = (0..5).map(|age| Sealed { issued: now - 10 + age, ..sample() }).collect();
-        assert_eq!(cache.first_use(&states[0], hour, now), Ok(()));
-        assert_eq!(cache.first_use(&states[0], hour, now), Err(StateError::AlreadyUsed));
+        assert_eq!(cache.first_use(used(&states[0]), now), UseVerdict::First);
+        assert_eq!(cache.first_use(used(&states[0]), now), UseVerdict::Repeated);
         for state in &states[1..] {
-            assert_eq!(cache.first_use(state, hour, now), Ok(()));
+            assert_eq!(cache.first_use(used(state), now), UseVerdict::First);
         }
         assert_eq!(cache.len(), 3);
         // The two oldest were forgotten: they, and anything issued before them, are refused.
-        assert_eq!(cache.first_use(&states[0], hour, now), Err(StateError::Forgotten));
-        assert_eq!(cache.first_use(&states[1], hour, now), Err(StateError::Forgotten));
-        assert_eq!(cache.first_use(&states[4], hour, now), Err(StateError::AlreadyUsed));
+        assert_eq!(cache.first_use(used(&states[0]), now), UseVerdict::Forgotten);
+        assert_eq!(cache.first_use(used(&states[1]), now), UseVerdict::Forgotten);
+        assert_eq!(cache.first_use(used(&states[4]), now), UseVerdict::Repeated);
         // Expired entries are dropped as time passes.
         let later = now + 3600 + 60;
         let fresh = Sealed { issued: later, ..sample() };
-        assert_eq!(cache.first_use(&fresh, hour, later), Ok(()));
+        assert_eq!(cache.first_use(used(&fresh), later), UseVerdict::First);
         assert_eq!(cache.len(), 1);
     }
 
     #[test]
+    fn a_ring_opens_with_every_key_it_holds_and_refuses_a_removed_one() {
+        let ring = StateKeyring::new("old", StateKey::random());
+        let sealed = sample();
+        let hour = Duration::from_secs(3600);
+        let by_old = ring.seal(&sealed);
+        ring.rotate("new", StateKey::random());
+        assert_eq!(ring.current_id(), "new");
+        let by_new = ring.seal(&sealed);
+        assert_eq!(ring.open(&by_old, &sealed.binding, None, hour), Ok(sealed.clone()));
+        assert_eq!(ring.open(&by_new, &sealed.binding, None, hour), Ok(sealed.clone()));
+        assert!(!ring.remove("new"), "the current key stays");
+        assert!(ring.remove("old"));
+        assert_eq!(ring.ids(), ["new"]);
+        assert_eq!(ring.open(&by_old, &sealed.binding, None, hour), Err(StateError::UnknownKey));
+        // A state naming the current key's id but signed by another key is still refused.
+        let (_, rest) = by_old.split_once('.').unwrap();
+        let relabelled = format!("{}.{rest}", URL_SAFE_NO_PAD.encode("new"));
+        assert_eq!(ring.open(&relabelled, &sealed.binding, None, hour), Err(StateError::BadSignature));
+        // A key inserted without rotating opens states but does not seal them.
+        let other = StateKeyring::new("next", StateKey::from_secret(b"next"));
+        let by_next = other.seal(&sealed);
+        ring.insert("next", StateKey::from_secret(b"next"));
+        assert_eq!(ring.open(&by_next, &sealed.binding, None, hour), Ok(sealed.clone()));
+        assert_eq!(ring.current_id(), "new");
+    }
+
+    #[test]
     fn a_shared_secret_gives_the_same_key_on_every_instance() {
-        let state = StateKey::from_secret(b"shared").seal(&sample());
+        let state = StateKeyring::from(StateKey::from_secret(b"shared")).seal(&sample());
         assert!(
-            StateKey::from_secret(b"shared").open(&state, &sample().binding, None, Duration::from_secs(60)).is_ok()
+            StateKeyring::from(StateKey::from_secret(b"shared"))
+                .open(&state, &sample().binding, None, Duration::from_secs(60))
+                .is_ok()
         );
     }
 }

@@ -4,7 +4,9 @@
 mod common;
 
 use common::*;
-use mcp_server::{Options, Server, ToolRoute};
+use std::sync::Arc;
+
+use mcp_server::{InMemoryUsedStates, Options, Server, StateKeyring, ToolRoute, UsedStateStore};
 use mcp_types::error_codes;
 use serde_json::{Value, json};
 
@@ -431,6 +433,89 @@ async fn single_use_request_state_is_refused_when_replayed() {
         message(&response).contains("already used") && message(&response).contains("state_single_use"),
         "{response}"
     );
+}
+
+/// Two instances of one deployment: each with its own ring, holding keys from the same secrets.
+fn instance(keyring: mcp_server::StateKeyring, options: Options) -> Server {
+    builder().state_keyring(keyring).options(options).build().unwrap()
+}
+
+fn key(secret: &str) -> mcp_server::StateKey {
+    mcp_server::StateKey::from_secret(secret.as_bytes())
+}
+
+#[tokio::test]
+async fn a_key_rotated_in_the_middle_of_a_multi_round_exchange_refuses_nothing_until_removed() {
+    let (ring_a, ring_b) = (StateKeyring::new("k1", key("one")), StateKeyring::new("k1", key("one")));
+    let (a, b) = (instance(ring_a, Options::default()), instance(ring_b, Options::default()));
+    let (mut on_a, mut on_b) = (MemoryClient::start(&a), MemoryClient::start(&b));
+    let response = on_a.ask(elicit_call(1, "two_questions", json!({}))).await;
+    let state1 = response["result"]["requestState"].as_str().unwrap().to_owned();
+
+    // The rotation: the new key reaches every instance, then becomes the one that seals.
+    b.state_keyring().insert("k2", key("two"));
+    a.state_keyring().rotate("k2", key("two"));
+    b.state_keyring().rotate("k2", key("two"));
+
+    let extra = json!({ "inputResponses": { "step1": accept("name", "Ada") }, "requestState": state1 });
+    let response = on_b.ask(elicit_call(2, "two_questions", extra)).await;
+    assert_eq!(
+        response["result"]["resultType"], "input_required",
+        "sealed by k1, opened after the rotation: {response}"
+    );
+    let state2 = response["result"]["requestState"].as_str().unwrap().to_owned();
+
+    // Once the old key is removed, only states sealed before the rotation are refused.
+    assert!(a.state_keyring().remove("k1"));
+    assert_eq!(a.state_keyring().ids(), ["k2"]);
+    let extra = json!({ "inputResponses": { "step2": accept("color", "green") }, "requestState": state2 });
+    let response = on_a.ask(elicit_call(3, "two_questions", extra)).await;
+    assert_eq!(text(&response), "Ada likes green", "{response}");
+
+    let extra = json!({ "inputResponses": { "step1": accept("name", "Ada") }, "requestState": state1 });
+    let response = on_a.ask(elicit_call(4, "two_questions", extra)).await;
+    assert_error(&response, 4, INVALID_PARAMS);
+    assert!(
+        message(&response).contains("requestState was sealed with a key this server no longer accepts"),
+        "{response}"
+    );
+    // An instance that still holds the old key accepts it.
+    let extra = json!({ "inputResponses": { "step1": accept("name", "Ada") }, "requestState": state1 });
+    let response = on_b.ask(elicit_call(5, "two_questions", extra)).await;
+    assert_eq!(response["result"]["resultType"], "input_required", "{response}");
+}
+
+#[tokio::test]
+async fn the_current_key_cannot_be_removed() {
+    let ring = StateKeyring::new("only", key("one"));
+    assert!(!ring.remove("only"));
+    assert!(!ring.remove("absent"));
+    assert_eq!(ring.current_id(), "only");
+}
+
+#[tokio::test]
+async fn a_single_use_state_used_on_one_instance_is_refused_on_another_sharing_the_store() {
+    let mut options = Options::default();
+    options.state_single_use = true;
+    let used: Arc<dyn UsedStateStore> = Arc::new(InMemoryUsedStates::with_capacity(100));
+    let shared = |options: Options| {
+        builder()
+            .state_keyring(StateKeyring::new("k", key("shared")))
+            .used_state_store(Arc::clone(&used))
+            .options(options)
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (shared(options.clone()), shared(options));
+    let (mut on_a, mut on_b) = (MemoryClient::start(&a), MemoryClient::start(&b));
+    let response = on_a.ask(elicit_call(1, "two_questions", json!({}))).await;
+    let state = response["result"]["requestState"].as_str().unwrap().to_owned();
+    let extra = json!({ "inputResponses": { "step1": accept("name", "Ada") }, "requestState": state });
+    let response = on_a.ask(elicit_call(2, "two_questions", extra.clone())).await;
+    assert_eq!(response["result"]["resultType"], "input_required", "{response}");
+    let response = on_b.ask(elicit_call(3, "two_questions", extra)).await;
+    assert_error(&response, 3, INVALID_PARAMS);
+    assert!(message(&response).contains("already used"), "{response}");
 }
 
 // ------------------------------------------------------------------ modern: notifications
