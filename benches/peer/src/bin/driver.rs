@@ -160,7 +160,9 @@ fn call_body(era: Era, id: i64) -> String {
         ),
         Era::Legacy => String::new(),
     };
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{{meta}"name":"add","arguments":{{"a":{a},"b":{b}}}}}}}"#)
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{{meta}"name":"add","arguments":{{"a":{a},"b":{b}}}}}}}"#
+    )
 }
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"peer-bench","version":"1"}}}"#;
@@ -202,7 +204,11 @@ impl Http {
         Http { client, url }
     }
 
-    async fn post(&self, body: String, headers: &[(&str, &str)]) -> Result<(reqwest::StatusCode, Option<String>, Value), String> {
+    async fn post(
+        &self,
+        body: String,
+        headers: &[(&str, &str)],
+    ) -> Result<(reqwest::StatusCode, Option<String>, Value), String> {
         let mut request = self
             .client
             .post(&self.url)
