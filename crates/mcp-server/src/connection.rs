@@ -1,6 +1,6 @@
 //! Serving a server over any channel of whole messages.
 
-use futures::StreamExt as _;
+use futures::{FutureExt as _, StreamExt as _};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
@@ -62,6 +62,21 @@ impl Server {
                         continue;
                     }
                     let Some(mut reply) = self.handle_bytes(&session, message.as_bytes(), None) else { continue };
+                    // Most replies are complete at once: sent from here, with no task per request.
+                    let waiting = loop {
+                        match reply.next().now_or_never() {
+                            Some(Some(message)) => {
+                                if message.is_message() && sender.send(message.json).await.is_err() {
+                                    break false;
+                                }
+                            }
+                            Some(None) => break false,
+                            None => break true,
+                        }
+                    };
+                    if !waiting {
+                        continue;
+                    }
                     if at_limit {
                         // Not a request: an error answered at once, sent here rather than on a task.
                         while let Some(message) = reply.next().await {

@@ -1,12 +1,18 @@
 //! The stdio transport: newline-delimited JSON-RPC on stdin and stdout.
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, BufReader};
+use std::io::BufRead;
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, BufWriter};
 use tokio::sync::mpsc;
 
 use crate::{Connection, Server};
 
 /// The default of [`StdioConfig::max_line_bytes`].
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// Answers are gathered up to this many bytes before they are written (and flushed once nothing
+/// more is ready), so that a burst of answers costs a few writes, not one write and flush each.
+const WRITE_BATCH: usize = 64 * 1024;
 
 /// Settings of the stdio transport. The limits on requests in flight and on the time they get
 /// after stdin closes are the server's [`Options`](crate::Options).
@@ -30,8 +36,25 @@ pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
 }
 
 /// [`serve_stdio`] with explicit settings.
+///
+/// stdin and stdout are read and written by a thread each, with blocking calls: tokio's own
+/// handles run every read and every write as a separate blocking-pool task, which costs a
+/// thread hand-off per call. The reading thread stops reading while the server is behind
+/// (it waits for room in the server's inbox), and is left to end with the process if the
+/// server stops first.
 pub async fn serve_stdio_with(server: Server, config: StdioConfig) -> std::io::Result<()> {
-    serve_lines_with(server, BufReader::new(tokio::io::stdin()), tokio::io::stdout(), config).await
+    let (to_server, inbox) = mpsc::channel::<String>(64);
+    let (outbox, from_server) = mpsc::channel::<String>(64);
+    let errors = outbox.clone();
+    let max_line = config.max_line_bytes;
+    std::thread::Builder::new()
+        .name("mcp-stdin".into())
+        .spawn(move || read_lines_blocking(std::io::stdin().lock(), &to_server, &errors, max_line))?;
+    let serving = tokio::spawn(async move { server.serve(Connection { sender: outbox, receiver: inbox }).await });
+    let writing = tokio::task::spawn_blocking(move || write_lines_blocking(from_server, || std::io::stdout().lock()));
+    writing.await.map_err(std::io::Error::other)??;
+    let _ = serving.await;
+    Ok(())
 }
 
 /// Serves newline-delimited JSON-RPC over any byte streams (a socket, a pipe, a child's stdio).
@@ -44,12 +67,7 @@ where
 }
 
 /// [`serve_lines`] with explicit settings.
-pub async fn serve_lines_with<R, W>(
-    server: Server,
-    reader: R,
-    mut writer: W,
-    config: StdioConfig,
-) -> std::io::Result<()>
+pub async fn serve_lines_with<R, W>(server: Server, reader: R, writer: W, config: StdioConfig) -> std::io::Result<()>
 where
     R: AsyncBufRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -62,13 +80,44 @@ where
         async move { server.serve(Connection { sender: outbox, receiver: inbox }).await }
     });
     let reading = tokio::spawn(read_lines(reader, to_server, outbox_for_errors, config.max_line_bytes));
+    let mut writer = BufWriter::with_capacity(WRITE_BATCH, writer);
     while let Some(message) = from_server.recv().await {
-        writer.write_all(message.as_bytes()).await?;
-        writer.write_all(b"\n").await?;
+        write_line(&mut writer, &message).await?;
+        // Whatever else is ready goes out with it; one flush once the queue is empty.
+        while let Ok(message) = from_server.try_recv() {
+            write_line(&mut writer, &message).await?;
+        }
         writer.flush().await?;
     }
     let _ = serving.await;
     reading.await.unwrap_or(Ok(()))
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(writer: &mut BufWriter<W>, message: &str) -> std::io::Result<()> {
+    writer.write_all(message.as_bytes()).await?;
+    writer.write_all(b"\n").await
+}
+
+/// What one line read from the client becomes.
+enum Line {
+    /// A message for the server.
+    Message(String),
+    /// An answer of the transport's own, for a line the server never sees.
+    Refused(String),
+    /// A blank line.
+    Blank,
+}
+
+/// Classifies one whole line (at most `max_line` bytes, newline included or not).
+fn line(bytes: &[u8]) -> Line {
+    // Invalid UTF-8 is refused as HTTP refuses it, never repaired into something else.
+    match std::str::from_utf8(bytes) {
+        Ok(text) => match text.trim() {
+            "" => Line::Blank,
+            text => Line::Message(text.to_owned()),
+        },
+        Err(error) => Line::Refused(invalid_utf8_error(&error)),
+    }
 }
 
 /// Forwards each line to the server. A line over `max_line` bytes is answered here with -32600 and
@@ -79,43 +128,112 @@ async fn read_lines<R: AsyncBufRead + Unpin>(
     to_client: mpsc::Sender<String>,
     max_line: usize,
 ) -> std::io::Result<()> {
-    let mut line = Vec::new();
+    let mut bytes = Vec::new();
     loop {
-        line.clear();
-        let read = (&mut reader).take(max_line as u64 + 1).read_until(b'\n', &mut line).await?;
+        bytes.clear();
+        let read = (&mut reader).take(max_line as u64 + 1).read_until(b'\n', &mut bytes).await?;
         if read == 0 {
             return Ok(());
         }
-        if line.len() > max_line && line.last() != Some(&b'\n') {
+        let delivered = if bytes.len() > max_line && bytes.last() != Some(&b'\n') {
             skip_line(&mut reader).await?;
-            if to_client.send(oversized_line_error(max_line)).await.is_err() {
-                return Ok(());
-            }
-            continue;
-        }
-        // Invalid UTF-8 is refused as HTTP refuses it, never repaired into something else.
-        let text = match std::str::from_utf8(&line) {
-            Ok(text) => text.trim(),
-            Err(error) => {
-                if to_client.send(invalid_utf8_error(&error)).await.is_err() {
-                    return Ok(());
-                }
-                continue;
+            to_client.send(oversized_line_error(max_line)).await
+        } else {
+            match line(&bytes) {
+                Line::Message(message) => to_server.send(message).await,
+                Line::Refused(error) => to_client.send(error).await,
+                Line::Blank => Ok(()),
             }
         };
-        if text.is_empty() {
-            continue;
-        }
-        if to_server.send(text.to_owned()).await.is_err() {
+        if delivered.is_err() {
             return Ok(());
         }
     }
+}
+
+/// [`read_lines`] with blocking reads, for a thread of its own.
+fn read_lines_blocking<R: BufRead>(
+    mut reader: R,
+    to_server: &mpsc::Sender<String>,
+    to_client: &mpsc::Sender<String>,
+    max_line: usize,
+) -> std::io::Result<()> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        let read = (&mut reader).take(max_line as u64 + 1).read_until(b'\n', &mut bytes)?;
+        if read == 0 {
+            return Ok(());
+        }
+        let delivered = if bytes.len() > max_line && bytes.last() != Some(&b'\n') {
+            skip_line_blocking(&mut reader)?;
+            to_client.blocking_send(oversized_line_error(max_line))
+        } else {
+            match line(&bytes) {
+                Line::Message(message) => to_server.blocking_send(message),
+                Line::Refused(error) => to_client.blocking_send(error),
+                Line::Blank => Ok(()),
+            }
+        };
+        if delivered.is_err() {
+            return Ok(());
+        }
+    }
+}
+
+/// Writes each answer as a line, with blocking writes, for a thread of its own: what is ready is
+/// written together, with one write call and one flush.
+fn write_lines_blocking<W: std::io::Write>(
+    mut from_server: mpsc::Receiver<String>,
+    writer: impl Fn() -> W,
+) -> std::io::Result<()> {
+    let mut batch = Vec::with_capacity(WRITE_BATCH);
+    while let Some(message) = from_server.blocking_recv() {
+        batch.extend_from_slice(message.as_bytes());
+        batch.push(b'\n');
+        while batch.len() < WRITE_BATCH
+            && let Ok(message) = from_server.try_recv()
+        {
+            batch.extend_from_slice(message.as_bytes());
+            batch.push(b'\n');
+        }
+        // Taken per batch, not for the whole session, so that a stray print elsewhere in the
+        // process waits at most one batch instead of forever.
+        let mut out = writer();
+        out.write_all(&batch)?;
+        out.flush()?;
+        // One huge answer should not keep its buffer for the rest of the session.
+        if batch.capacity() > 4 * WRITE_BATCH {
+            batch = Vec::with_capacity(WRITE_BATCH);
+        }
+        batch.clear();
+    }
+    Ok(())
 }
 
 /// Discards input up to and including the next newline (or the end of input).
 async fn skip_line<R: AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Result<()> {
     loop {
         let buffer = reader.fill_buf().await?;
+        if buffer.is_empty() {
+            return Ok(());
+        }
+        let (used, done) = match buffer.iter().position(|&b| b == b'\n') {
+            Some(newline) => (newline + 1, true),
+            None => (buffer.len(), false),
+        };
+        reader.consume(used);
+        if done {
+            return Ok(());
+        }
+    }
+}
+
+/// [`skip_line`] with blocking reads.
+fn skip_line_blocking<R: BufRead>(reader: &mut R) -> std::io::Result<()> {
+    loop {
+        let buffer = reader.fill_buf()?;
         if buffer.is_empty() {
             return Ok(());
         }

@@ -1,0 +1,6 @@
+#!/bin/sh
+# Builds the peer benchmark (release) and runs it; arguments go to the driver, e.g. --seconds 5.
+set -e
+cd "$(dirname "$0")"
+CARGO_INCREMENTAL=0 cargo build --release --bins --quiet
+exec ./target/release/driver "$@"
