@@ -1400,8 +1400,9 @@ impl Client {
         decode("completion/complete", &result)
     }
 
-    /// The non-standard `health` method some servers implement (spec-digest §I); a server
-    /// without it yields [`Error::NotSupported`].
+    /// The non-standard `health` method some servers implement (not part of the MCP
+    /// specification; mcp-server answers it with `{"protocolVersion": …}`); a server without it
+    /// yields [`Error::NotSupported`].
     pub async fn health(&self) -> Result<JsonObject, Error> {
         match self.request(&Call::new(self, "health", JsonObject::new())).await {
             Ok(result) => serde_json::from_str(result.get()).map_err(|e| Error::protocol(e.to_string())),

@@ -97,7 +97,11 @@ pub fn module(m: &Module, docs: &Docs) -> TokenStream {
             Item::Union(u) => union_tokens(u, docs),
             Item::Alias(a) => {
                 let name = ident(&a.name);
-                let ty = ty_tokens(&a.ty);
+                // Spelled out, so that rustdoc shows the type rather than `JsonObject = JsonObject`.
+                let ty = match a.ty {
+                    Ty::Object => quote!(::serde_json::Map<::std::string::String, ::serde_json::Value>),
+                    _ => ty_tokens(&a.ty),
+                };
                 let doc = doc_attrs(docs, a.doc.as_deref());
                 quote!(#doc pub type #name = #ty;)
             }

@@ -637,6 +637,13 @@ impl<'a> Builder<'a> {
         doc: Option<String>,
         members: &'a [Value],
     ) -> anyhow::Result<()> {
+        // The TypeScript source can attach a member's doc comment to the union (2026-07-28's
+        // `ClientNotification` carries `CancelledNotification`'s text): such a doc is dropped.
+        let doc = doc.filter(|text| {
+            !members.iter().filter_map(|m| self.ref_name(m)).any(|target| {
+                self.defs.get(target).and_then(description).as_deref() == Some(text.as_str())
+            })
+        });
         struct M<'v> {
             ty: Ty,
             def: Option<String>,

@@ -2747,14 +2747,6 @@ impl crate::private::MatchScore for ClientCapabilities {
         ::std::option::Option::Some(score)
     }
 }
-/// This notification is sent by the client to indicate that it is cancelling a request it previously issued.
-///
-/// On stdio, the server also sends this notification, solely to terminate a [`subscriptions/listen`](SubscriptionsListenRequest) stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
-///
-/// The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
-///
-/// This notification indicates that the result will be unused, so any associated processing SHOULD cease.
-///
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -9990,7 +9982,7 @@ impl crate::private::MatchScore for InvalidRequestError {
 /// `JSONArray`: any JSON value of this shape. The schema's form admits no fractions and no `null`, which the protocol's TypeScript source allows, so plain JSON is used.
 pub type JsonArray = ::std::vec::Vec<::serde_json::Value>;
 /// `JSONObject`: any JSON value of this shape. The schema's form admits no fractions and no `null`, which the protocol's TypeScript source allows, so plain JSON is used.
-pub type JsonObject = crate::JsonObject;
+pub type JsonObject = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
 /// A response to a request that indicates an error occurred.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcErrorResponse {
@@ -13959,7 +13951,7 @@ impl crate::private::MatchScore for LoggingMessageNotificationParams {
 /// **Name:**
 /// - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
 /// - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-pub type MetaObject = crate::JsonObject;
+pub type MetaObject = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
 /// A JSON-RPC error indicating that the requested method does not exist or is not available.
 ///
 /// In MCP, a server returns this error when a client invokes a method the server does not implement — either a genuinely unknown method, or one gated behind a server capability the server did not advertise (e.g., calling `prompts/list` when the `prompts` capability was not advertised).
