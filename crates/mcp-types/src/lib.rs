@@ -46,6 +46,7 @@
 #![cfg_attr(feature = "ext-skills", doc = "[`ext::skills`]: crate::ext::skills")]
 #![cfg_attr(not(feature = "ext-skills"), doc = "[`ext::skills`]: #cargo-features")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(missing_docs)]
 
 mod common;
 pub mod error_codes;
@@ -78,13 +79,18 @@ pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 /// Implemented by every request type of every revision, so that a caller can decode a response by
 /// the method it sent: `serde_json::from_value::<<CallToolRequest as Request>::Result>(result)`.
 pub trait Request {
+    /// The method name, as sent on the wire (`"tools/call"`).
     const METHOD: &'static str;
+    /// The type of the request's `params`.
     type Params: serde::Serialize + serde::de::DeserializeOwned;
+    /// The type of the response's `result`.
     type Result: serde::Serialize + serde::de::DeserializeOwned;
 }
 
 /// A notification method: its name and its params.
 pub trait Notification {
+    /// The method name, as sent on the wire (`"notifications/progress"`).
     const METHOD: &'static str;
+    /// The type of the notification's `params`.
     type Params: serde::Serialize + serde::de::DeserializeOwned;
 }
