@@ -71,6 +71,7 @@
 #![cfg_attr(feature = "auth", doc = "[`auth`]: crate::auth")]
 #![cfg_attr(not(feature = "auth"), doc = "[`auth`]: #cargo-features")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(missing_docs)]
 
 #[cfg(not(any(feature = "stdio", feature = "http")))]
 compile_error!("mcp-client needs a transport: enable the `stdio` or the `http` feature (or both)");

@@ -33,6 +33,7 @@
 //! [`TaskStore`] that holds every task's state, and [`Principal`], the party a task belongs to.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(missing_docs)]
 
 mod batch;
 mod connection;

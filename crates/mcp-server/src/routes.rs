@@ -32,6 +32,7 @@ pub(crate) type CompletionFn =
 
 /// What a tool handler may return: anything that becomes a `CallToolResult`.
 pub trait IntoToolResult {
+    /// The result to answer `tools/call` with.
     fn into_tool_result(self) -> CallToolResult;
 }
 
