@@ -58,15 +58,19 @@ pub enum EraPreference {
 /// What negotiation established about the server.
 #[derive(Debug, Clone)]
 pub struct ServerDetails {
+    /// The era negotiated.
     pub era: Era,
     /// The protocol version requests are sent with.
     pub protocol_version: String,
     /// The server's self-description, if it gave one.
     pub server_info: Option<Implementation>,
+    /// What the server can do.
     pub capabilities: ServerCapabilities,
+    /// The server's instructions for the model, if it gave any.
     pub instructions: Option<String>,
     /// Versions the server said it supports (`server/discover` or `-32022`); empty if unknown.
     pub supported_versions: Vec<String>,
+    /// The transport the client talks over.
     pub transport: TransportKind,
 }
 
@@ -79,6 +83,7 @@ pub struct CallOptions {
 }
 
 impl CallOptions {
+    /// No progress callback, the client's timeout and no log level.
     pub fn new() -> Self {
         Self::default()
     }
@@ -140,6 +145,8 @@ pub struct ClientBuilder {
 }
 
 impl ClientBuilder {
+    /// A builder for a client that introduces itself as `client_info`, with no handlers and the
+    ///  defaults of every setting.
     pub fn new(client_info: Implementation) -> Self {
         ClientBuilder {
             client_info,
@@ -168,6 +175,7 @@ impl ClientBuilder {
         self
     }
 
+    /// Which era(s) to negotiate (default [`EraPreference::Auto`]).
     pub fn era(mut self, era: EraPreference) -> Self {
         self.era = era;
         self
@@ -451,18 +459,22 @@ impl Client {
         self.inner.state.read().unwrap().clone()
     }
 
+    /// The era negotiated.
     pub fn era(&self) -> Era {
         self.inner.state.read().unwrap().era
     }
 
+    /// The protocol version requests are sent with.
     pub fn protocol_version(&self) -> String {
         self.inner.state.read().unwrap().protocol_version.clone()
     }
 
+    /// The server's self-description, if it gave one.
     pub fn server_info(&self) -> Option<Implementation> {
         self.inner.state.read().unwrap().server_info.clone()
     }
 
+    /// What the server can do.
     pub fn server_capabilities(&self) -> ServerCapabilities {
         self.inner.state.read().unwrap().capabilities.clone()
     }
@@ -1280,6 +1292,7 @@ impl Client {
         decode("resources/list", &raw)
     }
 
+    /// Every resource, page by page, as a stream.
     pub fn list_resources(&self) -> BoxStream<'static, Result<Resource, Error>> {
         let client = self.clone();
         paginate(self.inner.config.limits.max_list_pages, move |cursor| {
@@ -1288,6 +1301,7 @@ impl Client {
         })
     }
 
+    /// All resources, every page collected.
     pub async fn all_resources(&self) -> Result<Vec<Resource>, Error> {
         collect(self.list_resources()).await
     }
@@ -1302,6 +1316,7 @@ impl Client {
         decode("resources/templates/list", &raw)
     }
 
+    /// Every resource template, page by page, as a stream.
     pub fn list_resource_templates(&self) -> BoxStream<'static, Result<ResourceTemplate, Error>> {
         let client = self.clone();
         paginate(self.inner.config.limits.max_list_pages, move |cursor| {
@@ -1310,6 +1325,7 @@ impl Client {
         })
     }
 
+    /// All resource templates, every page collected.
     pub async fn all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
         collect(self.list_resource_templates()).await
     }
@@ -1319,6 +1335,7 @@ impl Client {
         self.read_resource_with(uri, CallOptions::default()).await
     }
 
+    /// [`read_resource`](Self::read_resource) with per-call options.
     pub async fn read_resource_with(&self, uri: &str, options: CallOptions) -> Result<ReadResourceResult, Error> {
         let key = cache_key("resources/read", Some(uri));
         if let Some(entry) = self.inner.cache.lock().unwrap().get(&key)
@@ -1349,6 +1366,7 @@ impl Client {
         decode("prompts/list", &raw)
     }
 
+    /// Every prompt, page by page, as a stream.
     pub fn list_prompts(&self) -> BoxStream<'static, Result<Prompt, Error>> {
         let client = self.clone();
         paginate(self.inner.config.limits.max_list_pages, move |cursor| {
@@ -1357,6 +1375,7 @@ impl Client {
         })
     }
 
+    /// All prompts, every page collected.
     pub async fn all_prompts(&self) -> Result<Vec<Prompt>, Error> {
         collect(self.list_prompts()).await
     }
@@ -1366,6 +1385,7 @@ impl Client {
         self.get_prompt_with(name, arguments, CallOptions::default()).await
     }
 
+    /// [`get_prompt`](Self::get_prompt) with per-call options.
     pub async fn get_prompt_with(
         &self,
         name: &str,
@@ -1400,8 +1420,9 @@ impl Client {
         decode("completion/complete", &result)
     }
 
-    /// The non-standard `health` method some servers implement (spec-digest §I); a server
-    /// without it yields [`Error::NotSupported`].
+    /// The non-standard `health` method some servers implement (not part of the MCP
+    /// specification; mcp-server answers it with `{"protocolVersion": …}`); a server without it
+    /// yields [`Error::NotSupported`].
     pub async fn health(&self) -> Result<JsonObject, Error> {
         match self.request(&Call::new(self, "health", JsonObject::new())).await {
             Ok(result) => serde_json::from_str(result.get()).map_err(|e| Error::protocol(e.to_string())),

@@ -23,8 +23,11 @@ pub(crate) type Delivery = Result<Reply, String>;
 /// Progress reported by the server for one request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
+    /// How far the request has come (increases with each notification).
     pub progress: f64,
+    /// The total, if the server knows it.
     pub total: Option<f64>,
+    /// A human-readable description of the progress.
     pub message: Option<String>,
 }
 

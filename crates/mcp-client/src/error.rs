@@ -11,34 +11,81 @@ use mcp_types::ErrorObject;
 pub enum Error {
     /// The transport failed: the process could not be spawned or died, a connection broke, an
     /// HTTP request could not be sent.
-    Transport { message: String, source: Option<Box<dyn std::error::Error + Send + Sync>> },
+    Transport {
+        /// What failed.
+        message: String,
+        /// The underlying error, if any.
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
     /// The server answered with an HTTP status this client cannot act on.
-    HttpStatus { status: u16, body: String },
+    HttpStatus {
+        /// The HTTP status.
+        status: u16,
+        /// The response body (possibly truncated).
+        body: String,
+    },
     /// No answer within the configured time.
-    Timeout { method: String, after: Duration },
+    Timeout {
+        /// The method called.
+        method: String,
+        /// The time waited.
+        after: Duration,
+    },
     /// The server answered the request with a JSON-RPC error (on HTTP, `http_status` is set
     /// when the error came with a non-2xx status).
-    Rpc { method: String, error: ErrorObject, http_status: Option<u16> },
+    Rpc {
+        /// The method called.
+        method: String,
+        /// The server's error object.
+        error: ErrorObject,
+        /// The HTTP status of a non-2xx error response.
+        http_status: Option<u16>,
+    },
     /// The server broke the protocol: malformed JSON-RPC, a result of the wrong shape, an
     /// unknown `resultType`, a pagination loop.
     Protocol(String),
     /// No protocol version both sides speak.
-    VersionMismatch { requested: String, offered: Vec<String> },
+    VersionMismatch {
+        /// The version the client asked for.
+        requested: String,
+        /// The versions the server offered.
+        offered: Vec<String>,
+    },
     /// The server does not implement a method this client was asked to call.
-    NotSupported { method: String, detail: String },
+    NotSupported {
+        /// The method.
+        method: String,
+        /// How the server said so.
+        detail: String,
+    },
     /// A handler supplied by the application failed, or none was supplied for what the server
     /// asked for.
     Handler(String),
     /// A limit of this client was reached; `limit` names the setting that sets it (for
     /// example `ClientBuilder::max_list_pages`).
-    LimitExceeded { limit: &'static str, message: String },
+    LimitExceeded {
+        /// The setting that sets the limit.
+        limit: &'static str,
+        /// What exceeded it.
+        message: String,
+    },
     /// The task a call became (tasks extension) was cancelled before it completed.
-    TaskCancelled { task_id: String, message: Option<String> },
+    TaskCancelled {
+        /// The task's id.
+        task_id: String,
+        /// The task's `statusMessage`, if any.
+        message: Option<String>,
+    },
     /// The connection is closed (the client was shut down, or the server went away).
     Closed,
     /// A skill file did not match its entry (size, digest, frontmatter, or not listed): the
     /// content was not used (skills extension).
-    SkillVerification { uri: String, detail: String },
+    SkillVerification {
+        /// The file's URI.
+        uri: String,
+        /// What did not match.
+        detail: String,
+    },
     /// OAuth authorization failed (feature `auth`).
     #[cfg(feature = "auth")]
     Auth(crate::auth::AuthError),

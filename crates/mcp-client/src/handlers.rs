@@ -19,7 +19,9 @@ use crate::error::HandlerError;
 /// (numbers with fractions included) can be returned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ElicitationResponse {
+    /// Accept, decline or cancel.
     pub action: Action,
+    /// The values entered (form mode, when accepted).
     pub content: Option<JsonObject>,
 }
 
@@ -35,10 +37,12 @@ impl ElicitationResponse {
         ElicitationResponse { action: Action::Accept, content: None }
     }
 
+    /// The user declined.
     pub fn decline() -> Self {
         ElicitationResponse { action: Action::Decline, content: None }
     }
 
+    /// The user dismissed the request without choosing.
     pub fn cancel() -> Self {
         ElicitationResponse { action: Action::Cancel, content: None }
     }
@@ -55,13 +59,18 @@ impl ElicitationResponse {
 /// Which elicitation modes the application can handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ElicitationModes {
+    /// Form mode: the user fills in fields of a schema.
     pub form: bool,
+    /// URL mode: the user is sent to a URL.
     pub url: bool,
 }
 
 impl ElicitationModes {
+    /// Form mode only.
     pub const FORM: ElicitationModes = ElicitationModes { form: true, url: false };
+    /// URL mode only.
     pub const URL: ElicitationModes = ElicitationModes { form: false, url: true };
+    /// Both modes.
     pub const BOTH: ElicitationModes = ElicitationModes { form: true, url: true };
 }
 
@@ -93,6 +102,7 @@ impl std::fmt::Debug for Handlers {
 }
 
 impl Handlers {
+    /// No handlers: the client declares no capabilities.
     pub fn new() -> Self {
         Self::default()
     }

@@ -22,12 +22,6 @@
 //! (`io.modelcontextprotocol/tasks`): [`Client::call_tool`] follows a task to its result, and
 //! [`Client::call_tool_as_task`] / [`Client::task`] give a [`TaskHandle`] to manage it.
 //!
-//! Cargo features: `stdio` (child processes, tokio `process`), `http` (reqwest) and `rustls`
-//! (HTTPS with rustls and the platform's certificate verifier) are on by default; `auth` adds
-//! OAuth 2.1 authorization for the HTTP transports ([`auth`]). For custom roots, proxies or
-//! client certificates, pass a configured `reqwest::Client` to
-//! [`ClientBuilder::http_client`].
-//!
 //! The application's [`Handlers`] decide what the client can answer and so which capabilities
 //! it declares:
 //!
@@ -62,6 +56,22 @@
 //! client.close().await;
 //! # Ok(()) }
 //! ```
+//!
+//! # Cargo features
+//!
+//! `stdio` (child processes, tokio `process`), `http` (reqwest) and `rustls`
+//! (HTTPS with rustls and the platform's certificate verifier) are on by default; `auth` adds
+//! OAuth 2.1 authorization for the HTTP transports ([`auth`]). For custom roots, proxies or
+//! client certificates, pass a configured `reqwest::Client` to
+//! [`ClientBuilder::http_client`].
+//!
+
+// `auth` links to the section above when the feature is off, so that a default-features doc
+// build has no broken link.
+#![cfg_attr(feature = "auth", doc = "[`auth`]: crate::auth")]
+#![cfg_attr(not(feature = "auth"), doc = "[`auth`]: #cargo-features")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(missing_docs)]
 
 #[cfg(not(any(feature = "stdio", feature = "http")))]
 compile_error!("mcp-client needs a transport: enable the `stdio` or the `http` feature (or both)");

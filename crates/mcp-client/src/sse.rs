@@ -9,13 +9,17 @@ use std::time::Duration;
 /// Longest line or event accepted; a server sending more is treated as broken.
 const MAX_EVENT_BYTES: usize = 32 * 1024 * 1024;
 
+/// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
     /// `message` when the server named none.
     pub event: String,
+    /// The `data` lines, joined by `
+    /// `.
     pub data: String,
 }
 
+/// Splits a byte stream into events; feed it chunks as they arrive.
 #[derive(Debug, Default)]
 pub struct SseParser {
     line: Vec<u8>,

@@ -25,7 +25,9 @@ const MIN_POLL_INTERVAL: Duration = Duration::from_millis(10);
 // Matched at once, never stored in bulk: boxing the result would only cost an allocation.
 #[allow(clippy::large_enum_variant)]
 pub enum ToolCall {
+    /// The server answered at once.
     Complete(CallToolResult),
+    /// The call became a task.
     Task(TaskHandle),
 }
 

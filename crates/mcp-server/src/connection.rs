@@ -12,7 +12,9 @@ use crate::{Principal, Server, Session};
 
 /// Two ends of a message channel, as in lsp-server: whole JSON-RPC messages as text.
 pub struct Connection {
+    /// Messages to the other end.
     pub sender: mpsc::Sender<String>,
+    /// Messages from the other end.
     pub receiver: mpsc::Receiver<String>,
 }
 

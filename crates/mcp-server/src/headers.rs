@@ -9,8 +9,11 @@ use serde_json::Value;
 /// The mirrored values of one request, as received (still encoded).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Mirrors {
+    /// `MCP-Protocol-Version`.
     pub protocol_version: Option<String>,
+    /// `Mcp-Method`.
     pub method: Option<String>,
+    /// `Mcp-Name`: the tool, resource or prompt the request names.
     pub name: Option<String>,
     /// `Mcp-Param-{Name}` headers: the `{Name}` part (any case) and the value.
     pub params: Vec<(String, String)>,

@@ -48,18 +48,19 @@ pub enum HostCheck {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct HttpConfig {
-    /// The endpoint path.
+    /// The endpoint path (default `/mcp`).
     pub path: String,
+    /// Which `Host` and `Origin` values are accepted (default [`HostCheck::Loopback`]).
     pub host_check: HostCheck,
-    /// Larger bodies get 413.
+    /// Larger bodies get 413 (default 4 MiB).
     pub max_body_bytes: usize,
     /// A legacy session unused this long is closed: its requests in flight are stopped and its
-    /// streams end.
+    /// streams end (default 30 minutes).
     pub session_idle: Duration,
     /// At most this many legacy sessions; the least recently used one is closed to make room
-    /// for a new one.
+    /// for a new one (default 1024).
     pub max_sessions: usize,
-    /// The `retry` a legacy SSE stream announces in its priming event.
+    /// The `retry` a legacy SSE stream announces in its priming event (default 1 s).
     pub sse_retry: Duration,
     /// Connections served at once (default 512); further ones wait in the listen backlog until
     /// one closes. Keep it below the process's descriptor limit (`ulimit -n`).

@@ -32,6 +32,9 @@
 //! (`io.modelcontextprotocol/tasks`): see [`tasks`] for when a call becomes one, the
 //! [`TaskStore`] that holds every task's state, and [`Principal`], the party a task belongs to.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(missing_docs)]
+
 mod batch;
 mod connection;
 mod context;

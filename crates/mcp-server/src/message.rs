@@ -28,6 +28,7 @@ pub enum Disposition {
 /// What kind of message an [`Outgoing`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutgoingKind {
+    /// A notification.
     Notification,
     /// A server-to-client request (legacy sessions only).
     Request,
@@ -42,7 +43,9 @@ pub enum OutgoingKind {
 /// One JSON-RPC message, already encoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outgoing {
+    /// The message, encoded as JSON text.
     pub json: String,
+    /// What kind of message it is.
     pub kind: OutgoingKind,
 }
 

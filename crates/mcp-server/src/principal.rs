@@ -29,10 +29,12 @@ impl Principal {
         Principal::default()
     }
 
+    /// Whether this is the anonymous party (the empty id).
     pub fn is_anonymous(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// The party's id.
     pub fn as_str(&self) -> &str {
         &self.0
     }

@@ -32,6 +32,7 @@ pub(crate) type CompletionFn =
 
 /// What a tool handler may return: anything that becomes a `CallToolResult`.
 pub trait IntoToolResult {
+    /// The result to answer `tools/call` with.
     fn into_tool_result(self) -> CallToolResult;
 }
 
@@ -172,16 +173,20 @@ impl ToolRoute {
         ToolRoute { tool, handler, requires: None, schema_error: None, task_support: TaskSupport::Forbidden }
     }
 
+    /// What the tool does, for the model (`description`).
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.tool.description = Some(description.into());
         self
     }
 
+    /// A name for people (`title`); clients show it instead of the tool's name.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.tool.title = Some(title.into());
         self
     }
 
+    /// Hints about the tool's behaviour (read-only, destructive, idempotent, open world);
+    /// clients must not rely on them for security.
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.tool.annotations = Some(annotations);
         self
@@ -221,6 +226,8 @@ pub struct ResourceRoute {
 }
 
 impl ResourceRoute {
+    /// `resource` as listed by `resources/list`; the handler receives the URI read and returns
+    /// its contents (an empty list is answered as resource not found).
     pub fn new<F, Fut>(resource: Resource, handler: F) -> Self
     where
         F: Fn(Context, String) -> Fut + Send + Sync + 'static,
@@ -260,6 +267,8 @@ pub struct PromptRoute {
 }
 
 impl PromptRoute {
+    /// `prompt` as listed by `prompts/list`, with the arguments it declares; the handler
+    /// receives the arguments of `prompts/get` by name, the required ones already checked.
     pub fn new<F, Fut>(prompt: Prompt, handler: F) -> Self
     where
         F: Fn(Context, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,

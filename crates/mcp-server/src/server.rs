@@ -59,25 +59,28 @@ const REMOVED_METHODS: &[&str] =
 /// Caching hints for cacheable results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CacheHints {
+    /// How long the result may be reused (`ttlMs`), in milliseconds.
     pub ttl_ms: u64,
+    /// Who may reuse it (`cacheScope`): every client, or only the one that asked.
     pub scope: CacheScope,
 }
 
-/// Tunable behaviour; every field has a sensible default.
+/// Tunable behaviour; every field has a default, stated on the field.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Options {
-    /// Items per page of every list.
+    /// Items per page of every list (default 100).
     pub page_size: usize,
-    /// Hints on `server/discover` and the four lists.
+    /// Hints on `server/discover` and the four lists (default 60 s, public).
     pub list_cache: CacheHints,
-    /// Hints on `resources/read`.
+    /// Hints on `resources/read` (default 0 ms, private: not cached).
     pub read_cache: CacheHints,
-    /// Answer the non-standard `health` method.
+    /// Answer the non-standard `health` method (default on).
     pub health: bool,
-    /// How long a `requestState` stays valid.
+    /// How long a `requestState` stays valid (default 1 hour).
     pub state_max_age: Duration,
-    /// Put `_meta["io.modelcontextprotocol/serverInfo"]` on every modern result (a SHOULD of the spec).
+    /// Put `_meta["io.modelcontextprotocol/serverInfo"]` on every modern result (a SHOULD of the
+    /// spec; default on).
     pub server_info_in_results: bool,
     /// How long a legacy handler waits for the client's answer to `elicitation/create`,
     /// `sampling/createMessage` or `roots/list` before the call fails naming this limit
@@ -101,9 +104,10 @@ pub struct Options {
     /// until they expire (default 65,536). When it is full, the oldest is forgotten and every
     /// state issued before it is refused as expired, so a replay is never accepted.
     pub state_replay_cache: usize,
-    /// How long a task is kept after its creation (`ttlMs`); `None`: until the store needs room.
+    /// How long a task is kept after its creation (`ttlMs`); `None`: until the store needs room
+    /// (default 1 hour).
     pub task_ttl: Option<Duration>,
-    /// The polling interval suggested to clients (`pollIntervalMs`).
+    /// The polling interval suggested to clients (`pollIntervalMs`; default 1 s).
     pub task_poll_interval: Duration,
 }
 
@@ -165,26 +169,36 @@ pub struct ServerBuilder {
 }
 
 impl ServerBuilder {
+    /// Text for the model on how to use this server: `instructions` in the `initialize` and
+    /// `server/discover` results.
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
         self
     }
 
+    /// Registers a tool. [`build`](Self::build) refuses a name registered twice, a name outside
+    /// the spec's characters and an input schema that is not valid JSON Schema.
     pub fn tool(mut self, tool: ToolRoute) -> Self {
         self.tools.push(tool);
         self
     }
 
+    /// Registers a resource with a fixed URI, listed by `resources/list` and read by
+    /// `resources/read`.
     pub fn resource(mut self, resource: ResourceRoute) -> Self {
         self.resources.push(resource);
         self
     }
 
+    /// Registers a URI template (RFC 6570), listed by `resources/templates/list`; a
+    /// `resources/read` of a URI that no fixed resource or skill claims goes to the first template
+    /// it matches.
     pub fn resource_template(mut self, template: ResourceTemplateRoute) -> Self {
         self.templates.push(template);
         self
     }
 
+    /// Registers a prompt, listed by `prompts/list` and rendered by `prompts/get`.
     pub fn prompt(mut self, prompt: PromptRoute) -> Self {
         self.prompts.push(prompt);
         self
@@ -200,6 +214,7 @@ impl ServerBuilder {
         self
     }
 
+    /// Replaces the [`Options`] (default: [`Options::default`]).
     pub fn options(mut self, options: Options) -> Self {
         self.options = options;
         self
@@ -508,10 +523,12 @@ impl Server {
         &self.inner.capabilities
     }
 
+    /// The name and version this server reports (`serverInfo`).
     pub fn info(&self) -> &Implementation {
         &self.inner.info
     }
 
+    /// The options it was built with.
     pub fn options(&self) -> &Options {
         &self.inner.options
     }
@@ -521,10 +538,12 @@ impl Server {
         let _ = self.inner.changes.send(Change::Tools);
     }
 
+    /// Announces that the prompt list changed to every listener that asked for it.
     pub fn notify_prompts_list_changed(&self) {
         let _ = self.inner.changes.send(Change::Prompts);
     }
 
+    /// Announces that the resource list changed to every listener that asked for it.
     pub fn notify_resources_list_changed(&self) {
         let _ = self.inner.changes.send(Change::Resources);
     }

@@ -174,6 +174,7 @@ impl Session {
         Arc::new(Session { principal, ..Session::default() })
     }
 
+    /// The party the session's requests come from.
     pub fn principal(&self) -> &Principal {
         &self.principal
     }
@@ -253,6 +254,7 @@ impl Session {
         self.on_close.notify_waiters();
     }
 
+    /// Whether [`close`](Self::close) was called.
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }

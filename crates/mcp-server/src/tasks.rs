@@ -47,13 +47,17 @@ pub struct TaskRecord {
     pub id: String,
     /// The party that created the task; nobody else may see it.
     pub owner: Principal,
+    /// Where the task stands.
     pub status: TaskStatus,
+    /// A human-readable description of the current state.
     pub status_message: Option<String>,
     /// Milliseconds since the Unix epoch.
     pub created_at_ms: u64,
+    /// The time of the last change, in milliseconds since the Unix epoch.
     pub updated_at_ms: u64,
     /// The task may be discarded this long after its creation; `None`: kept until evicted.
     pub ttl_ms: Option<u64>,
+    /// The polling interval suggested to clients, in milliseconds.
     pub poll_interval_ms: u64,
     /// The input requests the task waits for, by key.
     pub input_requests: InputRequests,
@@ -92,6 +96,7 @@ impl TaskRecord {
         self.ttl_ms.map(|ttl| self.created_at_ms.saturating_add(ttl))
     }
 
+    /// Whether the task's time to live has run out at `now_ms` (milliseconds since the Unix epoch).
     pub fn is_expired(&self, now_ms: u64) -> bool {
         self.expires_at_ms().is_some_and(|at| now_ms >= at)
     }
@@ -194,6 +199,7 @@ impl InMemoryTaskStore {
         self.tasks.lock().expect("not poisoned").len()
     }
 
+    /// Whether the store holds no task.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

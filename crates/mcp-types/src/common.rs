@@ -17,7 +17,9 @@ macro_rules! string_or_integer {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]
         pub enum $name {
+            #[doc = concat!("An integer ", $what, " that fits an `i64`.")]
             Integer(i64),
+            #[doc = concat!("A string ", $what, ".")]
             String(String),
             /// An integer that [`Self::Integer`] cannot hold as written: beyond the `i64` range
             /// (`18446744073709551616`) or spelled with a fraction or an exponent (`1.0`, `1e3`,
@@ -212,19 +214,24 @@ pub struct ErrorObject {
 }
 
 impl ErrorObject {
+    /// An error object with `code` and `message`, no `data`.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
         ErrorObject { code: code.into(), message: message.into(), data: None, extra: Map::new() }
     }
 
+    /// Sets `data` to `data` encoded as JSON (panics if it does not encode, as a map with
+    ///  non-string keys would not).
     pub fn with_data(mut self, data: impl Serialize) -> Self {
         self.data = Some(serde_json::to_value(data).expect("error data serializes to JSON"));
         self
     }
 
+    /// `-32700`: the message is not valid JSON.
     pub fn parse_error(message: impl Into<String>) -> Self {
         Self::new(error_codes::PARSE_ERROR, message)
     }
 
+    /// `-32600`: the message is not a valid request object.
     pub fn invalid_request(message: impl Into<String>) -> Self {
         Self::new(error_codes::INVALID_REQUEST, message)
     }
@@ -234,10 +241,12 @@ impl ErrorObject {
         Self::new(error_codes::METHOD_NOT_FOUND, format!("Method not found: {method}"))
     }
 
+    /// `-32602`: the params do not fit the method.
     pub fn invalid_params(message: impl Into<String>) -> Self {
         Self::new(error_codes::INVALID_PARAMS, message)
     }
 
+    /// `-32603`: the receiver failed while handling the request.
     pub fn internal_error(message: impl Into<String>) -> Self {
         Self::new(error_codes::INTERNAL_ERROR, message)
     }
@@ -325,6 +334,7 @@ pub enum ResultType {
 }
 
 impl ResultType {
+    /// The wire string (`"complete"`, `"input_required"` or the extension's value).
     pub fn as_str(&self) -> &str {
         match self {
             Self::Complete => "complete",

@@ -136,8 +136,11 @@ impl std::error::Error for InvalidHeaderValue {}
 /// The declared type of an annotated property: the primitives `x-mcp-header` may annotate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamType {
+    /// `"string"`.
     String,
+    /// `"integer"`.
     Integer,
+    /// `"boolean"`.
     Boolean,
 }
 
@@ -192,19 +195,34 @@ pub enum AnnotationProblem {
     /// The header name is empty.
     Empty,
     /// The header name has a character outside RFC 9110 `tchar`.
-    InvalidCharacter { name: String, character: char },
+    InvalidCharacter {
+        /// The header name.
+        name: String,
+        /// The first character outside `tchar`.
+        character: char,
+    },
     /// The property's `type` is not exactly `"string"`, `"integer"` or `"boolean"` (`None`: no
     /// single type name).
-    NotAPrimitive { name: String, found: Option<String> },
+    NotAPrimitive {
+        /// The header name.
+        name: String,
+        /// The property's `type`, if it is a single type name.
+        found: Option<String>,
+    },
     /// An earlier property (`first`, its path) uses the same name, ignoring case.
-    Duplicate { name: String, first: Vec<String> },
+    Duplicate {
+        /// The header name.
+        name: String,
+        /// The path of the earlier property.
+        first: Vec<String>,
+    },
 }
 
 impl InvalidHeaderAnnotation {
     /// The property path of the annotated schema, when it is a property reached through
     /// `properties` alone.
     pub fn property(&self) -> Option<Vec<&str>> {
-        if self.location.is_empty() || !self.location.len().is_multiple_of(2) {
+        if self.location.is_empty() || self.location.len() % 2 != 0 {
             return None;
         }
         let pairs = self.location.chunks(2);

@@ -10,15 +10,6 @@
 //! holders [`ObjectSchema`] and [`JsonSchema`], and the lsp-types style [`Request`] and
 //! [`Notification`] traits.
 //!
-//! Dependencies: serde and serde_json. The optional `schemars` feature adds
-//! `ObjectSchema::for_type::<T>()` and `JsonSchema::for_type::<T>()`: a tool's `inputSchema` /
-//! `outputSchema` as JSON Schema 2020-12 derived from a Rust type. The optional `http-headers`
-//! feature (adds base64) enables [`http_headers`]: the Streamable HTTP header rules of 2026-07-28
-//! (the `Mcp-Name`/`Mcp-Param-*` value encoding and the `x-mcp-header` annotation).
-//!
-//! [`ext`] holds the official extensions' identifiers and, each behind its own feature, their
-//! hand-written messages (`ext-tasks`: [`ext::tasks`], the tasks extension).
-//!
 //! ```
 //! # #[cfg(feature = "v2026_07_28")] {
 //! use mcp_types::{ClientRequest, Request as _, CallToolRequest};
@@ -32,6 +23,30 @@
 //! assert_eq!(CallToolRequest::METHOD, "tools/call");
 //! # }
 //! ```
+//!
+//! # Cargo features
+//!
+//! Dependencies: serde and serde_json. The optional `schemars` feature adds
+//! `ObjectSchema::for_type::<T>()` and `JsonSchema::for_type::<T>()`: a tool's `inputSchema` /
+//! `outputSchema` as JSON Schema 2020-12 derived from a Rust type. The optional `http-headers`
+//! feature (adds base64) enables [`http_headers`]: the Streamable HTTP header rules of 2026-07-28
+//! (the `Mcp-Name`/`Mcp-Param-*` value encoding and the `x-mcp-header` annotation).
+//!
+//! [`ext`] holds the official extensions' identifiers and, each behind its own feature, their
+//! hand-written messages (`ext-tasks`: [`ext::tasks`], the tasks extension; `ext-skills`:
+//! [`ext::skills`], the skills extension).
+//!
+
+// Items behind a feature that is off link to the section above instead of breaking the
+// default-features doc build.
+#![cfg_attr(feature = "http-headers", doc = "[`http_headers`]: crate::http_headers")]
+#![cfg_attr(not(feature = "http-headers"), doc = "[`http_headers`]: #cargo-features")]
+#![cfg_attr(feature = "ext-tasks", doc = "[`ext::tasks`]: crate::ext::tasks")]
+#![cfg_attr(not(feature = "ext-tasks"), doc = "[`ext::tasks`]: #cargo-features")]
+#![cfg_attr(feature = "ext-skills", doc = "[`ext::skills`]: crate::ext::skills")]
+#![cfg_attr(not(feature = "ext-skills"), doc = "[`ext::skills`]: #cargo-features")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(missing_docs)]
 
 mod common;
 pub mod error_codes;
@@ -64,13 +79,18 @@ pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 /// Implemented by every request type of every revision, so that a caller can decode a response by
 /// the method it sent: `serde_json::from_value::<<CallToolRequest as Request>::Result>(result)`.
 pub trait Request {
+    /// The method name, as sent on the wire (`"tools/call"`).
     const METHOD: &'static str;
+    /// The type of the request's `params`.
     type Params: serde::Serialize + serde::de::DeserializeOwned;
+    /// The type of the response's `result`.
     type Result: serde::Serialize + serde::de::DeserializeOwned;
 }
 
 /// A notification method: its name and its params.
 pub trait Notification {
+    /// The method name, as sent on the wire (`"notifications/progress"`).
     const METHOD: &'static str;
+    /// The type of the notification's `params`.
     type Params: serde::Serialize + serde::de::DeserializeOwned;
 }

@@ -11,11 +11,17 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ProtocolVersion {
+    /// `2024-11-05`.
     V2024_11_05,
+    /// `2025-03-26`.
     V2025_03_26,
+    /// `2025-06-18`.
     V2025_06_18,
+    /// `2025-11-25`.
     V2025_11_25,
+    /// `2026-07-28`.
     V2026_07_28,
+    /// A version this crate does not know, kept as received.
     Other(String),
 }
 
@@ -31,6 +37,7 @@ impl ProtocolVersion {
         ProtocolVersion::V2026_07_28,
     ];
 
+    /// The version string (`"2025-11-25"`).
     pub fn as_str(&self) -> &str {
         match self {
             Self::V2024_11_05 => "2024-11-05",

@@ -67,6 +67,21 @@ fn read_value(ty: &Ty) -> TokenStream {
     }
 }
 
+/// A type as fallback docs name it: a link for a generated or crate type, `None` for plain JSON.
+fn ty_phrase(ty: &Ty) -> Option<String> {
+    match ty {
+        Ty::Named(name) => Some(format!("[`{name}`]")),
+        Ty::Path(path) => Some(format!("[`{}`]({path})", path.trim_start_matches("crate::"))),
+        Ty::Vec(inner) => ty_phrase(inner).map(|p| format!("a list of {p}")),
+        Ty::Map(inner) => ty_phrase(inner).map(|p| format!("a map from names to {p}")),
+        Ty::String => Some("a string".into()),
+        Ty::Bool => Some("a boolean".into()),
+        Ty::Number => Some("a JSON number".into()),
+        Ty::Object => Some("a JSON object".into()),
+        Ty::Value => Some("any JSON value".into()),
+    }
+}
+
 fn doc_attrs(docs: &Docs, text: Option<&str>) -> TokenStream {
     let lines = docs.lines(text.unwrap_or(""));
     quote!(#(#[doc = #lines])*)
@@ -97,8 +112,16 @@ pub fn module(m: &Module, docs: &Docs) -> TokenStream {
             Item::Union(u) => union_tokens(u, docs),
             Item::Alias(a) => {
                 let name = ident(&a.name);
-                let ty = ty_tokens(&a.ty);
-                let doc = doc_attrs(docs, a.doc.as_deref());
+                // Spelled out, so that rustdoc shows the type rather than `JsonObject = JsonObject`.
+                let ty = match a.ty {
+                    Ty::Object => quote!(::serde_json::Map<::std::string::String, ::serde_json::Value>),
+                    _ => ty_tokens(&a.ty),
+                };
+                let fallback = match ty_phrase(&a.ty) {
+                    Some(phrase) => format!("The schema's `{}`: {phrase}.", a.name),
+                    None => format!("The schema's `{}`.", a.name),
+                };
+                let doc = doc_attrs(docs, Some(a.doc.as_deref().unwrap_or(&fallback)));
                 quote!(#doc pub type #name = #ty;)
             }
             Item::Reexport { path, doc, .. } => {
@@ -160,7 +183,9 @@ fn object_types(m: &Module) -> BTreeMap<&str, String> {
 fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>, lenient: bool) -> TokenStream {
     let name = ident(&s.name);
     let name_str = s.schema_name.clone().unwrap_or_else(|| s.name.clone());
-    let doc = doc_attrs(docs, s.doc.as_deref());
+    // Definitions the schema does not describe still get a line (`missing_docs`).
+    let fallback = format!("The schema's `{name_str}` object.");
+    let doc = doc_attrs(docs, Some(s.doc.as_deref().unwrap_or(&fallback)));
     let default = s.default.then(|| quote!(Default,));
 
     let mut field_defs = Vec::new();
@@ -169,8 +194,14 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>, l
         let ty = ty_tokens(&f.ty);
         let ty = if f.required && !f.nullable { ty } else { quote!(::std::option::Option<#ty>) };
         let mut text = f.doc.clone().unwrap_or_default();
-        if f.json != f.ident && f.json.contains('/') {
-            text = format!("`{}`{}{}", f.json, if text.is_empty() { "" } else { ": " }, text);
+        if text.is_empty() {
+            // A member the schema does not describe: its name and type.
+            text = match ty_phrase(&f.ty) {
+                Some(phrase) => format!("The `{}` member: {phrase}.", f.json),
+                None => format!("The `{}` member.", f.json),
+            };
+        } else if f.json != f.ident && f.json.contains('/') {
+            text = format!("`{}`: {text}", f.json);
         }
         if f.default_if_absent {
             text.push_str("\n\nDecoded as `complete` when absent (results of servers older than 2026-07-28).");
@@ -574,7 +605,14 @@ fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
                 "Same shape as [`{0}::{1}`]: a decoded value is always `{1}`; build this variant to send it.",
                 u.name, u.variants[j].ident
             ),
-            ([], None) => String::new(),
+            ([], None) => match ty_phrase(&v.ty) {
+                Some(phrase) if matches!(v.ty, Ty::Named(_) | Ty::Path(_)) => {
+                    let vowel = phrase.trim_start_matches("[`").starts_with(['A', 'E', 'I', 'O', 'U']);
+                    format!("{} {phrase}.", if vowel { "An" } else { "A" })
+                }
+                Some(phrase) => format!("{}{}.", phrase[..1].to_uppercase(), &phrase[1..]),
+                None => String::new(),
+            },
             (tags, None) => format!("`{}`", tags.join("`, `")),
         };
         let vdoc = doc_attrs(docs, Some(&vdoc));
@@ -883,7 +921,10 @@ fn message_tokens(msg: &MessageDef, m: &Module) -> TokenStream {
             let req = ident(r);
             let tags = union_tags(r);
             (
-                quote!(Request(#req),),
+                quote!(
+                    /// A request.
+                    Request(#req),
+                ),
                 quote!(#(#tags)|* => <#req as crate::private::TaggedUnion>::dispatch(method, rest).map(Self::Request),),
                 quote!(<#req as crate::private::TaggedUnion>::dispatch(method, rest).map(Self::Request)),
                 quote!(Self::Request(value) => ::serde::Serialize::serialize(value, serializer),),
@@ -926,6 +967,7 @@ fn message_tokens(msg: &MessageDef, m: &Module) -> TokenStream {
         #[non_exhaustive]
         pub enum #name {
             #req_variant
+            /// A notification.
             Notification(#notif),
             #resp_variants
         }

@@ -36,10 +36,17 @@ pub fn generate(enums: &BTreeMap<String, EnumSpec>, docs: &Docs) -> anyhow::Resu
             let name = e.ident.to_string();
             let spec = &enums[&name];
             e.attrs.retain(|a| !a.path().is_ident("doc"));
-            let mut text = spec.doc.clone().unwrap_or_default();
+            let mut text = spec.doc.clone().unwrap_or_else(|| format!("The schema's `{name}` values."));
             if name == "LoggingLevel" {
                 text.push_str("\n\nOrdered by severity: `Debug < Info < ... < Emergency`.");
                 e.variants = sort_by_severity(&e.variants);
+            }
+            // Each variant names the string it stands for.
+            for variant in e.variants.iter_mut() {
+                let wire = serde_rename(&variant.attrs).unwrap_or_else(|| variant.ident.to_string());
+                let line = format!(" `\"{wire}\"`");
+                variant.attrs.retain(|a| !a.path().is_ident("doc"));
+                variant.attrs.insert(0, syn::parse_quote!(#[doc = #line]));
             }
             let lines = docs.lines(&text);
             let attrs: Vec<syn::Attribute> = lines.iter().map(|l| syn::parse_quote!(#[doc = #l])).collect();
@@ -47,6 +54,20 @@ pub fn generate(enums: &BTreeMap<String, EnumSpec>, docs: &Docs) -> anyhow::Resu
         }
     }
     Ok(file.items)
+}
+
+/// The `rename` of a `#[serde(rename = "...")]` attribute.
+fn serde_rename(attrs: &[syn::Attribute]) -> Option<String> {
+    let mut rename = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                rename = Some(meta.value()?.parse::<syn::LitStr>()?.value());
+            }
+            Ok(())
+        });
+    }
+    rename
 }
 
 fn sort_by_severity(

@@ -277,6 +277,19 @@ fn description(schema: &Value) -> Option<String> {
     schema.get("description").and_then(Value::as_str).map(str::to_owned)
 }
 
+/// `the `x` member of [`Parent`]`; `json` as `field_ty` builds it: `{member}Item` for an array's
+/// items, `{member}Value` for a map's values (no schema member name ends so).
+fn member_phrase(parent: Option<&str>, json: &str) -> String {
+    let of = parent.map(|p| format!(" of [`{p}`]")).unwrap_or_default();
+    if let Some(member) = json.strip_suffix("Item") {
+        format!("an item of the `{member}` member{of}")
+    } else if let Some(member) = json.strip_suffix("Value") {
+        format!("a value of the `{member}` member{of}")
+    } else {
+        format!("the `{json}` member{of}")
+    }
+}
+
 fn string_values(schema: &Value) -> Option<Vec<String>> {
     if let Some(c) = schema.get("const").and_then(Value::as_str) {
         return Some(vec![c.to_owned()]);
@@ -518,7 +531,8 @@ impl<'a> Builder<'a> {
             return Ok(Ty::Path("crate::ErrorObject"));
         }
         if let Some(values) = string_values(prop) {
-            return Ok(Ty::Named(self.inline_enum(parent, json, values, description(prop))?));
+            let doc = description(prop).or_else(|| Some(format!("The values of {}.", member_phrase(None, json))));
+            return Ok(Ty::Named(self.inline_enum(parent, json, values, doc)?));
         }
         if let Some(members) = prop.get("anyOf").and_then(Value::as_array) {
             let name = self.claim(self.inline_name(parent, json))?;
@@ -530,6 +544,7 @@ impl<'a> Builder<'a> {
             let name = self.claim(self.inline_name(parent, json))?;
             self.kinds.insert(name.clone(), Kind::Struct);
             self.build_struct(name.clone(), None, prop)?;
+            self.doc_if_missing(&name, parent, json);
             return Ok(Ty::Named(name));
         }
         let types: Vec<&str> = match prop.get("type") {
@@ -560,6 +575,7 @@ impl<'a> Builder<'a> {
                     let name = self.claim(self.inline_name(parent, json))?;
                     self.kinds.insert(name.clone(), Kind::Struct);
                     self.build_struct(name.clone(), None, prop)?;
+                    self.doc_if_missing(&name, parent, json);
                     Ty::Named(name)
                 } else {
                     match prop.get("additionalProperties") {
@@ -573,6 +589,23 @@ impl<'a> Builder<'a> {
             Some(other) => bail!("unsupported type {other} at {parent}.{json}"),
             None => Ty::Value,
         })
+    }
+
+    /// An inline object the schema does not describe is documented as its parent's member.
+    fn doc_if_missing(&mut self, name: &str, parent: &str, json: &str) {
+        for item in self.items.iter_mut().rev() {
+            if let Item::Struct(s) = item
+                && s.name == name
+            {
+                if s.doc.is_none() {
+                    let phrase = member_phrase(Some(parent), json);
+                    let mut chars = phrase.chars();
+                    let first = chars.next().map(|c| c.to_uppercase().collect::<String>()).unwrap_or_default();
+                    s.doc = Some(format!("{first}{}.", chars.as_str()));
+                }
+                return;
+            }
+        }
     }
 
     fn inline_enum(
@@ -637,6 +670,14 @@ impl<'a> Builder<'a> {
         doc: Option<String>,
         members: &'a [Value],
     ) -> anyhow::Result<()> {
+        // The TypeScript source can attach a member's doc comment to the union (2026-07-28's
+        // `ClientNotification` carries `CancelledNotification`'s text): such a doc is dropped.
+        let doc = doc.filter(|text| {
+            !members
+                .iter()
+                .filter_map(|m| self.ref_name(m))
+                .any(|target| self.defs.get(target).and_then(description).as_deref() == Some(text.as_str()))
+        });
         struct M<'v> {
             ty: Ty,
             def: Option<String>,

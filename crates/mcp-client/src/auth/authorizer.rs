@@ -13,6 +13,7 @@ use super::AuthError;
 /// redirect URL the authorization server sent the user agent to (carrying `code`, `state` and
 /// possibly `iss`, or `error`).
 pub trait Authorizer: Send + Sync + 'static {
+    /// Shows `authorization_url` to the user (or follows it) and returns the redirect URL.
     fn authorize(&self, authorization_url: Url) -> BoxFuture<'_, Result<Url, AuthError>>;
 
     /// The redirect URI this authorizer listens on, used when the [`OAuth`](super::OAuth)
@@ -49,6 +50,7 @@ impl LoopbackAuthorizer {
         LoopbackAuthorizer { port, path: "/callback".into(), timeout: Duration::from_secs(300), open: Arc::new(open) }
     }
 
+    /// How long to wait for the redirect (default five minutes).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -125,6 +127,7 @@ impl Default for HeadlessAuthorizer {
 }
 
 impl HeadlessAuthorizer {
+    /// An authorizer with its own HTTP client (redirects not followed).
     pub fn new() -> Self {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())

@@ -93,34 +93,87 @@ const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
 #[non_exhaustive]
 pub enum AuthError {
     /// No Protected Resource Metadata was found at any of the URLs tried.
-    NoResourceMetadata { tried: Vec<String>, reason: String },
+    NoResourceMetadata {
+        /// The metadata URLs tried, in order.
+        tried: Vec<String>,
+        /// Why the last one failed.
+        reason: String,
+    },
     /// The Protected Resource Metadata names another resource than the server.
-    ResourceMismatch { resource: String, server: String },
+    ResourceMismatch {
+        /// The `resource` the metadata names.
+        resource: String,
+        /// The MCP server's URL.
+        server: String,
+    },
     /// No usable authorization server metadata was found for the issuer.
-    NoServerMetadata { issuer: String, tried: Vec<String> },
+    NoServerMetadata {
+        /// The authorization server's issuer.
+        issuer: String,
+        /// The metadata URLs tried, in order.
+        tried: Vec<String>,
+    },
     /// The authorization server metadata names another issuer than the one it was fetched
     /// for; its endpoints were not used.
-    IssuerMismatch { expected: String, found: String },
+    IssuerMismatch {
+        /// The issuer the metadata was fetched for.
+        expected: String,
+        /// The issuer the metadata names.
+        found: String,
+    },
     /// The authorization server does not support PKCE with S256.
-    PkceNotSupported { issuer: String },
+    PkceNotSupported {
+        /// The authorization server's issuer.
+        issuer: String,
+    },
     /// The authorization response's `iss` (RFC 9207) is not the issuer, or is missing while
     /// the server said it sends one. No token was requested.
-    IssMismatch { expected: String, found: Option<String> },
+    IssMismatch {
+        /// The issuer.
+        expected: String,
+        /// The `iss` received (`None`: absent).
+        found: Option<String>,
+    },
     /// The authorization response's `state` is not the one sent.
     StateMismatch,
     /// The authorization server refused (`error` in the authorization response).
-    AuthorizationDenied { error: String, description: Option<String> },
+    AuthorizationDenied {
+        /// The OAuth `error` code.
+        error: String,
+        /// The `error_description`, if any.
+        description: Option<String>,
+    },
     /// The authorization response has no `code`.
     MissingCode,
     /// The server kept refusing after this many authorizations for one request.
-    TooManyAuthorizationAttempts { attempts: u32 },
+    TooManyAuthorizationAttempts {
+        /// How many authorizations were made.
+        attempts: u32,
+    },
     /// The token endpoint refused.
-    TokenEndpoint { status: u16, error: Option<String>, description: Option<String> },
+    TokenEndpoint {
+        /// The HTTP status.
+        status: u16,
+        /// The OAuth `error` code, if the body had one.
+        error: Option<String>,
+        /// The `error_description`, if any.
+        description: Option<String>,
+    },
     /// Dynamic Client Registration was refused.
-    Registration { status: u16, error: Option<String>, description: Option<String> },
+    Registration {
+        /// The HTTP status.
+        status: u16,
+        /// The registration `error` code, if the body had one.
+        error: Option<String>,
+        /// The `error_description`, if any.
+        description: Option<String>,
+    },
     /// No client identity for this issuer: no pre-registered credentials, no Client ID
     /// Metadata Document support and no registration endpoint.
-    NoClientIdentity { issuer: String },
+    NoClientIdentity {
+        /// The authorization server's issuer.
+        issuer: String,
+    },
     /// Authorization is needed but no [`Authorizer`] was configured.
     NoAuthorizer,
     /// The [`Authorizer`] failed (no redirect in time, the user gave up, …).
@@ -442,6 +495,7 @@ struct Operation {
 }
 
 impl OAuth {
+    /// A builder with the defaults: no authorizer, an [`InMemoryTokenStore`], no pre-registered client.
     pub fn builder() -> OAuthBuilder {
         OAuthBuilder {
             config: Config {

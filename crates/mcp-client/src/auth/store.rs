@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 pub struct Secret(String);
 
 impl Secret {
+    /// Wraps `value`.
     pub fn new(value: impl Into<String>) -> Self {
         Secret(value.into())
     }
@@ -52,7 +53,9 @@ impl From<&str> for Secret {
 /// The tokens one authorization server issued for one protected resource.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredTokens {
+    /// The access token.
     pub access_token: Secret,
+    /// The refresh token, if the server issued one.
     pub refresh_token: Option<Secret>,
     /// When the access token expires, if the server said.
     pub expires_at: Option<SystemTime>,
@@ -85,6 +88,7 @@ pub enum TokenEndpointAuthMethod {
 }
 
 impl TokenEndpointAuthMethod {
+    /// The registered name (`"client_secret_basic"`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             TokenEndpointAuthMethod::ClientSecretBasic => "client_secret_basic",
@@ -93,6 +97,7 @@ impl TokenEndpointAuthMethod {
         }
     }
 
+    /// The method of a registered name; `None` for a name this client does not support.
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "client_secret_basic" => Some(TokenEndpointAuthMethod::ClientSecretBasic),
@@ -106,8 +111,11 @@ impl TokenEndpointAuthMethod {
 /// The client's identity at one authorization server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClientRegistration {
+    /// The client id the authorization server knows this client by.
     pub client_id: String,
+    /// The client secret, for a confidential client.
     pub client_secret: Option<Secret>,
+    /// How the client authenticates at the token endpoint.
     pub token_endpoint_auth_method: TokenEndpointAuthMethod,
 }
 
@@ -115,10 +123,15 @@ pub struct ClientRegistration {
 /// registrations, keyed by issuer: what one authorization server issued is never offered to
 /// another. Calls are synchronous and should be quick (an in-memory map, a file, a keychain).
 pub trait TokenStore: Send + Sync + 'static {
+    /// The tokens stored for `resource` from `issuer`.
     fn tokens(&self, resource: &str, issuer: &str) -> Option<StoredTokens>;
+    /// Stores `tokens` for `resource` from `issuer`, replacing any earlier ones.
     fn save_tokens(&self, resource: &str, issuer: &str, tokens: StoredTokens);
+    /// Forgets the tokens for `resource` from `issuer` (they were refused).
     fn clear_tokens(&self, resource: &str, issuer: &str);
+    /// The registration stored for `issuer`.
     fn registration(&self, issuer: &str) -> Option<ClientRegistration>;
+    /// Stores the registration obtained from `issuer`.
     fn save_registration(&self, issuer: &str, registration: ClientRegistration);
 }
 
@@ -130,6 +143,7 @@ pub struct InMemoryTokenStore {
 }
 
 impl InMemoryTokenStore {
+    /// An empty store.
     pub fn new() -> Self {
         Self::default()
     }

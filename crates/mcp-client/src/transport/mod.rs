@@ -43,7 +43,9 @@ impl HttpAuth {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TransportKind {
+    /// A child process's stdin and stdout.
     Stdio,
+    /// Streamable HTTP.
     StreamableHttp,
     /// The 2024-11-05 HTTP+SSE transport (deprecated).
     HttpSse,

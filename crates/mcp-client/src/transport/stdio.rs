@@ -51,6 +51,7 @@ pub struct StdioCommand {
 }
 
 impl StdioCommand {
+    /// Runs `program` (looked up in `PATH`) with no arguments, stderr inherited.
     pub fn new(program: impl AsRef<OsStr>) -> Self {
         StdioCommand {
             program: program.as_ref().to_owned(),
@@ -64,26 +65,31 @@ impl StdioCommand {
         }
     }
 
+    /// Adds an argument.
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
         self.args.push(arg.as_ref().to_owned());
         self
     }
 
+    /// Adds arguments.
     pub fn args<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(mut self, args: I) -> Self {
         self.args.extend(args.into_iter().map(|a| a.as_ref().to_owned()));
         self
     }
 
+    /// Sets an environment variable of the child.
     pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
         self.env.push((key.as_ref().to_owned(), value.as_ref().to_owned()));
         self
     }
 
+    /// The child's working directory (default: this process's).
     pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cwd = Some(dir.into());
         self
     }
 
+    /// What becomes of the child's stderr (default [`StderrMode::Inherit`]).
     pub fn stderr(mut self, mode: StderrMode) -> Self {
         self.stderr = mode;
         self

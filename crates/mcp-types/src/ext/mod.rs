@@ -17,6 +17,13 @@
 //! [`client_capabilities`] (the capabilities object that declares it, for requests and for the
 //! `requiredCapabilities` of a `-32021` error), [`ExtRequest`] and [`ExtNotification`] (the
 //! JSON-RPC envelopes of an extension's methods).
+//!
+
+// A module whose feature is off links to the crate's feature list instead (default-features docs).
+#![cfg_attr(feature = "ext-tasks", doc = "[`tasks`]: self::tasks")]
+#![cfg_attr(not(feature = "ext-tasks"), doc = "[`tasks`]: crate#cargo-features")]
+#![cfg_attr(feature = "ext-skills", doc = "[`skills`]: self::skills")]
+#![cfg_attr(not(feature = "ext-skills"), doc = "[`skills`]: crate#cargo-features")]
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -55,7 +62,9 @@ pub fn client_capabilities(id: &str) -> crate::ClientCapabilities {
 /// `M` is a marker naming the method (see [`ExtMethod`]); each extension module gives the
 /// concrete requests names (`tasks::GetTaskRequest`, …) and implements [`crate::Request`] for them.
 pub struct ExtRequest<M: ExtMethod> {
+    /// The JSON-RPC id of the request.
     pub id: RequestId,
+    /// The method's params.
     pub params: M::Params,
     /// Members the envelope does not define, kept for re-encoding.
     pub extra: JsonObject,
@@ -64,6 +73,7 @@ pub struct ExtRequest<M: ExtMethod> {
 
 /// A JSON-RPC notification of an extension: `{"jsonrpc":"2.0","method":M::METHOD,"params":…}`.
 pub struct ExtNotification<M: ExtMethod> {
+    /// The method's params.
     pub params: M::Params,
     /// Members the envelope does not define, kept for re-encoding.
     pub extra: JsonObject,
@@ -73,12 +83,15 @@ pub struct ExtNotification<M: ExtMethod> {
 /// A method (or notification) name and its params: what [`ExtRequest`] and [`ExtNotification`]
 /// need to encode and check an envelope.
 pub trait ExtMethod {
+    /// The method name, as sent on the wire.
     const METHOD: &'static str;
+    /// The type of the `params` member.
     type Params: Serialize + DeserializeOwned;
 }
 
 /// A request method: an [`ExtMethod`] with a result. `ExtRequest<M>` implements [`crate::Request`].
 pub trait ExtRequestMethod: ExtMethod {
+    /// The type of the response's `result`.
     type Result: Serialize + DeserializeOwned;
 }
 
@@ -86,6 +99,7 @@ impl<M: ExtMethod> ExtRequest<M> {
     /// The `method` member every such request carries.
     pub const METHOD: &'static str = M::METHOD;
 
+    /// A request with this id and params.
     pub fn new(id: impl Into<RequestId>, params: M::Params) -> Self {
         ExtRequest { id: id.into(), params, extra: JsonObject::new(), method: PhantomData }
     }
@@ -95,6 +109,7 @@ impl<M: ExtMethod> ExtNotification<M> {
     /// The `method` member every such notification carries.
     pub const METHOD: &'static str = M::METHOD;
 
+    /// A notification with these params.
     pub fn new(params: M::Params) -> Self {
         ExtNotification { params, extra: JsonObject::new(), method: PhantomData }
     }

@@ -69,6 +69,7 @@ impl SkillsSettings {
 /// A file of a skill, with the digest and size of its raw bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkillResource {
+    /// The file's resource URI (under the skill's URI).
     pub uri: String,
     /// `sha256:` and 64 lowercase hex digits.
     pub digest: String,
@@ -82,7 +83,9 @@ pub struct SkillResource {
 /// A skill's files: the complete list, or `"dynamic"` when its content is generated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SkillResources {
+    /// The complete list of the skill's files.
     Files(Vec<SkillResource>),
+    /// `"dynamic"`: the content is generated, so the files are not listed.
     Dynamic,
 }
 
@@ -120,6 +123,7 @@ pub struct Skill {
     pub uri: String,
     /// The `SKILL.md` YAML frontmatter as a JSON object (`name` and `description` included).
     pub frontmatter: JsonObject,
+    /// The skill's files (`resources`).
     pub resources: SkillResources,
     /// Members this crate does not know, kept for re-encoding.
     #[serde(flatten)]
@@ -152,6 +156,7 @@ pub struct ListSkillsRequestParams {
     /// The per-request `_meta` of the 2026-07-28 wire.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<RequestMetaObject>,
+    /// The `nextCursor` of the previous page (`None`: the first page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
     /// Members this crate does not know, kept for re-encoding.
@@ -162,15 +167,21 @@ pub struct ListSkillsRequestParams {
 /// The result of `skills/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ListSkillsResult {
+    /// The result's `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<ResultMetaObject>,
+    /// `"complete"`; absent decodes as `complete`.
     #[serde(rename = "resultType", default = "complete")]
     pub result_type: ResultType,
+    /// The skills of this page.
     pub skills: Vec<Skill>,
+    /// The cursor of the next page (`None`: this is the last page).
     #[serde(rename = "nextCursor", default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+    /// How long the result may be cached, in milliseconds (`ttlMs`).
     #[serde(rename = "ttlMs")]
     pub ttl_ms: u64,
+    /// Who may reuse a cached result (`cacheScope`).
     #[serde(rename = "cacheScope")]
     pub cache_scope: CacheScope,
     /// Members this crate does not know, kept for re-encoding.
@@ -179,6 +190,7 @@ pub struct ListSkillsResult {
 }
 
 impl ListSkillsResult {
+    /// A `complete` result listing `skills`, with its cache hints (no next page).
     pub fn new(skills: Vec<Skill>, ttl_ms: u64, cache_scope: CacheScope) -> Self {
         ListSkillsResult {
             meta: None,
@@ -206,6 +218,7 @@ pub struct GetSkillRequestParams {
 }
 
 impl GetSkillRequestParams {
+    /// The params for the skill whose `SKILL.md` is at `uri`.
     pub fn new(uri: impl Into<String>) -> Self {
         GetSkillRequestParams { meta: None, uri: uri.into(), extra: JsonObject::new() }
     }
@@ -214,13 +227,18 @@ impl GetSkillRequestParams {
 /// The result of `skills/get`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GetSkillResult {
+    /// The result's `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<ResultMetaObject>,
+    /// `"complete"`; absent decodes as `complete`.
     #[serde(rename = "resultType", default = "complete")]
     pub result_type: ResultType,
+    /// The skill.
     pub skill: Skill,
+    /// How long the result may be cached, in milliseconds (`ttlMs`).
     #[serde(rename = "ttlMs")]
     pub ttl_ms: u64,
+    /// Who may reuse a cached result (`cacheScope`).
     #[serde(rename = "cacheScope")]
     pub cache_scope: CacheScope,
     /// Members this crate does not know, kept for re-encoding.
@@ -229,6 +247,7 @@ pub struct GetSkillResult {
 }
 
 impl GetSkillResult {
+    /// A `complete` result for `skill`, with its cache hints.
     pub fn new(skill: Skill, ttl_ms: u64, cache_scope: CacheScope) -> Self {
         GetSkillResult {
             meta: None,
@@ -249,6 +268,7 @@ pub struct ReadResourceDirectoryRequestParams {
     pub meta: Option<RequestMetaObject>,
     /// The URI of the directory resource (no trailing slash).
     pub uri: String,
+    /// The `nextCursor` of the previous page (`None`: the first page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
     /// Members this crate does not know, kept for re-encoding.
@@ -257,6 +277,7 @@ pub struct ReadResourceDirectoryRequestParams {
 }
 
 impl ReadResourceDirectoryRequestParams {
+    /// The params for the directory at `uri` (first page).
     pub fn new(uri: impl Into<String>) -> Self {
         ReadResourceDirectoryRequestParams { meta: None, uri: uri.into(), cursor: None, extra: JsonObject::new() }
     }
@@ -265,11 +286,15 @@ impl ReadResourceDirectoryRequestParams {
 /// The result of `resources/directory/read`: the directory's direct children.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReadResourceDirectoryResult {
+    /// The result's `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<ResultMetaObject>,
+    /// `"complete"`; absent decodes as `complete`.
     #[serde(rename = "resultType", default = "complete")]
     pub result_type: ResultType,
+    /// The directory's children of this page.
     pub resources: Vec<Resource>,
+    /// The cursor of the next page (`None`: this is the last page).
     #[serde(rename = "nextCursor", default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
     /// Members this crate does not know, kept for re-encoding.
@@ -278,6 +303,7 @@ pub struct ReadResourceDirectoryResult {
 }
 
 impl ReadResourceDirectoryResult {
+    /// A `complete` result listing `resources` (no next page).
     pub fn new(resources: Vec<Resource>) -> Self {
         ReadResourceDirectoryResult {
             meta: None,

@@ -68,6 +68,7 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
+    /// The wire string (`"working"`, `"input_required"`, …).
     pub fn as_str(&self) -> &str {
         match self {
             TaskStatus::Working => "working",
@@ -121,7 +122,9 @@ impl<'de> Deserialize<'de> for TaskStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
+    /// The task's id, chosen by the server.
     pub task_id: String,
+    /// Where the task stands.
     pub status: TaskStatus,
     /// A human-readable description of the current state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -143,6 +146,7 @@ pub struct Task {
 }
 
 impl Task {
+    /// A task with the required members (`pollIntervalMs` and `statusMessage` unset).
     pub fn new(
         task_id: impl Into<String>,
         status: TaskStatus,
@@ -179,6 +183,7 @@ impl Task {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DetailedTask {
+    /// The task's state (flattened into the object).
     #[serde(flatten)]
     pub task: Task,
     /// `input_required`: the outstanding server-to-client requests, by key (each key unique
@@ -211,16 +216,19 @@ impl DetailedTask {
 /// first state, flat (`Result & Task`), without any status payload.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CreateTaskResult {
+    /// The result's `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<ResultMetaObject>,
     /// Always `"task"` ([`RESULT_TYPE_TASK`]); decoding refuses any other value.
     #[serde(rename = "resultType", deserialize_with = "task_result_type")]
     pub result_type: ResultType,
+    /// The task's first state (flattened into the object).
     #[serde(flatten)]
     pub task: Task,
 }
 
 impl CreateTaskResult {
+    /// A `resultType: "task"` result for `task`.
     pub fn new(task: Task) -> Self {
         CreateTaskResult { meta: None, result_type: ResultType::Other(RESULT_TYPE_TASK.to_owned()), task }
     }
@@ -241,16 +249,19 @@ fn task_result_type<'de, D: Deserializer<'de>>(d: D) -> Result<ResultType, D::Er
 /// The result of `tasks/get`: the task and its status payload (`resultType: "complete"`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GetTaskResult {
+    /// The result's `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<ResultMetaObject>,
     /// `"complete"`; absent decodes as `complete`.
     #[serde(rename = "resultType", default)]
     pub result_type: ResultType,
+    /// The task and its status payload (flattened into the object).
     #[serde(flatten)]
     pub task: DetailedTask,
 }
 
 impl GetTaskResult {
+    /// A `complete` result for `task`.
     pub fn new(task: DetailedTask) -> Self {
         GetTaskResult { meta: None, result_type: ResultType::Complete, task }
     }
@@ -259,8 +270,10 @@ impl GetTaskResult {
 /// The empty acknowledgement of `tasks/update` and `tasks/cancel` (`resultType: "complete"`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TaskAck {
+    /// The result's `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<ResultMetaObject>,
+    /// `"complete"`; absent decodes as `complete`.
     #[serde(rename = "resultType", default)]
     pub result_type: ResultType,
     /// Members this crate does not know, kept for re-encoding.
@@ -279,6 +292,7 @@ pub struct TaskIdParams {
     /// The per-request `_meta` of the 2026-07-28 wire (protocol version, client capabilities).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<RequestMetaObject>,
+    /// The task's id.
     #[serde(rename = "taskId")]
     pub task_id: String,
     /// Members this crate does not know, kept for re-encoding.
@@ -287,6 +301,7 @@ pub struct TaskIdParams {
 }
 
 impl TaskIdParams {
+    /// The params for the task `task_id`.
     pub fn new(task_id: impl Into<String>) -> Self {
         TaskIdParams { meta: None, task_id: task_id.into(), extra: JsonObject::new() }
     }
@@ -303,10 +318,13 @@ pub type CancelTaskRequestParams = TaskIdParams;
 /// it may accept a subset, the task staying `input_required` until the rest arrive.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UpdateTaskRequestParams {
+    /// The per-request `_meta` of the 2026-07-28 wire (protocol version, client capabilities).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<RequestMetaObject>,
+    /// The task's id.
     #[serde(rename = "taskId")]
     pub task_id: String,
+    /// The answers, by the keys of the task's `inputRequests`.
     #[serde(rename = "inputResponses")]
     pub input_responses: InputResponses,
     /// Members this crate does not know, kept for re-encoding.
@@ -315,6 +333,7 @@ pub struct UpdateTaskRequestParams {
 }
 
 impl UpdateTaskRequestParams {
+    /// The params answering `input_responses` for the task `task_id`.
     pub fn new(task_id: impl Into<String>, input_responses: InputResponses) -> Self {
         UpdateTaskRequestParams { meta: None, task_id: task_id.into(), input_responses, extra: JsonObject::new() }
     }
@@ -323,8 +342,10 @@ impl UpdateTaskRequestParams {
 /// The params of `notifications/tasks`: the full task state, as `tasks/get` would return it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskStatusNotificationParams {
+    /// The notification's `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<NotificationMetaObject>,
+    /// The task and its status payload (flattened into the object).
     #[serde(flatten)]
     pub task: DetailedTask,
 }
@@ -352,6 +373,7 @@ ext_notification!(
 /// agreed to send). Carried in [`SubscriptionFilter::extra`](crate::SubscriptionFilter).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TaskSubscription {
+    /// The task ids (`None`: the member is absent).
     #[serde(rename = "taskIds", default, skip_serializing_if = "Option::is_none")]
     pub task_ids: Option<Vec<String>>,
 }
@@ -371,8 +393,11 @@ impl TaskSubscription {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CallToolOutcomeWithTask {
+    /// `complete` (or absent): the tool's result.
     Complete(CallToolResult),
+    /// `input_required`: a multi-round-trip request round.
     InputRequired(InputRequiredResult),
+    /// `task`: the call runs as a task; follow it with `tasks/get`.
     Task(CreateTaskResult),
 }
 

@@ -6,6 +6,7 @@
 //! Requests and notifications implement [`crate::Request`] and [`crate::Notification`].
 //! Every object keeps members it does not know in `extra`.
 
+/// The `annotations` member of [`Annotated`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AnnotatedAnnotations {
     /// Describes who the intended customer of this object or data is.
@@ -137,6 +138,7 @@ impl crate::private::MatchScore for AnnotatedAnnotations {
 /// Base for objects that include optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Annotated {
+    /// The `annotations` member: [`AnnotatedAnnotations`].
     pub annotations: ::std::option::Option<AnnotatedAnnotations>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -225,6 +227,7 @@ impl crate::private::MatchScore for Annotated {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `BlobResourceContents` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BlobResourceContents {
     /// A base64-encoded string representing the binary data of the item.
@@ -373,9 +376,12 @@ impl crate::private::MatchScore for BlobResourceContents {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`CallToolRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallToolRequestParams {
+    /// The `arguments` member: a JSON object.
     pub arguments: ::std::option::Option<crate::JsonObject>,
+    /// The `name` member: a string.
     pub name: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -496,6 +502,7 @@ impl crate::private::MatchScore for CallToolRequestParams {
 /// Used by the client to invoke a tool provided by the server.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallToolRequest {
+    /// The `params` member: [`CallToolRequestParams`].
     pub params: CallToolRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -723,6 +730,7 @@ impl crate::private::MatchScore for CallToolResultContentItem {
 pub struct CallToolResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `content` member: a list of [`CallToolResultContentItem`].
     pub content: ::std::vec::Vec<CallToolResultContentItem>,
     /// Whether the tool call ended in an error.
     ///
@@ -859,6 +867,7 @@ impl crate::private::MatchScore for CallToolResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`CancelledNotification`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CancelledNotificationParams {
     /// An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
@@ -992,6 +1001,7 @@ impl crate::private::MatchScore for CancelledNotificationParams {
 /// A client MUST NOT attempt to cancel its `initialize` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CancelledNotification {
+    /// The `params` member: [`CancelledNotificationParams`].
     pub params: CancelledNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -1730,8 +1740,11 @@ impl crate::private::MatchScore for ClientRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientResult {
+    /// A [`ResultBase`].
     ResultBase(ResultBase),
+    /// A [`CreateMessageResult`].
     CreateMessageResult(CreateMessageResult),
+    /// A [`ListRootsResult`].
     ListRootsResult(ListRootsResult),
 }
 impl ::serde::Serialize for ClientResult {
@@ -2033,10 +2046,12 @@ impl crate::private::MatchScore for CompleteRequestParamsRef {
             .max()
     }
 }
+/// The `params` member of [`CompleteRequest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteRequestParams {
     /// The argument's information
     pub argument: CompleteRequestParamsArgument,
+    /// The `ref` member: [`CompleteRequestParamsRef`].
     pub r#ref: CompleteRequestParamsRef,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -2170,6 +2185,7 @@ impl crate::private::MatchScore for CompleteRequestParams {
 /// A request from the client to the server, to ask for completion options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteRequest {
+    /// The `params` member: [`CompleteRequestParams`].
     pub params: CompleteRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -2288,6 +2304,7 @@ impl crate::private::MatchScore for CompleteRequest {
         ::std::option::Option::Some(score)
     }
 }
+/// The `completion` member of [`CompleteResult`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
@@ -2441,6 +2458,7 @@ impl crate::private::MatchScore for CompleteResultCompletion {
 pub struct CompleteResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `completion` member: [`CompleteResultCompletion`].
     pub completion: CompleteResultCompletion,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -2561,20 +2579,24 @@ impl crate::private::MatchScore for CompleteResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`CreateMessageRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CreateMessageRequestParams {
     /// A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
     pub include_context: ::std::option::Option<IncludeContext>,
     /// The maximum number of tokens to sample, as requested by the server. The client MAY choose to sample fewer tokens than requested.
     pub max_tokens: crate::Integer,
+    /// The `messages` member: a list of [`SamplingMessage`].
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub metadata: ::std::option::Option<crate::JsonObject>,
     /// The server's preferences for which model to select. The client MAY ignore these preferences.
     pub model_preferences: ::std::option::Option<ModelPreferences>,
+    /// The `stopSequences` member: a list of a string.
     pub stop_sequences: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     pub system_prompt: ::std::option::Option<::std::string::String>,
+    /// The `temperature` member: a JSON number.
     pub temperature: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -2845,6 +2867,7 @@ impl crate::private::MatchScore for CreateMessageRequestParams {
 /// A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CreateMessageRequest {
+    /// The `params` member: [`CreateMessageRequestParams`].
     pub params: CreateMessageRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -3057,9 +3080,11 @@ impl crate::private::MatchScore for CreateMessageResultContent {
 pub struct CreateMessageResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `content` member: [`CreateMessageResultContent`].
     pub content: CreateMessageResultContent,
     /// The name of the model that generated the message.
     pub model: ::std::string::String,
+    /// The `role` member: [`Role`].
     pub role: Role,
     /// The reason why sampling stopped, if known.
     pub stop_reason: ::std::option::Option<::std::string::String>,
@@ -3260,6 +3285,7 @@ impl crate::private::MatchScore for CreateMessageResult {
 }
 /// An opaque token used to represent a cursor for pagination.
 pub type Cursor = ::std::string::String;
+/// The `annotations` member of [`EmbeddedResource`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct EmbeddedResourceAnnotations {
     /// Describes who the intended customer of this object or data is.
@@ -3392,7 +3418,9 @@ impl crate::private::MatchScore for EmbeddedResourceAnnotations {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EmbeddedResourceResource {
+    /// A [`TextResourceContents`].
     TextResourceContents(TextResourceContents),
+    /// A [`BlobResourceContents`].
     BlobResourceContents(BlobResourceContents),
 }
 impl ::serde::Serialize for EmbeddedResourceResource {
@@ -3482,7 +3510,9 @@ impl crate::private::MatchScore for EmbeddedResourceResource {
 /// of the LLM and/or the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmbeddedResource {
+    /// The `annotations` member: [`EmbeddedResourceAnnotations`].
     pub annotations: ::std::option::Option<EmbeddedResourceAnnotations>,
+    /// The `resource` member: [`EmbeddedResourceResource`].
     pub resource: EmbeddedResourceResource,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -3629,7 +3659,9 @@ impl crate::private::MatchScore for EmbeddedResource {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `EmptyResult`: [`ResultBase`].
 pub type EmptyResult = ResultBase;
+/// The `params` member of [`GetPromptRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetPromptRequestParams {
     /// Arguments to use for templating the prompt.
@@ -3759,6 +3791,7 @@ impl crate::private::MatchScore for GetPromptRequestParams {
 /// Used by the client to get a prompt provided by the server.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetPromptRequest {
+    /// The `params` member: [`GetPromptRequestParams`].
     pub params: GetPromptRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -3884,6 +3917,7 @@ pub struct GetPromptResult {
     pub meta: ::std::option::Option<crate::JsonObject>,
     /// An optional description for the prompt.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `messages` member: a list of [`PromptMessage`].
     pub messages: ::std::vec::Vec<PromptMessage>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4020,6 +4054,7 @@ impl crate::private::MatchScore for GetPromptResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `annotations` member of [`ImageContent`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ImageContentAnnotations {
     /// Describes who the intended customer of this object or data is.
@@ -4151,6 +4186,7 @@ impl crate::private::MatchScore for ImageContentAnnotations {
 /// An image provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ImageContent {
+    /// The `annotations` member: [`ImageContentAnnotations`].
     pub annotations: ::std::option::Option<ImageContentAnnotations>,
     /// The base64-encoded image data.
     pub data: ::std::string::String,
@@ -4317,7 +4353,9 @@ impl crate::private::MatchScore for ImageContent {
 /// Describes the name and version of an MCP implementation.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Implementation {
+    /// The `name` member: a string.
     pub name: ::std::string::String,
+    /// The `version` member: a string.
     pub version: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4427,9 +4465,12 @@ impl crate::private::MatchScore for Implementation {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`InitializeRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializeRequestParams {
+    /// The `capabilities` member: [`ClientCapabilities`].
     pub capabilities: ClientCapabilities,
+    /// The `clientInfo` member: [`Implementation`].
     pub client_info: Implementation,
     /// The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
     pub protocol_version: ::std::string::String,
@@ -4589,6 +4630,7 @@ impl crate::private::MatchScore for InitializeRequestParams {
 /// This request is sent from the client to the server when it first connects, asking it to begin initialization.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializeRequest {
+    /// The `params` member: [`InitializeRequestParams`].
     pub params: InitializeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4718,6 +4760,7 @@ impl crate::private::MatchScore for InitializeRequest {
 pub struct InitializeResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `capabilities` member: [`ServerCapabilities`].
     pub capabilities: ServerCapabilities,
     /// Instructions describing how to use the server and its features.
     ///
@@ -4725,6 +4768,7 @@ pub struct InitializeResult {
     pub instructions: ::std::option::Option<::std::string::String>,
     /// The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
     pub protocol_version: ::std::string::String,
+    /// The `serverInfo` member: [`Implementation`].
     pub server_info: Implementation,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4923,6 +4967,7 @@ impl crate::private::MatchScore for InitializeResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`InitializedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializedNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -5018,6 +5063,7 @@ impl crate::private::MatchScore for InitializedNotificationParams {
 /// This notification is sent from the client to the server after initialization has finished.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializedNotification {
+    /// The `params` member: [`InitializedNotificationParams`].
     pub params: ::std::option::Option<InitializedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5143,7 +5189,9 @@ impl crate::private::MatchScore for InitializedNotification {
 /// A response to a request that indicates an error occurred.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcError {
+    /// The `error` member: [`ErrorObject`](crate::ErrorObject).
     pub error: crate::ErrorObject,
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5269,9 +5317,13 @@ impl crate::private::MatchScore for JsonRpcError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcMessage {
+    /// A [`JsonRpcRequest`].
     Request(JsonRpcRequest),
+    /// A [`JsonRpcNotification`].
     Notification(JsonRpcNotification),
+    /// A [`JsonRpcResponse`].
     Response(JsonRpcResponse),
+    /// A [`JsonRpcError`].
     Error(JsonRpcError),
 }
 impl ::serde::Serialize for JsonRpcMessage {
@@ -5370,6 +5422,7 @@ impl crate::private::MatchScore for JsonRpcMessage {
             .max()
     }
 }
+/// The `params` member of [`JsonRpcNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -5465,7 +5518,9 @@ impl crate::private::MatchScore for JsonRpcNotificationParams {
 /// A notification which does not expect a response.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcNotification {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`JsonRpcNotificationParams`].
     pub params: ::std::option::Option<JsonRpcNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5609,6 +5664,7 @@ impl crate::private::MatchScore for JsonRpcNotification {
         ::std::option::Option::Some(score)
     }
 }
+/// The `_meta` member of [`JsonRpcRequestParams`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -5706,8 +5762,10 @@ impl crate::private::MatchScore for JsonRpcRequestParamsMeta {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`JsonRpcRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcRequestParams {
+    /// The `_meta` member: [`JsonRpcRequestParamsMeta`].
     pub meta: ::std::option::Option<JsonRpcRequestParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5802,8 +5860,11 @@ impl crate::private::MatchScore for JsonRpcRequestParams {
 /// A request that expects a response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`JsonRpcRequestParams`].
     pub params: ::std::option::Option<JsonRpcRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5959,7 +6020,9 @@ impl crate::private::MatchScore for JsonRpcRequest {
 /// A successful (non-error) response to a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcResponse {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `result` member: [`ResultBase`].
     pub result: ResultBase,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6088,6 +6151,7 @@ impl crate::private::MatchScore for JsonRpcResponse {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListPromptsRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListPromptsRequestParams {
     /// An opaque token representing the current pagination position.
@@ -6184,6 +6248,7 @@ impl crate::private::MatchScore for ListPromptsRequestParams {
 /// Sent from the client to request a list of prompts and prompt templates the server has.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListPromptsRequest {
+    /// The `params` member: [`ListPromptsRequestParams`].
     pub params: ::std::option::Option<ListPromptsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6314,6 +6379,7 @@ pub struct ListPromptsResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `prompts` member: a list of [`Prompt`].
     pub prompts: ::std::vec::Vec<Prompt>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6450,6 +6516,7 @@ impl crate::private::MatchScore for ListPromptsResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListResourceTemplatesRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourceTemplatesRequestParams {
     /// An opaque token representing the current pagination position.
@@ -6549,6 +6616,7 @@ impl crate::private::MatchScore for ListResourceTemplatesRequestParams {
 /// Sent from the client to request a list of resource templates the server has.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourceTemplatesRequest {
+    /// The `params` member: [`ListResourceTemplatesRequestParams`].
     pub params: ::std::option::Option<ListResourceTemplatesRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6679,6 +6747,7 @@ pub struct ListResourceTemplatesResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `resourceTemplates` member: a list of [`ResourceTemplate`].
     pub resource_templates: ::std::vec::Vec<ResourceTemplate>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6823,6 +6892,7 @@ impl crate::private::MatchScore for ListResourceTemplatesResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListResourcesRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourcesRequestParams {
     /// An opaque token representing the current pagination position.
@@ -6919,6 +6989,7 @@ impl crate::private::MatchScore for ListResourcesRequestParams {
 /// Sent from the client to request a list of resources the server has.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourcesRequest {
+    /// The `params` member: [`ListResourcesRequestParams`].
     pub params: ::std::option::Option<ListResourcesRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7049,6 +7120,7 @@ pub struct ListResourcesResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `resources` member: a list of [`Resource`].
     pub resources: ::std::vec::Vec<Resource>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7188,6 +7260,7 @@ impl crate::private::MatchScore for ListResourcesResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `_meta` member of [`ListRootsRequestParams`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -7285,8 +7358,10 @@ impl crate::private::MatchScore for ListRootsRequestParamsMeta {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListRootsRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsRequestParams {
+    /// The `_meta` member: [`ListRootsRequestParamsMeta`].
     pub meta: ::std::option::Option<ListRootsRequestParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7387,6 +7462,7 @@ impl crate::private::MatchScore for ListRootsRequestParams {
 /// structure or access specific locations that the client has permission to read from.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsRequest {
+    /// The `params` member: [`ListRootsRequestParams`].
     pub params: ::std::option::Option<ListRootsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7510,6 +7586,7 @@ impl crate::private::MatchScore for ListRootsRequest {
 pub struct ListRootsResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `roots` member: a list of [`Root`].
     pub roots: ::std::vec::Vec<Root>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7621,6 +7698,7 @@ impl crate::private::MatchScore for ListRootsResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListToolsRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListToolsRequestParams {
     /// An opaque token representing the current pagination position.
@@ -7717,6 +7795,7 @@ impl crate::private::MatchScore for ListToolsRequestParams {
 /// Sent from the client to request a list of tools the server has.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListToolsRequest {
+    /// The `params` member: [`ListToolsRequestParams`].
     pub params: ::std::option::Option<ListToolsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7841,6 +7920,7 @@ pub struct ListToolsResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `tools` member: a list of [`Tool`].
     pub tools: ::std::vec::Vec<Tool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7974,6 +8054,7 @@ impl crate::private::MatchScore for ListToolsResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`LoggingMessageNotification`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggingMessageNotificationParams {
     /// The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
@@ -8146,6 +8227,7 @@ impl crate::private::MatchScore for LoggingMessageNotificationParams {
 /// Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggingMessageNotification {
+    /// The `params` member: [`LoggingMessageNotificationParams`].
     pub params: LoggingMessageNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8563,6 +8645,7 @@ impl crate::private::MatchScore for ModelPreferences {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`NotificationBase`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NotificationBaseParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -8655,9 +8738,12 @@ impl crate::private::MatchScore for NotificationBaseParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `Notification` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NotificationBase {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`NotificationBaseParams`].
     pub params: ::std::option::Option<NotificationBaseParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8768,6 +8854,7 @@ impl crate::private::MatchScore for NotificationBase {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`PaginatedRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedRequestParams {
     /// An opaque token representing the current pagination position.
@@ -8861,9 +8948,12 @@ impl crate::private::MatchScore for PaginatedRequestParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `PaginatedRequest` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedRequest {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8977,6 +9067,7 @@ impl crate::private::MatchScore for PaginatedRequest {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `PaginatedResult` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
@@ -9096,6 +9187,7 @@ impl crate::private::MatchScore for PaginatedResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `_meta` member of [`PingRequestParams`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PingRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -9193,8 +9285,10 @@ impl crate::private::MatchScore for PingRequestParamsMeta {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`PingRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PingRequestParams {
+    /// The `_meta` member: [`PingRequestParamsMeta`].
     pub meta: ::std::option::Option<PingRequestParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -9286,6 +9380,7 @@ impl crate::private::MatchScore for PingRequestParams {
 /// A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PingRequest {
+    /// The `params` member: [`PingRequestParams`].
     pub params: ::std::option::Option<PingRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -9402,6 +9497,7 @@ impl crate::private::MatchScore for PingRequest {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ProgressNotification`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgressNotificationParams {
     /// The progress thus far. This should increase every time progress is made, even if the total is unknown.
@@ -9557,6 +9653,7 @@ impl crate::private::MatchScore for ProgressNotificationParams {
 /// An out-of-band notification used to inform the receiver of a progress update for a long-running request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgressNotification {
+    /// The `params` member: [`ProgressNotificationParams`].
     pub params: ProgressNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -9955,6 +10052,7 @@ impl crate::private::MatchScore for PromptArgument {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`PromptListChangedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptListChangedNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -10053,6 +10151,7 @@ impl crate::private::MatchScore for PromptListChangedNotificationParams {
 /// An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptListChangedNotification {
+    /// The `params` member: [`PromptListChangedNotificationParams`].
     pub params: ::std::option::Option<PromptListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10280,7 +10379,9 @@ impl crate::private::MatchScore for PromptMessageContent {
 /// resources from the MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptMessage {
+    /// The `content` member: [`PromptMessageContent`].
     pub content: PromptMessageContent,
+    /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10510,6 +10611,7 @@ impl crate::private::MatchScore for PromptReference {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ReadResourceRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadResourceRequestParams {
     /// The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
@@ -10601,6 +10703,7 @@ impl crate::private::MatchScore for ReadResourceRequestParams {
 /// Sent from the client to the server, to read a specific resource URI.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadResourceRequest {
+    /// The `params` member: [`ReadResourceRequestParams`].
     pub params: ReadResourceRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10729,7 +10832,9 @@ impl crate::private::MatchScore for ReadResourceRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadResourceResultContentsItem {
+    /// A [`TextResourceContents`].
     TextResourceContents(TextResourceContents),
+    /// A [`BlobResourceContents`].
     BlobResourceContents(BlobResourceContents),
 }
 impl ::serde::Serialize for ReadResourceResultContentsItem {
@@ -10818,6 +10923,7 @@ impl crate::private::MatchScore for ReadResourceResultContentsItem {
 pub struct ReadResourceResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `contents` member: a list of [`ReadResourceResultContentsItem`].
     pub contents: ::std::vec::Vec<ReadResourceResultContentsItem>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10937,6 +11043,7 @@ impl crate::private::MatchScore for ReadResourceResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `_meta` member of [`RequestBaseParams`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestBaseParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -11034,8 +11141,10 @@ impl crate::private::MatchScore for RequestBaseParamsMeta {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`RequestBase`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestBaseParams {
+    /// The `_meta` member: [`RequestBaseParamsMeta`].
     pub meta: ::std::option::Option<RequestBaseParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11124,9 +11233,12 @@ impl crate::private::MatchScore for RequestBaseParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `Request` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestBase {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`RequestBaseParams`].
     pub params: ::std::option::Option<RequestBaseParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11239,6 +11351,7 @@ impl crate::private::MatchScore for RequestBase {
 }
 /// The schema's `RequestId` is the shared [`crate::RequestId`].
 pub use crate::RequestId;
+/// The `annotations` member of [`Resource`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceAnnotations {
     /// Describes who the intended customer of this object or data is.
@@ -11370,6 +11483,7 @@ impl crate::private::MatchScore for ResourceAnnotations {
 /// A known resource that the server is capable of reading.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Resource {
+    /// The `annotations` member: [`ResourceAnnotations`].
     pub annotations: ::std::option::Option<ResourceAnnotations>,
     /// A description of what this resource represents.
     ///
@@ -11688,6 +11802,7 @@ impl crate::private::MatchScore for ResourceContents {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ResourceListChangedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceListChangedNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -11786,6 +11901,7 @@ impl crate::private::MatchScore for ResourceListChangedNotificationParams {
 /// An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceListChangedNotification {
+    /// The `params` member: [`ResourceListChangedNotificationParams`].
     pub params: ::std::option::Option<ResourceListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12032,6 +12148,7 @@ impl crate::private::MatchScore for ResourceReference {
         ::std::option::Option::Some(score)
     }
 }
+/// The `annotations` member of [`ResourceTemplate`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceTemplateAnnotations {
     /// Describes who the intended customer of this object or data is.
@@ -12163,6 +12280,7 @@ impl crate::private::MatchScore for ResourceTemplateAnnotations {
 /// A template description for resources available on the server.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceTemplate {
+    /// The `annotations` member: [`ResourceTemplateAnnotations`].
     pub annotations: ::std::option::Option<ResourceTemplateAnnotations>,
     /// A description of what this template is for.
     ///
@@ -12361,6 +12479,7 @@ impl crate::private::MatchScore for ResourceTemplate {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ResourceUpdatedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceUpdatedNotificationParams {
     /// The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
@@ -12455,6 +12574,7 @@ impl crate::private::MatchScore for ResourceUpdatedNotificationParams {
 /// A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceUpdatedNotification {
+    /// The `params` member: [`ResourceUpdatedNotificationParams`].
     pub params: ResourceUpdatedNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12579,6 +12699,7 @@ impl crate::private::MatchScore for ResourceUpdatedNotification {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `Result` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResultBase {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
@@ -12780,6 +12901,7 @@ impl crate::private::MatchScore for Root {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`RootsListChangedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RootsListChangedNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -12880,6 +13002,7 @@ impl crate::private::MatchScore for RootsListChangedNotificationParams {
 /// The server should then request an updated list of roots using the ListRootsRequest.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RootsListChangedNotification {
+    /// The `params` member: [`RootsListChangedNotificationParams`].
     pub params: ::std::option::Option<RootsListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -13088,7 +13211,9 @@ impl crate::private::MatchScore for SamplingMessageContent {
 /// Describes a message issued to or received from an LLM API.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SamplingMessage {
+    /// The `content` member: [`SamplingMessageContent`].
     pub content: SamplingMessageContent,
+    /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -14011,15 +14136,25 @@ impl crate::private::MatchScore for ServerRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerResult {
+    /// A [`ResultBase`].
     ResultBase(ResultBase),
+    /// An [`InitializeResult`].
     InitializeResult(InitializeResult),
+    /// A [`ListResourcesResult`].
     ListResourcesResult(ListResourcesResult),
+    /// A [`ListResourceTemplatesResult`].
     ListResourceTemplatesResult(ListResourceTemplatesResult),
+    /// A [`ReadResourceResult`].
     ReadResourceResult(ReadResourceResult),
+    /// A [`ListPromptsResult`].
     ListPromptsResult(ListPromptsResult),
+    /// A [`GetPromptResult`].
     GetPromptResult(GetPromptResult),
+    /// A [`ListToolsResult`].
     ListToolsResult(ListToolsResult),
+    /// A [`CallToolResult`].
     CallToolResult(CallToolResult),
+    /// A [`CompleteResult`].
     CompleteResult(CompleteResult),
 }
 impl ::serde::Serialize for ServerResult {
@@ -14230,6 +14365,7 @@ impl crate::private::MatchScore for ServerResult {
             .max()
     }
 }
+/// The `params` member of [`SetLevelRequest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetLevelRequestParams {
     /// The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
@@ -14347,6 +14483,7 @@ impl crate::private::MatchScore for SetLevelRequestParams {
 /// A request from the client to the server, to enable or adjust logging.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetLevelRequest {
+    /// The `params` member: [`SetLevelRequestParams`].
     pub params: SetLevelRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -14465,6 +14602,7 @@ impl crate::private::MatchScore for SetLevelRequest {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`SubscribeRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SubscribeRequestParams {
     /// The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
@@ -14556,6 +14694,7 @@ impl crate::private::MatchScore for SubscribeRequestParams {
 /// Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SubscribeRequest {
+    /// The `params` member: [`SubscribeRequestParams`].
     pub params: SubscribeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -14674,6 +14813,7 @@ impl crate::private::MatchScore for SubscribeRequest {
         ::std::option::Option::Some(score)
     }
 }
+/// The `annotations` member of [`TextContent`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextContentAnnotations {
     /// Describes who the intended customer of this object or data is.
@@ -14805,6 +14945,7 @@ impl crate::private::MatchScore for TextContentAnnotations {
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextContent {
+    /// The `annotations` member: [`TextContentAnnotations`].
     pub annotations: ::std::option::Option<TextContentAnnotations>,
     /// The text content of the message.
     pub text: ::std::string::String,
@@ -14940,6 +15081,7 @@ impl crate::private::MatchScore for TextContent {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `TextResourceContents` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextResourceContents {
     /// The MIME type of this resource, if known.
@@ -15223,6 +15365,7 @@ impl crate::private::MatchScore for Tool {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ToolListChangedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolListChangedNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -15321,6 +15464,7 @@ impl crate::private::MatchScore for ToolListChangedNotificationParams {
 /// An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolListChangedNotification {
+    /// The `params` member: [`ToolListChangedNotificationParams`].
     pub params: ::std::option::Option<ToolListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -15443,6 +15587,7 @@ impl crate::private::MatchScore for ToolListChangedNotification {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`UnsubscribeRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UnsubscribeRequestParams {
     /// The URI of the resource to unsubscribe from.
@@ -15534,6 +15679,7 @@ impl crate::private::MatchScore for UnsubscribeRequestParams {
 /// Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UnsubscribeRequest {
+    /// The `params` member: [`UnsubscribeRequestParams`].
     pub params: UnsubscribeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -15798,10 +15944,13 @@ impl crate::Notification for LoggingMessageNotification {
     PartialOrd
 )]
 pub enum IncludeContext {
+    /// `"allServers"`
     #[serde(rename = "allServers")]
     AllServers,
+    /// `"none"`
     #[serde(rename = "none")]
     None,
+    /// `"thisServer"`
     #[serde(rename = "thisServer")]
     ThisServer,
 }
@@ -15862,20 +16011,28 @@ impl ::std::convert::TryFrom<::std::string::String> for IncludeContext {
     PartialOrd
 )]
 pub enum LoggingLevel {
+    /// `"debug"`
     #[serde(rename = "debug")]
     Debug,
+    /// `"info"`
     #[serde(rename = "info")]
     Info,
+    /// `"notice"`
     #[serde(rename = "notice")]
     Notice,
+    /// `"warning"`
     #[serde(rename = "warning")]
     Warning,
+    /// `"error"`
     #[serde(rename = "error")]
     Error,
+    /// `"critical"`
     #[serde(rename = "critical")]
     Critical,
+    /// `"alert"`
     #[serde(rename = "alert")]
     Alert,
+    /// `"emergency"`
     #[serde(rename = "emergency")]
     Emergency,
 }
@@ -15941,8 +16098,10 @@ impl ::std::convert::TryFrom<::std::string::String> for LoggingLevel {
     PartialOrd
 )]
 pub enum Role {
+    /// `"assistant"`
     #[serde(rename = "assistant")]
     Assistant,
+    /// `"user"`
     #[serde(rename = "user")]
     User,
 }

@@ -296,6 +296,7 @@ impl crate::private::MatchScore for AudioContent {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `BlobResourceContents` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BlobResourceContents {
     /// A base64-encoded string representing the binary data of the item.
@@ -444,9 +445,12 @@ impl crate::private::MatchScore for BlobResourceContents {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`CallToolRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallToolRequestParams {
+    /// The `arguments` member: a JSON object.
     pub arguments: ::std::option::Option<crate::JsonObject>,
+    /// The `name` member: a string.
     pub name: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -567,6 +571,7 @@ impl crate::private::MatchScore for CallToolRequestParams {
 /// Used by the client to invoke a tool provided by the server.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallToolRequest {
+    /// The `params` member: [`CallToolRequestParams`].
     pub params: CallToolRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -806,6 +811,7 @@ impl crate::private::MatchScore for CallToolResultContentItem {
 pub struct CallToolResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `content` member: a list of [`CallToolResultContentItem`].
     pub content: ::std::vec::Vec<CallToolResultContentItem>,
     /// Whether the tool call ended in an error.
     ///
@@ -942,6 +948,7 @@ impl crate::private::MatchScore for CallToolResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`CancelledNotification`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CancelledNotificationParams {
     /// An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
@@ -1075,6 +1082,7 @@ impl crate::private::MatchScore for CancelledNotificationParams {
 /// A client MUST NOT attempt to cancel its `initialize` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CancelledNotification {
+    /// The `params` member: [`CancelledNotificationParams`].
     pub params: CancelledNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -1813,8 +1821,11 @@ impl crate::private::MatchScore for ClientRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientResult {
+    /// A [`ResultBase`].
     ResultBase(ResultBase),
+    /// A [`CreateMessageResult`].
     CreateMessageResult(CreateMessageResult),
+    /// A [`ListRootsResult`].
     ListRootsResult(ListRootsResult),
 }
 impl ::serde::Serialize for ClientResult {
@@ -2116,10 +2127,12 @@ impl crate::private::MatchScore for CompleteRequestParamsRef {
             .max()
     }
 }
+/// The `params` member of [`CompleteRequest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteRequestParams {
     /// The argument's information
     pub argument: CompleteRequestParamsArgument,
+    /// The `ref` member: [`CompleteRequestParamsRef`].
     pub r#ref: CompleteRequestParamsRef,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -2253,6 +2266,7 @@ impl crate::private::MatchScore for CompleteRequestParams {
 /// A request from the client to the server, to ask for completion options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteRequest {
+    /// The `params` member: [`CompleteRequestParams`].
     pub params: CompleteRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -2371,6 +2385,7 @@ impl crate::private::MatchScore for CompleteRequest {
         ::std::option::Option::Some(score)
     }
 }
+/// The `completion` member of [`CompleteResult`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
@@ -2524,6 +2539,7 @@ impl crate::private::MatchScore for CompleteResultCompletion {
 pub struct CompleteResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `completion` member: [`CompleteResultCompletion`].
     pub completion: CompleteResultCompletion,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -2644,20 +2660,24 @@ impl crate::private::MatchScore for CompleteResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`CreateMessageRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CreateMessageRequestParams {
     /// A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
     pub include_context: ::std::option::Option<IncludeContext>,
     /// The maximum number of tokens to sample, as requested by the server. The client MAY choose to sample fewer tokens than requested.
     pub max_tokens: crate::Integer,
+    /// The `messages` member: a list of [`SamplingMessage`].
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub metadata: ::std::option::Option<crate::JsonObject>,
     /// The server's preferences for which model to select. The client MAY ignore these preferences.
     pub model_preferences: ::std::option::Option<ModelPreferences>,
+    /// The `stopSequences` member: a list of a string.
     pub stop_sequences: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     pub system_prompt: ::std::option::Option<::std::string::String>,
+    /// The `temperature` member: a JSON number.
     pub temperature: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -2928,6 +2948,7 @@ impl crate::private::MatchScore for CreateMessageRequestParams {
 /// A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CreateMessageRequest {
+    /// The `params` member: [`CreateMessageRequestParams`].
     pub params: CreateMessageRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -3152,9 +3173,11 @@ impl crate::private::MatchScore for CreateMessageResultContent {
 pub struct CreateMessageResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `content` member: [`CreateMessageResultContent`].
     pub content: CreateMessageResultContent,
     /// The name of the model that generated the message.
     pub model: ::std::string::String,
+    /// The `role` member: [`Role`].
     pub role: Role,
     /// The reason why sampling stopped, if known.
     pub stop_reason: ::std::option::Option<::std::string::String>,
@@ -3359,7 +3382,9 @@ pub type Cursor = ::std::string::String;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EmbeddedResourceResource {
+    /// A [`TextResourceContents`].
     TextResourceContents(TextResourceContents),
+    /// A [`BlobResourceContents`].
     BlobResourceContents(BlobResourceContents),
 }
 impl ::serde::Serialize for EmbeddedResourceResource {
@@ -3451,6 +3476,7 @@ impl crate::private::MatchScore for EmbeddedResourceResource {
 pub struct EmbeddedResource {
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
+    /// The `resource` member: [`EmbeddedResourceResource`].
     pub resource: EmbeddedResourceResource,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -3597,7 +3623,9 @@ impl crate::private::MatchScore for EmbeddedResource {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `EmptyResult`: [`ResultBase`].
 pub type EmptyResult = ResultBase;
+/// The `params` member of [`GetPromptRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetPromptRequestParams {
     /// Arguments to use for templating the prompt.
@@ -3727,6 +3755,7 @@ impl crate::private::MatchScore for GetPromptRequestParams {
 /// Used by the client to get a prompt provided by the server.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetPromptRequest {
+    /// The `params` member: [`GetPromptRequestParams`].
     pub params: GetPromptRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -3852,6 +3881,7 @@ pub struct GetPromptResult {
     pub meta: ::std::option::Option<crate::JsonObject>,
     /// An optional description for the prompt.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `messages` member: a list of [`PromptMessage`].
     pub messages: ::std::vec::Vec<PromptMessage>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4158,7 +4188,9 @@ impl crate::private::MatchScore for ImageContent {
 /// Describes the name and version of an MCP implementation.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Implementation {
+    /// The `name` member: a string.
     pub name: ::std::string::String,
+    /// The `version` member: a string.
     pub version: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4268,9 +4300,12 @@ impl crate::private::MatchScore for Implementation {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`InitializeRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializeRequestParams {
+    /// The `capabilities` member: [`ClientCapabilities`].
     pub capabilities: ClientCapabilities,
+    /// The `clientInfo` member: [`Implementation`].
     pub client_info: Implementation,
     /// The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
     pub protocol_version: ::std::string::String,
@@ -4430,6 +4465,7 @@ impl crate::private::MatchScore for InitializeRequestParams {
 /// This request is sent from the client to the server when it first connects, asking it to begin initialization.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializeRequest {
+    /// The `params` member: [`InitializeRequestParams`].
     pub params: InitializeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4559,6 +4595,7 @@ impl crate::private::MatchScore for InitializeRequest {
 pub struct InitializeResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `capabilities` member: [`ServerCapabilities`].
     pub capabilities: ServerCapabilities,
     /// Instructions describing how to use the server and its features.
     ///
@@ -4566,6 +4603,7 @@ pub struct InitializeResult {
     pub instructions: ::std::option::Option<::std::string::String>,
     /// The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
     pub protocol_version: ::std::string::String,
+    /// The `serverInfo` member: [`Implementation`].
     pub server_info: Implementation,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4764,6 +4802,7 @@ impl crate::private::MatchScore for InitializeResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`InitializedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializedNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -4859,6 +4898,7 @@ impl crate::private::MatchScore for InitializedNotificationParams {
 /// This notification is sent from the client to the server after initialization has finished.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializedNotification {
+    /// The `params` member: [`InitializedNotificationParams`].
     pub params: ::std::option::Option<InitializedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4985,7 +5025,9 @@ impl crate::private::MatchScore for InitializedNotification {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcBatchRequestItem {
+    /// A [`JsonRpcRequest`].
     Request(JsonRpcRequest),
+    /// A [`JsonRpcNotification`].
     Notification(JsonRpcNotification),
 }
 impl ::serde::Serialize for JsonRpcBatchRequestItem {
@@ -5071,7 +5113,9 @@ pub type JsonRpcBatchRequest = ::std::vec::Vec<JsonRpcBatchRequestItem>;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcBatchResponseItem {
+    /// A [`JsonRpcResponse`].
     Response(JsonRpcResponse),
+    /// A [`JsonRpcError`].
     Error(JsonRpcError),
 }
 impl ::serde::Serialize for JsonRpcBatchResponseItem {
@@ -5153,7 +5197,9 @@ pub type JsonRpcBatchResponse = ::std::vec::Vec<JsonRpcBatchResponseItem>;
 /// A response to a request that indicates an error occurred.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcError {
+    /// The `error` member: [`ErrorObject`](crate::ErrorObject).
     pub error: crate::ErrorObject,
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5281,11 +5327,17 @@ impl crate::private::MatchScore for JsonRpcError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcMessage {
+    /// A [`JsonRpcRequest`].
     Request(JsonRpcRequest),
+    /// A [`JsonRpcNotification`].
     Notification(JsonRpcNotification),
+    /// A [`JsonRpcBatchRequest`].
     BatchRequest(JsonRpcBatchRequest),
+    /// A [`JsonRpcResponse`].
     Response(JsonRpcResponse),
+    /// A [`JsonRpcError`].
     Error(JsonRpcError),
+    /// A [`JsonRpcBatchResponse`].
     BatchResponse(JsonRpcBatchResponse),
 }
 impl ::serde::Serialize for JsonRpcMessage {
@@ -5414,6 +5466,7 @@ impl crate::private::MatchScore for JsonRpcMessage {
             .max()
     }
 }
+/// The `params` member of [`JsonRpcNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -5509,7 +5562,9 @@ impl crate::private::MatchScore for JsonRpcNotificationParams {
 /// A notification which does not expect a response.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcNotification {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`JsonRpcNotificationParams`].
     pub params: ::std::option::Option<JsonRpcNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5653,6 +5708,7 @@ impl crate::private::MatchScore for JsonRpcNotification {
         ::std::option::Option::Some(score)
     }
 }
+/// The `_meta` member of [`JsonRpcRequestParams`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -5750,8 +5806,10 @@ impl crate::private::MatchScore for JsonRpcRequestParamsMeta {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`JsonRpcRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcRequestParams {
+    /// The `_meta` member: [`JsonRpcRequestParamsMeta`].
     pub meta: ::std::option::Option<JsonRpcRequestParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5846,8 +5904,11 @@ impl crate::private::MatchScore for JsonRpcRequestParams {
 /// A request that expects a response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`JsonRpcRequestParams`].
     pub params: ::std::option::Option<JsonRpcRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6003,7 +6064,9 @@ impl crate::private::MatchScore for JsonRpcRequest {
 /// A successful (non-error) response to a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcResponse {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `result` member: [`ResultBase`].
     pub result: ResultBase,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6132,6 +6195,7 @@ impl crate::private::MatchScore for JsonRpcResponse {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListPromptsRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListPromptsRequestParams {
     /// An opaque token representing the current pagination position.
@@ -6228,6 +6292,7 @@ impl crate::private::MatchScore for ListPromptsRequestParams {
 /// Sent from the client to request a list of prompts and prompt templates the server has.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListPromptsRequest {
+    /// The `params` member: [`ListPromptsRequestParams`].
     pub params: ::std::option::Option<ListPromptsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6358,6 +6423,7 @@ pub struct ListPromptsResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `prompts` member: a list of [`Prompt`].
     pub prompts: ::std::vec::Vec<Prompt>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6494,6 +6560,7 @@ impl crate::private::MatchScore for ListPromptsResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListResourceTemplatesRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourceTemplatesRequestParams {
     /// An opaque token representing the current pagination position.
@@ -6593,6 +6660,7 @@ impl crate::private::MatchScore for ListResourceTemplatesRequestParams {
 /// Sent from the client to request a list of resource templates the server has.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourceTemplatesRequest {
+    /// The `params` member: [`ListResourceTemplatesRequestParams`].
     pub params: ::std::option::Option<ListResourceTemplatesRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6723,6 +6791,7 @@ pub struct ListResourceTemplatesResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `resourceTemplates` member: a list of [`ResourceTemplate`].
     pub resource_templates: ::std::vec::Vec<ResourceTemplate>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6867,6 +6936,7 @@ impl crate::private::MatchScore for ListResourceTemplatesResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListResourcesRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourcesRequestParams {
     /// An opaque token representing the current pagination position.
@@ -6963,6 +7033,7 @@ impl crate::private::MatchScore for ListResourcesRequestParams {
 /// Sent from the client to request a list of resources the server has.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourcesRequest {
+    /// The `params` member: [`ListResourcesRequestParams`].
     pub params: ::std::option::Option<ListResourcesRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7093,6 +7164,7 @@ pub struct ListResourcesResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `resources` member: a list of [`Resource`].
     pub resources: ::std::vec::Vec<Resource>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7232,6 +7304,7 @@ impl crate::private::MatchScore for ListResourcesResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `_meta` member of [`ListRootsRequestParams`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -7329,8 +7402,10 @@ impl crate::private::MatchScore for ListRootsRequestParamsMeta {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListRootsRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsRequestParams {
+    /// The `_meta` member: [`ListRootsRequestParamsMeta`].
     pub meta: ::std::option::Option<ListRootsRequestParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7431,6 +7506,7 @@ impl crate::private::MatchScore for ListRootsRequestParams {
 /// structure or access specific locations that the client has permission to read from.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsRequest {
+    /// The `params` member: [`ListRootsRequestParams`].
     pub params: ::std::option::Option<ListRootsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7554,6 +7630,7 @@ impl crate::private::MatchScore for ListRootsRequest {
 pub struct ListRootsResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `roots` member: a list of [`Root`].
     pub roots: ::std::vec::Vec<Root>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7665,6 +7742,7 @@ impl crate::private::MatchScore for ListRootsResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListToolsRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListToolsRequestParams {
     /// An opaque token representing the current pagination position.
@@ -7761,6 +7839,7 @@ impl crate::private::MatchScore for ListToolsRequestParams {
 /// Sent from the client to request a list of tools the server has.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListToolsRequest {
+    /// The `params` member: [`ListToolsRequestParams`].
     pub params: ::std::option::Option<ListToolsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7885,6 +7964,7 @@ pub struct ListToolsResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `tools` member: a list of [`Tool`].
     pub tools: ::std::vec::Vec<Tool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8018,6 +8098,7 @@ impl crate::private::MatchScore for ListToolsResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`LoggingMessageNotification`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggingMessageNotificationParams {
     /// The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
@@ -8190,6 +8271,7 @@ impl crate::private::MatchScore for LoggingMessageNotificationParams {
 /// Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggingMessageNotification {
+    /// The `params` member: [`LoggingMessageNotificationParams`].
     pub params: LoggingMessageNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8607,6 +8689,7 @@ impl crate::private::MatchScore for ModelPreferences {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`NotificationBase`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NotificationBaseParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -8699,9 +8782,12 @@ impl crate::private::MatchScore for NotificationBaseParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `Notification` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NotificationBase {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`NotificationBaseParams`].
     pub params: ::std::option::Option<NotificationBaseParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8812,6 +8898,7 @@ impl crate::private::MatchScore for NotificationBase {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`PaginatedRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedRequestParams {
     /// An opaque token representing the current pagination position.
@@ -8905,9 +8992,12 @@ impl crate::private::MatchScore for PaginatedRequestParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `PaginatedRequest` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedRequest {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -9021,6 +9111,7 @@ impl crate::private::MatchScore for PaginatedRequest {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `PaginatedResult` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
@@ -9140,6 +9231,7 @@ impl crate::private::MatchScore for PaginatedResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `_meta` member of [`PingRequestParams`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PingRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -9237,8 +9329,10 @@ impl crate::private::MatchScore for PingRequestParamsMeta {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`PingRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PingRequestParams {
+    /// The `_meta` member: [`PingRequestParamsMeta`].
     pub meta: ::std::option::Option<PingRequestParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -9330,6 +9424,7 @@ impl crate::private::MatchScore for PingRequestParams {
 /// A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PingRequest {
+    /// The `params` member: [`PingRequestParams`].
     pub params: ::std::option::Option<PingRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -9446,6 +9541,7 @@ impl crate::private::MatchScore for PingRequest {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ProgressNotification`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgressNotificationParams {
     /// An optional message describing the current progress.
@@ -9625,6 +9721,7 @@ impl crate::private::MatchScore for ProgressNotificationParams {
 /// An out-of-band notification used to inform the receiver of a progress update for a long-running request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgressNotification {
+    /// The `params` member: [`ProgressNotificationParams`].
     pub params: ProgressNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10023,6 +10120,7 @@ impl crate::private::MatchScore for PromptArgument {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`PromptListChangedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptListChangedNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -10121,6 +10219,7 @@ impl crate::private::MatchScore for PromptListChangedNotificationParams {
 /// An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptListChangedNotification {
+    /// The `params` member: [`PromptListChangedNotificationParams`].
     pub params: ::std::option::Option<PromptListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10360,7 +10459,9 @@ impl crate::private::MatchScore for PromptMessageContent {
 /// resources from the MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptMessage {
+    /// The `content` member: [`PromptMessageContent`].
     pub content: PromptMessageContent,
+    /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10590,6 +10691,7 @@ impl crate::private::MatchScore for PromptReference {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ReadResourceRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadResourceRequestParams {
     /// The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
@@ -10681,6 +10783,7 @@ impl crate::private::MatchScore for ReadResourceRequestParams {
 /// Sent from the client to the server, to read a specific resource URI.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadResourceRequest {
+    /// The `params` member: [`ReadResourceRequestParams`].
     pub params: ReadResourceRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10809,7 +10912,9 @@ impl crate::private::MatchScore for ReadResourceRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadResourceResultContentsItem {
+    /// A [`TextResourceContents`].
     TextResourceContents(TextResourceContents),
+    /// A [`BlobResourceContents`].
     BlobResourceContents(BlobResourceContents),
 }
 impl ::serde::Serialize for ReadResourceResultContentsItem {
@@ -10898,6 +11003,7 @@ impl crate::private::MatchScore for ReadResourceResultContentsItem {
 pub struct ReadResourceResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `contents` member: a list of [`ReadResourceResultContentsItem`].
     pub contents: ::std::vec::Vec<ReadResourceResultContentsItem>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11017,6 +11123,7 @@ impl crate::private::MatchScore for ReadResourceResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `_meta` member of [`RequestBaseParams`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestBaseParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -11114,8 +11221,10 @@ impl crate::private::MatchScore for RequestBaseParamsMeta {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`RequestBase`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestBaseParams {
+    /// The `_meta` member: [`RequestBaseParamsMeta`].
     pub meta: ::std::option::Option<RequestBaseParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11204,9 +11313,12 @@ impl crate::private::MatchScore for RequestBaseParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `Request` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestBase {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`RequestBaseParams`].
     pub params: ::std::option::Option<RequestBaseParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11641,6 +11753,7 @@ impl crate::private::MatchScore for ResourceContents {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ResourceListChangedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceListChangedNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -11739,6 +11852,7 @@ impl crate::private::MatchScore for ResourceListChangedNotificationParams {
 /// An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceListChangedNotification {
+    /// The `params` member: [`ResourceListChangedNotificationParams`].
     pub params: ::std::option::Option<ResourceListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12187,6 +12301,7 @@ impl crate::private::MatchScore for ResourceTemplate {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ResourceUpdatedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceUpdatedNotificationParams {
     /// The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
@@ -12281,6 +12396,7 @@ impl crate::private::MatchScore for ResourceUpdatedNotificationParams {
 /// A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceUpdatedNotification {
+    /// The `params` member: [`ResourceUpdatedNotificationParams`].
     pub params: ResourceUpdatedNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12405,6 +12521,7 @@ impl crate::private::MatchScore for ResourceUpdatedNotification {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `Result` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResultBase {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
@@ -12606,6 +12723,7 @@ impl crate::private::MatchScore for Root {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`RootsListChangedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RootsListChangedNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -12706,6 +12824,7 @@ impl crate::private::MatchScore for RootsListChangedNotificationParams {
 /// The server should then request an updated list of roots using the ListRootsRequest.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RootsListChangedNotification {
+    /// The `params` member: [`RootsListChangedNotificationParams`].
     pub params: ::std::option::Option<RootsListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12926,7 +13045,9 @@ impl crate::private::MatchScore for SamplingMessageContent {
 /// Describes a message issued to or received from an LLM API.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SamplingMessage {
+    /// The `content` member: [`SamplingMessageContent`].
     pub content: SamplingMessageContent,
+    /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -13873,15 +13994,25 @@ impl crate::private::MatchScore for ServerRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerResult {
+    /// A [`ResultBase`].
     ResultBase(ResultBase),
+    /// An [`InitializeResult`].
     InitializeResult(InitializeResult),
+    /// A [`ListResourcesResult`].
     ListResourcesResult(ListResourcesResult),
+    /// A [`ListResourceTemplatesResult`].
     ListResourceTemplatesResult(ListResourceTemplatesResult),
+    /// A [`ReadResourceResult`].
     ReadResourceResult(ReadResourceResult),
+    /// A [`ListPromptsResult`].
     ListPromptsResult(ListPromptsResult),
+    /// A [`GetPromptResult`].
     GetPromptResult(GetPromptResult),
+    /// A [`ListToolsResult`].
     ListToolsResult(ListToolsResult),
+    /// A [`CallToolResult`].
     CallToolResult(CallToolResult),
+    /// A [`CompleteResult`].
     CompleteResult(CompleteResult),
 }
 impl ::serde::Serialize for ServerResult {
@@ -14092,6 +14223,7 @@ impl crate::private::MatchScore for ServerResult {
             .max()
     }
 }
+/// The `params` member of [`SetLevelRequest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetLevelRequestParams {
     /// The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
@@ -14209,6 +14341,7 @@ impl crate::private::MatchScore for SetLevelRequestParams {
 /// A request from the client to the server, to enable or adjust logging.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetLevelRequest {
+    /// The `params` member: [`SetLevelRequestParams`].
     pub params: SetLevelRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -14327,6 +14460,7 @@ impl crate::private::MatchScore for SetLevelRequest {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`SubscribeRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SubscribeRequestParams {
     /// The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
@@ -14418,6 +14552,7 @@ impl crate::private::MatchScore for SubscribeRequestParams {
 /// Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SubscribeRequest {
+    /// The `params` member: [`SubscribeRequestParams`].
     pub params: SubscribeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -14675,6 +14810,7 @@ impl crate::private::MatchScore for TextContent {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `TextResourceContents` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextResourceContents {
     /// The MIME type of this resource, if known.
@@ -15204,6 +15340,7 @@ impl crate::private::MatchScore for ToolAnnotations {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ToolListChangedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolListChangedNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
@@ -15302,6 +15439,7 @@ impl crate::private::MatchScore for ToolListChangedNotificationParams {
 /// An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolListChangedNotification {
+    /// The `params` member: [`ToolListChangedNotificationParams`].
     pub params: ::std::option::Option<ToolListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -15424,6 +15562,7 @@ impl crate::private::MatchScore for ToolListChangedNotification {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`UnsubscribeRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UnsubscribeRequestParams {
     /// The URI of the resource to unsubscribe from.
@@ -15515,6 +15654,7 @@ impl crate::private::MatchScore for UnsubscribeRequestParams {
 /// Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UnsubscribeRequest {
+    /// The `params` member: [`UnsubscribeRequestParams`].
     pub params: UnsubscribeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -15779,10 +15919,13 @@ impl crate::Notification for LoggingMessageNotification {
     PartialOrd
 )]
 pub enum IncludeContext {
+    /// `"allServers"`
     #[serde(rename = "allServers")]
     AllServers,
+    /// `"none"`
     #[serde(rename = "none")]
     None,
+    /// `"thisServer"`
     #[serde(rename = "thisServer")]
     ThisServer,
 }
@@ -15843,20 +15986,28 @@ impl ::std::convert::TryFrom<::std::string::String> for IncludeContext {
     PartialOrd
 )]
 pub enum LoggingLevel {
+    /// `"debug"`
     #[serde(rename = "debug")]
     Debug,
+    /// `"info"`
     #[serde(rename = "info")]
     Info,
+    /// `"notice"`
     #[serde(rename = "notice")]
     Notice,
+    /// `"warning"`
     #[serde(rename = "warning")]
     Warning,
+    /// `"error"`
     #[serde(rename = "error")]
     Error,
+    /// `"critical"`
     #[serde(rename = "critical")]
     Critical,
+    /// `"alert"`
     #[serde(rename = "alert")]
     Alert,
+    /// `"emergency"`
     #[serde(rename = "emergency")]
     Emergency,
 }
@@ -15922,8 +16073,10 @@ impl ::std::convert::TryFrom<::std::string::String> for LoggingLevel {
     PartialOrd
 )]
 pub enum Role {
+    /// `"assistant"`
     #[serde(rename = "assistant")]
     Assistant,
+    /// `"user"`
     #[serde(rename = "user")]
     User,
 }

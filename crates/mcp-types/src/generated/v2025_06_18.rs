@@ -465,6 +465,7 @@ impl crate::private::MatchScore for BaseMetadata {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `BlobResourceContents` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BlobResourceContents {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -637,10 +638,14 @@ impl crate::private::MatchScore for BlobResourceContents {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `BooleanSchema` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BooleanSchema {
+    /// The `default` member: a boolean.
     pub default: ::std::option::Option<bool>,
+    /// The `description` member: a string.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -796,9 +801,12 @@ impl crate::private::MatchScore for BooleanSchema {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`CallToolRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallToolRequestParams {
+    /// The `arguments` member: a JSON object.
     pub arguments: ::std::option::Option<crate::JsonObject>,
+    /// The `name` member: a string.
     pub name: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -919,6 +927,7 @@ impl crate::private::MatchScore for CallToolRequestParams {
 /// Used by the client to invoke a tool provided by the server.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallToolRequest {
+    /// The `params` member: [`CallToolRequestParams`].
     pub params: CallToolRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -1214,6 +1223,7 @@ impl crate::private::MatchScore for CallToolResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`CancelledNotification`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CancelledNotificationParams {
     /// An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
@@ -1347,6 +1357,7 @@ impl crate::private::MatchScore for CancelledNotificationParams {
 /// A client MUST NOT attempt to cancel its `initialize` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CancelledNotification {
+    /// The `params` member: [`CancelledNotificationParams`].
     pub params: CancelledNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -2109,9 +2120,13 @@ impl crate::private::MatchScore for ClientRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientResult {
+    /// A [`ResultBase`].
     ResultBase(ResultBase),
+    /// A [`CreateMessageResult`].
     CreateMessageResult(CreateMessageResult),
+    /// A [`ListRootsResult`].
     ListRootsResult(ListRootsResult),
+    /// An [`ElicitResult`].
     ElicitResult(ElicitResult),
 }
 impl ::serde::Serialize for ClientResult {
@@ -2523,12 +2538,14 @@ impl crate::private::MatchScore for CompleteRequestParamsRef {
             .max()
     }
 }
+/// The `params` member of [`CompleteRequest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteRequestParams {
     /// The argument's information
     pub argument: CompleteRequestParamsArgument,
     /// Additional, optional context for completions
     pub context: ::std::option::Option<CompleteRequestParamsContext>,
+    /// The `ref` member: [`CompleteRequestParamsRef`].
     pub r#ref: CompleteRequestParamsRef,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -2689,6 +2706,7 @@ impl crate::private::MatchScore for CompleteRequestParams {
 /// A request from the client to the server, to ask for completion options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteRequest {
+    /// The `params` member: [`CompleteRequestParams`].
     pub params: CompleteRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -2807,6 +2825,7 @@ impl crate::private::MatchScore for CompleteRequest {
         ::std::option::Option::Some(score)
     }
 }
+/// The `completion` member of [`CompleteResult`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
@@ -2960,6 +2979,7 @@ impl crate::private::MatchScore for CompleteResultCompletion {
 pub struct CompleteResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `completion` member: [`CompleteResultCompletion`].
     pub completion: CompleteResultCompletion,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -3190,6 +3210,7 @@ impl crate::private::MatchScore for ContentBlock {
             .max()
     }
 }
+/// The `params` member of [`CreateMessageRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CreateMessageRequestParams {
     /// A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
@@ -3198,14 +3219,17 @@ pub struct CreateMessageRequestParams {
     ///
     /// The client MAY choose to sample fewer tokens than the requested maximum.
     pub max_tokens: crate::Integer,
+    /// The `messages` member: a list of [`SamplingMessage`].
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub metadata: ::std::option::Option<crate::JsonObject>,
     /// The server's preferences for which model to select. The client MAY ignore these preferences.
     pub model_preferences: ::std::option::Option<ModelPreferences>,
+    /// The `stopSequences` member: a list of a string.
     pub stop_sequences: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     pub system_prompt: ::std::option::Option<::std::string::String>,
+    /// The `temperature` member: a JSON number.
     pub temperature: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -3476,6 +3500,7 @@ impl crate::private::MatchScore for CreateMessageRequestParams {
 /// A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CreateMessageRequest {
+    /// The `params` member: [`CreateMessageRequestParams`].
     pub params: CreateMessageRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -3700,9 +3725,11 @@ impl crate::private::MatchScore for CreateMessageResultContent {
 pub struct CreateMessageResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `content` member: [`CreateMessageResultContent`].
     pub content: CreateMessageResultContent,
     /// The name of the model that generated the message.
     pub model: ::std::string::String,
+    /// The `role` member: [`Role`].
     pub role: Role,
     /// The reason why sampling stopped, if known.
     pub stop_reason: ::std::option::Option<::std::string::String>,
@@ -3907,10 +3934,12 @@ pub type Cursor = ::std::string::String;
 /// Only top-level properties are allowed, without nesting.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitRequestParamsRequestedSchema {
+    /// The `properties` member: a map from names to [`PrimitiveSchemaDefinition`].
     pub properties: ::std::collections::BTreeMap<
         ::std::string::String,
         PrimitiveSchemaDefinition,
     >,
+    /// The `required` member: a list of a string.
     pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4072,6 +4101,7 @@ impl crate::private::MatchScore for ElicitRequestParamsRequestedSchema {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ElicitRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitRequestParams {
     /// The message to present to the user.
@@ -4207,6 +4237,7 @@ impl crate::private::MatchScore for ElicitRequestParams {
 /// A request from the server to elicit additional information from the user via the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitRequest {
+    /// The `params` member: [`ElicitRequestParams`].
     pub params: ElicitRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4329,8 +4360,11 @@ impl crate::private::MatchScore for ElicitRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ElicitResultContentValue {
+    /// A string.
     String(::std::string::String),
+    /// A JSON number.
     Number(::serde_json::Number),
+    /// A boolean.
     Boolean(bool),
 }
 impl ::serde::Serialize for ElicitResultContentValue {
@@ -4566,7 +4600,9 @@ impl crate::private::MatchScore for ElicitResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EmbeddedResourceResource {
+    /// A [`TextResourceContents`].
     TextResourceContents(TextResourceContents),
+    /// A [`BlobResourceContents`].
     BlobResourceContents(BlobResourceContents),
 }
 impl ::serde::Serialize for EmbeddedResourceResource {
@@ -4660,6 +4696,7 @@ pub struct EmbeddedResource {
     pub meta: ::std::option::Option<crate::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
+    /// The `resource` member: [`EmbeddedResourceResource`].
     pub resource: EmbeddedResourceResource,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4825,12 +4862,18 @@ impl crate::private::MatchScore for EmbeddedResource {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `EmptyResult`: [`ResultBase`].
 pub type EmptyResult = ResultBase;
+/// The schema's `EnumSchema` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct EnumSchema {
+    /// The `description` member: a string.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `enum` member: a list of a string.
     pub r#enum: ::std::vec::Vec<::std::string::String>,
+    /// The `enumNames` member: a list of a string.
     pub enum_names: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+    /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5002,6 +5045,7 @@ impl crate::private::MatchScore for EnumSchema {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`GetPromptRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetPromptRequestParams {
     /// Arguments to use for templating the prompt.
@@ -5131,6 +5175,7 @@ impl crate::private::MatchScore for GetPromptRequestParams {
 /// Used by the client to get a prompt provided by the server.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetPromptRequest {
+    /// The `params` member: [`GetPromptRequestParams`].
     pub params: GetPromptRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5256,6 +5301,7 @@ pub struct GetPromptResult {
     pub meta: ::std::option::Option<crate::JsonObject>,
     /// An optional description for the prompt.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `messages` member: a list of [`PromptMessage`].
     pub messages: ::std::vec::Vec<PromptMessage>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5592,6 +5638,7 @@ pub struct Implementation {
     /// where `annotations.title` should be given precedence over using `name`,
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
+    /// The `version` member: a string.
     pub version: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5723,9 +5770,12 @@ impl crate::private::MatchScore for Implementation {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`InitializeRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializeRequestParams {
+    /// The `capabilities` member: [`ClientCapabilities`].
     pub capabilities: ClientCapabilities,
+    /// The `clientInfo` member: [`Implementation`].
     pub client_info: Implementation,
     /// The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
     pub protocol_version: ::std::string::String,
@@ -5885,6 +5935,7 @@ impl crate::private::MatchScore for InitializeRequestParams {
 /// This request is sent from the client to the server when it first connects, asking it to begin initialization.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializeRequest {
+    /// The `params` member: [`InitializeRequestParams`].
     pub params: InitializeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6014,6 +6065,7 @@ impl crate::private::MatchScore for InitializeRequest {
 pub struct InitializeResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `capabilities` member: [`ServerCapabilities`].
     pub capabilities: ServerCapabilities,
     /// Instructions describing how to use the server and its features.
     ///
@@ -6021,6 +6073,7 @@ pub struct InitializeResult {
     pub instructions: ::std::option::Option<::std::string::String>,
     /// The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
     pub protocol_version: ::std::string::String,
+    /// The `serverInfo` member: [`Implementation`].
     pub server_info: Implementation,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6219,6 +6272,7 @@ impl crate::private::MatchScore for InitializeResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`InitializedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializedNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -6314,6 +6368,7 @@ impl crate::private::MatchScore for InitializedNotificationParams {
 /// This notification is sent from the client to the server after initialization has finished.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializedNotification {
+    /// The `params` member: [`InitializedNotificationParams`].
     pub params: ::std::option::Option<InitializedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6439,7 +6494,9 @@ impl crate::private::MatchScore for InitializedNotification {
 /// A response to a request that indicates an error occurred.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcError {
+    /// The `error` member: [`ErrorObject`](crate::ErrorObject).
     pub error: crate::ErrorObject,
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6567,9 +6624,13 @@ impl crate::private::MatchScore for JsonRpcError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcMessage {
+    /// A [`JsonRpcRequest`].
     Request(JsonRpcRequest),
+    /// A [`JsonRpcNotification`].
     Notification(JsonRpcNotification),
+    /// A [`JsonRpcResponse`].
     Response(JsonRpcResponse),
+    /// A [`JsonRpcError`].
     Error(JsonRpcError),
 }
 impl ::serde::Serialize for JsonRpcMessage {
@@ -6668,6 +6729,7 @@ impl crate::private::MatchScore for JsonRpcMessage {
             .max()
     }
 }
+/// The `params` member of [`JsonRpcNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -6763,7 +6825,9 @@ impl crate::private::MatchScore for JsonRpcNotificationParams {
 /// A notification which does not expect a response.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcNotification {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`JsonRpcNotificationParams`].
     pub params: ::std::option::Option<JsonRpcNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7005,6 +7069,7 @@ impl crate::private::MatchScore for JsonRpcRequestParamsMeta {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`JsonRpcRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcRequestParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -7102,8 +7167,11 @@ impl crate::private::MatchScore for JsonRpcRequestParams {
 /// A request that expects a response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`JsonRpcRequestParams`].
     pub params: ::std::option::Option<JsonRpcRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7259,7 +7327,9 @@ impl crate::private::MatchScore for JsonRpcRequest {
 /// A successful (non-error) response to a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcResponse {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `result` member: [`ResultBase`].
     pub result: ResultBase,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7388,6 +7458,7 @@ impl crate::private::MatchScore for JsonRpcResponse {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListPromptsRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListPromptsRequestParams {
     /// An opaque token representing the current pagination position.
@@ -7484,6 +7555,7 @@ impl crate::private::MatchScore for ListPromptsRequestParams {
 /// Sent from the client to request a list of prompts and prompt templates the server has.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListPromptsRequest {
+    /// The `params` member: [`ListPromptsRequestParams`].
     pub params: ::std::option::Option<ListPromptsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7614,6 +7686,7 @@ pub struct ListPromptsResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `prompts` member: a list of [`Prompt`].
     pub prompts: ::std::vec::Vec<Prompt>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7750,6 +7823,7 @@ impl crate::private::MatchScore for ListPromptsResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListResourceTemplatesRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourceTemplatesRequestParams {
     /// An opaque token representing the current pagination position.
@@ -7849,6 +7923,7 @@ impl crate::private::MatchScore for ListResourceTemplatesRequestParams {
 /// Sent from the client to request a list of resource templates the server has.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourceTemplatesRequest {
+    /// The `params` member: [`ListResourceTemplatesRequestParams`].
     pub params: ::std::option::Option<ListResourceTemplatesRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7979,6 +8054,7 @@ pub struct ListResourceTemplatesResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `resourceTemplates` member: a list of [`ResourceTemplate`].
     pub resource_templates: ::std::vec::Vec<ResourceTemplate>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8123,6 +8199,7 @@ impl crate::private::MatchScore for ListResourceTemplatesResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListResourcesRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourcesRequestParams {
     /// An opaque token representing the current pagination position.
@@ -8219,6 +8296,7 @@ impl crate::private::MatchScore for ListResourcesRequestParams {
 /// Sent from the client to request a list of resources the server has.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourcesRequest {
+    /// The `params` member: [`ListResourcesRequestParams`].
     pub params: ::std::option::Option<ListResourcesRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8349,6 +8427,7 @@ pub struct ListResourcesResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `resources` member: a list of [`Resource`].
     pub resources: ::std::vec::Vec<Resource>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8586,6 +8665,7 @@ impl crate::private::MatchScore for ListRootsRequestParamsMeta {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListRootsRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsRequestParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -8689,6 +8769,7 @@ impl crate::private::MatchScore for ListRootsRequestParams {
 /// structure or access specific locations that the client has permission to read from.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsRequest {
+    /// The `params` member: [`ListRootsRequestParams`].
     pub params: ::std::option::Option<ListRootsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8812,6 +8893,7 @@ impl crate::private::MatchScore for ListRootsRequest {
 pub struct ListRootsResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `roots` member: a list of [`Root`].
     pub roots: ::std::vec::Vec<Root>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8923,6 +9005,7 @@ impl crate::private::MatchScore for ListRootsResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListToolsRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListToolsRequestParams {
     /// An opaque token representing the current pagination position.
@@ -9019,6 +9102,7 @@ impl crate::private::MatchScore for ListToolsRequestParams {
 /// Sent from the client to request a list of tools the server has.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListToolsRequest {
+    /// The `params` member: [`ListToolsRequestParams`].
     pub params: ::std::option::Option<ListToolsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -9143,6 +9227,7 @@ pub struct ListToolsResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `tools` member: a list of [`Tool`].
     pub tools: ::std::vec::Vec<Tool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -9276,6 +9361,7 @@ impl crate::private::MatchScore for ListToolsResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`LoggingMessageNotification`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggingMessageNotificationParams {
     /// The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
@@ -9448,6 +9534,7 @@ impl crate::private::MatchScore for LoggingMessageNotificationParams {
 /// Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggingMessageNotification {
+    /// The `params` member: [`LoggingMessageNotificationParams`].
     pub params: LoggingMessageNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -9865,6 +9952,7 @@ impl crate::private::MatchScore for ModelPreferences {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`NotificationBase`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NotificationBaseParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -9957,9 +10045,12 @@ impl crate::private::MatchScore for NotificationBaseParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `Notification` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NotificationBase {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`NotificationBaseParams`].
     pub params: ::std::option::Option<NotificationBaseParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10070,12 +10161,18 @@ impl crate::private::MatchScore for NotificationBase {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `NumberSchema` object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NumberSchema {
+    /// The `description` member: a string.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `maximum` member: a JSON number.
     pub maximum: ::std::option::Option<::serde_json::Number>,
+    /// The `minimum` member: a JSON number.
     pub minimum: ::std::option::Option<::serde_json::Number>,
+    /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
+    /// The `type` member: [`NumberSchemaType`].
     pub r#type: NumberSchemaType,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10250,6 +10347,7 @@ impl crate::private::MatchScore for NumberSchema {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`PaginatedRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedRequestParams {
     /// An opaque token representing the current pagination position.
@@ -10343,9 +10441,12 @@ impl crate::private::MatchScore for PaginatedRequestParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `PaginatedRequest` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedRequest {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10459,6 +10560,7 @@ impl crate::private::MatchScore for PaginatedRequest {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `PaginatedResult` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -10676,6 +10778,7 @@ impl crate::private::MatchScore for PingRequestParamsMeta {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`PingRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PingRequestParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -10770,6 +10873,7 @@ impl crate::private::MatchScore for PingRequestParams {
 /// A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PingRequest {
+    /// The `params` member: [`PingRequestParams`].
     pub params: ::std::option::Option<PingRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10893,9 +10997,13 @@ impl crate::private::MatchScore for PingRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PrimitiveSchemaDefinition {
+    /// A [`StringSchema`].
     StringSchema(StringSchema),
+    /// A [`NumberSchema`].
     NumberSchema(NumberSchema),
+    /// A [`BooleanSchema`].
     BooleanSchema(BooleanSchema),
+    /// An [`EnumSchema`].
     EnumSchema(EnumSchema),
 }
 impl ::serde::Serialize for PrimitiveSchemaDefinition {
@@ -11005,6 +11113,7 @@ impl crate::private::MatchScore for PrimitiveSchemaDefinition {
             .max()
     }
 }
+/// The `params` member of [`ProgressNotification`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgressNotificationParams {
     /// An optional message describing the current progress.
@@ -11184,6 +11293,7 @@ impl crate::private::MatchScore for ProgressNotificationParams {
 /// An out-of-band notification used to inform the receiver of a progress update for a long-running request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgressNotification {
+    /// The `params` member: [`ProgressNotificationParams`].
     pub params: ProgressNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11655,6 +11765,7 @@ impl crate::private::MatchScore for PromptArgument {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`PromptListChangedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptListChangedNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -11753,6 +11864,7 @@ impl crate::private::MatchScore for PromptListChangedNotificationParams {
 /// An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptListChangedNotification {
+    /// The `params` member: [`PromptListChangedNotificationParams`].
     pub params: ::std::option::Option<PromptListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11885,7 +11997,9 @@ impl crate::private::MatchScore for PromptListChangedNotification {
 /// resources from the MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptMessage {
+    /// The `content` member: [`ContentBlock`].
     pub content: ContentBlock,
+    /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12144,6 +12258,7 @@ impl crate::private::MatchScore for PromptReference {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ReadResourceRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadResourceRequestParams {
     /// The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
@@ -12235,6 +12350,7 @@ impl crate::private::MatchScore for ReadResourceRequestParams {
 /// Sent from the client to the server, to read a specific resource URI.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadResourceRequest {
+    /// The `params` member: [`ReadResourceRequestParams`].
     pub params: ReadResourceRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12363,7 +12479,9 @@ impl crate::private::MatchScore for ReadResourceRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadResourceResultContentsItem {
+    /// A [`TextResourceContents`].
     TextResourceContents(TextResourceContents),
+    /// A [`BlobResourceContents`].
     BlobResourceContents(BlobResourceContents),
 }
 impl ::serde::Serialize for ReadResourceResultContentsItem {
@@ -12452,6 +12570,7 @@ impl crate::private::MatchScore for ReadResourceResultContentsItem {
 pub struct ReadResourceResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `contents` member: a list of [`ReadResourceResultContentsItem`].
     pub contents: ::std::vec::Vec<ReadResourceResultContentsItem>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12669,6 +12788,7 @@ impl crate::private::MatchScore for RequestBaseParamsMeta {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`RequestBase`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestBaseParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -12760,9 +12880,12 @@ impl crate::private::MatchScore for RequestBaseParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `Request` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestBase {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`RequestBaseParams`].
     pub params: ::std::option::Option<RequestBaseParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -13563,6 +13686,7 @@ impl crate::private::MatchScore for ResourceLink {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ResourceListChangedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceListChangedNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -13661,6 +13785,7 @@ impl crate::private::MatchScore for ResourceListChangedNotificationParams {
 /// An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceListChangedNotification {
+    /// The `params` member: [`ResourceListChangedNotificationParams`].
     pub params: ::std::option::Option<ResourceListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -14168,6 +14293,7 @@ impl crate::private::MatchScore for ResourceTemplateReference {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ResourceUpdatedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceUpdatedNotificationParams {
     /// The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
@@ -14262,6 +14388,7 @@ impl crate::private::MatchScore for ResourceUpdatedNotificationParams {
 /// A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceUpdatedNotification {
+    /// The `params` member: [`ResourceUpdatedNotificationParams`].
     pub params: ResourceUpdatedNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -14386,6 +14513,7 @@ impl crate::private::MatchScore for ResourceUpdatedNotification {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `Result` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResultBase {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -14608,6 +14736,7 @@ impl crate::private::MatchScore for Root {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`RootsListChangedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RootsListChangedNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -14708,6 +14837,7 @@ impl crate::private::MatchScore for RootsListChangedNotificationParams {
 /// The server should then request an updated list of roots using the ListRootsRequest.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RootsListChangedNotification {
+    /// The `params` member: [`RootsListChangedNotificationParams`].
     pub params: ::std::option::Option<RootsListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -14928,7 +15058,9 @@ impl crate::private::MatchScore for SamplingMessageContent {
 /// Describes a message issued to or received from an LLM API.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SamplingMessage {
+    /// The `content` member: [`SamplingMessageContent`].
     pub content: SamplingMessageContent,
+    /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -15888,15 +16020,25 @@ impl crate::private::MatchScore for ServerRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerResult {
+    /// A [`ResultBase`].
     ResultBase(ResultBase),
+    /// An [`InitializeResult`].
     InitializeResult(InitializeResult),
+    /// A [`ListResourcesResult`].
     ListResourcesResult(ListResourcesResult),
+    /// A [`ListResourceTemplatesResult`].
     ListResourceTemplatesResult(ListResourceTemplatesResult),
+    /// A [`ReadResourceResult`].
     ReadResourceResult(ReadResourceResult),
+    /// A [`ListPromptsResult`].
     ListPromptsResult(ListPromptsResult),
+    /// A [`GetPromptResult`].
     GetPromptResult(GetPromptResult),
+    /// A [`ListToolsResult`].
     ListToolsResult(ListToolsResult),
+    /// A [`CallToolResult`].
     CallToolResult(CallToolResult),
+    /// A [`CompleteResult`].
     CompleteResult(CompleteResult),
 }
 impl ::serde::Serialize for ServerResult {
@@ -16107,6 +16249,7 @@ impl crate::private::MatchScore for ServerResult {
             .max()
     }
 }
+/// The `params` member of [`SetLevelRequest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetLevelRequestParams {
     /// The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
@@ -16224,6 +16367,7 @@ impl crate::private::MatchScore for SetLevelRequestParams {
 /// A request from the client to the server, to enable or adjust logging.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetLevelRequest {
+    /// The `params` member: [`SetLevelRequestParams`].
     pub params: SetLevelRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -16342,12 +16486,18 @@ impl crate::private::MatchScore for SetLevelRequest {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `StringSchema` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StringSchema {
+    /// The `description` member: a string.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `format` member: [`Format`].
     pub format: ::std::option::Option<Format>,
+    /// The `maxLength` member: [`Integer`](crate::Integer).
     pub max_length: ::std::option::Option<crate::Integer>,
+    /// The `minLength` member: [`Integer`](crate::Integer).
     pub min_length: ::std::option::Option<crate::Integer>,
+    /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -16541,6 +16691,7 @@ impl crate::private::MatchScore for StringSchema {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`SubscribeRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SubscribeRequestParams {
     /// The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
@@ -16632,6 +16783,7 @@ impl crate::private::MatchScore for SubscribeRequestParams {
 /// Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SubscribeRequest {
+    /// The `params` member: [`SubscribeRequestParams`].
     pub params: SubscribeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -16910,6 +17062,7 @@ impl crate::private::MatchScore for TextContent {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `TextResourceContents` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextResourceContents {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -17542,6 +17695,7 @@ impl crate::private::MatchScore for ToolAnnotations {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ToolListChangedNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolListChangedNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -17640,6 +17794,7 @@ impl crate::private::MatchScore for ToolListChangedNotificationParams {
 /// An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolListChangedNotification {
+    /// The `params` member: [`ToolListChangedNotificationParams`].
     pub params: ::std::option::Option<ToolListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -17762,6 +17917,7 @@ impl crate::private::MatchScore for ToolListChangedNotification {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`UnsubscribeRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UnsubscribeRequestParams {
     /// The URI of the resource to unsubscribe from.
@@ -17853,6 +18009,7 @@ impl crate::private::MatchScore for UnsubscribeRequestParams {
 /// Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UnsubscribeRequest {
+    /// The `params` member: [`UnsubscribeRequestParams`].
     pub params: UnsubscribeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -18140,10 +18297,13 @@ impl crate::Notification for LoggingMessageNotification {
     PartialOrd
 )]
 pub enum Action {
+    /// `"accept"`
     #[serde(rename = "accept")]
     Accept,
+    /// `"cancel"`
     #[serde(rename = "cancel")]
     Cancel,
+    /// `"decline"`
     #[serde(rename = "decline")]
     Decline,
 }
@@ -18185,6 +18345,7 @@ impl ::std::convert::TryFrom<::std::string::String> for Action {
         value.parse()
     }
 }
+/// The values of the `format` member.
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -18198,12 +18359,16 @@ impl ::std::convert::TryFrom<::std::string::String> for Action {
     PartialOrd
 )]
 pub enum Format {
+    /// `"date"`
     #[serde(rename = "date")]
     Date,
+    /// `"date-time"`
     #[serde(rename = "date-time")]
     DateTime,
+    /// `"email"`
     #[serde(rename = "email")]
     Email,
+    /// `"uri"`
     #[serde(rename = "uri")]
     Uri,
 }
@@ -18261,10 +18426,13 @@ impl ::std::convert::TryFrom<::std::string::String> for Format {
     PartialOrd
 )]
 pub enum IncludeContext {
+    /// `"allServers"`
     #[serde(rename = "allServers")]
     AllServers,
+    /// `"none"`
     #[serde(rename = "none")]
     None,
+    /// `"thisServer"`
     #[serde(rename = "thisServer")]
     ThisServer,
 }
@@ -18325,20 +18493,28 @@ impl ::std::convert::TryFrom<::std::string::String> for IncludeContext {
     PartialOrd
 )]
 pub enum LoggingLevel {
+    /// `"debug"`
     #[serde(rename = "debug")]
     Debug,
+    /// `"info"`
     #[serde(rename = "info")]
     Info,
+    /// `"notice"`
     #[serde(rename = "notice")]
     Notice,
+    /// `"warning"`
     #[serde(rename = "warning")]
     Warning,
+    /// `"error"`
     #[serde(rename = "error")]
     Error,
+    /// `"critical"`
     #[serde(rename = "critical")]
     Critical,
+    /// `"alert"`
     #[serde(rename = "alert")]
     Alert,
+    /// `"emergency"`
     #[serde(rename = "emergency")]
     Emergency,
 }
@@ -18390,6 +18566,7 @@ impl ::std::convert::TryFrom<::std::string::String> for LoggingLevel {
         value.parse()
     }
 }
+/// The values of the `type` member.
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -18403,8 +18580,10 @@ impl ::std::convert::TryFrom<::std::string::String> for LoggingLevel {
     PartialOrd
 )]
 pub enum NumberSchemaType {
+    /// `"integer"`
     #[serde(rename = "integer")]
     Integer,
+    /// `"number"`
     #[serde(rename = "number")]
     Number,
 }
@@ -18458,8 +18637,10 @@ impl ::std::convert::TryFrom<::std::string::String> for NumberSchemaType {
     PartialOrd
 )]
 pub enum Role {
+    /// `"assistant"`
     #[serde(rename = "assistant")]
     Assistant,
+    /// `"user"`
     #[serde(rename = "user")]
     User,
 }

@@ -465,6 +465,7 @@ impl crate::private::MatchScore for BaseMetadata {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `BlobResourceContents` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BlobResourceContents {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -637,10 +638,14 @@ impl crate::private::MatchScore for BlobResourceContents {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `BooleanSchema` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BooleanSchema {
+    /// The `default` member: a boolean.
     pub default: ::std::option::Option<bool>,
+    /// The `description` member: a string.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -799,7 +804,9 @@ impl crate::private::MatchScore for BooleanSchema {
 /// Used by the client to invoke a tool provided by the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallToolRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`CallToolRequestParams`].
     pub params: CallToolRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -1409,6 +1416,7 @@ impl crate::private::MatchScore for CallToolResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`CancelTaskRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CancelTaskRequestParams {
     /// The task identifier to cancel.
@@ -1507,7 +1515,9 @@ impl crate::private::MatchScore for CancelTaskRequestParams {
 /// A request to cancel a task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CancelTaskRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`CancelTaskRequestParams`].
     pub params: CancelTaskRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -1971,6 +1981,7 @@ impl crate::private::MatchScore for CancelTaskResult {
 /// For task cancellation, use the `tasks/cancel` request instead of this notification.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CancelledNotification {
+    /// The `params` member: [`CancelledNotificationParams`].
     pub params: CancelledNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -2274,7 +2285,9 @@ impl crate::private::MatchScore for CancelledNotificationParams {
 /// Present if the client supports elicitation from the server.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitationCapability {
+    /// The `form` member: a JSON object.
     pub form: ::std::option::Option<crate::JsonObject>,
+    /// The `url` member: a JSON object.
     pub url: ::std::option::Option<crate::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -3743,15 +3756,21 @@ impl crate::private::MatchScore for ClientRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientResult {
+    /// A [`ResultBase`].
     ResultBase(ResultBase),
+    /// A [`GetTaskResult`].
     GetTaskResult(GetTaskResult),
     /// Same shape as [`ClientResult::ResultBase`]: a decoded value is always `ResultBase`; build this variant to send it.
     GetTaskPayloadResult(GetTaskPayloadResult),
     /// Same shape as [`ClientResult::GetTaskResult`]: a decoded value is always `GetTaskResult`; build this variant to send it.
     CancelTaskResult(CancelTaskResult),
+    /// A [`ListTasksResult`].
     ListTasksResult(ListTasksResult),
+    /// A [`CreateMessageResult`].
     CreateMessageResult(CreateMessageResult),
+    /// A [`ListRootsResult`].
     ListRootsResult(ListRootsResult),
+    /// An [`ElicitResult`].
     ElicitResult(ElicitResult),
 }
 impl ::serde::Serialize for ClientResult {
@@ -3918,7 +3937,9 @@ impl crate::private::MatchScore for ClientResult {
 /// A request from the client to the server, to ask for completion options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`CompleteRequestParams`].
     pub params: CompleteRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4486,6 +4507,7 @@ pub struct CompleteRequestParams {
     pub argument: CompleteRequestParamsArgument,
     /// Additional, optional context for completions
     pub context: ::std::option::Option<CompleteRequestParamsContext>,
+    /// The `ref` member: [`CompleteRequestParamsRef`].
     pub r#ref: CompleteRequestParamsRef,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4667,6 +4689,7 @@ impl crate::private::MatchScore for CompleteRequestParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The `completion` member of [`CompleteResult`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
@@ -4820,6 +4843,7 @@ impl crate::private::MatchScore for CompleteResultCompletion {
 pub struct CompleteResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `completion` member: [`CompleteResultCompletion`].
     pub completion: CompleteResultCompletion,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5053,7 +5077,9 @@ impl crate::private::MatchScore for ContentBlock {
 /// A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateMessageRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`CreateMessageRequestParams`].
     pub params: CreateMessageRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5339,11 +5365,13 @@ pub struct CreateMessageRequestParams {
     ///
     /// The client MAY choose to sample fewer tokens than the requested maximum.
     pub max_tokens: crate::Integer,
+    /// The `messages` member: a list of [`SamplingMessage`].
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub metadata: ::std::option::Option<crate::JsonObject>,
     /// The server's preferences for which model to select. The client MAY ignore these preferences.
     pub model_preferences: ::std::option::Option<ModelPreferences>,
+    /// The `stopSequences` member: a list of a string.
     pub stop_sequences: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     pub system_prompt: ::std::option::Option<::std::string::String>,
@@ -5354,6 +5382,7 @@ pub struct CreateMessageRequestParams {
     /// Task augmentation is subject to capability negotiation - receivers MUST declare support
     /// for task augmentation of specific request types in their capabilities.
     pub task: ::std::option::Option<TaskMetadata>,
+    /// The `temperature` member: a JSON number.
     pub temperature: ::std::option::Option<::serde_json::Number>,
     /// Controls how the model uses tools.
     /// The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
@@ -5730,11 +5759,17 @@ impl crate::private::MatchScore for CreateMessageRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CreateMessageResultContent {
+    /// A [`TextContent`].
     TextContent(TextContent),
+    /// An [`ImageContent`].
     ImageContent(ImageContent),
+    /// An [`AudioContent`].
     AudioContent(AudioContent),
+    /// A [`ToolUseContent`].
     ToolUseContent(ToolUseContent),
+    /// A [`ToolResultContent`].
     ToolResultContent(ToolResultContent),
+    /// A list of [`SamplingMessageContentBlock`].
     List(::std::vec::Vec<SamplingMessageContentBlock>),
 }
 impl ::serde::Serialize for CreateMessageResultContent {
@@ -5885,9 +5920,11 @@ impl crate::private::MatchScore for CreateMessageResultContent {
 pub struct CreateMessageResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `content` member: [`CreateMessageResultContent`].
     pub content: CreateMessageResultContent,
     /// The name of the model that generated the message.
     pub model: ::std::string::String,
+    /// The `role` member: [`Role`].
     pub role: Role,
     /// The reason why sampling stopped, if known.
     ///
@@ -6097,6 +6134,7 @@ impl crate::private::MatchScore for CreateMessageResult {
 pub struct CreateTaskResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `task` member: [`Task`].
     pub task: Task,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6213,7 +6251,9 @@ pub type Cursor = ::std::string::String;
 /// A request from the server to elicit additional information from the user via the client.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ElicitRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`ElicitRequestParams`].
     pub params: ElicitRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6470,11 +6510,14 @@ impl crate::private::MatchScore for ElicitRequestFormParamsMeta {
 /// Only top-level properties are allowed, without nesting.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitRequestFormParamsRequestedSchema {
+    /// The `$schema` member: a string.
     pub schema: ::std::option::Option<::std::string::String>,
+    /// The `properties` member: a map from names to [`PrimitiveSchemaDefinition`].
     pub properties: ::std::collections::BTreeMap<
         ::std::string::String,
         PrimitiveSchemaDefinition,
     >,
+    /// The `required` member: a list of a string.
     pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7303,9 +7346,13 @@ impl crate::private::MatchScore for ElicitRequestUrlParams {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ElicitResultContentValue {
+    /// A list of a string.
     StringList(::std::vec::Vec<::std::string::String>),
+    /// A string.
     String(::std::string::String),
+    /// A JSON number.
     Number(::serde_json::Number),
+    /// A boolean.
     Boolean(bool),
 }
 impl ::serde::Serialize for ElicitResultContentValue {
@@ -7556,6 +7603,7 @@ impl crate::private::MatchScore for ElicitResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ElicitationCompleteNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitationCompleteNotificationParams {
     /// The ID of the elicitation that completed.
@@ -7659,6 +7707,7 @@ impl crate::private::MatchScore for ElicitationCompleteNotificationParams {
 /// An optional notification from the server to the client, informing it of a completion of a out-of-band elicitation request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitationCompleteNotification {
+    /// The `params` member: [`ElicitationCompleteNotificationParams`].
     pub params: ElicitationCompleteNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7827,7 +7876,9 @@ impl crate::private::MatchScore for ElicitationCompleteNotification {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EmbeddedResourceResource {
+    /// A [`TextResourceContents`].
     TextResourceContents(TextResourceContents),
+    /// A [`BlobResourceContents`].
     BlobResourceContents(BlobResourceContents),
 }
 impl ::serde::Serialize for EmbeddedResourceResource {
@@ -7921,6 +7972,7 @@ pub struct EmbeddedResource {
     pub meta: ::std::option::Option<crate::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
+    /// The `resource` member: [`EmbeddedResourceResource`].
     pub resource: EmbeddedResourceResource,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8086,15 +8138,21 @@ impl crate::private::MatchScore for EmbeddedResource {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `EmptyResult`: [`ResultBase`].
 pub type EmptyResult = ResultBase;
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EnumSchema {
+    /// An [`UntitledSingleSelectEnumSchema`].
     UntitledSingleSelectEnumSchema(UntitledSingleSelectEnumSchema),
+    /// A [`TitledSingleSelectEnumSchema`].
     TitledSingleSelectEnumSchema(TitledSingleSelectEnumSchema),
+    /// An [`UntitledMultiSelectEnumSchema`].
     UntitledMultiSelectEnumSchema(UntitledMultiSelectEnumSchema),
+    /// A [`TitledMultiSelectEnumSchema`].
     TitledMultiSelectEnumSchema(TitledMultiSelectEnumSchema),
+    /// A [`LegacyTitledEnumSchema`].
     LegacyTitledEnumSchema(LegacyTitledEnumSchema),
 }
 impl ::serde::Serialize for EnumSchema {
@@ -8249,7 +8307,9 @@ pub use crate::ErrorObject;
 /// Used by the client to get a prompt provided by the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GetPromptRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`GetPromptRequestParams`].
     pub params: GetPromptRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8665,6 +8725,7 @@ pub struct GetPromptResult {
     pub meta: ::std::option::Option<crate::JsonObject>,
     /// An optional description for the prompt.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `messages` member: a list of [`PromptMessage`].
     pub messages: ::std::vec::Vec<PromptMessage>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8801,6 +8862,7 @@ impl crate::private::MatchScore for GetPromptResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`GetTaskPayloadRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetTaskPayloadRequestParams {
     /// The task identifier to retrieve results for.
@@ -8899,7 +8961,9 @@ impl crate::private::MatchScore for GetTaskPayloadRequestParams {
 /// A request to retrieve the result of a completed task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GetTaskPayloadRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`GetTaskPayloadRequestParams`].
     pub params: GetTaskPayloadRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -9164,6 +9228,7 @@ impl crate::private::MatchScore for GetTaskPayloadResult {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`GetTaskRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetTaskRequestParams {
     /// The task identifier to query.
@@ -9262,7 +9327,9 @@ impl crate::private::MatchScore for GetTaskRequestParams {
 /// A request to retrieve the state of a task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GetTaskRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`GetTaskRequestParams`].
     pub params: GetTaskRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10176,6 +10243,7 @@ pub struct Implementation {
     /// where `annotations.title` should be given precedence over using `name`,
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
+    /// The `version` member: a string.
     pub version: ::std::string::String,
     /// An optional URL of the website for this implementation.
     pub website_url: ::std::option::Option<::std::string::String>,
@@ -10375,7 +10443,9 @@ impl crate::private::MatchScore for Implementation {
 /// This request is sent from the client to the server when it first connects, asking it to begin initialization.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InitializeRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`InitializeRequestParams`].
     pub params: InitializeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10645,7 +10715,9 @@ impl crate::private::MatchScore for InitializeRequestParamsMeta {
 pub struct InitializeRequestParams {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<InitializeRequestParamsMeta>,
+    /// The `capabilities` member: [`ClientCapabilities`].
     pub capabilities: ClientCapabilities,
+    /// The `clientInfo` member: [`Implementation`].
     pub client_info: Implementation,
     /// The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
     pub protocol_version: ::std::string::String,
@@ -10834,6 +10906,7 @@ impl crate::private::MatchScore for InitializeRequestParams {
 pub struct InitializeResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `capabilities` member: [`ServerCapabilities`].
     pub capabilities: ServerCapabilities,
     /// Instructions describing how to use the server and its features.
     ///
@@ -10841,6 +10914,7 @@ pub struct InitializeResult {
     pub instructions: ::std::option::Option<::std::string::String>,
     /// The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
     pub protocol_version: ::std::string::String,
+    /// The `serverInfo` member: [`Implementation`].
     pub server_info: Implementation,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11042,6 +11116,7 @@ impl crate::private::MatchScore for InitializeResult {
 /// This notification is sent from the client to the server after initialization has finished.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializedNotification {
+    /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11194,7 +11269,9 @@ impl crate::private::MatchScore for InitializedNotification {
 /// A response to a request that indicates an error occurred.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcErrorResponse {
+    /// The `error` member: [`ErrorObject`](crate::ErrorObject).
     pub error: crate::ErrorObject,
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: ::std::option::Option<crate::RequestId>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11337,9 +11414,13 @@ impl crate::private::MatchScore for JsonRpcErrorResponse {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcMessage {
+    /// A [`JsonRpcRequest`].
     Request(JsonRpcRequest),
+    /// A [`JsonRpcNotification`].
     Notification(JsonRpcNotification),
+    /// A [`JsonRpcResultResponse`].
     ResultResponse(JsonRpcResultResponse),
+    /// A [`JsonRpcErrorResponse`].
     ErrorResponse(JsonRpcErrorResponse),
 }
 impl ::serde::Serialize for JsonRpcMessage {
@@ -11451,7 +11532,9 @@ impl crate::private::MatchScore for JsonRpcMessage {
 /// A notification which does not expect a response.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcNotification {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: a JSON object.
     pub params: ::std::option::Option<crate::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11596,8 +11679,11 @@ impl crate::private::MatchScore for JsonRpcNotification {
 /// A request that expects a response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: a JSON object.
     pub params: ::std::option::Option<crate::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11754,7 +11840,9 @@ impl crate::private::MatchScore for JsonRpcRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcResponse {
+    /// A [`JsonRpcResultResponse`].
     ResultResponse(JsonRpcResultResponse),
+    /// A [`JsonRpcErrorResponse`].
     ErrorResponse(JsonRpcErrorResponse),
 }
 impl ::serde::Serialize for JsonRpcResponse {
@@ -11841,7 +11929,9 @@ impl crate::private::MatchScore for JsonRpcResponse {
 /// A successful (non-error) response to a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcResultResponse {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `result` member: [`ResultBase`].
     pub result: ResultBase,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11986,12 +12076,16 @@ impl crate::private::MatchScore for JsonRpcResultResponse {
 /// This interface will be removed in a future version.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LegacyTitledEnumSchema {
+    /// The `default` member: a string.
     pub default: ::std::option::Option<::std::string::String>,
+    /// The `description` member: a string.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `enum` member: a list of a string.
     pub r#enum: ::std::vec::Vec<::std::string::String>,
     /// (Legacy) Display names for enum values.
     /// Non-standard according to JSON schema 2020-12.
     pub enum_names: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+    /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12206,7 +12300,9 @@ impl crate::private::MatchScore for LegacyTitledEnumSchema {
 /// Sent from the client to request a list of prompts and prompt templates the server has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListPromptsRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12379,6 +12475,7 @@ pub struct ListPromptsResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `prompts` member: a list of [`Prompt`].
     pub prompts: ::std::vec::Vec<Prompt>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12518,7 +12615,9 @@ impl crate::private::MatchScore for ListPromptsResult {
 /// Sent from the client to request a list of resource templates the server has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListResourceTemplatesRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12697,6 +12796,7 @@ pub struct ListResourceTemplatesResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `resourceTemplates` member: a list of [`ResourceTemplate`].
     pub resource_templates: ::std::vec::Vec<ResourceTemplate>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12844,7 +12944,9 @@ impl crate::private::MatchScore for ListResourceTemplatesResult {
 /// Sent from the client to request a list of resources the server has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListResourcesRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -13017,6 +13119,7 @@ pub struct ListResourcesResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `resources` member: a list of [`Resource`].
     pub resources: ::std::vec::Vec<Resource>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -13165,7 +13268,9 @@ impl crate::private::MatchScore for ListResourcesResult {
 /// structure or access specific locations that the client has permission to read from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListRootsRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`RequestParams`].
     pub params: ::std::option::Option<RequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -13328,6 +13433,7 @@ impl crate::private::MatchScore for ListRootsRequest {
 pub struct ListRootsResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `roots` member: a list of [`Root`].
     pub roots: ::std::vec::Vec<Root>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -13442,7 +13548,9 @@ impl crate::private::MatchScore for ListRootsResult {
 /// A request to retrieve a list of tasks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListTasksRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -13606,6 +13714,7 @@ pub struct ListTasksResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `tasks` member: a list of [`Task`].
     pub tasks: ::std::vec::Vec<Task>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -13742,7 +13851,9 @@ impl crate::private::MatchScore for ListTasksResult {
 /// Sent from the client to request a list of tools the server has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListToolsRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -13906,6 +14017,7 @@ pub struct ListToolsResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `tools` member: a list of [`Tool`].
     pub tools: ::std::vec::Vec<Tool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -14042,6 +14154,7 @@ impl crate::private::MatchScore for ListToolsResult {
 /// JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggingMessageNotification {
+    /// The `params` member: [`LoggingMessageNotificationParams`].
     pub params: LoggingMessageNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -14684,7 +14797,9 @@ impl crate::private::MatchScore for ModelPreferences {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MultiSelectEnumSchema {
+    /// An [`UntitledMultiSelectEnumSchema`].
     UntitledMultiSelectEnumSchema(UntitledMultiSelectEnumSchema),
+    /// A [`TitledMultiSelectEnumSchema`].
     TitledMultiSelectEnumSchema(TitledMultiSelectEnumSchema),
 }
 impl ::serde::Serialize for MultiSelectEnumSchema {
@@ -14776,9 +14891,12 @@ impl crate::private::MatchScore for MultiSelectEnumSchema {
             .max()
     }
 }
+/// The schema's `Notification` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NotificationBase {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: a JSON object.
     pub params: ::std::option::Option<crate::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -14887,6 +15005,7 @@ impl crate::private::MatchScore for NotificationBase {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `NotificationParams` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NotificationParams {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -14979,13 +15098,20 @@ impl crate::private::MatchScore for NotificationParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `NumberSchema` object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NumberSchema {
+    /// The `default` member: a JSON number.
     pub default: ::std::option::Option<::serde_json::Number>,
+    /// The `description` member: a string.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `maximum` member: a JSON number.
     pub maximum: ::std::option::Option<::serde_json::Number>,
+    /// The `minimum` member: a JSON number.
     pub minimum: ::std::option::Option<::serde_json::Number>,
+    /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
+    /// The `type` member: [`NumberSchemaType`].
     pub r#type: NumberSchemaType,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -15180,10 +15306,14 @@ impl crate::private::MatchScore for NumberSchema {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `PaginatedRequest` object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaginatedRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -15562,6 +15692,7 @@ impl crate::private::MatchScore for PaginatedRequestParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `PaginatedResult` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -15684,7 +15815,9 @@ impl crate::private::MatchScore for PaginatedResult {
 /// A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PingRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`RequestParams`].
     pub params: ::std::option::Option<RequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -15843,13 +15976,21 @@ impl crate::private::MatchScore for PingRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PrimitiveSchemaDefinition {
+    /// A [`StringSchema`].
     StringSchema(StringSchema),
+    /// A [`NumberSchema`].
     NumberSchema(NumberSchema),
+    /// A [`BooleanSchema`].
     BooleanSchema(BooleanSchema),
+    /// An [`UntitledSingleSelectEnumSchema`].
     UntitledSingleSelectEnumSchema(UntitledSingleSelectEnumSchema),
+    /// A [`TitledSingleSelectEnumSchema`].
     TitledSingleSelectEnumSchema(TitledSingleSelectEnumSchema),
+    /// An [`UntitledMultiSelectEnumSchema`].
     UntitledMultiSelectEnumSchema(UntitledMultiSelectEnumSchema),
+    /// A [`TitledMultiSelectEnumSchema`].
     TitledMultiSelectEnumSchema(TitledMultiSelectEnumSchema),
+    /// A [`LegacyTitledEnumSchema`].
     LegacyTitledEnumSchema(LegacyTitledEnumSchema),
 }
 impl ::serde::Serialize for PrimitiveSchemaDefinition {
@@ -16046,6 +16187,7 @@ impl crate::private::MatchScore for PrimitiveSchemaDefinition {
 /// An out-of-band notification used to inform the receiver of a progress update for a long-running request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgressNotification {
+    /// The `params` member: [`ProgressNotificationParams`].
     pub params: ProgressNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -16777,6 +16919,7 @@ impl crate::private::MatchScore for PromptArgument {
 /// An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptListChangedNotification {
+    /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -16936,7 +17079,9 @@ impl crate::private::MatchScore for PromptListChangedNotification {
 /// resources from the MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptMessage {
+    /// The `content` member: [`ContentBlock`].
     pub content: ContentBlock,
+    /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -17198,7 +17343,9 @@ impl crate::private::MatchScore for PromptReference {
 /// Sent from the client to the server, to read a specific resource URI.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadResourceRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`ReadResourceRequestParams`].
     pub params: ReadResourceRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -17590,7 +17737,9 @@ impl crate::private::MatchScore for ReadResourceRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadResourceResultContentsItem {
+    /// A [`TextResourceContents`].
     TextResourceContents(TextResourceContents),
+    /// A [`BlobResourceContents`].
     BlobResourceContents(BlobResourceContents),
 }
 impl ::serde::Serialize for ReadResourceResultContentsItem {
@@ -17679,6 +17828,7 @@ impl crate::private::MatchScore for ReadResourceResultContentsItem {
 pub struct ReadResourceResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `contents` member: a list of [`ReadResourceResultContentsItem`].
     pub contents: ::std::vec::Vec<ReadResourceResultContentsItem>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -17895,9 +18045,12 @@ impl crate::private::MatchScore for RelatedTaskMetadata {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `Request` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestBase {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: a JSON object.
     pub params: ::std::option::Option<crate::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -18949,6 +19102,7 @@ impl crate::private::MatchScore for ResourceLink {
 /// An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceListChangedNotification {
+    /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -19740,6 +19894,7 @@ impl crate::private::MatchScore for ResourceTemplateReference {
 /// A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceUpdatedNotification {
+    /// The `params` member: [`ResourceUpdatedNotificationParams`].
     pub params: ResourceUpdatedNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -20015,6 +20170,7 @@ impl crate::private::MatchScore for ResourceUpdatedNotificationParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `Result` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResultBase {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -20242,6 +20398,7 @@ impl crate::private::MatchScore for Root {
 /// The server should then request an updated list of roots using the ListRootsRequest.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RootsListChangedNotification {
+    /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -20395,11 +20552,17 @@ impl crate::private::MatchScore for RootsListChangedNotification {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SamplingMessageContent {
+    /// A [`TextContent`].
     TextContent(TextContent),
+    /// An [`ImageContent`].
     ImageContent(ImageContent),
+    /// An [`AudioContent`].
     AudioContent(AudioContent),
+    /// A [`ToolUseContent`].
     ToolUseContent(ToolUseContent),
+    /// A [`ToolResultContent`].
     ToolResultContent(ToolResultContent),
+    /// A list of [`SamplingMessageContentBlock`].
     List(::std::vec::Vec<SamplingMessageContentBlock>),
 }
 impl ::serde::Serialize for SamplingMessageContent {
@@ -20548,7 +20711,9 @@ impl crate::private::MatchScore for SamplingMessageContent {
 pub struct SamplingMessage {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<crate::JsonObject>,
+    /// The `content` member: [`SamplingMessageContent`].
     pub content: SamplingMessageContent,
+    /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -22121,21 +22286,33 @@ impl crate::private::MatchScore for ServerRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerResult {
+    /// A [`ResultBase`].
     ResultBase(ResultBase),
+    /// An [`InitializeResult`].
     InitializeResult(InitializeResult),
+    /// A [`ListResourcesResult`].
     ListResourcesResult(ListResourcesResult),
+    /// A [`ListResourceTemplatesResult`].
     ListResourceTemplatesResult(ListResourceTemplatesResult),
+    /// A [`ReadResourceResult`].
     ReadResourceResult(ReadResourceResult),
+    /// A [`ListPromptsResult`].
     ListPromptsResult(ListPromptsResult),
+    /// A [`GetPromptResult`].
     GetPromptResult(GetPromptResult),
+    /// A [`ListToolsResult`].
     ListToolsResult(ListToolsResult),
+    /// A [`CallToolResult`].
     CallToolResult(CallToolResult),
+    /// A [`GetTaskResult`].
     GetTaskResult(GetTaskResult),
     /// Same shape as [`ServerResult::ResultBase`]: a decoded value is always `ResultBase`; build this variant to send it.
     GetTaskPayloadResult(GetTaskPayloadResult),
     /// Same shape as [`ServerResult::GetTaskResult`]: a decoded value is always `GetTaskResult`; build this variant to send it.
     CancelTaskResult(CancelTaskResult),
+    /// A [`ListTasksResult`].
     ListTasksResult(ListTasksResult),
+    /// A [`CompleteResult`].
     CompleteResult(CompleteResult),
 }
 impl ::serde::Serialize for ServerResult {
@@ -22407,7 +22584,9 @@ impl crate::private::MatchScore for ServerResult {
 /// A request from the client to the server, to enable or adjust logging.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetLevelRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`SetLevelRequestParams`].
     pub params: SetLevelRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -22808,7 +22987,9 @@ impl crate::private::MatchScore for SetLevelRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SingleSelectEnumSchema {
+    /// An [`UntitledSingleSelectEnumSchema`].
     UntitledSingleSelectEnumSchema(UntitledSingleSelectEnumSchema),
+    /// A [`TitledSingleSelectEnumSchema`].
     TitledSingleSelectEnumSchema(TitledSingleSelectEnumSchema),
 }
 impl ::serde::Serialize for SingleSelectEnumSchema {
@@ -22900,13 +23081,20 @@ impl crate::private::MatchScore for SingleSelectEnumSchema {
             .max()
     }
 }
+/// The schema's `StringSchema` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StringSchema {
+    /// The `default` member: a string.
     pub default: ::std::option::Option<::std::string::String>,
+    /// The `description` member: a string.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `format` member: [`Format`].
     pub format: ::std::option::Option<Format>,
+    /// The `maxLength` member: [`Integer`](crate::Integer).
     pub max_length: ::std::option::Option<crate::Integer>,
+    /// The `minLength` member: [`Integer`](crate::Integer).
     pub min_length: ::std::option::Option<crate::Integer>,
+    /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -23130,7 +23318,9 @@ impl crate::private::MatchScore for StringSchema {
 /// Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubscribeRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`SubscribeRequestParams`].
     pub params: SubscribeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -24066,6 +24256,7 @@ impl crate::private::MatchScore for TaskMetadata {
 /// An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskStatusNotification {
+    /// The `params` member: [`TaskStatusNotificationParams`].
     pub params: TaskStatusNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -24675,6 +24866,7 @@ impl crate::private::MatchScore for TextContent {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `TextResourceContents` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextResourceContents {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -24847,6 +25039,7 @@ impl crate::private::MatchScore for TextResourceContents {
         ::std::option::Option::Some(score)
     }
 }
+/// An item of the `anyOf` member of [`TitledMultiSelectEnumSchemaItems`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
     /// The constant enum value.
@@ -25329,6 +25522,7 @@ impl crate::private::MatchScore for TitledMultiSelectEnumSchema {
         ::std::option::Option::Some(score)
     }
 }
+/// An item of the `oneOf` member of [`TitledSingleSelectEnumSchema`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TitledSingleSelectEnumSchemaOneOfItem {
     /// The enum value.
@@ -26365,6 +26559,7 @@ impl crate::private::MatchScore for ToolExecution {
 /// An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolListChangedNotification {
+    /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -26935,8 +27130,10 @@ impl crate::private::MatchScore for ToolUseContent {
         ::std::option::Option::Some(score)
     }
 }
+/// The `data` member of [`UrlElicitationRequiredErrorObject`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UrlElicitationRequiredErrorData {
+    /// The `elicitations` member: a list of [`ElicitRequestUrlParams`].
     pub elicitations: ::std::vec::Vec<ElicitRequestUrlParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -27034,8 +27231,10 @@ impl crate::private::MatchScore for UrlElicitationRequiredErrorData {
         ::std::option::Option::Some(score)
     }
 }
+/// The `error` member of [`UrlElicitationRequiredError`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UrlElicitationRequiredErrorObject {
+    /// The `data` member: [`UrlElicitationRequiredErrorData`].
     pub data: UrlElicitationRequiredErrorData,
     /// A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
@@ -27197,7 +27396,9 @@ impl crate::private::MatchScore for UrlElicitationRequiredErrorObject {
 /// An error response that indicates that the server requires the client to provide additional information via an elicitation request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UrlElicitationRequiredError {
+    /// The `error` member: [`UrlElicitationRequiredErrorObject`].
     pub error: UrlElicitationRequiredErrorObject,
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: ::std::option::Option<crate::RequestId>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -27346,7 +27547,9 @@ impl crate::private::MatchScore for UrlElicitationRequiredError {
 /// Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnsubscribeRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`UnsubscribeRequestParams`].
     pub params: UnsubscribeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -28380,7 +28583,9 @@ impl crate::private::MatchScore for ToolChoiceMode {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientMessage {
+    /// A request.
     Request(ClientRequest),
+    /// A notification.
     Notification(ClientNotification),
     /// A successful response; decode `result` by the request's method.
     Response(JsonRpcResultResponse),
@@ -28528,7 +28733,9 @@ impl<'de> ::serde::Deserialize<'de> for ClientMessage {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerMessage {
+    /// A request.
     Request(ServerRequest),
+    /// A notification.
     Notification(ServerNotification),
     /// A successful response; decode `result` by the request's method.
     Response(JsonRpcResultResponse),
@@ -28833,10 +29040,13 @@ impl crate::Notification for ElicitationCompleteNotification {
     PartialOrd
 )]
 pub enum Action {
+    /// `"accept"`
     #[serde(rename = "accept")]
     Accept,
+    /// `"cancel"`
     #[serde(rename = "cancel")]
     Cancel,
+    /// `"decline"`
     #[serde(rename = "decline")]
     Decline,
 }
@@ -28892,6 +29102,7 @@ impl ::std::convert::TryFrom<::std::string::String> for Action {
     PartialOrd
 )]
 pub enum ElicitRequestFormParamsMode {
+    /// `"form"`
     #[serde(rename = "form")]
     Form,
 }
@@ -28929,6 +29140,7 @@ impl ::std::convert::TryFrom<::std::string::String> for ElicitRequestFormParamsM
         value.parse()
     }
 }
+/// The values of the `format` member.
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -28942,12 +29154,16 @@ impl ::std::convert::TryFrom<::std::string::String> for ElicitRequestFormParamsM
     PartialOrd
 )]
 pub enum Format {
+    /// `"date"`
     #[serde(rename = "date")]
     Date,
+    /// `"date-time"`
     #[serde(rename = "date-time")]
     DateTime,
+    /// `"email"`
     #[serde(rename = "email")]
     Email,
+    /// `"uri"`
     #[serde(rename = "uri")]
     Uri,
 }
@@ -29009,10 +29225,13 @@ impl ::std::convert::TryFrom<::std::string::String> for Format {
     PartialOrd
 )]
 pub enum IncludeContext {
+    /// `"allServers"`
     #[serde(rename = "allServers")]
     AllServers,
+    /// `"none"`
     #[serde(rename = "none")]
     None,
+    /// `"thisServer"`
     #[serde(rename = "thisServer")]
     ThisServer,
 }
@@ -29073,20 +29292,28 @@ impl ::std::convert::TryFrom<::std::string::String> for IncludeContext {
     PartialOrd
 )]
 pub enum LoggingLevel {
+    /// `"debug"`
     #[serde(rename = "debug")]
     Debug,
+    /// `"info"`
     #[serde(rename = "info")]
     Info,
+    /// `"notice"`
     #[serde(rename = "notice")]
     Notice,
+    /// `"warning"`
     #[serde(rename = "warning")]
     Warning,
+    /// `"error"`
     #[serde(rename = "error")]
     Error,
+    /// `"critical"`
     #[serde(rename = "critical")]
     Critical,
+    /// `"alert"`
     #[serde(rename = "alert")]
     Alert,
+    /// `"emergency"`
     #[serde(rename = "emergency")]
     Emergency,
 }
@@ -29138,6 +29365,7 @@ impl ::std::convert::TryFrom<::std::string::String> for LoggingLevel {
         value.parse()
     }
 }
+/// The values of the `type` member.
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -29151,8 +29379,10 @@ impl ::std::convert::TryFrom<::std::string::String> for LoggingLevel {
     PartialOrd
 )]
 pub enum NumberSchemaType {
+    /// `"integer"`
     #[serde(rename = "integer")]
     Integer,
+    /// `"number"`
     #[serde(rename = "number")]
     Number,
 }
@@ -29206,8 +29436,10 @@ impl ::std::convert::TryFrom<::std::string::String> for NumberSchemaType {
     PartialOrd
 )]
 pub enum Role {
+    /// `"assistant"`
     #[serde(rename = "assistant")]
     Assistant,
+    /// `"user"`
     #[serde(rename = "user")]
     User,
 }
@@ -29261,14 +29493,19 @@ impl ::std::convert::TryFrom<::std::string::String> for Role {
     PartialOrd
 )]
 pub enum TaskStatus {
+    /// `"cancelled"`
     #[serde(rename = "cancelled")]
     Cancelled,
+    /// `"completed"`
     #[serde(rename = "completed")]
     Completed,
+    /// `"failed"`
     #[serde(rename = "failed")]
     Failed,
+    /// `"input_required"`
     #[serde(rename = "input_required")]
     InputRequired,
+    /// `"working"`
     #[serde(rename = "working")]
     Working,
 }
@@ -29336,10 +29573,13 @@ impl ::std::convert::TryFrom<::std::string::String> for TaskStatus {
     PartialOrd
 )]
 pub enum TaskSupport {
+    /// `"forbidden"`
     #[serde(rename = "forbidden")]
     Forbidden,
+    /// `"optional"`
     #[serde(rename = "optional")]
     Optional,
+    /// `"required"`
     #[serde(rename = "required")]
     Required,
 }
@@ -29399,8 +29639,10 @@ impl ::std::convert::TryFrom<::std::string::String> for TaskSupport {
     PartialOrd
 )]
 pub enum Theme {
+    /// `"dark"`
     #[serde(rename = "dark")]
     Dark,
+    /// `"light"`
     #[serde(rename = "light")]
     Light,
 }
@@ -29457,10 +29699,13 @@ impl ::std::convert::TryFrom<::std::string::String> for Theme {
     PartialOrd
 )]
 pub enum ToolChoiceMode {
+    /// `"auto"`
     #[serde(rename = "auto")]
     Auto,
+    /// `"none"`
     #[serde(rename = "none")]
     None,
+    /// `"required"`
     #[serde(rename = "required")]
     Required,
 }

@@ -161,6 +161,7 @@ impl crate::private::MatchScore for Annotations {
 /// Audio provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AudioContent {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
@@ -464,8 +465,10 @@ impl crate::private::MatchScore for BaseMetadata {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `BlobResourceContents` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BlobResourceContents {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
     /// A base64-encoded string representing the binary data of the item.
     pub blob: ::std::string::String,
@@ -635,10 +638,14 @@ impl crate::private::MatchScore for BlobResourceContents {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `BooleanSchema` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BooleanSchema {
+    /// The `default` member: a boolean.
     pub default: ::std::option::Option<bool>,
+    /// The `description` member: a string.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -797,6 +804,7 @@ impl crate::private::MatchScore for BooleanSchema {
 /// A result that supports a time-to-live (TTL) hint for client-side caching.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheableResult {
+    /// The `_meta` member: [`ResultMetaObject`].
     pub meta: ::std::option::Option<ResultMetaObject>,
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
@@ -994,7 +1002,9 @@ impl crate::private::MatchScore for CacheableResult {
 /// Used by the client to invoke a tool provided by the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallToolRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`CallToolRequestParams`].
     pub params: CallToolRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -1152,12 +1162,15 @@ impl crate::private::MatchScore for CallToolRequest {
 /// Parameters for a `tools/call` request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallToolRequestParams {
+    /// The `_meta` member: [`RequestMetaObject`].
     pub meta: RequestMetaObject,
     /// Arguments to use for the tool call.
     pub arguments: ::std::option::Option<crate::JsonObject>,
+    /// The `inputResponses` member: [`InputResponses`].
     pub input_responses: ::std::option::Option<InputResponses>,
     /// The name of the tool.
     pub name: ::std::string::String,
+    /// The `requestState` member: a string.
     pub request_state: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -1354,6 +1367,7 @@ impl crate::private::MatchScore for CallToolRequestParams {
 /// The result returned by the server for a [`tools/call`](CallToolRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallToolResult {
+    /// The `_meta` member: [`ResultMetaObject`].
     pub meta: ::std::option::Option<ResultMetaObject>,
     /// A list of content objects that represent the unstructured result of the tool call.
     pub content: ::std::vec::Vec<ContentBlock>,
@@ -1844,7 +1858,9 @@ impl crate::private::MatchScore for CallToolOutcome {
 /// A successful response from the server for a [`tools/call`](CallToolRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallToolResultResponse {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `result` member: [`CallToolOutcome`].
     pub result: CallToolOutcome,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -1997,6 +2013,7 @@ impl crate::private::MatchScore for CallToolResultResponse {
 /// This notification indicates that the result will be unused, so any associated processing SHOULD cease.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CancelledNotification {
+    /// The `params` member: [`CancelledNotificationParams`].
     pub params: CancelledNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -2151,6 +2168,7 @@ impl crate::private::MatchScore for CancelledNotification {
 /// Parameters for a `notifications/cancelled` notification.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CancelledNotificationParams {
+    /// The `_meta` member: [`NotificationMetaObject`].
     pub meta: ::std::option::Option<NotificationMetaObject>,
     /// An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
     pub reason: ::std::option::Option<::std::string::String>,
@@ -2301,7 +2319,9 @@ impl crate::private::MatchScore for CancelledNotificationParams {
 /// Present if the client supports elicitation from the server.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitationCapability {
+    /// The `form` member: a JSON object.
     pub form: ::std::option::Option<crate::JsonObject>,
+    /// The `url` member: a JSON object.
     pub url: ::std::option::Option<crate::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -2747,14 +2767,6 @@ impl crate::private::MatchScore for ClientCapabilities {
         ::std::option::Option::Some(score)
     }
 }
-/// This notification is sent by the client to indicate that it is cancelling a request it previously issued.
-///
-/// On stdio, the server also sends this notification, solely to terminate a [`subscriptions/listen`](SubscriptionsListenRequest) stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
-///
-/// The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
-///
-/// This notification indicates that the result will be unused, so any associated processing SHOULD cease.
-///
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -3064,7 +3076,9 @@ pub type ClientResult = ResultBase;
 /// A request from the client to the server, to ask for completion options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`CompleteRequestParams`].
     pub params: CompleteRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -3528,11 +3542,13 @@ impl crate::private::MatchScore for CompleteRequestParamsRef {
 /// Parameters for a `completion/complete` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteRequestParams {
+    /// The `_meta` member: [`RequestMetaObject`].
     pub meta: RequestMetaObject,
     /// The argument's information
     pub argument: CompleteRequestParamsArgument,
     /// Additional, optional context for completions
     pub context: ::std::option::Option<CompleteRequestParamsContext>,
+    /// The `ref` member: [`CompleteRequestParamsRef`].
     pub r#ref: CompleteRequestParamsRef,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -3720,6 +3736,7 @@ impl crate::private::MatchScore for CompleteRequestParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The `completion` member of [`CompleteResult`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
@@ -3871,7 +3888,9 @@ impl crate::private::MatchScore for CompleteResultCompletion {
 /// The result returned by the server for a [`completion/complete`](CompleteRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompleteResult {
+    /// The `_meta` member: [`ResultMetaObject`].
     pub meta: ::std::option::Option<ResultMetaObject>,
+    /// The `completion` member: [`CompleteResultCompletion`].
     pub completion: CompleteResultCompletion,
     /// Indicates the type of the result, which allows the client to determine
     /// how to parse the result object.
@@ -4026,7 +4045,9 @@ impl crate::private::MatchScore for CompleteResult {
 /// A successful response from the server for a [`completion/complete`](CompleteRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteResultResponse {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `result` member: [`CompleteResult`].
     pub result: CompleteResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4283,6 +4304,7 @@ impl crate::private::MatchScore for ContentBlock {
 /// A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CreateMessageRequest {
+    /// The `params` member: [`CreateMessageRequestParams`].
     pub params: CreateMessageRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -4421,14 +4443,17 @@ pub struct CreateMessageRequestParams {
     ///
     /// The client MAY choose to sample fewer tokens than the requested maximum.
     pub max_tokens: crate::Integer,
+    /// The `messages` member: a list of [`SamplingMessage`].
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub metadata: ::std::option::Option<crate::JsonObject>,
     /// The server's preferences for which model to select. The client MAY ignore these preferences.
     pub model_preferences: ::std::option::Option<ModelPreferences>,
+    /// The `stopSequences` member: a list of a string.
     pub stop_sequences: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     pub system_prompt: ::std::option::Option<::std::string::String>,
+    /// The `temperature` member: a JSON number.
     pub temperature: ::std::option::Option<::serde_json::Number>,
     /// Controls how the model uses tools.
     /// The client MUST return an error if this field is provided but [`ClientCapabilities.sampling.tools`](ClientCapabilities) is not declared.
@@ -4755,11 +4780,17 @@ impl crate::private::MatchScore for CreateMessageRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CreateMessageResultContent {
+    /// A [`TextContent`].
     TextContent(TextContent),
+    /// An [`ImageContent`].
     ImageContent(ImageContent),
+    /// An [`AudioContent`].
     AudioContent(AudioContent),
+    /// A [`ToolUseContent`].
     ToolUseContent(ToolUseContent),
+    /// A [`ToolResultContent`].
     ToolResultContent(ToolResultContent),
+    /// A list of [`SamplingMessageContentBlock`].
     List(::std::vec::Vec<SamplingMessageContentBlock>),
 }
 impl ::serde::Serialize for CreateMessageResultContent {
@@ -4908,10 +4939,13 @@ impl crate::private::MatchScore for CreateMessageResultContent {
 /// to inspect the response (human in the loop) and decide whether to allow the server to see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateMessageResult {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
+    /// The `content` member: [`CreateMessageResultContent`].
     pub content: CreateMessageResultContent,
     /// The name of the model that generated the message.
     pub model: ::std::string::String,
+    /// The `role` member: [`Role`].
     pub role: Role,
     /// The reason why sampling stopped, if known.
     ///
@@ -5124,7 +5158,9 @@ pub type Cursor = ::std::string::String;
 /// to — version negotiation can also happen inline via per-request `_meta`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiscoverRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`RequestParams`].
     pub params: RequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5282,6 +5318,7 @@ impl crate::private::MatchScore for DiscoverRequest {
 /// The result returned by the server for a [`server/discover`](DiscoverRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiscoverResult {
+    /// The `_meta` member: [`ResultMetaObject`].
     pub meta: ::std::option::Option<ResultMetaObject>,
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
@@ -5580,7 +5617,9 @@ impl crate::private::MatchScore for DiscoverResult {
 /// A successful response from the server for a [`server/discover`](DiscoverRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiscoverResultResponse {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `result` member: [`DiscoverResult`].
     pub result: DiscoverResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5727,6 +5766,7 @@ impl crate::private::MatchScore for DiscoverResultResponse {
 /// A request from the server to elicit additional information from the user via the client.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ElicitRequest {
+    /// The `params` member: [`ElicitRequestParams`].
     pub params: ElicitRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -5849,11 +5889,14 @@ impl crate::private::MatchScore for ElicitRequest {
 /// Only top-level properties are allowed, without nesting.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitRequestFormParamsRequestedSchema {
+    /// The `$schema` member: a string.
     pub schema: ::std::option::Option<::std::string::String>,
+    /// The `properties` member: a map from names to [`PrimitiveSchemaDefinition`].
     pub properties: ::std::collections::BTreeMap<
         ::std::string::String,
         PrimitiveSchemaDefinition,
     >,
+    /// The `required` member: a list of a string.
     pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6440,9 +6483,13 @@ impl crate::private::MatchScore for ElicitRequestUrlParams {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ElicitResultContentValue {
+    /// A list of a string.
     StringList(::std::vec::Vec<::std::string::String>),
+    /// A string.
     String(::std::string::String),
+    /// A JSON number.
     Number(::serde_json::Number),
+    /// A boolean.
     Boolean(bool),
 }
 impl ::serde::Serialize for ElicitResultContentValue {
@@ -6676,7 +6723,9 @@ impl crate::private::MatchScore for ElicitResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EmbeddedResourceResource {
+    /// A [`TextResourceContents`].
     TextResourceContents(TextResourceContents),
+    /// A [`BlobResourceContents`].
     BlobResourceContents(BlobResourceContents),
 }
 impl ::serde::Serialize for EmbeddedResourceResource {
@@ -6766,9 +6815,11 @@ impl crate::private::MatchScore for EmbeddedResourceResource {
 /// of the LLM and/or the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmbeddedResource {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
+    /// The `resource` member: [`EmbeddedResourceResource`].
     pub resource: EmbeddedResourceResource,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -6940,10 +6991,15 @@ pub type EmptyResult = ResultBase;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EnumSchema {
+    /// An [`UntitledSingleSelectEnumSchema`].
     UntitledSingleSelectEnumSchema(UntitledSingleSelectEnumSchema),
+    /// A [`TitledSingleSelectEnumSchema`].
     TitledSingleSelectEnumSchema(TitledSingleSelectEnumSchema),
+    /// An [`UntitledMultiSelectEnumSchema`].
     UntitledMultiSelectEnumSchema(UntitledMultiSelectEnumSchema),
+    /// A [`TitledMultiSelectEnumSchema`].
     TitledMultiSelectEnumSchema(TitledMultiSelectEnumSchema),
+    /// A [`LegacyTitledEnumSchema`].
     LegacyTitledEnumSchema(LegacyTitledEnumSchema),
 }
 impl ::serde::Serialize for EnumSchema {
@@ -7098,7 +7154,9 @@ pub use crate::ErrorObject;
 /// Used by the client to get a prompt provided by the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GetPromptRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`GetPromptRequestParams`].
     pub params: GetPromptRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7259,14 +7317,17 @@ impl crate::private::MatchScore for GetPromptRequest {
 /// Parameters for a `prompts/get` request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetPromptRequestParams {
+    /// The `_meta` member: [`RequestMetaObject`].
     pub meta: RequestMetaObject,
     /// Arguments to use for templating the prompt.
     pub arguments: ::std::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     >,
+    /// The `inputResponses` member: [`InputResponses`].
     pub input_responses: ::std::option::Option<InputResponses>,
     /// The name of the prompt or prompt template.
     pub name: ::std::string::String,
+    /// The `requestState` member: a string.
     pub request_state: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -7465,9 +7526,11 @@ impl crate::private::MatchScore for GetPromptRequestParams {
 /// The result returned by the server for a [`prompts/get`](GetPromptRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetPromptResult {
+    /// The `_meta` member: [`ResultMetaObject`].
     pub meta: ::std::option::Option<ResultMetaObject>,
     /// An optional description for the prompt.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `messages` member: a list of [`PromptMessage`].
     pub messages: ::std::vec::Vec<PromptMessage>,
     /// Indicates the type of the result, which allows the client to determine
     /// how to parse the result object.
@@ -7899,7 +7962,9 @@ impl crate::private::MatchScore for GetPromptOutcome {
 /// A successful response from the server for a [`prompts/get`](GetPromptRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GetPromptResultResponse {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `result` member: [`GetPromptOutcome`].
     pub result: GetPromptOutcome,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8043,6 +8108,7 @@ impl crate::private::MatchScore for GetPromptResultResponse {
         ::std::option::Option::Some(score)
     }
 }
+/// The `error` member of [`HeaderMismatchError`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HeaderMismatchErrorObject {
     /// Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
@@ -8197,7 +8263,9 @@ impl crate::private::MatchScore for HeaderMismatchErrorObject {
 /// status code MUST be `400 Bad Request`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HeaderMismatchError {
+    /// The `error` member: [`HeaderMismatchErrorObject`].
     pub error: HeaderMismatchErrorObject,
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: ::std::option::Option<crate::RequestId>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -8606,6 +8674,7 @@ impl crate::private::MatchScore for Icons {
 /// An image provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ImageContent {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
@@ -9124,8 +9193,11 @@ pub type InputRequests = ::std::collections::BTreeMap<
 /// At least one of `inputRequests` or `requestState` MUST be present.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InputRequiredResult {
+    /// The `_meta` member: [`ResultMetaObject`].
     pub meta: ::std::option::Option<ResultMetaObject>,
+    /// The `inputRequests` member: [`InputRequests`].
     pub input_requests: ::std::option::Option<InputRequests>,
+    /// The `requestState` member: a string.
     pub request_state: ::std::option::Option<::std::string::String>,
     /// Indicates the type of the result, which allows the client to determine
     /// how to parse the result object.
@@ -9299,8 +9371,11 @@ impl crate::private::MatchScore for InputRequiredResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum InputResponse {
+    /// A [`CreateMessageResult`].
     CreateMessage(CreateMessageResult),
+    /// A [`ListRootsResult`].
     ListRoots(ListRootsResult),
+    /// An [`ElicitResult`].
     Elicit(ElicitResult),
 }
 impl ::serde::Serialize for InputResponse {
@@ -9390,10 +9465,14 @@ impl crate::private::MatchScore for InputResponse {
             .max()
     }
 }
+/// The schema's `InputResponseRequestParams` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InputResponseRequestParams {
+    /// The `_meta` member: [`RequestMetaObject`].
     pub meta: RequestMetaObject,
+    /// The `inputResponses` member: [`InputResponses`].
     pub input_responses: ::std::option::Option<InputResponses>,
+    /// The `requestState` member: a string.
     pub request_state: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -9990,11 +10069,13 @@ impl crate::private::MatchScore for InvalidRequestError {
 /// `JSONArray`: any JSON value of this shape. The schema's form admits no fractions and no `null`, which the protocol's TypeScript source allows, so plain JSON is used.
 pub type JsonArray = ::std::vec::Vec<::serde_json::Value>;
 /// `JSONObject`: any JSON value of this shape. The schema's form admits no fractions and no `null`, which the protocol's TypeScript source allows, so plain JSON is used.
-pub type JsonObject = crate::JsonObject;
+pub type JsonObject = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
 /// A response to a request that indicates an error occurred.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcErrorResponse {
+    /// The `error` member: [`ErrorObject`](crate::ErrorObject).
     pub error: crate::ErrorObject,
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: ::std::option::Option<crate::RequestId>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10137,9 +10218,13 @@ impl crate::private::MatchScore for JsonRpcErrorResponse {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcMessage {
+    /// A [`JsonRpcRequest`].
     Request(JsonRpcRequest),
+    /// A [`JsonRpcNotification`].
     Notification(JsonRpcNotification),
+    /// A [`JsonRpcResultResponse`].
     ResultResponse(JsonRpcResultResponse),
+    /// A [`JsonRpcErrorResponse`].
     ErrorResponse(JsonRpcErrorResponse),
 }
 impl ::serde::Serialize for JsonRpcMessage {
@@ -10251,7 +10336,9 @@ impl crate::private::MatchScore for JsonRpcMessage {
 /// A notification which does not expect a response.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcNotification {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: a JSON object.
     pub params: ::std::option::Option<crate::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10396,8 +10483,11 @@ impl crate::private::MatchScore for JsonRpcNotification {
 /// A request that expects a response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: a JSON object.
     pub params: ::std::option::Option<crate::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10554,7 +10644,9 @@ impl crate::private::MatchScore for JsonRpcRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonRpcResponse {
+    /// A [`JsonRpcResultResponse`].
     ResultResponse(JsonRpcResultResponse),
+    /// A [`JsonRpcErrorResponse`].
     ErrorResponse(JsonRpcErrorResponse),
 }
 impl ::serde::Serialize for JsonRpcResponse {
@@ -10641,7 +10733,9 @@ impl crate::private::MatchScore for JsonRpcResponse {
 /// A successful (non-error) response to a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcResultResponse {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `result` member: [`ResultBase`].
     pub result: ResultBase,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -10788,12 +10882,16 @@ pub type JsonValue = ::serde_json::Value;
 /// This interface will be removed in a future version.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LegacyTitledEnumSchema {
+    /// The `default` member: a string.
     pub default: ::std::option::Option<::std::string::String>,
+    /// The `description` member: a string.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `enum` member: a list of a string.
     pub r#enum: ::std::vec::Vec<::std::string::String>,
     /// (Legacy) Display names for enum values.
     /// Non-standard according to JSON schema 2020-12.
     pub enum_names: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+    /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11008,7 +11106,9 @@ impl crate::private::MatchScore for LegacyTitledEnumSchema {
 /// Sent from the client to request a list of prompts and prompt templates the server has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListPromptsRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`PaginatedRequestParams`].
     pub params: PaginatedRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11178,6 +11278,7 @@ impl crate::private::MatchScore for ListPromptsRequest {
 /// The result returned by the server for a [`prompts/list`](ListPromptsRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListPromptsResult {
+    /// The `_meta` member: [`ResultMetaObject`].
     pub meta: ::std::option::Option<ResultMetaObject>,
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
@@ -11196,6 +11297,7 @@ pub struct ListPromptsResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `prompts` member: a list of [`Prompt`].
     pub prompts: ::std::vec::Vec<Prompt>,
     /// Indicates the type of the result, which allows the client to determine
     /// how to parse the result object.
@@ -11425,7 +11527,9 @@ impl crate::private::MatchScore for ListPromptsResult {
 /// A successful response from the server for a [`prompts/list`](ListPromptsRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListPromptsResultResponse {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `result` member: [`ListPromptsResult`].
     pub result: ListPromptsResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11572,7 +11676,9 @@ impl crate::private::MatchScore for ListPromptsResultResponse {
 /// Sent from the client to request a list of resource templates the server has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListResourceTemplatesRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`PaginatedRequestParams`].
     pub params: PaginatedRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -11748,6 +11854,7 @@ impl crate::private::MatchScore for ListResourceTemplatesRequest {
 /// The result returned by the server for a [`resources/templates/list`](ListResourceTemplatesRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListResourceTemplatesResult {
+    /// The `_meta` member: [`ResultMetaObject`].
     pub meta: ::std::option::Option<ResultMetaObject>,
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
@@ -11766,6 +11873,7 @@ pub struct ListResourceTemplatesResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `resourceTemplates` member: a list of [`ResourceTemplate`].
     pub resource_templates: ::std::vec::Vec<ResourceTemplate>,
     /// Indicates the type of the result, which allows the client to determine
     /// how to parse the result object.
@@ -12013,7 +12121,9 @@ impl crate::private::MatchScore for ListResourceTemplatesResult {
 /// A successful response from the server for a [`resources/templates/list`](ListResourceTemplatesRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListResourceTemplatesResultResponse {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `result` member: [`ListResourceTemplatesResult`].
     pub result: ListResourceTemplatesResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12166,7 +12276,9 @@ impl crate::private::MatchScore for ListResourceTemplatesResultResponse {
 /// Sent from the client to request a list of resources the server has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListResourcesRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`PaginatedRequestParams`].
     pub params: PaginatedRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12336,6 +12448,7 @@ impl crate::private::MatchScore for ListResourcesRequest {
 /// The result returned by the server for a [`resources/list`](ListResourcesRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListResourcesResult {
+    /// The `_meta` member: [`ResultMetaObject`].
     pub meta: ::std::option::Option<ResultMetaObject>,
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
@@ -12354,6 +12467,7 @@ pub struct ListResourcesResult {
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
+    /// The `resources` member: a list of [`Resource`].
     pub resources: ::std::vec::Vec<Resource>,
     /// Indicates the type of the result, which allows the client to determine
     /// how to parse the result object.
@@ -12589,7 +12703,9 @@ impl crate::private::MatchScore for ListResourcesResult {
 /// A successful response from the server for a [`resources/list`](ListResourcesRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListResourcesResultResponse {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `result` member: [`ListResourcesResult`].
     pub result: ListResourcesResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12733,8 +12849,10 @@ impl crate::private::MatchScore for ListResourcesResultResponse {
         ::std::option::Option::Some(score)
     }
 }
+/// The `params` member of [`ListRootsRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsRequestParams {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12833,6 +12951,7 @@ impl crate::private::MatchScore for ListRootsRequestParams {
 /// structure or access specific locations that the client has permission to read from.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsRequest {
+    /// The `params` member: [`ListRootsRequestParams`].
     pub params: ::std::option::Option<ListRootsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -12954,6 +13073,7 @@ impl crate::private::MatchScore for ListRootsRequest {
 /// or file that the server can operate on.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsResult {
+    /// The `roots` member: a list of [`Root`].
     pub roots: ::std::vec::Vec<Root>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -13046,7 +13166,9 @@ impl crate::private::MatchScore for ListRootsResult {
 /// Sent from the client to request a list of tools the server has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListToolsRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`PaginatedRequestParams`].
     pub params: PaginatedRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -13207,6 +13329,7 @@ impl crate::private::MatchScore for ListToolsRequest {
 /// The result returned by the server for a [`tools/list`](ListToolsRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListToolsResult {
+    /// The `_meta` member: [`ResultMetaObject`].
     pub meta: ::std::option::Option<ResultMetaObject>,
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
@@ -13235,6 +13358,7 @@ pub struct ListToolsResult {
     ///
     /// Decoded as `complete` when absent (results of servers older than 2026-07-28).
     pub result_type: crate::ResultType,
+    /// The `tools` member: a list of [`Tool`].
     pub tools: ::std::vec::Vec<Tool>,
     /// A hint from the server indicating how long (in milliseconds) the
     /// client MAY cache this response before re-fetching. Semantics are
@@ -13451,7 +13575,9 @@ impl crate::private::MatchScore for ListToolsResult {
 /// A successful response from the server for a [`tools/list`](ListToolsRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListToolsResultResponse {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `result` member: [`ListToolsResult`].
     pub result: ListToolsResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -13598,6 +13724,7 @@ impl crate::private::MatchScore for ListToolsResultResponse {
 /// JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggingMessageNotification {
+    /// The `params` member: [`LoggingMessageNotificationParams`].
     pub params: LoggingMessageNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -13752,6 +13879,7 @@ impl crate::private::MatchScore for LoggingMessageNotification {
 /// Parameters for a `notifications/message` notification.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggingMessageNotificationParams {
+    /// The `_meta` member: [`NotificationMetaObject`].
     pub meta: ::std::option::Option<NotificationMetaObject>,
     /// The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
     pub data: ::serde_json::Value,
@@ -13959,7 +14087,7 @@ impl crate::private::MatchScore for LoggingMessageNotificationParams {
 /// **Name:**
 /// - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
 /// - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-pub type MetaObject = crate::JsonObject;
+pub type MetaObject = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
 /// A JSON-RPC error indicating that the requested method does not exist or is not available.
 ///
 /// In MCP, a server returns this error when a client invokes a method the server does not implement — either a genuinely unknown method, or one gated behind a server capability the server did not advertise (e.g., calling `prompts/list` when the `prompts` capability was not advertised).
@@ -14113,6 +14241,7 @@ impl crate::private::MatchScore for MethodNotFoundError {
         ::std::option::Option::Some(score)
     }
 }
+/// The `data` member of [`MissingRequiredClientCapabilityErrorObject`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MissingRequiredClientCapabilityErrorData {
     /// The capabilities the server requires from the client to process this request.
@@ -14224,8 +14353,10 @@ impl crate::private::MatchScore for MissingRequiredClientCapabilityErrorData {
         ::std::option::Option::Some(score)
     }
 }
+/// The `error` member of [`MissingRequiredClientCapabilityError`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MissingRequiredClientCapabilityErrorObject {
+    /// The `data` member: [`MissingRequiredClientCapabilityErrorData`].
     pub data: MissingRequiredClientCapabilityErrorData,
     /// A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
@@ -14391,7 +14522,9 @@ impl crate::private::MatchScore for MissingRequiredClientCapabilityErrorObject {
 /// `400 Bad Request`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MissingRequiredClientCapabilityError {
+    /// The `error` member: [`MissingRequiredClientCapabilityErrorObject`].
     pub error: MissingRequiredClientCapabilityErrorObject,
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: ::std::option::Option<crate::RequestId>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -14842,7 +14975,9 @@ impl crate::private::MatchScore for ModelPreferences {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MultiSelectEnumSchema {
+    /// An [`UntitledMultiSelectEnumSchema`].
     UntitledMultiSelectEnumSchema(UntitledMultiSelectEnumSchema),
+    /// A [`TitledMultiSelectEnumSchema`].
     TitledMultiSelectEnumSchema(TitledMultiSelectEnumSchema),
 }
 impl ::serde::Serialize for MultiSelectEnumSchema {
@@ -14934,9 +15069,12 @@ impl crate::private::MatchScore for MultiSelectEnumSchema {
             .max()
     }
 }
+/// The schema's `Notification` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NotificationBase {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: a JSON object.
     pub params: ::std::option::Option<crate::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -15162,6 +15300,7 @@ impl crate::private::MatchScore for NotificationMetaObject {
 /// Common params for any notification.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NotificationParams {
+    /// The `_meta` member: [`NotificationMetaObject`].
     pub meta: ::std::option::Option<NotificationMetaObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -15253,13 +15392,20 @@ impl crate::private::MatchScore for NotificationParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `NumberSchema` object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NumberSchema {
+    /// The `default` member: a JSON number.
     pub default: ::std::option::Option<::serde_json::Number>,
+    /// The `description` member: a string.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `maximum` member: a JSON number.
     pub maximum: ::std::option::Option<::serde_json::Number>,
+    /// The `minimum` member: a JSON number.
     pub minimum: ::std::option::Option<::serde_json::Number>,
+    /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
+    /// The `type` member: [`NumberSchemaType`].
     pub r#type: NumberSchemaType,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -15454,10 +15600,14 @@ impl crate::private::MatchScore for NumberSchema {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `PaginatedRequest` object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaginatedRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: [`PaginatedRequestParams`].
     pub params: PaginatedRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -15619,6 +15769,7 @@ impl crate::private::MatchScore for PaginatedRequest {
 /// Common params for paginated requests.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedRequestParams {
+    /// The `_meta` member: [`RequestMetaObject`].
     pub meta: RequestMetaObject,
     /// An opaque token representing the current pagination position.
     /// If provided, the server should return results starting after this cursor.
@@ -15745,8 +15896,10 @@ impl crate::private::MatchScore for PaginatedRequestParams {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `PaginatedResult` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedResult {
+    /// The `_meta` member: [`ResultMetaObject`].
     pub meta: ::std::option::Option<ResultMetaObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
@@ -16038,13 +16191,21 @@ impl crate::private::MatchScore for ParseError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PrimitiveSchemaDefinition {
+    /// A [`StringSchema`].
     StringSchema(StringSchema),
+    /// A [`NumberSchema`].
     NumberSchema(NumberSchema),
+    /// A [`BooleanSchema`].
     BooleanSchema(BooleanSchema),
+    /// An [`UntitledSingleSelectEnumSchema`].
     UntitledSingleSelectEnumSchema(UntitledSingleSelectEnumSchema),
+    /// A [`TitledSingleSelectEnumSchema`].
     TitledSingleSelectEnumSchema(TitledSingleSelectEnumSchema),
+    /// An [`UntitledMultiSelectEnumSchema`].
     UntitledMultiSelectEnumSchema(UntitledMultiSelectEnumSchema),
+    /// A [`TitledMultiSelectEnumSchema`].
     TitledMultiSelectEnumSchema(TitledMultiSelectEnumSchema),
+    /// A [`LegacyTitledEnumSchema`].
     LegacyTitledEnumSchema(LegacyTitledEnumSchema),
 }
 impl ::serde::Serialize for PrimitiveSchemaDefinition {
@@ -16241,6 +16402,7 @@ impl crate::private::MatchScore for PrimitiveSchemaDefinition {
 /// An out-of-band notification used to inform the receiver of a progress update for a long-running request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgressNotification {
+    /// The `params` member: [`ProgressNotificationParams`].
     pub params: ProgressNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -16395,6 +16557,7 @@ impl crate::private::MatchScore for ProgressNotification {
 /// Parameters for a [`notifications/progress`](ProgressNotification) notification.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgressNotificationParams {
+    /// The `_meta` member: [`NotificationMetaObject`].
     pub meta: ::std::option::Option<NotificationMetaObject>,
     /// An optional message describing the current progress.
     pub message: ::std::option::Option<::std::string::String>,
@@ -16599,6 +16762,7 @@ pub use crate::ProgressToken;
 /// A prompt or prompt template that the server offers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Prompt {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
     /// A list of arguments to use for templating the prompt.
     pub arguments: ::std::option::Option<::std::vec::Vec<PromptArgument>>,
@@ -16972,6 +17136,7 @@ impl crate::private::MatchScore for PromptArgument {
 /// An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a [`subscriptions/listen`](SubscriptionsListenRequest) stream when the client requested it via the `promptsListChanged` filter field.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptListChangedNotification {
+    /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -17131,7 +17296,9 @@ impl crate::private::MatchScore for PromptListChangedNotification {
 /// resources from the MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptMessage {
+    /// The `content` member: [`ContentBlock`].
     pub content: ContentBlock,
+    /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -17393,7 +17560,9 @@ impl crate::private::MatchScore for PromptReference {
 /// Sent from the client to the server, to read a specific resource URI.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadResourceRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`ReadResourceRequestParams`].
     pub params: ReadResourceRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -17563,8 +17732,11 @@ impl crate::private::MatchScore for ReadResourceRequest {
 /// Parameters for a `resources/read` request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadResourceRequestParams {
+    /// The `_meta` member: [`RequestMetaObject`].
     pub meta: RequestMetaObject,
+    /// The `inputResponses` member: [`InputResponses`].
     pub input_responses: ::std::option::Option<InputResponses>,
+    /// The `requestState` member: a string.
     pub request_state: ::std::option::Option<::std::string::String>,
     /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
@@ -17740,7 +17912,9 @@ impl crate::private::MatchScore for ReadResourceRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadResourceResultContentsItem {
+    /// A [`TextResourceContents`].
     TextResourceContents(TextResourceContents),
+    /// A [`BlobResourceContents`].
     BlobResourceContents(BlobResourceContents),
 }
 impl ::serde::Serialize for ReadResourceResultContentsItem {
@@ -17827,6 +18001,7 @@ impl crate::private::MatchScore for ReadResourceResultContentsItem {
 /// The result returned by the server for a [`resources/read`](ReadResourceRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadResourceResult {
+    /// The `_meta` member: [`ResultMetaObject`].
     pub meta: ::std::option::Option<ResultMetaObject>,
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
@@ -17842,6 +18017,7 @@ pub struct ReadResourceResult {
     /// Required of servers; `None` when a result omits it (servers older than 2026-07-28).
     /// The caching rules give no default: `private` is the cautious reading.
     pub cache_scope: ::std::option::Option<CacheScope>,
+    /// The `contents` member: a list of [`ReadResourceResultContentsItem`].
     pub contents: ::std::vec::Vec<ReadResourceResultContentsItem>,
     /// Indicates the type of the result, which allows the client to determine
     /// how to parse the result object.
@@ -18346,7 +18522,9 @@ impl crate::private::MatchScore for ReadResourceOutcome {
 /// A successful response from the server for a [`resources/read`](ReadResourceRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadResourceResultResponse {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `result` member: [`ReadResourceOutcome`].
     pub result: ReadResourceOutcome,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -18490,9 +18668,12 @@ impl crate::private::MatchScore for ReadResourceResultResponse {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `Request` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestBase {
+    /// The `method` member: a string.
     pub method: ::std::string::String,
+    /// The `params` member: a JSON object.
     pub params: ::std::option::Option<crate::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -18869,6 +19050,7 @@ impl crate::private::MatchScore for RequestMetaObject {
 /// Common params for any request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestParams {
+    /// The `_meta` member: [`RequestMetaObject`].
     pub meta: RequestMetaObject,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -18964,6 +19146,7 @@ impl crate::private::MatchScore for RequestParams {
 /// A known resource that the server is capable of reading.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Resource {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
@@ -19251,6 +19434,7 @@ impl crate::private::MatchScore for Resource {
 /// The contents of a specific resource or sub-resource.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceContents {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
     /// The MIME type of this resource, if known.
     pub mime_type: ::std::option::Option<::std::string::String>,
@@ -19391,6 +19575,7 @@ impl crate::private::MatchScore for ResourceContents {
 /// Note: resource links returned by tools are not guaranteed to appear in the results of [`resources/list`](ListResourcesRequest) requests.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceLink {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
@@ -19709,6 +19894,7 @@ impl crate::private::MatchScore for ResourceLink {
 /// An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a [`subscriptions/listen`](SubscriptionsListenRequest) stream when the client requested it via the `resourcesListChanged` filter field.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceListChangedNotification {
+    /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -19874,6 +20060,7 @@ impl crate::private::MatchScore for ResourceListChangedNotification {
 /// Common params for resource-related requests.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceRequestParams {
+    /// The `_meta` member: [`RequestMetaObject`].
     pub meta: RequestMetaObject,
     /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
@@ -20001,6 +20188,7 @@ impl crate::private::MatchScore for ResourceRequestParams {
 /// A template description for resources available on the server.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceTemplate {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
@@ -20405,6 +20593,7 @@ impl crate::private::MatchScore for ResourceTemplateReference {
 /// A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a [`subscriptions/listen`](SubscriptionsListenRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceUpdatedNotification {
+    /// The `params` member: [`ResourceUpdatedNotificationParams`].
     pub params: ResourceUpdatedNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -20559,6 +20748,7 @@ impl crate::private::MatchScore for ResourceUpdatedNotification {
 /// Parameters for a `notifications/resources/updated` notification.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceUpdatedNotificationParams {
+    /// The `_meta` member: [`NotificationMetaObject`].
     pub meta: ::std::option::Option<NotificationMetaObject>,
     /// The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
     pub uri: ::std::string::String,
@@ -20684,6 +20874,7 @@ impl crate::private::MatchScore for ResourceUpdatedNotificationParams {
 /// Common result fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResultBase {
+    /// The `_meta` member: [`ResultMetaObject`].
     pub meta: ::std::option::Option<ResultMetaObject>,
     /// Indicates the type of the result, which allows the client to determine
     /// how to parse the result object.
@@ -20925,6 +21116,7 @@ pub use crate::ResultType;
 /// Represents a root directory or file that the server can operate on.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Root {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
     /// An optional name for the root. This can be used to provide a human-readable
     /// identifier for the root, which may be useful for display purposes or for
@@ -21061,11 +21253,17 @@ impl crate::private::MatchScore for Root {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SamplingMessageContent {
+    /// A [`TextContent`].
     TextContent(TextContent),
+    /// An [`ImageContent`].
     ImageContent(ImageContent),
+    /// An [`AudioContent`].
     AudioContent(AudioContent),
+    /// A [`ToolUseContent`].
     ToolUseContent(ToolUseContent),
+    /// A [`ToolResultContent`].
     ToolResultContent(ToolResultContent),
+    /// A list of [`SamplingMessageContentBlock`].
     List(::std::vec::Vec<SamplingMessageContentBlock>),
 }
 impl ::serde::Serialize for SamplingMessageContent {
@@ -21212,8 +21410,11 @@ impl crate::private::MatchScore for SamplingMessageContent {
 /// Describes a message issued to or received from an LLM API.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SamplingMessage {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
+    /// The `content` member: [`SamplingMessageContent`].
     pub content: SamplingMessageContent,
+    /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -22258,17 +22459,29 @@ impl crate::private::MatchScore for ServerNotification {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerResult {
+    /// A [`ResultBase`].
     ResultBase(ResultBase),
+    /// An [`InputRequiredResult`].
     InputRequiredResult(InputRequiredResult),
+    /// A [`DiscoverResult`].
     DiscoverResult(DiscoverResult),
+    /// A [`ListResourcesResult`].
     ListResourcesResult(ListResourcesResult),
+    /// A [`ListResourceTemplatesResult`].
     ListResourceTemplatesResult(ListResourceTemplatesResult),
+    /// A [`ReadResourceResult`].
     ReadResourceResult(ReadResourceResult),
+    /// A [`SubscriptionsListenResult`].
     SubscriptionsListenResult(SubscriptionsListenResult),
+    /// A [`ListPromptsResult`].
     ListPromptsResult(ListPromptsResult),
+    /// A [`GetPromptResult`].
     GetPromptResult(GetPromptResult),
+    /// A [`ListToolsResult`].
     ListToolsResult(ListToolsResult),
+    /// A [`CallToolResult`].
     CallToolResult(CallToolResult),
+    /// A [`CompleteResult`].
     CompleteResult(CompleteResult),
 }
 impl ::serde::Serialize for ServerResult {
@@ -22519,7 +22732,9 @@ impl crate::private::MatchScore for ServerResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SingleSelectEnumSchema {
+    /// An [`UntitledSingleSelectEnumSchema`].
     UntitledSingleSelectEnumSchema(UntitledSingleSelectEnumSchema),
+    /// A [`TitledSingleSelectEnumSchema`].
     TitledSingleSelectEnumSchema(TitledSingleSelectEnumSchema),
 }
 impl ::serde::Serialize for SingleSelectEnumSchema {
@@ -22611,13 +22826,20 @@ impl crate::private::MatchScore for SingleSelectEnumSchema {
             .max()
     }
 }
+/// The schema's `StringSchema` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StringSchema {
+    /// The `default` member: a string.
     pub default: ::std::option::Option<::std::string::String>,
+    /// The `description` member: a string.
     pub description: ::std::option::Option<::std::string::String>,
+    /// The `format` member: [`Format`].
     pub format: ::std::option::Option<Format>,
+    /// The `maxLength` member: [`Integer`](crate::Integer).
     pub max_length: ::std::option::Option<crate::Integer>,
+    /// The `minLength` member: [`Integer`](crate::Integer).
     pub min_length: ::std::option::Option<crate::Integer>,
+    /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -23047,6 +23269,7 @@ impl crate::private::MatchScore for SubscriptionFilter {
 /// subscriptions MAY be interleaved before it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SubscriptionsAcknowledgedNotification {
+    /// The `params` member: [`SubscriptionsAcknowledgedNotificationParams`].
     pub params: SubscriptionsAcknowledgedNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -23216,6 +23439,7 @@ impl crate::private::MatchScore for SubscriptionsAcknowledgedNotification {
 /// Parameters for a [`notifications/subscriptions/acknowledged`](SubscriptionsAcknowledgedNotification) notification.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SubscriptionsAcknowledgedNotificationParams {
+    /// The `_meta` member: [`NotificationMetaObject`].
     pub meta: ::std::option::Option<NotificationMetaObject>,
     /// The subset of requested notification types the server agreed to honor.
     /// Only includes notification types the server actually supports; if the
@@ -23354,7 +23578,9 @@ impl crate::private::MatchScore for SubscriptionsAcknowledgedNotificationParams 
 /// endpoint and ensures consistent behavior between HTTP and STDIO.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubscriptionsListenRequest {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `params` member: [`SubscriptionsListenRequestParams`].
     pub params: SubscriptionsListenRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -23530,6 +23756,7 @@ impl crate::private::MatchScore for SubscriptionsListenRequest {
 /// Parameters for a [`subscriptions/listen`](SubscriptionsListenRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SubscriptionsListenRequestParams {
+    /// The `_meta` member: [`RequestMetaObject`].
     pub meta: RequestMetaObject,
     /// The notifications the client opts in to on this stream. The server
     /// **MUST NOT** send notification types the client has not explicitly
@@ -23671,6 +23898,7 @@ impl crate::private::MatchScore for SubscriptionsListenRequestParams {
 /// close carries no response. The result body is otherwise empty.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubscriptionsListenResult {
+    /// The `_meta` member: [`SubscriptionsListenResultMetaObject`].
     pub meta: SubscriptionsListenResultMetaObject,
     /// Indicates the type of the result, which allows the client to determine
     /// how to parse the result object.
@@ -23962,7 +24190,9 @@ impl crate::private::MatchScore for SubscriptionsListenResultMetaObject {
 /// request, sent when the server tears the subscription down gracefully.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubscriptionsListenResultResponse {
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
+    /// The `result` member: [`SubscriptionsListenResult`].
     pub result: SubscriptionsListenResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -24115,6 +24345,7 @@ impl crate::private::MatchScore for SubscriptionsListenResultResponse {
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextContent {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
@@ -24271,8 +24502,10 @@ impl crate::private::MatchScore for TextContent {
         ::std::option::Option::Some(score)
     }
 }
+/// The schema's `TextResourceContents` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextResourceContents {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
     /// The MIME type of this resource, if known.
     pub mime_type: ::std::option::Option<::std::string::String>,
@@ -24442,6 +24675,7 @@ impl crate::private::MatchScore for TextResourceContents {
         ::std::option::Option::Some(score)
     }
 }
+/// An item of the `anyOf` member of [`TitledMultiSelectEnumSchemaItems`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
     /// The constant enum value.
@@ -24924,6 +25158,7 @@ impl crate::private::MatchScore for TitledMultiSelectEnumSchema {
         ::std::option::Option::Some(score)
     }
 }
+/// An item of the `oneOf` member of [`TitledSingleSelectEnumSchema`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TitledSingleSelectEnumSchemaOneOfItem {
     /// The enum value.
@@ -25252,6 +25487,7 @@ impl crate::private::MatchScore for TitledSingleSelectEnumSchema {
 /// Definition for a tool the client can call.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Tool {
+    /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
     /// Optional additional tool information.
     ///
@@ -25846,6 +26082,7 @@ impl crate::private::MatchScore for ToolChoice {
 /// An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a [`subscriptions/listen`](SubscriptionsListenRequest) stream when the client requested it via the `toolsListChanged` filter field.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolListChangedNotification {
+    /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -26413,6 +26650,7 @@ impl crate::private::MatchScore for ToolUseContent {
         ::std::option::Option::Some(score)
     }
 }
+/// The `data` member of [`UnsupportedProtocolVersionErrorObject`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UnsupportedProtocolVersionErrorData {
     /// The protocol version that was requested by the client.
@@ -26542,8 +26780,10 @@ impl crate::private::MatchScore for UnsupportedProtocolVersionErrorData {
         ::std::option::Option::Some(score)
     }
 }
+/// The `error` member of [`UnsupportedProtocolVersionError`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UnsupportedProtocolVersionErrorObject {
+    /// The `data` member: [`UnsupportedProtocolVersionErrorData`].
     pub data: UnsupportedProtocolVersionErrorData,
     /// A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
@@ -26708,7 +26948,9 @@ impl crate::private::MatchScore for UnsupportedProtocolVersionErrorObject {
 /// `400 Bad Request`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UnsupportedProtocolVersionError {
+    /// The `error` member: [`UnsupportedProtocolVersionErrorObject`].
     pub error: UnsupportedProtocolVersionErrorObject,
+    /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: ::std::option::Option<crate::RequestId>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
@@ -27498,7 +27740,9 @@ impl crate::private::MatchScore for ToolChoiceMode {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientMessage {
+    /// A request.
     Request(ClientRequest),
+    /// A notification.
     Notification(ClientNotification),
 }
 impl ::serde::Serialize for ClientMessage {
@@ -27615,6 +27859,7 @@ impl<'de> ::serde::Deserialize<'de> for ClientMessage {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerMessage {
+    /// A notification.
     Notification(ServerNotification),
     /// A successful response; decode `result` by the request's method.
     Response(JsonRpcResultResponse),
@@ -27863,10 +28108,13 @@ impl crate::Notification for LoggingMessageNotification {
     PartialOrd
 )]
 pub enum Action {
+    /// `"accept"`
     #[serde(rename = "accept")]
     Accept,
+    /// `"cancel"`
     #[serde(rename = "cancel")]
     Cancel,
+    /// `"decline"`
     #[serde(rename = "decline")]
     Decline,
 }
@@ -27931,8 +28179,10 @@ impl ::std::convert::TryFrom<::std::string::String> for Action {
     PartialOrd
 )]
 pub enum CacheScope {
+    /// `"private"`
     #[serde(rename = "private")]
     Private,
+    /// `"public"`
     #[serde(rename = "public")]
     Public,
 }
@@ -27986,6 +28236,7 @@ impl ::std::convert::TryFrom<::std::string::String> for CacheScope {
     PartialOrd
 )]
 pub enum ElicitRequestFormParamsMode {
+    /// `"form"`
     #[serde(rename = "form")]
     Form,
 }
@@ -28023,6 +28274,7 @@ impl ::std::convert::TryFrom<::std::string::String> for ElicitRequestFormParamsM
         value.parse()
     }
 }
+/// The values of the `format` member.
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -28036,12 +28288,16 @@ impl ::std::convert::TryFrom<::std::string::String> for ElicitRequestFormParamsM
     PartialOrd
 )]
 pub enum Format {
+    /// `"date"`
     #[serde(rename = "date")]
     Date,
+    /// `"date-time"`
     #[serde(rename = "date-time")]
     DateTime,
+    /// `"email"`
     #[serde(rename = "email")]
     Email,
+    /// `"uri"`
     #[serde(rename = "uri")]
     Uri,
 }
@@ -28104,10 +28360,13 @@ impl ::std::convert::TryFrom<::std::string::String> for Format {
     PartialOrd
 )]
 pub enum IncludeContext {
+    /// `"allServers"`
     #[serde(rename = "allServers")]
     AllServers,
+    /// `"none"`
     #[serde(rename = "none")]
     None,
+    /// `"thisServer"`
     #[serde(rename = "thisServer")]
     ThisServer,
 }
@@ -28168,20 +28427,28 @@ impl ::std::convert::TryFrom<::std::string::String> for IncludeContext {
     PartialOrd
 )]
 pub enum LoggingLevel {
+    /// `"debug"`
     #[serde(rename = "debug")]
     Debug,
+    /// `"info"`
     #[serde(rename = "info")]
     Info,
+    /// `"notice"`
     #[serde(rename = "notice")]
     Notice,
+    /// `"warning"`
     #[serde(rename = "warning")]
     Warning,
+    /// `"error"`
     #[serde(rename = "error")]
     Error,
+    /// `"critical"`
     #[serde(rename = "critical")]
     Critical,
+    /// `"alert"`
     #[serde(rename = "alert")]
     Alert,
+    /// `"emergency"`
     #[serde(rename = "emergency")]
     Emergency,
 }
@@ -28233,6 +28500,7 @@ impl ::std::convert::TryFrom<::std::string::String> for LoggingLevel {
         value.parse()
     }
 }
+/// The values of the `type` member.
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -28246,8 +28514,10 @@ impl ::std::convert::TryFrom<::std::string::String> for LoggingLevel {
     PartialOrd
 )]
 pub enum NumberSchemaType {
+    /// `"integer"`
     #[serde(rename = "integer")]
     Integer,
+    /// `"number"`
     #[serde(rename = "number")]
     Number,
 }
@@ -28301,8 +28571,10 @@ impl ::std::convert::TryFrom<::std::string::String> for NumberSchemaType {
     PartialOrd
 )]
 pub enum Role {
+    /// `"assistant"`
     #[serde(rename = "assistant")]
     Assistant,
+    /// `"user"`
     #[serde(rename = "user")]
     User,
 }
@@ -28360,8 +28632,10 @@ impl ::std::convert::TryFrom<::std::string::String> for Role {
     PartialOrd
 )]
 pub enum Theme {
+    /// `"dark"`
     #[serde(rename = "dark")]
     Dark,
+    /// `"light"`
     #[serde(rename = "light")]
     Light,
 }
@@ -28418,10 +28692,13 @@ impl ::std::convert::TryFrom<::std::string::String> for Theme {
     PartialOrd
 )]
 pub enum ToolChoiceMode {
+    /// `"auto"`
     #[serde(rename = "auto")]
     Auto,
+    /// `"none"`
     #[serde(rename = "none")]
     None,
+    /// `"required"`
     #[serde(rename = "required")]
     Required,
 }
