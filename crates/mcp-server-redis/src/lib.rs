@@ -26,6 +26,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

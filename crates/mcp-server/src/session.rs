@@ -55,11 +55,15 @@ pub(crate) struct Legacy {
 pub struct SessionRecord {
     /// The party that opened the session.
     pub principal: Principal,
+    /// The protocol revision `initialize` negotiated.
     pub protocol_version: String,
     /// Whether `notifications/initialized` arrived.
     pub initialized: bool,
+    /// The capabilities the client declared in `initialize`.
     pub client_capabilities: ClientCapabilities,
+    /// The `clientInfo` of `initialize`.
     pub client_info: Option<Implementation>,
+    /// The level of `logging/setLevel`; `None` until the client sets one.
     pub log_level: Option<LoggingLevel>,
     /// The URIs of `resources/subscribe`.
     pub subscriptions: BTreeSet<String>,
@@ -86,6 +90,7 @@ pub trait SessionStore: Send + Sync + 'static {
 pub struct InMemorySessionStore(Mutex<HashMap<String, (SessionRecord, Instant)>>);
 
 impl InMemorySessionStore {
+    /// An empty store.
     pub fn new() -> Self {
         Self::default()
     }
@@ -95,6 +100,7 @@ impl InMemorySessionStore {
         self.0.lock().expect("not poisoned").len()
     }
 
+    /// Whether no session is stored.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
