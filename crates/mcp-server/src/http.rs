@@ -9,14 +9,15 @@
 //! The caller's identity comes from the request's extensions: a layer in front of the router
 //! (authentication middleware) inserts a [`Principal`]; without one, requests are anonymous.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt as _};
@@ -26,6 +27,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::message::{Disposition, Outgoing, OutgoingKind};
+use crate::session_table::{ClientKey, SessionTable, ShareFull};
 use crate::tasks::StoreError;
 use crate::{LEGACY_VERSIONS, Mirrors, Principal, Server, Session, SessionRecord};
 
@@ -57,9 +59,17 @@ pub struct HttpConfig {
     /// A legacy session unused this long is closed: its requests in flight are stopped and its
     /// streams end (default 30 minutes).
     pub session_idle: Duration,
-    /// At most this many legacy sessions; the least recently used one is closed to make room
-    /// for a new one (default 1024).
+    /// At most this many legacy sessions on this instance; the least recently used one is
+    /// closed to make room for a new one (default 65,536; each costs about 1 KiB beside what
+    /// its requests hold).
     pub max_sessions: usize,
+    /// At most this many legacy sessions per client, so that one client cannot push out
+    /// everyone else's: a further `initialize` is refused with 429 naming this limit until one
+    /// of its sessions ends (default 4,096). The client is the [`Principal`] an auth layer
+    /// names, else the remote address (behind a proxy: the proxy's, so raise this or
+    /// authenticate); without either ([`router`] served without connection info) no share
+    /// applies.
+    pub max_sessions_per_client: usize,
     /// The `retry` a legacy SSE stream announces in its priming event (default 1 s).
     pub sse_retry: Duration,
     /// Connections served at once (default 512); further ones wait in the listen backlog until
@@ -85,7 +95,8 @@ impl Default for HttpConfig {
             host_check: HostCheck::Loopback,
             max_body_bytes: 4 * 1024 * 1024,
             session_idle: Duration::from_secs(30 * 60),
-            max_sessions: 1024,
+            max_sessions: 65_536,
+            max_sessions_per_client: 4_096,
             sse_retry: Duration::from_secs(1),
             max_connections: 512,
             header_read_timeout: Duration::from_secs(10),
@@ -98,14 +109,13 @@ impl Default for HttpConfig {
 struct Shared {
     server: Server,
     config: HttpConfig,
-    sessions: Mutex<HashMap<String, Entry>>,
+    sessions: Mutex<SessionTable<Entry>>,
     sweeper: std::sync::Once,
 }
 
 struct Entry {
     session: Arc<Session>,
     logs: Arc<Mutex<Logs>>,
-    last_used: Instant,
 }
 
 /// The recent SSE streams of a legacy session, kept so that a client can resume one, within a
@@ -264,8 +274,12 @@ impl StreamLog {
 /// budget; [`serve`] adds the connection cap and the header read timeout.
 pub fn router(server: Server, config: HttpConfig) -> Router {
     let path = config.path.clone();
-    let shared =
-        Arc::new(Shared { server, config, sessions: Mutex::new(HashMap::new()), sweeper: std::sync::Once::new() });
+    let shared = Arc::new(Shared {
+        server,
+        config,
+        sessions: Mutex::new(SessionTable::default()),
+        sweeper: std::sync::Once::new(),
+    });
     Router::new().route(&path, axum::routing::any(endpoint)).with_state(shared)
 }
 
@@ -313,9 +327,9 @@ pub async fn serve_router(
             slot = Arc::clone(&slots).acquire_owned() => slot.expect("the semaphore is never closed"),
             () = &mut shutdown => break,
         };
-        let stream = tokio::select! {
+        let (stream, remote) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(error) => {
                     // Out of descriptors, or a connection reset before it was accepted: retry.
                     tracing::warn!(%error, "accepting a connection failed");
@@ -326,7 +340,11 @@ pub async fn serve_router(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        // The remote address, as axum's `into_make_service_with_connect_info` would give it: the
+        // per-client share of sessions reads it.
+        let service = hyper_util::service::TowerToHyperService::new(
+            app.clone().layer(axum::Extension(ConnectInfo(remote))).into_service::<hyper::body::Incoming>(),
+        );
         let connection = graceful.watch(http1.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
             let _slot = slot;
@@ -348,15 +366,23 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
     }
     // An auth layer in front of the router names the caller; without one, it is anonymous.
     let principal = parts.extensions.get::<Principal>().cloned().unwrap_or_default();
+    let remote = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
+    let client = ClientKey::new(&principal, remote);
     match parts.method {
-        Method::POST => post(shared, parts.headers, body, principal).await,
+        Method::POST => post(shared, parts.headers, body, principal, client).await,
         Method::GET => get(shared, &parts.headers).await,
         Method::DELETE => delete(shared, &parts.headers).await,
         _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
     }
 }
 
-async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body, principal: Principal) -> Response {
+async fn post(
+    shared: Arc<Shared>,
+    headers: HeaderMap,
+    body: Body,
+    principal: Principal,
+    client: ClientKey,
+) -> Response {
     let headers = &headers;
     if let Some(accept) = header_str(headers, header::ACCEPT.as_str())
         && !["application/json", "text/event-stream", "*/*", "application/*", "text/*"]
@@ -419,7 +445,12 @@ async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body, principal: Pr
                 );
             }
         },
-        (true, None) if is_initialize => (Session::with_principal(principal), true, None),
+        (true, None) if is_initialize => {
+            if let Some(refusal) = shared.share_refusal(&client, id.as_ref()) {
+                return refusal;
+            }
+            (Session::with_principal(principal), true, None)
+        }
         _ => (Session::with_principal(principal), false, None),
     };
     let mirrors = Mirrors {
@@ -509,8 +540,9 @@ async fn post(shared: Arc<Shared>, headers: HeaderMap, body: Body, principal: Pr
         sse(futures::stream::once(async { first }).chain(reply))
     };
     if new_session && let Some(record) = session.record() {
-        let session_id = match shared.insert(session, &record).await {
-            Ok(session_id) => session_id,
+        let session_id = match shared.insert(session, &record, client).await {
+            Ok(Ok(session_id)) => session_id,
+            Ok(Err(ShareFull)) => return shared.share_refusal_response(id.as_ref()),
             Err(e) => return json_response(StatusCode::OK, &Outgoing::error(id.as_ref(), &store_error(&e))),
         };
         if let Ok(value) = HeaderValue::from_str(&session_id) {
@@ -585,6 +617,10 @@ async fn delete(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
     }
 }
 
+/// The JSON-RPC code of the refusal of an `initialize` beyond
+/// [`HttpConfig::max_sessions_per_client`] (in the range JSON-RPC leaves to servers).
+const SESSION_SHARE_FULL: i64 = -32000;
+
 /// The `-32603` for a session store that failed.
 fn store_error(error: &StoreError) -> ErrorObject {
     ErrorObject::internal_error(format!("The session store failed: {error}"))
@@ -593,15 +629,33 @@ fn store_error(error: &StoreError) -> ErrorObject {
 impl Shared {
     fn session(&self, id: &str) -> Option<(Arc<Session>, Arc<Mutex<Logs>>)> {
         let mut sessions = self.sessions.lock().expect("not poisoned");
-        let entry = sessions.get_mut(id)?;
-        if entry.last_used.elapsed() > self.config.session_idle {
-            if let Some(expired) = sessions.remove(id) {
+        match sessions.touch(id, self.config.session_idle, Instant::now()) {
+            Ok(found) => found.map(|entry| (Arc::clone(&entry.session), Arc::clone(&entry.logs))),
+            Err(expired) => {
                 expired.session.close();
+                None
             }
-            return None;
         }
-        entry.last_used = Instant::now();
-        Some((Arc::clone(&entry.session), Arc::clone(&entry.logs)))
+    }
+
+    /// The 429 for a client that already holds [`HttpConfig::max_sessions_per_client`]
+    /// sessions, if it does.
+    fn share_refusal(&self, client: &ClientKey, id: Option<&mcp_types::RequestId>) -> Option<Response> {
+        let has_room =
+            self.sessions.lock().expect("not poisoned").has_room_for(client, self.config.max_sessions_per_client);
+        (!has_room).then(|| self.share_refusal_response(id))
+    }
+
+    fn share_refusal_response(&self, id: Option<&mcp_types::RequestId>) -> Response {
+        let error = ErrorObject::new(
+            SESSION_SHARE_FULL,
+            format!(
+                "This client already holds {} sessions (HttpConfig::max_sessions_per_client); \
+                 end one with DELETE or let one idle out",
+                self.config.max_sessions_per_client
+            ),
+        );
+        json_response(StatusCode::TOO_MANY_REQUESTS, &Outgoing::error(id, &error))
     }
 
     /// The session `id`, from this instance or, opened on another, from the session store
@@ -617,8 +671,9 @@ impl Shared {
         if let Some(found) = self.session(id) {
             return Ok(Some(found));
         }
+        // Opened on another instance: held here too, whatever this client's share.
         let session = Session::restore(record);
-        let evicted = self.keep(id.to_owned(), Arc::clone(&session));
+        let evicted = self.keep(id.to_owned(), Arc::clone(&session), ClientKey::Unknown, false).unwrap_or_default();
         self.forget(evicted).await;
         Ok(self.session(id))
     }
@@ -633,35 +688,62 @@ impl Shared {
         }
     }
 
-    /// Registers a session `initialize` just opened, here and in the store; returns its id.
-    async fn insert(&self, session: Arc<Session>, record: &SessionRecord) -> Result<String, StoreError> {
+    /// Registers a session `initialize` just opened for `client`, here and in the store;
+    /// returns its id, or `ShareFull` when the client's share filled meanwhile.
+    async fn insert(
+        &self,
+        session: Arc<Session>,
+        record: &SessionRecord,
+        client: ClientKey,
+    ) -> Result<Result<String, ShareFull>, StoreError> {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes).expect("the operating system's random source is available");
         let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        if let Err(e) = self.server.session_store().save(&id, record, self.config.session_idle).await {
+        let store = self.server.session_store();
+        if let Err(e) = store.save(&id, record, self.config.session_idle).await {
             session.close();
             return Err(e);
         }
-        let evicted = self.keep(id.clone(), session);
-        self.forget(evicted).await;
-        Ok(id)
+        match self.keep(id.clone(), Arc::clone(&session), client, true) {
+            Ok(evicted) => {
+                self.forget(evicted).await;
+                Ok(Ok(id))
+            }
+            Err(ShareFull) => {
+                session.close();
+                store.remove(&id).await?;
+                Ok(Err(ShareFull))
+            }
+        }
     }
 
     /// Holds `session` on this instance, closing the least recently used ones beyond
-    /// `max_sessions`; returns their ids.
-    fn keep(&self, id: String, session: Arc<Session>) -> Vec<String> {
-        let mut sessions = self.sessions.lock().expect("not poisoned");
-        self.close_expired(&mut sessions);
-        let mut evicted = Vec::new();
-        while sessions.len() >= self.config.max_sessions.max(1) {
-            let oldest = sessions.iter().min_by_key(|(_, entry)| entry.last_used).map(|(id, _)| id.clone());
-            let Some((oldest, entry)) = oldest.and_then(|oldest| sessions.remove_entry(&oldest)) else { break };
-            entry.session.close();
-            evicted.push(oldest);
-        }
+    /// `max_sessions`; returns their ids. With `within_share`, refused when `client` already
+    /// holds its share.
+    fn keep(
+        &self,
+        id: String,
+        session: Arc<Session>,
+        client: ClientKey,
+        within_share: bool,
+    ) -> Result<Vec<String>, ShareFull> {
         let logs = Arc::new(Mutex::new(Logs::new(self.config.max_replay_bytes)));
-        sessions.insert(id, Entry { session, logs, last_used: Instant::now() });
-        evicted
+        let share = within_share.then_some(self.config.max_sessions_per_client);
+        let evicted = self.sessions.lock().expect("not poisoned").insert(
+            id,
+            Entry { session, logs },
+            client,
+            self.config.max_sessions,
+            share,
+            Instant::now(),
+        )?;
+        Ok(evicted
+            .into_iter()
+            .map(|(id, entry)| {
+                entry.session.close();
+                id
+            })
+            .collect())
     }
 
     /// Evicted sessions end everywhere: `max_sessions` bounds the store too.
@@ -673,15 +755,11 @@ impl Shared {
         }
     }
 
-    fn close_expired(&self, sessions: &mut HashMap<String, Entry>) {
-        let idle = self.config.session_idle;
-        sessions.retain(|_, entry| {
-            let live = entry.last_used.elapsed() <= idle;
-            if !live {
-                entry.session.close();
-            }
-            live
-        });
+    fn close_expired(&self) {
+        let idle = self.sessions.lock().expect("not poisoned").take_idle(self.config.session_idle, Instant::now());
+        for (_, entry) in idle {
+            entry.session.close();
+        }
     }
 
     /// Closes idle sessions even when no request comes to notice them.
@@ -695,7 +773,7 @@ impl Shared {
                 loop {
                     ticks.tick().await;
                     let Some(shared) = shared.upgrade() else { return };
-                    shared.close_expired(&mut shared.sessions.lock().expect("not poisoned"));
+                    shared.close_expired();
                 }
             });
         });

@@ -47,6 +47,8 @@ mod principal;
 mod routes;
 mod server;
 mod session;
+#[cfg(feature = "http")]
+mod session_table;
 pub mod skills;
 mod state;
 #[cfg(feature = "stdio")]

@@ -84,10 +84,18 @@ pub trait SessionStore: Send + Sync + 'static {
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
 }
 
-/// The default [`SessionStore`]: this process's memory. Idle sessions are dropped when touched
-/// and whenever a session is saved; the HTTP transport's `max_sessions` bounds the rest.
+/// The default [`SessionStore`]: this process's memory. An idle session is dropped when
+/// touched, and a sweep drops the rest once as many saves as there were sessions at the last
+/// sweep have come (so saving stays O(1) amortized); the HTTP transport's `max_sessions`
+/// bounds what is held.
 #[derive(Default)]
-pub struct InMemorySessionStore(Mutex<HashMap<String, (SessionRecord, Instant)>>);
+pub struct InMemorySessionStore(Mutex<Records>);
+
+#[derive(Default)]
+struct Records {
+    by_id: HashMap<String, (SessionRecord, Instant)>,
+    saves_since_sweep: usize,
+}
 
 impl InMemorySessionStore {
     /// An empty store.
@@ -97,7 +105,7 @@ impl InMemorySessionStore {
 
     /// How many sessions are stored (idle ones not yet dropped included).
     pub fn len(&self) -> usize {
-        self.0.lock().expect("not poisoned").len()
+        self.0.lock().expect("not poisoned").by_id.len()
     }
 
     /// Whether no session is stored.
@@ -108,15 +116,19 @@ impl InMemorySessionStore {
 
 impl SessionStore for InMemorySessionStore {
     fn save<'a>(&'a self, id: &'a str, record: &'a SessionRecord, idle: Duration) -> StoreFuture<'a, ()> {
-        let mut sessions = self.0.lock().expect("not poisoned");
+        let mut records = self.0.lock().expect("not poisoned");
         let now = Instant::now();
-        sessions.retain(|_, (_, expires)| *expires > now);
-        sessions.insert(id.to_owned(), (record.clone(), now + idle));
+        records.saves_since_sweep += 1;
+        if records.saves_since_sweep > records.by_id.len().max(64) {
+            records.by_id.retain(|_, (_, expires)| *expires > now);
+            records.saves_since_sweep = 0;
+        }
+        records.by_id.insert(id.to_owned(), (record.clone(), now + idle));
         Box::pin(std::future::ready(Ok(())))
     }
 
     fn load<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, Option<SessionRecord>> {
-        let mut sessions = self.0.lock().expect("not poisoned");
+        let sessions = &mut self.0.lock().expect("not poisoned").by_id;
         let now = Instant::now();
         let found = match sessions.get_mut(id) {
             Some((_, expires)) if *expires <= now => {
@@ -133,7 +145,7 @@ impl SessionStore for InMemorySessionStore {
     }
 
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
-        self.0.lock().expect("not poisoned").remove(id);
+        self.0.lock().expect("not poisoned").by_id.remove(id);
         Box::pin(std::future::ready(Ok(())))
     }
 }

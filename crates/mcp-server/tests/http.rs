@@ -645,6 +645,48 @@ async fn the_session_bound_evicts_the_least_recently_used() {
     assert_eq!(status_of(c).await, StatusCode::OK);
 }
 
+/// One client (here 127.0.0.1) filling its share cannot push out another client's sessions
+/// (127.0.0.2): its next `initialize` is refused with 429 naming the limit, until one of its
+/// own sessions ends.
+#[tokio::test]
+async fn one_client_cannot_evict_the_sessions_of_others() {
+    let mut config = HttpConfig::default();
+    config.max_sessions = 8;
+    config.max_sessions_per_client = 4;
+    let greedy = start_with(&server(), config).await;
+    let other = Http {
+        url: greedy.url.clone(),
+        client: reqwest::Client::builder().local_address(std::net::IpAddr::from([127, 0, 0, 2])).build().unwrap(),
+    };
+    let others: Vec<String> = futures::future::join_all((0..4).map(|_| other.initialize(json!({})))).await;
+    let mut mine = Vec::new();
+    for _ in 0..4 {
+        mine.push(greedy.initialize(json!({})).await);
+    }
+    for attempt in 0..3 {
+        let response = greedy.post_json(base_headers(), &initialize(attempt, LEGACY, json!({}))).await;
+        assert!(!response.headers().contains_key(SESSION));
+        let (status, body) = answer(response).await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+        assert_eq!(body["id"], attempt, "{body}");
+        assert_eq!(body["error"]["code"], -32000, "{body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("4 sessions") && message.contains("max_sessions_per_client"), "{message}");
+    }
+    let status_of = |http: &Http, session: String| {
+        let body = request(1, "tools/list", json!({}));
+        let response = http.client.post(&http.url).headers(legacy_headers(&session)).body(body.to_string()).send();
+        async move { response.await.unwrap().status() }
+    };
+    for session in others.iter().chain(&mine) {
+        assert_eq!(status_of(&other, session.clone()).await, StatusCode::OK, "every session still held");
+    }
+    // Ending one of its sessions gives the client room again.
+    let ended = greedy.client.delete(&greedy.url).header(SESSION, &mine[0]).send().await.unwrap();
+    assert_eq!(ended.status(), StatusCode::OK);
+    greedy.initialize(json!({})).await;
+}
+
 #[tokio::test]
 async fn idle_sessions_expire() {
     let mut config = HttpConfig::default();

@@ -28,10 +28,11 @@ async fn main() -> std::io::Result<()> {
         Some("stdio") => mcp_server::stdio::serve_stdio(server()).await,
         Some("http") => {
             let mut config = mcp_server::http::HttpConfig::default();
-            // The session benchmark holds more sessions open than the default cap; without this
-            // it would measure eviction, not holding.
+            // The session benchmark holds more sessions open than the default caps, all from one
+            // address (loopback); without this it would measure eviction or refusal, not holding.
             if let Some(at) = args.iter().position(|a| a == "--max-sessions") {
                 config.max_sessions = args[at + 1].parse().expect("--max-sessions N");
+                config.max_sessions_per_client = config.max_sessions;
             }
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
             println!("http://{}/mcp", listener.local_addr()?);
