@@ -302,6 +302,37 @@ enum Part {
 }
 
 impl UriPattern {
+    /// Why `template` cannot serve as a resource template: an unclosed or stray brace, an empty
+    /// expression, or no expression at all (a fixed URI is a resource, not a template).
+    pub(crate) fn check(template: &str) -> Result<(), String> {
+        let mut expressions = 0;
+        let mut rest = template;
+        loop {
+            let open = rest.find('{');
+            let close = rest.find('}');
+            match (open, close) {
+                (None, None) => break,
+                (Some(open), Some(close)) if open < close => {
+                    let expression = &rest[open + 1..close];
+                    if expression.is_empty() {
+                        return Err("has an empty expression `{}`".into());
+                    }
+                    if expression.contains('{') {
+                        return Err(format!("has an unclosed `{{` before `{expression}`"));
+                    }
+                    expressions += 1;
+                    rest = &rest[close + 1..];
+                }
+                (Some(_), None) => return Err("has an unclosed `{`".into()),
+                (_, Some(_)) => return Err("has a `}` that closes no expression".into()),
+            }
+        }
+        if expressions == 0 {
+            return Err("has no `{variable}`: register a fixed URI as a resource".into());
+        }
+        Ok(())
+    }
+
     pub(crate) fn parse(template: &str) -> Self {
         let mut parts = Vec::new();
         let mut rest = template;

@@ -192,7 +192,8 @@ impl ServerBuilder {
 
     /// Registers a URI template (RFC 6570), listed by `resources/templates/list`; a
     /// `resources/read` of a URI that no fixed resource or skill claims goes to the first template
-    /// it matches.
+    /// it matches. [`build`](Self::build) refuses a template with an unclosed or stray brace, an
+    /// empty `{}`, or no `{variable}` at all, and one registered twice.
     pub fn resource_template(mut self, template: ResourceTemplateRoute) -> Self {
         self.templates.push(template);
         self
@@ -323,6 +324,15 @@ impl ServerBuilder {
         for (index, route) in self.resources.iter().enumerate() {
             if resource_index.insert(route.resource.uri.clone(), index).is_some() {
                 return Err(BuildError(format!("resource `{}` is registered twice", route.resource.uri)));
+            }
+        }
+        let mut template_uris = std::collections::HashSet::new();
+        for route in &self.templates {
+            let template = &route.template.uri_template;
+            crate::routes::UriPattern::check(template)
+                .map_err(|why| BuildError(format!("resource template `{template}` {why}")))?;
+            if !template_uris.insert(template) {
+                return Err(BuildError(format!("resource template `{template}` is registered twice")));
             }
         }
         let mut prompt_index = HashMap::new();
@@ -1285,8 +1295,12 @@ impl Server {
             });
         }
         let arguments = params.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
-        let problems: Vec<String> =
-            entry.validator.iter_errors(&arguments).map(|e| format!("{}: {e}", e.instance_path())).take(5).collect();
+        let problems: Vec<String> = entry
+            .validator
+            .iter_errors(&arguments)
+            .map(|e| at_pointer(&e.instance_path().to_string(), &e))
+            .take(5)
+            .collect();
         if !problems.is_empty() {
             return Ok(error_result(format!("Invalid arguments for tool {}: {}", params.name, problems.join("; "))));
         }
@@ -1745,4 +1759,10 @@ fn missing_capabilities(required: &ClientCapabilities, declared: &ClientCapabili
         }
     }
     (missing != ClientCapabilities::default()).then_some(missing)
+}
+
+/// An argument problem, prefixed with where it is unless it is about the arguments as a whole
+/// (an empty pointer, as for a missing required property).
+fn at_pointer(pointer: &str, problem: &impl std::fmt::Display) -> String {
+    if pointer.is_empty() { problem.to_string() } else { format!("{pointer}: {problem}") }
 }

@@ -188,6 +188,11 @@ async fn tool_calls_unknown_tools_invalid_arguments_and_failures() {
         assert_eq!(response["result"]["isError"], true, "{response}");
         assert!(text(&response).contains("Invalid arguments for tool echo"), "{response}");
     }
+    // A problem with the arguments as a whole names no (empty) location; one inside names it.
+    let response = client.ask(modern(3, "tools/call", json!({ "name": "echo", "arguments": {} }))).await;
+    assert_eq!(text(&response), "Invalid arguments for tool echo: \"text\" is a required property", "{response}");
+    let response = client.ask(modern(4, "tools/call", json!({ "name": "echo", "arguments": { "text": 5 } }))).await;
+    assert!(text(&response).starts_with("Invalid arguments for tool echo: /text: 5 is not"), "{response}");
 
     let response = client.ask(modern(5, "tools/call", json!({ "name": "fail" }))).await;
     assert_eq!(response["result"]["isError"], true, "{response}");
@@ -1018,4 +1023,30 @@ async fn batches_are_refused_outside_2025_03_26_naming_why() {
     // The refused batch negotiated nothing: initialize on its own still works.
     let response = client.ask(initialize(3, BATCH_VERSION, json!({}))).await;
     assert_eq!(response["result"]["protocolVersion"], BATCH_VERSION, "{response}");
+}
+
+#[test]
+fn build_refuses_resource_templates_that_cannot_match() {
+    use mcp_server::{ResourceTemplateRoute, Server};
+    use mcp_types::ResourceTemplate;
+    let build = |uri_template: &str| {
+        Server::builder("t", "1")
+            .resource_template(ResourceTemplateRoute::new(ResourceTemplate::new("t", uri_template), |_, _, _| async {
+                Ok(Vec::new())
+            }))
+            .build()
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    for (template, why) in [
+        ("notes://{title", "has an unclosed `{`"),
+        ("notes://title}", "has a `}` that closes no expression"),
+        ("notes://{}", "has an empty expression `{}`"),
+        ("notes://{a{b}", "has an unclosed `{` before `a{b`"),
+        ("notes://all", "has no `{variable}`"),
+    ] {
+        let error = build(template).expect_err(template);
+        assert!(error.contains(&format!("resource template `{template}` {why}")), "{template}: {error}");
+    }
+    assert_eq!(build("notes://{title}/v{version}"), Ok(()));
 }
