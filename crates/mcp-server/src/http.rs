@@ -672,8 +672,7 @@ impl Shared {
             return Ok(Some(found));
         }
         // Opened on another instance: held here too, whatever this client's share.
-        let session = Session::restore(record);
-        let evicted = self.keep(id.to_owned(), Arc::clone(&session), ClientKey::Unknown, false).unwrap_or_default();
+        let evicted = self.keep(id.to_owned(), Session::restore(record), ClientKey::Unknown, false).unwrap_or_default();
         self.forget(evicted).await;
         Ok(self.session(id))
     }

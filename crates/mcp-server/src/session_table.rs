@@ -90,7 +90,9 @@ impl<T> SessionTable<T> {
 
     /// Adds a session for `client`. With `share`, refused when the client already holds that
     /// many; otherwise the least recently used sessions beyond `capacity - 1` are taken out
-    /// first and returned (for the caller to close and forget).
+    /// first and returned (for the caller to close and forget). An id already held keeps its
+    /// session (two requests restoring the same session from the store at once): `value` is
+    /// dropped and nothing is evicted.
     pub fn insert(
         &mut self,
         id: String,
@@ -105,10 +107,10 @@ impl<T> SessionTable<T> {
         {
             return Err(ShareFull);
         }
-        let mut evicted = Vec::new();
-        if let Some(old) = self.remove(&id) {
-            evicted.push((id.clone(), old));
+        if self.slots.contains_key(&id) {
+            return Ok(Vec::new());
         }
+        let mut evicted = Vec::new();
         while self.slots.len() >= capacity.max(1) {
             let Some((_, oldest)) = self.by_use.first_key_value() else { break };
             let oldest = oldest.clone();
@@ -169,6 +171,16 @@ mod tests {
         assert_eq!(evicted, vec![("b".to_owned(), 1)]);
         assert_eq!(table.len(), 3);
         assert_eq!(table.held_by(&address(1)), 3);
+    }
+
+    #[test]
+    fn an_id_already_held_keeps_its_session() {
+        let mut table = SessionTable::default();
+        let now = Instant::now();
+        table.insert("a".to_owned(), 1, address(1), 1, None, now).unwrap();
+        assert_eq!(table.insert("a".to_owned(), 2, address(1), 1, None, now), Ok(Vec::new()));
+        assert_eq!(table.touch("a", Duration::from_secs(60), now), Ok(Some(&1)));
+        assert_eq!(table.held_by(&address(1)), 1);
     }
 
     #[test]

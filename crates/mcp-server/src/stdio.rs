@@ -98,26 +98,31 @@ async fn write_line<W: AsyncWrite + Unpin>(writer: &mut BufWriter<W>, message: &
     writer.write_all(b"\n").await
 }
 
-/// What one line read from the client becomes.
-enum Line {
+/// Where one line read from the client goes.
+enum Delivery {
     /// A message for the server.
-    Message(String),
+    Server(String),
     /// An answer of the transport's own, for a line the server never sees.
-    Refused(String),
-    /// A blank line.
-    Blank,
+    Client(String),
+    /// Nowhere: a blank line.
+    Nowhere,
 }
 
-/// Classifies one whole line (at most `max_line` bytes, newline included or not).
-fn line(bytes: &[u8]) -> Line {
-    // Invalid UTF-8 is refused as HTTP refuses it, never repaired into something else.
-    match std::str::from_utf8(bytes) {
-        Ok(text) => match text.trim() {
-            "" => Line::Blank,
-            text => Line::Message(text.to_owned()),
-        },
-        Err(error) => Line::Refused(invalid_utf8_error(&error)),
+/// What the line just read (`bytes`, read up to `max_line + 1` bytes) becomes, and whether it
+/// was cut there, so that the rest of it must be skipped.
+fn delivery(bytes: &[u8], max_line: usize) -> (Delivery, bool) {
+    if bytes.len() > max_line && bytes.last() != Some(&b'\n') {
+        return (Delivery::Client(oversized_line_error(max_line)), true);
     }
+    // Invalid UTF-8 is refused as HTTP refuses it, never repaired into something else.
+    let delivery = match std::str::from_utf8(bytes) {
+        Ok(text) => match text.trim() {
+            "" => Delivery::Nowhere,
+            text => Delivery::Server(text.to_owned()),
+        },
+        Err(error) => Delivery::Client(invalid_utf8_error(&error)),
+    };
+    (delivery, false)
 }
 
 /// Forwards each line to the server. A line over `max_line` bytes is answered here with -32600 and
@@ -135,15 +140,14 @@ async fn read_lines<R: AsyncBufRead + Unpin>(
         if read == 0 {
             return Ok(());
         }
-        let delivered = if bytes.len() > max_line && bytes.last() != Some(&b'\n') {
+        let (delivery, cut) = delivery(&bytes, max_line);
+        if cut {
             skip_line(&mut reader).await?;
-            to_client.send(oversized_line_error(max_line)).await
-        } else {
-            match line(&bytes) {
-                Line::Message(message) => to_server.send(message).await,
-                Line::Refused(error) => to_client.send(error).await,
-                Line::Blank => Ok(()),
-            }
+        }
+        let delivered = match delivery {
+            Delivery::Server(message) => to_server.send(message).await,
+            Delivery::Client(answer) => to_client.send(answer).await,
+            Delivery::Nowhere => Ok(()),
         };
         if delivered.is_err() {
             return Ok(());
@@ -166,15 +170,14 @@ fn read_lines_blocking<R: BufRead>(
         if read == 0 {
             return Ok(());
         }
-        let delivered = if bytes.len() > max_line && bytes.last() != Some(&b'\n') {
+        let (delivery, cut) = delivery(&bytes, max_line);
+        if cut {
             skip_line_blocking(&mut reader)?;
-            to_client.blocking_send(oversized_line_error(max_line))
-        } else {
-            match line(&bytes) {
-                Line::Message(message) => to_server.blocking_send(message),
-                Line::Refused(error) => to_client.blocking_send(error),
-                Line::Blank => Ok(()),
-            }
+        }
+        let delivered = match delivery {
+            Delivery::Server(message) => to_server.blocking_send(message),
+            Delivery::Client(answer) => to_client.blocking_send(answer),
+            Delivery::Nowhere => Ok(()),
         };
         if delivered.is_err() {
             return Ok(());
