@@ -68,7 +68,7 @@ fn server() -> &'static Server {
                 let form = serde_json::from_value(json!({"mode": "form", "message": "Name?",
                     "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}))
                 .expect("valid params");
-                let first = ctx.elicit("first", form).await?;
+                let first = ctx.elicit_with("first", form).await?;
                 let roots = ctx.list_roots("roots").await?;
                 Ok(text_result(format!("{:?} {}", first.action, roots.roots.len())))
             }))
@@ -100,7 +100,7 @@ fn server() -> &'static Server {
                 ResourceTemplate::new("items", "test://items/{id}"),
                 |_, uri, vars: BTreeMap<String, String>| async move { Ok(contents(&uri, &vars["id"])) },
             ))
-            .prompt(PromptRoute::new(greeting, |_, args| async move {
+            .prompt(PromptRoute::raw(greeting, |_, args| async move {
                 Ok(GetPromptResult::new(vec![PromptMessage::new(
                     ContentBlock::Text(TextContent::new(format!("Hello {}", args["name"]))),
                     Role::User,
@@ -113,7 +113,7 @@ fn server() -> &'static Server {
                     let form = serde_json::from_value(json!({"mode": "form", "message": "Target?",
                         "requestedSchema": {"type": "object", "properties": {"target": {"type": "string"}}}}))
                     .expect("valid params");
-                    let answer = ctx.elicit("target", form).await?;
+                    let answer = ctx.elicit_with("target", form).await?;
                     Ok::<_, Error>(format!("built {:?}", answer.action))
                 })
                 .task_support(TaskSupport::Optional),

@@ -2,7 +2,6 @@
 //! scenario in `MCP_CONFORMANCE_SCENARIO`, the revision in `MCP_CONFORMANCE_PROTOCOL_VERSION`
 //! and scenario data (JSON) in `MCP_CONFORMANCE_CONTEXT`.
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use mcp_client::auth::{AuthError, Es256Key, HeadlessAuthorizer, OAuth};
@@ -144,7 +143,7 @@ async fn run(url: &str, scenario: &str, version: &str, context: &Value) -> Resul
                 eprintln!("read {}: {}", resource.uri, if read.is_ok() { "ok" } else { "failed" });
             }
             for prompt in client.all_prompts().await.unwrap_or_default() {
-                let got = client.get_prompt(&prompt.name, BTreeMap::new()).await;
+                let got = client.get_prompt(&prompt.name, ()).await;
                 eprintln!("prompt {}: {}", prompt.name, if got.is_ok() { "ok" } else { "failed" });
             }
         }

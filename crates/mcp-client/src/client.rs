@@ -12,8 +12,8 @@ use mcp_types::{
     ListToolsResult, LoggingLevel, Prompt, ReadResourceResult, RequestId, Resource, ResourceTemplate,
     ServerCapabilities, ServerNotification, SubscriptionFilter, Tool, error_codes,
 };
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
@@ -1172,12 +1172,29 @@ impl Client {
         collect(self.list_tools()).await
     }
 
-    /// Calls a tool.
-    pub async fn call_tool(&self, name: &str, arguments: Option<JsonObject>) -> Result<CallToolResult, Error> {
+    /// Calls a tool with `arguments`: any value that serializes to a JSON object (a struct
+    /// deriving `Serialize`, a map, `serde_json::json!({..})`), or `()` for none.
+    ///
+    /// A tool that ran and failed is `Ok` with `is_error: Some(true)` and the failure in
+    /// `content`, for the model to read; `Err` means the call itself did not succeed (unknown
+    /// tool, invalid arguments refused by the server, transport, timeout).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: mcp_client::Client) -> Result<(), mcp_client::Error> {
+    /// #[derive(serde::Serialize)]
+    /// struct Add { a: i64, b: i64 }
+    ///
+    /// let result = client.call_tool("add", &Add { a: 2, b: 3 }).await?;
+    /// assert_ne!(result.is_error, Some(true), "the tool failed: {:?}", result.content);
+    /// let time = client.call_tool("now", ()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn call_tool(&self, name: &str, arguments: impl Serialize) -> Result<CallToolResult, Error> {
         self.call_tool_with(name, arguments, CallOptions::default()).await
     }
 
-    /// Calls a tool with per-call options (progress, timeout, log level).
+    /// Calls a tool with per-call options (progress, timeout, log level); `arguments` as for
+    /// [`Client::call_tool`].
     ///
     /// With [`ClientBuilder::tasks`], a server may run the call as a task: this then polls
     /// `tasks/get` (every `pollIntervalMs`), answers the task's input requests with the
@@ -1186,9 +1203,10 @@ impl Client {
     pub async fn call_tool_with(
         &self,
         name: &str,
-        arguments: Option<JsonObject>,
+        arguments: impl Serialize,
         options: CallOptions,
     ) -> Result<CallToolResult, Error> {
+        let arguments = tool_arguments(name, arguments)?;
         let result = self.start_tool_call(name, arguments, options.clone()).await?;
         if result_type(&result).as_deref() == Some(mcp_types::ext::tasks::RESULT_TYPE_TASK) {
             let handle = crate::tasks::TaskHandle::created(self, &result, options)?;
@@ -1380,8 +1398,9 @@ impl Client {
         collect(self.list_prompts()).await
     }
 
-    /// Gets a prompt with its arguments.
-    pub async fn get_prompt(&self, name: &str, arguments: BTreeMap<String, String>) -> Result<GetPromptResult, Error> {
+    /// Gets a prompt with its arguments: a value that serializes to a JSON object of strings
+    /// (a struct of `String` fields, a `BTreeMap<String, String>`), or `()` for none.
+    pub async fn get_prompt(&self, name: &str, arguments: impl Serialize) -> Result<GetPromptResult, Error> {
         self.get_prompt_with(name, arguments, CallOptions::default()).await
     }
 
@@ -1389,14 +1408,15 @@ impl Client {
     pub async fn get_prompt_with(
         &self,
         name: &str,
-        arguments: BTreeMap<String, String>,
+        arguments: impl Serialize,
         options: CallOptions,
     ) -> Result<GetPromptResult, Error> {
+        let arguments = prompt_arguments(name, arguments)?;
         let mut call = Call::new(self, "prompts/get", JsonObject::new()).with_options(options);
         call.name = Some(name.to_owned());
         call.params.insert("name".into(), json!(name));
         if !arguments.is_empty() {
-            call.params.insert("arguments".into(), json!(arguments));
+            call.params.insert("arguments".into(), Value::Object(arguments));
         }
         let result = self.request_with_input(call).await?;
         decode("prompts/get", &result)
@@ -1737,6 +1757,33 @@ fn server_info_of(raw: &RawValue) -> Option<Implementation> {
 
 mod skills;
 pub use skills::LoadedSkill;
+
+/// A prompt's `arguments`: an object whose members are strings (members that are `null`, an
+/// `Option` left `None`, are left out).
+fn prompt_arguments(name: &str, arguments: impl Serialize) -> Result<JsonObject, Error> {
+    let mut arguments = tool_arguments(name, arguments)?.unwrap_or_default();
+    arguments.retain(|_, value| !value.is_null());
+    match arguments.iter().find(|(_, value)| !value.is_string()) {
+        Some((key, value)) => Err(Error::InvalidArguments {
+            tool: name.to_owned(),
+            message: format!("prompt argument `{key}` must be a string, not {value}"),
+        }),
+        None => Ok(arguments),
+    }
+}
+
+/// A tool call's `arguments`: a value that serializes to an object, or to `null` for none.
+pub(crate) fn tool_arguments(name: &str, arguments: impl Serialize) -> Result<Option<JsonObject>, Error> {
+    match serde_json::to_value(arguments) {
+        Ok(Value::Object(arguments)) => Ok(Some(arguments)),
+        Ok(Value::Null) => Ok(None),
+        Ok(other) => Err(Error::InvalidArguments {
+            tool: name.to_owned(),
+            message: format!("arguments must serialize to a JSON object, not {other}"),
+        }),
+        Err(error) => Err(Error::InvalidArguments { tool: name.to_owned(), message: error.to_string() }),
+    }
+}
 
 #[cfg(test)]
 mod tests {

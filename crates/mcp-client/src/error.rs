@@ -76,6 +76,14 @@ pub enum Error {
         /// The task's `statusMessage`, if any.
         message: Option<String>,
     },
+    /// The arguments given for a tool call or prompt are not a JSON object (of strings, for a
+    /// prompt); nothing was sent.
+    InvalidArguments {
+        /// The tool's or prompt's name.
+        tool: String,
+        /// Why the arguments were refused.
+        message: String,
+    },
     /// The connection is closed (the client was shut down, or the server went away).
     Closed,
     /// A skill file did not match its entry (size, digest, frontmatter, or not listed): the
@@ -162,6 +170,7 @@ impl fmt::Display for Error {
                 write!(f, "task {task_id} was cancelled: {message}")
             }
             Error::TaskCancelled { task_id, message: None } => write!(f, "task {task_id} was cancelled"),
+            Error::InvalidArguments { tool, message } => write!(f, "invalid arguments for {tool:?}: {message}"),
             Error::Closed => f.write_str("the connection is closed"),
             Error::SkillVerification { uri, detail } => write!(f, "skill file {uri} failed verification: {detail}"),
             #[cfg(feature = "auth")]

@@ -32,6 +32,26 @@ impl ElicitationResponse {
         ElicitationResponse { action: Action::Accept, content: Some(content) }
     }
 
+    /// The user accepted a form with these values: any value that serializes to a JSON object,
+    /// such as the same type a server asked for with `Context::elicit::<T>`.
+    ///
+    /// ```
+    /// use mcp_client::ElicitationResponse;
+    ///
+    /// #[derive(serde::Serialize)]
+    /// struct Confirm { confirm: bool }
+    ///
+    /// let response = ElicitationResponse::accept_value(&Confirm { confirm: true }).unwrap();
+    /// assert_eq!(response.content.unwrap()["confirm"], true);
+    /// ```
+    pub fn accept_value(content: &impl serde::Serialize) -> Result<Self, HandlerError> {
+        match serde_json::to_value(content) {
+            Ok(Value::Object(content)) => Ok(Self::accept(content)),
+            Ok(other) => Err(HandlerError(format!("an elicitation answer must be a JSON object, not {other}"))),
+            Err(error) => Err(HandlerError(format!("the elicitation answer could not be encoded: {error}"))),
+        }
+    }
+
     /// The user accepted a URL-mode elicitation (no content).
     pub fn accept_url() -> Self {
         ElicitationResponse { action: Action::Accept, content: None }

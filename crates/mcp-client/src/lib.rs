@@ -49,9 +49,10 @@
 //! for tool in client.all_tools().await? {
 //!     println!("{}", tool.name);
 //! }
-//! let mut args = serde_json::Map::new();
-//! args.insert("city".into(), "Paris".into());
-//! let result = client.call_tool("get_weather", Some(args)).await?;
+//! #[derive(serde::Serialize)]
+//! struct Weather<'a> { city: &'a str }
+//!
+//! let result = client.call_tool("get_weather", &Weather { city: "Paris" }).await?;
 //! println!("{:?}", result.content);
 //! client.close().await;
 //! # Ok(()) }

@@ -192,9 +192,10 @@ impl Client {
     pub async fn call_tool_as_task(
         &self,
         name: &str,
-        arguments: Option<JsonObject>,
+        arguments: impl serde::Serialize,
         options: CallOptions,
     ) -> Result<ToolCall, Error> {
+        let arguments = crate::client::tool_arguments(name, arguments)?;
         let result = self.start_tool_call(name, arguments, options.clone()).await?;
         if crate::client::result_type(&result).as_deref() == Some(mcp_types::ext::tasks::RESULT_TYPE_TASK) {
             return TaskHandle::created(self, &result, options).map(ToolCall::Task);

@@ -34,7 +34,7 @@ async fn connect(server: &McpServer, oauth: OAuth) -> Result<Client, Error> {
 async fn use_server(server: &McpServer, oauth: OAuth) -> Result<(), Error> {
     let client = connect(server, oauth).await?;
     client.all_tools().await?;
-    client.call_tool("test-tool", None).await?;
+    client.call_tool("test-tool", ()).await?;
     Ok(())
 }
 

@@ -36,12 +36,13 @@ fn server() -> Server {
             let name = StringSchema { default: Some("World".into()), ..Default::default() };
             properties.insert("name".to_owned(), PrimitiveSchemaDefinition::StringSchema(name));
             let schema = ElicitRequestFormParamsRequestedSchema::new(properties);
-            let answer =
-                ctx.elicit("name", ElicitRequestParams::Form(ElicitRequestFormParams::new("Name?", schema))).await?;
+            let answer = ctx
+                .elicit_with("name", ElicitRequestParams::Form(ElicitRequestFormParams::new("Name?", schema)))
+                .await?;
             let content = serde_json::to_value(&answer.content).unwrap_or_default();
             Ok::<_, mcp_server::Error>(format!("Hello, {}!", content["name"].as_str().unwrap_or("?")))
         }))
-        .prompt(PromptRoute::new(Prompt::new("hello"), |_: Context, args: BTreeMap<String, String>| async move {
+        .prompt(PromptRoute::raw(Prompt::new("hello"), |_: Context, args: BTreeMap<String, String>| async move {
             let who = args.get("who").cloned().unwrap_or_default();
             let message =
                 PromptMessage::new(ContentBlock::Text(TextContent::new(format!("Say hello to {who}"))), Role::User);
@@ -89,7 +90,7 @@ async fn auto_negotiates_modern_and_pinned_legacy_gets_the_same_answers() {
         assert_eq!(names, vec!["echo", "greet"], "{era:?}");
         let args = json!({"text": "hi"}).as_object().cloned();
         assert_eq!(text(&client.call_tool("echo", args).await.unwrap()), "hi", "{era:?}");
-        assert_eq!(text(&client.call_tool("greet", None).await.unwrap()), "Hello, World!", "{era:?}");
+        assert_eq!(text(&client.call_tool("greet", ()).await.unwrap()), "Hello, World!", "{era:?}");
         client.health().await.unwrap();
         let prompts = client.all_prompts().await.unwrap();
         assert_eq!(prompts[0].name, "hello", "{era:?}");

@@ -320,7 +320,7 @@ async fn modern_calls_carry_name_and_param_headers_and_invalid_tools_are_refused
 
     let args = json!({"region": "Zürich", "days": 3, "note": "plain"});
     client.call_tool("weather", args.as_object().cloned()).await.unwrap();
-    let err = client.call_tool("bad", None).await.unwrap_err();
+    let err = client.call_tool("bad", ()).await.unwrap_err();
     assert!(err.to_string().contains("invalid"), "{err}");
 
     let seen = seen.lock().unwrap();
@@ -351,7 +351,7 @@ async fn input_required_is_answered_and_retried_with_the_same_state_and_a_new_id
     let handlers = Handlers::new()
         .elicitation(ElicitationModes::FORM, |_| async { Ok(ElicitationResponse::accept(JsonObject::new())) });
     let client = builder().handlers(handlers).connect_http(&url).await.unwrap();
-    let result = client.call_tool("mrtr", None).await.unwrap();
+    let result = client.call_tool("mrtr", ()).await.unwrap();
     let text = serde_json::to_value(&result.content).unwrap()[0]["text"].as_str().unwrap().to_owned();
     let echoed: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(echoed["state"], "s=1;\u{e9}\"x\"");
@@ -387,7 +387,7 @@ async fn sse_responses_deliver_progress_then_the_result() {
     let got = Arc::new(Mutex::new(Vec::new()));
     let sink = got.clone();
     let options = mcp_client::CallOptions::new().on_progress(move |p| sink.lock().unwrap().push((p.progress, p.total)));
-    client.call_tool_with("slow", None, options).await.unwrap();
+    client.call_tool_with("slow", (), options).await.unwrap();
     assert_eq!(*got.lock().unwrap(), vec![(1.0, Some(2.0)), (2.0, Some(2.0))]);
     let seen = seen.lock().unwrap();
     assert!(seen.last().unwrap().body["params"]["_meta"]["progressToken"].is_string());
@@ -478,7 +478,7 @@ async fn hostile_responses_are_typed_errors_not_panics() {
         ("server-error", "HTTP status 500"),
         ("rpc", "code -32602"),
     ] {
-        let err = client.call_tool(name, None).await.unwrap_err();
+        let err = client.call_tool(name, ()).await.unwrap_err();
         assert!(err.to_string().contains(check), "{name}: {err}");
     }
 }
@@ -617,7 +617,7 @@ async fn sampling_and_roots_input_requests_use_their_handlers() {
         })
         .roots(|| async { Ok(vec![mcp_client::types::Root { uri: "file:///src".into(), ..Default::default() }]) });
     let client = builder().handlers(handlers).connect_http(&url).await.unwrap();
-    let result = client.call_tool("needs-input", None).await.unwrap();
+    let result = client.call_tool("needs-input", ()).await.unwrap();
     let text = serde_json::to_value(&result.content).unwrap()[0]["text"].as_str().unwrap().to_owned();
     let responses: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(responses["llm"]["model"], "test-model");
@@ -638,6 +638,6 @@ async fn an_input_request_without_a_handler_is_a_handler_error() {
     }))
     .await;
     let client = builder().connect_http(&url).await.unwrap();
-    let err = client.call_tool("asks", None).await.unwrap_err();
+    let err = client.call_tool("asks", ()).await.unwrap_err();
     assert!(matches!(err, Error::Handler(_)), "{err}");
 }

@@ -58,7 +58,7 @@ async fn both_eras_over_https_with_a_trusted_certificate() {
         let client =
             Client::builder("test", "1.0").era(era).http_client(http.clone()).connect_http(&url).await.unwrap();
         assert_eq!(client.era(), if era == mcp_client::EraPreference::Modern { Era::Modern } else { Era::Legacy });
-        let result = client.call_tool("secure", None).await.expect("the call succeeds over TLS");
+        let result = client.call_tool("secure", ()).await.expect("the call succeeds over TLS");
         assert_eq!(serde_json::to_value(&result.content).unwrap()[0]["text"], "over TLS");
         client.close().await;
     }

@@ -165,7 +165,7 @@ async fn c2_call_tool_follows_a_bounded_number_of_pages_and_caches_a_bounded_num
         .await
         .unwrap();
     let before = rss_kib();
-    let result = tokio::time::timeout(PATIENCE, client.call_tool("absent", None)).await.expect("call_tool ends");
+    let result = tokio::time::timeout(PATIENCE, client.call_tool("absent", ())).await.expect("call_tool ends");
     let after = rss_kib();
     let listed = pages.load(Ordering::SeqCst);
     println!(
@@ -319,7 +319,7 @@ async fn c5_a_streaming_server_that_never_answers_gets_one_deadline_per_call() {
     let timeout = Duration::from_secs(2);
     let client = Client::builder("resource-test", "1.0").request_timeout(timeout).connect_http(&url).await.unwrap();
     let start = Instant::now();
-    let outcome = client.call_tool("anything", None).await;
+    let outcome = client.call_tool("anything", ()).await;
     let took = start.elapsed();
     println!("C5: call_tool with a {timeout:?} timeout ended after {took:?}");
     assert!(matches!(outcome, Err(Error::Timeout { .. })), "{outcome:?}");

@@ -222,7 +222,7 @@ async fn legacy_server_requests_are_answered_by_the_handlers() {
     let client = builder().handlers(handlers).connect_stdio(command("legacy-asks", &log)).await.unwrap();
     let init = received(&log).into_iter().find(|m| m["method"] == "initialize").unwrap();
     assert_eq!(init["params"]["capabilities"], json!({"elicitation": {"form": {}}, "roots": {"listChanged": false}}));
-    let result = client.call_tool("echo", None).await.unwrap();
+    let result = client.call_tool("echo", ()).await.unwrap();
     let text = serde_json::to_value(&result.content).unwrap()[0]["text"].as_str().unwrap().to_owned();
     let answers: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(answers["elicited"], json!({"action": "accept", "content": {"name": "Ann"}}));
@@ -235,7 +235,7 @@ async fn legacy_server_requests_are_answered_by_the_handlers() {
 async fn dropping_a_call_sends_notifications_cancelled() {
     let log = log_path("modern-cancel");
     let client = builder().connect_stdio(command("modern", &log)).await.unwrap();
-    let call = client.call_tool("slow", None);
+    let call = client.call_tool("slow", ());
     assert!(tokio::time::timeout(Duration::from_millis(300), call).await.is_err());
     // The server logs what it reads; give it time on a busy machine.
     let mut cancel = None;
@@ -256,7 +256,7 @@ async fn a_request_timeout_is_a_typed_error_and_the_connection_survives() {
     let log = log_path("modern-timeout");
     let client = builder().connect_stdio(command("modern", &log)).await.unwrap();
     let options = mcp_client::CallOptions::new().timeout(Duration::from_millis(300));
-    let err = client.call_tool_with("slow", None, options).await.unwrap_err();
+    let err = client.call_tool_with("slow", (), options).await.unwrap_err();
     assert!(matches!(err, Error::Timeout { ref method, .. } if method == "tools/call"), "{err}");
     assert_eq!(client.all_tools().await.unwrap().len(), 2);
     client.close().await;
@@ -280,7 +280,7 @@ async fn a_server_that_dies_is_restarted_on_the_next_request() {
     for mode in ["modern", "legacy-error"] {
         let log = log_path(mode);
         let client = builder().connect_stdio(command(mode, &log)).await.unwrap();
-        let err = client.call_tool("crash", None).await.unwrap_err();
+        let err = client.call_tool("crash", ()).await.unwrap_err();
         assert!(matches!(err, Error::Closed), "{mode}: {err}");
         assert_eq!(client.all_tools().await.unwrap().len(), 2, "{mode}");
         let handshakes = methods(&log).iter().filter(|m| *m == "initialize").count();
@@ -319,7 +319,7 @@ async fn a_legacy_subscription_passes_the_selected_unsolicited_notifications() {
     let client = builder().connect_stdio(command("legacy-error", &log)).await.unwrap();
     let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
     let mut subscription = client.listen(filter).await.unwrap();
-    client.call_tool("touch", None).await.unwrap();
+    client.call_tool("touch", ()).await.unwrap();
     let first = tokio::time::timeout(Duration::from_secs(5), subscription.next()).await.unwrap().unwrap().unwrap();
     assert!(matches!(first, ServerNotification::ToolListChanged(_)), "{first:?}");
     // The prompts change was not asked for.

@@ -92,8 +92,8 @@ fn server(dropped: mpsc::UnboundedSender<()>) -> Server {
         .tool(
             ToolRoute::raw(tool("two_inputs"), |ctx: Context, _: JsonObject| async move {
                 ctx.run_as_task().await;
-                let first = ctx.elicit("first", form("first")).await?;
-                let second = ctx.elicit("second", form("second")).await?;
+                let first = ctx.elicit_with("first", form("first")).await?;
+                let second = ctx.elicit_with("second", form("second")).await?;
                 Ok::<_, mcp_server::Error>(format!(
                     "{} then {}",
                     answer_of(&first, "first"),
@@ -123,7 +123,7 @@ fn server(dropped: mpsc::UnboundedSender<()>) -> Server {
         )
         .tool(
             ToolRoute::raw(tool("ask_then_work"), |ctx: Context, _: JsonObject| async move {
-                let name = ctx.elicit("name", form("name")).await?;
+                let name = ctx.elicit_with("name", form("name")).await?;
                 ctx.run_as_task().await;
                 tokio::time::sleep(Duration::from_millis(5)).await;
                 Ok::<_, mcp_server::Error>(format!("Hello, {}!", answer_of(&name, "name")))
@@ -218,16 +218,16 @@ async fn lifecycle(client: &Client) {
     assert!(mcp_client::types::ext::declares(client.client_capabilities(), TASKS));
     let result = client.call_tool("work", args(json!({"ms": 50}))).await.unwrap();
     assert_eq!(text(&result), "worked 50 ms");
-    let result = client.call_tool("tool_error", None).await.unwrap();
+    let result = client.call_tool("tool_error", ()).await.unwrap();
     assert_eq!(result.is_error, Some(true), "a tool error completes the task: {result:?}");
-    let err = client.call_tool("rpc_error", None).await.unwrap_err();
+    let err = client.call_tool("rpc_error", ()).await.unwrap_err();
     let error = err.rpc_error().unwrap_or_else(|| panic!("a JSON-RPC error, not {err}"));
     assert_eq!((error.code.as_i64(), error.message.as_str()), (Some(-32000), "the backend is down"));
-    let result = client.call_tool("two_inputs", None).await.unwrap();
+    let result = client.call_tool("two_inputs", ()).await.unwrap();
     assert_eq!(text(&result), "first answered then second answered");
-    let result = client.call_tool("only_task", None).await.unwrap();
+    let result = client.call_tool("only_task", ()).await.unwrap();
     assert_eq!(text(&result), "ran as a task");
-    let result = client.call_tool("ask_then_work", None).await.unwrap();
+    let result = client.call_tool("ask_then_work", ()).await.unwrap();
     assert_eq!(text(&result), "Hello, name answered!", "the answer before the task reaches its result");
 }
 
@@ -246,7 +246,7 @@ async fn a_task_completes_fails_and_takes_input_over_http() {
 async fn every_task_request_names_its_task_over_http() {
     let http = serve_http().await;
     let client = connect(&http, "alice", true).await;
-    let handle = task_of(client.call_tool_as_task("two_inputs", None, CallOptions::new()).await.unwrap());
+    let handle = task_of(client.call_tool_as_task("two_inputs", (), CallOptions::new()).await.unwrap());
     assert_eq!(text(&handle.wait().await.unwrap()), "first answered then second answered");
     assert_eq!(handle.status().await.unwrap(), TaskStatus::Completed);
     let seen = http.seen.lock().unwrap().clone();
@@ -263,7 +263,7 @@ async fn dropping_the_call_cancels_its_task() {
     let client = connect(&http, "alice", true).await;
     let call = tokio::spawn({
         let client = client.clone();
-        async move { client.call_tool("forever", None).await }
+        async move { client.call_tool("forever", ()).await }
     });
     // Dropped once the call is a task the client polls.
     let polling = async {
@@ -289,7 +289,7 @@ async fn dropping_the_call_cancels_its_task() {
 async fn a_handle_cancels_and_the_waiter_sees_it() {
     let mut http = serve_http().await;
     let client = connect(&http, "alice", true).await;
-    let handle = task_of(client.call_tool_as_task("forever", None, CallOptions::new()).await.unwrap());
+    let handle = task_of(client.call_tool_as_task("forever", (), CallOptions::new()).await.unwrap());
     let waiter = tokio::spawn({
         let handle = handle.clone();
         async move { handle.wait().await }
@@ -337,7 +337,7 @@ async fn a_task_waiting_for_input_is_finished_by_a_new_client() {
         .connect_http(&http.url)
         .await
         .unwrap();
-    let handle = task_of(first.call_tool_as_task("two_inputs", None, CallOptions::new()).await.unwrap());
+    let handle = task_of(first.call_tool_as_task("two_inputs", (), CallOptions::new()).await.unwrap());
     let state = loop {
         let state = handle.get().await.unwrap();
         if state.task.status != TaskStatus::Working {
@@ -361,12 +361,12 @@ async fn a_client_without_the_extension_never_sees_a_task() {
     let client = connect(&http, "alice", false).await;
     assert!(!mcp_client::types::ext::declares(client.client_capabilities(), TASKS));
     assert_eq!(text(&client.call_tool("work", args(json!({"ms": 20}))).await.unwrap()), "worked 20 ms");
-    assert_eq!(text(&client.call_tool("two_inputs", None).await.unwrap()), "first answered then second answered");
+    assert_eq!(text(&client.call_tool("two_inputs", ()).await.unwrap()), "first answered then second answered");
     match client.call_tool_as_task("work", args(json!({"ms": 1})), CallOptions::new()).await.unwrap() {
         ToolCall::Complete(result) => assert_eq!(text(&result), "worked 1 ms"),
         ToolCall::Task(handle) => panic!("a task for a client that did not declare the extension: {handle:?}"),
     }
-    let err = client.call_tool("only_task", None).await.unwrap_err();
+    let err = client.call_tool("only_task", ()).await.unwrap_err();
     assert_eq!(err.code(), Some(MISSING_CAPABILITY), "{err}");
     assert!(http.seen.lock().unwrap().is_empty(), "no tasks/* request: {:?}", http.seen.lock().unwrap());
 
@@ -407,7 +407,7 @@ async fn tasks_over_stdio() {
     let client = builder(true).probe_timeout(PATIENCE).connect_stdio(command).await.unwrap();
     assert_eq!(client.era(), mcp_client::Era::Modern);
     lifecycle(&client).await;
-    let handle = task_of(client.call_tool_as_task("forever", None, CallOptions::new()).await.unwrap());
+    let handle = task_of(client.call_tool_as_task("forever", (), CallOptions::new()).await.unwrap());
     handle.cancel().await.unwrap();
     assert!(matches!(handle.wait().await, Err(Error::TaskCancelled { .. })));
     client.close().await;
@@ -424,7 +424,7 @@ async fn a_call_whose_handler_fails_cancels_its_task() {
         .connect_http(&http.url)
         .await
         .unwrap();
-    let err = client.call_tool("two_inputs", None).await.unwrap_err();
+    let err = client.call_tool("two_inputs", ()).await.unwrap_err();
     assert!(matches!(&err, Error::Handler(m) if m.contains("the user left")), "{err}");
     let cancel_sent = async {
         loop {

@@ -213,7 +213,7 @@ fn task_tools(builder: mcp_server::ServerBuilder) -> mcp_server::ServerBuilder {
                 let schema =
                     json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] });
                 // Asked before the task exists: an InputRequiredResult round.
-                let answer = ctx.elicit("user_name", form("What is your name?", schema)).await?;
+                let answer = ctx.elicit_with("user_name", form("What is your name?", schema)).await?;
                 let name = answer.content.as_ref().and_then(|c| c.get("name")).map(|v| json!(v)).unwrap_or(json!("?"));
                 ctx.run_as_task().await;
                 tokio::time::sleep(Duration::from_millis(100)).await;
@@ -287,7 +287,7 @@ fn build() -> Result<Server, mcp_server::BuildError> {
                     },
                     "required": ["username", "email"]
                 });
-                let answer = ctx.elicit("user_details", form(&args.message, schema)).await?;
+                let answer = ctx.elicit_with("user_details", form(&args.message, schema)).await?;
                 Ok(text_result(format!("User response: {:?} {}", answer.action, json!(answer.content))))
             })
             .description("Asks the user for details"),
@@ -303,7 +303,7 @@ fn build() -> Result<Server, mcp_server::BuildError> {
                     "verified": { "type": "boolean", "default": true }
                 }
             });
-            let answer = ctx.elicit("defaults", form("Please confirm your details", schema)).await?;
+            let answer = ctx.elicit_with("defaults", form("Please confirm your details", schema)).await?;
             Ok(text_result(format!("Elicitation completed: {:?} {}", answer.action, json!(answer.content))))
         }))
         .tool(tool("test_elicitation_sep1330_enums", "Elicitation with every enum style", |ctx| async move {
@@ -323,7 +323,7 @@ fn build() -> Result<Server, mcp_server::BuildError> {
                     ] } }
                 }
             });
-            let answer = ctx.elicit("enums", form("Choose your options", schema)).await?;
+            let answer = ctx.elicit_with("enums", form("Choose your options", schema)).await?;
             Ok(text_result(format!("Elicitation completed: {:?} {}", answer.action, json!(answer.content))))
         }));
 
@@ -346,7 +346,7 @@ fn build() -> Result<Server, mcp_server::BuildError> {
         .tool(tool("test_streaming_elicitation", "Asks for a name", |ctx| async move {
             let schema =
                 json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] });
-            let answer = ctx.elicit("user_name", form("What is your name?", schema)).await?;
+            let answer = ctx.elicit_with("user_name", form("What is your name?", schema)).await?;
             Ok(text_result(format!("Hello, {}!", json!(answer.content))))
         }))
         .tool(tool("test_logging_tool", "Logs only when the request asks for a level", |ctx| async move {
@@ -367,7 +367,7 @@ fn build() -> Result<Server, mcp_server::BuildError> {
         || json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] });
     builder = builder
         .tool(tool("test_input_required_result_elicitation", "Asks for the user's name", move |ctx| async move {
-            let answer = ctx.elicit("user_name", form("What is your name?", name_schema())).await?;
+            let answer = ctx.elicit_with("user_name", form("What is your name?", name_schema())).await?;
             let name =
                 answer.content.as_ref().and_then(|c| c.get("name")).map(|v| json!(v)).unwrap_or(json!("stranger"));
             Ok(text_result(format!("Hello, {}!", name.as_str().unwrap_or_default())))
@@ -387,7 +387,7 @@ fn build() -> Result<Server, mcp_server::BuildError> {
             |ctx| async move {
                 let schema =
                     json!({ "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] });
-                let answer = ctx.elicit("confirm", form("Please confirm", schema)).await?;
+                let answer = ctx.elicit_with("confirm", form("Please confirm", schema)).await?;
                 Ok(text_result(format!("state-ok: confirmed {:?}", answer.action)))
             },
         ))
@@ -413,16 +413,16 @@ fn build() -> Result<Server, mcp_server::BuildError> {
             "test_input_required_result_multi_round",
             "Asks two questions in two rounds",
             move |ctx| async move {
-                let name = ctx.elicit("step1", form("What is your name?", name_schema())).await?;
+                let name = ctx.elicit_with("step1", form("What is your name?", name_schema())).await?;
                 let color_schema =
                     json!({ "type": "object", "properties": { "color": { "type": "string" } }, "required": ["color"] });
-                let color = ctx.elicit("step2", form("What is your favourite colour?", color_schema)).await?;
+                let color = ctx.elicit_with("step2", form("What is your favourite colour?", color_schema)).await?;
                 Ok(text_result(format!("Multi-round complete: {} likes {}", json!(name.content), json!(color.content))))
             },
         ))
         .tool(tool("test_input_required_result_tampered_state", "Rejects a tampered requestState", |ctx| async move {
             let schema = json!({ "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] });
-            ctx.elicit("confirm", form("Please confirm", schema)).await?;
+            ctx.elicit_with("confirm", form("Please confirm", schema)).await?;
             Ok(text_result("state-ok"))
         }))
         .tool(tool(
@@ -556,14 +556,14 @@ fn build() -> Result<Server, mcp_server::BuildError> {
     };
     let messages = |messages: Vec<PromptMessage>| GetPromptResult::new(messages);
     builder = builder
-        .prompt(PromptRoute::new(prompt("test_simple_prompt", &[]), move |_, _| async move {
+        .prompt(PromptRoute::raw(prompt("test_simple_prompt", &[]), move |_, _| async move {
             Ok(messages(vec![PromptMessage::new(text("This is a simple prompt for testing."), Role::User)]))
         }))
-        .prompt(PromptRoute::new(prompt("test_prompt_with_arguments", &["arg1", "arg2"]), move |_, args| async move {
+        .prompt(PromptRoute::raw(prompt("test_prompt_with_arguments", &["arg1", "arg2"]), move |_, args| async move {
             let body = format!("Prompt with arguments: arg1='{}', arg2='{}'", args["arg1"], args["arg2"]);
             Ok(messages(vec![PromptMessage::new(text(body), Role::User)]))
         }))
-        .prompt(PromptRoute::new(
+        .prompt(PromptRoute::raw(
             prompt("test_prompt_with_embedded_resource", &["resourceUri"]),
             move |_, args| async move {
                 let uri = &args["resourceUri"];
@@ -576,16 +576,16 @@ fn build() -> Result<Server, mcp_server::BuildError> {
                 ]))
             },
         ))
-        .prompt(PromptRoute::new(prompt("test_prompt_with_image", &[]), move |_, _| async move {
+        .prompt(PromptRoute::raw(prompt("test_prompt_with_image", &[]), move |_, _| async move {
             Ok(messages(vec![
                 PromptMessage::new(image(), Role::User),
                 PromptMessage::new(text("Please analyze the image above."), Role::User),
             ]))
         }))
-        .prompt(PromptRoute::new(prompt("test_input_required_result_prompt", &[]), move |ctx, _| async move {
+        .prompt(PromptRoute::raw(prompt("test_input_required_result_prompt", &[]), move |ctx, _| async move {
             let schema =
                 json!({ "type": "object", "properties": { "context": { "type": "string" } }, "required": ["context"] });
-            let answer = ctx.elicit("user_context", form("What context should the prompt use?", schema)).await?;
+            let answer = ctx.elicit_with("user_context", form("What context should the prompt use?", schema)).await?;
             Ok(messages(vec![PromptMessage::new(text(format!("Context: {}", json!(answer.content))), Role::User)]))
         }))
         .completion(|_, params| async move {

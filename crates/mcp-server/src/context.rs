@@ -5,14 +5,16 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use mcp_types::{
-    ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
+    Action, ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
     ElicitRequestParams, ElicitResult, ElicitationCapability, Implementation, InputRequest, InputResponse,
     ListRootsRequest, ListRootsResult, LoggingLevel, ProgressToken, SamplingCapability,
 };
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::Error;
+use crate::elicitation::Elicited;
 use crate::error::input_method;
 use crate::message::Outgoing;
 use crate::session::Session;
@@ -160,8 +162,72 @@ impl Context {
         }
     }
 
-    /// Asks the user for input. `key` names this question across rounds on the modern wire.
-    pub async fn elicit(&self, key: &str, params: ElicitRequestParams) -> Result<ElicitResult, Error> {
+    /// The application state of type `S` given to
+    /// [`ServerBuilder::state`](crate::ServerBuilder::state); an error naming the type when none
+    /// was given.
+    pub fn state<S: Send + Sync + 'static>(&self) -> Result<&S, Error> {
+        self.inner.server.state::<S>().ok_or_else(|| {
+            Error::internal(format!(
+                "no state of type `{}` was given to ServerBuilder::state",
+                std::any::type_name::<S>()
+            ))
+        })
+    }
+
+    /// Asks the user to fill in a form for `T` and returns the values as a `T`, or how the user
+    /// declined. The form's schema is derived from `T` (the spec's restricted elicitation
+    /// schema: flat strings, numbers, integers, booleans, enums of strings and multi-selects of
+    /// them); a `T` it cannot express is an error naming the field, before anything is sent.
+    /// On the modern wire the question is named by `T`'s type name across rounds: ask two
+    /// different questions of the same type with [`Context::elicit_named`].
+    ///
+    /// ```no_run
+    /// # async fn demo(ctx: mcp_server::Context) -> Result<(), mcp_server::Error> {
+    /// use mcp_server::Elicited;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Confirm {
+    ///     /// Delete the note for good?
+    ///     confirm: bool,
+    /// }
+    /// match ctx.elicit::<Confirm>("Delete the note?").await? {
+    ///     Elicited::Accept(Confirm { confirm: true }) => { /* delete */ }
+    ///     _ => { /* keep it */ }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn elicit<T>(&self, message: &str) -> Result<Elicited<T>, Error>
+    where
+        T: DeserializeOwned + schemars::JsonSchema,
+    {
+        let name = std::any::type_name::<T>();
+        let key = name.rsplit("::").next().unwrap_or(name);
+        self.elicit_named(key, message).await
+    }
+
+    /// As [`Context::elicit`], with `key` naming the question across rounds on the modern wire.
+    pub async fn elicit_named<T>(&self, key: &str, message: &str) -> Result<Elicited<T>, Error>
+    where
+        T: DeserializeOwned + schemars::JsonSchema,
+    {
+        let params = crate::elicitation::form_params::<T>(message).map_err(Error::internal)?;
+        let answer = self.elicit_with(key, params).await?;
+        Ok(match answer.action {
+            Action::Accept => {
+                let content = answer.content.map(serde_json::to_value).transpose();
+                let content = content.map_err(|e| Error::invalid_params(e.to_string()))?;
+                let value = crate::elicitation::decode_answer(content)
+                    .map_err(|why| Error::invalid_params(format!("elicitation `{key}`: {why}")))?;
+                Elicited::Accept(value)
+            }
+            Action::Decline => Elicited::Decline,
+            Action::Cancel => Elicited::Cancel,
+        })
+    }
+
+    /// Asks the user for input with a request built by hand (a form, or a URL to visit). `key`
+    /// names this question across rounds on the modern wire.
+    pub async fn elicit_with(&self, key: &str, params: ElicitRequestParams) -> Result<ElicitResult, Error> {
         let request = InputRequest::Elicit(ElicitRequest::new(params));
         match self.input_one(key, request).await? {
             InputResponse::Elicit(result) => Ok(result),

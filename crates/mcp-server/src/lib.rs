@@ -35,9 +35,11 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
+mod app_state;
 mod batch;
 mod connection;
 mod context;
+mod elicitation;
 mod error;
 mod headers;
 #[cfg(feature = "http")]
@@ -57,15 +59,22 @@ pub mod tasks;
 
 pub use connection::Connection;
 pub use context::Context;
+pub use elicitation::Elicited;
 pub use error::Error;
 pub use headers::Mirrors;
+/// The protocol types this crate speaks in (the `mcp-types` crate), for building results and
+/// reading requests without a dependency of your own.
+pub use mcp_types as types;
 pub use mcp_types::http_headers::{decode_value as decode_header_value, encode_value as encode_header_value};
 pub use message::{Disposition, Outgoing, OutgoingKind, Reply};
 pub use principal::Principal;
 pub use routes::{
-    IntoToolResult, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Structured, TaskSupport, ToolRoute,
-    error_result, text_result,
+    IntoPromptResult, IntoResourceContents, IntoToolResult, NoArguments, PromptRoute, ResourceRoute,
+    ResourceTemplateRoute, Structured, TaskSupport, ToolRoute, error_result, text_result,
 };
+/// The schemars this crate derives tool, prompt and elicitation schemas with: a type given to
+/// [`ToolRoute::new`] must implement this crate's `schemars::JsonSchema`.
+pub use schemars;
 pub use server::{BuildError, CacheHints, LEGACY_VERSIONS, MODERN_VERSIONS, Options, Server, ServerBuilder};
 pub use session::{InMemorySessionStore, Session, SessionRecord, SessionStore};
 pub use skills::{SkillError, SkillRoute};

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use mcp_types::{
     CallToolResult, ClientCapabilities, CompleteRequestParams, CompleteResultCompletion, ContentBlock, GetPromptResult,
-    JsonObject, ObjectSchema, Prompt, PromptArgument, ReadResourceResultContentsItem, Resource, ResourceTemplate,
-    TextContent, Tool, ToolAnnotations,
+    JsonObject, ObjectSchema, Prompt, PromptArgument, PromptMessage, ReadResourceResultContentsItem, Resource,
+    ResourceTemplate, Role, TextContent, TextResourceContents, Tool, ToolAnnotations,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -34,6 +34,15 @@ pub(crate) type CompletionFn =
 pub trait IntoToolResult {
     /// The result to answer `tools/call` with.
     fn into_tool_result(self) -> CallToolResult;
+
+    /// The tool's `outputSchema`, when the result type fixes one ([`Structured<T>`] does);
+    /// [`ToolRoute::new`] declares it.
+    fn output_schema() -> Option<mcp_types::JsonSchema>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 impl IntoToolResult for CallToolResult {
@@ -61,11 +70,15 @@ impl IntoToolResult for Vec<ContentBlock> {
 }
 
 /// A tool result with `structuredContent` (and, as the spec recommends, the same JSON as text).
-/// Register the tool with [`ToolRoute::structured`] so that `outputSchema` describes `T`.
+/// A tool whose handler returns it declares `outputSchema` from `T` by itself.
 #[derive(Debug, Clone)]
 pub struct Structured<T>(pub T);
 
-impl<T: Serialize> IntoToolResult for Structured<T> {
+impl<T: Serialize + schemars::JsonSchema> IntoToolResult for Structured<T> {
+    fn output_schema() -> Option<mcp_types::JsonSchema> {
+        Some(mcp_types::JsonSchema::for_type::<T>())
+    }
+
     fn into_tool_result(self) -> CallToolResult {
         match serde_json::to_value(&self.0) {
             Ok(value) => {
@@ -90,7 +103,9 @@ pub fn error_result(text: impl Into<String>) -> CallToolResult {
     result
 }
 
-/// Arguments of a tool that takes none: its schema is `{"type":"object","additionalProperties":false}`.
+/// Arguments of a tool or prompt that takes none. A tool's `inputSchema` is exactly
+/// `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false}`;
+/// a prompt declares no arguments.
 #[derive(Debug, Clone, Copy, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoArguments {}
@@ -143,13 +158,9 @@ impl ToolRoute {
                 handler(ctx, arguments).await.map(IntoToolResult::into_tool_result)
             })
         });
-        ToolRoute {
-            tool: Tool::new(input_schema, name),
-            handler,
-            requires: None,
-            schema_error,
-            task_support: TaskSupport::Forbidden,
-        }
+        let mut tool = Tool::new(input_schema, name);
+        tool.output_schema = R::output_schema();
+        ToolRoute { tool, handler, requires: None, schema_error, task_support: TaskSupport::Forbidden }
     }
 
     /// A tool defined by hand (its `inputSchema` exactly as given) whose handler receives the
@@ -170,6 +181,10 @@ impl ToolRoute {
                 handler(ctx, arguments).await.map(IntoToolResult::into_tool_result)
             })
         });
+        let mut tool = tool;
+        if tool.output_schema.is_none() {
+            tool.output_schema = R::output_schema();
+        }
         ToolRoute { tool, handler, requires: None, schema_error: None, task_support: TaskSupport::Forbidden }
     }
 
@@ -192,7 +207,8 @@ impl ToolRoute {
         self
     }
 
-    /// Declares `outputSchema` from `T` (the handler returns [`Structured<T>`]).
+    /// Declares `outputSchema` from `T`. A handler returning [`Structured<T>`] needs no call:
+    /// this is for one that builds its `CallToolResult` (with `structuredContent`) by hand.
     pub fn structured<T: schemars::JsonSchema>(mut self) -> Self {
         self.tool.output_schema = Some(mcp_types::JsonSchema::for_type::<T>());
         self
@@ -219,6 +235,34 @@ impl ToolRoute {
     }
 }
 
+/// What a resource handler may return: the contents of the URI read.
+pub trait IntoResourceContents {
+    /// The contents of `uri` (an empty list is answered as resource not found).
+    fn into_contents(self, uri: &str) -> Vec<ReadResourceResultContentsItem>;
+}
+
+impl IntoResourceContents for Vec<ReadResourceResultContentsItem> {
+    fn into_contents(self, _uri: &str) -> Vec<ReadResourceResultContentsItem> {
+        self
+    }
+}
+
+/// The text of `uri` (`text/plain`).
+impl IntoResourceContents for String {
+    fn into_contents(self, uri: &str) -> Vec<ReadResourceResultContentsItem> {
+        let mut contents = TextResourceContents::new(self, uri);
+        contents.mime_type = Some("text/plain".into());
+        vec![ReadResourceResultContentsItem::TextResourceContents(contents)]
+    }
+}
+
+/// The resource does not exist (resource not found).
+impl<T: IntoResourceContents> IntoResourceContents for Option<T> {
+    fn into_contents(self, uri: &str) -> Vec<ReadResourceResultContentsItem> {
+        self.map(|contents| contents.into_contents(uri)).unwrap_or_default()
+    }
+}
+
 /// A resource with a fixed URI.
 pub struct ResourceRoute {
     pub(crate) resource: Resource,
@@ -227,13 +271,23 @@ pub struct ResourceRoute {
 
 impl ResourceRoute {
     /// `resource` as listed by `resources/list`; the handler receives the URI read and returns
-    /// its contents (an empty list is answered as resource not found).
-    pub fn new<F, Fut>(resource: Resource, handler: F) -> Self
+    /// its contents ([`IntoResourceContents`]: a `String` is its text, `None` or an empty list
+    /// is answered as resource not found).
+    pub fn new<F, Fut, R>(resource: Resource, handler: F) -> Self
     where
         F: Fn(Context, String) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<ReadResourceResultContentsItem>, Error>> + Send + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: IntoResourceContents,
     {
-        ResourceRoute { resource, handler: Arc::new(move |ctx, uri| Box::pin(handler(ctx, uri))) }
+        let handler = Arc::new(handler);
+        let handler: ReadFn = Arc::new(move |ctx, uri| {
+            let handler = Arc::clone(&handler);
+            Box::pin(async move {
+                let contents = handler(ctx, uri.clone()).await?;
+                Ok(contents.into_contents(&uri))
+            })
+        });
+        ResourceRoute { resource, handler }
     }
 }
 
@@ -245,18 +299,55 @@ pub struct ResourceTemplateRoute {
 }
 
 impl ResourceTemplateRoute {
-    /// The handler receives the URI and the values of the template's variables.
-    pub fn new<F, Fut>(template: ResourceTemplate, handler: F) -> Self
+    /// The handler receives the URI and the values of the template's variables, and returns the
+    /// contents as for [`ResourceRoute::new`].
+    pub fn new<F, Fut, R>(template: ResourceTemplate, handler: F) -> Self
     where
         F: Fn(Context, String, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<ReadResourceResultContentsItem>, Error>> + Send + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: IntoResourceContents,
     {
         let pattern = UriPattern::parse(&template.uri_template);
-        ResourceTemplateRoute {
-            template,
-            pattern,
-            handler: Arc::new(move |ctx, uri, vars| Box::pin(handler(ctx, uri, vars))),
-        }
+        let handler = Arc::new(handler);
+        let handler: TemplateFn = Arc::new(move |ctx, uri, vars| {
+            let handler = Arc::clone(&handler);
+            Box::pin(async move {
+                let contents = handler(ctx, uri.clone(), vars).await?;
+                Ok(contents.into_contents(&uri))
+            })
+        });
+        ResourceTemplateRoute { template, pattern, handler }
+    }
+}
+
+/// What a prompt handler may return: anything that becomes a `GetPromptResult`.
+pub trait IntoPromptResult {
+    /// The result to answer `prompts/get` with.
+    fn into_prompt_result(self) -> GetPromptResult;
+}
+
+impl IntoPromptResult for GetPromptResult {
+    fn into_prompt_result(self) -> GetPromptResult {
+        self
+    }
+}
+
+impl IntoPromptResult for Vec<PromptMessage> {
+    fn into_prompt_result(self) -> GetPromptResult {
+        GetPromptResult::new(self)
+    }
+}
+
+impl IntoPromptResult for PromptMessage {
+    fn into_prompt_result(self) -> GetPromptResult {
+        GetPromptResult::new(vec![self])
+    }
+}
+
+/// One user message with this text.
+impl IntoPromptResult for String {
+    fn into_prompt_result(self) -> GetPromptResult {
+        PromptMessage::new(ContentBlock::Text(TextContent::new(self)), Role::User).into_prompt_result()
     }
 }
 
@@ -264,17 +355,93 @@ impl ResourceTemplateRoute {
 pub struct PromptRoute {
     pub(crate) prompt: Prompt,
     pub(crate) handler: PromptFn,
+    pub(crate) schema_error: Option<String>,
 }
 
 impl PromptRoute {
-    /// `prompt` as listed by `prompts/list`, with the arguments it declares; the handler
+    /// A prompt whose arguments decode into `A` (use [`NoArguments`] for none): each field of
+    /// `A` is a declared argument, with its doc comment as description, required unless it is
+    /// an `Option` or has a default. Prompt arguments are strings on the wire, so every field
+    /// must be a string (or an enum of strings); [`build`](crate::ServerBuilder::build) names
+    /// the one that is not.
+    ///
+    /// ```
+    /// use mcp_server::{Context, Error, PromptRoute};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Summarize {
+    ///     /// The note to summarize.
+    ///     title: String,
+    ///     /// How short: a sentence or a paragraph.
+    ///     length: Option<String>,
+    /// }
+    ///
+    /// let route = PromptRoute::new("summarize", |_ctx: Context, args: Summarize| async move {
+    ///     Ok::<_, Error>(format!("Summarize the note {:?} in a {}.", args.title,
+    ///         args.length.as_deref().unwrap_or("sentence")))
+    /// })
+    /// .description("Summarizes a note");
+    /// ```
+    pub fn new<A, F, Fut, R>(name: impl Into<String>, handler: F) -> Self
+    where
+        A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(Context, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: IntoPromptResult,
+    {
+        let name = name.into();
+        let mut prompt = Prompt::new(name);
+        let schema_error = match prompt_arguments::<A>() {
+            Ok(arguments) => {
+                prompt.arguments = (!arguments.is_empty()).then_some(arguments);
+                None
+            }
+            Err(error) => Some(error),
+        };
+        let handler = Arc::new(handler);
+        let handler: PromptFn = Arc::new(move |ctx, arguments| {
+            let handler = Arc::clone(&handler);
+            Box::pin(async move {
+                let arguments = arguments.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+                let arguments: A = serde_json::from_value(Value::Object(arguments))
+                    .map_err(|e| Error::invalid_params(format!("Invalid arguments: {e}")))?;
+                handler(ctx, arguments).await.map(IntoPromptResult::into_prompt_result)
+            })
+        });
+        PromptRoute { prompt, handler, schema_error }
+    }
+
+    /// `prompt` as listed by `prompts/list`, with the arguments it declares by hand; the handler
     /// receives the arguments of `prompts/get` by name, the required ones already checked.
-    pub fn new<F, Fut>(prompt: Prompt, handler: F) -> Self
+    pub fn raw<F, Fut, R>(prompt: Prompt, handler: F) -> Self
     where
         F: Fn(Context, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: IntoPromptResult,
     {
-        PromptRoute { prompt, handler: Arc::new(move |ctx, arguments| Box::pin(handler(ctx, arguments))) }
+        let handler = Arc::new(handler);
+        let handler: PromptFn = Arc::new(move |ctx, arguments| {
+            let handler = Arc::clone(&handler);
+            Box::pin(async move { handler(ctx, arguments).await.map(IntoPromptResult::into_prompt_result) })
+        });
+        PromptRoute { prompt, handler, schema_error: None }
+    }
+
+    /// What the prompt is for (`description`).
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.prompt.description = Some(description.into());
+        self
+    }
+
+    /// A name for people (`title`).
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.prompt.title = Some(title.into());
+        self
+    }
+
+    /// The definition as listed by `prompts/list`.
+    pub fn prompt(&self) -> &Prompt {
+        &self.prompt
     }
 
     pub(crate) fn missing_argument(&self, given: &BTreeMap<String, String>) -> Option<&str> {
@@ -286,6 +453,43 @@ impl PromptRoute {
             .find(|argument| !given.contains_key(&argument.name))
             .map(|argument| argument.name.as_str())
     }
+}
+
+/// The declared arguments of a prompt whose arguments decode into `A`.
+fn prompt_arguments<A: schemars::JsonSchema>() -> Result<Vec<PromptArgument>, String> {
+    let schema = ObjectSchema::for_type::<A>().map_err(|e| e.to_string())?.to_value();
+    let required: Vec<&str> =
+        schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    let defs = schema.get("$defs");
+    let mut arguments = Vec::new();
+    for (name, property) in schema.get("properties").and_then(Value::as_object).into_iter().flatten() {
+        let resolved = property
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/$defs/"))
+            .and_then(|def| defs?.get(def))
+            .unwrap_or(property);
+        let is_string = |t: &Value| t.as_str() == Some("string");
+        let string = match resolved.get("type") {
+            Some(Value::Array(types)) => {
+                types.iter().any(is_string) && types.iter().all(|t| is_string(t) || t == "null")
+            }
+            Some(t) => is_string(t),
+            None => false,
+        };
+        if !string {
+            return Err(format!(
+                "the argument `{name}` of `{}` is not a string (prompt arguments are strings on the wire)",
+                std::any::type_name::<A>()
+            ));
+        }
+        let mut argument = PromptArgument::new(name.clone());
+        argument.description = property.get("description").and_then(Value::as_str).map(str::to_owned);
+        argument.title = property.get("title").and_then(Value::as_str).map(str::to_owned);
+        argument.required = Some(required.contains(&name.as_str()));
+        arguments.push(argument);
+    }
+    Ok(arguments)
 }
 
 /// A URI template of literal text and `{name}` expressions (RFC 6570 level 1); an expression
@@ -388,6 +592,59 @@ mod tests {
         let two = UriPattern::parse("file:///{dir}/{name}");
         let vars = two.matches("file:///etc/hosts").unwrap();
         assert_eq!((vars["dir"].as_str(), vars["name"].as_str()), ("etc", "hosts"));
+    }
+
+    #[test]
+    fn no_arguments_is_a_closed_empty_object_and_nothing_else() {
+        let schema = ObjectSchema::for_type::<NoArguments>().unwrap();
+        assert_eq!(
+            schema.as_json(),
+            r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false}"#
+        );
+        assert!(prompt_arguments::<NoArguments>().unwrap().is_empty());
+    }
+
+    #[test]
+    fn structured_output_declares_its_schema_without_being_asked() {
+        #[derive(Serialize, schemars::JsonSchema)]
+        struct Sum {
+            sum: i64,
+        }
+        let route = ToolRoute::new("add", |_: Context, _: NoArguments| async { Ok(Structured(Sum { sum: 1 })) });
+        let schema = route.tool().output_schema.as_ref().expect("outputSchema from Structured<Sum>").to_value();
+        assert_eq!(schema["properties"]["sum"]["type"], "integer");
+        assert!(schema.get("title").is_none(), "{schema}");
+        let plain = ToolRoute::new("echo", |_: Context, _: NoArguments| async { Ok("hi") });
+        assert!(plain.tool().output_schema.is_none());
+    }
+
+    #[test]
+    fn prompt_arguments_come_from_the_type_and_must_be_strings() {
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Review {
+            /// The code to review.
+            code: String,
+            /// Where to focus.
+            focus: Option<String>,
+        }
+        let route = PromptRoute::new("review", |_: Context, args: Review| async move { Ok(args.code) });
+        let arguments = serde_json::to_value(&route.prompt().arguments).unwrap();
+        assert_eq!(
+            arguments,
+            serde_json::json!([
+                { "name": "code", "description": "The code to review.", "required": true },
+                { "name": "focus", "description": "Where to focus.", "required": false }
+            ])
+        );
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Count {
+            n: u32,
+        }
+        let route = PromptRoute::new("count", |_: Context, args: Count| async move { Ok(args.n.to_string()) });
+        let error = route.schema_error.expect("a number is not a prompt argument");
+        assert!(error.contains("the argument `n`") && error.contains("not a string"), "{error}");
     }
 
     #[test]

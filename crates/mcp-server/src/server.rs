@@ -22,6 +22,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, mpsc};
 
+use crate::app_state::AppState;
 use crate::context::{Context, Inner as ContextInner};
 use crate::error::missing_capability;
 use crate::headers::{self, Mirrors};
@@ -166,9 +167,40 @@ pub struct ServerBuilder {
     session_store: Option<Arc<dyn SessionStore>>,
     skills: Vec<SkillRoute>,
     skill_directory_read: bool,
+    app_state: AppState,
 }
 
 impl ServerBuilder {
+    /// Shares `state` with every handler, which borrows it with [`Context::state`]: one value
+    /// per type (a second value of the same type replaces the first). Put what handlers
+    /// change behind a lock inside it (`Mutex`, `RwLock`, a database pool).
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use mcp_server::{Context, Error, Server, ToolRoute};
+    ///
+    /// #[derive(Default)]
+    /// struct Counter(Mutex<u64>);
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Step { by: u64 }
+    ///
+    /// let server = Server::builder("counter", "1.0.0")
+    ///     .state(Counter::default())
+    ///     .tool(ToolRoute::new("count", |ctx: Context, step: Step| async move {
+    ///         let mut count = ctx.state::<Counter>()?.0.lock().unwrap();
+    ///         *count += step.by;
+    ///         Ok::<_, Error>(count.to_string())
+    ///     }))
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(server.state::<Counter>().is_some());
+    /// ```
+    pub fn state<S: Send + Sync + 'static>(mut self, state: S) -> Self {
+        self.app_state.insert(state);
+        self
+    }
+
     /// Text for the model on how to use this server: `instructions` in the `initialize` and
     /// `server/discover` results.
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
@@ -337,6 +369,9 @@ impl ServerBuilder {
         }
         let mut prompt_index = HashMap::new();
         for (index, route) in self.prompts.iter().enumerate() {
+            if let Some(error) = &route.schema_error {
+                return Err(BuildError(format!("prompt `{}`: {error}", route.prompt.name)));
+            }
             if prompt_index.insert(route.prompt.name.clone(), index).is_some() {
                 return Err(BuildError(format!("prompt `{}` is registered twice", route.prompt.name)));
             }
@@ -405,6 +440,7 @@ impl ServerBuilder {
                     .into_iter()
                     .map(|(uri, children)| (uri, children.into_values().collect()))
                     .collect(),
+                app_state: self.app_state,
             }),
         })
     }
@@ -440,6 +476,7 @@ struct ServerInner {
     skill_index: HashMap<String, usize>,
     /// The directory resources of the skills' files, with their direct children.
     directories: HashMap<String, Vec<mcp_types::Resource>>,
+    app_state: AppState,
 }
 
 /// Records every directory above each file of `skill` (`skill://a`, `skill://a/b`, …) with its
@@ -525,6 +562,7 @@ impl Server {
             session_store: None,
             skills: Vec::new(),
             skill_directory_read: true,
+            app_state: AppState::default(),
         }
     }
 
@@ -538,7 +576,12 @@ impl Server {
         &self.inner.info
     }
 
-    /// The options it was built with.
+    /// The application state of type `S` given to [`ServerBuilder::state`], if any.
+    pub fn state<S: Send + Sync + 'static>(&self) -> Option<&S> {
+        self.inner.app_state.get()
+    }
+
+    /// The settings this server was built with.
     pub fn options(&self) -> &Options {
         &self.inner.options
     }

@@ -94,7 +94,7 @@ fn attack_server(options: Options) -> (Server, Running) {
                     "requestedSchema": { "type": "object", "properties": { "name": { "type": "string" } } },
                 }))
                 .expect("valid elicitation params");
-                let answer = ctx.elicit("name", params).await?;
+                let answer = ctx.elicit_with("name", params).await?;
                 Ok(text_result(format!("answered: {:?}", answer.action)))
             }
         }))

@@ -113,10 +113,10 @@ fn builder(dropped: mpsc::UnboundedSender<()>) -> mcp_server::ServerBuilder {
         .tool(
             ToolRoute::new("two_inputs", |ctx: Context, _: NoArguments| async move {
                 ctx.run_as_task().await;
-                let first = ctx.elicit("first", form("first")).await?;
-                let second = ctx.elicit("second", form("second")).await?;
+                let first = ctx.elicit_with("first", form("first")).await?;
+                let second = ctx.elicit_with("second", form("second")).await?;
                 // Asking an answered key again gets the same answer, without a new request.
-                let again = ctx.elicit("first", form("first")).await?;
+                let again = ctx.elicit_with("first", form("first")).await?;
                 Ok::<_, Error>(format!(
                     "{} then {} (again {})",
                     answer_of(&first, "first"),
@@ -147,7 +147,7 @@ fn builder(dropped: mpsc::UnboundedSender<()>) -> mcp_server::ServerBuilder {
         )
         .tool(
             ToolRoute::new("ask_then_work", |ctx: Context, _: NoArguments| async move {
-                let name = ctx.elicit("name", form("name")).await?;
+                let name = ctx.elicit_with("name", form("name")).await?;
                 ctx.run_as_task().await;
                 tokio::time::sleep(Duration::from_millis(5)).await;
                 Ok::<_, Error>(text_result(format!("Hello, {}!", answer_of(&name, "name"))))

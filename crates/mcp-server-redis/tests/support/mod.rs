@@ -123,8 +123,8 @@ pub fn builder() -> ServerBuilder {
         .tool(
             ToolRoute::new("two_inputs", |ctx: Context, _: NoArguments| async move {
                 ctx.run_as_task().await;
-                let first = ctx.elicit("first", form("first")).await?;
-                let second = ctx.elicit("second", form("second")).await?;
+                let first = ctx.elicit_with("first", form("first")).await?;
+                let second = ctx.elicit_with("second", form("second")).await?;
                 Ok::<_, Error>(format!("{} then {}", answer(&first, "first"), answer(&second, "second")))
             })
             .task_support(TaskSupport::Optional),
@@ -138,8 +138,8 @@ pub fn builder() -> ServerBuilder {
             .task_support(TaskSupport::Optional),
         )
         .tool(ToolRoute::new("two_questions", |ctx: Context, _: NoArguments| async move {
-            let name = ctx.elicit("name", form("name")).await?;
-            let color = ctx.elicit("color", form("color")).await?;
+            let name = ctx.elicit_with("name", form("name")).await?;
+            let color = ctx.elicit_with("color", form("color")).await?;
             Ok::<_, Error>(format!("{} likes {}", answer(&name, "name"), answer(&color, "color")))
         }))
         .tool(ToolRoute::new("plain", |_: Context, _: NoArguments| async move { Ok::<_, Error>("plain") }))

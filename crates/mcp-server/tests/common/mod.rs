@@ -118,12 +118,12 @@ pub fn builder() -> ServerBuilder {
             .requires(sampling),
         )
         .tool(ToolRoute::new("ask_name", |ctx: Context, _: NoArguments| async move {
-            let answer = ctx.elicit("name", form("What is your name?", "name")).await?;
+            let answer = ctx.elicit_with("name", form("What is your name?", "name")).await?;
             Ok(text_result(format!("Hello, {}!", answered(&answer, "name"))))
         }))
         .tool(ToolRoute::new("two_questions", |ctx: Context, _: NoArguments| async move {
-            let name = ctx.elicit("step1", form("What is your name?", "name")).await?;
-            let color = ctx.elicit("step2", form("What is your favourite colour?", "color")).await?;
+            let name = ctx.elicit_with("step1", form("What is your name?", "name")).await?;
+            let color = ctx.elicit_with("step2", form("What is your favourite colour?", "color")).await?;
             Ok(text_result(format!("{} likes {}", answered(&name, "name"), answered(&color, "color"))))
         }))
         .tool(ToolRoute::new("progress_logger", |ctx: Context, _: NoArguments| async move {
@@ -145,13 +145,13 @@ pub fn builder() -> ServerBuilder {
             ResourceTemplate::new("items", "test://items/{id}"),
             |_, uri, vars: BTreeMap<String, String>| async move { Ok(text_contents(&uri, &format!("item {}", vars["id"]))) },
         ))
-        .prompt(PromptRoute::new(Prompt::new("plain"), |_, _| async move {
+        .prompt(PromptRoute::raw(Prompt::new("plain"), |_, _| async move {
             Ok(GetPromptResult::new(vec![PromptMessage::new(
                 ContentBlock::Text(TextContent::new("a plain prompt")),
                 Role::User,
             )]))
         }))
-        .prompt(PromptRoute::new(
+        .prompt(PromptRoute::raw(
             {
                 let mut prompt = Prompt::new("greeting");
                 let mut name = PromptArgument::new("name");

@@ -1,0 +1,114 @@
+//! A notes server: tools (one with structured output, one that asks the user to confirm), a
+//! resource, a resource template and a prompt, sharing one store.
+//!
+//! ```text
+//! cargo run -p mcp-server --example notes                        # stdio
+//! cargo run -p mcp-server --example notes -- --http 127.0.0.1:8002
+//! ```
+
+use std::collections::BTreeMap;
+use std::sync::RwLock;
+
+use mcp_server::types::{Resource, ResourceTemplate};
+use mcp_server::{Context, Elicited, Error, NoArguments, PromptRoute, Server, Structured, ToolRoute};
+use mcp_server::{ResourceRoute, ResourceTemplateRoute};
+
+/// Every note, by title.
+#[derive(Default)]
+struct Notes(RwLock<BTreeMap<String, String>>);
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct AddNote {
+    /// A short unique title.
+    title: String,
+    /// The note itself.
+    body: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct NoteTitle {
+    /// The title of a note.
+    title: String,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct NoteList {
+    titles: Vec<String>,
+    count: usize,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    /// Delete the note for good?
+    confirm: bool,
+}
+
+async fn add_note(ctx: Context, note: AddNote) -> Result<String, Error> {
+    let mut notes = ctx.state::<Notes>()?.0.write().unwrap();
+    if notes.contains_key(&note.title) {
+        return Err(Error::failed(format!("A note titled {:?} exists already", note.title)));
+    }
+    let added = format!("Added {:?}", note.title);
+    notes.insert(note.title, note.body);
+    Ok(added)
+}
+
+async fn list_notes(ctx: Context, _: NoArguments) -> Result<Structured<NoteList>, Error> {
+    let titles: Vec<String> = ctx.state::<Notes>()?.0.read().unwrap().keys().cloned().collect();
+    Ok(Structured(NoteList { count: titles.len(), titles }))
+}
+
+async fn delete_note(ctx: Context, NoteTitle { title }: NoteTitle) -> Result<String, Error> {
+    if !ctx.state::<Notes>()?.0.read().unwrap().contains_key(&title) {
+        return Err(Error::failed(format!("No note titled {title:?}")));
+    }
+    let question = format!("Delete the note {title:?}?");
+    match ctx.elicit::<Confirm>(&question).await? {
+        Elicited::Accept(Confirm { confirm: true }) => {
+            ctx.state::<Notes>()?.0.write().unwrap().remove(&title);
+            Ok(format!("Deleted {title:?}"))
+        }
+        _ => Ok(format!("Kept {title:?}")),
+    }
+}
+
+async fn note_text(ctx: Context, _uri: String, vars: BTreeMap<String, String>) -> Result<Option<String>, Error> {
+    Ok(ctx.state::<Notes>()?.0.read().unwrap().get(&vars["title"]).cloned())
+}
+
+async fn index(ctx: Context, _uri: String) -> Result<String, Error> {
+    let notes = ctx.state::<Notes>()?.0.read().unwrap();
+    Ok(notes.keys().map(|title| format!("- {title}\n")).collect())
+}
+
+async fn summarize(ctx: Context, NoteTitle { title }: NoteTitle) -> Result<String, Error> {
+    let notes = ctx.state::<Notes>()?.0.read().unwrap();
+    let body = notes.get(&title).ok_or_else(|| Error::invalid_params(format!("No note titled {title:?}")))?;
+    Ok(format!("Summarize this note in one sentence:\n\n# {title}\n{body}"))
+}
+
+fn server() -> Result<Server, mcp_server::BuildError> {
+    Server::builder("notes", env!("CARGO_PKG_VERSION"))
+        .state(Notes::default())
+        .tool(ToolRoute::new("add_note", add_note).description("Adds a note"))
+        .tool(ToolRoute::new("list_notes", list_notes).description("Lists the titles of all notes"))
+        .tool(ToolRoute::new("delete_note", delete_note).description("Deletes a note, after asking the user"))
+        .resource(ResourceRoute::new(Resource::new("index", "notes://index"), index))
+        .resource_template(ResourceTemplateRoute::new(ResourceTemplate::new("note", "notes://{title}"), note_text))
+        .prompt(PromptRoute::new("summarize", summarize).description("Asks the model to summarize a note"))
+        .build()
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let server = server()?;
+    match std::env::args().skip_while(|arg| arg != "--http").nth(1) {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            eprintln!("notes: listening on http://{}/mcp", listener.local_addr()?);
+            mcp_server::http::serve(listener, server, Default::default()).await?;
+        }
+        None => mcp_server::stdio::serve_stdio(server).await?,
+    }
+    Ok(())
+}
