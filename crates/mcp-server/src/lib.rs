@@ -31,6 +31,13 @@
 //! A tool registered with [`ToolRoute::task_support`] can run as a task of the tasks extension
 //! (`io.modelcontextprotocol/tasks`): see [`tasks`] for when a call becomes one, the
 //! [`TaskStore`] that holds every task's state, and [`Principal`], the party a task belongs to.
+//!
+//! # Cargo features
+//!
+//! `stdio` and `http` (the transports) are on by default. `validation` checks each tool's
+//! arguments against its whole `inputSchema` with the `jsonschema` crate before the handler runs;
+//! without it a typed tool gets exactly its argument type or a tool error from serde saying why
+//! not, and a raw tool gets any JSON object.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
@@ -56,6 +63,7 @@ mod state;
 #[cfg(feature = "stdio")]
 pub mod stdio;
 pub mod tasks;
+mod validation;
 
 pub use connection::Connection;
 pub use context::Context;

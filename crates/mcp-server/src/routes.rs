@@ -135,7 +135,9 @@ pub struct ToolRoute {
 
 impl ToolRoute {
     /// A tool whose arguments decode into `A`; `inputSchema` is derived from `A` with schemars
-    /// (JSON Schema 2020-12), and arguments are validated against it before the handler runs.
+    /// (JSON Schema 2020-12). Arguments that do not decode into `A` get a tool error saying why
+    /// (`Invalid arguments for tool add: missing field `b``); with the `validation` feature they
+    /// are first checked against the whole schema (constraints such as `minimum` included).
     pub fn new<A, F, Fut, R>(name: impl Into<String>, handler: F) -> Self
     where
         A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
@@ -147,24 +149,28 @@ impl ToolRoute {
             Ok(schema) => (schema, None),
             Err(error) => (ObjectSchema::default(), Some(error.to_string())),
         };
+        let name: Arc<str> = name.into().into();
         let handler = Arc::new(handler);
+        let tool_name = Arc::clone(&name);
         let handler: ToolFn = Arc::new(move |ctx, arguments| {
             let handler = Arc::clone(&handler);
+            let name = Arc::clone(&tool_name);
             Box::pin(async move {
                 let arguments: A = match serde_json::from_value(arguments) {
                     Ok(arguments) => arguments,
-                    Err(error) => return Ok(error_result(format!("Invalid arguments: {error}"))),
+                    Err(error) => return Ok(error_result(format!("Invalid arguments for tool {name}: {error}"))),
                 };
                 handler(ctx, arguments).await.map(IntoToolResult::into_tool_result)
             })
         });
-        let mut tool = Tool::new(input_schema, name);
+        let mut tool = Tool::new(input_schema, &*name);
         tool.output_schema = R::output_schema();
         ToolRoute { tool, handler, requires: None, schema_error, task_support: TaskSupport::Forbidden }
     }
 
     /// A tool defined by hand (its `inputSchema` exactly as given) whose handler receives the
-    /// arguments as JSON, already validated against that schema.
+    /// arguments as a JSON object: checked against that schema first with the `validation`
+    /// feature, as sent without it.
     pub fn raw<F, Fut, R>(tool: Tool, handler: F) -> Self
     where
         F: Fn(Context, JsonObject) -> Fut + Send + Sync + 'static,

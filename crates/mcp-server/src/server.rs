@@ -34,6 +34,7 @@ use crate::session::{InMemorySessionStore, Session, SessionStore};
 use crate::skills::{SkillInner, SkillRoute};
 use crate::state::{self, InMemoryUsedStates, Sealed, StateKey, StateKeyring, StateUse, UseVerdict, UsedStateStore};
 use crate::tasks::{InMemoryTaskStore, RawUpdateParams, TaskRequest, TaskStore};
+use crate::validation::ArgumentValidator;
 use crate::{Era, Error};
 use mcp_types::ext::skills::{
     DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
@@ -347,7 +348,7 @@ impl ServerBuilder {
                 return Err(BuildError(format!("tool `{name}` is registered twice")));
             }
             let schema = route.tool.input_schema.to_value();
-            let validator = jsonschema::validator_for(&schema)
+            let validator = ArgumentValidator::new(&schema)
                 .map_err(|e| BuildError(format!("tool `{name}`: inputSchema is not a valid JSON Schema: {e}")))?;
             let headers = header_params(&schema).map_err(|e| BuildError(format!("tool `{name}`: {e}")))?;
             tools.push(ToolEntry { route, validator, headers });
@@ -448,7 +449,7 @@ impl ServerBuilder {
 
 struct ToolEntry {
     route: ToolRoute,
-    validator: jsonschema::Validator,
+    validator: ArgumentValidator,
     headers: Vec<HeaderParam>,
 }
 
@@ -1338,12 +1339,7 @@ impl Server {
             });
         }
         let arguments = params.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
-        let problems: Vec<String> = entry
-            .validator
-            .iter_errors(&arguments)
-            .map(|e| at_pointer(&e.instance_path().to_string(), &e))
-            .take(5)
-            .collect();
+        let problems = entry.validator.problems(&arguments);
         if !problems.is_empty() {
             return Ok(error_result(format!("Invalid arguments for tool {}: {}", params.name, problems.join("; "))));
         }
@@ -1802,10 +1798,4 @@ fn missing_capabilities(required: &ClientCapabilities, declared: &ClientCapabili
         }
     }
     (missing != ClientCapabilities::default()).then_some(missing)
-}
-
-/// An argument problem, prefixed with where it is unless it is about the arguments as a whole
-/// (an empty pointer, as for a missing required property).
-fn at_pointer(pointer: &str, problem: &impl std::fmt::Display) -> String {
-    if pointer.is_empty() { problem.to_string() } else { format!("{pointer}: {problem}") }
 }
