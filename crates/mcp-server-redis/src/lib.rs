@@ -189,7 +189,8 @@ return 1
 
 /// Tasks in Redis: `PREFIXtask:ID` holds the [`TaskRecord`] as JSON and expires with the task
 /// (or after [`Redis::with_task_retention`]); each change is published on `PREFIXtask-changes:ID`
-/// (an empty message: the task was removed). A [`watch`](TaskStore::watch) holds its own pub/sub
+/// (an empty message: the task was removed); `PREFIXtask-lease:ID` exists while the instance
+/// running the handler renews its lease (it expires by itself when that instance is gone). A [`watch`](TaskStore::watch) holds its own pub/sub
 /// connection, and survives a lost connection by reconnecting and reading the task again.
 #[derive(Clone, Debug)]
 pub struct RedisTaskStore(Redis);
@@ -280,11 +281,24 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move {
             let (key, channel) = self.keys(id);
             let mut remove = redis::pipe();
-            remove.atomic().del(&key).ignore().publish(&channel, "").ignore();
+            let lease = self.0.key("task-lease", id);
+            remove.atomic().del(&key).ignore().del(&lease).ignore().publish(&channel, "").ignore();
             let mut connection = self.0.0.manager.clone();
             let outcome = tokio::time::timeout(self.0.0.timeout, remove.query_async::<()>(&mut connection)).await;
             self.0.outcome(TASKS, outcome)
         })
+    }
+
+    fn renew_lease<'a>(&'a self, id: &'a str, lease: Duration) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let mut set = redis::cmd("SET");
+            set.arg(self.0.key("task-lease", id)).arg(1).arg("PX").arg(millis(lease));
+            self.0.query::<()>(TASKS, &set).await
+        })
+    }
+
+    fn lease_held<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+        Box::pin(async move { self.0.query(TASKS, redis::cmd("EXISTS").arg(self.0.key("task-lease", id))).await })
     }
 }
 

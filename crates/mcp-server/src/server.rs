@@ -109,6 +109,9 @@ pub struct Options {
     pub task_ttl: Option<Duration>,
     /// The polling interval suggested to clients (`pollIntervalMs`; default 1 s).
     pub task_poll_interval: Duration,
+    /// The lease of the instance running a task's handler, renewed every third of it; a task
+    /// whose lease lapsed (its instance died) is reported `failed` (default 30 s).
+    pub task_lease: Duration,
 }
 
 impl Default for Options {
@@ -128,6 +131,7 @@ impl Default for Options {
             state_replay_cache: 65_536,
             task_ttl: Some(Duration::from_secs(3600)),
             task_poll_interval: Duration::from_secs(1),
+            task_lease: Duration::from_secs(30),
         }
     }
 }
