@@ -8,6 +8,8 @@
 //!   one key each, expiring with the state.
 //! - [`RedisSessionStore`]: legacy HTTP sessions ([`SessionStore`]), one key each, expiring
 //!   when idle.
+//! - [`RedisChangeBus`]: list changes and resource updates ([`mcp_server::ChangeBus`]) on
+//!   pub/sub, so that a change announced through one instance reaches the listeners of all.
 //!
 //! Every store of one [`Redis`] shares its connection (a [`ConnectionManager`] that reconnects
 //! by itself). While Redis is unreachable an operation fails after
@@ -27,6 +29,10 @@
 //! ```
 
 #![warn(missing_docs)]
+
+mod bus;
+
+pub use bus::RedisChangeBus;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -36,6 +36,7 @@
 #![warn(missing_docs)]
 
 mod batch;
+pub mod bus;
 mod connection;
 mod context;
 mod error;
@@ -55,6 +56,7 @@ mod state;
 pub mod stdio;
 pub mod tasks;
 
+pub use bus::{Change, ChangeBus, InMemoryChangeBus};
 pub use connection::Connection;
 pub use context::Context;
 pub use error::Error;
