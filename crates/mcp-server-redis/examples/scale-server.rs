@@ -1,5 +1,5 @@
 //! mcp-server's conformance fixture server as one instance of a deployment sharing one Redis:
-//! tasks, single-use states, legacy sessions and the change bus in Redis, and the
+//! tasks, single-use states, legacy sessions, SSE events and the change bus in Redis, and the
 //! `requestState` keys read from a file that every instance watches (so a key rotation reaches
 //! all of them). `tests/scale/run.sh` starts three behind haproxy.
 //!
@@ -146,6 +146,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     eprintln!("scale-server {} listening on http://{}/mcp", args.name, listener.local_addr()?);
-    mcp_server::http::serve(listener, server, HttpConfig::default()).await?;
+    let mut config = HttpConfig::default();
+    config.event_store = Some(Arc::new(redis.event_store()));
+    mcp_server::http::serve(listener, server, config).await?;
     Ok(())
 }

@@ -8,6 +8,8 @@
 //!   one key each, expiring with the state.
 //! - [`RedisSessionStore`]: legacy HTTP sessions ([`SessionStore`]), one key each, expiring
 //!   when idle.
+//! - [`RedisEventStore`]: legacy SSE events ([`mcp_server::EventStore`]), one capped Redis
+//!   stream per SSE stream, so that `Last-Event-ID` resumes on any instance.
 //! - [`RedisChangeBus`]: list changes and resource updates ([`mcp_server::ChangeBus`]) on
 //!   pub/sub, so that a change announced through one instance reaches the listeners of all.
 //!
@@ -31,8 +33,10 @@
 #![warn(missing_docs)]
 
 mod bus;
+mod events;
 
 pub use bus::RedisChangeBus;
+pub use events::RedisEventStore;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -40,6 +40,7 @@ pub mod bus;
 mod connection;
 mod context;
 mod error;
+pub mod events;
 mod headers;
 #[cfg(feature = "http")]
 pub mod http;
@@ -58,6 +59,7 @@ pub mod tasks;
 
 pub use bus::{Change, ChangeBus, InMemoryChangeBus};
 pub use connection::Connection;
+pub use events::{EventStore, InMemoryEventStore};
 pub use context::Context;
 pub use error::Error;
 pub use headers::Mirrors;
