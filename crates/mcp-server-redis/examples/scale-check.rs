@@ -325,7 +325,8 @@ impl Checks {
 
     /// A `subscriptions/listen` on one instance hears a change made through another.
     async fn listen_across_instances(&self) -> Outcome {
-        let body = modern(json!("listen-1"), "subscriptions/listen", json!({ "notifications": { "toolsListChanged": true } }));
+        let body =
+            modern(json!("listen-1"), "subscriptions/listen", json!({ "notifications": { "toolsListChanged": true } }));
         let response = self
             .http
             .0
@@ -387,7 +388,8 @@ impl Checks {
         let (created, _) = self.http.ask(self.url(0), 1, "tools/call", call).await?;
         let task_id = created["taskId"].as_str().ok_or(format!("no task: {created}"))?.to_owned();
         self.until_task(1, &task_id, |t| t["inputRequests"].get("confirm_delete").is_some()).await?;
-        let update = json!({ "taskId": task_id, "inputResponses": { "confirm_delete": accept("confirm", json!(true)) } });
+        let update =
+            json!({ "taskId": task_id, "inputResponses": { "confirm_delete": accept("confirm", json!(true)) } });
         self.http.ask(self.url(2), 2, "tasks/update", update).await?;
         let done = self.until_task(0, &task_id, |t| t["status"] == "completed").await?;
         if done["result"]["content"][0]["text"] != "Deleted a.txt" {
@@ -449,7 +451,8 @@ impl Checks {
         let sessions = Arc::new(std::sync::Mutex::new(Vec::<(usize, String)>::new()));
         let mut clients = Vec::new();
         for client in 0..self.args.clients {
-            let (http, lb, log, sessions) = (self.http.clone(), self.args.lb.clone(), Arc::clone(&log), Arc::clone(&sessions));
+            let (http, lb, log, sessions) =
+                (self.http.clone(), self.args.lb.clone(), Arc::clone(&log), Arc::clone(&sessions));
             clients.push(tokio::spawn(async move {
                 let legacy = client % 2 == 0;
                 let mut session = None;
@@ -537,33 +540,49 @@ impl Checks {
             .iter()
             .copied()
             .filter(|client| {
-                !log.iter().any(|e| e.client == *client && e.sent > killed_at && e.outcome.as_ref().is_ok_and(|on| on != killed))
+                !log.iter().any(|e| {
+                    e.client == *client && e.sent > killed_at && e.outcome.as_ref().is_ok_and(|on| on != killed)
+                })
             })
             .collect();
-        let after_restart = log
-            .iter()
-            .filter(|e| e.sent > restarted_at && e.outcome.as_ref().is_ok_and(|on| on == killed))
-            .count();
+        let after_restart =
+            log.iter().filter(|e| e.sent > restarted_at && e.outcome.as_ref().is_ok_and(|on| on == killed)).count();
         let legacy_answered = log.iter().filter(|e| e.legacy && e.outcome.is_ok()).count();
 
         // The orphaned task: failed after its lease, with the reason.
         let orphan_state = self.until_task(0, &orphan, |t| t["status"] != "working").await;
         let lease_outcome = match &orphan_state {
-            Ok(task) if task["status"] == "failed" && task["error"]["message"].as_str().is_some_and(|m| m.contains("lease")) => {
+            Ok(task)
+                if task["status"] == "failed"
+                    && task["error"]["message"].as_str().is_some_and(|m| m.contains("lease")) =>
+            {
                 "its task failed after the lease".to_owned()
             }
             Ok(task) => format!("its task ended as {task}"),
             Err(error) => format!("its task: {error}"),
         };
 
-        println!("kill test: {} clients for {} s ({} legacy sessions, {} of them on {killed})", self.args.clients,
-            self.args.seconds, sessions.len(), orphaned.len());
-        println!("kill test: killed {killed} at {:.1} s, restarted at {:.1} s", killed_at.as_secs_f64(), restarted_at.as_secs_f64());
-        println!("kill test: sent {sent}, answered {answered}, failed {failed} ({legacy_answered} answered on legacy sessions)");
+        println!(
+            "kill test: {} clients for {} s ({} legacy sessions, {} of them on {killed})",
+            self.args.clients,
+            self.args.seconds,
+            sessions.len(),
+            orphaned.len()
+        );
+        println!(
+            "kill test: killed {killed} at {:.1} s, restarted at {:.1} s",
+            killed_at.as_secs_f64(),
+            restarted_at.as_secs_f64()
+        );
+        println!(
+            "kill test: sent {sent}, answered {answered}, failed {failed} ({legacy_answered} answered on legacy sessions)"
+        );
         for (reason, count) in &reasons {
             println!("kill test:   failed x{count}: {reason}");
         }
-        println!("kill test: failures not in flight at the kill: {not_in_flight}; answered by {killed} after its restart: {after_restart}");
+        println!(
+            "kill test: failures not in flight at the kill: {not_in_flight}; answered by {killed} after its restart: {after_restart}"
+        );
         println!("kill test: {lease_outcome}");
         let summary = format!("sent={sent} answered={answered} failed={failed} (all in flight on the kill)");
         let mut problems = client_errors;

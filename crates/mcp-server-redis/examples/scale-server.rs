@@ -99,24 +99,28 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let skills = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp-server/examples/skills");
     let name = args.name.clone();
     let server = conformance::fixture(&skills)?
-        .tool(ToolRoute::new("scale_whoami", move |ctx: Context, _: NoArguments| {
-            let name = name.clone();
-            async move {
-                let key = ctx.server().state_keyring().current_id();
-                Ok::<_, Error>(json!({ "instance": name, "keyId": key }).to_string())
-            }
-        })
-        .description("This instance's name and the id of the key sealing requestState"))
-        .tool(ToolRoute::new("scale_two_questions", |ctx: Context, _: NoArguments| async move {
-            let name = ctx.elicit("name", form("name")).await?;
-            let color = ctx.elicit("color", form("color")).await?;
-            let answer = |result: &mcp_types::ElicitResult, key: &str| {
-                serde_json::to_value(&result.content).ok().and_then(|c| c[key].as_str().map(str::to_owned))
-            };
-            let (name, color) = (answer(&name, "name"), answer(&color, "color"));
-            Ok::<_, Error>(format!("{} likes {}", name.as_deref().unwrap_or("?"), color.as_deref().unwrap_or("?")))
-        })
-        .description("Asks a name, then a color (two rounds of InputRequiredResult)"))
+        .tool(
+            ToolRoute::new("scale_whoami", move |ctx: Context, _: NoArguments| {
+                let name = name.clone();
+                async move {
+                    let key = ctx.server().state_keyring().current_id();
+                    Ok::<_, Error>(json!({ "instance": name, "keyId": key }).to_string())
+                }
+            })
+            .description("This instance's name and the id of the key sealing requestState"),
+        )
+        .tool(
+            ToolRoute::new("scale_two_questions", |ctx: Context, _: NoArguments| async move {
+                let name = ctx.elicit("name", form("name")).await?;
+                let color = ctx.elicit("color", form("color")).await?;
+                let answer = |result: &mcp_types::ElicitResult, key: &str| {
+                    serde_json::to_value(&result.content).ok().and_then(|c| c[key].as_str().map(str::to_owned))
+                };
+                let (name, color) = (answer(&name, "name"), answer(&color, "color"));
+                Ok::<_, Error>(format!("{} likes {}", name.as_deref().unwrap_or("?"), color.as_deref().unwrap_or("?")))
+            })
+            .description("Asks a name, then a color (two rounds of InputRequiredResult)"),
+        )
         .task_store(Arc::new(redis.task_store()))
         .used_state_store(Arc::new(redis.used_state_store()))
         .session_store(Arc::new(redis.session_store()))

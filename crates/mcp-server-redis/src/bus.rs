@@ -55,14 +55,7 @@ impl Redis {
         let (subscribed_tx, subscribed) = watch::channel(false);
         let channel = format!("{}changes", self.0.prefix);
         runtime.spawn(publish_queued(self.clone(), channel.clone(), queued));
-        runtime.spawn(forward_remote(
-            self.clone(),
-            channel,
-            origin.clone(),
-            local.clone(),
-            subscribed_tx,
-            stopped,
-        ));
+        runtime.spawn(forward_remote(self.clone(), channel, origin.clone(), local.clone(), subscribed_tx, stopped));
         Ok(RedisChangeBus(Arc::new(BusInner { local, outbox, origin, subscribed, _stop: stop })))
     }
 }

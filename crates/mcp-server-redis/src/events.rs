@@ -101,7 +101,8 @@ impl EventStore for RedisEventStore {
                 .set_response_timeout(Some(BLOCK + self.redis.0.timeout));
             let connect = self.redis.0.client.get_multiplexed_async_connection_with_config(&config);
             let connection = self.redis.outcome(EVENTS, tokio::time::timeout(self.redis.0.timeout, connect).await)?;
-            let state = Reader { store: self.clone(), key, connection, last: format!("{after}-1"), ready: VecDeque::new() };
+            let state =
+                Reader { store: self.clone(), key, connection, last: format!("{after}-1"), ready: VecDeque::new() };
             let feed = futures::stream::unfold(Some(state), |state| async move {
                 let mut state = state?;
                 match state.next().await {
@@ -133,7 +134,8 @@ impl Reader {
             }
             let mut read = redis::cmd("XREAD");
             read.arg("COUNT").arg(100).arg("BLOCK").arg(millis(BLOCK)).arg("STREAMS").arg(&self.key).arg(&self.last);
-            let reply: ReadReply = read.query_async(&mut self.connection).await.map_err(|e| self.store.redis.error(EVENTS, e))?;
+            let reply: ReadReply =
+                read.query_async(&mut self.connection).await.map_err(|e| self.store.redis.error(EVENTS, e))?;
             let entries: Vec<_> = reply.into_iter().flatten().flat_map(|(_, entries)| entries).collect();
             if entries.is_empty() {
                 // Nothing within the block: the stream may have expired meanwhile.

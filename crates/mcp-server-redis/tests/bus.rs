@@ -107,8 +107,7 @@ async fn listeners_hear_changes_made_through_another_instance_in_memory() {
 async fn listeners_hear_changes_made_through_another_instance_on_redis() {
     let server = RedisServer::start();
     let (one, two) = (redis_bus(&server).await, redis_bus(&server).await);
-    listeners_on_one_instance_hear_changes_made_through_another(instance(Arc::new(one)), instance(Arc::new(two)))
-        .await;
+    listeners_on_one_instance_hear_changes_made_through_another(instance(Arc::new(one)), instance(Arc::new(two))).await;
 }
 
 #[tokio::test]

@@ -67,8 +67,11 @@ async fn event_store_contract_in_memory() {
 async fn event_store_contract_on_redis() {
     let server = RedisServer::start();
     let redis = Redis::open(&server.url()).unwrap().with_timeout(Duration::from_millis(500));
-    event_store_contract(Arc::new(redis.event_store()), Arc::new(redis.with_prefix("bounded:").event_store().with_max_events(3)))
-        .await;
+    event_store_contract(
+        Arc::new(redis.event_store()),
+        Arc::new(redis.with_prefix("bounded:").event_store().with_max_events(3)),
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -93,7 +96,10 @@ async fn serve(server: Server, events: Arc<dyn EventStore>) -> (String, tokio::t
 
 /// A legacy stream broken on one instance is resumed with `Last-Event-ID` on another, which
 /// never held it.
-async fn a_stream_written_on_one_instance_resumes_on_another(sessions: Arc<dyn SessionStore>, events: Arc<dyn EventStore>) {
+async fn a_stream_written_on_one_instance_resumes_on_another(
+    sessions: Arc<dyn SessionStore>,
+    events: Arc<dyn EventStore>,
+) {
     let build = || {
         builder()
             .session_store(Arc::clone(&sessions))

@@ -121,7 +121,8 @@ impl EventStore for InMemoryEventStore {
 
     fn read<'a>(&'a self, session: &'a str, stream: u64, after: u64) -> StoreFuture<'a, Option<EventFeed>> {
         let key = (session.to_owned(), stream);
-        let Some(progress) = self.streams.lock().expect("not poisoned").by_key.get(&key).map(|e| e.progress.subscribe())
+        let Some(progress) =
+            self.streams.lock().expect("not poisoned").by_key.get(&key).map(|e| e.progress.subscribe())
         else {
             return Box::pin(std::future::ready(Ok(None)));
         };

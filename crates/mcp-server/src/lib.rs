@@ -59,9 +59,9 @@ pub mod tasks;
 
 pub use bus::{Change, ChangeBus, InMemoryChangeBus};
 pub use connection::Connection;
-pub use events::{EventStore, InMemoryEventStore};
 pub use context::Context;
 pub use error::Error;
+pub use events::{EventStore, InMemoryEventStore};
 pub use headers::Mirrors;
 pub use mcp_types::http_headers::{decode_value as decode_header_value, encode_value as encode_header_value};
 pub use message::{Disposition, Outgoing, OutgoingKind, Reply};

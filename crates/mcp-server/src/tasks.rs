@@ -208,7 +208,11 @@ impl InMemoryTaskStore {
 
     /// A store of at most `capacity` tasks (at least one).
     pub fn with_capacity(capacity: usize) -> Self {
-        InMemoryTaskStore { tasks: Mutex::new(HashMap::new()), leases: Mutex::new(HashMap::new()), capacity: capacity.max(1) }
+        InMemoryTaskStore {
+            tasks: Mutex::new(HashMap::new()),
+            leases: Mutex::new(HashMap::new()),
+            capacity: capacity.max(1),
+        }
     }
 
     /// How many tasks are stored (expired ones not yet dropped included).
