@@ -12,7 +12,7 @@
 //! which is where haproxy runs.
 
 #[path = "../tests/support/mod.rs"]
-#[allow(dead_code, unused_imports)]
+#[allow(unused_imports)]
 mod support;
 
 use std::sync::Arc;
@@ -24,6 +24,9 @@ use mcp_server::{InMemorySessionStore, InMemoryTaskStore, Principal, SessionReco
 use mcp_server_redis::Redis;
 use mcp_types::ext::tasks::TaskStatus;
 use serde_json::json;
+
+/// A name and its task and session stores.
+type Stores = (&'static str, Arc<dyn TaskStore>, Arc<dyn SessionStore>);
 
 fn session_record() -> SessionRecord {
     serde_json::from_value(json!({
@@ -57,7 +60,7 @@ fn stores(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let server = support::RedisServer::start();
     let redis = runtime.block_on(async { Redis::open(&server.url()).unwrap().with_prefix("bench:") });
-    let stores: [(&str, Arc<dyn TaskStore>, Arc<dyn SessionStore>); 2] = [
+    let stores: [Stores; 2] = [
         ("in-memory", Arc::new(InMemoryTaskStore::with_capacity(1_000_000)), Arc::new(InMemorySessionStore::new())),
         ("redis", Arc::new(redis.task_store()), Arc::new(redis.session_store())),
     ];

@@ -516,8 +516,9 @@ impl Checks {
                 Err(error) => client_errors.push(format!("a client panicked: {error}")),
             }
         }
-        let log = log.lock().unwrap();
-        let sessions = sessions.lock().unwrap();
+        // Every client is done: take what they wrote.
+        let log = std::mem::take(&mut *log.lock().unwrap());
+        let sessions = std::mem::take(&mut *sessions.lock().unwrap());
         let killed = &self.args.killed;
 
         let sent = log.len();
