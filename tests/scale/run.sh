@@ -114,6 +114,9 @@ defaults
   retries 3
   option redispatch 1
   retry-on conn-failure
+  # A request is never sent on an idle connection to an instance that may have died since:
+  # that failure could not be told from one after the request arrived, so it is not retried.
+  http-reuse never
 
 frontend mcp
   bind 127.0.0.1:$LB_PORT
@@ -162,12 +165,20 @@ if [ -z "${SCALE_SKIP_CONFORMANCE:-}" ]; then
   conformance_leg 2025-11-25
 fi
 
+# kill -9, then wait until the port refuses connections: until then the dying process's
+# kernel socket still accepts them, so a request sent meanwhile is in flight on it.
+cat >"$WORK/kill-two.sh" <<EOF
+#!/usr/bin/env bash
+kill -9 "\$(cat '$WORK/two.pid')"
+while (exec 3<>"/dev/tcp/127.0.0.1/${PORT[two]}") 2>/dev/null; do sleep 0.005; done
+EOF
+chmod +x "$WORK/kill-two.sh"
 instances="one=http://127.0.0.1:${PORT[one]}/mcp,two=http://127.0.0.1:${PORT[two]}/mcp"
 instances+=",three=http://127.0.0.1:${PORT[three]}/mcp"
 check_out="$WORK/check.out"
 set +e
 "$CHECK" --lb "$LB" --instances "$instances" --keys-file "$WORK/keys.txt" --killed two \
-  --kill-cmd "kill -9 \$(cat '$WORK/two.pid')" --restart-cmd "'$WORK/start-two.sh'" \
+  --kill-cmd "$WORK/kill-two.sh" --restart-cmd "'$WORK/start-two.sh'" \
   --clients 64 --seconds "$SECONDS_OF_KILL_TEST" ${SCALE_ONLY:+--only "$SCALE_ONLY"} | tee "$check_out" >&2
 check_status="${PIPESTATUS[0]}"
 set -e

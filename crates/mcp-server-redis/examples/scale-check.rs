@@ -37,7 +37,8 @@ struct Args {
     /// The keys file every instance watches (rewritten by the key rotation check).
     #[arg(long)]
     keys_file: PathBuf,
-    /// Kills one instance (`sh -c`); its name is `--killed`.
+    /// Kills one instance (`sh -c`), returning once it is gone (its port refuses connections);
+    /// its name is `--killed`.
     #[arg(long)]
     kill_cmd: String,
     /// Starts the killed instance again (`sh -c`; must return once it is started).
@@ -528,9 +529,18 @@ impl Checks {
         for exchange in log.iter() {
             if let Err(reason) = &exchange.outcome {
                 *reasons.entry(reason.clone()).or_default() += 1;
-                // Only a request in flight when the instance died may fail.
+                // Only a request in flight on the instance as it died may fail: sent before it
+                // was gone (a dying process's socket still accepts connections).
                 if !(exchange.sent <= killed_at && exchange.done >= kill_started) {
                     not_in_flight += 1;
+                    if not_in_flight <= 5 {
+                        println!(
+                            "kill test:   not in flight at the kill: client {} sent at {:.3} s, failed at {:.3} s: {reason}",
+                            exchange.client,
+                            exchange.sent.as_secs_f64(),
+                            exchange.done.as_secs_f64()
+                        );
+                    }
                 }
             }
         }
@@ -571,7 +581,8 @@ impl Checks {
             orphaned.len()
         );
         println!(
-            "kill test: killed {killed} at {:.1} s, restarted at {:.1} s",
+            "kill test: kill -9 {killed} at {:.3} s, gone at {:.3} s, restarted at {:.1} s",
+            kill_started.as_secs_f64(),
             killed_at.as_secs_f64(),
             restarted_at.as_secs_f64()
         );
@@ -585,13 +596,10 @@ impl Checks {
             "kill test: failures not in flight at the kill: {not_in_flight}; answered by {killed} after its restart: {after_restart}"
         );
         println!("kill test: {lease_outcome}");
-        let summary = format!("sent={sent} answered={answered} failed={failed} (all in flight on the kill)");
+        let summary = format!("sent={sent} answered={answered} failed={failed} (all in flight on {killed} as it died)");
         let mut problems = client_errors;
         if not_in_flight > 0 {
             problems.push(format!("{not_in_flight} failures of requests not in flight at the kill"));
-        }
-        if failed > self.args.clients {
-            problems.push(format!("{failed} failures, more than one per client"));
         }
         if !stranded.is_empty() {
             problems.push(format!("legacy sessions of {killed} not continued elsewhere: clients {stranded:?}"));
