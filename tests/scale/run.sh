@@ -62,7 +62,7 @@ free_port() {
   done
 }
 wait_port() {
-  for _ in $(seq 200); do
+  for _ in $(seq 400); do
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
     sleep 0.05
   done
@@ -89,7 +89,7 @@ set -euo pipefail
 setsid "$SERVER" --addr "127.0.0.1:${PORT[$name]}" --redis "redis://127.0.0.1:$REDIS_PORT" --name "$name" \\
   --state-keys "$WORK/keys.txt" --task-lease-ms 3000 >>"$WORK/$name.log" 2>&1 </dev/null &
 echo \$! >"$WORK/$name.pid"
-for _ in \$(seq 200); do
+for _ in \$(seq 400); do
   (exec 3<>"/dev/tcp/127.0.0.1/${PORT[$name]}") 2>/dev/null && exit 0
   sleep 0.05
 done
