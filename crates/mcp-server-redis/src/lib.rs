@@ -8,6 +8,10 @@
 //!   one key each, expiring with the state.
 //! - [`RedisSessionStore`]: legacy HTTP sessions ([`SessionStore`]), one key each, expiring
 //!   when idle.
+//! - [`RedisEventStore`]: legacy SSE events ([`mcp_server::EventStore`]), one capped Redis
+//!   stream per SSE stream, so that `Last-Event-ID` resumes on any instance.
+//! - [`RedisChangeBus`]: list changes and resource updates ([`mcp_server::ChangeBus`]) on
+//!   pub/sub, so that a change announced through one instance reaches the listeners of all.
 //!
 //! Every store of one [`Redis`] shares its connection (a [`ConnectionManager`] that reconnects
 //! by itself). While Redis is unreachable an operation fails after
@@ -27,6 +31,12 @@
 //! ```
 
 #![warn(missing_docs)]
+
+mod bus;
+mod events;
+
+pub use bus::RedisChangeBus;
+pub use events::RedisEventStore;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -189,7 +199,8 @@ return 1
 
 /// Tasks in Redis: `PREFIXtask:ID` holds the [`TaskRecord`] as JSON and expires with the task
 /// (or after [`Redis::with_task_retention`]); each change is published on `PREFIXtask-changes:ID`
-/// (an empty message: the task was removed). A [`watch`](TaskStore::watch) holds its own pub/sub
+/// (an empty message: the task was removed); `PREFIXtask-lease:ID` exists while the instance
+/// running the handler renews its lease (it expires by itself when that instance is gone). A [`watch`](TaskStore::watch) holds its own pub/sub
 /// connection, and survives a lost connection by reconnecting and reading the task again.
 #[derive(Clone, Debug)]
 pub struct RedisTaskStore(Redis);
@@ -280,11 +291,24 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move {
             let (key, channel) = self.keys(id);
             let mut remove = redis::pipe();
-            remove.atomic().del(&key).ignore().publish(&channel, "").ignore();
+            let lease = self.0.key("task-lease", id);
+            remove.atomic().del(&key).ignore().del(&lease).ignore().publish(&channel, "").ignore();
             let mut connection = self.0.0.manager.clone();
             let outcome = tokio::time::timeout(self.0.0.timeout, remove.query_async::<()>(&mut connection)).await;
             self.0.outcome(TASKS, outcome)
         })
+    }
+
+    fn renew_lease<'a>(&'a self, id: &'a str, lease: Duration) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let mut set = redis::cmd("SET");
+            set.arg(self.0.key("task-lease", id)).arg(1).arg("PX").arg(millis(lease));
+            self.0.query::<()>(TASKS, &set).await
+        })
+    }
+
+    fn lease_held<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+        Box::pin(async move { self.0.query(TASKS, redis::cmd("EXISTS").arg(self.0.key("task-lease", id))).await })
     }
 }
 

@@ -81,6 +81,16 @@ async fn task_store_contract(store: Arc<dyn TaskStore>) {
     let ended = tokio::time::timeout(Duration::from_secs(5), async { while states.next().await.is_some() {} }).await;
     assert!(ended.is_ok(), "a watch ends when its task is removed");
 
+    // Leases: none until renewed, held while renewed, lapsed once not renewed in time.
+    let leased = record(None);
+    store.create(leased.clone()).await.unwrap();
+    assert!(!store.lease_held(&leased.id).await.unwrap());
+    store.renew_lease(&leased.id, Duration::from_secs(60)).await.unwrap();
+    assert!(store.lease_held(&leased.id).await.unwrap());
+    store.renew_lease(&leased.id, Duration::from_millis(200)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!store.lease_held(&leased.id).await.unwrap());
+
     // Expiry: an expired task is unknown, and a live one is forgotten once its TTL passes.
     let mut expired = record(Some(Duration::from_millis(1)));
     expired.created_at_ms -= 10;
@@ -190,6 +200,57 @@ async fn instances_share_tasks_in_memory() {
 async fn instances_share_tasks_on_redis() {
     let server = RedisServer::start();
     instances_share_tasks(Arc::new(redis(&server).task_store())).await;
+}
+
+/// A task whose instance dies is reported `failed` by another once its lease lapses, never left
+/// `working` until its TTL. Instance `one` runs on a runtime of its own, shut down to stand for
+/// the process dying (its handler and heartbeat stop with it).
+async fn a_dead_instances_task_fails_after_its_lease(stores: [Arc<dyn TaskStore>; 2]) {
+    let mut options = Options::default();
+    options.task_lease = Duration::from_millis(1500);
+    let [store_one, store_two] = stores;
+    let one = builder().task_store(store_one).options(options.clone()).build().unwrap();
+    let two = builder().task_store(store_two).options(options).build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let (started, task_id) = tokio::sync::oneshot::channel();
+    runtime.spawn(async move {
+        let mut on_one = Client::start(&one);
+        let _ = started.send(on_one.start_task("forever").await);
+        std::future::pending::<()>().await;
+    });
+    let task_id = task_id.await.unwrap();
+    let mut on_two = Client::start(&two);
+    // While its instance lives, the heartbeat keeps the task working past several leases.
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    assert_eq!(on_two.task("tasks/get", &task_id).await["result"]["status"], "working");
+
+    runtime.shutdown_background();
+    let failed = on_two.until(&task_id, |task| task["status"] != "working").await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["code"], INTERNAL_ERROR, "{failed}");
+    let message = failed["error"]["message"].as_str().unwrap();
+    assert!(message.contains("renewed no lease for 1500 ms"), "{message}");
+    assert_eq!(failed["statusMessage"], message);
+    // Failed for good: a cancellation changes nothing.
+    on_two.task("tasks/cancel", &task_id).await;
+    assert_eq!(on_two.task("tasks/get", &task_id).await["result"]["status"], "failed");
+}
+
+#[tokio::test]
+async fn a_dead_instances_task_fails_after_its_lease_in_memory() {
+    let store: Arc<dyn TaskStore> = Arc::new(InMemoryTaskStore::new());
+    a_dead_instances_task_fails_after_its_lease([Arc::clone(&store), store]).await;
+}
+
+#[tokio::test]
+async fn a_dead_instances_task_fails_after_its_lease_on_redis() {
+    let server = RedisServer::start();
+    // A connection each, as two processes have: the dead one's dies with it.
+    a_dead_instances_task_fails_after_its_lease([
+        Arc::new(redis(&server).task_store()),
+        Arc::new(redis(&server).task_store()),
+    ])
+    .await;
 }
 
 /// A single-use state used on one instance is refused on another; states move between

@@ -30,7 +30,6 @@ fn operation(name: &str, description: &str, apply: fn(f64, f64) -> Result<f64, E
     })
     .description(description)
     .annotations(read_only)
-    .structured::<Outcome>()
 }
 
 #[tokio::main(flavor = "current_thread")]

@@ -18,8 +18,8 @@ use std::time::Duration;
 use clap::Parser;
 use mcp_server::http::HttpConfig;
 use mcp_server::{
-    Context, Error, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Server, SkillRoute, TaskSupport,
-    ToolRoute, text_result,
+    Context, Error, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Server, ServerBuilder, SkillRoute,
+    TaskSupport, ToolRoute, text_result,
 };
 use mcp_types::{
     BlobResourceContents, ClientCapabilities, CompleteResultCompletion, ContentBlock, ElicitRequestParams,
@@ -224,6 +224,12 @@ fn task_tools(builder: mcp_server::ServerBuilder) -> mcp_server::ServerBuilder {
 }
 
 fn build() -> Result<Server, mcp_server::BuildError> {
+    fixture(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/skills").as_ref())?.build()
+}
+
+/// The fixture, not yet built, serving the skills under `skills`: mcp-server-redis's
+/// `scale-server` includes this file and adds its shared stores before building.
+pub fn fixture(skills: &std::path::Path) -> Result<ServerBuilder, mcp_server::BuildError> {
     let mut builder = Server::builder("mcp-rs-conformance-server", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture server for the MCP conformance suite.")
         .tool(tool("test_simple_text", "Returns a simple text response", |_| async {
@@ -598,6 +604,5 @@ fn build() -> Result<Server, mcp_server::BuildError> {
             Ok(CompleteResultCompletion::new(values))
         });
     // The skills extension's scenarios (`sep-2640-*`) read the skills shipped beside this file.
-    let skills = SkillRoute::scan(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/skills"))?;
-    task_tools(builder).skills(skills).build()
+    Ok(task_tools(builder).skills(SkillRoute::scan(skills)?))
 }

@@ -26,6 +26,7 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use crate::events::EventStore;
 use crate::message::{Disposition, Outgoing, OutgoingKind};
 use crate::session_table::{ClientKey, SessionTable, ShareFull};
 use crate::tasks::StoreError;
@@ -86,6 +87,10 @@ pub struct HttpConfig {
     /// 1 MiB). Beyond it the oldest are dropped; a client reading its stream live loses
     /// nothing, a client resuming after a long gap may miss the oldest notifications.
     pub max_replay_bytes: usize,
+    /// Where legacy SSE events are also kept, so that a client resumes a stream with
+    /// `Last-Event-ID` on any instance sharing the store (default `None`: only on the instance
+    /// that wrote it). See [`crate::events`].
+    pub event_store: Option<Arc<dyn EventStore>>,
 }
 
 impl Default for HttpConfig {
@@ -102,6 +107,7 @@ impl Default for HttpConfig {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             max_replay_bytes: 1024 * 1024,
+            event_store: None,
         }
     }
 }
@@ -130,8 +136,18 @@ struct Logs {
 const LOGS_PER_SESSION: usize = 32;
 
 impl Logs {
-    fn new(limit: usize) -> Self {
-        Logs { next: 0, streams: VecDeque::new(), bytes: 0, limit }
+    /// With `shared` (an event store), stream numbers start at random, so that the streams one
+    /// session has on several instances never share a number.
+    fn new(limit: usize, shared: bool) -> Self {
+        let mut next = 0;
+        if shared {
+            let mut bytes = [0u8; 8];
+            if getrandom::fill(&mut bytes).is_ok() {
+                // 52 bits: event ids stay exact numbers for JavaScript clients.
+                next = u64::from_le_bytes(bytes) >> 12;
+            }
+        }
+        Logs { next, streams: VecDeque::new(), bytes: 0, limit }
     }
 
     fn open(&mut self) -> (u64, Arc<StreamLog>) {
@@ -499,6 +515,8 @@ async fn post(
         let (stream, log) = logs.lock().expect("not poisoned").open();
         let (live, events) = tokio::sync::mpsc::channel::<Event>(32);
         let pump_session = Arc::clone(&session);
+        let store = shared.config.event_store.clone().zip(session_id.map(str::to_owned));
+        let store_for_end = store.clone();
         tokio::spawn(async move {
             let pump = async {
                 let mut live = Some(live);
@@ -513,6 +531,13 @@ async fn post(
                     };
                     let entry = message.is_message().then_some(message.json);
                     let position = logs.lock().expect("not poisoned").push(&log, entry.clone());
+                    if let (Some((store, session_id)), Some(data)) = (&store, &entry) {
+                        // Stored before it is sent: a client that sees it can resume after it
+                        // anywhere.
+                        if let Err(error) = store.append(session_id, stream, position as u64, data).await {
+                            tracing::warn!(%error, stream, "an SSE event was not stored for resumption elsewhere");
+                        }
+                    }
                     let Some(data) = entry else {
                         // A stream break ends this response; the client resumes from the log.
                         live = None;
@@ -531,6 +556,11 @@ async fn post(
                 () = pump_session.closed() => {}
             }
             log.finish();
+            if let Some((store, session_id)) = store_for_end
+                && let Err(error) = store.finish(&session_id, stream).await
+            {
+                tracing::warn!(%error, stream, "an SSE stream's end was not stored");
+            }
         });
         let priming =
             Event { id: Some(format!("{stream}:0")), retry: Some(shared.config.sse_retry), data: String::new() };
@@ -578,20 +608,48 @@ async fn get(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
         Err(e) => return json_response(StatusCode::SERVICE_UNAVAILABLE, &Outgoing::error(None, &store_error(&e))),
     };
     // `Last-Event-ID: stream:n` resumes that request's stream after its n-th event.
-    let resume = header_str(headers, "last-event-id").and_then(|last| {
+    let last_event = header_str(headers, "last-event-id").and_then(|last| {
         let (stream, position) = last.split_once(':')?;
-        let (stream, position) = (stream.parse::<u64>().ok()?, position.parse::<usize>().ok()?);
-        Some((stream, position, logs.lock().expect("not poisoned").find(stream)?))
+        Some((stream.parse::<u64>().ok()?, position.parse::<usize>().ok()?))
     });
     // Every stream of the session ends with it.
     let closed = {
         let session = Arc::clone(&session);
         async move { session.closed().await }
     };
-    match resume {
-        Some((stream, position, log)) => sse_events(log.read(stream, position).take_until(closed)),
-        None => sse(shared.server.session_notifications(session).take_until(closed)),
+    if let Some((stream, position)) = last_event {
+        let local = logs.lock().expect("not poisoned").find(stream);
+        if let Some(log) = local {
+            return sse_events(log.read(stream, position).take_until(closed));
+        }
+        // Written on another instance, perhaps: the event store has it.
+        if let Some(store) = &shared.config.event_store {
+            match store.read(session_id, stream, position as u64).await {
+                Ok(Some(feed)) => {
+                    let events = feed.take_while(move |event| {
+                        if let Err(error) = event {
+                            tracing::warn!(%error, stream, "a resumed SSE stream ended early");
+                        }
+                        std::future::ready(event.is_ok())
+                    });
+                    let events = events.filter_map(move |event| {
+                        std::future::ready(event.ok().map(|event| Event {
+                            id: Some(format!("{stream}:{}", event.position)),
+                            retry: None,
+                            data: event.data,
+                        }))
+                    });
+                    return sse_events(events.take_until(closed));
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    let error = ErrorObject::internal_error(format!("The event store failed: {e}"));
+                    return json_response(StatusCode::SERVICE_UNAVAILABLE, &Outgoing::error(None, &error));
+                }
+            }
+        }
     }
+    sse(shared.server.session_notifications(session).take_until(closed))
 }
 
 async fn delete(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
@@ -726,7 +784,8 @@ impl Shared {
         client: ClientKey,
         within_share: bool,
     ) -> Result<Vec<String>, ShareFull> {
-        let logs = Arc::new(Mutex::new(Logs::new(self.config.max_replay_bytes)));
+        let shared_events = self.config.event_store.is_some();
+        let logs = Arc::new(Mutex::new(Logs::new(self.config.max_replay_bytes, shared_events)));
         let share = within_share.then_some(self.config.max_sessions_per_client);
         let evicted = self.sessions.lock().expect("not poisoned").insert(
             id,

@@ -44,10 +44,12 @@
 
 mod app_state;
 mod batch;
+pub mod bus;
 mod connection;
 mod context;
 mod elicitation;
 mod error;
+pub mod events;
 mod headers;
 #[cfg(feature = "http")]
 pub mod http;
@@ -65,10 +67,12 @@ pub mod stdio;
 pub mod tasks;
 mod validation;
 
+pub use bus::{Change, ChangeBus, InMemoryChangeBus};
 pub use connection::Connection;
 pub use context::Context;
 pub use elicitation::Elicited;
 pub use error::Error;
+pub use events::{EventStore, InMemoryEventStore};
 pub use headers::Mirrors;
 /// The protocol types this crate speaks in (the `mcp-types` crate), for building results and
 /// reading requests without a dependency of your own.

@@ -20,9 +20,10 @@ use mcp_types::{
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 
 use crate::app_state::AppState;
+use crate::bus::{Change, ChangeBus, InMemoryChangeBus};
 use crate::context::{Context, Inner as ContextInner};
 use crate::error::missing_capability;
 use crate::headers::{self, Mirrors};
@@ -111,6 +112,9 @@ pub struct Options {
     pub task_ttl: Option<Duration>,
     /// The polling interval suggested to clients (`pollIntervalMs`; default 1 s).
     pub task_poll_interval: Duration,
+    /// The lease of the instance running a task's handler, renewed every third of it; a task
+    /// whose lease lapsed (its instance died) is reported `failed` (default 30 s).
+    pub task_lease: Duration,
 }
 
 impl Default for Options {
@@ -130,6 +134,7 @@ impl Default for Options {
             state_replay_cache: 65_536,
             task_ttl: Some(Duration::from_secs(3600)),
             task_poll_interval: Duration::from_secs(1),
+            task_lease: Duration::from_secs(30),
         }
     }
 }
@@ -165,6 +170,7 @@ pub struct ServerBuilder {
     keyring: Option<StateKeyring>,
     used_states: Option<Arc<dyn UsedStateStore>>,
     task_store: Option<Arc<dyn TaskStore>>,
+    change_bus: Option<Arc<dyn ChangeBus>>,
     session_store: Option<Arc<dyn SessionStore>>,
     skills: Vec<SkillRoute>,
     skill_directory_read: bool,
@@ -279,6 +285,14 @@ impl ServerBuilder {
     /// Where tasks live (default: an [`InMemoryTaskStore`]; share one store across replicas).
     pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
         self.task_store = Some(store);
+        self
+    }
+
+    /// What carries list changes and resource updates to listeners (default: an
+    /// [`InMemoryChangeBus`](crate::InMemoryChangeBus)). Share one bus across instances so that
+    /// a change announced on one reaches the listeners of all.
+    pub fn change_bus(mut self, bus: Arc<dyn ChangeBus>) -> Self {
+        self.change_bus = Some(bus);
         self
     }
 
@@ -412,7 +426,7 @@ impl ServerBuilder {
                 .get_or_insert_with(Default::default)
                 .insert(SKILLS.to_owned(), settings.to_object());
         }
-        let (changes, _) = broadcast::channel(64);
+        let changes = self.change_bus.unwrap_or_else(|| Arc::new(InMemoryChangeBus::new()));
         Ok(Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
@@ -469,7 +483,7 @@ struct ServerInner {
     keyring: StateKeyring,
     /// Used single-use states (with `Options::state_single_use`).
     used_states: Arc<dyn UsedStateStore>,
-    changes: broadcast::Sender<Change>,
+    changes: Arc<dyn ChangeBus>,
     has_tasks: bool,
     task_store: Arc<dyn TaskStore>,
     session_store: Arc<dyn SessionStore>,
@@ -502,15 +516,6 @@ fn add_directories(directories: &mut BTreeMap<String, BTreeMap<String, mcp_types
             directories.entry(dir).or_default().entry(child).or_insert(resource);
         }
     }
-}
-
-/// A change announced to `subscriptions/listen` streams and legacy sessions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Change {
-    Tools,
-    Prompts,
-    Resources,
-    ResourceUpdated(String),
 }
 
 /// A request refused before it was served.
@@ -560,6 +565,7 @@ impl Server {
             keyring: None,
             used_states: None,
             task_store: None,
+            change_bus: None,
             session_store: None,
             skills: Vec::new(),
             skill_directory_read: true,
@@ -589,22 +595,22 @@ impl Server {
 
     /// Announces that the tool list changed to every listener that asked for it.
     pub fn notify_tools_list_changed(&self) {
-        let _ = self.inner.changes.send(Change::Tools);
+        self.inner.changes.publish(Change::Tools);
     }
 
     /// Announces that the prompt list changed to every listener that asked for it.
     pub fn notify_prompts_list_changed(&self) {
-        let _ = self.inner.changes.send(Change::Prompts);
+        self.inner.changes.publish(Change::Prompts);
     }
 
     /// Announces that the resource list changed to every listener that asked for it.
     pub fn notify_resources_list_changed(&self) {
-        let _ = self.inner.changes.send(Change::Resources);
+        self.inner.changes.publish(Change::Resources);
     }
 
     /// Announces that the resource at `uri` changed, to the clients subscribed to it.
     pub fn notify_resource_updated(&self, uri: impl Into<String>) {
-        let _ = self.inner.changes.send(Change::ResourceUpdated(uri.into()));
+        self.inner.changes.publish(Change::ResourceUpdated(uri.into()));
     }
 
     /// Handles one encoded message. `mirrors` are the values a transport carried beside the body
@@ -1476,12 +1482,8 @@ impl Server {
             }
             loop {
                 let message = tokio::select! {
-                    change = changes.recv() => {
-                        let change = match change {
-                            Ok(change) => change,
-                            Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                            Err(broadcast::error::RecvError::Closed) => return,
-                        };
+                    change = changes.next() => {
+                        let Some(change) = change else { return };
                         let params = match &change {
                             Change::Tools if honoured.tools_list_changed == Some(true) => json!({ "_meta": meta }),
                             Change::Prompts if honoured.prompts_list_changed == Some(true) => json!({ "_meta": meta }),
@@ -1518,11 +1520,7 @@ impl Server {
         let changes = self.inner.changes.subscribe();
         futures::stream::unfold((changes, session), |(mut changes, session)| async move {
             loop {
-                let change = match changes.recv().await {
-                    Ok(change) => change,
-                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(broadcast::error::RecvError::Closed) => return None,
-                };
+                let change = changes.next().await?;
                 if session.legacy().version.is_none() {
                     continue;
                 }

@@ -172,6 +172,21 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Forgets the task.
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
+
+    /// Holds the lease of the task's handler for `lease` from now. The instance running the
+    /// handler renews it every third of [`Options::task_lease`](crate::Options::task_lease);
+    /// once it lapses, any instance reading the task marks it `failed`. The default does
+    /// nothing: a store without leases never reports one lapsed.
+    fn renew_lease<'a>(&'a self, id: &'a str, lease: Duration) -> StoreFuture<'a, ()> {
+        let _ = (id, lease);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// Whether the lease of the task's handler is still held (default: always).
+    fn lease_held<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+        let _ = id;
+        Box::pin(std::future::ready(Ok(true)))
+    }
 }
 
 /// The default [`TaskStore`]: tasks in this process's memory, watched through
@@ -180,6 +195,8 @@ pub trait TaskStore: Send + Sync + 'static {
 /// task fails if every task is still running.
 pub struct InMemoryTaskStore {
     tasks: Mutex<HashMap<String, watch::Sender<TaskRecord>>>,
+    /// When each task's lease lapses (milliseconds since the Unix epoch).
+    leases: Mutex<HashMap<String, u64>>,
     capacity: usize,
 }
 
@@ -191,7 +208,11 @@ impl InMemoryTaskStore {
 
     /// A store of at most `capacity` tasks (at least one).
     pub fn with_capacity(capacity: usize) -> Self {
-        InMemoryTaskStore { tasks: Mutex::new(HashMap::new()), capacity: capacity.max(1) }
+        InMemoryTaskStore {
+            tasks: Mutex::new(HashMap::new()),
+            leases: Mutex::new(HashMap::new()),
+            capacity: capacity.max(1),
+        }
     }
 
     /// How many tasks are stored (expired ones not yet dropped included).
@@ -301,8 +322,57 @@ impl TaskStore for InMemoryTaskStore {
 
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
         self.tasks.lock().expect("not poisoned").remove(id);
+        self.leases.lock().expect("not poisoned").remove(id);
         Box::pin(std::future::ready(Ok(())))
     }
+
+    fn renew_lease<'a>(&'a self, id: &'a str, lease: Duration) -> StoreFuture<'a, ()> {
+        let until = now_ms().saturating_add(lease.as_millis().try_into().unwrap_or(u64::MAX));
+        let mut leases = self.leases.lock().expect("not poisoned");
+        // Leases of tasks dropped by expiry or eviction go in one pass, not on every renewal.
+        if leases.len() >= 2 * self.capacity {
+            let tasks = self.tasks.lock().expect("not poisoned");
+            leases.retain(|id, _| tasks.contains_key(id));
+        }
+        leases.insert(id.to_owned(), until);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn lease_held<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+        let held = self.leases.lock().expect("not poisoned").get(id).is_some_and(|until| *until > now_ms());
+        Box::pin(std::future::ready(Ok(held)))
+    }
+}
+
+/// The task as it stands, marked `failed` first (compare-and-set, so only a task still
+/// running is changed) if it is not finished and its handler's lease lapsed: the instance
+/// running the handler is gone, and the task would otherwise stay `working` until its TTL.
+pub(crate) async fn reap_if_orphaned(
+    store: &dyn TaskStore,
+    task: TaskRecord,
+    lease: Duration,
+) -> Result<TaskRecord, StoreError> {
+    if task.status.is_terminal() || store.lease_held(&task.id).await? {
+        return Ok(task);
+    }
+    let message = format!(
+        "The task's handler stopped running: the server instance running it renewed no lease for {} ms \
+         (it stopped or lost its task store), so the task can never finish",
+        lease.as_millis()
+    );
+    let error = ErrorObject::internal_error(message);
+    let mut fail = |task: &mut TaskRecord| {
+        if task.status.is_terminal() {
+            return false;
+        }
+        task.status = TaskStatus::Failed;
+        task.status_message = Some(error.message.clone());
+        task.error = Some(error.clone());
+        task.input_requests.clear();
+        task.touch();
+        true
+    };
+    Ok(store.update(&task.id, &mut fail).await?.unwrap_or(task))
 }
 
 /// The task a handler's call became, as its [`Context`] knows it.
@@ -397,11 +467,16 @@ impl Server {
         let options = self.options();
         let record = TaskRecord::new(ctx.principal().clone(), options.task_ttl, options.task_poll_interval);
         let store = Arc::clone(self.task_store());
+        // Leased before it exists, so that no instance finds it without a lease.
+        let lease = options.task_lease;
+        if let Err(error) = store.renew_lease(&record.id, lease).await {
+            return store_failure(id, error);
+        }
         if let Err(error) = store.create(record.clone()).await {
             return store_failure(id, error);
         }
         ctx.attach_task(TaskLink { id: record.id.clone(), store: Arc::clone(&store) });
-        tokio::spawn(run_task(store, record.id.clone(), record.expires_at_ms(), handler));
+        tokio::spawn(run_task(store, record.id.clone(), record.expires_at_ms(), lease, handler));
         self.respond(id, Era::Modern, CreateTaskResult::new(record.detailed().task))
     }
 
@@ -417,6 +492,10 @@ impl Server {
         let task = match store.get(task_id).await {
             Ok(Some(task)) if &task.owner == principal => task,
             Ok(_) => return unknown_task(id, task_id),
+            Err(error) => return store_failure(id, error),
+        };
+        let task = match reap_if_orphaned(store.as_ref(), task, self.options().task_lease).await {
+            Ok(task) => task,
             Err(error) => return store_failure(id, error),
         };
         let mut change: Box<dyn FnMut(&mut TaskRecord) -> bool + Send> = match request {
@@ -478,8 +557,20 @@ async fn run_task(
     store: Arc<dyn TaskStore>,
     task_id: String,
     expires_at_ms: Option<u64>,
+    lease: Duration,
     handler: BoxFuture<Result<CallToolResult, Error>>,
 ) {
+    // The heartbeat: while this runs, no instance takes the task for orphaned.
+    let heartbeat = async {
+        let mut beats = tokio::time::interval((lease / 3).max(Duration::from_millis(1)));
+        beats.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            beats.tick().await;
+            if let Err(error) = store.renew_lease(&task_id, lease).await {
+                tracing::warn!(%task_id, %error, "the task's lease could not be renewed");
+            }
+        }
+    };
     let ended_elsewhere = async {
         match store.watch(&task_id).await {
             Ok(mut states) => {
@@ -504,6 +595,7 @@ async fn run_task(
     };
     let outcome = tokio::select! {
         outcome = AssertUnwindSafe(handler).catch_unwind() => outcome,
+        () = heartbeat => return,
         () = ended_elsewhere => return,
         () = expired => {
             let _ = store.remove(&task_id).await;
