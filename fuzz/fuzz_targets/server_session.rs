@@ -32,7 +32,7 @@ struct Echo {
 }
 
 fn contents(uri: &str, text: &str) -> Vec<ReadResourceResultContentsItem> {
-    vec![ReadResourceResultContentsItem::TextResourceContents(TextResourceContents::new(text, uri))]
+    vec![TextResourceContents { uri: uri.into(), text: text.into(), ..Default::default() }.into()]
 }
 
 /// A server with one handler of each kind: plain and annotated tools, tools that ask the
@@ -93,11 +93,16 @@ fn server() -> &'static Server {
             .tool(ToolRoute::new("fail", |_: Context, _: NoArguments| async move {
                 Err::<String, _>(Error::failed("failed on purpose"))
             }))
-            .resource(ResourceRoute::new(Resource::new("static", "test://static"), |_, uri| async move {
-                Ok(contents(&uri, "static"))
-            }))
+            .resource(ResourceRoute::new(
+                Resource { uri: "test://static".into(), name: "static".into(), ..Default::default() },
+                |_, uri| async move { Ok(contents(&uri, "static")) },
+            ))
             .resource_template(ResourceTemplateRoute::new(
-                ResourceTemplate::new("items", "test://items/{id}"),
+                ResourceTemplate {
+                    uri_template: "test://items/{id}".into(),
+                    name: "items".into(),
+                    ..Default::default()
+                },
                 |_, uri, vars: BTreeMap<String, String>| async move { Ok(contents(&uri, &vars["id"])) },
             ))
             .prompt(PromptRoute::raw(greeting, |_, args| async move {
@@ -121,10 +126,7 @@ fn server() -> &'static Server {
             .skill(
                 SkillRoute::from_files(
                     "team/notes",
-                    [
-                        ("SKILL.md", "---\nname: notes\ndescription: Team notes\n---\n\n# Notes\n"),
-                        ("data/a.txt", "a"),
-                    ],
+                    [("SKILL.md", "---\nname: notes\ndescription: Team notes\n---\n\n# Notes\n"), ("data/a.txt", "a")],
                 )
                 .expect("a valid skill"),
             )
@@ -222,8 +224,7 @@ async fn session(data: &[u8]) {
             response => vec![response],
         };
         for response in responses {
-            if let Some(id) = response.get("id").cloned().and_then(|id| serde_json::from_value::<RequestId>(id).ok())
-            {
+            if let Some(id) = response.get("id").cloned().and_then(|id| serde_json::from_value::<RequestId>(id).ok()) {
                 *answers.entry(id).or_default() += 1;
             }
         }

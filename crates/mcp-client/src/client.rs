@@ -417,7 +417,7 @@ impl Drop for ProgressGuard {
 impl Client {
     /// Starts building a client that introduces itself as `name` `version`.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ClientBuilder {
-        ClientBuilder::new(Implementation::new(name, version))
+        ClientBuilder::new(Implementation { name: name.into(), version: version.into(), ..Default::default() })
     }
 
     fn assemble(config: ClientBuilder, core: Arc<Core>, transport: Transport) -> Self {

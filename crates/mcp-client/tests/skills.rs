@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use mcp_client::types::ext::SKILLS;
 use mcp_client::types::ext::skills::SkillResources;
-use mcp_client::types::{JsonObject, ReadResourceResultContentsItem, Resource, TextResourceContents};
+use mcp_client::types::{JsonObject, Resource, TextResourceContents};
 use mcp_client::{Client, EraPreference, Error, Handlers};
 use mcp_server::{ResourceRoute, Server, SkillRoute};
 
@@ -105,11 +105,11 @@ async fn content_that_does_not_match_the_entry_is_refused() {
     let honest =
         SkillRoute::from_files("tamper", [("SKILL.md", "---\nname: tamper\ndescription: d\n---\nbody\n")]).unwrap();
     let entry = honest.entry();
-    let tampered = Resource::new("tamper", "skill://tamper/SKILL.md");
+    let tampered = Resource { uri: "skill://tamper/SKILL.md".into(), name: "tamper".into(), ..Default::default() };
     let server = Server::builder("liar", "1.0")
         .resource(ResourceRoute::new(tampered, |_, uri: String| async move {
             let text = "---\nname: tamper\ndescription: d\n---\nBODY\n";
-            Ok(vec![ReadResourceResultContentsItem::TextResourceContents(TextResourceContents::new(text, uri))])
+            Ok(vec![TextResourceContents { uri, text: text.into(), ..Default::default() }.into()])
         }))
         .skill(SkillRoute::from_files("other", [("SKILL.md", "---\nname: other\ndescription: o\n---\n")]).unwrap())
         .build()

@@ -22,10 +22,10 @@ use mcp_server::{
     TaskSupport, ToolRoute, text_result,
 };
 use mcp_types::{
-    BlobResourceContents, ClientCapabilities, CompleteResultCompletion, ContentBlock, ElicitRequestParams,
-    EmbeddedResource, EmbeddedResourceResource, GetPromptResult, ImageContent, InputRequest, InputResponse, JsonObject,
-    LoggingLevel, Prompt, PromptArgument, PromptMessage, ReadResourceResultContentsItem, Resource, ResourceTemplate,
-    Role, SamplingCapability, TextContent, TextResourceContents, Tool,
+    AudioContent, BlobResourceContents, ClientCapabilities, CompleteResultCompletion, ContentBlock,
+    ElicitRequestParams, GetPromptResult, ImageContent, InputRequest, InputResponse, JsonObject, LoggingLevel, Prompt,
+    PromptArgument, PromptMessage, ReadResourceResultContentsItem, Resource, ResourceTemplate, Role,
+    SamplingCapability, TextResourceContents, Tool,
 };
 use serde_json::{Value, json};
 
@@ -57,23 +57,21 @@ async fn main() -> std::io::Result<()> {
 }
 
 fn text(text: impl Into<String>) -> ContentBlock {
-    ContentBlock::Text(TextContent::new(text))
+    ContentBlock::text(text)
 }
 
 fn image() -> ContentBlock {
-    ContentBlock::Image(ImageContent::new(PNG, "image/png"))
+    ImageContent { data: PNG.into(), mime_type: "image/png".into(), ..Default::default() }.into()
 }
 
 fn embedded(uri: &str, mime: &str, body: &str) -> ContentBlock {
-    let mut contents = TextResourceContents::new(body, uri);
-    contents.mime_type = Some(mime.to_owned());
-    ContentBlock::Resource(EmbeddedResource::new(EmbeddedResourceResource::TextResourceContents(contents)))
+    ContentBlock::resource(
+        TextResourceContents { uri: uri.into(), text: body.into(), ..Default::default() }.with_mime_type(mime),
+    )
 }
 
 fn text_contents(uri: &str, mime: &str, body: &str) -> Vec<ReadResourceResultContentsItem> {
-    let mut contents = TextResourceContents::new(body, uri);
-    contents.mime_type = Some(mime.to_owned());
-    vec![ReadResourceResultContentsItem::TextResourceContents(contents)]
+    vec![TextResourceContents { uri: uri.into(), text: body.into(), ..Default::default() }.with_mime_type(mime).into()]
 }
 
 fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> T {
@@ -239,7 +237,8 @@ pub fn fixture(skills: &std::path::Path) -> Result<ServerBuilder, mcp_server::Bu
             Ok(mcp_types::CallToolResult::new(vec![image()]))
         }))
         .tool(tool("test_audio_content", "Returns audio", |_| async {
-            Ok(mcp_types::CallToolResult::new(vec![ContentBlock::Audio(mcp_types::AudioContent::new(WAV, "audio/wav"))]))
+            let audio = AudioContent { data: WAV.into(), mime_type: "audio/wav".into(), ..Default::default() };
+            Ok(mcp_types::CallToolResult::new(vec![audio.into()]))
         }))
         .tool(tool("test_embedded_resource", "Returns an embedded resource", |_| async {
             Ok(mcp_types::CallToolResult::new(vec![embedded(
@@ -504,10 +503,9 @@ pub fn fixture(skills: &std::path::Path) -> Result<ServerBuilder, mcp_server::Bu
 
     // Resources and templates.
     let resource = |uri: &str, name: &str, mime: &str| {
-        let mut resource = Resource::new(name, uri);
-        resource.mime_type = Some(mime.to_owned());
-        resource.description = Some(format!("{name} fixture"));
-        resource
+        Resource { uri: uri.into(), name: name.into(), ..Default::default() }
+            .with_mime_type(mime)
+            .with_description(format!("{name} fixture"))
     };
     builder = builder
         .resource(ResourceRoute::new(
@@ -519,9 +517,9 @@ pub fn fixture(skills: &std::path::Path) -> Result<ServerBuilder, mcp_server::Bu
         .resource(ResourceRoute::new(
             resource("test://static-binary", "static-binary", "image/png"),
             |_, uri| async move {
-                let mut blob = BlobResourceContents::new(PNG, uri);
-                blob.mime_type = Some("image/png".into());
-                Ok(vec![ReadResourceResultContentsItem::BlobResourceContents(blob)])
+                let blob =
+                    BlobResourceContents { uri, blob: PNG.into(), ..Default::default() }.with_mime_type("image/png");
+                Ok(vec![blob.into()])
             },
         ))
         .resource(ResourceRoute::new(
@@ -529,12 +527,13 @@ pub fn fixture(skills: &std::path::Path) -> Result<ServerBuilder, mcp_server::Bu
             |_, uri| async move { Ok(text_contents(&uri, "text/plain", "Watched resource content")) },
         ))
         .resource_template(ResourceTemplateRoute::new(
-            {
-                let mut template = ResourceTemplate::new("template", "test://template/{id}/data");
-                template.mime_type = Some("application/json".into());
-                template.description = Some("Data for an id".into());
-                template
-            },
+            ResourceTemplate {
+                uri_template: "test://template/{id}/data".into(),
+                name: "template".into(),
+                ..Default::default()
+            }
+            .with_mime_type("application/json")
+            .with_description("Data for an id"),
             |_, uri, vars: BTreeMap<String, String>| async move {
                 let id = &vars["id"];
                 let body = json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") });

@@ -93,8 +93,14 @@ fn server() -> Result<Server, mcp_server::BuildError> {
         .tool(ToolRoute::new("add_note", add_note).description("Adds a note"))
         .tool(ToolRoute::new("list_notes", list_notes).description("Lists the titles of all notes"))
         .tool(ToolRoute::new("delete_note", delete_note).description("Deletes a note, after asking the user"))
-        .resource(ResourceRoute::new(Resource::new("index", "notes://index"), index))
-        .resource_template(ResourceTemplateRoute::new(ResourceTemplate::new("note", "notes://{title}"), note_text))
+        .resource(ResourceRoute::new(
+            Resource { uri: "notes://index".into(), name: "index".into(), ..Default::default() },
+            index,
+        ))
+        .resource_template(ResourceTemplateRoute::new(
+            ResourceTemplate { uri_template: "notes://{title}".into(), name: "note".into(), ..Default::default() },
+            note_text,
+        ))
         .prompt(PromptRoute::new("summarize", summarize).description("Asks the model to summarize a note"))
         .build()
 }

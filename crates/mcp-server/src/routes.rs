@@ -256,9 +256,8 @@ impl IntoResourceContents for Vec<ReadResourceResultContentsItem> {
 /// The text of `uri` (`text/plain`).
 impl IntoResourceContents for String {
     fn into_contents(self, uri: &str) -> Vec<ReadResourceResultContentsItem> {
-        let mut contents = TextResourceContents::new(self, uri);
-        contents.mime_type = Some("text/plain".into());
-        vec![ReadResourceResultContentsItem::TextResourceContents(contents)]
+        let contents = TextResourceContents { uri: uri.to_owned(), text: self, ..Default::default() };
+        vec![contents.with_mime_type("text/plain").into()]
     }
 }
 

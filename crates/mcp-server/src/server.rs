@@ -509,9 +509,12 @@ fn add_directories(directories: &mut BTreeMap<String, BTreeMap<String, mcp_types
                 resource.uri = child.clone();
                 resource
             } else {
-                let mut resource = mcp_types::Resource::new(segments[depth], child.clone());
-                resource.mime_type = Some(DIRECTORY_MIME_TYPE.to_owned());
-                resource
+                mcp_types::Resource {
+                    uri: child.clone(),
+                    name: segments[depth].to_owned(),
+                    mime_type: Some(DIRECTORY_MIME_TYPE.to_owned()),
+                    ..Default::default()
+                }
             };
             directories.entry(dir).or_default().entry(child).or_insert(resource);
         }
@@ -554,7 +557,7 @@ impl Server {
     /// Starts a server that identifies itself as `name` `version`.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
         ServerBuilder {
-            info: Implementation::new(name, version),
+            info: Implementation { name: name.into(), version: version.into(), ..Default::default() },
             instructions: None,
             tools: Vec::new(),
             resources: Vec::new(),

@@ -240,9 +240,13 @@ impl SkillInner {
 
     pub(crate) fn file_resource(&self, path: &str, size: Option<u64>) -> Resource {
         let file_name = path.rsplit('/').next().unwrap_or(path);
-        let mut resource = Resource::new(file_name, format!("{}/{path}", self.root));
-        resource.mime_type = Some(mime_type(path).to_owned());
-        resource.size = size.map(mcp_types::Integer::from);
+        let mut resource = Resource {
+            uri: format!("{}/{path}", self.root),
+            name: file_name.to_owned(),
+            mime_type: Some(mime_type(path).to_owned()),
+            size: size.map(mcp_types::Integer::from),
+            ..Default::default()
+        };
         if path == SKILL_MD {
             resource.name = self.frontmatter["name"].as_str().unwrap_or_default().to_owned();
             resource.description = self.frontmatter["description"].as_str().map(str::to_owned);
@@ -285,15 +289,11 @@ impl SkillInner {
         let mime = Some(mime_type(path).to_owned());
         Ok(vec![match std::str::from_utf8(&bytes) {
             Ok(text) => {
-                let mut contents = TextResourceContents::new(text, uri);
-                contents.mime_type = mime;
-                ReadResourceResultContentsItem::TextResourceContents(contents)
+                TextResourceContents { uri, text: text.to_owned(), mime_type: mime, ..Default::default() }.into()
             }
             Err(_) => {
                 let blob = base64::engine::general_purpose::STANDARD.encode(&bytes);
-                let mut contents = BlobResourceContents::new(blob, uri);
-                contents.mime_type = mime;
-                ReadResourceResultContentsItem::BlobResourceContents(contents)
+                BlobResourceContents { uri, blob, mime_type: mime, ..Default::default() }.into()
             }
         }])
     }

@@ -1031,9 +1031,10 @@ fn build_refuses_resource_templates_that_cannot_match() {
     use mcp_types::ResourceTemplate;
     let build = |uri_template: &str| {
         Server::builder("t", "1")
-            .resource_template(ResourceTemplateRoute::new(ResourceTemplate::new("t", uri_template), |_, _, _| async {
-                Ok(Vec::new())
-            }))
+            .resource_template(ResourceTemplateRoute::new(
+                ResourceTemplate { uri_template: uri_template.into(), name: "t".into(), ..Default::default() },
+                |_, _, _| async { Ok(Vec::new()) },
+            ))
             .build()
             .map(|_| ())
             .map_err(|e| e.to_string())

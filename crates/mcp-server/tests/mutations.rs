@@ -18,7 +18,7 @@ use futures::StreamExt;
 use mcp_server::{Context, Error, PromptRoute, Reply, ResourceRoute, Server, Session, ToolRoute, text_result};
 use mcp_types::{
     CompleteResultCompletion, ContentBlock, GetPromptResult, JsonObject, Prompt, PromptArgument, PromptMessage,
-    ReadResourceResultContentsItem, RequestId, Resource, Role, TextContent, TextResourceContents, Tool, error_codes,
+    RequestId, Resource, Role, TextContent, TextResourceContents, Tool, error_codes,
 };
 use mutate::{Kind, mutants};
 use serde_json::{Value, json};
@@ -60,11 +60,13 @@ fn server() -> Server {
         .tool(ToolRoute::raw(weather, |_: Context, args: JsonObject| async move {
             Ok::<_, Error>(text_result(format!("weather at {}", Value::Object(args))))
         }))
-        .resource(ResourceRoute::new(Resource::new("main", "file:///project/src/main.rs"), |_, uri| async move {
-            let mut contents = TextResourceContents::new("fn main() {}", &uri);
-            contents.mime_type = Some("text/x-rust".to_owned());
-            Ok(vec![ReadResourceResultContentsItem::TextResourceContents(contents)])
-        }))
+        .resource(ResourceRoute::new(
+            Resource { uri: "file:///project/src/main.rs".into(), name: "main".into(), ..Default::default() },
+            |_, uri| async move {
+                let contents = TextResourceContents { uri, text: "fn main() {}".into(), ..Default::default() };
+                Ok(vec![mcp_types::ReadResourceResultContentsItem::from(contents.with_mime_type("text/x-rust"))])
+            },
+        ))
         .prompt(PromptRoute::raw(review, |_, args| async move {
             Ok(GetPromptResult::new(vec![PromptMessage::new(
                 ContentBlock::Text(TextContent::new(format!("Review {}", args["code"]))),

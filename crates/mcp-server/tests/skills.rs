@@ -212,8 +212,8 @@ async fn skills_in_memory_and_generated() {
     frontmatter.insert("description".into(), json!("Today's report"));
     let daily = SkillRoute::dynamic("reports/daily", frontmatter, |_, path: String| async move {
         let text = format!("generated {path}");
-        let contents = mcp_types::TextResourceContents::new(text, format!("skill://reports/daily/{path}"));
-        Ok(vec![mcp_types::ReadResourceResultContentsItem::TextResourceContents(contents)])
+        let uri = format!("skill://reports/daily/{path}");
+        Ok(vec![mcp_types::TextResourceContents { uri, text, ..Default::default() }.into()])
     })
     .unwrap();
     let server = Server::builder("skills", "1.0").skill(notes).skill(daily).build().unwrap();

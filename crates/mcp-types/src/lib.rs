@@ -24,6 +24,36 @@
 //! # }
 //! ```
 //!
+//! # Building values
+//!
+//! Every optional member has a `with_*` setter. A type whose required members all have different
+//! types has a positional `new` (a swap does not compile); a type with two required members of the
+//! same type (`Resource`'s `uri` and `name`) has no `new` and is built with a struct literal that
+//! names them. Union variants convert with `From`, and text content has shorthands:
+//!
+//! ```
+//! # #[cfg(feature = "v2026_07_28")] {
+//! use mcp_types::{CallToolResult, ContentBlock, PromptMessage, Resource, TextResourceContents, Tool};
+//!
+//! let resource = Resource { uri: "notes://a".into(), name: "a".into(), ..Default::default() }
+//!     .with_mime_type("text/markdown");
+//! let tool = Tool::new(mcp_types::ObjectSchema::default(), "add_note").with_description("Adds a note");
+//! let message = PromptMessage::user("Summarize the notes");
+//! let embedded = ContentBlock::resource(TextResourceContents {
+//!     uri: "notes://a".into(),
+//!     text: "# A".into(),
+//!     ..Default::default()
+//! });
+//! let result = CallToolResult::text("Added");
+//! # let _ = (resource, tool, message, embedded, result);
+//! # }
+//! ```
+//!
+//! ```compile_fail,E0599
+//! // No positional constructor whose two strings could be swapped silently.
+//! let resource = mcp_types::v2026_07_28::Resource::new("a", "notes://a");
+//! ```
+//!
 //! # Cargo features
 //!
 //! Dependencies: serde and serde_json. The optional `schemars` feature adds
@@ -58,6 +88,7 @@ mod number;
 #[doc(hidden)]
 pub mod private;
 mod schema;
+mod shorthand;
 mod version;
 
 pub use common::{ErrorObject, ProgressToken, RequestId, ResultType, TtlMs};

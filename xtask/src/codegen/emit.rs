@@ -87,7 +87,7 @@ fn doc_attrs(docs: &Docs, text: Option<&str>) -> TokenStream {
     quote!(#(#[doc = #lines])*)
 }
 
-pub fn module(m: &Module, docs: &Docs) -> TokenStream {
+pub fn module(m: &Module, docs: &Docs, module: &str) -> TokenStream {
     let objects = object_types(m);
     // The `complete` variants of `resultType` unions also decode leniently (see `members_fallback`).
     let lenient: Vec<&str> = m
@@ -108,8 +108,12 @@ pub fn module(m: &Module, docs: &Docs) -> TokenStream {
     let mut out = TokenStream::new();
     for item in &m.items {
         out.extend(match item {
-            Item::Struct(s) => struct_tokens(s, docs, &objects, lenient.contains(&s.name.as_str())),
-            Item::Union(u) => union_tokens(u, docs),
+            Item::Struct(s) => struct_tokens(s, docs, &objects, lenient.contains(&s.name.as_str()), module, &m.enums),
+            Item::Union(u) => {
+                let mut tokens = union_tokens(u, docs);
+                tokens.extend(union_conversions(u, m, docs));
+                tokens
+            }
             Item::Alias(a) => {
                 let name = ident(&a.name);
                 // Spelled out, so that rustdoc shows the type rather than `JsonObject = JsonObject`.
@@ -180,7 +184,14 @@ fn object_types(m: &Module) -> BTreeMap<&str, String> {
         .collect()
 }
 
-fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>, lenient: bool) -> TokenStream {
+fn struct_tokens(
+    s: &StructDef,
+    docs: &Docs,
+    objects: &BTreeMap<&str, String>,
+    lenient: bool,
+    module: &str,
+    enums: &BTreeMap<String, EnumSpec>,
+) -> TokenStream {
     let name = ident(&s.name);
     let name_str = s.schema_name.clone().unwrap_or_else(|| s.name.clone());
     // Definitions the schema does not describe still get a line (`missing_docs`).
@@ -230,25 +241,13 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>, l
         })
         .collect();
 
-    // Constructor over the required fields.
-    let required: Vec<&Field> =
-        s.fields.iter().filter(|f| (f.required || f.constructor_arg) && !f.default_if_absent).collect();
+    // Constructor over the required fields, unless two of them would have the same type (a
+    // swap would compile): such types derive `Default` and are built with a struct literal.
+    let required = constructor_fields(s);
     let params = required.iter().map(|f| {
         let id = ident(&f.ident);
-        if f.constructor_arg {
-            let ty = ty_tokens(&f.ty);
-            quote!(#id: impl ::std::convert::Into<#ty>)
-        } else if f.nullable {
-            let ty = ty_tokens(&f.ty);
-            quote!(#id: ::std::option::Option<#ty>)
-        } else if f.ty == Ty::String {
-            quote!(#id: impl ::std::convert::Into<::std::string::String>)
-        } else if f.ty == Ty::Path("crate::Integer") {
-            quote!(#id: impl ::std::convert::Into<crate::Integer>)
-        } else {
-            let ty = ty_tokens(&f.ty);
-            quote!(#id: #ty)
-        }
+        let ty = param_ty(f);
+        quote!(#id: #ty)
     });
     let inits = s.fields.iter().map(|f| {
         let id = ident(&f.ident);
@@ -267,9 +266,45 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>, l
         }
     });
     let extra_init = s.open.then(|| quote!(extra: crate::JsonObject::new(),));
-    let new_doc = format!(
-        "A `{name_str}` with the given required members (in the schema's alphabetical order) and no optional ones."
-    );
+    let constructor = if has_positional_new(s) {
+        let new_doc = format!(
+            "A `{name_str}` with the given required members (in the schema's alphabetical order) and no optional ones."
+        );
+        quote! {
+            #[doc = #new_doc]
+            #[allow(clippy::too_many_arguments)]
+            pub fn new(#(#params),*) -> Self {
+                #name { #(#inits)* #extra_init }
+            }
+        }
+    } else {
+        quote!()
+    };
+    let setters = s.fields.iter().filter(|f| is_optional(f)).map(|f| {
+        let id = ident(&f.ident);
+        let setter = format_ident!("with_{}", f.ident);
+        // Setters are the only generated associated functions named `with_*`; none is hand-written.
+        assert!(
+            !HAND_WRITTEN.iter().any(|(t, n)| *t == s.name && setter == n),
+            "{}::{setter} is also written by hand",
+            s.name
+        );
+        let ty = ty_tokens(&f.ty);
+        let first = f.doc.as_deref().and_then(|d| d.lines().map(str::trim).find(|l| !l.is_empty()));
+        let text = match first {
+            Some(line) => format!("Sets `{}`: {line}", f.json),
+            None => format!("Sets `{}`.", f.json),
+        };
+        let sdoc = doc_attrs(docs, Some(&text));
+        quote! {
+            #sdoc
+            pub fn #setter(mut self, value: impl ::std::convert::Into<#ty>) -> Self {
+                self.#id = ::std::option::Option::Some(value.into());
+                self
+            }
+        }
+    });
+    let literal_doc = (!has_positional_new(s)).then(|| literal_doc(s, &name_str, module, enums));
 
     // Serialize.
     let fixed_count = s.consts.len() + s.fields.iter().filter(|f| f.required).count();
@@ -503,6 +538,7 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>, l
 
     quote! {
         #doc
+        #literal_doc
         #[derive(Debug, Clone, PartialEq, Eq, #default)]
         pub struct #name {
             #(#field_defs)*
@@ -511,11 +547,8 @@ fn struct_tokens(s: &StructDef, docs: &Docs, objects: &BTreeMap<&str, String>, l
 
         impl #name {
             #(#assoc)*
-            #[doc = #new_doc]
-            #[allow(clippy::too_many_arguments)]
-            pub fn new(#(#params),*) -> Self {
-                #name { #(#inits)* #extra_init }
-            }
+            #constructor
+            #(#setters)*
         }
 
         impl ::serde::Serialize for #name {
@@ -1130,6 +1163,247 @@ fn method_impls(m: &Module) -> TokenStream {
             impl crate::Notification for #ty {
                 const METHOD: &'static str = #method;
                 type Params = #params;
+            }
+        });
+    }
+    out
+}
+
+/// Associated functions written by hand in `mcp-types` (`src/shorthand.rs`) on generated types of
+/// every revision; generated names must not take them.
+const HAND_WRITTEN: &[(&str, &str)] =
+    &[("PromptMessage", "user"), ("PromptMessage", "assistant"), ("CallToolResult", "text")];
+
+/// The members `new` takes, in the schema's (alphabetical) order.
+fn constructor_fields(s: &StructDef) -> Vec<&Field> {
+    s.fields.iter().filter(|f| (f.required || f.constructor_arg) && !f.default_if_absent).collect()
+}
+
+/// A member with a `with_*` setter: optional in the schema and in the constructor.
+fn is_optional(f: &Field) -> bool {
+    !f.required && !f.constructor_arg && !f.default_if_absent
+}
+
+/// The type of a constructor parameter.
+fn param_ty(f: &Field) -> TokenStream {
+    let ty = ty_tokens(&f.ty);
+    if f.constructor_arg || (!f.nullable && matches!(f.ty, Ty::String | Ty::Path("crate::Integer"))) {
+        quote!(impl ::std::convert::Into<#ty>)
+    } else if f.nullable {
+        quote!(::std::option::Option<#ty>)
+    } else {
+        ty
+    }
+}
+
+/// Whether the type gets a positional `new`: no two of its parameters have the same type, so that
+/// swapping two arguments is a compile error rather than a silent mistake.
+pub fn has_positional_new(s: &StructDef) -> bool {
+    let types: Vec<String> = constructor_fields(s).iter().map(|f| param_ty(f).to_string()).collect();
+    types.iter().enumerate().all(|(i, t)| !types[..i].contains(t))
+}
+
+/// An example value of a required member in a struct literal.
+fn sample_value(s: &StructDef, f: &Field, enums: &BTreeMap<String, EnumSpec>) -> String {
+    if f.nullable {
+        return "None".into();
+    }
+    if let Ty::Named(n) = &f.ty
+        && let Some(e) = enums.get(n)
+        && !s.default
+    {
+        let value = e.values.iter().find(|v| *v == "working").unwrap_or(&e.values[0]);
+        return format!("{n}::{}", pascal(value));
+    }
+    if f.ty != Ty::String {
+        return "Default::default()".into();
+    }
+    let text = match f.json.as_str() {
+        "uri" => "file:///notes/a.md",
+        "uriTemplate" => "file:///notes/{name}",
+        "name" if s.name.contains("Implementation") => "notes-client",
+        "name" if s.name.contains("Argument") => "language",
+        "name" if s.name.contains("Tool") => "get_weather",
+        "name" => "a.md",
+        "version" => "1.0.0",
+        "createdAt" | "lastUpdatedAt" => "2025-11-25T10:30:00Z",
+        "taskId" => "task-1",
+        "text" => "Hello",
+        "blob" | "data" => "SGVsbG8=",
+        "mimeType" if s.name.contains("Audio") => "audio/wav",
+        "mimeType" if s.name.contains("Image") => "image/png",
+        "mimeType" => "text/markdown",
+        "value" => "py",
+        "id" => "call-1",
+        "elicitationId" => "elicitation-1",
+        "message" => "Please sign in",
+        "url" => "https://example.com/login",
+        "const" => "fr",
+        "title" => "French",
+        other => other,
+    };
+    format!("{text:?}.into()")
+}
+
+/// How a type without a positional `new` is built: a doc example with a struct literal.
+fn literal_doc(s: &StructDef, name_str: &str, module: &str, enums: &BTreeMap<String, EnumSpec>) -> TokenStream {
+    let required = constructor_fields(s);
+    let names: Vec<String> = required.iter().map(|f| format!("`{}`", ident(&f.ident))).collect();
+    let mut members: Vec<String> = required
+        .iter()
+        .map(|f| {
+            let value = sample_value(s, f, enums);
+            let id = ident(&f.ident);
+            if f.constructor_arg { format!("{id}: Some({value})") } else { format!("{id}: {value}") }
+        })
+        .collect();
+    let name = &s.name;
+    let rest = if s.default {
+        "`Default` fills the rest and the `with_*` setters add optional members"
+    } else {
+        "the optional members are named too (the type has no `Default`), or added with the `with_*` setters"
+    };
+    let mut imports = vec![name.clone()];
+    for f in &required {
+        if let Ty::Named(n) = &f.ty
+            && !s.default
+            && enums.contains_key(n)
+            && !imports.contains(n)
+        {
+            imports.push(n.clone());
+        }
+    }
+    let imports = if imports.len() == 1 { imports[0].clone() } else { format!("{{{}}}", imports.join(", ")) };
+    let mut lines = vec![
+        String::new(),
+        format!(" No positional `new`: two required members of `{name_str}` have the same type and"),
+        " could be swapped silently. Build it with a struct literal that names each required member".into(),
+        format!(" ({}); {rest}.", names.join(", ")),
+        String::new(),
+        " ```".into(),
+        format!(" use mcp_types::{module}::{imports};"),
+        String::new(),
+        format!(" let value = {name} {{"),
+    ];
+    if !s.default {
+        members.extend(s.fields.iter().filter(|f| is_optional(f)).map(|f| format!("{}: None", ident(&f.ident))));
+        if s.open {
+            members.push("extra: Default::default()".into());
+        }
+    }
+    lines.extend(members.iter().map(|m| format!("     {m},")));
+    if s.default {
+        lines.push("     ..Default::default()".into());
+    }
+    lines.push(" };".into());
+    lines.push(" ```".into());
+    quote!(#(#[doc = #lines])*)
+}
+
+/// Resolves a type through this module's aliases to the generated type it names.
+fn resolve_named<'a>(m: &'a Module, ty: &'a Ty) -> Option<&'a str> {
+    let mut ty = ty;
+    for _ in 0..8 {
+        let Ty::Named(n) = ty else { return None };
+        match m.items.iter().find_map(|i| match i {
+            Item::Alias(a) if a.name == *n => Some(&a.ty),
+            _ => None,
+        }) {
+            Some(target) => ty = target,
+            None => return Some(n),
+        }
+    }
+    None
+}
+
+fn is_snake_ident(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && ident(s) == Ident::new(s, Span::call_site())
+}
+
+/// `From<V> for U` for each variant type `V` of union `U` that no other variant wraps, and
+/// shorthands for variants tagged by `type` (or `mode`) whose struct has exactly one
+/// constructor parameter: `ContentBlock::text("Hello")` is `ContentBlock::Text(TextContent::new("Hello"))`.
+fn union_conversions(u: &UnionDef, m: &Module, docs: &Docs) -> TokenStream {
+    let name = ident(&u.name);
+    let resolved: Vec<Option<&str>> = u.variants.iter().map(|v| resolve_named(m, &v.ty)).collect();
+    let other = match &u.strategy {
+        Strategy::Tag { other: Some(ty), .. } => resolve_named(m, ty),
+        _ => None,
+    };
+    let mut out = TokenStream::new();
+    for (i, v) in u.variants.iter().enumerate() {
+        let Some(target) = resolved[i] else { continue };
+        let unique = resolved.iter().filter(|r| **r == Some(target)).count() == 1 && other != Some(target);
+        if !unique || struct_named(m, target).is_none() {
+            continue;
+        }
+        let ty = ty_tokens(&v.ty);
+        let vid = ident(&v.ident);
+        out.extend(quote! {
+            impl ::std::convert::From<#ty> for #name {
+                fn from(value: #ty) -> Self {
+                    Self::#vid(value)
+                }
+            }
+        });
+    }
+
+    // The tag of each variant: its `type` (or `mode`) const, when no other variant has it.
+    let key = match &u.strategy {
+        Strategy::Tag { key, other: None, .. } if key == "type" || key == "mode" => key.as_str(),
+        Strategy::Score => "type",
+        _ => return out,
+    };
+    let tags: Vec<Option<&str>> = resolved
+        .iter()
+        .map(|r| {
+            let s = struct_named(m, (*r)?)?;
+            s.consts.iter().find(|c| c.json == key)?.value.as_str()
+        })
+        .collect();
+    // Names the union's own associated items take.
+    let mut taken: Vec<String> = vec!["method".into(), "id".into(), "settle".into()];
+    taken.extend(HAND_WRITTEN.iter().filter(|(t, _)| *t == u.name).map(|(_, f)| f.to_string()));
+    let mut fns = Vec::new();
+    for (i, v) in u.variants.iter().enumerate() {
+        let Some(s) = resolved[i].and_then(|t| struct_named(m, t)) else { continue };
+        let Some(tag) = tags[i] else { continue };
+        let unique = tags.iter().filter(|t| **t == Some(tag)).count() == 1;
+        let params = constructor_fields(s);
+        let [field] = &params[..] else { continue };
+        if !unique || !has_positional_new(s) || !is_snake_ident(tag) || taken.iter().any(|t| t == tag) {
+            continue;
+        }
+        taken.push(tag.to_owned());
+        let fname = ident(tag);
+        let arg = ident(&field.ident);
+        let (param, pass) = match param_ty(field) {
+            ty if field.nullable || field.constructor_arg || matches!(field.ty, Ty::String | Ty::Path(_)) => {
+                (ty, quote!(#arg))
+            }
+            _ => {
+                let ty = ty_tokens(&field.ty);
+                (quote!(impl ::std::convert::Into<#ty>), quote!(#arg.into()))
+            }
+        };
+        let sname = ident(&s.name);
+        let vid = ident(&v.ident);
+        let text = format!("A `{tag}` variant: [`{}::new`] with `{}`, no optional members.", s.name, field.json);
+        let fdoc = doc_attrs(docs, Some(&text));
+        fns.push(quote! {
+            #fdoc
+            pub fn #fname(#arg: #param) -> Self {
+                Self::#vid(#sname::new(#pass))
+            }
+        });
+    }
+    if !fns.is_empty() {
+        out.extend(quote! {
+            impl #name {
+                #(#fns)*
             }
         });
     }

@@ -17,6 +17,12 @@
 //!    members met before their discriminator (`jsonrpc`, `id`, ...) ahead, kept borrowed from the
 //!    input, and replay them to the variant; members of generated object types are decoded straight
 //!    into their slot; an extension method is decoded in one pass, its `id` (if any) held aside.
+//!    Constructors: `new` over the required members, unless two of them have the same type (a
+//!    swap would compile), in which case the type derives `Default` (or, lacking one, names every
+//!    member) and documents a struct literal instead; a `with_*` setter per optional member;
+//!    `From<V>` for a union of which `V` is exactly one variant; and, on unions tagged by `type`
+//!    (or `mode`), a shorthand named after the tag for a variant whose `new` takes one argument
+//!    (`ContentBlock::text(..)`). Hand-written shorthands live in `mcp-types/src/shorthand.rs`.
 //! 4. [`docs`]: descriptions become `///` lines with intra-doc links.
 //! 5. prettyplease formats the file; an `@generated` header names the revision and schema sha256.
 //!
@@ -135,7 +141,7 @@ pub fn run(root: &Path, check: bool) -> anyhow::Result<()> {
 fn generate(revision: &str, schema: &serde_json::Value, sha: &str) -> anyhow::Result<(String, String)> {
     let module = model::build(schema)?;
     let docs = docs::Docs::new(module.names.clone());
-    let tokens = emit::module(&module, &docs);
+    let tokens = emit::module(&module, &docs, &module_name(revision));
     let mut file: syn::File = syn::parse2(tokens).context("parsing emitted tokens")?;
     file.items.extend(enums::generate(&module.enums, &docs)?);
     let body = prettyplease::unparse(&file);

@@ -61,9 +61,8 @@ fn answered(result: &mcp_types::ElicitResult, property: &str) -> String {
 }
 
 fn text_contents(uri: &str, body: &str) -> Vec<ReadResourceResultContentsItem> {
-    let mut contents = TextResourceContents::new(body, uri);
-    contents.mime_type = Some("text/plain".to_owned());
-    vec![ReadResourceResultContentsItem::TextResourceContents(contents)]
+    let contents = TextResourceContents { uri: uri.into(), text: body.into(), ..Default::default() };
+    vec![contents.with_mime_type("text/plain").into()]
 }
 
 /// The fixture server's handlers:
@@ -135,14 +134,14 @@ pub fn builder() -> ServerBuilder {
             ctx.log(LoggingLevel::Warning, Some("fixture"), json!("warning line")).await;
             Ok::<_, Error>("progress done")
         }))
-        .resource(ResourceRoute::new(Resource::new("static", "test://static"), |_, uri| async move {
+        .resource(ResourceRoute::new(Resource { uri: "test://static".into(), name: "static".into(), ..Default::default() }, |_, uri| async move {
             Ok(text_contents(&uri, "static content"))
         }))
-        .resource(ResourceRoute::new(Resource::new("watched", "test://watched"), |_, uri| async move {
+        .resource(ResourceRoute::new(Resource { uri: "test://watched".into(), name: "watched".into(), ..Default::default() }, |_, uri| async move {
             Ok(text_contents(&uri, "watched content"))
         }))
         .resource_template(ResourceTemplateRoute::new(
-            ResourceTemplate::new("items", "test://items/{id}"),
+            ResourceTemplate { uri_template: "test://items/{id}".into(), name: "items".into(), ..Default::default() },
             |_, uri, vars: BTreeMap<String, String>| async move { Ok(text_contents(&uri, &format!("item {}", vars["id"]))) },
         ))
         .prompt(PromptRoute::raw(Prompt::new("plain"), |_, _| async move {

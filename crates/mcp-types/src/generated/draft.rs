@@ -40,6 +40,30 @@ impl Annotations {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `audience`: Describes who the intended audience of this object or data is.
+    pub fn with_audience(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Role>>,
+    ) -> Self {
+        self.audience = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `lastModified`: The moment the resource was last modified, as an ISO 8601 formatted string.
+    pub fn with_last_modified(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.last_modified = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `priority`: Describes how important this data is for operating the server.
+    pub fn with_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.priority = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for Annotations {
     #[inline(never)]
@@ -159,6 +183,20 @@ impl crate::private::MatchScore for Annotations {
     }
 }
 /// Audio provided to or from an LLM.
+///
+/// No positional `new`: two required members of `AudioContent` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`data`, `mime_type`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::draft::AudioContent;
+///
+/// let value = AudioContent {
+///     data: "SGVsbG8=".into(),
+///     mime_type: "audio/wav".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AudioContent {
     /// The `_meta` member: [`MetaObject`].
@@ -175,19 +213,18 @@ pub struct AudioContent {
 impl AudioContent {
     ///The `type` member every `AudioContent` carries.
     pub const TYPE: &'static str = "audio";
-    ///A `AudioContent` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        data: impl ::std::convert::Into<::std::string::String>,
-        mime_type: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
     ) -> Self {
-        AudioContent {
-            meta: ::std::option::Option::None,
-            annotations: ::std::option::Option::None,
-            data: data.into(),
-            mime_type: mime_type.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for AudioContent {
@@ -371,6 +408,14 @@ impl BaseMetadata {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for BaseMetadata {
     #[inline(never)]
@@ -466,6 +511,20 @@ impl crate::private::MatchScore for BaseMetadata {
     }
 }
 /// The schema's `BlobResourceContents` object.
+///
+/// No positional `new`: two required members of `BlobResourceContents` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`blob`, `uri`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::draft::BlobResourceContents;
+///
+/// let value = BlobResourceContents {
+///     blob: "SGVsbG8=".into(),
+///     uri: "file:///notes/a.md".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BlobResourceContents {
     /// The `_meta` member: [`MetaObject`].
@@ -480,19 +539,18 @@ pub struct BlobResourceContents {
     pub extra: crate::JsonObject,
 }
 impl BlobResourceContents {
-    ///A `BlobResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        blob: impl ::std::convert::Into<::std::string::String>,
-        uri: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
-        BlobResourceContents {
-            meta: ::std::option::Option::None,
-            blob: blob.into(),
-            mime_type: ::std::option::Option::None,
-            uri: uri.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for BlobResourceContents {
@@ -662,6 +720,27 @@ impl BooleanSchema {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `default`.
+    pub fn with_default(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for BooleanSchema {
@@ -861,6 +940,14 @@ impl CacheableResult {
             ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ResultMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CacheableResult {
@@ -1191,6 +1278,30 @@ impl CallToolRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `arguments`: Arguments to use for the tool call.
+    pub fn with_arguments(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.arguments = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `inputResponses`.
+    pub fn with_input_responses(
+        mut self,
+        value: impl ::std::convert::Into<InputResponses>,
+    ) -> Self {
+        self.input_responses = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `requestState`.
+    pub fn with_request_state(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.request_state = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for CallToolRequestParams {
     #[inline(never)]
@@ -1414,6 +1525,27 @@ impl CallToolResult {
             structured_content: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ResultMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `isError`: Whether the tool call ended in an error.
+    pub fn with_is_error(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.is_error = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `structuredContent`: An optional JSON value that represents the structured result of the tool call.
+    pub fn with_structured_content(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Value>,
+    ) -> Self {
+        self.structured_content = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CallToolResult {
@@ -1855,6 +1987,16 @@ impl crate::private::MatchScore for CallToolOutcome {
             .max()
     }
 }
+impl ::std::convert::From<InputRequiredResult> for CallToolOutcome {
+    fn from(value: InputRequiredResult) -> Self {
+        Self::InputRequired(value)
+    }
+}
+impl ::std::convert::From<CallToolResult> for CallToolOutcome {
+    fn from(value: CallToolResult) -> Self {
+        Self::Complete(value)
+    }
+}
 /// A successful response from the server for a [`tools/call`](CallToolRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallToolResultResponse {
@@ -2190,6 +2332,22 @@ impl CancelledNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<NotificationMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `reason`: An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
+    pub fn with_reason(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.reason = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for CancelledNotificationParams {
     #[inline(never)]
@@ -2336,6 +2494,22 @@ impl ElicitationCapability {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `form`.
+    pub fn with_form(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.form = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `url`.
+    pub fn with_url(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.url = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ElicitationCapability {
     #[inline(never)]
@@ -2453,6 +2627,22 @@ impl SamplingCapability {
             tools: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `context`: Whether the client supports context inclusion via `includeContext` parameter.
+    pub fn with_context(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.context = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `tools`: Whether the client supports tool use via `tools` and `toolChoice` parameters.
+    pub fn with_tools(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.tools = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for SamplingCapability {
@@ -2593,6 +2783,50 @@ impl ClientCapabilities {
             sampling: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `elicitation`: Present if the client supports elicitation from the server.
+    pub fn with_elicitation(
+        mut self,
+        value: impl ::std::convert::Into<ElicitationCapability>,
+    ) -> Self {
+        self.elicitation = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `experimental`: Experimental, non-standard capabilities that the client supports.
+    pub fn with_experimental(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        >,
+    ) -> Self {
+        self.experimental = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `extensions`: Optional MCP extensions that the client supports. Keys are extension identifiers
+    pub fn with_extensions(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        >,
+    ) -> Self {
+        self.extensions = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `roots`: Present if the client supports listing roots.
+    pub fn with_roots(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.roots = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `sampling`: Present if the client supports sampling from an LLM.
+    pub fn with_sampling(
+        mut self,
+        value: impl ::std::convert::Into<SamplingCapability>,
+    ) -> Self {
+        self.sampling = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ClientCapabilities {
@@ -2846,6 +3080,11 @@ impl crate::private::MatchScore for ClientNotification {
             .max()
     }
 }
+impl ::std::convert::From<CancelledNotification> for ClientNotification {
+    fn from(value: CancelledNotification) -> Self {
+        Self::Cancelled(value)
+    }
+}
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -3071,6 +3310,56 @@ impl crate::private::MatchScore for ClientRequest {
             .max()
     }
 }
+impl ::std::convert::From<DiscoverRequest> for ClientRequest {
+    fn from(value: DiscoverRequest) -> Self {
+        Self::Discover(value)
+    }
+}
+impl ::std::convert::From<ListResourcesRequest> for ClientRequest {
+    fn from(value: ListResourcesRequest) -> Self {
+        Self::ListResources(value)
+    }
+}
+impl ::std::convert::From<ListResourceTemplatesRequest> for ClientRequest {
+    fn from(value: ListResourceTemplatesRequest) -> Self {
+        Self::ListResourceTemplates(value)
+    }
+}
+impl ::std::convert::From<ReadResourceRequest> for ClientRequest {
+    fn from(value: ReadResourceRequest) -> Self {
+        Self::ReadResource(value)
+    }
+}
+impl ::std::convert::From<SubscriptionsListenRequest> for ClientRequest {
+    fn from(value: SubscriptionsListenRequest) -> Self {
+        Self::SubscriptionsListen(value)
+    }
+}
+impl ::std::convert::From<ListPromptsRequest> for ClientRequest {
+    fn from(value: ListPromptsRequest) -> Self {
+        Self::ListPrompts(value)
+    }
+}
+impl ::std::convert::From<GetPromptRequest> for ClientRequest {
+    fn from(value: GetPromptRequest) -> Self {
+        Self::GetPrompt(value)
+    }
+}
+impl ::std::convert::From<ListToolsRequest> for ClientRequest {
+    fn from(value: ListToolsRequest) -> Self {
+        Self::ListTools(value)
+    }
+}
+impl ::std::convert::From<CallToolRequest> for ClientRequest {
+    fn from(value: CallToolRequest) -> Self {
+        Self::CallTool(value)
+    }
+}
+impl ::std::convert::From<CompleteRequest> for ClientRequest {
+    fn from(value: CompleteRequest) -> Self {
+        Self::Complete(value)
+    }
+}
 /// Common result fields.
 pub type ClientResult = ResultBase;
 /// A request from the client to the server, to ask for completion options.
@@ -3234,6 +3523,20 @@ impl crate::private::MatchScore for CompleteRequest {
     }
 }
 /// The argument's information
+///
+/// No positional `new`: two required members of `CompleteRequestParamsArgument` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `value`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::draft::CompleteRequestParamsArgument;
+///
+/// let value = CompleteRequestParamsArgument {
+///     name: "language".into(),
+///     value: "py".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompleteRequestParamsArgument {
     /// The name of the argument
@@ -3243,20 +3546,7 @@ pub struct CompleteRequestParamsArgument {
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
-impl CompleteRequestParamsArgument {
-    ///A `CompleteRequestParamsArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        value: impl ::std::convert::Into<::std::string::String>,
-    ) -> Self {
-        CompleteRequestParamsArgument {
-            name: name.into(),
-            value: value.into(),
-            extra: crate::JsonObject::new(),
-        }
-    }
-}
+impl CompleteRequestParamsArgument {}
 impl ::serde::Serialize for CompleteRequestParamsArgument {
     #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
@@ -3375,6 +3665,16 @@ impl CompleteRequestParamsContext {
             arguments: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `arguments`: Previously-resolved variables in a URI template or prompt.
+    pub fn with_arguments(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
+        >,
+    ) -> Self {
+        self.arguments = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CompleteRequestParamsContext {
@@ -3539,6 +3839,16 @@ impl crate::private::MatchScore for CompleteRequestParamsRef {
             .max()
     }
 }
+impl ::std::convert::From<PromptReference> for CompleteRequestParamsRef {
+    fn from(value: PromptReference) -> Self {
+        Self::RefPrompt(value)
+    }
+}
+impl ::std::convert::From<ResourceTemplateReference> for CompleteRequestParamsRef {
+    fn from(value: ResourceTemplateReference) -> Self {
+        Self::RefResource(value)
+    }
+}
 /// Parameters for a `completion/complete` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteRequestParams {
@@ -3568,6 +3878,14 @@ impl CompleteRequestParams {
             r#ref,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `context`: Additional, optional context for completions
+    pub fn with_context(
+        mut self,
+        value: impl ::std::convert::Into<CompleteRequestParamsContext>,
+    ) -> Self {
+        self.context = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CompleteRequestParams {
@@ -3759,6 +4077,19 @@ impl CompleteResultCompletion {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `hasMore`: Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
+    pub fn with_has_more(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.has_more = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `total`: The total number of completion options available. This can exceed the number of values actually sent in the response.
+    pub fn with_total(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.total = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for CompleteResultCompletion {
     #[inline(never)]
@@ -3915,6 +4246,14 @@ impl CompleteResult {
             result_type: ::std::default::Default::default(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ResultMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CompleteResult {
@@ -4301,6 +4640,43 @@ impl crate::private::MatchScore for ContentBlock {
             .max()
     }
 }
+impl ::std::convert::From<TextContent> for ContentBlock {
+    fn from(value: TextContent) -> Self {
+        Self::Text(value)
+    }
+}
+impl ::std::convert::From<ImageContent> for ContentBlock {
+    fn from(value: ImageContent) -> Self {
+        Self::Image(value)
+    }
+}
+impl ::std::convert::From<AudioContent> for ContentBlock {
+    fn from(value: AudioContent) -> Self {
+        Self::Audio(value)
+    }
+}
+impl ::std::convert::From<ResourceLink> for ContentBlock {
+    fn from(value: ResourceLink) -> Self {
+        Self::ResourceLink(value)
+    }
+}
+impl ::std::convert::From<EmbeddedResource> for ContentBlock {
+    fn from(value: EmbeddedResource) -> Self {
+        Self::Resource(value)
+    }
+}
+impl ContentBlock {
+    /// A `text` variant: [`TextContent::new`] with `text`, no optional members.
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+    /// A `resource` variant: [`EmbeddedResource::new`] with `resource`, no optional members.
+    pub fn resource(
+        resource: impl ::std::convert::Into<EmbeddedResourceResource>,
+    ) -> Self {
+        Self::Resource(EmbeddedResource::new(resource.into()))
+    }
+}
 /// A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CreateMessageRequest {
@@ -4485,6 +4861,70 @@ impl CreateMessageRequestParams {
             tools: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `includeContext`: A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
+    pub fn with_include_context(
+        mut self,
+        value: impl ::std::convert::Into<IncludeContext>,
+    ) -> Self {
+        self.include_context = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `metadata`: Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
+    pub fn with_metadata(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.metadata = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `modelPreferences`: The server's preferences for which model to select. The client MAY ignore these preferences.
+    pub fn with_model_preferences(
+        mut self,
+        value: impl ::std::convert::Into<ModelPreferences>,
+    ) -> Self {
+        self.model_preferences = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `stopSequences`.
+    pub fn with_stop_sequences(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.stop_sequences = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `systemPrompt`: An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
+    pub fn with_system_prompt(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.system_prompt = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `temperature`.
+    pub fn with_temperature(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.temperature = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `toolChoice`: Controls how the model uses tools.
+    pub fn with_tool_choice(
+        mut self,
+        value: impl ::std::convert::Into<ToolChoice>,
+    ) -> Self {
+        self.tool_choice = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `tools`: Tools that the model may use during generation.
+    pub fn with_tools(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Tool>>,
+    ) -> Self {
+        self.tools = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CreateMessageRequestParams {
@@ -4934,6 +5374,37 @@ impl crate::private::MatchScore for CreateMessageResultContent {
             .max()
     }
 }
+impl ::std::convert::From<TextContent> for CreateMessageResultContent {
+    fn from(value: TextContent) -> Self {
+        Self::TextContent(value)
+    }
+}
+impl ::std::convert::From<ImageContent> for CreateMessageResultContent {
+    fn from(value: ImageContent) -> Self {
+        Self::ImageContent(value)
+    }
+}
+impl ::std::convert::From<AudioContent> for CreateMessageResultContent {
+    fn from(value: AudioContent) -> Self {
+        Self::AudioContent(value)
+    }
+}
+impl ::std::convert::From<ToolUseContent> for CreateMessageResultContent {
+    fn from(value: ToolUseContent) -> Self {
+        Self::ToolUseContent(value)
+    }
+}
+impl ::std::convert::From<ToolResultContent> for CreateMessageResultContent {
+    fn from(value: ToolResultContent) -> Self {
+        Self::ToolResultContent(value)
+    }
+}
+impl CreateMessageResultContent {
+    /// A `text` variant: [`TextContent::new`] with `text`, no optional members.
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::TextContent(TextContent::new(text))
+    }
+}
 /// The result returned by the client for a [`sampling/createMessage`](CreateMessageRequest) request.
 /// The client should inform the user before returning the sampled message, to allow them
 /// to inspect the response (human in the loop) and decide whether to allow the server to see it.
@@ -4976,6 +5447,19 @@ impl CreateMessageResult {
             stop_reason: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `stopReason`: The reason why sampling stopped, if known.
+    pub fn with_stop_reason(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.stop_reason = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CreateMessageResult {
@@ -5392,6 +5876,22 @@ impl DiscoverResult {
             ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ResultMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `instructions`: Natural-language guidance describing the server and its features.
+    pub fn with_instructions(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.instructions = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for DiscoverResult {
@@ -5919,6 +6419,22 @@ impl ElicitRequestFormParamsRequestedSchema {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `$schema`.
+    pub fn with_schema(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.schema = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `required`.
+    pub fn with_required(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.required = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ElicitRequestFormParamsRequestedSchema {
     #[inline(never)]
@@ -6106,6 +6622,14 @@ impl ElicitRequestFormParams {
             requested_schema,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `mode`: The elicitation mode.
+    pub fn with_mode(
+        mut self,
+        value: impl ::std::convert::Into<ElicitRequestFormParamsMode>,
+    ) -> Self {
+        self.mode = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ElicitRequestFormParams {
@@ -6331,7 +6855,31 @@ impl crate::private::MatchScore for ElicitRequestParams {
             .max()
     }
 }
+impl ::std::convert::From<ElicitRequestFormParams> for ElicitRequestParams {
+    fn from(value: ElicitRequestFormParams) -> Self {
+        Self::Form(value)
+    }
+}
+impl ::std::convert::From<ElicitRequestUrlParams> for ElicitRequestParams {
+    fn from(value: ElicitRequestUrlParams) -> Self {
+        Self::Url(value)
+    }
+}
 /// The parameters for a request to elicit information from the user via a URL in the client.
+///
+/// No positional `new`: two required members of `ElicitRequestURLParams` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`message`, `url`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::draft::ElicitRequestUrlParams;
+///
+/// let value = ElicitRequestUrlParams {
+///     message: "Please sign in".into(),
+///     url: "https://example.com/login".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitRequestUrlParams {
     /// The message to present to the user explaining why the interaction is needed.
@@ -6344,18 +6892,6 @@ pub struct ElicitRequestUrlParams {
 impl ElicitRequestUrlParams {
     ///The `mode` member every `ElicitRequestURLParams` carries.
     pub const MODE: &'static str = "url";
-    ///A `ElicitRequestURLParams` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        message: impl ::std::convert::Into<::std::string::String>,
-        url: impl ::std::convert::Into<::std::string::String>,
-    ) -> Self {
-        ElicitRequestUrlParams {
-            message: message.into(),
-            url: url.into(),
-            extra: crate::JsonObject::new(),
-        }
-    }
 }
 impl ::serde::Serialize for ElicitRequestUrlParams {
     #[inline(never)]
@@ -6622,6 +7158,16 @@ impl ElicitResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `content`: The submitted form data, only present when action is `"accept"` and mode was `"form"`.
+    pub fn with_content(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, ElicitResultContentValue>,
+        >,
+    ) -> Self {
+        self.content = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ElicitResult {
     #[inline(never)]
@@ -6809,6 +7355,16 @@ impl crate::private::MatchScore for EmbeddedResourceResource {
             .max()
     }
 }
+impl ::std::convert::From<TextResourceContents> for EmbeddedResourceResource {
+    fn from(value: TextResourceContents) -> Self {
+        Self::TextResourceContents(value)
+    }
+}
+impl ::std::convert::From<BlobResourceContents> for EmbeddedResourceResource {
+    fn from(value: BlobResourceContents) -> Self {
+        Self::BlobResourceContents(value)
+    }
+}
 /// The contents of a resource, embedded into a prompt or tool call result.
 ///
 /// It is up to the client how best to render embedded resources for the benefit
@@ -6836,6 +7392,19 @@ impl EmbeddedResource {
             resource,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for EmbeddedResource {
@@ -7149,6 +7718,31 @@ impl crate::private::MatchScore for EnumSchema {
             .max()
     }
 }
+impl ::std::convert::From<UntitledSingleSelectEnumSchema> for EnumSchema {
+    fn from(value: UntitledSingleSelectEnumSchema) -> Self {
+        Self::UntitledSingleSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<TitledSingleSelectEnumSchema> for EnumSchema {
+    fn from(value: TitledSingleSelectEnumSchema) -> Self {
+        Self::TitledSingleSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<UntitledMultiSelectEnumSchema> for EnumSchema {
+    fn from(value: UntitledMultiSelectEnumSchema) -> Self {
+        Self::UntitledMultiSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<TitledMultiSelectEnumSchema> for EnumSchema {
+    fn from(value: TitledMultiSelectEnumSchema) -> Self {
+        Self::TitledMultiSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<LegacyTitledEnumSchema> for EnumSchema {
+    fn from(value: LegacyTitledEnumSchema) -> Self {
+        Self::LegacyTitledEnumSchema(value)
+    }
+}
 /// The schema's `Error` is the shared [`crate::ErrorObject`].
 pub use crate::ErrorObject;
 /// Used by the client to get a prompt provided by the server.
@@ -7347,6 +7941,32 @@ impl GetPromptRequestParams {
             request_state: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `arguments`: Arguments to use for templating the prompt.
+    pub fn with_arguments(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
+        >,
+    ) -> Self {
+        self.arguments = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `inputResponses`.
+    pub fn with_input_responses(
+        mut self,
+        value: impl ::std::convert::Into<InputResponses>,
+    ) -> Self {
+        self.input_responses = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `requestState`.
+    pub fn with_request_state(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.request_state = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for GetPromptRequestParams {
@@ -7556,6 +8176,22 @@ impl GetPromptResult {
             result_type: ::std::default::Default::default(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ResultMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: An optional description for the prompt.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for GetPromptResult {
@@ -7959,6 +8595,16 @@ impl crate::private::MatchScore for GetPromptOutcome {
             .max()
     }
 }
+impl ::std::convert::From<InputRequiredResult> for GetPromptOutcome {
+    fn from(value: InputRequiredResult) -> Self {
+        Self::InputRequired(value)
+    }
+}
+impl ::std::convert::From<GetPromptResult> for GetPromptOutcome {
+    fn from(value: GetPromptResult) -> Self {
+        Self::Complete(value)
+    }
+}
 /// A successful response from the server for a [`prompts/get`](GetPromptRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GetPromptResultResponse {
@@ -8130,6 +8776,14 @@ impl HeaderMismatchErrorObject {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `data`: Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+    pub fn with_data(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Value>,
+    ) -> Self {
+        self.data = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for HeaderMismatchErrorObject {
     #[inline(never)]
@@ -8279,6 +8933,14 @@ impl HeaderMismatchError {
             id: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `id`.
+    pub fn with_id(
+        mut self,
+        value: impl ::std::convert::Into<crate::RequestId>,
+    ) -> Self {
+        self.id = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for HeaderMismatchError {
@@ -8449,6 +9111,27 @@ impl Icon {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `mimeType`: Optional MIME type override if the source MIME type is missing or generic.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `sizes`: Optional array of strings that specify sizes at which the icon can be used.
+    pub fn with_sizes(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.sizes = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `theme`: Optional specifier for the theme this icon is designed for. `"light"` indicates
+    pub fn with_theme(mut self, value: impl ::std::convert::Into<Theme>) -> Self {
+        self.theme = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for Icon {
     #[inline(never)]
@@ -8601,6 +9284,14 @@ impl Icons {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    pub fn with_icons(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Icon>>,
+    ) -> Self {
+        self.icons = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for Icons {
     #[inline(never)]
@@ -8672,6 +9363,20 @@ impl crate::private::MatchScore for Icons {
     }
 }
 /// An image provided to or from an LLM.
+///
+/// No positional `new`: two required members of `ImageContent` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`data`, `mime_type`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::draft::ImageContent;
+///
+/// let value = ImageContent {
+///     data: "SGVsbG8=".into(),
+///     mime_type: "image/png".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ImageContent {
     /// The `_meta` member: [`MetaObject`].
@@ -8688,19 +9393,18 @@ pub struct ImageContent {
 impl ImageContent {
     ///The `type` member every `ImageContent` carries.
     pub const TYPE: &'static str = "image";
-    ///A `ImageContent` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        data: impl ::std::convert::Into<::std::string::String>,
-        mime_type: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
     ) -> Self {
-        ImageContent {
-            meta: ::std::option::Option::None,
-            annotations: ::std::option::Option::None,
-            data: data.into(),
-            mime_type: mime_type.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ImageContent {
@@ -8860,6 +9564,20 @@ impl crate::private::MatchScore for ImageContent {
     }
 }
 /// Describes the MCP implementation.
+///
+/// No positional `new`: two required members of `Implementation` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `version`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::draft::Implementation;
+///
+/// let value = Implementation {
+///     name: "notes-client".into(),
+///     version: "1.0.0".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Implementation {
     /// An optional human-readable description of what this implementation does.
@@ -8895,21 +9613,37 @@ pub struct Implementation {
     pub extra: crate::JsonObject,
 }
 impl Implementation {
-    ///A `Implementation` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        version: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `description`: An optional human-readable description of what this implementation does.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
-        Implementation {
-            description: ::std::option::Option::None,
-            icons: ::std::option::Option::None,
-            name: name.into(),
-            title: ::std::option::Option::None,
-            version: version.into(),
-            website_url: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
-        }
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    pub fn with_icons(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Icon>>,
+    ) -> Self {
+        self.icons = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `websiteUrl`: An optional URL of the website for this implementation.
+    pub fn with_website_url(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.website_url = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for Implementation {
@@ -9181,6 +9915,21 @@ impl crate::private::MatchScore for InputRequest {
             .max()
     }
 }
+impl ::std::convert::From<CreateMessageRequest> for InputRequest {
+    fn from(value: CreateMessageRequest) -> Self {
+        Self::CreateMessage(value)
+    }
+}
+impl ::std::convert::From<ListRootsRequest> for InputRequest {
+    fn from(value: ListRootsRequest) -> Self {
+        Self::ListRoots(value)
+    }
+}
+impl ::std::convert::From<ElicitRequest> for InputRequest {
+    fn from(value: ElicitRequest) -> Self {
+        Self::Elicit(value)
+    }
+}
 /// A map of server-initiated requests that the client must fulfill.
 /// Keys are server-assigned identifiers; values are the request objects.
 pub type InputRequests = ::std::collections::BTreeMap<
@@ -9223,6 +9972,30 @@ impl InputRequiredResult {
             result_type: ::std::default::Default::default(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ResultMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `inputRequests`.
+    pub fn with_input_requests(
+        mut self,
+        value: impl ::std::convert::Into<InputRequests>,
+    ) -> Self {
+        self.input_requests = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `requestState`.
+    pub fn with_request_state(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.request_state = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for InputRequiredResult {
@@ -9465,6 +10238,21 @@ impl crate::private::MatchScore for InputResponse {
             .max()
     }
 }
+impl ::std::convert::From<CreateMessageResult> for InputResponse {
+    fn from(value: CreateMessageResult) -> Self {
+        Self::CreateMessage(value)
+    }
+}
+impl ::std::convert::From<ListRootsResult> for InputResponse {
+    fn from(value: ListRootsResult) -> Self {
+        Self::ListRoots(value)
+    }
+}
+impl ::std::convert::From<ElicitResult> for InputResponse {
+    fn from(value: ElicitResult) -> Self {
+        Self::Elicit(value)
+    }
+}
 /// The schema's `InputResponseRequestParams` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InputResponseRequestParams {
@@ -9487,6 +10275,22 @@ impl InputResponseRequestParams {
             request_state: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `inputResponses`.
+    pub fn with_input_responses(
+        mut self,
+        value: impl ::std::convert::Into<InputResponses>,
+    ) -> Self {
+        self.input_responses = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `requestState`.
+    pub fn with_request_state(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.request_state = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for InputResponseRequestParams {
@@ -9647,6 +10451,14 @@ impl InternalError {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `data`: Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+    pub fn with_data(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Value>,
+    ) -> Self {
+        self.data = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for InternalError {
     #[inline(never)]
@@ -9796,6 +10608,14 @@ impl InvalidParamsError {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `data`: Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+    pub fn with_data(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Value>,
+    ) -> Self {
+        self.data = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for InvalidParamsError {
     #[inline(never)]
@@ -9938,6 +10758,14 @@ impl InvalidRequestError {
             message: message.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `data`: Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+    pub fn with_data(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Value>,
+    ) -> Self {
+        self.data = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for InvalidRequestError {
@@ -10089,6 +10917,14 @@ impl JsonRpcErrorResponse {
             id: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `id`.
+    pub fn with_id(
+        mut self,
+        value: impl ::std::convert::Into<crate::RequestId>,
+    ) -> Self {
+        self.id = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for JsonRpcErrorResponse {
@@ -10333,6 +11169,26 @@ impl crate::private::MatchScore for JsonRpcMessage {
             .max()
     }
 }
+impl ::std::convert::From<JsonRpcRequest> for JsonRpcMessage {
+    fn from(value: JsonRpcRequest) -> Self {
+        Self::Request(value)
+    }
+}
+impl ::std::convert::From<JsonRpcNotification> for JsonRpcMessage {
+    fn from(value: JsonRpcNotification) -> Self {
+        Self::Notification(value)
+    }
+}
+impl ::std::convert::From<JsonRpcResultResponse> for JsonRpcMessage {
+    fn from(value: JsonRpcResultResponse) -> Self {
+        Self::ResultResponse(value)
+    }
+}
+impl ::std::convert::From<JsonRpcErrorResponse> for JsonRpcMessage {
+    fn from(value: JsonRpcErrorResponse) -> Self {
+        Self::ErrorResponse(value)
+    }
+}
 /// A notification which does not expect a response.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcNotification {
@@ -10352,6 +11208,14 @@ impl JsonRpcNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for JsonRpcNotification {
@@ -10505,6 +11369,14 @@ impl JsonRpcRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for JsonRpcRequest {
@@ -10730,6 +11602,16 @@ impl crate::private::MatchScore for JsonRpcResponse {
             .max()
     }
 }
+impl ::std::convert::From<JsonRpcResultResponse> for JsonRpcResponse {
+    fn from(value: JsonRpcResultResponse) -> Self {
+        Self::ResultResponse(value)
+    }
+}
+impl ::std::convert::From<JsonRpcErrorResponse> for JsonRpcResponse {
+    fn from(value: JsonRpcErrorResponse) -> Self {
+        Self::ErrorResponse(value)
+    }
+}
 /// A successful (non-error) response to a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcResultResponse {
@@ -10910,6 +11792,38 @@ impl LegacyTitledEnumSchema {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `default`.
+    pub fn with_default(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `enumNames`: (Legacy) Display names for enum values.
+    pub fn with_enum_names(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.enum_names = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for LegacyTitledEnumSchema {
@@ -11343,6 +12257,22 @@ impl ListPromptsResult {
             ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ResultMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListPromptsResult {
@@ -11919,6 +12849,22 @@ impl ListResourceTemplatesResult {
             ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ResultMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesResult {
@@ -12514,6 +13460,22 @@ impl ListResourcesResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ResultMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListResourcesResult {
     #[inline(never)]
@@ -12866,6 +13828,11 @@ impl ListRootsRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListRootsRequestParams {
     #[inline(never)]
@@ -12966,6 +13933,14 @@ impl ListRootsRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<ListRootsRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListRootsRequest {
@@ -13394,6 +14369,22 @@ impl ListToolsResult {
             ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ResultMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListToolsResult {
@@ -13902,6 +14893,22 @@ impl LoggingMessageNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<NotificationMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `logger`: An optional name of the logger issuing this message.
+    pub fn with_logger(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.logger = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for LoggingMessageNotificationParams {
     #[inline(never)]
@@ -14113,6 +15120,14 @@ impl MethodNotFoundError {
             message: message.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `data`: Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+    pub fn with_data(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Value>,
+    ) -> Self {
+        self.data = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for MethodNotFoundError {
@@ -14539,6 +15554,14 @@ impl MissingRequiredClientCapabilityError {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `id`.
+    pub fn with_id(
+        mut self,
+        value: impl ::std::convert::Into<crate::RequestId>,
+    ) -> Self {
+        self.id = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for MissingRequiredClientCapabilityError {
     #[inline(never)]
@@ -14706,6 +15729,14 @@ impl ModelHint {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `name`: A hint for a model name.
+    pub fn with_name(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.name = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ModelHint {
     #[inline(never)]
@@ -14823,6 +15854,38 @@ impl ModelPreferences {
             speed_priority: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `costPriority`: How much to prioritize cost when selecting a model. A value of 0 means cost
+    pub fn with_cost_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.cost_priority = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `hints`: Optional hints to use for model selection.
+    pub fn with_hints(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<ModelHint>>,
+    ) -> Self {
+        self.hints = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `intelligencePriority`: How much to prioritize intelligence and capabilities when selecting a
+    pub fn with_intelligence_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.intelligence_priority = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `speedPriority`: How much to prioritize sampling speed (latency) when selecting a model. A
+    pub fn with_speed_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.speed_priority = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ModelPreferences {
@@ -15069,6 +16132,16 @@ impl crate::private::MatchScore for MultiSelectEnumSchema {
             .max()
     }
 }
+impl ::std::convert::From<UntitledMultiSelectEnumSchema> for MultiSelectEnumSchema {
+    fn from(value: UntitledMultiSelectEnumSchema) -> Self {
+        Self::UntitledMultiSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<TitledMultiSelectEnumSchema> for MultiSelectEnumSchema {
+    fn from(value: TitledMultiSelectEnumSchema) -> Self {
+        Self::TitledMultiSelectEnumSchema(value)
+    }
+}
 /// The schema's `Notification` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NotificationBase {
@@ -15088,6 +16161,14 @@ impl NotificationBase {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for NotificationBase {
@@ -15209,6 +16290,14 @@ impl NotificationMetaObject {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `io.modelcontextprotocol/subscriptionId`: Identifies the subscription stream a notification was delivered on. The
+    pub fn with_subscription_id(
+        mut self,
+        value: impl ::std::convert::Into<crate::RequestId>,
+    ) -> Self {
+        self.subscription_id = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for NotificationMetaObject {
     #[inline(never)]
@@ -15313,6 +16402,14 @@ impl NotificationParams {
             meta: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<NotificationMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for NotificationParams {
@@ -15423,6 +16520,46 @@ impl NumberSchema {
             r#type,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `default`.
+    pub fn with_default(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `maximum`.
+    pub fn with_maximum(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.maximum = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `minimum`.
+    pub fn with_minimum(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.minimum = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for NumberSchema {
@@ -15787,6 +16924,14 @@ impl PaginatedRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `cursor`: An opaque token representing the current pagination position.
+    pub fn with_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PaginatedRequestParams {
     #[inline(never)]
@@ -15928,6 +17073,22 @@ impl PaginatedResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ResultMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PaginatedResult {
     #[inline(never)]
@@ -16068,6 +17229,14 @@ impl ParseError {
             message: message.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `data`: Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+    pub fn with_data(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Value>,
+    ) -> Self {
+        self.data = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ParseError {
@@ -16399,6 +17568,46 @@ impl crate::private::MatchScore for PrimitiveSchemaDefinition {
             .max()
     }
 }
+impl ::std::convert::From<StringSchema> for PrimitiveSchemaDefinition {
+    fn from(value: StringSchema) -> Self {
+        Self::StringSchema(value)
+    }
+}
+impl ::std::convert::From<NumberSchema> for PrimitiveSchemaDefinition {
+    fn from(value: NumberSchema) -> Self {
+        Self::NumberSchema(value)
+    }
+}
+impl ::std::convert::From<BooleanSchema> for PrimitiveSchemaDefinition {
+    fn from(value: BooleanSchema) -> Self {
+        Self::BooleanSchema(value)
+    }
+}
+impl ::std::convert::From<UntitledSingleSelectEnumSchema> for PrimitiveSchemaDefinition {
+    fn from(value: UntitledSingleSelectEnumSchema) -> Self {
+        Self::UntitledSingleSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<TitledSingleSelectEnumSchema> for PrimitiveSchemaDefinition {
+    fn from(value: TitledSingleSelectEnumSchema) -> Self {
+        Self::TitledSingleSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<UntitledMultiSelectEnumSchema> for PrimitiveSchemaDefinition {
+    fn from(value: UntitledMultiSelectEnumSchema) -> Self {
+        Self::UntitledMultiSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<TitledMultiSelectEnumSchema> for PrimitiveSchemaDefinition {
+    fn from(value: TitledMultiSelectEnumSchema) -> Self {
+        Self::TitledMultiSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<LegacyTitledEnumSchema> for PrimitiveSchemaDefinition {
+    fn from(value: LegacyTitledEnumSchema) -> Self {
+        Self::LegacyTitledEnumSchema(value)
+    }
+}
 /// An out-of-band notification used to inform the receiver of a progress update for a long-running request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgressNotification {
@@ -16585,6 +17794,30 @@ impl ProgressNotificationParams {
             total: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<NotificationMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `message`: An optional message describing the current progress.
+    pub fn with_message(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.message = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `total`: Total number of items to process (or total progress required), if known.
+    pub fn with_total(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.total = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ProgressNotificationParams {
@@ -16804,6 +18037,43 @@ impl Prompt {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `arguments`: A list of arguments to use for templating the prompt.
+    pub fn with_arguments(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<PromptArgument>>,
+    ) -> Self {
+        self.arguments = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: An optional description of what this prompt provides
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    pub fn with_icons(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Icon>>,
+    ) -> Self {
+        self.icons = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for Prompt {
     #[inline(never)]
@@ -17000,6 +18270,27 @@ impl PromptArgument {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `description`: A human-readable description of the argument.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `required`: Whether this argument must be provided.
+    pub fn with_required(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.required = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PromptArgument {
     #[inline(never)]
@@ -17151,6 +18442,14 @@ impl PromptListChangedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<NotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for PromptListChangedNotification {
@@ -17438,6 +18737,14 @@ impl PromptReference {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for PromptReference {
@@ -17758,6 +19065,22 @@ impl ReadResourceRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `inputResponses`.
+    pub fn with_input_responses(
+        mut self,
+        value: impl ::std::convert::Into<InputResponses>,
+    ) -> Self {
+        self.input_responses = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `requestState`.
+    pub fn with_request_state(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.request_state = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ReadResourceRequestParams {
     #[inline(never)]
@@ -17998,6 +19321,16 @@ impl crate::private::MatchScore for ReadResourceResultContentsItem {
             .max()
     }
 }
+impl ::std::convert::From<TextResourceContents> for ReadResourceResultContentsItem {
+    fn from(value: TextResourceContents) -> Self {
+        Self::TextResourceContents(value)
+    }
+}
+impl ::std::convert::From<BlobResourceContents> for ReadResourceResultContentsItem {
+    fn from(value: BlobResourceContents) -> Self {
+        Self::BlobResourceContents(value)
+    }
+}
 /// The result returned by the server for a [`resources/read`](ReadResourceRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadResourceResult {
@@ -18062,6 +19395,14 @@ impl ReadResourceResult {
             ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ResultMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ReadResourceResult {
@@ -18519,6 +19860,16 @@ impl crate::private::MatchScore for ReadResourceOutcome {
             .max()
     }
 }
+impl ::std::convert::From<InputRequiredResult> for ReadResourceOutcome {
+    fn from(value: InputRequiredResult) -> Self {
+        Self::InputRequired(value)
+    }
+}
+impl ::std::convert::From<ReadResourceResult> for ReadResourceOutcome {
+    fn from(value: ReadResourceResult) -> Self {
+        Self::Complete(value)
+    }
+}
 /// A successful response from the server for a [`resources/read`](ReadResourceRequest) request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadResourceResultResponse {
@@ -18688,6 +20039,14 @@ impl RequestBase {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for RequestBase {
     #[inline(never)]
@@ -18838,6 +20197,30 @@ impl RequestMetaObject {
             progress_token: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `io.modelcontextprotocol/clientInfo`: Identifies the client software making the request. Clients SHOULD
+    pub fn with_client_info(
+        mut self,
+        value: impl ::std::convert::Into<Implementation>,
+    ) -> Self {
+        self.client_info = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `io.modelcontextprotocol/logLevel`: The desired log level for this request. Optional.
+    pub fn with_log_level(
+        mut self,
+        value: impl ::std::convert::Into<LoggingLevel>,
+    ) -> Self {
+        self.log_level = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by [`notifications/progress`](ProgressNotification)). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for RequestMetaObject {
@@ -19144,6 +20527,20 @@ impl crate::private::MatchScore for RequestParams {
     }
 }
 /// A known resource that the server is capable of reading.
+///
+/// No positional `new`: two required members of `Resource` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `uri`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::draft::Resource;
+///
+/// let value = Resource {
+///     name: "a.md".into(),
+///     uri: "file:///notes/a.md".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Resource {
     /// The `_meta` member: [`MetaObject`].
@@ -19185,24 +20582,58 @@ pub struct Resource {
     pub extra: crate::JsonObject,
 }
 impl Resource {
-    ///A `Resource` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        uri: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
     ) -> Self {
-        Resource {
-            meta: ::std::option::Option::None,
-            annotations: ::std::option::Option::None,
-            description: ::std::option::Option::None,
-            icons: ::std::option::Option::None,
-            mime_type: ::std::option::Option::None,
-            name: name.into(),
-            size: ::std::option::Option::None,
-            title: ::std::option::Option::None,
-            uri: uri.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: A description of what this resource represents.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    pub fn with_icons(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Icon>>,
+    ) -> Self {
+        self.icons = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `size`: The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+    pub fn with_size(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.size = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for Resource {
@@ -19454,6 +20885,19 @@ impl ResourceContents {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResourceContents {
     #[inline(never)]
@@ -19573,6 +21017,20 @@ impl crate::private::MatchScore for ResourceContents {
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
 ///
 /// Note: resource links returned by tools are not guaranteed to appear in the results of [`resources/list`](ListResourcesRequest) requests.
+///
+/// No positional `new`: two required members of `ResourceLink` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `uri`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::draft::ResourceLink;
+///
+/// let value = ResourceLink {
+///     name: "a.md".into(),
+///     uri: "file:///notes/a.md".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceLink {
     /// The `_meta` member: [`MetaObject`].
@@ -19616,24 +21074,58 @@ pub struct ResourceLink {
 impl ResourceLink {
     ///The `type` member every `ResourceLink` carries.
     pub const TYPE: &'static str = "resource_link";
-    ///A `ResourceLink` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        uri: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
     ) -> Self {
-        ResourceLink {
-            meta: ::std::option::Option::None,
-            annotations: ::std::option::Option::None,
-            description: ::std::option::Option::None,
-            icons: ::std::option::Option::None,
-            mime_type: ::std::option::Option::None,
-            name: name.into(),
-            size: ::std::option::Option::None,
-            title: ::std::option::Option::None,
-            uri: uri.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: A description of what this resource represents.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    pub fn with_icons(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Icon>>,
+    ) -> Self {
+        self.icons = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `size`: The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+    pub fn with_size(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.size = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ResourceLink {
@@ -19909,6 +21401,14 @@ impl ResourceListChangedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<NotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ResourceListChangedNotification {
@@ -20186,6 +21686,20 @@ impl crate::private::MatchScore for ResourceRequestParams {
     }
 }
 /// A template description for resources available on the server.
+///
+/// No positional `new`: two required members of `ResourceTemplate` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `uri_template`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::draft::ResourceTemplate;
+///
+/// let value = ResourceTemplate {
+///     name: "a.md".into(),
+///     uri_template: "file:///notes/{name}".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceTemplate {
     /// The `_meta` member: [`MetaObject`].
@@ -20223,23 +21737,50 @@ pub struct ResourceTemplate {
     pub extra: crate::JsonObject,
 }
 impl ResourceTemplate {
-    ///A `ResourceTemplate` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        uri_template: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
     ) -> Self {
-        ResourceTemplate {
-            meta: ::std::option::Option::None,
-            annotations: ::std::option::Option::None,
-            description: ::std::option::Option::None,
-            icons: ::std::option::Option::None,
-            mime_type: ::std::option::Option::None,
-            name: name.into(),
-            title: ::std::option::Option::None,
-            uri_template: uri_template.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: A description of what this template is for.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    pub fn with_icons(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Icon>>,
+    ) -> Self {
+        self.icons = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ResourceTemplate {
@@ -20765,6 +22306,14 @@ impl ResourceUpdatedNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<NotificationMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResourceUpdatedNotificationParams {
     #[inline(never)]
@@ -20899,6 +22448,14 @@ impl ResultBase {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ResultMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResultBase {
     #[inline(never)]
@@ -21021,6 +22578,14 @@ impl ResultMetaObject {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `io.modelcontextprotocol/serverInfo`: Identifies the server software producing the response. Servers SHOULD
+    pub fn with_server_info(
+        mut self,
+        value: impl ::std::convert::Into<Implementation>,
+    ) -> Self {
+        self.server_info = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResultMetaObject {
     #[inline(never)]
@@ -21139,6 +22704,19 @@ impl Root {
             uri: uri.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `name`: An optional name for the root. This can be used to provide a human-readable
+    pub fn with_name(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.name = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for Root {
@@ -21407,6 +22985,37 @@ impl crate::private::MatchScore for SamplingMessageContent {
             .max()
     }
 }
+impl ::std::convert::From<TextContent> for SamplingMessageContent {
+    fn from(value: TextContent) -> Self {
+        Self::TextContent(value)
+    }
+}
+impl ::std::convert::From<ImageContent> for SamplingMessageContent {
+    fn from(value: ImageContent) -> Self {
+        Self::ImageContent(value)
+    }
+}
+impl ::std::convert::From<AudioContent> for SamplingMessageContent {
+    fn from(value: AudioContent) -> Self {
+        Self::AudioContent(value)
+    }
+}
+impl ::std::convert::From<ToolUseContent> for SamplingMessageContent {
+    fn from(value: ToolUseContent) -> Self {
+        Self::ToolUseContent(value)
+    }
+}
+impl ::std::convert::From<ToolResultContent> for SamplingMessageContent {
+    fn from(value: ToolResultContent) -> Self {
+        Self::ToolResultContent(value)
+    }
+}
+impl SamplingMessageContent {
+    /// A `text` variant: [`TextContent::new`] with `text`, no optional members.
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::TextContent(TextContent::new(text))
+    }
+}
 /// Describes a message issued to or received from an LLM API.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SamplingMessage {
@@ -21429,6 +23038,11 @@ impl SamplingMessage {
             role,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for SamplingMessage {
@@ -21670,6 +23284,37 @@ impl crate::private::MatchScore for SamplingMessageContentBlock {
             .max()
     }
 }
+impl ::std::convert::From<TextContent> for SamplingMessageContentBlock {
+    fn from(value: TextContent) -> Self {
+        Self::Text(value)
+    }
+}
+impl ::std::convert::From<ImageContent> for SamplingMessageContentBlock {
+    fn from(value: ImageContent) -> Self {
+        Self::Image(value)
+    }
+}
+impl ::std::convert::From<AudioContent> for SamplingMessageContentBlock {
+    fn from(value: AudioContent) -> Self {
+        Self::Audio(value)
+    }
+}
+impl ::std::convert::From<ToolUseContent> for SamplingMessageContentBlock {
+    fn from(value: ToolUseContent) -> Self {
+        Self::ToolUse(value)
+    }
+}
+impl ::std::convert::From<ToolResultContent> for SamplingMessageContentBlock {
+    fn from(value: ToolResultContent) -> Self {
+        Self::ToolResult(value)
+    }
+}
+impl SamplingMessageContentBlock {
+    /// A `text` variant: [`TextContent::new`] with `text`, no optional members.
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+}
 /// Present if the server offers any prompt templates.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptsCapability {
@@ -21686,6 +23331,11 @@ impl PromptsCapability {
             list_changed: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `listChanged`: Whether this server supports notifications for changes to the prompt list.
+    pub fn with_list_changed(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.list_changed = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for PromptsCapability {
@@ -21782,6 +23432,16 @@ impl ResourcesCapability {
             subscribe: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `listChanged`: Whether this server supports notifications for changes to the resource list.
+    pub fn with_list_changed(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.list_changed = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `subscribe`: Whether this server supports subscribing to resource updates.
+    pub fn with_subscribe(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.subscribe = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ResourcesCapability {
@@ -21902,6 +23562,11 @@ impl ToolsCapability {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `listChanged`: Whether this server supports notifications for changes to the tool list.
+    pub fn with_list_changed(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.list_changed = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ToolsCapability {
     #[inline(never)]
@@ -22021,6 +23686,66 @@ impl ServerCapabilities {
             tools: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `completions`: Present if the server supports argument autocompletion suggestions.
+    pub fn with_completions(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.completions = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `experimental`: Experimental, non-standard capabilities that the server supports.
+    pub fn with_experimental(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        >,
+    ) -> Self {
+        self.experimental = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `extensions`: Optional MCP extensions that the server supports. Keys are extension identifiers
+    pub fn with_extensions(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        >,
+    ) -> Self {
+        self.extensions = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `logging`: Present if the server supports sending log messages to the client.
+    pub fn with_logging(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.logging = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `prompts`: Present if the server offers any prompt templates.
+    pub fn with_prompts(
+        mut self,
+        value: impl ::std::convert::Into<PromptsCapability>,
+    ) -> Self {
+        self.prompts = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `resources`: Present if the server offers any resources to read.
+    pub fn with_resources(
+        mut self,
+        value: impl ::std::convert::Into<ResourcesCapability>,
+    ) -> Self {
+        self.resources = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `tools`: Present if the server offers any tools to call.
+    pub fn with_tools(
+        mut self,
+        value: impl ::std::convert::Into<ToolsCapability>,
+    ) -> Self {
+        self.tools = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ServerCapabilities {
@@ -22455,6 +24180,46 @@ impl crate::private::MatchScore for ServerNotification {
             .max()
     }
 }
+impl ::std::convert::From<CancelledNotification> for ServerNotification {
+    fn from(value: CancelledNotification) -> Self {
+        Self::Cancelled(value)
+    }
+}
+impl ::std::convert::From<ProgressNotification> for ServerNotification {
+    fn from(value: ProgressNotification) -> Self {
+        Self::Progress(value)
+    }
+}
+impl ::std::convert::From<ResourceListChangedNotification> for ServerNotification {
+    fn from(value: ResourceListChangedNotification) -> Self {
+        Self::ResourceListChanged(value)
+    }
+}
+impl ::std::convert::From<SubscriptionsAcknowledgedNotification> for ServerNotification {
+    fn from(value: SubscriptionsAcknowledgedNotification) -> Self {
+        Self::SubscriptionsAcknowledged(value)
+    }
+}
+impl ::std::convert::From<ResourceUpdatedNotification> for ServerNotification {
+    fn from(value: ResourceUpdatedNotification) -> Self {
+        Self::ResourceUpdated(value)
+    }
+}
+impl ::std::convert::From<PromptListChangedNotification> for ServerNotification {
+    fn from(value: PromptListChangedNotification) -> Self {
+        Self::PromptListChanged(value)
+    }
+}
+impl ::std::convert::From<ToolListChangedNotification> for ServerNotification {
+    fn from(value: ToolListChangedNotification) -> Self {
+        Self::ToolListChanged(value)
+    }
+}
+impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
+    fn from(value: LoggingMessageNotification) -> Self {
+        Self::LoggingMessage(value)
+    }
+}
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -22728,6 +24493,66 @@ impl crate::private::MatchScore for ServerResult {
             .max()
     }
 }
+impl ::std::convert::From<ResultBase> for ServerResult {
+    fn from(value: ResultBase) -> Self {
+        Self::ResultBase(value)
+    }
+}
+impl ::std::convert::From<InputRequiredResult> for ServerResult {
+    fn from(value: InputRequiredResult) -> Self {
+        Self::InputRequiredResult(value)
+    }
+}
+impl ::std::convert::From<DiscoverResult> for ServerResult {
+    fn from(value: DiscoverResult) -> Self {
+        Self::DiscoverResult(value)
+    }
+}
+impl ::std::convert::From<ListResourcesResult> for ServerResult {
+    fn from(value: ListResourcesResult) -> Self {
+        Self::ListResourcesResult(value)
+    }
+}
+impl ::std::convert::From<ListResourceTemplatesResult> for ServerResult {
+    fn from(value: ListResourceTemplatesResult) -> Self {
+        Self::ListResourceTemplatesResult(value)
+    }
+}
+impl ::std::convert::From<ReadResourceResult> for ServerResult {
+    fn from(value: ReadResourceResult) -> Self {
+        Self::ReadResourceResult(value)
+    }
+}
+impl ::std::convert::From<SubscriptionsListenResult> for ServerResult {
+    fn from(value: SubscriptionsListenResult) -> Self {
+        Self::SubscriptionsListenResult(value)
+    }
+}
+impl ::std::convert::From<ListPromptsResult> for ServerResult {
+    fn from(value: ListPromptsResult) -> Self {
+        Self::ListPromptsResult(value)
+    }
+}
+impl ::std::convert::From<GetPromptResult> for ServerResult {
+    fn from(value: GetPromptResult) -> Self {
+        Self::GetPromptResult(value)
+    }
+}
+impl ::std::convert::From<ListToolsResult> for ServerResult {
+    fn from(value: ListToolsResult) -> Self {
+        Self::ListToolsResult(value)
+    }
+}
+impl ::std::convert::From<CallToolResult> for ServerResult {
+    fn from(value: CallToolResult) -> Self {
+        Self::CallToolResult(value)
+    }
+}
+impl ::std::convert::From<CompleteResult> for ServerResult {
+    fn from(value: CompleteResult) -> Self {
+        Self::CompleteResult(value)
+    }
+}
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -22826,6 +24651,16 @@ impl crate::private::MatchScore for SingleSelectEnumSchema {
             .max()
     }
 }
+impl ::std::convert::From<UntitledSingleSelectEnumSchema> for SingleSelectEnumSchema {
+    fn from(value: UntitledSingleSelectEnumSchema) -> Self {
+        Self::UntitledSingleSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<TitledSingleSelectEnumSchema> for SingleSelectEnumSchema {
+    fn from(value: TitledSingleSelectEnumSchema) -> Self {
+        Self::TitledSingleSelectEnumSchema(value)
+    }
+}
 /// The schema's `StringSchema` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StringSchema {
@@ -22859,6 +24694,51 @@ impl StringSchema {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `default`.
+    pub fn with_default(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `format`.
+    pub fn with_format(mut self, value: impl ::std::convert::Into<Format>) -> Self {
+        self.format = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `maxLength`.
+    pub fn with_max_length(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.max_length = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `minLength`.
+    pub fn with_min_length(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.min_length = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for StringSchema {
@@ -23092,6 +24972,38 @@ impl SubscriptionFilter {
             tools_list_changed: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `promptsListChanged`: If true, receive [`notifications/prompts/list_changed`](PromptListChangedNotification).
+    pub fn with_prompts_list_changed(
+        mut self,
+        value: impl ::std::convert::Into<bool>,
+    ) -> Self {
+        self.prompts_list_changed = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `resourceSubscriptions`: Subscribe to [`notifications/resources/updated`](ResourceUpdatedNotification) for these resource URIs.
+    pub fn with_resource_subscriptions(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.resource_subscriptions = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `resourcesListChanged`: If true, receive [`notifications/resources/list_changed`](ResourceListChangedNotification).
+    pub fn with_resources_list_changed(
+        mut self,
+        value: impl ::std::convert::Into<bool>,
+    ) -> Self {
+        self.resources_list_changed = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `toolsListChanged`: If true, receive [`notifications/tools/list_changed`](ToolListChangedNotification).
+    pub fn with_tools_list_changed(
+        mut self,
+        value: impl ::std::convert::Into<bool>,
+    ) -> Self {
+        self.tools_list_changed = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for SubscriptionFilter {
@@ -23458,6 +25370,14 @@ impl SubscriptionsAcknowledgedNotificationParams {
             notifications,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<NotificationMetaObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for SubscriptionsAcknowledgedNotificationParams {
@@ -24061,6 +25981,14 @@ impl SubscriptionsListenResultMetaObject {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `io.modelcontextprotocol/serverInfo`: Identifies the server software producing the response. Servers SHOULD
+    pub fn with_server_info(
+        mut self,
+        value: impl ::std::convert::Into<Implementation>,
+    ) -> Self {
+        self.server_info = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for SubscriptionsListenResultMetaObject {
     #[inline(never)]
@@ -24367,6 +26295,19 @@ impl TextContent {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for TextContent {
     #[inline(never)]
@@ -24503,6 +26444,20 @@ impl crate::private::MatchScore for TextContent {
     }
 }
 /// The schema's `TextResourceContents` object.
+///
+/// No positional `new`: two required members of `TextResourceContents` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`text`, `uri`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::draft::TextResourceContents;
+///
+/// let value = TextResourceContents {
+///     text: "Hello".into(),
+///     uri: "file:///notes/a.md".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextResourceContents {
     /// The `_meta` member: [`MetaObject`].
@@ -24517,19 +26472,18 @@ pub struct TextResourceContents {
     pub extra: crate::JsonObject,
 }
 impl TextResourceContents {
-    ///A `TextResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        text: impl ::std::convert::Into<::std::string::String>,
-        uri: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
-        TextResourceContents {
-            meta: ::std::option::Option::None,
-            mime_type: ::std::option::Option::None,
-            text: text.into(),
-            uri: uri.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for TextResourceContents {
@@ -24676,6 +26630,20 @@ impl crate::private::MatchScore for TextResourceContents {
     }
 }
 /// An item of the `anyOf` member of [`TitledMultiSelectEnumSchemaItems`].
+///
+/// No positional `new`: two required members of `TitledMultiSelectEnumSchemaItemsAnyOfItem` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`r#const`, `title`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::draft::TitledMultiSelectEnumSchemaItemsAnyOfItem;
+///
+/// let value = TitledMultiSelectEnumSchemaItemsAnyOfItem {
+///     r#const: "fr".into(),
+///     title: "French".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
     /// The constant enum value.
@@ -24685,20 +26653,7 @@ pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
-impl TitledMultiSelectEnumSchemaItemsAnyOfItem {
-    ///A `TitledMultiSelectEnumSchemaItemsAnyOfItem` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        r#const: impl ::std::convert::Into<::std::string::String>,
-        title: impl ::std::convert::Into<::std::string::String>,
-    ) -> Self {
-        TitledMultiSelectEnumSchemaItemsAnyOfItem {
-            r#const: r#const.into(),
-            title: title.into(),
-            extra: crate::JsonObject::new(),
-        }
-    }
-}
+impl TitledMultiSelectEnumSchemaItemsAnyOfItem {}
 impl ::serde::Serialize for TitledMultiSelectEnumSchemaItemsAnyOfItem {
     #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
@@ -24939,6 +26894,46 @@ impl TitledMultiSelectEnumSchema {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `default`: Optional default value.
+    pub fn with_default(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: Optional description for the enum field.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `maxItems`: Maximum number of items to select.
+    pub fn with_max_items(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.max_items = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `minItems`: Minimum number of items to select.
+    pub fn with_min_items(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.min_items = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Optional title for the enum field.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for TitledMultiSelectEnumSchema {
     #[inline(never)]
@@ -25159,6 +27154,20 @@ impl crate::private::MatchScore for TitledMultiSelectEnumSchema {
     }
 }
 /// An item of the `oneOf` member of [`TitledSingleSelectEnumSchema`].
+///
+/// No positional `new`: two required members of `TitledSingleSelectEnumSchemaOneOfItem` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`r#const`, `title`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::draft::TitledSingleSelectEnumSchemaOneOfItem;
+///
+/// let value = TitledSingleSelectEnumSchemaOneOfItem {
+///     r#const: "fr".into(),
+///     title: "French".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TitledSingleSelectEnumSchemaOneOfItem {
     /// The enum value.
@@ -25168,20 +27177,7 @@ pub struct TitledSingleSelectEnumSchemaOneOfItem {
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
-impl TitledSingleSelectEnumSchemaOneOfItem {
-    ///A `TitledSingleSelectEnumSchemaOneOfItem` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        r#const: impl ::std::convert::Into<::std::string::String>,
-        title: impl ::std::convert::Into<::std::string::String>,
-    ) -> Self {
-        TitledSingleSelectEnumSchemaOneOfItem {
-            r#const: r#const.into(),
-            title: title.into(),
-            extra: crate::JsonObject::new(),
-        }
-    }
-}
+impl TitledSingleSelectEnumSchemaOneOfItem {}
 impl ::serde::Serialize for TitledSingleSelectEnumSchemaOneOfItem {
     #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
@@ -25312,6 +27308,30 @@ impl TitledSingleSelectEnumSchema {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `default`: Optional default value.
+    pub fn with_default(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: Optional description for the enum field.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Optional title for the enum field.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for TitledSingleSelectEnumSchema {
@@ -25557,6 +27577,51 @@ impl Tool {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional additional tool information.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<ToolAnnotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: A human-readable description of the tool.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    pub fn with_icons(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Icon>>,
+    ) -> Self {
+        self.icons = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `outputSchema`: An optional JSON Schema object defining the structure of the tool's output returned in
+    pub fn with_output_schema(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonSchema>,
+    ) -> Self {
+        self.output_schema = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for Tool {
@@ -25821,6 +27886,46 @@ impl ToolAnnotations {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `destructiveHint`: If true, the tool may perform destructive updates to its environment.
+    pub fn with_destructive_hint(
+        mut self,
+        value: impl ::std::convert::Into<bool>,
+    ) -> Self {
+        self.destructive_hint = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `idempotentHint`: If true, calling the tool repeatedly with the same arguments
+    pub fn with_idempotent_hint(
+        mut self,
+        value: impl ::std::convert::Into<bool>,
+    ) -> Self {
+        self.idempotent_hint = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `openWorldHint`: If true, this tool may interact with an "open world" of external
+    pub fn with_open_world_hint(
+        mut self,
+        value: impl ::std::convert::Into<bool>,
+    ) -> Self {
+        self.open_world_hint = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `readOnlyHint`: If true, the tool does not modify its environment.
+    pub fn with_read_only_hint(
+        mut self,
+        value: impl ::std::convert::Into<bool>,
+    ) -> Self {
+        self.read_only_hint = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: A human-readable title for the tool.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ToolAnnotations {
     #[inline(never)]
@@ -26009,6 +28114,14 @@ impl ToolChoice {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `mode`: Controls the tool use ability of the model:
+    pub fn with_mode(
+        mut self,
+        value: impl ::std::convert::Into<ToolChoiceMode>,
+    ) -> Self {
+        self.mode = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ToolChoice {
     #[inline(never)]
@@ -26097,6 +28210,14 @@ impl ToolListChangedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<NotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ToolListChangedNotification {
@@ -26277,6 +28398,24 @@ impl ToolResultContent {
             tool_use_id: tool_use_id.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: Optional metadata about the tool result. Clients SHOULD preserve this field when
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `isError`: Whether the tool use resulted in an error.
+    pub fn with_is_error(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.is_error = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `structuredContent`: An optional structured result value.
+    pub fn with_structured_content(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Value>,
+    ) -> Self {
+        self.structured_content = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ToolResultContent {
@@ -26468,6 +28607,21 @@ impl crate::private::MatchScore for ToolResultContent {
     }
 }
 /// A request from the assistant to call a tool.
+///
+/// No positional `new`: two required members of `ToolUseContent` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`id`, `input`, `name`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::draft::ToolUseContent;
+///
+/// let value = ToolUseContent {
+///     id: "call-1".into(),
+///     input: Default::default(),
+///     name: "get_weather".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolUseContent {
     /// Optional metadata about the tool use. Clients SHOULD preserve this field when
@@ -26487,20 +28641,10 @@ pub struct ToolUseContent {
 impl ToolUseContent {
     ///The `type` member every `ToolUseContent` carries.
     pub const TYPE: &'static str = "tool_use";
-    ///A `ToolUseContent` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        id: impl ::std::convert::Into<::std::string::String>,
-        input: crate::JsonObject,
-        name: impl ::std::convert::Into<::std::string::String>,
-    ) -> Self {
-        ToolUseContent {
-            meta: ::std::option::Option::None,
-            id: id.into(),
-            input,
-            name: name.into(),
-            extra: crate::JsonObject::new(),
-        }
+    /// Sets `_meta`: Optional metadata about the tool use. Clients SHOULD preserve this field when
+    pub fn with_meta(mut self, value: impl ::std::convert::Into<MetaObject>) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ToolUseContent {
@@ -26965,6 +29109,14 @@ impl UnsupportedProtocolVersionError {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `id`.
+    pub fn with_id(
+        mut self,
+        value: impl ::std::convert::Into<crate::RequestId>,
+    ) -> Self {
+        self.id = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for UnsupportedProtocolVersionError {
     #[inline(never)]
@@ -27264,6 +29416,46 @@ impl UntitledMultiSelectEnumSchema {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `default`: Optional default value.
+    pub fn with_default(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: Optional description for the enum field.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `maxItems`: Maximum number of items to select.
+    pub fn with_max_items(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.max_items = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `minItems`: Minimum number of items to select.
+    pub fn with_min_items(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.min_items = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Optional title for the enum field.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for UntitledMultiSelectEnumSchema {
     #[inline(never)]
@@ -27510,6 +29702,30 @@ impl UntitledSingleSelectEnumSchema {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `default`: Optional default value.
+    pub fn with_default(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: Optional description for the enum field.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Optional title for the enum field.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for UntitledSingleSelectEnumSchema {

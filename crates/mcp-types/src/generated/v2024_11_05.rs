@@ -32,6 +32,22 @@ impl AnnotatedAnnotations {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `audience`: Describes who the intended customer of this object or data is.
+    pub fn with_audience(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Role>>,
+    ) -> Self {
+        self.audience = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `priority`: Describes how important this data is for operating the server.
+    pub fn with_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.priority = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for AnnotatedAnnotations {
     #[inline(never)]
@@ -152,6 +168,14 @@ impl Annotated {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `annotations`.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<AnnotatedAnnotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for Annotated {
     #[inline(never)]
@@ -228,6 +252,20 @@ impl crate::private::MatchScore for Annotated {
     }
 }
 /// The schema's `BlobResourceContents` object.
+///
+/// No positional `new`: two required members of `BlobResourceContents` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`blob`, `uri`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2024_11_05::BlobResourceContents;
+///
+/// let value = BlobResourceContents {
+///     blob: "SGVsbG8=".into(),
+///     uri: "file:///notes/a.md".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BlobResourceContents {
     /// A base64-encoded string representing the binary data of the item.
@@ -240,18 +278,13 @@ pub struct BlobResourceContents {
     pub extra: crate::JsonObject,
 }
 impl BlobResourceContents {
-    ///A `BlobResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        blob: impl ::std::convert::Into<::std::string::String>,
-        uri: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
-        BlobResourceContents {
-            blob: blob.into(),
-            mime_type: ::std::option::Option::None,
-            uri: uri.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for BlobResourceContents {
@@ -395,6 +428,14 @@ impl CallToolRequestParams {
             name: name.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `arguments`.
+    pub fn with_arguments(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.arguments = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CallToolRequestParams {
@@ -716,6 +757,33 @@ impl crate::private::MatchScore for CallToolResultContentItem {
             .max()
     }
 }
+impl ::std::convert::From<TextContent> for CallToolResultContentItem {
+    fn from(value: TextContent) -> Self {
+        Self::Text(value)
+    }
+}
+impl ::std::convert::From<ImageContent> for CallToolResultContentItem {
+    fn from(value: ImageContent) -> Self {
+        Self::Image(value)
+    }
+}
+impl ::std::convert::From<EmbeddedResource> for CallToolResultContentItem {
+    fn from(value: EmbeddedResource) -> Self {
+        Self::Resource(value)
+    }
+}
+impl CallToolResultContentItem {
+    /// A `text` variant: [`TextContent::new`] with `text`, no optional members.
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+    /// A `resource` variant: [`EmbeddedResource::new`] with `resource`, no optional members.
+    pub fn resource(
+        resource: impl ::std::convert::Into<EmbeddedResourceResource>,
+    ) -> Self {
+        Self::Resource(EmbeddedResource::new(resource.into()))
+    }
+}
 /// The server's response to a tool call.
 ///
 /// Any errors that originate from the tool SHOULD be reported inside the result
@@ -749,6 +817,19 @@ impl CallToolResult {
             is_error: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `isError`: Whether the tool call ended in an error.
+    pub fn with_is_error(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.is_error = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CallToolResult {
@@ -888,6 +969,14 @@ impl CancelledNotificationParams {
             request_id,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `reason`: An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
+    pub fn with_reason(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.reason = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CancelledNotificationParams {
@@ -1143,6 +1232,11 @@ impl RootsCapability {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `listChanged`: Whether the client supports notifications for changes to the roots list.
+    pub fn with_list_changed(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.list_changed = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for RootsCapability {
     #[inline(never)]
@@ -1243,6 +1337,32 @@ impl ClientCapabilities {
             sampling: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `experimental`: Experimental, non-standard capabilities that the client supports.
+    pub fn with_experimental(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        >,
+    ) -> Self {
+        self.experimental = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `roots`: Present if the client supports listing roots.
+    pub fn with_roots(
+        mut self,
+        value: impl ::std::convert::Into<RootsCapability>,
+    ) -> Self {
+        self.roots = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `sampling`: Present if the client supports sampling from an LLM.
+    pub fn with_sampling(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.sampling = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ClientCapabilities {
@@ -1497,6 +1617,26 @@ impl crate::private::MatchScore for ClientNotification {
             .max()
     }
 }
+impl ::std::convert::From<CancelledNotification> for ClientNotification {
+    fn from(value: CancelledNotification) -> Self {
+        Self::Cancelled(value)
+    }
+}
+impl ::std::convert::From<InitializedNotification> for ClientNotification {
+    fn from(value: InitializedNotification) -> Self {
+        Self::Initialized(value)
+    }
+}
+impl ::std::convert::From<ProgressNotification> for ClientNotification {
+    fn from(value: ProgressNotification) -> Self {
+        Self::Progress(value)
+    }
+}
+impl ::std::convert::From<RootsListChangedNotification> for ClientNotification {
+    fn from(value: RootsListChangedNotification) -> Self {
+        Self::RootsListChanged(value)
+    }
+}
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -1736,6 +1876,71 @@ impl crate::private::MatchScore for ClientRequest {
             .max()
     }
 }
+impl ::std::convert::From<InitializeRequest> for ClientRequest {
+    fn from(value: InitializeRequest) -> Self {
+        Self::Initialize(value)
+    }
+}
+impl ::std::convert::From<PingRequest> for ClientRequest {
+    fn from(value: PingRequest) -> Self {
+        Self::Ping(value)
+    }
+}
+impl ::std::convert::From<ListResourcesRequest> for ClientRequest {
+    fn from(value: ListResourcesRequest) -> Self {
+        Self::ListResources(value)
+    }
+}
+impl ::std::convert::From<ListResourceTemplatesRequest> for ClientRequest {
+    fn from(value: ListResourceTemplatesRequest) -> Self {
+        Self::ListResourceTemplates(value)
+    }
+}
+impl ::std::convert::From<ReadResourceRequest> for ClientRequest {
+    fn from(value: ReadResourceRequest) -> Self {
+        Self::ReadResource(value)
+    }
+}
+impl ::std::convert::From<SubscribeRequest> for ClientRequest {
+    fn from(value: SubscribeRequest) -> Self {
+        Self::Subscribe(value)
+    }
+}
+impl ::std::convert::From<UnsubscribeRequest> for ClientRequest {
+    fn from(value: UnsubscribeRequest) -> Self {
+        Self::Unsubscribe(value)
+    }
+}
+impl ::std::convert::From<ListPromptsRequest> for ClientRequest {
+    fn from(value: ListPromptsRequest) -> Self {
+        Self::ListPrompts(value)
+    }
+}
+impl ::std::convert::From<GetPromptRequest> for ClientRequest {
+    fn from(value: GetPromptRequest) -> Self {
+        Self::GetPrompt(value)
+    }
+}
+impl ::std::convert::From<ListToolsRequest> for ClientRequest {
+    fn from(value: ListToolsRequest) -> Self {
+        Self::ListTools(value)
+    }
+}
+impl ::std::convert::From<CallToolRequest> for ClientRequest {
+    fn from(value: CallToolRequest) -> Self {
+        Self::CallTool(value)
+    }
+}
+impl ::std::convert::From<SetLevelRequest> for ClientRequest {
+    fn from(value: SetLevelRequest) -> Self {
+        Self::SetLevel(value)
+    }
+}
+impl ::std::convert::From<CompleteRequest> for ClientRequest {
+    fn from(value: CompleteRequest) -> Self {
+        Self::Complete(value)
+    }
+}
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -1839,7 +2044,36 @@ impl crate::private::MatchScore for ClientResult {
             .max()
     }
 }
+impl ::std::convert::From<ResultBase> for ClientResult {
+    fn from(value: ResultBase) -> Self {
+        Self::ResultBase(value)
+    }
+}
+impl ::std::convert::From<CreateMessageResult> for ClientResult {
+    fn from(value: CreateMessageResult) -> Self {
+        Self::CreateMessageResult(value)
+    }
+}
+impl ::std::convert::From<ListRootsResult> for ClientResult {
+    fn from(value: ListRootsResult) -> Self {
+        Self::ListRootsResult(value)
+    }
+}
 /// The argument's information
+///
+/// No positional `new`: two required members of `CompleteRequestParamsArgument` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `value`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2024_11_05::CompleteRequestParamsArgument;
+///
+/// let value = CompleteRequestParamsArgument {
+///     name: "language".into(),
+///     value: "py".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompleteRequestParamsArgument {
     /// The name of the argument
@@ -1849,20 +2083,7 @@ pub struct CompleteRequestParamsArgument {
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
-impl CompleteRequestParamsArgument {
-    ///A `CompleteRequestParamsArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        value: impl ::std::convert::Into<::std::string::String>,
-    ) -> Self {
-        CompleteRequestParamsArgument {
-            name: name.into(),
-            value: value.into(),
-            extra: crate::JsonObject::new(),
-        }
-    }
-}
+impl CompleteRequestParamsArgument {}
 impl ::serde::Serialize for CompleteRequestParamsArgument {
     #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
@@ -2044,6 +2265,16 @@ impl crate::private::MatchScore for CompleteRequestParamsRef {
             .into_iter()
             .flatten()
             .max()
+    }
+}
+impl ::std::convert::From<PromptReference> for CompleteRequestParamsRef {
+    fn from(value: PromptReference) -> Self {
+        Self::RefPrompt(value)
+    }
+}
+impl ::std::convert::From<ResourceReference> for CompleteRequestParamsRef {
+    fn from(value: ResourceReference) -> Self {
+        Self::RefResource(value)
     }
 }
 /// The `params` member of [`CompleteRequest`].
@@ -2327,6 +2558,19 @@ impl CompleteResultCompletion {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `hasMore`: Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
+    pub fn with_has_more(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.has_more = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `total`: The total number of completion options available. This can exceed the number of values actually sent in the response.
+    pub fn with_total(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.total = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for CompleteResultCompletion {
     #[inline(never)]
@@ -2472,6 +2716,14 @@ impl CompleteResult {
             completion,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CompleteResult {
@@ -2619,6 +2871,54 @@ impl CreateMessageRequestParams {
             temperature: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `includeContext`: A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
+    pub fn with_include_context(
+        mut self,
+        value: impl ::std::convert::Into<IncludeContext>,
+    ) -> Self {
+        self.include_context = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `metadata`: Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
+    pub fn with_metadata(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.metadata = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `modelPreferences`: The server's preferences for which model to select. The client MAY ignore these preferences.
+    pub fn with_model_preferences(
+        mut self,
+        value: impl ::std::convert::Into<ModelPreferences>,
+    ) -> Self {
+        self.model_preferences = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `stopSequences`.
+    pub fn with_stop_sequences(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.stop_sequences = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `systemPrompt`: An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
+    pub fn with_system_prompt(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.system_prompt = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `temperature`.
+    pub fn with_temperature(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.temperature = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CreateMessageRequestParams {
@@ -3075,6 +3375,22 @@ impl crate::private::MatchScore for CreateMessageResultContent {
             .max()
     }
 }
+impl ::std::convert::From<TextContent> for CreateMessageResultContent {
+    fn from(value: TextContent) -> Self {
+        Self::Text(value)
+    }
+}
+impl ::std::convert::From<ImageContent> for CreateMessageResultContent {
+    fn from(value: ImageContent) -> Self {
+        Self::Image(value)
+    }
+}
+impl CreateMessageResultContent {
+    /// A `text` variant: [`TextContent::new`] with `text`, no optional members.
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+}
 /// The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateMessageResult {
@@ -3107,6 +3423,22 @@ impl CreateMessageResult {
             stop_reason: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `stopReason`: The reason why sampling stopped, if known.
+    pub fn with_stop_reason(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.stop_reason = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CreateMessageResult {
@@ -3311,6 +3643,22 @@ impl EmbeddedResourceAnnotations {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `audience`: Describes who the intended customer of this object or data is.
+    pub fn with_audience(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Role>>,
+    ) -> Self {
+        self.audience = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `priority`: Describes how important this data is for operating the server.
+    pub fn with_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.priority = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for EmbeddedResourceAnnotations {
     #[inline(never)]
@@ -3504,6 +3852,16 @@ impl crate::private::MatchScore for EmbeddedResourceResource {
             .max()
     }
 }
+impl ::std::convert::From<TextResourceContents> for EmbeddedResourceResource {
+    fn from(value: TextResourceContents) -> Self {
+        Self::TextResourceContents(value)
+    }
+}
+impl ::std::convert::From<BlobResourceContents> for EmbeddedResourceResource {
+    fn from(value: BlobResourceContents) -> Self {
+        Self::BlobResourceContents(value)
+    }
+}
 /// The contents of a resource, embedded into a prompt or tool call result.
 ///
 /// It is up to the client how best to render embedded resources for the benefit
@@ -3528,6 +3886,14 @@ impl EmbeddedResource {
             resource,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `annotations`.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<EmbeddedResourceAnnotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for EmbeddedResource {
@@ -3682,6 +4048,16 @@ impl GetPromptRequestParams {
             name: name.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `arguments`: Arguments to use for templating the prompt.
+    pub fn with_arguments(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
+        >,
+    ) -> Self {
+        self.arguments = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for GetPromptRequestParams {
@@ -3933,6 +4309,22 @@ impl GetPromptResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: An optional description for the prompt.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for GetPromptResult {
     #[inline(never)]
@@ -4080,6 +4472,22 @@ impl ImageContentAnnotations {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `audience`: Describes who the intended customer of this object or data is.
+    pub fn with_audience(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Role>>,
+    ) -> Self {
+        self.audience = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `priority`: Describes how important this data is for operating the server.
+    pub fn with_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.priority = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ImageContentAnnotations {
     #[inline(never)]
@@ -4184,6 +4592,20 @@ impl crate::private::MatchScore for ImageContentAnnotations {
     }
 }
 /// An image provided to or from an LLM.
+///
+/// No positional `new`: two required members of `ImageContent` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`data`, `mime_type`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2024_11_05::ImageContent;
+///
+/// let value = ImageContent {
+///     data: "SGVsbG8=".into(),
+///     mime_type: "image/png".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ImageContent {
     /// The `annotations` member: [`ImageContentAnnotations`].
@@ -4198,18 +4620,13 @@ pub struct ImageContent {
 impl ImageContent {
     ///The `type` member every `ImageContent` carries.
     pub const TYPE: &'static str = "image";
-    ///A `ImageContent` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        data: impl ::std::convert::Into<::std::string::String>,
-        mime_type: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `annotations`.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<ImageContentAnnotations>,
     ) -> Self {
-        ImageContent {
-            annotations: ::std::option::Option::None,
-            data: data.into(),
-            mime_type: mime_type.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ImageContent {
@@ -4351,6 +4768,20 @@ impl crate::private::MatchScore for ImageContent {
     }
 }
 /// Describes the name and version of an MCP implementation.
+///
+/// No positional `new`: two required members of `Implementation` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `version`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2024_11_05::Implementation;
+///
+/// let value = Implementation {
+///     name: "notes-client".into(),
+///     version: "1.0.0".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Implementation {
     /// The `name` member: a string.
@@ -4360,20 +4791,7 @@ pub struct Implementation {
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
-impl Implementation {
-    ///A `Implementation` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        version: impl ::std::convert::Into<::std::string::String>,
-    ) -> Self {
-        Implementation {
-            name: name.into(),
-            version: version.into(),
-            extra: crate::JsonObject::new(),
-        }
-    }
-}
+impl Implementation {}
 impl ::serde::Serialize for Implementation {
     #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
@@ -4790,6 +5208,22 @@ impl InitializeResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `instructions`: Instructions describing how to use the server and its features.
+    pub fn with_instructions(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.instructions = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for InitializeResult {
     #[inline(never)]
@@ -4984,6 +5418,14 @@ impl InitializedNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for InitializedNotificationParams {
     #[inline(never)]
@@ -5078,6 +5520,14 @@ impl InitializedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<InitializedNotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for InitializedNotification {
@@ -5422,6 +5872,26 @@ impl crate::private::MatchScore for JsonRpcMessage {
             .max()
     }
 }
+impl ::std::convert::From<JsonRpcRequest> for JsonRpcMessage {
+    fn from(value: JsonRpcRequest) -> Self {
+        Self::Request(value)
+    }
+}
+impl ::std::convert::From<JsonRpcNotification> for JsonRpcMessage {
+    fn from(value: JsonRpcNotification) -> Self {
+        Self::Notification(value)
+    }
+}
+impl ::std::convert::From<JsonRpcResponse> for JsonRpcMessage {
+    fn from(value: JsonRpcResponse) -> Self {
+        Self::Response(value)
+    }
+}
+impl ::std::convert::From<JsonRpcError> for JsonRpcMessage {
+    fn from(value: JsonRpcError) -> Self {
+        Self::Error(value)
+    }
+}
 /// The `params` member of [`JsonRpcNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcNotificationParams {
@@ -5438,6 +5908,14 @@ impl JsonRpcNotificationParams {
             meta: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for JsonRpcNotificationParams {
@@ -5534,6 +6012,14 @@ impl JsonRpcNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<JsonRpcNotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for JsonRpcNotification {
@@ -5681,6 +6167,14 @@ impl JsonRpcRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for JsonRpcRequestParamsMeta {
     #[inline(never)]
@@ -5778,6 +6272,14 @@ impl JsonRpcRequestParams {
             meta: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<JsonRpcRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for JsonRpcRequestParams {
@@ -5882,6 +6384,14 @@ impl JsonRpcRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<JsonRpcRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for JsonRpcRequest {
@@ -6169,6 +6679,14 @@ impl ListPromptsRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `cursor`: An opaque token representing the current pagination position.
+    pub fn with_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListPromptsRequestParams {
     #[inline(never)]
@@ -6263,6 +6781,14 @@ impl ListPromptsRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<ListPromptsRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListPromptsRequest {
@@ -6394,6 +6920,22 @@ impl ListPromptsResult {
             prompts,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListPromptsResult {
@@ -6534,6 +7076,14 @@ impl ListResourceTemplatesRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `cursor`: An opaque token representing the current pagination position.
+    pub fn with_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListResourceTemplatesRequestParams {
     #[inline(never)]
@@ -6631,6 +7181,14 @@ impl ListResourceTemplatesRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<ListResourceTemplatesRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesRequest {
@@ -6762,6 +7320,22 @@ impl ListResourceTemplatesResult {
             resource_templates,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesResult {
@@ -6910,6 +7484,14 @@ impl ListResourcesRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `cursor`: An opaque token representing the current pagination position.
+    pub fn with_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListResourcesRequestParams {
     #[inline(never)]
@@ -7004,6 +7586,14 @@ impl ListResourcesRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<ListResourcesRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListResourcesRequest {
@@ -7135,6 +7725,22 @@ impl ListResourcesResult {
             resources,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListResourcesResult {
@@ -7277,6 +7883,14 @@ impl ListRootsRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListRootsRequestParamsMeta {
     #[inline(never)]
@@ -7374,6 +7988,14 @@ impl ListRootsRequestParams {
             meta: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ListRootsRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListRootsRequestParams {
@@ -7477,6 +8099,14 @@ impl ListRootsRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<ListRootsRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListRootsRequest {
@@ -7601,6 +8231,14 @@ impl ListRootsResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListRootsResult {
     #[inline(never)]
@@ -7716,6 +8354,14 @@ impl ListToolsRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `cursor`: An opaque token representing the current pagination position.
+    pub fn with_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListToolsRequestParams {
     #[inline(never)]
@@ -7810,6 +8456,14 @@ impl ListToolsRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<ListToolsRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListToolsRequest {
@@ -7935,6 +8589,22 @@ impl ListToolsResult {
             tools,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListToolsResult {
@@ -8076,6 +8746,14 @@ impl LoggingMessageNotificationParams {
             logger: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `logger`: An optional name of the logger issuing this message.
+    pub fn with_logger(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.logger = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for LoggingMessageNotificationParams {
@@ -8380,6 +9058,14 @@ impl ModelHint {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `name`: A hint for a model name.
+    pub fn with_name(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.name = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ModelHint {
     #[inline(never)]
@@ -8497,6 +9183,38 @@ impl ModelPreferences {
             speed_priority: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `costPriority`: How much to prioritize cost when selecting a model. A value of 0 means cost
+    pub fn with_cost_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.cost_priority = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `hints`: Optional hints to use for model selection.
+    pub fn with_hints(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<ModelHint>>,
+    ) -> Self {
+        self.hints = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `intelligencePriority`: How much to prioritize intelligence and capabilities when selecting a
+    pub fn with_intelligence_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.intelligence_priority = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `speedPriority`: How much to prioritize sampling speed (latency) when selecting a model. A
+    pub fn with_speed_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.speed_priority = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ModelPreferences {
@@ -8662,6 +9380,14 @@ impl NotificationBaseParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for NotificationBaseParams {
     #[inline(never)]
@@ -8757,6 +9483,14 @@ impl NotificationBase {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<NotificationBaseParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for NotificationBase {
@@ -8872,6 +9606,14 @@ impl PaginatedRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `cursor`: An opaque token representing the current pagination position.
+    pub fn with_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PaginatedRequestParams {
     #[inline(never)]
@@ -8967,6 +9709,14 @@ impl PaginatedRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<PaginatedRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for PaginatedRequest {
@@ -9088,6 +9838,22 @@ impl PaginatedResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PaginatedResult {
     #[inline(never)]
@@ -9204,6 +9970,14 @@ impl PingRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PingRequestParamsMeta {
     #[inline(never)]
@@ -9302,6 +10076,14 @@ impl PingRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<PingRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PingRequestParams {
     #[inline(never)]
@@ -9395,6 +10177,14 @@ impl PingRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<PingRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for PingRequest {
@@ -9522,6 +10312,14 @@ impl ProgressNotificationParams {
             total: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `total`: Total number of items to process (or total progress required), if known.
+    pub fn with_total(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.total = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ProgressNotificationParams {
@@ -9803,6 +10601,22 @@ impl Prompt {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `arguments`: A list of arguments to use for templating the prompt.
+    pub fn with_arguments(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<PromptArgument>>,
+    ) -> Self {
+        self.arguments = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: An optional description of what this prompt provides
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for Prompt {
     #[inline(never)]
@@ -9937,6 +10751,19 @@ impl PromptArgument {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `description`: A human-readable description of the argument.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `required`: Whether this argument must be provided.
+    pub fn with_required(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.required = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PromptArgument {
     #[inline(never)]
@@ -10069,6 +10896,14 @@ impl PromptListChangedNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PromptListChangedNotificationParams {
     #[inline(never)]
@@ -10166,6 +11001,14 @@ impl PromptListChangedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<PromptListChangedNotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for PromptListChangedNotification {
@@ -10371,6 +11214,33 @@ impl crate::private::MatchScore for PromptMessageContent {
             .into_iter()
             .flatten()
             .max()
+    }
+}
+impl ::std::convert::From<TextContent> for PromptMessageContent {
+    fn from(value: TextContent) -> Self {
+        Self::Text(value)
+    }
+}
+impl ::std::convert::From<ImageContent> for PromptMessageContent {
+    fn from(value: ImageContent) -> Self {
+        Self::Image(value)
+    }
+}
+impl ::std::convert::From<EmbeddedResource> for PromptMessageContent {
+    fn from(value: EmbeddedResource) -> Self {
+        Self::Resource(value)
+    }
+}
+impl PromptMessageContent {
+    /// A `text` variant: [`TextContent::new`] with `text`, no optional members.
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+    /// A `resource` variant: [`EmbeddedResource::new`] with `resource`, no optional members.
+    pub fn resource(
+        resource: impl ::std::convert::Into<EmbeddedResourceResource>,
+    ) -> Self {
+        Self::Resource(EmbeddedResource::new(resource.into()))
     }
 }
 /// Describes a message returned as part of a prompt.
@@ -10918,6 +11788,16 @@ impl crate::private::MatchScore for ReadResourceResultContentsItem {
             .max()
     }
 }
+impl ::std::convert::From<TextResourceContents> for ReadResourceResultContentsItem {
+    fn from(value: TextResourceContents) -> Self {
+        Self::TextResourceContents(value)
+    }
+}
+impl ::std::convert::From<BlobResourceContents> for ReadResourceResultContentsItem {
+    fn from(value: BlobResourceContents) -> Self {
+        Self::BlobResourceContents(value)
+    }
+}
 /// The server's response to a resources/read request from the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadResourceResult {
@@ -10937,6 +11817,14 @@ impl ReadResourceResult {
             contents,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ReadResourceResult {
@@ -11060,6 +11948,14 @@ impl RequestBaseParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for RequestBaseParamsMeta {
     #[inline(never)]
@@ -11158,6 +12054,14 @@ impl RequestBaseParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<RequestBaseParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for RequestBaseParams {
     #[inline(never)]
@@ -11252,6 +12156,14 @@ impl RequestBase {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<RequestBaseParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for RequestBase {
@@ -11377,6 +12289,22 @@ impl ResourceAnnotations {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `audience`: Describes who the intended customer of this object or data is.
+    pub fn with_audience(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Role>>,
+    ) -> Self {
+        self.audience = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `priority`: Describes how important this data is for operating the server.
+    pub fn with_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.priority = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResourceAnnotations {
     #[inline(never)]
@@ -11481,6 +12409,20 @@ impl crate::private::MatchScore for ResourceAnnotations {
     }
 }
 /// A known resource that the server is capable of reading.
+///
+/// No positional `new`: two required members of `Resource` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `uri`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2024_11_05::Resource;
+///
+/// let value = Resource {
+///     name: "a.md".into(),
+///     uri: "file:///notes/a.md".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Resource {
     /// The `annotations` member: [`ResourceAnnotations`].
@@ -11505,21 +12447,37 @@ pub struct Resource {
     pub extra: crate::JsonObject,
 }
 impl Resource {
-    ///A `Resource` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        uri: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `annotations`.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<ResourceAnnotations>,
     ) -> Self {
-        Resource {
-            annotations: ::std::option::Option::None,
-            description: ::std::option::Option::None,
-            mime_type: ::std::option::Option::None,
-            name: name.into(),
-            size: ::std::option::Option::None,
-            uri: uri.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: A description of what this resource represents.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `size`: The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+    pub fn with_size(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.size = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for Resource {
@@ -11704,6 +12662,14 @@ impl ResourceContents {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResourceContents {
     #[inline(never)]
@@ -11819,6 +12785,14 @@ impl ResourceListChangedNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResourceListChangedNotificationParams {
     #[inline(never)]
@@ -11916,6 +12890,14 @@ impl ResourceListChangedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<ResourceListChangedNotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ResourceListChangedNotification {
@@ -12174,6 +13156,22 @@ impl ResourceTemplateAnnotations {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `audience`: Describes who the intended customer of this object or data is.
+    pub fn with_audience(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Role>>,
+    ) -> Self {
+        self.audience = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `priority`: Describes how important this data is for operating the server.
+    pub fn with_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.priority = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResourceTemplateAnnotations {
     #[inline(never)]
@@ -12278,6 +13276,20 @@ impl crate::private::MatchScore for ResourceTemplateAnnotations {
     }
 }
 /// A template description for resources available on the server.
+///
+/// No positional `new`: two required members of `ResourceTemplate` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `uri_template`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2024_11_05::ResourceTemplate;
+///
+/// let value = ResourceTemplate {
+///     name: "a.md".into(),
+///     uri_template: "file:///notes/{name}".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceTemplate {
     /// The `annotations` member: [`ResourceTemplateAnnotations`].
@@ -12298,20 +13310,29 @@ pub struct ResourceTemplate {
     pub extra: crate::JsonObject,
 }
 impl ResourceTemplate {
-    ///A `ResourceTemplate` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        uri_template: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `annotations`.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<ResourceTemplateAnnotations>,
     ) -> Self {
-        ResourceTemplate {
-            annotations: ::std::option::Option::None,
-            description: ::std::option::Option::None,
-            mime_type: ::std::option::Option::None,
-            name: name.into(),
-            uri_template: uri_template.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: A description of what this template is for.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ResourceTemplate {
@@ -12716,6 +13737,14 @@ impl ResultBase {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResultBase {
     #[inline(never)]
@@ -12809,6 +13838,14 @@ impl Root {
             uri: uri.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `name`: An optional name for the root. This can be used to provide a human-readable
+    pub fn with_name(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.name = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for Root {
@@ -12918,6 +13955,14 @@ impl RootsListChangedNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for RootsListChangedNotificationParams {
     #[inline(never)]
@@ -13017,6 +14062,14 @@ impl RootsListChangedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<RootsListChangedNotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for RootsListChangedNotification {
@@ -13208,6 +14261,22 @@ impl crate::private::MatchScore for SamplingMessageContent {
             .max()
     }
 }
+impl ::std::convert::From<TextContent> for SamplingMessageContent {
+    fn from(value: TextContent) -> Self {
+        Self::Text(value)
+    }
+}
+impl ::std::convert::From<ImageContent> for SamplingMessageContent {
+    fn from(value: ImageContent) -> Self {
+        Self::Image(value)
+    }
+}
+impl SamplingMessageContent {
+    /// A `text` variant: [`TextContent::new`] with `text`, no optional members.
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+}
 /// Describes a message issued to or received from an LLM API.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SamplingMessage {
@@ -13347,6 +14416,11 @@ impl PromptsCapability {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `listChanged`: Whether this server supports notifications for changes to the prompt list.
+    pub fn with_list_changed(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.list_changed = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PromptsCapability {
     #[inline(never)]
@@ -13442,6 +14516,16 @@ impl ResourcesCapability {
             subscribe: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `listChanged`: Whether this server supports notifications for changes to the resource list.
+    pub fn with_list_changed(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.list_changed = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `subscribe`: Whether this server supports subscribing to resource updates.
+    pub fn with_subscribe(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.subscribe = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ResourcesCapability {
@@ -13562,6 +14646,11 @@ impl ToolsCapability {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `listChanged`: Whether this server supports notifications for changes to the tool list.
+    pub fn with_list_changed(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.list_changed = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ToolsCapability {
     #[inline(never)]
@@ -13668,6 +14757,48 @@ impl ServerCapabilities {
             tools: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `experimental`: Experimental, non-standard capabilities that the server supports.
+    pub fn with_experimental(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        >,
+    ) -> Self {
+        self.experimental = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `logging`: Present if the server supports sending log messages to the client.
+    pub fn with_logging(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.logging = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `prompts`: Present if the server offers any prompt templates.
+    pub fn with_prompts(
+        mut self,
+        value: impl ::std::convert::Into<PromptsCapability>,
+    ) -> Self {
+        self.prompts = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `resources`: Present if the server offers any resources to read.
+    pub fn with_resources(
+        mut self,
+        value: impl ::std::convert::Into<ResourcesCapability>,
+    ) -> Self {
+        self.resources = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `tools`: Present if the server offers any tools to call.
+    pub fn with_tools(
+        mut self,
+        value: impl ::std::convert::Into<ToolsCapability>,
+    ) -> Self {
+        self.tools = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ServerCapabilities {
@@ -14029,6 +15160,41 @@ impl crate::private::MatchScore for ServerNotification {
             .max()
     }
 }
+impl ::std::convert::From<CancelledNotification> for ServerNotification {
+    fn from(value: CancelledNotification) -> Self {
+        Self::Cancelled(value)
+    }
+}
+impl ::std::convert::From<ProgressNotification> for ServerNotification {
+    fn from(value: ProgressNotification) -> Self {
+        Self::Progress(value)
+    }
+}
+impl ::std::convert::From<ResourceListChangedNotification> for ServerNotification {
+    fn from(value: ResourceListChangedNotification) -> Self {
+        Self::ResourceListChanged(value)
+    }
+}
+impl ::std::convert::From<ResourceUpdatedNotification> for ServerNotification {
+    fn from(value: ResourceUpdatedNotification) -> Self {
+        Self::ResourceUpdated(value)
+    }
+}
+impl ::std::convert::From<PromptListChangedNotification> for ServerNotification {
+    fn from(value: PromptListChangedNotification) -> Self {
+        Self::PromptListChanged(value)
+    }
+}
+impl ::std::convert::From<ToolListChangedNotification> for ServerNotification {
+    fn from(value: ToolListChangedNotification) -> Self {
+        Self::ToolListChanged(value)
+    }
+}
+impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
+    fn from(value: LoggingMessageNotification) -> Self {
+        Self::LoggingMessage(value)
+    }
+}
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -14130,6 +15296,21 @@ impl crate::private::MatchScore for ServerRequest {
             .into_iter()
             .flatten()
             .max()
+    }
+}
+impl ::std::convert::From<PingRequest> for ServerRequest {
+    fn from(value: PingRequest) -> Self {
+        Self::Ping(value)
+    }
+}
+impl ::std::convert::From<CreateMessageRequest> for ServerRequest {
+    fn from(value: CreateMessageRequest) -> Self {
+        Self::CreateMessage(value)
+    }
+}
+impl ::std::convert::From<ListRootsRequest> for ServerRequest {
+    fn from(value: ListRootsRequest) -> Self {
+        Self::ListRoots(value)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
@@ -14363,6 +15544,56 @@ impl crate::private::MatchScore for ServerResult {
             .into_iter()
             .flatten()
             .max()
+    }
+}
+impl ::std::convert::From<ResultBase> for ServerResult {
+    fn from(value: ResultBase) -> Self {
+        Self::ResultBase(value)
+    }
+}
+impl ::std::convert::From<InitializeResult> for ServerResult {
+    fn from(value: InitializeResult) -> Self {
+        Self::InitializeResult(value)
+    }
+}
+impl ::std::convert::From<ListResourcesResult> for ServerResult {
+    fn from(value: ListResourcesResult) -> Self {
+        Self::ListResourcesResult(value)
+    }
+}
+impl ::std::convert::From<ListResourceTemplatesResult> for ServerResult {
+    fn from(value: ListResourceTemplatesResult) -> Self {
+        Self::ListResourceTemplatesResult(value)
+    }
+}
+impl ::std::convert::From<ReadResourceResult> for ServerResult {
+    fn from(value: ReadResourceResult) -> Self {
+        Self::ReadResourceResult(value)
+    }
+}
+impl ::std::convert::From<ListPromptsResult> for ServerResult {
+    fn from(value: ListPromptsResult) -> Self {
+        Self::ListPromptsResult(value)
+    }
+}
+impl ::std::convert::From<GetPromptResult> for ServerResult {
+    fn from(value: GetPromptResult) -> Self {
+        Self::GetPromptResult(value)
+    }
+}
+impl ::std::convert::From<ListToolsResult> for ServerResult {
+    fn from(value: ListToolsResult) -> Self {
+        Self::ListToolsResult(value)
+    }
+}
+impl ::std::convert::From<CallToolResult> for ServerResult {
+    fn from(value: CallToolResult) -> Self {
+        Self::CallToolResult(value)
+    }
+}
+impl ::std::convert::From<CompleteResult> for ServerResult {
+    fn from(value: CompleteResult) -> Self {
+        Self::CompleteResult(value)
     }
 }
 /// The `params` member of [`SetLevelRequest`].
@@ -14839,6 +16070,22 @@ impl TextContentAnnotations {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `audience`: Describes who the intended customer of this object or data is.
+    pub fn with_audience(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Role>>,
+    ) -> Self {
+        self.audience = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `priority`: Describes how important this data is for operating the server.
+    pub fn with_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.priority = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for TextContentAnnotations {
     #[inline(never)]
@@ -14964,6 +16211,14 @@ impl TextContent {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `annotations`.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<TextContentAnnotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for TextContent {
     #[inline(never)]
@@ -15082,6 +16337,20 @@ impl crate::private::MatchScore for TextContent {
     }
 }
 /// The schema's `TextResourceContents` object.
+///
+/// No positional `new`: two required members of `TextResourceContents` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`text`, `uri`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2024_11_05::TextResourceContents;
+///
+/// let value = TextResourceContents {
+///     text: "Hello".into(),
+///     uri: "file:///notes/a.md".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextResourceContents {
     /// The MIME type of this resource, if known.
@@ -15094,18 +16363,13 @@ pub struct TextResourceContents {
     pub extra: crate::JsonObject,
 }
 impl TextResourceContents {
-    ///A `TextResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        text: impl ::std::convert::Into<::std::string::String>,
-        uri: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
-        TextResourceContents {
-            mime_type: ::std::option::Option::None,
-            text: text.into(),
-            uri: uri.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for TextResourceContents {
@@ -15256,6 +16520,14 @@ impl Tool {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `description`: A human-readable description of the tool.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for Tool {
     #[inline(never)]
@@ -15382,6 +16654,14 @@ impl ToolListChangedNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ToolListChangedNotificationParams {
     #[inline(never)]
@@ -15479,6 +16759,14 @@ impl ToolListChangedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<ToolListChangedNotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ToolListChangedNotification {

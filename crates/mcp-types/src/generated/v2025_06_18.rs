@@ -40,6 +40,30 @@ impl Annotations {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `audience`: Describes who the intended customer of this object or data is.
+    pub fn with_audience(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Role>>,
+    ) -> Self {
+        self.audience = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `lastModified`: The moment the resource was last modified, as an ISO 8601 formatted string.
+    pub fn with_last_modified(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.last_modified = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `priority`: Describes how important this data is for operating the server.
+    pub fn with_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.priority = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for Annotations {
     #[inline(never)]
@@ -159,6 +183,20 @@ impl crate::private::MatchScore for Annotations {
     }
 }
 /// Audio provided to or from an LLM.
+///
+/// No positional `new`: two required members of `AudioContent` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`data`, `mime_type`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_06_18::AudioContent;
+///
+/// let value = AudioContent {
+///     data: "SGVsbG8=".into(),
+///     mime_type: "audio/wav".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AudioContent {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -175,19 +213,21 @@ pub struct AudioContent {
 impl AudioContent {
     ///The `type` member every `AudioContent` carries.
     pub const TYPE: &'static str = "audio";
-    ///A `AudioContent` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        data: impl ::std::convert::Into<::std::string::String>,
-        mime_type: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        AudioContent {
-            meta: ::std::option::Option::None,
-            annotations: ::std::option::Option::None,
-            data: data.into(),
-            mime_type: mime_type.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for AudioContent {
@@ -371,6 +411,14 @@ impl BaseMetadata {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for BaseMetadata {
     #[inline(never)]
@@ -466,6 +514,20 @@ impl crate::private::MatchScore for BaseMetadata {
     }
 }
 /// The schema's `BlobResourceContents` object.
+///
+/// No positional `new`: two required members of `BlobResourceContents` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`blob`, `uri`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_06_18::BlobResourceContents;
+///
+/// let value = BlobResourceContents {
+///     blob: "SGVsbG8=".into(),
+///     uri: "file:///notes/a.md".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BlobResourceContents {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -480,19 +542,21 @@ pub struct BlobResourceContents {
     pub extra: crate::JsonObject,
 }
 impl BlobResourceContents {
-    ///A `BlobResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        blob: impl ::std::convert::Into<::std::string::String>,
-        uri: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        BlobResourceContents {
-            meta: ::std::option::Option::None,
-            blob: blob.into(),
-            mime_type: ::std::option::Option::None,
-            uri: uri.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for BlobResourceContents {
@@ -663,6 +727,27 @@ impl BooleanSchema {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `default`.
+    pub fn with_default(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for BooleanSchema {
     #[inline(never)]
@@ -820,6 +905,14 @@ impl CallToolRequestParams {
             name: name.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `arguments`.
+    pub fn with_arguments(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.arguments = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CallToolRequestParams {
@@ -1083,6 +1176,27 @@ impl CallToolResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `isError`: Whether the tool call ended in an error.
+    pub fn with_is_error(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.is_error = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `structuredContent`: An optional JSON object that represents the structured result of the tool call.
+    pub fn with_structured_content(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.structured_content = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for CallToolResult {
     #[inline(never)]
@@ -1244,6 +1358,14 @@ impl CancelledNotificationParams {
             request_id,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `reason`: An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
+    pub fn with_reason(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.reason = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CancelledNotificationParams {
@@ -1499,6 +1621,11 @@ impl RootsCapability {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `listChanged`: Whether the client supports notifications for changes to the roots list.
+    pub fn with_list_changed(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.list_changed = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for RootsCapability {
     #[inline(never)]
@@ -1602,6 +1729,40 @@ impl ClientCapabilities {
             sampling: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `elicitation`: Present if the client supports elicitation from the server.
+    pub fn with_elicitation(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.elicitation = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `experimental`: Experimental, non-standard capabilities that the client supports.
+    pub fn with_experimental(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        >,
+    ) -> Self {
+        self.experimental = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `roots`: Present if the client supports listing roots.
+    pub fn with_roots(
+        mut self,
+        value: impl ::std::convert::Into<RootsCapability>,
+    ) -> Self {
+        self.roots = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `sampling`: Present if the client supports sampling from an LLM.
+    pub fn with_sampling(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.sampling = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ClientCapabilities {
@@ -1877,6 +2038,26 @@ impl crate::private::MatchScore for ClientNotification {
             .max()
     }
 }
+impl ::std::convert::From<CancelledNotification> for ClientNotification {
+    fn from(value: CancelledNotification) -> Self {
+        Self::Cancelled(value)
+    }
+}
+impl ::std::convert::From<InitializedNotification> for ClientNotification {
+    fn from(value: InitializedNotification) -> Self {
+        Self::Initialized(value)
+    }
+}
+impl ::std::convert::From<ProgressNotification> for ClientNotification {
+    fn from(value: ProgressNotification) -> Self {
+        Self::Progress(value)
+    }
+}
+impl ::std::convert::From<RootsListChangedNotification> for ClientNotification {
+    fn from(value: RootsListChangedNotification) -> Self {
+        Self::RootsListChanged(value)
+    }
+}
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -2116,6 +2297,71 @@ impl crate::private::MatchScore for ClientRequest {
             .max()
     }
 }
+impl ::std::convert::From<InitializeRequest> for ClientRequest {
+    fn from(value: InitializeRequest) -> Self {
+        Self::Initialize(value)
+    }
+}
+impl ::std::convert::From<PingRequest> for ClientRequest {
+    fn from(value: PingRequest) -> Self {
+        Self::Ping(value)
+    }
+}
+impl ::std::convert::From<ListResourcesRequest> for ClientRequest {
+    fn from(value: ListResourcesRequest) -> Self {
+        Self::ListResources(value)
+    }
+}
+impl ::std::convert::From<ListResourceTemplatesRequest> for ClientRequest {
+    fn from(value: ListResourceTemplatesRequest) -> Self {
+        Self::ListResourceTemplates(value)
+    }
+}
+impl ::std::convert::From<ReadResourceRequest> for ClientRequest {
+    fn from(value: ReadResourceRequest) -> Self {
+        Self::ReadResource(value)
+    }
+}
+impl ::std::convert::From<SubscribeRequest> for ClientRequest {
+    fn from(value: SubscribeRequest) -> Self {
+        Self::Subscribe(value)
+    }
+}
+impl ::std::convert::From<UnsubscribeRequest> for ClientRequest {
+    fn from(value: UnsubscribeRequest) -> Self {
+        Self::Unsubscribe(value)
+    }
+}
+impl ::std::convert::From<ListPromptsRequest> for ClientRequest {
+    fn from(value: ListPromptsRequest) -> Self {
+        Self::ListPrompts(value)
+    }
+}
+impl ::std::convert::From<GetPromptRequest> for ClientRequest {
+    fn from(value: GetPromptRequest) -> Self {
+        Self::GetPrompt(value)
+    }
+}
+impl ::std::convert::From<ListToolsRequest> for ClientRequest {
+    fn from(value: ListToolsRequest) -> Self {
+        Self::ListTools(value)
+    }
+}
+impl ::std::convert::From<CallToolRequest> for ClientRequest {
+    fn from(value: CallToolRequest) -> Self {
+        Self::CallTool(value)
+    }
+}
+impl ::std::convert::From<SetLevelRequest> for ClientRequest {
+    fn from(value: SetLevelRequest) -> Self {
+        Self::SetLevel(value)
+    }
+}
+impl ::std::convert::From<CompleteRequest> for ClientRequest {
+    fn from(value: CompleteRequest) -> Self {
+        Self::Complete(value)
+    }
+}
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -2232,7 +2478,41 @@ impl crate::private::MatchScore for ClientResult {
             .max()
     }
 }
+impl ::std::convert::From<ResultBase> for ClientResult {
+    fn from(value: ResultBase) -> Self {
+        Self::ResultBase(value)
+    }
+}
+impl ::std::convert::From<CreateMessageResult> for ClientResult {
+    fn from(value: CreateMessageResult) -> Self {
+        Self::CreateMessageResult(value)
+    }
+}
+impl ::std::convert::From<ListRootsResult> for ClientResult {
+    fn from(value: ListRootsResult) -> Self {
+        Self::ListRootsResult(value)
+    }
+}
+impl ::std::convert::From<ElicitResult> for ClientResult {
+    fn from(value: ElicitResult) -> Self {
+        Self::ElicitResult(value)
+    }
+}
 /// The argument's information
+///
+/// No positional `new`: two required members of `CompleteRequestParamsArgument` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `value`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_06_18::CompleteRequestParamsArgument;
+///
+/// let value = CompleteRequestParamsArgument {
+///     name: "language".into(),
+///     value: "py".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompleteRequestParamsArgument {
     /// The name of the argument
@@ -2242,20 +2522,7 @@ pub struct CompleteRequestParamsArgument {
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
-impl CompleteRequestParamsArgument {
-    ///A `CompleteRequestParamsArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        value: impl ::std::convert::Into<::std::string::String>,
-    ) -> Self {
-        CompleteRequestParamsArgument {
-            name: name.into(),
-            value: value.into(),
-            extra: crate::JsonObject::new(),
-        }
-    }
-}
+impl CompleteRequestParamsArgument {}
 impl ::serde::Serialize for CompleteRequestParamsArgument {
     #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
@@ -2374,6 +2641,16 @@ impl CompleteRequestParamsContext {
             arguments: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `arguments`: Previously-resolved variables in a URI template or prompt.
+    pub fn with_arguments(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
+        >,
+    ) -> Self {
+        self.arguments = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CompleteRequestParamsContext {
@@ -2538,6 +2815,16 @@ impl crate::private::MatchScore for CompleteRequestParamsRef {
             .max()
     }
 }
+impl ::std::convert::From<PromptReference> for CompleteRequestParamsRef {
+    fn from(value: PromptReference) -> Self {
+        Self::RefPrompt(value)
+    }
+}
+impl ::std::convert::From<ResourceTemplateReference> for CompleteRequestParamsRef {
+    fn from(value: ResourceTemplateReference) -> Self {
+        Self::RefResource(value)
+    }
+}
 /// The `params` member of [`CompleteRequest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteRequestParams {
@@ -2563,6 +2850,14 @@ impl CompleteRequestParams {
             r#ref,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `context`: Additional, optional context for completions
+    pub fn with_context(
+        mut self,
+        value: impl ::std::convert::Into<CompleteRequestParamsContext>,
+    ) -> Self {
+        self.context = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CompleteRequestParams {
@@ -2848,6 +3143,19 @@ impl CompleteResultCompletion {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `hasMore`: Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
+    pub fn with_has_more(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.has_more = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `total`: The total number of completion options available. This can exceed the number of values actually sent in the response.
+    pub fn with_total(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.total = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for CompleteResultCompletion {
     #[inline(never)]
@@ -2993,6 +3301,14 @@ impl CompleteResult {
             completion,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CompleteResult {
@@ -3210,6 +3526,43 @@ impl crate::private::MatchScore for ContentBlock {
             .max()
     }
 }
+impl ::std::convert::From<TextContent> for ContentBlock {
+    fn from(value: TextContent) -> Self {
+        Self::Text(value)
+    }
+}
+impl ::std::convert::From<ImageContent> for ContentBlock {
+    fn from(value: ImageContent) -> Self {
+        Self::Image(value)
+    }
+}
+impl ::std::convert::From<AudioContent> for ContentBlock {
+    fn from(value: AudioContent) -> Self {
+        Self::Audio(value)
+    }
+}
+impl ::std::convert::From<ResourceLink> for ContentBlock {
+    fn from(value: ResourceLink) -> Self {
+        Self::ResourceLink(value)
+    }
+}
+impl ::std::convert::From<EmbeddedResource> for ContentBlock {
+    fn from(value: EmbeddedResource) -> Self {
+        Self::Resource(value)
+    }
+}
+impl ContentBlock {
+    /// A `text` variant: [`TextContent::new`] with `text`, no optional members.
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+    /// A `resource` variant: [`EmbeddedResource::new`] with `resource`, no optional members.
+    pub fn resource(
+        resource: impl ::std::convert::Into<EmbeddedResourceResource>,
+    ) -> Self {
+        Self::Resource(EmbeddedResource::new(resource.into()))
+    }
+}
 /// The `params` member of [`CreateMessageRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CreateMessageRequestParams {
@@ -3252,6 +3605,54 @@ impl CreateMessageRequestParams {
             temperature: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `includeContext`: A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
+    pub fn with_include_context(
+        mut self,
+        value: impl ::std::convert::Into<IncludeContext>,
+    ) -> Self {
+        self.include_context = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `metadata`: Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
+    pub fn with_metadata(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.metadata = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `modelPreferences`: The server's preferences for which model to select. The client MAY ignore these preferences.
+    pub fn with_model_preferences(
+        mut self,
+        value: impl ::std::convert::Into<ModelPreferences>,
+    ) -> Self {
+        self.model_preferences = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `stopSequences`.
+    pub fn with_stop_sequences(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.stop_sequences = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `systemPrompt`: An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
+    pub fn with_system_prompt(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.system_prompt = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `temperature`.
+    pub fn with_temperature(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.temperature = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CreateMessageRequestParams {
@@ -3720,6 +4121,27 @@ impl crate::private::MatchScore for CreateMessageResultContent {
             .max()
     }
 }
+impl ::std::convert::From<TextContent> for CreateMessageResultContent {
+    fn from(value: TextContent) -> Self {
+        Self::Text(value)
+    }
+}
+impl ::std::convert::From<ImageContent> for CreateMessageResultContent {
+    fn from(value: ImageContent) -> Self {
+        Self::Image(value)
+    }
+}
+impl ::std::convert::From<AudioContent> for CreateMessageResultContent {
+    fn from(value: AudioContent) -> Self {
+        Self::Audio(value)
+    }
+}
+impl CreateMessageResultContent {
+    /// A `text` variant: [`TextContent::new`] with `text`, no optional members.
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+}
 /// The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateMessageResult {
@@ -3752,6 +4174,22 @@ impl CreateMessageResult {
             stop_reason: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `stopReason`: The reason why sampling stopped, if known.
+    pub fn with_stop_reason(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.stop_reason = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CreateMessageResult {
@@ -3960,6 +4398,14 @@ impl ElicitRequestParamsRequestedSchema {
             required: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `required`.
+    pub fn with_required(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.required = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ElicitRequestParamsRequestedSchema {
@@ -4481,6 +4927,24 @@ impl ElicitResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `content`: The submitted form data, only present when action is "accept".
+    pub fn with_content(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, ElicitResultContentValue>,
+        >,
+    ) -> Self {
+        self.content = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ElicitResult {
     #[inline(never)]
@@ -4686,6 +5150,16 @@ impl crate::private::MatchScore for EmbeddedResourceResource {
             .max()
     }
 }
+impl ::std::convert::From<TextResourceContents> for EmbeddedResourceResource {
+    fn from(value: TextResourceContents) -> Self {
+        Self::TextResourceContents(value)
+    }
+}
+impl ::std::convert::From<BlobResourceContents> for EmbeddedResourceResource {
+    fn from(value: BlobResourceContents) -> Self {
+        Self::BlobResourceContents(value)
+    }
+}
 /// The contents of a resource, embedded into a prompt or tool call result.
 ///
 /// It is up to the client how best to render embedded resources for the benefit
@@ -4713,6 +5187,22 @@ impl EmbeddedResource {
             resource,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for EmbeddedResource {
@@ -4892,6 +5382,30 @@ impl EnumSchema {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `description`.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `enumNames`.
+    pub fn with_enum_names(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.enum_names = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for EnumSchema {
     #[inline(never)]
@@ -5066,6 +5580,16 @@ impl GetPromptRequestParams {
             name: name.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `arguments`: Arguments to use for templating the prompt.
+    pub fn with_arguments(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
+        >,
+    ) -> Self {
+        self.arguments = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for GetPromptRequestParams {
@@ -5317,6 +5841,22 @@ impl GetPromptResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: An optional description for the prompt.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for GetPromptResult {
     #[inline(never)]
@@ -5439,6 +5979,20 @@ impl crate::private::MatchScore for GetPromptResult {
     }
 }
 /// An image provided to or from an LLM.
+///
+/// No positional `new`: two required members of `ImageContent` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`data`, `mime_type`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_06_18::ImageContent;
+///
+/// let value = ImageContent {
+///     data: "SGVsbG8=".into(),
+///     mime_type: "image/png".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ImageContent {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -5455,19 +6009,21 @@ pub struct ImageContent {
 impl ImageContent {
     ///The `type` member every `ImageContent` carries.
     pub const TYPE: &'static str = "image";
-    ///A `ImageContent` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        data: impl ::std::convert::Into<::std::string::String>,
-        mime_type: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        ImageContent {
-            meta: ::std::option::Option::None,
-            annotations: ::std::option::Option::None,
-            data: data.into(),
-            mime_type: mime_type.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ImageContent {
@@ -5627,6 +6183,20 @@ impl crate::private::MatchScore for ImageContent {
     }
 }
 /// Describes the name and version of an MCP implementation, with an optional title for UI representation.
+///
+/// No positional `new`: two required members of `Implementation` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `version`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_06_18::Implementation;
+///
+/// let value = Implementation {
+///     name: "notes-client".into(),
+///     version: "1.0.0".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Implementation {
     /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
@@ -5644,18 +6214,13 @@ pub struct Implementation {
     pub extra: crate::JsonObject,
 }
 impl Implementation {
-    ///A `Implementation` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        version: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
-        Implementation {
-            name: name.into(),
-            title: ::std::option::Option::None,
-            version: version.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for Implementation {
@@ -6095,6 +6660,22 @@ impl InitializeResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `instructions`: Instructions describing how to use the server and its features.
+    pub fn with_instructions(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.instructions = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for InitializeResult {
     #[inline(never)]
@@ -6289,6 +6870,14 @@ impl InitializedNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for InitializedNotificationParams {
     #[inline(never)]
@@ -6383,6 +6972,14 @@ impl InitializedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<InitializedNotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for InitializedNotification {
@@ -6729,6 +7326,26 @@ impl crate::private::MatchScore for JsonRpcMessage {
             .max()
     }
 }
+impl ::std::convert::From<JsonRpcRequest> for JsonRpcMessage {
+    fn from(value: JsonRpcRequest) -> Self {
+        Self::Request(value)
+    }
+}
+impl ::std::convert::From<JsonRpcNotification> for JsonRpcMessage {
+    fn from(value: JsonRpcNotification) -> Self {
+        Self::Notification(value)
+    }
+}
+impl ::std::convert::From<JsonRpcResponse> for JsonRpcMessage {
+    fn from(value: JsonRpcResponse) -> Self {
+        Self::Response(value)
+    }
+}
+impl ::std::convert::From<JsonRpcError> for JsonRpcMessage {
+    fn from(value: JsonRpcError) -> Self {
+        Self::Error(value)
+    }
+}
 /// The `params` member of [`JsonRpcNotification`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcNotificationParams {
@@ -6745,6 +7362,14 @@ impl JsonRpcNotificationParams {
             meta: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for JsonRpcNotificationParams {
@@ -6841,6 +7466,14 @@ impl JsonRpcNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<JsonRpcNotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for JsonRpcNotification {
@@ -6988,6 +7621,14 @@ impl JsonRpcRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for JsonRpcRequestParamsMeta {
     #[inline(never)]
@@ -7085,6 +7726,14 @@ impl JsonRpcRequestParams {
             meta: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<JsonRpcRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for JsonRpcRequestParams {
@@ -7189,6 +7838,14 @@ impl JsonRpcRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<JsonRpcRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for JsonRpcRequest {
@@ -7476,6 +8133,14 @@ impl ListPromptsRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `cursor`: An opaque token representing the current pagination position.
+    pub fn with_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListPromptsRequestParams {
     #[inline(never)]
@@ -7570,6 +8235,14 @@ impl ListPromptsRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<ListPromptsRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListPromptsRequest {
@@ -7701,6 +8374,22 @@ impl ListPromptsResult {
             prompts,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListPromptsResult {
@@ -7841,6 +8530,14 @@ impl ListResourceTemplatesRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `cursor`: An opaque token representing the current pagination position.
+    pub fn with_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListResourceTemplatesRequestParams {
     #[inline(never)]
@@ -7938,6 +8635,14 @@ impl ListResourceTemplatesRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<ListResourceTemplatesRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesRequest {
@@ -8069,6 +8774,22 @@ impl ListResourceTemplatesResult {
             resource_templates,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesResult {
@@ -8217,6 +8938,14 @@ impl ListResourcesRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `cursor`: An opaque token representing the current pagination position.
+    pub fn with_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListResourcesRequestParams {
     #[inline(never)]
@@ -8311,6 +9040,14 @@ impl ListResourcesRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<ListResourcesRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListResourcesRequest {
@@ -8442,6 +9179,22 @@ impl ListResourcesResult {
             resources,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListResourcesResult {
@@ -8584,6 +9337,14 @@ impl ListRootsRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListRootsRequestParamsMeta {
     #[inline(never)]
@@ -8681,6 +9442,14 @@ impl ListRootsRequestParams {
             meta: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ListRootsRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListRootsRequestParams {
@@ -8784,6 +9553,14 @@ impl ListRootsRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<ListRootsRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListRootsRequest {
@@ -8908,6 +9685,14 @@ impl ListRootsResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListRootsResult {
     #[inline(never)]
@@ -9023,6 +9808,14 @@ impl ListToolsRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `cursor`: An opaque token representing the current pagination position.
+    pub fn with_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListToolsRequestParams {
     #[inline(never)]
@@ -9117,6 +9910,14 @@ impl ListToolsRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<ListToolsRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListToolsRequest {
@@ -9242,6 +10043,22 @@ impl ListToolsResult {
             tools,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListToolsResult {
@@ -9383,6 +10200,14 @@ impl LoggingMessageNotificationParams {
             logger: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `logger`: An optional name of the logger issuing this message.
+    pub fn with_logger(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.logger = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for LoggingMessageNotificationParams {
@@ -9687,6 +10512,14 @@ impl ModelHint {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `name`: A hint for a model name.
+    pub fn with_name(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.name = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ModelHint {
     #[inline(never)]
@@ -9804,6 +10637,38 @@ impl ModelPreferences {
             speed_priority: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `costPriority`: How much to prioritize cost when selecting a model. A value of 0 means cost
+    pub fn with_cost_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.cost_priority = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `hints`: Optional hints to use for model selection.
+    pub fn with_hints(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<ModelHint>>,
+    ) -> Self {
+        self.hints = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `intelligencePriority`: How much to prioritize intelligence and capabilities when selecting a
+    pub fn with_intelligence_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.intelligence_priority = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `speedPriority`: How much to prioritize sampling speed (latency) when selecting a model. A
+    pub fn with_speed_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.speed_priority = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ModelPreferences {
@@ -9969,6 +10834,14 @@ impl NotificationBaseParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for NotificationBaseParams {
     #[inline(never)]
@@ -10064,6 +10937,14 @@ impl NotificationBase {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<NotificationBaseParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for NotificationBase {
@@ -10189,6 +11070,38 @@ impl NumberSchema {
             r#type,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `description`.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `maximum`.
+    pub fn with_maximum(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.maximum = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `minimum`.
+    pub fn with_minimum(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.minimum = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for NumberSchema {
@@ -10365,6 +11278,14 @@ impl PaginatedRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `cursor`: An opaque token representing the current pagination position.
+    pub fn with_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PaginatedRequestParams {
     #[inline(never)]
@@ -10460,6 +11381,14 @@ impl PaginatedRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<PaginatedRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for PaginatedRequest {
@@ -10581,6 +11510,22 @@ impl PaginatedResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PaginatedResult {
     #[inline(never)]
@@ -10697,6 +11642,14 @@ impl PingRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PingRequestParamsMeta {
     #[inline(never)]
@@ -10795,6 +11748,14 @@ impl PingRequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<PingRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PingRequestParams {
     #[inline(never)]
@@ -10888,6 +11849,14 @@ impl PingRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<PingRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for PingRequest {
@@ -11113,6 +12082,26 @@ impl crate::private::MatchScore for PrimitiveSchemaDefinition {
             .max()
     }
 }
+impl ::std::convert::From<StringSchema> for PrimitiveSchemaDefinition {
+    fn from(value: StringSchema) -> Self {
+        Self::StringSchema(value)
+    }
+}
+impl ::std::convert::From<NumberSchema> for PrimitiveSchemaDefinition {
+    fn from(value: NumberSchema) -> Self {
+        Self::NumberSchema(value)
+    }
+}
+impl ::std::convert::From<BooleanSchema> for PrimitiveSchemaDefinition {
+    fn from(value: BooleanSchema) -> Self {
+        Self::BooleanSchema(value)
+    }
+}
+impl ::std::convert::From<EnumSchema> for PrimitiveSchemaDefinition {
+    fn from(value: EnumSchema) -> Self {
+        Self::EnumSchema(value)
+    }
+}
 /// The `params` member of [`ProgressNotification`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgressNotificationParams {
@@ -11141,6 +12130,22 @@ impl ProgressNotificationParams {
             total: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `message`: An optional message describing the current progress.
+    pub fn with_message(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.message = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `total`: Total number of items to process (or total progress required), if known.
+    pub fn with_total(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.total = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ProgressNotificationParams {
@@ -11454,6 +12459,38 @@ impl Prompt {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `arguments`: A list of arguments to use for templating the prompt.
+    pub fn with_arguments(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<PromptArgument>>,
+    ) -> Self {
+        self.arguments = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: An optional description of what this prompt provides
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for Prompt {
     #[inline(never)]
@@ -11632,6 +12669,27 @@ impl PromptArgument {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `description`: A human-readable description of the argument.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `required`: Whether this argument must be provided.
+    pub fn with_required(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.required = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PromptArgument {
     #[inline(never)]
@@ -11782,6 +12840,14 @@ impl PromptListChangedNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PromptListChangedNotificationParams {
     #[inline(never)]
@@ -11879,6 +12945,14 @@ impl PromptListChangedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<PromptListChangedNotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for PromptListChangedNotification {
@@ -12139,6 +13213,14 @@ impl PromptReference {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for PromptReference {
@@ -12565,6 +13647,16 @@ impl crate::private::MatchScore for ReadResourceResultContentsItem {
             .max()
     }
 }
+impl ::std::convert::From<TextResourceContents> for ReadResourceResultContentsItem {
+    fn from(value: TextResourceContents) -> Self {
+        Self::TextResourceContents(value)
+    }
+}
+impl ::std::convert::From<BlobResourceContents> for ReadResourceResultContentsItem {
+    fn from(value: BlobResourceContents) -> Self {
+        Self::BlobResourceContents(value)
+    }
+}
 /// The server's response to a resources/read request from the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadResourceResult {
@@ -12584,6 +13676,14 @@ impl ReadResourceResult {
             contents,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ReadResourceResult {
@@ -12707,6 +13807,14 @@ impl RequestBaseParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for RequestBaseParamsMeta {
     #[inline(never)]
@@ -12805,6 +13913,14 @@ impl RequestBaseParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<RequestBaseParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for RequestBaseParams {
     #[inline(never)]
@@ -12899,6 +14015,14 @@ impl RequestBase {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<RequestBaseParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for RequestBase {
@@ -12999,6 +14123,20 @@ impl crate::private::MatchScore for RequestBase {
 /// The schema's `RequestId` is the shared [`crate::RequestId`].
 pub use crate::RequestId;
 /// A known resource that the server is capable of reading.
+///
+/// No positional `new`: two required members of `Resource` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `uri`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_06_18::Resource;
+///
+/// let value = Resource {
+///     name: "a.md".into(),
+///     uri: "file:///notes/a.md".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Resource {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -13030,23 +14168,53 @@ pub struct Resource {
     pub extra: crate::JsonObject,
 }
 impl Resource {
-    ///A `Resource` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        uri: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        Resource {
-            meta: ::std::option::Option::None,
-            annotations: ::std::option::Option::None,
-            description: ::std::option::Option::None,
-            mime_type: ::std::option::Option::None,
-            name: name.into(),
-            size: ::std::option::Option::None,
-            title: ::std::option::Option::None,
-            uri: uri.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: A description of what this resource represents.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `size`: The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+    pub fn with_size(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.size = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for Resource {
@@ -13279,6 +14447,22 @@ impl ResourceContents {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResourceContents {
     #[inline(never)]
@@ -13398,6 +14582,20 @@ impl crate::private::MatchScore for ResourceContents {
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
 ///
 /// Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests.
+///
+/// No positional `new`: two required members of `ResourceLink` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `uri`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_06_18::ResourceLink;
+///
+/// let value = ResourceLink {
+///     name: "a.md".into(),
+///     uri: "file:///notes/a.md".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceLink {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -13431,23 +14629,53 @@ pub struct ResourceLink {
 impl ResourceLink {
     ///The `type` member every `ResourceLink` carries.
     pub const TYPE: &'static str = "resource_link";
-    ///A `ResourceLink` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        uri: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        ResourceLink {
-            meta: ::std::option::Option::None,
-            annotations: ::std::option::Option::None,
-            description: ::std::option::Option::None,
-            mime_type: ::std::option::Option::None,
-            name: name.into(),
-            size: ::std::option::Option::None,
-            title: ::std::option::Option::None,
-            uri: uri.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: A description of what this resource represents.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `size`: The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+    pub fn with_size(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.size = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ResourceLink {
@@ -13703,6 +14931,14 @@ impl ResourceListChangedNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResourceListChangedNotificationParams {
     #[inline(never)]
@@ -13800,6 +15036,14 @@ impl ResourceListChangedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<ResourceListChangedNotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ResourceListChangedNotification {
@@ -13919,6 +15163,20 @@ impl crate::private::MatchScore for ResourceListChangedNotification {
     }
 }
 /// A template description for resources available on the server.
+///
+/// No positional `new`: two required members of `ResourceTemplate` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `uri_template`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_06_18::ResourceTemplate;
+///
+/// let value = ResourceTemplate {
+///     name: "a.md".into(),
+///     uri_template: "file:///notes/{name}".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceTemplate {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -13946,22 +15204,45 @@ pub struct ResourceTemplate {
     pub extra: crate::JsonObject,
 }
 impl ResourceTemplate {
-    ///A `ResourceTemplate` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        uri_template: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        ResourceTemplate {
-            meta: ::std::option::Option::None,
-            annotations: ::std::option::Option::None,
-            description: ::std::option::Option::None,
-            mime_type: ::std::option::Option::None,
-            name: name.into(),
-            title: ::std::option::Option::None,
-            uri_template: uri_template.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: A description of what this template is for.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ResourceTemplate {
@@ -14530,6 +15811,14 @@ impl ResultBase {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResultBase {
     #[inline(never)]
@@ -14626,6 +15915,22 @@ impl Root {
             uri: uri.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `name`: An optional name for the root. This can be used to provide a human-readable
+    pub fn with_name(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.name = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for Root {
@@ -14753,6 +16058,14 @@ impl RootsListChangedNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for RootsListChangedNotificationParams {
     #[inline(never)]
@@ -14852,6 +16165,14 @@ impl RootsListChangedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<RootsListChangedNotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for RootsListChangedNotification {
@@ -15055,6 +16376,27 @@ impl crate::private::MatchScore for SamplingMessageContent {
             .max()
     }
 }
+impl ::std::convert::From<TextContent> for SamplingMessageContent {
+    fn from(value: TextContent) -> Self {
+        Self::Text(value)
+    }
+}
+impl ::std::convert::From<ImageContent> for SamplingMessageContent {
+    fn from(value: ImageContent) -> Self {
+        Self::Image(value)
+    }
+}
+impl ::std::convert::From<AudioContent> for SamplingMessageContent {
+    fn from(value: AudioContent) -> Self {
+        Self::Audio(value)
+    }
+}
+impl SamplingMessageContent {
+    /// A `text` variant: [`TextContent::new`] with `text`, no optional members.
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+}
 /// Describes a message issued to or received from an LLM API.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SamplingMessage {
@@ -15194,6 +16536,11 @@ impl PromptsCapability {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `listChanged`: Whether this server supports notifications for changes to the prompt list.
+    pub fn with_list_changed(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.list_changed = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PromptsCapability {
     #[inline(never)]
@@ -15289,6 +16636,16 @@ impl ResourcesCapability {
             subscribe: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `listChanged`: Whether this server supports notifications for changes to the resource list.
+    pub fn with_list_changed(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.list_changed = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `subscribe`: Whether this server supports subscribing to resource updates.
+    pub fn with_subscribe(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.subscribe = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ResourcesCapability {
@@ -15409,6 +16766,11 @@ impl ToolsCapability {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `listChanged`: Whether this server supports notifications for changes to the tool list.
+    pub fn with_list_changed(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.list_changed = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ToolsCapability {
     #[inline(never)]
@@ -15518,6 +16880,56 @@ impl ServerCapabilities {
             tools: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `completions`: Present if the server supports argument autocompletion suggestions.
+    pub fn with_completions(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.completions = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `experimental`: Experimental, non-standard capabilities that the server supports.
+    pub fn with_experimental(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        >,
+    ) -> Self {
+        self.experimental = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `logging`: Present if the server supports sending log messages to the client.
+    pub fn with_logging(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.logging = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `prompts`: Present if the server offers any prompt templates.
+    pub fn with_prompts(
+        mut self,
+        value: impl ::std::convert::Into<PromptsCapability>,
+    ) -> Self {
+        self.prompts = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `resources`: Present if the server offers any resources to read.
+    pub fn with_resources(
+        mut self,
+        value: impl ::std::convert::Into<ResourcesCapability>,
+    ) -> Self {
+        self.resources = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `tools`: Present if the server offers any tools to call.
+    pub fn with_tools(
+        mut self,
+        value: impl ::std::convert::Into<ToolsCapability>,
+    ) -> Self {
+        self.tools = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ServerCapabilities {
@@ -15900,6 +17312,41 @@ impl crate::private::MatchScore for ServerNotification {
             .max()
     }
 }
+impl ::std::convert::From<CancelledNotification> for ServerNotification {
+    fn from(value: CancelledNotification) -> Self {
+        Self::Cancelled(value)
+    }
+}
+impl ::std::convert::From<ProgressNotification> for ServerNotification {
+    fn from(value: ProgressNotification) -> Self {
+        Self::Progress(value)
+    }
+}
+impl ::std::convert::From<ResourceListChangedNotification> for ServerNotification {
+    fn from(value: ResourceListChangedNotification) -> Self {
+        Self::ResourceListChanged(value)
+    }
+}
+impl ::std::convert::From<ResourceUpdatedNotification> for ServerNotification {
+    fn from(value: ResourceUpdatedNotification) -> Self {
+        Self::ResourceUpdated(value)
+    }
+}
+impl ::std::convert::From<PromptListChangedNotification> for ServerNotification {
+    fn from(value: PromptListChangedNotification) -> Self {
+        Self::PromptListChanged(value)
+    }
+}
+impl ::std::convert::From<ToolListChangedNotification> for ServerNotification {
+    fn from(value: ToolListChangedNotification) -> Self {
+        Self::ToolListChanged(value)
+    }
+}
+impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
+    fn from(value: LoggingMessageNotification) -> Self {
+        Self::LoggingMessage(value)
+    }
+}
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -16014,6 +17461,26 @@ impl crate::private::MatchScore for ServerRequest {
             .into_iter()
             .flatten()
             .max()
+    }
+}
+impl ::std::convert::From<PingRequest> for ServerRequest {
+    fn from(value: PingRequest) -> Self {
+        Self::Ping(value)
+    }
+}
+impl ::std::convert::From<CreateMessageRequest> for ServerRequest {
+    fn from(value: CreateMessageRequest) -> Self {
+        Self::CreateMessage(value)
+    }
+}
+impl ::std::convert::From<ListRootsRequest> for ServerRequest {
+    fn from(value: ListRootsRequest) -> Self {
+        Self::ListRoots(value)
+    }
+}
+impl ::std::convert::From<ElicitRequest> for ServerRequest {
+    fn from(value: ElicitRequest) -> Self {
+        Self::Elicit(value)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
@@ -16247,6 +17714,56 @@ impl crate::private::MatchScore for ServerResult {
             .into_iter()
             .flatten()
             .max()
+    }
+}
+impl ::std::convert::From<ResultBase> for ServerResult {
+    fn from(value: ResultBase) -> Self {
+        Self::ResultBase(value)
+    }
+}
+impl ::std::convert::From<InitializeResult> for ServerResult {
+    fn from(value: InitializeResult) -> Self {
+        Self::InitializeResult(value)
+    }
+}
+impl ::std::convert::From<ListResourcesResult> for ServerResult {
+    fn from(value: ListResourcesResult) -> Self {
+        Self::ListResourcesResult(value)
+    }
+}
+impl ::std::convert::From<ListResourceTemplatesResult> for ServerResult {
+    fn from(value: ListResourceTemplatesResult) -> Self {
+        Self::ListResourceTemplatesResult(value)
+    }
+}
+impl ::std::convert::From<ReadResourceResult> for ServerResult {
+    fn from(value: ReadResourceResult) -> Self {
+        Self::ReadResourceResult(value)
+    }
+}
+impl ::std::convert::From<ListPromptsResult> for ServerResult {
+    fn from(value: ListPromptsResult) -> Self {
+        Self::ListPromptsResult(value)
+    }
+}
+impl ::std::convert::From<GetPromptResult> for ServerResult {
+    fn from(value: GetPromptResult) -> Self {
+        Self::GetPromptResult(value)
+    }
+}
+impl ::std::convert::From<ListToolsResult> for ServerResult {
+    fn from(value: ListToolsResult) -> Self {
+        Self::ListToolsResult(value)
+    }
+}
+impl ::std::convert::From<CallToolResult> for ServerResult {
+    fn from(value: CallToolResult) -> Self {
+        Self::CallToolResult(value)
+    }
+}
+impl ::std::convert::From<CompleteResult> for ServerResult {
+    fn from(value: CompleteResult) -> Self {
+        Self::CompleteResult(value)
     }
 }
 /// The `params` member of [`SetLevelRequest`].
@@ -16516,6 +18033,43 @@ impl StringSchema {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `description`.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `format`.
+    pub fn with_format(mut self, value: impl ::std::convert::Into<Format>) -> Self {
+        self.format = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `maxLength`.
+    pub fn with_max_length(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.max_length = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `minLength`.
+    pub fn with_min_length(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.min_length = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for StringSchema {
@@ -16927,6 +18481,22 @@ impl TextContent {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for TextContent {
     #[inline(never)]
@@ -17063,6 +18633,20 @@ impl crate::private::MatchScore for TextContent {
     }
 }
 /// The schema's `TextResourceContents` object.
+///
+/// No positional `new`: two required members of `TextResourceContents` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`text`, `uri`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_06_18::TextResourceContents;
+///
+/// let value = TextResourceContents {
+///     text: "Hello".into(),
+///     uri: "file:///notes/a.md".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextResourceContents {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -17077,19 +18661,21 @@ pub struct TextResourceContents {
     pub extra: crate::JsonObject,
 }
 impl TextResourceContents {
-    ///A `TextResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        text: impl ::std::convert::Into<::std::string::String>,
-        uri: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        TextResourceContents {
-            meta: ::std::option::Option::None,
-            mime_type: ::std::option::Option::None,
-            text: text.into(),
-            uri: uri.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for TextResourceContents {
@@ -17282,6 +18868,46 @@ impl Tool {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional additional tool information.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<ToolAnnotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: A human-readable description of the tool.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `outputSchema`: An optional JSON Schema object defining the structure of the tool's output returned in
+    pub fn with_output_schema(
+        mut self,
+        value: impl ::std::convert::Into<crate::ObjectSchema>,
+    ) -> Self {
+        self.output_schema = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for Tool {
@@ -17527,6 +19153,46 @@ impl ToolAnnotations {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `destructiveHint`: If true, the tool may perform destructive updates to its environment.
+    pub fn with_destructive_hint(
+        mut self,
+        value: impl ::std::convert::Into<bool>,
+    ) -> Self {
+        self.destructive_hint = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `idempotentHint`: If true, calling the tool repeatedly with the same arguments
+    pub fn with_idempotent_hint(
+        mut self,
+        value: impl ::std::convert::Into<bool>,
+    ) -> Self {
+        self.idempotent_hint = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `openWorldHint`: If true, this tool may interact with an "open world" of external
+    pub fn with_open_world_hint(
+        mut self,
+        value: impl ::std::convert::Into<bool>,
+    ) -> Self {
+        self.open_world_hint = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `readOnlyHint`: If true, the tool does not modify its environment.
+    pub fn with_read_only_hint(
+        mut self,
+        value: impl ::std::convert::Into<bool>,
+    ) -> Self {
+        self.read_only_hint = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: A human-readable title for the tool.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ToolAnnotations {
     #[inline(never)]
@@ -17712,6 +19378,14 @@ impl ToolListChangedNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ToolListChangedNotificationParams {
     #[inline(never)]
@@ -17809,6 +19483,14 @@ impl ToolListChangedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<ToolListChangedNotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ToolListChangedNotification {

@@ -40,6 +40,30 @@ impl Annotations {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `audience`: Describes who the intended audience of this object or data is.
+    pub fn with_audience(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Role>>,
+    ) -> Self {
+        self.audience = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `lastModified`: The moment the resource was last modified, as an ISO 8601 formatted string.
+    pub fn with_last_modified(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.last_modified = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `priority`: Describes how important this data is for operating the server.
+    pub fn with_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.priority = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for Annotations {
     #[inline(never)]
@@ -159,6 +183,20 @@ impl crate::private::MatchScore for Annotations {
     }
 }
 /// Audio provided to or from an LLM.
+///
+/// No positional `new`: two required members of `AudioContent` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`data`, `mime_type`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_11_25::AudioContent;
+///
+/// let value = AudioContent {
+///     data: "SGVsbG8=".into(),
+///     mime_type: "audio/wav".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AudioContent {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -175,19 +213,21 @@ pub struct AudioContent {
 impl AudioContent {
     ///The `type` member every `AudioContent` carries.
     pub const TYPE: &'static str = "audio";
-    ///A `AudioContent` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        data: impl ::std::convert::Into<::std::string::String>,
-        mime_type: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        AudioContent {
-            meta: ::std::option::Option::None,
-            annotations: ::std::option::Option::None,
-            data: data.into(),
-            mime_type: mime_type.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for AudioContent {
@@ -371,6 +411,14 @@ impl BaseMetadata {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for BaseMetadata {
     #[inline(never)]
@@ -466,6 +514,20 @@ impl crate::private::MatchScore for BaseMetadata {
     }
 }
 /// The schema's `BlobResourceContents` object.
+///
+/// No positional `new`: two required members of `BlobResourceContents` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`blob`, `uri`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_11_25::BlobResourceContents;
+///
+/// let value = BlobResourceContents {
+///     blob: "SGVsbG8=".into(),
+///     uri: "file:///notes/a.md".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BlobResourceContents {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -480,19 +542,21 @@ pub struct BlobResourceContents {
     pub extra: crate::JsonObject,
 }
 impl BlobResourceContents {
-    ///A `BlobResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        blob: impl ::std::convert::Into<::std::string::String>,
-        uri: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        BlobResourceContents {
-            meta: ::std::option::Option::None,
-            blob: blob.into(),
-            mime_type: ::std::option::Option::None,
-            uri: uri.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for BlobResourceContents {
@@ -662,6 +726,27 @@ impl BooleanSchema {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `default`.
+    pub fn with_default(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for BooleanSchema {
@@ -978,6 +1063,14 @@ impl CallToolRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for CallToolRequestParamsMeta {
     #[inline(never)]
@@ -1089,6 +1182,27 @@ impl CallToolRequestParams {
             task: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<CallToolRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `arguments`: Arguments to use for the tool call.
+    pub fn with_arguments(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.arguments = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `task`: If specified, the caller is requesting task-augmented execution for this request.
+    pub fn with_task(mut self, value: impl ::std::convert::Into<TaskMetadata>) -> Self {
+        self.task = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CallToolRequestParams {
@@ -1275,6 +1389,27 @@ impl CallToolResult {
             structured_content: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `isError`: Whether the tool call ended in an error.
+    pub fn with_is_error(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.is_error = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `structuredContent`: An optional JSON object that represents the structured result of the tool call.
+    pub fn with_structured_content(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.structured_content = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CallToolResult {
@@ -1685,6 +1820,26 @@ impl crate::private::MatchScore for CancelTaskRequest {
     }
 }
 /// The response to a tasks/cancel request.
+///
+/// No positional `new`: two required members of `CancelTaskResult` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`created_at`, `last_updated_at`, `status`, `task_id`, `ttl`); the optional members are named too (the type has no `Default`), or added with the `with_*` setters.
+///
+/// ```
+/// use mcp_types::v2025_11_25::{CancelTaskResult, TaskStatus};
+///
+/// let value = CancelTaskResult {
+///     created_at: "2025-11-25T10:30:00Z".into(),
+///     last_updated_at: "2025-11-25T10:30:00Z".into(),
+///     status: TaskStatus::Working,
+///     task_id: "task-1".into(),
+///     ttl: None,
+///     meta: None,
+///     poll_interval: None,
+///     status_message: None,
+///     extra: Default::default(),
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CancelTaskResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -1711,26 +1866,29 @@ pub struct CancelTaskResult {
     pub extra: crate::JsonObject,
 }
 impl CancelTaskResult {
-    ///A `CancelTaskResult` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        created_at: impl ::std::convert::Into<::std::string::String>,
-        last_updated_at: impl ::std::convert::Into<::std::string::String>,
-        status: TaskStatus,
-        task_id: impl ::std::convert::Into<::std::string::String>,
-        ttl: ::std::option::Option<crate::Integer>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        CancelTaskResult {
-            meta: ::std::option::Option::None,
-            created_at: created_at.into(),
-            last_updated_at: last_updated_at.into(),
-            poll_interval: ::std::option::Option::None,
-            status,
-            status_message: ::std::option::Option::None,
-            task_id: task_id.into(),
-            ttl,
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `pollInterval`: Suggested polling interval in milliseconds.
+    pub fn with_poll_interval(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.poll_interval = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `statusMessage`: Optional human-readable message describing the current task state.
+    pub fn with_status_message(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.status_message = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CancelTaskResult {
@@ -2160,6 +2318,30 @@ impl CancelledNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `reason`: An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
+    pub fn with_reason(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.reason = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `requestId`: The ID of the request to cancel.
+    pub fn with_request_id(
+        mut self,
+        value: impl ::std::convert::Into<crate::RequestId>,
+    ) -> Self {
+        self.request_id = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for CancelledNotificationParams {
     #[inline(never)]
@@ -2302,6 +2484,22 @@ impl ElicitationCapability {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `form`.
+    pub fn with_form(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.form = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `url`.
+    pub fn with_url(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.url = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ElicitationCapability {
     #[inline(never)]
@@ -2416,6 +2614,11 @@ impl RootsCapability {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `listChanged`: Whether the client supports notifications for changes to the roots list.
+    pub fn with_list_changed(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.list_changed = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for RootsCapability {
     #[inline(never)]
@@ -2512,6 +2715,22 @@ impl SamplingCapability {
             tools: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `context`: Whether the client supports context inclusion via includeContext parameter.
+    pub fn with_context(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.context = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `tools`: Whether the client supports tool use via tools and toolChoice parameters.
+    pub fn with_tools(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.tools = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for SamplingCapability {
@@ -2632,6 +2851,14 @@ impl ClientTasksCapabilityRequestsElicitation {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `create`: Whether the client supports task-augmented elicitation/create requests.
+    pub fn with_create(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.create = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ClientTasksCapabilityRequestsElicitation {
     #[inline(never)]
@@ -2727,6 +2954,14 @@ impl ClientTasksCapabilityRequestsSampling {
             create_message: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `createMessage`: Whether the client supports task-augmented sampling/createMessage requests.
+    pub fn with_create_message(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.create_message = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ClientTasksCapabilityRequestsSampling {
@@ -2831,6 +3066,22 @@ impl ClientTasksCapabilityRequests {
             sampling: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `elicitation`: Task support for elicitation-related requests.
+    pub fn with_elicitation(
+        mut self,
+        value: impl ::std::convert::Into<ClientTasksCapabilityRequestsElicitation>,
+    ) -> Self {
+        self.elicitation = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `sampling`: Task support for sampling-related requests.
+    pub fn with_sampling(
+        mut self,
+        value: impl ::std::convert::Into<ClientTasksCapabilityRequestsSampling>,
+    ) -> Self {
+        self.sampling = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ClientTasksCapabilityRequests {
@@ -2964,6 +3215,30 @@ impl ClientTasksCapability {
             requests: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `cancel`: Whether this client supports tasks/cancel.
+    pub fn with_cancel(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.cancel = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `list`: Whether this client supports tasks/list.
+    pub fn with_list(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.list = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `requests`: Specifies which request types can be augmented with tasks.
+    pub fn with_requests(
+        mut self,
+        value: impl ::std::convert::Into<ClientTasksCapabilityRequests>,
+    ) -> Self {
+        self.requests = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ClientTasksCapability {
@@ -3119,6 +3394,48 @@ impl ClientCapabilities {
             tasks: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `elicitation`: Present if the client supports elicitation from the server.
+    pub fn with_elicitation(
+        mut self,
+        value: impl ::std::convert::Into<ElicitationCapability>,
+    ) -> Self {
+        self.elicitation = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `experimental`: Experimental, non-standard capabilities that the client supports.
+    pub fn with_experimental(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        >,
+    ) -> Self {
+        self.experimental = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `roots`: Present if the client supports listing roots.
+    pub fn with_roots(
+        mut self,
+        value: impl ::std::convert::Into<RootsCapability>,
+    ) -> Self {
+        self.roots = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `sampling`: Present if the client supports sampling from an LLM.
+    pub fn with_sampling(
+        mut self,
+        value: impl ::std::convert::Into<SamplingCapability>,
+    ) -> Self {
+        self.sampling = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `tasks`: Present if the client supports task-augmented requests.
+    pub fn with_tasks(
+        mut self,
+        value: impl ::std::convert::Into<ClientTasksCapability>,
+    ) -> Self {
+        self.tasks = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ClientCapabilities {
@@ -3434,6 +3751,31 @@ impl crate::private::MatchScore for ClientNotification {
             .into_iter()
             .flatten()
             .max()
+    }
+}
+impl ::std::convert::From<CancelledNotification> for ClientNotification {
+    fn from(value: CancelledNotification) -> Self {
+        Self::Cancelled(value)
+    }
+}
+impl ::std::convert::From<InitializedNotification> for ClientNotification {
+    fn from(value: InitializedNotification) -> Self {
+        Self::Initialized(value)
+    }
+}
+impl ::std::convert::From<ProgressNotification> for ClientNotification {
+    fn from(value: ProgressNotification) -> Self {
+        Self::Progress(value)
+    }
+}
+impl ::std::convert::From<TaskStatusNotification> for ClientNotification {
+    fn from(value: TaskStatusNotification) -> Self {
+        Self::TaskStatus(value)
+    }
+}
+impl ::std::convert::From<RootsListChangedNotification> for ClientNotification {
+    fn from(value: RootsListChangedNotification) -> Self {
+        Self::RootsListChanged(value)
     }
 }
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
@@ -3752,6 +4094,91 @@ impl crate::private::MatchScore for ClientRequest {
             .max()
     }
 }
+impl ::std::convert::From<InitializeRequest> for ClientRequest {
+    fn from(value: InitializeRequest) -> Self {
+        Self::Initialize(value)
+    }
+}
+impl ::std::convert::From<PingRequest> for ClientRequest {
+    fn from(value: PingRequest) -> Self {
+        Self::Ping(value)
+    }
+}
+impl ::std::convert::From<ListResourcesRequest> for ClientRequest {
+    fn from(value: ListResourcesRequest) -> Self {
+        Self::ListResources(value)
+    }
+}
+impl ::std::convert::From<ListResourceTemplatesRequest> for ClientRequest {
+    fn from(value: ListResourceTemplatesRequest) -> Self {
+        Self::ListResourceTemplates(value)
+    }
+}
+impl ::std::convert::From<ReadResourceRequest> for ClientRequest {
+    fn from(value: ReadResourceRequest) -> Self {
+        Self::ReadResource(value)
+    }
+}
+impl ::std::convert::From<SubscribeRequest> for ClientRequest {
+    fn from(value: SubscribeRequest) -> Self {
+        Self::Subscribe(value)
+    }
+}
+impl ::std::convert::From<UnsubscribeRequest> for ClientRequest {
+    fn from(value: UnsubscribeRequest) -> Self {
+        Self::Unsubscribe(value)
+    }
+}
+impl ::std::convert::From<ListPromptsRequest> for ClientRequest {
+    fn from(value: ListPromptsRequest) -> Self {
+        Self::ListPrompts(value)
+    }
+}
+impl ::std::convert::From<GetPromptRequest> for ClientRequest {
+    fn from(value: GetPromptRequest) -> Self {
+        Self::GetPrompt(value)
+    }
+}
+impl ::std::convert::From<ListToolsRequest> for ClientRequest {
+    fn from(value: ListToolsRequest) -> Self {
+        Self::ListTools(value)
+    }
+}
+impl ::std::convert::From<CallToolRequest> for ClientRequest {
+    fn from(value: CallToolRequest) -> Self {
+        Self::CallTool(value)
+    }
+}
+impl ::std::convert::From<GetTaskRequest> for ClientRequest {
+    fn from(value: GetTaskRequest) -> Self {
+        Self::GetTask(value)
+    }
+}
+impl ::std::convert::From<GetTaskPayloadRequest> for ClientRequest {
+    fn from(value: GetTaskPayloadRequest) -> Self {
+        Self::GetTaskPayload(value)
+    }
+}
+impl ::std::convert::From<CancelTaskRequest> for ClientRequest {
+    fn from(value: CancelTaskRequest) -> Self {
+        Self::CancelTask(value)
+    }
+}
+impl ::std::convert::From<ListTasksRequest> for ClientRequest {
+    fn from(value: ListTasksRequest) -> Self {
+        Self::ListTasks(value)
+    }
+}
+impl ::std::convert::From<SetLevelRequest> for ClientRequest {
+    fn from(value: SetLevelRequest) -> Self {
+        Self::SetLevel(value)
+    }
+}
+impl ::std::convert::From<CompleteRequest> for ClientRequest {
+    fn from(value: CompleteRequest) -> Self {
+        Self::Complete(value)
+    }
+}
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -3934,6 +4361,46 @@ impl crate::private::MatchScore for ClientResult {
             .max()
     }
 }
+impl ::std::convert::From<ResultBase> for ClientResult {
+    fn from(value: ResultBase) -> Self {
+        Self::ResultBase(value)
+    }
+}
+impl ::std::convert::From<GetTaskResult> for ClientResult {
+    fn from(value: GetTaskResult) -> Self {
+        Self::GetTaskResult(value)
+    }
+}
+impl ::std::convert::From<GetTaskPayloadResult> for ClientResult {
+    fn from(value: GetTaskPayloadResult) -> Self {
+        Self::GetTaskPayloadResult(value)
+    }
+}
+impl ::std::convert::From<CancelTaskResult> for ClientResult {
+    fn from(value: CancelTaskResult) -> Self {
+        Self::CancelTaskResult(value)
+    }
+}
+impl ::std::convert::From<ListTasksResult> for ClientResult {
+    fn from(value: ListTasksResult) -> Self {
+        Self::ListTasksResult(value)
+    }
+}
+impl ::std::convert::From<CreateMessageResult> for ClientResult {
+    fn from(value: CreateMessageResult) -> Self {
+        Self::CreateMessageResult(value)
+    }
+}
+impl ::std::convert::From<ListRootsResult> for ClientResult {
+    fn from(value: ListRootsResult) -> Self {
+        Self::ListRootsResult(value)
+    }
+}
+impl ::std::convert::From<ElicitResult> for ClientResult {
+    fn from(value: ElicitResult) -> Self {
+        Self::ElicitResult(value)
+    }
+}
 /// A request from the client to the server, to ask for completion options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteRequest {
@@ -4111,6 +4578,14 @@ impl CompleteRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for CompleteRequestParamsMeta {
     #[inline(never)]
@@ -4193,6 +4668,20 @@ impl crate::private::MatchScore for CompleteRequestParamsMeta {
     }
 }
 /// The argument's information
+///
+/// No positional `new`: two required members of `CompleteRequestParamsArgument` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `value`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_11_25::CompleteRequestParamsArgument;
+///
+/// let value = CompleteRequestParamsArgument {
+///     name: "language".into(),
+///     value: "py".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompleteRequestParamsArgument {
     /// The name of the argument
@@ -4202,20 +4691,7 @@ pub struct CompleteRequestParamsArgument {
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
-impl CompleteRequestParamsArgument {
-    ///A `CompleteRequestParamsArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        value: impl ::std::convert::Into<::std::string::String>,
-    ) -> Self {
-        CompleteRequestParamsArgument {
-            name: name.into(),
-            value: value.into(),
-            extra: crate::JsonObject::new(),
-        }
-    }
-}
+impl CompleteRequestParamsArgument {}
 impl ::serde::Serialize for CompleteRequestParamsArgument {
     #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
@@ -4334,6 +4810,16 @@ impl CompleteRequestParamsContext {
             arguments: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `arguments`: Previously-resolved variables in a URI template or prompt.
+    pub fn with_arguments(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
+        >,
+    ) -> Self {
+        self.arguments = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CompleteRequestParamsContext {
@@ -4498,6 +4984,16 @@ impl crate::private::MatchScore for CompleteRequestParamsRef {
             .max()
     }
 }
+impl ::std::convert::From<PromptReference> for CompleteRequestParamsRef {
+    fn from(value: PromptReference) -> Self {
+        Self::RefPrompt(value)
+    }
+}
+impl ::std::convert::From<ResourceTemplateReference> for CompleteRequestParamsRef {
+    fn from(value: ResourceTemplateReference) -> Self {
+        Self::RefResource(value)
+    }
+}
 /// Parameters for a `completion/complete` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteRequestParams {
@@ -4526,6 +5022,22 @@ impl CompleteRequestParams {
             r#ref,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<CompleteRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `context`: Additional, optional context for completions
+    pub fn with_context(
+        mut self,
+        value: impl ::std::convert::Into<CompleteRequestParamsContext>,
+    ) -> Self {
+        self.context = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CompleteRequestParams {
@@ -4712,6 +5224,19 @@ impl CompleteResultCompletion {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `hasMore`: Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
+    pub fn with_has_more(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.has_more = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `total`: The total number of completion options available. This can exceed the number of values actually sent in the response.
+    pub fn with_total(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.total = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for CompleteResultCompletion {
     #[inline(never)]
@@ -4857,6 +5382,14 @@ impl CompleteResult {
             completion,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CompleteResult {
@@ -5074,6 +5607,43 @@ impl crate::private::MatchScore for ContentBlock {
             .max()
     }
 }
+impl ::std::convert::From<TextContent> for ContentBlock {
+    fn from(value: TextContent) -> Self {
+        Self::Text(value)
+    }
+}
+impl ::std::convert::From<ImageContent> for ContentBlock {
+    fn from(value: ImageContent) -> Self {
+        Self::Image(value)
+    }
+}
+impl ::std::convert::From<AudioContent> for ContentBlock {
+    fn from(value: AudioContent) -> Self {
+        Self::Audio(value)
+    }
+}
+impl ::std::convert::From<ResourceLink> for ContentBlock {
+    fn from(value: ResourceLink) -> Self {
+        Self::ResourceLink(value)
+    }
+}
+impl ::std::convert::From<EmbeddedResource> for ContentBlock {
+    fn from(value: EmbeddedResource) -> Self {
+        Self::Resource(value)
+    }
+}
+impl ContentBlock {
+    /// A `text` variant: [`TextContent::new`] with `text`, no optional members.
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+    /// A `resource` variant: [`EmbeddedResource::new`] with `resource`, no optional members.
+    pub fn resource(
+        resource: impl ::std::convert::Into<EmbeddedResourceResource>,
+    ) -> Self {
+        Self::Resource(EmbeddedResource::new(resource.into()))
+    }
+}
 /// A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateMessageRequest {
@@ -5266,6 +5836,14 @@ impl CreateMessageRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for CreateMessageRequestParamsMeta {
     #[inline(never)]
@@ -5416,6 +5994,83 @@ impl CreateMessageRequestParams {
             tools: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<CreateMessageRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `includeContext`: A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
+    pub fn with_include_context(
+        mut self,
+        value: impl ::std::convert::Into<IncludeContext>,
+    ) -> Self {
+        self.include_context = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `metadata`: Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
+    pub fn with_metadata(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.metadata = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `modelPreferences`: The server's preferences for which model to select. The client MAY ignore these preferences.
+    pub fn with_model_preferences(
+        mut self,
+        value: impl ::std::convert::Into<ModelPreferences>,
+    ) -> Self {
+        self.model_preferences = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `stopSequences`.
+    pub fn with_stop_sequences(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.stop_sequences = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `systemPrompt`: An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
+    pub fn with_system_prompt(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.system_prompt = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `task`: If specified, the caller is requesting task-augmented execution for this request.
+    pub fn with_task(mut self, value: impl ::std::convert::Into<TaskMetadata>) -> Self {
+        self.task = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `temperature`.
+    pub fn with_temperature(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.temperature = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `toolChoice`: Controls how the model uses tools.
+    pub fn with_tool_choice(
+        mut self,
+        value: impl ::std::convert::Into<ToolChoice>,
+    ) -> Self {
+        self.tool_choice = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `tools`: Tools that the model may use during generation.
+    pub fn with_tools(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Tool>>,
+    ) -> Self {
+        self.tools = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CreateMessageRequestParams {
@@ -5913,6 +6568,37 @@ impl crate::private::MatchScore for CreateMessageResultContent {
             .max()
     }
 }
+impl ::std::convert::From<TextContent> for CreateMessageResultContent {
+    fn from(value: TextContent) -> Self {
+        Self::TextContent(value)
+    }
+}
+impl ::std::convert::From<ImageContent> for CreateMessageResultContent {
+    fn from(value: ImageContent) -> Self {
+        Self::ImageContent(value)
+    }
+}
+impl ::std::convert::From<AudioContent> for CreateMessageResultContent {
+    fn from(value: AudioContent) -> Self {
+        Self::AudioContent(value)
+    }
+}
+impl ::std::convert::From<ToolUseContent> for CreateMessageResultContent {
+    fn from(value: ToolUseContent) -> Self {
+        Self::ToolUseContent(value)
+    }
+}
+impl ::std::convert::From<ToolResultContent> for CreateMessageResultContent {
+    fn from(value: ToolResultContent) -> Self {
+        Self::ToolResultContent(value)
+    }
+}
+impl CreateMessageResultContent {
+    /// A `text` variant: [`TextContent::new`] with `text`, no optional members.
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::TextContent(TextContent::new(text))
+    }
+}
 /// The client's response to a sampling/createMessage request from the server.
 /// The client should inform the user before returning the sampled message, to allow them
 /// to inspect the response (human in the loop) and decide whether to allow the server to see it.
@@ -5955,6 +6641,22 @@ impl CreateMessageResult {
             stop_reason: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `stopReason`: The reason why sampling stopped, if known.
+    pub fn with_stop_reason(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.stop_reason = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CreateMessageResult {
@@ -6148,6 +6850,14 @@ impl CreateTaskResult {
             task,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for CreateTaskResult {
@@ -6425,6 +7135,14 @@ impl ElicitRequestFormParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ElicitRequestFormParamsMeta {
     #[inline(never)]
@@ -6539,6 +7257,22 @@ impl ElicitRequestFormParamsRequestedSchema {
             required: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `$schema`.
+    pub fn with_schema(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.schema = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `required`.
+    pub fn with_required(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.required = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ElicitRequestFormParamsRequestedSchema {
@@ -6738,6 +7472,27 @@ impl ElicitRequestFormParams {
             task: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ElicitRequestFormParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mode`: The elicitation mode.
+    pub fn with_mode(
+        mut self,
+        value: impl ::std::convert::Into<ElicitRequestFormParamsMode>,
+    ) -> Self {
+        self.mode = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `task`: If specified, the caller is requesting task-augmented execution for this request.
+    pub fn with_task(mut self, value: impl ::std::convert::Into<TaskMetadata>) -> Self {
+        self.task = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ElicitRequestFormParams {
@@ -7009,6 +7764,16 @@ impl crate::private::MatchScore for ElicitRequestParams {
             .max()
     }
 }
+impl ::std::convert::From<ElicitRequestUrlParams> for ElicitRequestParams {
+    fn from(value: ElicitRequestUrlParams) -> Self {
+        Self::Url(value)
+    }
+}
+impl ::std::convert::From<ElicitRequestFormParams> for ElicitRequestParams {
+    fn from(value: ElicitRequestFormParams) -> Self {
+        Self::Form(value)
+    }
+}
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitRequestUrlParamsMeta {
@@ -7025,6 +7790,14 @@ impl ElicitRequestUrlParamsMeta {
             progress_token: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ElicitRequestUrlParamsMeta {
@@ -7108,6 +7881,21 @@ impl crate::private::MatchScore for ElicitRequestUrlParamsMeta {
     }
 }
 /// The parameters for a request to elicit information from the user via a URL in the client.
+///
+/// No positional `new`: two required members of `ElicitRequestURLParams` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`elicitation_id`, `message`, `url`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_11_25::ElicitRequestUrlParams;
+///
+/// let value = ElicitRequestUrlParams {
+///     elicitation_id: "elicitation-1".into(),
+///     message: "Please sign in".into(),
+///     url: "https://example.com/login".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitRequestUrlParams {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -7132,21 +7920,18 @@ pub struct ElicitRequestUrlParams {
 impl ElicitRequestUrlParams {
     ///The `mode` member every `ElicitRequestURLParams` carries.
     pub const MODE: &'static str = "url";
-    ///A `ElicitRequestURLParams` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        elicitation_id: impl ::std::convert::Into<::std::string::String>,
-        message: impl ::std::convert::Into<::std::string::String>,
-        url: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ElicitRequestUrlParamsMeta>,
     ) -> Self {
-        ElicitRequestUrlParams {
-            meta: ::std::option::Option::None,
-            elicitation_id: elicitation_id.into(),
-            message: message.into(),
-            task: ::std::option::Option::None,
-            url: url.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `task`: If specified, the caller is requesting task-augmented execution for this request.
+    pub fn with_task(mut self, value: impl ::std::convert::Into<TaskMetadata>) -> Self {
+        self.task = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ElicitRequestUrlParams {
@@ -7487,6 +8272,24 @@ impl ElicitResult {
             content: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `content`: The submitted form data, only present when action is "accept" and mode was "form".
+    pub fn with_content(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, ElicitResultContentValue>,
+        >,
+    ) -> Self {
+        self.content = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ElicitResult {
@@ -7962,6 +8765,16 @@ impl crate::private::MatchScore for EmbeddedResourceResource {
             .max()
     }
 }
+impl ::std::convert::From<TextResourceContents> for EmbeddedResourceResource {
+    fn from(value: TextResourceContents) -> Self {
+        Self::TextResourceContents(value)
+    }
+}
+impl ::std::convert::From<BlobResourceContents> for EmbeddedResourceResource {
+    fn from(value: BlobResourceContents) -> Self {
+        Self::BlobResourceContents(value)
+    }
+}
 /// The contents of a resource, embedded into a prompt or tool call result.
 ///
 /// It is up to the client how best to render embedded resources for the benefit
@@ -7989,6 +8802,22 @@ impl EmbeddedResource {
             resource,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for EmbeddedResource {
@@ -8302,6 +9131,31 @@ impl crate::private::MatchScore for EnumSchema {
             .max()
     }
 }
+impl ::std::convert::From<UntitledSingleSelectEnumSchema> for EnumSchema {
+    fn from(value: UntitledSingleSelectEnumSchema) -> Self {
+        Self::UntitledSingleSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<TitledSingleSelectEnumSchema> for EnumSchema {
+    fn from(value: TitledSingleSelectEnumSchema) -> Self {
+        Self::TitledSingleSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<UntitledMultiSelectEnumSchema> for EnumSchema {
+    fn from(value: UntitledMultiSelectEnumSchema) -> Self {
+        Self::UntitledMultiSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<TitledMultiSelectEnumSchema> for EnumSchema {
+    fn from(value: TitledMultiSelectEnumSchema) -> Self {
+        Self::TitledMultiSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<LegacyTitledEnumSchema> for EnumSchema {
+    fn from(value: LegacyTitledEnumSchema) -> Self {
+        Self::LegacyTitledEnumSchema(value)
+    }
+}
 /// The schema's `Error` is the shared [`crate::ErrorObject`].
 pub use crate::ErrorObject;
 /// Used by the client to get a prompt provided by the server.
@@ -8484,6 +9338,14 @@ impl GetPromptRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for GetPromptRequestParamsMeta {
     #[inline(never)]
@@ -8589,6 +9451,24 @@ impl GetPromptRequestParams {
             name: name.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<GetPromptRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `arguments`: Arguments to use for templating the prompt.
+    pub fn with_arguments(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
+        >,
+    ) -> Self {
+        self.arguments = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for GetPromptRequestParams {
@@ -8740,6 +9620,22 @@ impl GetPromptResult {
             messages,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: An optional description for the prompt.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for GetPromptResult {
@@ -9152,6 +10048,14 @@ impl GetTaskPayloadResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for GetTaskPayloadResult {
     #[inline(never)]
@@ -9485,6 +10389,26 @@ impl crate::private::MatchScore for GetTaskRequest {
     }
 }
 /// The response to a tasks/get request.
+///
+/// No positional `new`: two required members of `GetTaskResult` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`created_at`, `last_updated_at`, `status`, `task_id`, `ttl`); the optional members are named too (the type has no `Default`), or added with the `with_*` setters.
+///
+/// ```
+/// use mcp_types::v2025_11_25::{GetTaskResult, TaskStatus};
+///
+/// let value = GetTaskResult {
+///     created_at: "2025-11-25T10:30:00Z".into(),
+///     last_updated_at: "2025-11-25T10:30:00Z".into(),
+///     status: TaskStatus::Working,
+///     task_id: "task-1".into(),
+///     ttl: None,
+///     meta: None,
+///     poll_interval: None,
+///     status_message: None,
+///     extra: Default::default(),
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GetTaskResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -9511,26 +10435,29 @@ pub struct GetTaskResult {
     pub extra: crate::JsonObject,
 }
 impl GetTaskResult {
-    ///A `GetTaskResult` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        created_at: impl ::std::convert::Into<::std::string::String>,
-        last_updated_at: impl ::std::convert::Into<::std::string::String>,
-        status: TaskStatus,
-        task_id: impl ::std::convert::Into<::std::string::String>,
-        ttl: ::std::option::Option<crate::Integer>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        GetTaskResult {
-            meta: ::std::option::Option::None,
-            created_at: created_at.into(),
-            last_updated_at: last_updated_at.into(),
-            poll_interval: ::std::option::Option::None,
-            status,
-            status_message: ::std::option::Option::None,
-            task_id: task_id.into(),
-            ttl,
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `pollInterval`: Suggested polling interval in milliseconds.
+    pub fn with_poll_interval(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.poll_interval = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `statusMessage`: Optional human-readable message describing the current task state.
+    pub fn with_status_message(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.status_message = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for GetTaskResult {
@@ -9805,6 +10732,27 @@ impl Icon {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `mimeType`: Optional MIME type override if the source MIME type is missing or generic.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `sizes`: Optional array of strings that specify sizes at which the icon can be used.
+    pub fn with_sizes(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.sizes = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `theme`: Optional specifier for the theme this icon is designed for. `light` indicates
+    pub fn with_theme(mut self, value: impl ::std::convert::Into<Theme>) -> Self {
+        self.theme = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for Icon {
     #[inline(never)]
@@ -9957,6 +10905,14 @@ impl Icons {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    pub fn with_icons(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Icon>>,
+    ) -> Self {
+        self.icons = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for Icons {
     #[inline(never)]
@@ -10028,6 +10984,20 @@ impl crate::private::MatchScore for Icons {
     }
 }
 /// An image provided to or from an LLM.
+///
+/// No positional `new`: two required members of `ImageContent` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`data`, `mime_type`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_11_25::ImageContent;
+///
+/// let value = ImageContent {
+///     data: "SGVsbG8=".into(),
+///     mime_type: "image/png".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ImageContent {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -10044,19 +11014,21 @@ pub struct ImageContent {
 impl ImageContent {
     ///The `type` member every `ImageContent` carries.
     pub const TYPE: &'static str = "image";
-    ///A `ImageContent` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        data: impl ::std::convert::Into<::std::string::String>,
-        mime_type: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        ImageContent {
-            meta: ::std::option::Option::None,
-            annotations: ::std::option::Option::None,
-            data: data.into(),
-            mime_type: mime_type.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ImageContent {
@@ -10216,6 +11188,20 @@ impl crate::private::MatchScore for ImageContent {
     }
 }
 /// Describes the MCP implementation.
+///
+/// No positional `new`: two required members of `Implementation` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `version`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_11_25::Implementation;
+///
+/// let value = Implementation {
+///     name: "notes-client".into(),
+///     version: "1.0.0".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Implementation {
     /// An optional human-readable description of what this implementation does.
@@ -10251,21 +11237,37 @@ pub struct Implementation {
     pub extra: crate::JsonObject,
 }
 impl Implementation {
-    ///A `Implementation` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        version: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `description`: An optional human-readable description of what this implementation does.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
-        Implementation {
-            description: ::std::option::Option::None,
-            icons: ::std::option::Option::None,
-            name: name.into(),
-            title: ::std::option::Option::None,
-            version: version.into(),
-            website_url: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
-        }
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    pub fn with_icons(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Icon>>,
+    ) -> Self {
+        self.icons = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `websiteUrl`: An optional URL of the website for this implementation.
+    pub fn with_website_url(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.website_url = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for Implementation {
@@ -10629,6 +11631,14 @@ impl InitializeRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for InitializeRequestParamsMeta {
     #[inline(never)]
@@ -10739,6 +11749,14 @@ impl InitializeRequestParams {
             protocol_version: protocol_version.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<InitializeRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for InitializeRequestParams {
@@ -10936,6 +11954,22 @@ impl InitializeResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `instructions`: Instructions describing how to use the server and its features.
+    pub fn with_instructions(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.instructions = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for InitializeResult {
     #[inline(never)]
@@ -11132,6 +12166,14 @@ impl InitializedNotification {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<NotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for InitializedNotification {
     #[inline(never)]
@@ -11285,6 +12327,14 @@ impl JsonRpcErrorResponse {
             id: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `id`.
+    pub fn with_id(
+        mut self,
+        value: impl ::std::convert::Into<crate::RequestId>,
+    ) -> Self {
+        self.id = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for JsonRpcErrorResponse {
@@ -11529,6 +12579,26 @@ impl crate::private::MatchScore for JsonRpcMessage {
             .max()
     }
 }
+impl ::std::convert::From<JsonRpcRequest> for JsonRpcMessage {
+    fn from(value: JsonRpcRequest) -> Self {
+        Self::Request(value)
+    }
+}
+impl ::std::convert::From<JsonRpcNotification> for JsonRpcMessage {
+    fn from(value: JsonRpcNotification) -> Self {
+        Self::Notification(value)
+    }
+}
+impl ::std::convert::From<JsonRpcResultResponse> for JsonRpcMessage {
+    fn from(value: JsonRpcResultResponse) -> Self {
+        Self::ResultResponse(value)
+    }
+}
+impl ::std::convert::From<JsonRpcErrorResponse> for JsonRpcMessage {
+    fn from(value: JsonRpcErrorResponse) -> Self {
+        Self::ErrorResponse(value)
+    }
+}
 /// A notification which does not expect a response.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcNotification {
@@ -11548,6 +12618,14 @@ impl JsonRpcNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for JsonRpcNotification {
@@ -11701,6 +12779,14 @@ impl JsonRpcRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for JsonRpcRequest {
@@ -11926,6 +13012,16 @@ impl crate::private::MatchScore for JsonRpcResponse {
             .max()
     }
 }
+impl ::std::convert::From<JsonRpcResultResponse> for JsonRpcResponse {
+    fn from(value: JsonRpcResultResponse) -> Self {
+        Self::ResultResponse(value)
+    }
+}
+impl ::std::convert::From<JsonRpcErrorResponse> for JsonRpcResponse {
+    fn from(value: JsonRpcErrorResponse) -> Self {
+        Self::ErrorResponse(value)
+    }
+}
 /// A successful (non-error) response to a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcResultResponse {
@@ -12104,6 +13200,38 @@ impl LegacyTitledEnumSchema {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `default`.
+    pub fn with_default(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `enumNames`: (Legacy) Display names for enum values.
+    pub fn with_enum_names(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.enum_names = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for LegacyTitledEnumSchema {
@@ -12319,6 +13447,14 @@ impl ListPromptsRequest {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<PaginatedRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListPromptsRequest {
     #[inline(never)]
@@ -12491,6 +13627,22 @@ impl ListPromptsResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListPromptsResult {
     #[inline(never)]
@@ -12633,6 +13785,14 @@ impl ListResourceTemplatesRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<PaginatedRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListResourceTemplatesRequest {
@@ -12812,6 +13972,22 @@ impl ListResourceTemplatesResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListResourceTemplatesResult {
     #[inline(never)]
@@ -12962,6 +14138,14 @@ impl ListResourcesRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<PaginatedRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListResourcesRequest {
@@ -13135,6 +14319,22 @@ impl ListResourcesResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListResourcesResult {
     #[inline(never)]
@@ -13286,6 +14486,14 @@ impl ListRootsRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<RequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListRootsRequest {
@@ -13448,6 +14656,14 @@ impl ListRootsResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListRootsResult {
     #[inline(never)]
@@ -13566,6 +14782,14 @@ impl ListTasksRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<PaginatedRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListTasksRequest {
@@ -13730,6 +14954,22 @@ impl ListTasksResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ListTasksResult {
     #[inline(never)]
@@ -13869,6 +15109,14 @@ impl ListToolsRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<PaginatedRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListToolsRequest {
@@ -14032,6 +15280,22 @@ impl ListToolsResult {
             tools,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ListToolsResult {
@@ -14332,6 +15596,22 @@ impl LoggingMessageNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `logger`: An optional name of the logger issuing this message.
+    pub fn with_logger(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.logger = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for LoggingMessageNotificationParams {
     #[inline(never)]
@@ -14528,6 +15808,14 @@ impl ModelHint {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `name`: A hint for a model name.
+    pub fn with_name(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.name = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ModelHint {
     #[inline(never)]
@@ -14645,6 +15933,38 @@ impl ModelPreferences {
             speed_priority: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `costPriority`: How much to prioritize cost when selecting a model. A value of 0 means cost
+    pub fn with_cost_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.cost_priority = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `hints`: Optional hints to use for model selection.
+    pub fn with_hints(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<ModelHint>>,
+    ) -> Self {
+        self.hints = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `intelligencePriority`: How much to prioritize intelligence and capabilities when selecting a
+    pub fn with_intelligence_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.intelligence_priority = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `speedPriority`: How much to prioritize sampling speed (latency) when selecting a model. A
+    pub fn with_speed_priority(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.speed_priority = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ModelPreferences {
@@ -14891,6 +16211,16 @@ impl crate::private::MatchScore for MultiSelectEnumSchema {
             .max()
     }
 }
+impl ::std::convert::From<UntitledMultiSelectEnumSchema> for MultiSelectEnumSchema {
+    fn from(value: UntitledMultiSelectEnumSchema) -> Self {
+        Self::UntitledMultiSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<TitledMultiSelectEnumSchema> for MultiSelectEnumSchema {
+    fn from(value: TitledMultiSelectEnumSchema) -> Self {
+        Self::TitledMultiSelectEnumSchema(value)
+    }
+}
 /// The schema's `Notification` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NotificationBase {
@@ -14910,6 +16240,14 @@ impl NotificationBase {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for NotificationBase {
@@ -15022,6 +16360,14 @@ impl NotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for NotificationParams {
     #[inline(never)]
@@ -15129,6 +16475,46 @@ impl NumberSchema {
             r#type,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `default`.
+    pub fn with_default(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `maximum`.
+    pub fn with_maximum(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.maximum = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `minimum`.
+    pub fn with_minimum(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.minimum = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for NumberSchema {
@@ -15332,6 +16718,14 @@ impl PaginatedRequest {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<PaginatedRequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PaginatedRequest {
     #[inline(never)]
@@ -15486,6 +16880,14 @@ impl PaginatedRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PaginatedRequestParamsMeta {
     #[inline(never)]
@@ -15587,6 +16989,22 @@ impl PaginatedRequestParams {
             cursor: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<PaginatedRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `cursor`: An opaque token representing the current pagination position.
+    pub fn with_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.cursor = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for PaginatedRequestParams {
@@ -15713,6 +17131,22 @@ impl PaginatedResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `nextCursor`: An opaque token representing the pagination position after the last returned result.
+    pub fn with_next_cursor(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.next_cursor = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PaginatedResult {
     #[inline(never)]
@@ -15833,6 +17267,14 @@ impl PingRequest {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<RequestParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for PingRequest {
@@ -16184,6 +17626,46 @@ impl crate::private::MatchScore for PrimitiveSchemaDefinition {
             .max()
     }
 }
+impl ::std::convert::From<StringSchema> for PrimitiveSchemaDefinition {
+    fn from(value: StringSchema) -> Self {
+        Self::StringSchema(value)
+    }
+}
+impl ::std::convert::From<NumberSchema> for PrimitiveSchemaDefinition {
+    fn from(value: NumberSchema) -> Self {
+        Self::NumberSchema(value)
+    }
+}
+impl ::std::convert::From<BooleanSchema> for PrimitiveSchemaDefinition {
+    fn from(value: BooleanSchema) -> Self {
+        Self::BooleanSchema(value)
+    }
+}
+impl ::std::convert::From<UntitledSingleSelectEnumSchema> for PrimitiveSchemaDefinition {
+    fn from(value: UntitledSingleSelectEnumSchema) -> Self {
+        Self::UntitledSingleSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<TitledSingleSelectEnumSchema> for PrimitiveSchemaDefinition {
+    fn from(value: TitledSingleSelectEnumSchema) -> Self {
+        Self::TitledSingleSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<UntitledMultiSelectEnumSchema> for PrimitiveSchemaDefinition {
+    fn from(value: UntitledMultiSelectEnumSchema) -> Self {
+        Self::UntitledMultiSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<TitledMultiSelectEnumSchema> for PrimitiveSchemaDefinition {
+    fn from(value: TitledMultiSelectEnumSchema) -> Self {
+        Self::TitledMultiSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<LegacyTitledEnumSchema> for PrimitiveSchemaDefinition {
+    fn from(value: LegacyTitledEnumSchema) -> Self {
+        Self::LegacyTitledEnumSchema(value)
+    }
+}
 /// An out-of-band notification used to inform the receiver of a progress update for a long-running request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgressNotification {
@@ -16370,6 +17852,30 @@ impl ProgressNotificationParams {
             total: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `message`: An optional message describing the current progress.
+    pub fn with_message(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.message = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `total`: Total number of items to process (or total progress required), if known.
+    pub fn with_total(
+        mut self,
+        value: impl ::std::convert::Into<::serde_json::Number>,
+    ) -> Self {
+        self.total = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ProgressNotificationParams {
@@ -16587,6 +18093,46 @@ impl Prompt {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `arguments`: A list of arguments to use for templating the prompt.
+    pub fn with_arguments(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<PromptArgument>>,
+    ) -> Self {
+        self.arguments = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: An optional description of what this prompt provides
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    pub fn with_icons(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Icon>>,
+    ) -> Self {
+        self.icons = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for Prompt {
     #[inline(never)]
@@ -16783,6 +18329,27 @@ impl PromptArgument {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `description`: A human-readable description of the argument.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `required`: Whether this argument must be provided.
+    pub fn with_required(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.required = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for PromptArgument {
     #[inline(never)]
@@ -16934,6 +18501,14 @@ impl PromptListChangedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<NotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for PromptListChangedNotification {
@@ -17221,6 +18796,14 @@ impl PromptReference {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for PromptReference {
@@ -17529,6 +19112,14 @@ impl ReadResourceRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ReadResourceRequestParamsMeta {
     #[inline(never)]
@@ -17629,6 +19220,14 @@ impl ReadResourceRequestParams {
             uri: uri.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ReadResourceRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ReadResourceRequestParams {
@@ -17823,6 +19422,16 @@ impl crate::private::MatchScore for ReadResourceResultContentsItem {
             .max()
     }
 }
+impl ::std::convert::From<TextResourceContents> for ReadResourceResultContentsItem {
+    fn from(value: TextResourceContents) -> Self {
+        Self::TextResourceContents(value)
+    }
+}
+impl ::std::convert::From<BlobResourceContents> for ReadResourceResultContentsItem {
+    fn from(value: BlobResourceContents) -> Self {
+        Self::BlobResourceContents(value)
+    }
+}
 /// The server's response to a resources/read request from the client.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadResourceResult {
@@ -17842,6 +19451,14 @@ impl ReadResourceResult {
             contents,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ReadResourceResult {
@@ -18065,6 +19682,14 @@ impl RequestBase {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for RequestBase {
     #[inline(never)]
@@ -18178,6 +19803,14 @@ impl RequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for RequestParamsMeta {
     #[inline(never)]
@@ -18276,6 +19909,14 @@ impl RequestParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<RequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for RequestParams {
     #[inline(never)]
@@ -18352,6 +19993,20 @@ impl crate::private::MatchScore for RequestParams {
     }
 }
 /// A known resource that the server is capable of reading.
+///
+/// No positional `new`: two required members of `Resource` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `uri`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_11_25::Resource;
+///
+/// let value = Resource {
+///     name: "a.md".into(),
+///     uri: "file:///notes/a.md".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Resource {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -18393,24 +20048,61 @@ pub struct Resource {
     pub extra: crate::JsonObject,
 }
 impl Resource {
-    ///A `Resource` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        uri: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        Resource {
-            meta: ::std::option::Option::None,
-            annotations: ::std::option::Option::None,
-            description: ::std::option::Option::None,
-            icons: ::std::option::Option::None,
-            mime_type: ::std::option::Option::None,
-            name: name.into(),
-            size: ::std::option::Option::None,
-            title: ::std::option::Option::None,
-            uri: uri.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: A description of what this resource represents.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    pub fn with_icons(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Icon>>,
+    ) -> Self {
+        self.icons = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `size`: The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+    pub fn with_size(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.size = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for Resource {
@@ -18662,6 +20354,22 @@ impl ResourceContents {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResourceContents {
     #[inline(never)]
@@ -18781,6 +20489,20 @@ impl crate::private::MatchScore for ResourceContents {
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
 ///
 /// Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests.
+///
+/// No positional `new`: two required members of `ResourceLink` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `uri`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_11_25::ResourceLink;
+///
+/// let value = ResourceLink {
+///     name: "a.md".into(),
+///     uri: "file:///notes/a.md".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceLink {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -18824,24 +20546,61 @@ pub struct ResourceLink {
 impl ResourceLink {
     ///The `type` member every `ResourceLink` carries.
     pub const TYPE: &'static str = "resource_link";
-    ///A `ResourceLink` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        uri: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        ResourceLink {
-            meta: ::std::option::Option::None,
-            annotations: ::std::option::Option::None,
-            description: ::std::option::Option::None,
-            icons: ::std::option::Option::None,
-            mime_type: ::std::option::Option::None,
-            name: name.into(),
-            size: ::std::option::Option::None,
-            title: ::std::option::Option::None,
-            uri: uri.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: A description of what this resource represents.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    pub fn with_icons(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Icon>>,
+    ) -> Self {
+        self.icons = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `size`: The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+    pub fn with_size(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.size = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ResourceLink {
@@ -19118,6 +20877,14 @@ impl ResourceListChangedNotification {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<NotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResourceListChangedNotification {
     #[inline(never)]
@@ -19282,6 +21049,14 @@ impl ResourceRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResourceRequestParamsMeta {
     #[inline(never)]
@@ -19382,6 +21157,14 @@ impl ResourceRequestParams {
             uri: uri.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<ResourceRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ResourceRequestParams {
@@ -19487,6 +21270,20 @@ impl crate::private::MatchScore for ResourceRequestParams {
     }
 }
 /// A template description for resources available on the server.
+///
+/// No positional `new`: two required members of `ResourceTemplate` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`name`, `uri_template`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_11_25::ResourceTemplate;
+///
+/// let value = ResourceTemplate {
+///     name: "a.md".into(),
+///     uri_template: "file:///notes/{name}".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceTemplate {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -19524,23 +21321,53 @@ pub struct ResourceTemplate {
     pub extra: crate::JsonObject,
 }
 impl ResourceTemplate {
-    ///A `ResourceTemplate` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: impl ::std::convert::Into<::std::string::String>,
-        uri_template: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        ResourceTemplate {
-            meta: ::std::option::Option::None,
-            annotations: ::std::option::Option::None,
-            description: ::std::option::Option::None,
-            icons: ::std::option::Option::None,
-            mime_type: ::std::option::Option::None,
-            name: name.into(),
-            title: ::std::option::Option::None,
-            uri_template: uri_template.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: A description of what this template is for.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    pub fn with_icons(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Icon>>,
+    ) -> Self {
+        self.icons = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ResourceTemplate {
@@ -20066,6 +21893,14 @@ impl ResourceUpdatedNotificationParams {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResourceUpdatedNotificationParams {
     #[inline(never)]
@@ -20187,6 +22022,14 @@ impl ResultBase {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ResultBase {
     #[inline(never)]
@@ -20283,6 +22126,22 @@ impl Root {
             uri: uri.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `name`: An optional name for the root. This can be used to provide a human-readable
+    pub fn with_name(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.name = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for Root {
@@ -20413,6 +22272,14 @@ impl RootsListChangedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<NotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for RootsListChangedNotification {
@@ -20706,6 +22573,37 @@ impl crate::private::MatchScore for SamplingMessageContent {
             .max()
     }
 }
+impl ::std::convert::From<TextContent> for SamplingMessageContent {
+    fn from(value: TextContent) -> Self {
+        Self::TextContent(value)
+    }
+}
+impl ::std::convert::From<ImageContent> for SamplingMessageContent {
+    fn from(value: ImageContent) -> Self {
+        Self::ImageContent(value)
+    }
+}
+impl ::std::convert::From<AudioContent> for SamplingMessageContent {
+    fn from(value: AudioContent) -> Self {
+        Self::AudioContent(value)
+    }
+}
+impl ::std::convert::From<ToolUseContent> for SamplingMessageContent {
+    fn from(value: ToolUseContent) -> Self {
+        Self::ToolUseContent(value)
+    }
+}
+impl ::std::convert::From<ToolResultContent> for SamplingMessageContent {
+    fn from(value: ToolResultContent) -> Self {
+        Self::ToolResultContent(value)
+    }
+}
+impl SamplingMessageContent {
+    /// A `text` variant: [`TextContent::new`] with `text`, no optional members.
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::TextContent(TextContent::new(text))
+    }
+}
 /// Describes a message issued to or received from an LLM API.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SamplingMessage {
@@ -20728,6 +22626,14 @@ impl SamplingMessage {
             role,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for SamplingMessage {
@@ -20969,6 +22875,37 @@ impl crate::private::MatchScore for SamplingMessageContentBlock {
             .max()
     }
 }
+impl ::std::convert::From<TextContent> for SamplingMessageContentBlock {
+    fn from(value: TextContent) -> Self {
+        Self::Text(value)
+    }
+}
+impl ::std::convert::From<ImageContent> for SamplingMessageContentBlock {
+    fn from(value: ImageContent) -> Self {
+        Self::Image(value)
+    }
+}
+impl ::std::convert::From<AudioContent> for SamplingMessageContentBlock {
+    fn from(value: AudioContent) -> Self {
+        Self::Audio(value)
+    }
+}
+impl ::std::convert::From<ToolUseContent> for SamplingMessageContentBlock {
+    fn from(value: ToolUseContent) -> Self {
+        Self::ToolUse(value)
+    }
+}
+impl ::std::convert::From<ToolResultContent> for SamplingMessageContentBlock {
+    fn from(value: ToolResultContent) -> Self {
+        Self::ToolResult(value)
+    }
+}
+impl SamplingMessageContentBlock {
+    /// A `text` variant: [`TextContent::new`] with `text`, no optional members.
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+}
 /// Present if the server offers any prompt templates.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptsCapability {
@@ -20985,6 +22922,11 @@ impl PromptsCapability {
             list_changed: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `listChanged`: Whether this server supports notifications for changes to the prompt list.
+    pub fn with_list_changed(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.list_changed = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for PromptsCapability {
@@ -21081,6 +23023,16 @@ impl ResourcesCapability {
             subscribe: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `listChanged`: Whether this server supports notifications for changes to the resource list.
+    pub fn with_list_changed(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.list_changed = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `subscribe`: Whether this server supports subscribing to resource updates.
+    pub fn with_subscribe(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.subscribe = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ResourcesCapability {
@@ -21201,6 +23153,14 @@ impl ServerTasksCapabilityRequestsTools {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `call`: Whether the server supports task-augmented tools/call requests.
+    pub fn with_call(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.call = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ServerTasksCapabilityRequestsTools {
     #[inline(never)]
@@ -21296,6 +23256,14 @@ impl ServerTasksCapabilityRequests {
             tools: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `tools`: Task support for tool-related requests.
+    pub fn with_tools(
+        mut self,
+        value: impl ::std::convert::Into<ServerTasksCapabilityRequestsTools>,
+    ) -> Self {
+        self.tools = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ServerTasksCapabilityRequests {
@@ -21397,6 +23365,30 @@ impl ServerTasksCapability {
             requests: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `cancel`: Whether this server supports tasks/cancel.
+    pub fn with_cancel(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.cancel = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `list`: Whether this server supports tasks/list.
+    pub fn with_list(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.list = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `requests`: Specifies which request types can be augmented with tasks.
+    pub fn with_requests(
+        mut self,
+        value: impl ::std::convert::Into<ServerTasksCapabilityRequests>,
+    ) -> Self {
+        self.requests = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ServerTasksCapability {
@@ -21539,6 +23531,11 @@ impl ToolsCapability {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `listChanged`: Whether this server supports notifications for changes to the tool list.
+    pub fn with_list_changed(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.list_changed = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ToolsCapability {
     #[inline(never)]
@@ -21651,6 +23648,64 @@ impl ServerCapabilities {
             tools: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `completions`: Present if the server supports argument autocompletion suggestions.
+    pub fn with_completions(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.completions = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `experimental`: Experimental, non-standard capabilities that the server supports.
+    pub fn with_experimental(
+        mut self,
+        value: impl ::std::convert::Into<
+            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        >,
+    ) -> Self {
+        self.experimental = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `logging`: Present if the server supports sending log messages to the client.
+    pub fn with_logging(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.logging = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `prompts`: Present if the server offers any prompt templates.
+    pub fn with_prompts(
+        mut self,
+        value: impl ::std::convert::Into<PromptsCapability>,
+    ) -> Self {
+        self.prompts = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `resources`: Present if the server offers any resources to read.
+    pub fn with_resources(
+        mut self,
+        value: impl ::std::convert::Into<ResourcesCapability>,
+    ) -> Self {
+        self.resources = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `tasks`: Present if the server supports task-augmented requests.
+    pub fn with_tasks(
+        mut self,
+        value: impl ::std::convert::Into<ServerTasksCapability>,
+    ) -> Self {
+        self.tasks = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `tools`: Present if the server offers any tools to call.
+    pub fn with_tools(
+        mut self,
+        value: impl ::std::convert::Into<ToolsCapability>,
+    ) -> Self {
+        self.tools = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ServerCapabilities {
@@ -22098,6 +24153,51 @@ impl crate::private::MatchScore for ServerNotification {
             .max()
     }
 }
+impl ::std::convert::From<CancelledNotification> for ServerNotification {
+    fn from(value: CancelledNotification) -> Self {
+        Self::Cancelled(value)
+    }
+}
+impl ::std::convert::From<ProgressNotification> for ServerNotification {
+    fn from(value: ProgressNotification) -> Self {
+        Self::Progress(value)
+    }
+}
+impl ::std::convert::From<ResourceListChangedNotification> for ServerNotification {
+    fn from(value: ResourceListChangedNotification) -> Self {
+        Self::ResourceListChanged(value)
+    }
+}
+impl ::std::convert::From<ResourceUpdatedNotification> for ServerNotification {
+    fn from(value: ResourceUpdatedNotification) -> Self {
+        Self::ResourceUpdated(value)
+    }
+}
+impl ::std::convert::From<PromptListChangedNotification> for ServerNotification {
+    fn from(value: PromptListChangedNotification) -> Self {
+        Self::PromptListChanged(value)
+    }
+}
+impl ::std::convert::From<ToolListChangedNotification> for ServerNotification {
+    fn from(value: ToolListChangedNotification) -> Self {
+        Self::ToolListChanged(value)
+    }
+}
+impl ::std::convert::From<TaskStatusNotification> for ServerNotification {
+    fn from(value: TaskStatusNotification) -> Self {
+        Self::TaskStatus(value)
+    }
+}
+impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
+    fn from(value: LoggingMessageNotification) -> Self {
+        Self::LoggingMessage(value)
+    }
+}
+impl ::std::convert::From<ElicitationCompleteNotification> for ServerNotification {
+    fn from(value: ElicitationCompleteNotification) -> Self {
+        Self::ElicitationComplete(value)
+    }
+}
 /// Decoded by the `method` member; an unknown method decodes as `Other`, a known method with bad params is an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -22280,6 +24380,46 @@ impl crate::private::MatchScore for ServerRequest {
             .into_iter()
             .flatten()
             .max()
+    }
+}
+impl ::std::convert::From<PingRequest> for ServerRequest {
+    fn from(value: PingRequest) -> Self {
+        Self::Ping(value)
+    }
+}
+impl ::std::convert::From<GetTaskRequest> for ServerRequest {
+    fn from(value: GetTaskRequest) -> Self {
+        Self::GetTask(value)
+    }
+}
+impl ::std::convert::From<GetTaskPayloadRequest> for ServerRequest {
+    fn from(value: GetTaskPayloadRequest) -> Self {
+        Self::GetTaskPayload(value)
+    }
+}
+impl ::std::convert::From<CancelTaskRequest> for ServerRequest {
+    fn from(value: CancelTaskRequest) -> Self {
+        Self::CancelTask(value)
+    }
+}
+impl ::std::convert::From<ListTasksRequest> for ServerRequest {
+    fn from(value: ListTasksRequest) -> Self {
+        Self::ListTasks(value)
+    }
+}
+impl ::std::convert::From<CreateMessageRequest> for ServerRequest {
+    fn from(value: CreateMessageRequest) -> Self {
+        Self::CreateMessage(value)
+    }
+}
+impl ::std::convert::From<ListRootsRequest> for ServerRequest {
+    fn from(value: ListRootsRequest) -> Self {
+        Self::ListRoots(value)
+    }
+}
+impl ::std::convert::From<ElicitRequest> for ServerRequest {
+    fn from(value: ElicitRequest) -> Self {
+        Self::Elicit(value)
     }
 }
 /// Decoded by shape: the variant whose required members and tags all fit, the most specific one winning (or, if it rejects the value, the next one that fits); a tie between variants is an error, never a guess, except for `[]`, which takes the first list variant.
@@ -22581,6 +24721,76 @@ impl crate::private::MatchScore for ServerResult {
             .max()
     }
 }
+impl ::std::convert::From<ResultBase> for ServerResult {
+    fn from(value: ResultBase) -> Self {
+        Self::ResultBase(value)
+    }
+}
+impl ::std::convert::From<InitializeResult> for ServerResult {
+    fn from(value: InitializeResult) -> Self {
+        Self::InitializeResult(value)
+    }
+}
+impl ::std::convert::From<ListResourcesResult> for ServerResult {
+    fn from(value: ListResourcesResult) -> Self {
+        Self::ListResourcesResult(value)
+    }
+}
+impl ::std::convert::From<ListResourceTemplatesResult> for ServerResult {
+    fn from(value: ListResourceTemplatesResult) -> Self {
+        Self::ListResourceTemplatesResult(value)
+    }
+}
+impl ::std::convert::From<ReadResourceResult> for ServerResult {
+    fn from(value: ReadResourceResult) -> Self {
+        Self::ReadResourceResult(value)
+    }
+}
+impl ::std::convert::From<ListPromptsResult> for ServerResult {
+    fn from(value: ListPromptsResult) -> Self {
+        Self::ListPromptsResult(value)
+    }
+}
+impl ::std::convert::From<GetPromptResult> for ServerResult {
+    fn from(value: GetPromptResult) -> Self {
+        Self::GetPromptResult(value)
+    }
+}
+impl ::std::convert::From<ListToolsResult> for ServerResult {
+    fn from(value: ListToolsResult) -> Self {
+        Self::ListToolsResult(value)
+    }
+}
+impl ::std::convert::From<CallToolResult> for ServerResult {
+    fn from(value: CallToolResult) -> Self {
+        Self::CallToolResult(value)
+    }
+}
+impl ::std::convert::From<GetTaskResult> for ServerResult {
+    fn from(value: GetTaskResult) -> Self {
+        Self::GetTaskResult(value)
+    }
+}
+impl ::std::convert::From<GetTaskPayloadResult> for ServerResult {
+    fn from(value: GetTaskPayloadResult) -> Self {
+        Self::GetTaskPayloadResult(value)
+    }
+}
+impl ::std::convert::From<CancelTaskResult> for ServerResult {
+    fn from(value: CancelTaskResult) -> Self {
+        Self::CancelTaskResult(value)
+    }
+}
+impl ::std::convert::From<ListTasksResult> for ServerResult {
+    fn from(value: ListTasksResult) -> Self {
+        Self::ListTasksResult(value)
+    }
+}
+impl ::std::convert::From<CompleteResult> for ServerResult {
+    fn from(value: CompleteResult) -> Self {
+        Self::CompleteResult(value)
+    }
+}
 /// A request from the client to the server, to enable or adjust logging.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetLevelRequest {
@@ -22758,6 +24968,14 @@ impl SetLevelRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for SetLevelRequestParamsMeta {
     #[inline(never)]
@@ -22858,6 +25076,14 @@ impl SetLevelRequestParams {
             level,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<SetLevelRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for SetLevelRequestParams {
@@ -23081,6 +25307,16 @@ impl crate::private::MatchScore for SingleSelectEnumSchema {
             .max()
     }
 }
+impl ::std::convert::From<UntitledSingleSelectEnumSchema> for SingleSelectEnumSchema {
+    fn from(value: UntitledSingleSelectEnumSchema) -> Self {
+        Self::UntitledSingleSelectEnumSchema(value)
+    }
+}
+impl ::std::convert::From<TitledSingleSelectEnumSchema> for SingleSelectEnumSchema {
+    fn from(value: TitledSingleSelectEnumSchema) -> Self {
+        Self::TitledSingleSelectEnumSchema(value)
+    }
+}
 /// The schema's `StringSchema` object.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StringSchema {
@@ -23114,6 +25350,51 @@ impl StringSchema {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `default`.
+    pub fn with_default(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `format`.
+    pub fn with_format(mut self, value: impl ::std::convert::Into<Format>) -> Self {
+        self.format = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `maxLength`.
+    pub fn with_max_length(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.max_length = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `minLength`.
+    pub fn with_min_length(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.min_length = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for StringSchema {
@@ -23495,6 +25776,14 @@ impl SubscribeRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for SubscribeRequestParamsMeta {
     #[inline(never)]
@@ -23595,6 +25884,14 @@ impl SubscribeRequestParams {
             uri: uri.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<SubscribeRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for SubscribeRequestParams {
@@ -23700,6 +25997,25 @@ impl crate::private::MatchScore for SubscribeRequestParams {
     }
 }
 /// Data associated with a task.
+///
+/// No positional `new`: two required members of `Task` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`created_at`, `last_updated_at`, `status`, `task_id`, `ttl`); the optional members are named too (the type has no `Default`), or added with the `with_*` setters.
+///
+/// ```
+/// use mcp_types::v2025_11_25::{Task, TaskStatus};
+///
+/// let value = Task {
+///     created_at: "2025-11-25T10:30:00Z".into(),
+///     last_updated_at: "2025-11-25T10:30:00Z".into(),
+///     status: TaskStatus::Working,
+///     task_id: "task-1".into(),
+///     ttl: None,
+///     poll_interval: None,
+///     status_message: None,
+///     extra: Default::default(),
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Task {
     /// ISO 8601 timestamp when the task was created.
@@ -23724,25 +26040,21 @@ pub struct Task {
     pub extra: crate::JsonObject,
 }
 impl Task {
-    ///A `Task` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        created_at: impl ::std::convert::Into<::std::string::String>,
-        last_updated_at: impl ::std::convert::Into<::std::string::String>,
-        status: TaskStatus,
-        task_id: impl ::std::convert::Into<::std::string::String>,
-        ttl: ::std::option::Option<crate::Integer>,
+    /// Sets `pollInterval`: Suggested polling interval in milliseconds.
+    pub fn with_poll_interval(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
     ) -> Self {
-        Task {
-            created_at: created_at.into(),
-            last_updated_at: last_updated_at.into(),
-            poll_interval: ::std::option::Option::None,
-            status,
-            status_message: ::std::option::Option::None,
-            task_id: task_id.into(),
-            ttl,
-            extra: crate::JsonObject::new(),
-        }
+        self.poll_interval = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `statusMessage`: Optional human-readable message describing the current task state.
+    pub fn with_status_message(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.status_message = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for Task {
@@ -23952,6 +26264,14 @@ impl TaskAugmentedRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for TaskAugmentedRequestParamsMeta {
     #[inline(never)]
@@ -24060,6 +26380,19 @@ impl TaskAugmentedRequestParams {
             task: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<TaskAugmentedRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `task`: If specified, the caller is requesting task-augmented execution for this request.
+    pub fn with_task(mut self, value: impl ::std::convert::Into<TaskMetadata>) -> Self {
+        self.task = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for TaskAugmentedRequestParams {
@@ -24184,6 +26517,11 @@ impl TaskMetadata {
             ttl: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `ttl`: Requested duration in milliseconds to retain task from creation.
+    pub fn with_ttl(mut self, value: impl ::std::convert::Into<crate::Integer>) -> Self {
+        self.ttl = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for TaskMetadata {
@@ -24409,6 +26747,26 @@ impl crate::private::MatchScore for TaskStatusNotification {
     }
 }
 /// Parameters for a `notifications/tasks/status` notification.
+///
+/// No positional `new`: two required members of `TaskStatusNotificationParams` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`created_at`, `last_updated_at`, `status`, `task_id`, `ttl`); the optional members are named too (the type has no `Default`), or added with the `with_*` setters.
+///
+/// ```
+/// use mcp_types::v2025_11_25::{TaskStatusNotificationParams, TaskStatus};
+///
+/// let value = TaskStatusNotificationParams {
+///     created_at: "2025-11-25T10:30:00Z".into(),
+///     last_updated_at: "2025-11-25T10:30:00Z".into(),
+///     status: TaskStatus::Working,
+///     task_id: "task-1".into(),
+///     ttl: None,
+///     meta: None,
+///     poll_interval: None,
+///     status_message: None,
+///     extra: Default::default(),
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskStatusNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -24435,26 +26793,29 @@ pub struct TaskStatusNotificationParams {
     pub extra: crate::JsonObject,
 }
 impl TaskStatusNotificationParams {
-    ///A `TaskStatusNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        created_at: impl ::std::convert::Into<::std::string::String>,
-        last_updated_at: impl ::std::convert::Into<::std::string::String>,
-        status: TaskStatus,
-        task_id: impl ::std::convert::Into<::std::string::String>,
-        ttl: ::std::option::Option<crate::Integer>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        TaskStatusNotificationParams {
-            meta: ::std::option::Option::None,
-            created_at: created_at.into(),
-            last_updated_at: last_updated_at.into(),
-            poll_interval: ::std::option::Option::None,
-            status,
-            status_message: ::std::option::Option::None,
-            task_id: task_id.into(),
-            ttl,
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `pollInterval`: Suggested polling interval in milliseconds.
+    pub fn with_poll_interval(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.poll_interval = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `statusMessage`: Optional human-readable message describing the current task state.
+    pub fn with_status_message(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.status_message = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for TaskStatusNotificationParams {
@@ -24731,6 +27092,22 @@ impl TextContent {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional annotations for the client.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<Annotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for TextContent {
     #[inline(never)]
@@ -24867,6 +27244,20 @@ impl crate::private::MatchScore for TextContent {
     }
 }
 /// The schema's `TextResourceContents` object.
+///
+/// No positional `new`: two required members of `TextResourceContents` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`text`, `uri`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_11_25::TextResourceContents;
+///
+/// let value = TextResourceContents {
+///     text: "Hello".into(),
+///     uri: "file:///notes/a.md".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextResourceContents {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -24881,19 +27272,21 @@ pub struct TextResourceContents {
     pub extra: crate::JsonObject,
 }
 impl TextResourceContents {
-    ///A `TextResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        text: impl ::std::convert::Into<::std::string::String>,
-        uri: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        TextResourceContents {
-            meta: ::std::option::Option::None,
-            mime_type: ::std::option::Option::None,
-            text: text.into(),
-            uri: uri.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `mimeType`: The MIME type of this resource, if known.
+    pub fn with_mime_type(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for TextResourceContents {
@@ -25040,6 +27433,20 @@ impl crate::private::MatchScore for TextResourceContents {
     }
 }
 /// An item of the `anyOf` member of [`TitledMultiSelectEnumSchemaItems`].
+///
+/// No positional `new`: two required members of `TitledMultiSelectEnumSchemaItemsAnyOfItem` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`r#const`, `title`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_11_25::TitledMultiSelectEnumSchemaItemsAnyOfItem;
+///
+/// let value = TitledMultiSelectEnumSchemaItemsAnyOfItem {
+///     r#const: "fr".into(),
+///     title: "French".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
     /// The constant enum value.
@@ -25049,20 +27456,7 @@ pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
-impl TitledMultiSelectEnumSchemaItemsAnyOfItem {
-    ///A `TitledMultiSelectEnumSchemaItemsAnyOfItem` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        r#const: impl ::std::convert::Into<::std::string::String>,
-        title: impl ::std::convert::Into<::std::string::String>,
-    ) -> Self {
-        TitledMultiSelectEnumSchemaItemsAnyOfItem {
-            r#const: r#const.into(),
-            title: title.into(),
-            extra: crate::JsonObject::new(),
-        }
-    }
-}
+impl TitledMultiSelectEnumSchemaItemsAnyOfItem {}
 impl ::serde::Serialize for TitledMultiSelectEnumSchemaItemsAnyOfItem {
     #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
@@ -25303,6 +27697,46 @@ impl TitledMultiSelectEnumSchema {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `default`: Optional default value.
+    pub fn with_default(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: Optional description for the enum field.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `maxItems`: Maximum number of items to select.
+    pub fn with_max_items(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.max_items = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `minItems`: Minimum number of items to select.
+    pub fn with_min_items(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.min_items = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Optional title for the enum field.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for TitledMultiSelectEnumSchema {
     #[inline(never)]
@@ -25523,6 +27957,20 @@ impl crate::private::MatchScore for TitledMultiSelectEnumSchema {
     }
 }
 /// An item of the `oneOf` member of [`TitledSingleSelectEnumSchema`].
+///
+/// No positional `new`: two required members of `TitledSingleSelectEnumSchemaOneOfItem` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`r#const`, `title`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_11_25::TitledSingleSelectEnumSchemaOneOfItem;
+///
+/// let value = TitledSingleSelectEnumSchemaOneOfItem {
+///     r#const: "fr".into(),
+///     title: "French".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TitledSingleSelectEnumSchemaOneOfItem {
     /// The enum value.
@@ -25532,20 +27980,7 @@ pub struct TitledSingleSelectEnumSchemaOneOfItem {
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
-impl TitledSingleSelectEnumSchemaOneOfItem {
-    ///A `TitledSingleSelectEnumSchemaOneOfItem` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        r#const: impl ::std::convert::Into<::std::string::String>,
-        title: impl ::std::convert::Into<::std::string::String>,
-    ) -> Self {
-        TitledSingleSelectEnumSchemaOneOfItem {
-            r#const: r#const.into(),
-            title: title.into(),
-            extra: crate::JsonObject::new(),
-        }
-    }
-}
+impl TitledSingleSelectEnumSchemaOneOfItem {}
 impl ::serde::Serialize for TitledSingleSelectEnumSchemaOneOfItem {
     #[inline(never)]
     fn serialize<S: ::serde::Serializer>(
@@ -25676,6 +28111,30 @@ impl TitledSingleSelectEnumSchema {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `default`: Optional default value.
+    pub fn with_default(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: Optional description for the enum field.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Optional title for the enum field.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for TitledSingleSelectEnumSchema {
@@ -25912,6 +28371,62 @@ impl Tool {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `annotations`: Optional additional tool information.
+    pub fn with_annotations(
+        mut self,
+        value: impl ::std::convert::Into<ToolAnnotations>,
+    ) -> Self {
+        self.annotations = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: A human-readable description of the tool.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `execution`: Execution-related properties for this tool.
+    pub fn with_execution(
+        mut self,
+        value: impl ::std::convert::Into<ToolExecution>,
+    ) -> Self {
+        self.execution = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    pub fn with_icons(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<Icon>>,
+    ) -> Self {
+        self.icons = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `outputSchema`: An optional JSON Schema object defining the structure of the tool's output returned in
+    pub fn with_output_schema(
+        mut self,
+        value: impl ::std::convert::Into<crate::ObjectSchema>,
+    ) -> Self {
+        self.output_schema = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for Tool {
@@ -26197,6 +28712,46 @@ impl ToolAnnotations {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `destructiveHint`: If true, the tool may perform destructive updates to its environment.
+    pub fn with_destructive_hint(
+        mut self,
+        value: impl ::std::convert::Into<bool>,
+    ) -> Self {
+        self.destructive_hint = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `idempotentHint`: If true, calling the tool repeatedly with the same arguments
+    pub fn with_idempotent_hint(
+        mut self,
+        value: impl ::std::convert::Into<bool>,
+    ) -> Self {
+        self.idempotent_hint = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `openWorldHint`: If true, this tool may interact with an "open world" of external
+    pub fn with_open_world_hint(
+        mut self,
+        value: impl ::std::convert::Into<bool>,
+    ) -> Self {
+        self.open_world_hint = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `readOnlyHint`: If true, the tool does not modify its environment.
+    pub fn with_read_only_hint(
+        mut self,
+        value: impl ::std::convert::Into<bool>,
+    ) -> Self {
+        self.read_only_hint = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: A human-readable title for the tool.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ToolAnnotations {
     #[inline(never)]
@@ -26385,6 +28940,14 @@ impl ToolChoice {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `mode`: Controls the tool use ability of the model:
+    pub fn with_mode(
+        mut self,
+        value: impl ::std::convert::Into<ToolChoiceMode>,
+    ) -> Self {
+        self.mode = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ToolChoice {
     #[inline(never)]
@@ -26480,6 +29043,14 @@ impl ToolExecution {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `taskSupport`: Indicates whether this tool supports task-augmented execution.
+    pub fn with_task_support(
+        mut self,
+        value: impl ::std::convert::Into<TaskSupport>,
+    ) -> Self {
+        self.task_support = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for ToolExecution {
     #[inline(never)]
@@ -26574,6 +29145,14 @@ impl ToolListChangedNotification {
             params: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `params`.
+    pub fn with_params(
+        mut self,
+        value: impl ::std::convert::Into<NotificationParams>,
+    ) -> Self {
+        self.params = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ToolListChangedNotification {
@@ -26755,6 +29334,27 @@ impl ToolResultContent {
             tool_use_id: tool_use_id.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: Optional metadata about the tool result. Clients SHOULD preserve this field when
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `isError`: Whether the tool use resulted in an error.
+    pub fn with_is_error(mut self, value: impl ::std::convert::Into<bool>) -> Self {
+        self.is_error = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `structuredContent`: An optional structured result object.
+    pub fn with_structured_content(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
+    ) -> Self {
+        self.structured_content = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ToolResultContent {
@@ -26946,6 +29546,21 @@ impl crate::private::MatchScore for ToolResultContent {
     }
 }
 /// A request from the assistant to call a tool.
+///
+/// No positional `new`: two required members of `ToolUseContent` have the same type and
+/// could be swapped silently. Build it with a struct literal that names each required member
+/// (`id`, `input`, `name`); `Default` fills the rest and the `with_*` setters add optional members.
+///
+/// ```
+/// use mcp_types::v2025_11_25::ToolUseContent;
+///
+/// let value = ToolUseContent {
+///     id: "call-1".into(),
+///     input: Default::default(),
+///     name: "get_weather".into(),
+///     ..Default::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolUseContent {
     /// Optional metadata about the tool use. Clients SHOULD preserve this field when
@@ -26967,20 +29582,13 @@ pub struct ToolUseContent {
 impl ToolUseContent {
     ///The `type` member every `ToolUseContent` carries.
     pub const TYPE: &'static str = "tool_use";
-    ///A `ToolUseContent` with the given required members (in the schema's alphabetical order) and no optional ones.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        id: impl ::std::convert::Into<::std::string::String>,
-        input: crate::JsonObject,
-        name: impl ::std::convert::Into<::std::string::String>,
+    /// Sets `_meta`: Optional metadata about the tool use. Clients SHOULD preserve this field when
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<crate::JsonObject>,
     ) -> Self {
-        ToolUseContent {
-            meta: ::std::option::Option::None,
-            id: id.into(),
-            input,
-            name: name.into(),
-            extra: crate::JsonObject::new(),
-        }
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for ToolUseContent {
@@ -27413,6 +30021,14 @@ impl UrlElicitationRequiredError {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `id`.
+    pub fn with_id(
+        mut self,
+        value: impl ::std::convert::Into<crate::RequestId>,
+    ) -> Self {
+        self.id = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for UrlElicitationRequiredError {
     #[inline(never)]
@@ -27736,6 +30352,14 @@ impl UnsubscribeRequestParamsMeta {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    pub fn with_progress_token(
+        mut self,
+        value: impl ::std::convert::Into<crate::ProgressToken>,
+    ) -> Self {
+        self.progress_token = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for UnsubscribeRequestParamsMeta {
     #[inline(never)]
@@ -27836,6 +30460,14 @@ impl UnsubscribeRequestParams {
             uri: uri.into(),
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    pub fn with_meta(
+        mut self,
+        value: impl ::std::convert::Into<UnsubscribeRequestParamsMeta>,
+    ) -> Self {
+        self.meta = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for UnsubscribeRequestParams {
@@ -28102,6 +30734,46 @@ impl UntitledMultiSelectEnumSchema {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `default`: Optional default value.
+    pub fn with_default(
+        mut self,
+        value: impl ::std::convert::Into<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: Optional description for the enum field.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `maxItems`: Maximum number of items to select.
+    pub fn with_max_items(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.max_items = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `minItems`: Minimum number of items to select.
+    pub fn with_min_items(
+        mut self,
+        value: impl ::std::convert::Into<crate::Integer>,
+    ) -> Self {
+        self.min_items = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Optional title for the enum field.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
+    }
 }
 impl ::serde::Serialize for UntitledMultiSelectEnumSchema {
     #[inline(never)]
@@ -28348,6 +31020,30 @@ impl UntitledSingleSelectEnumSchema {
             title: ::std::option::Option::None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `default`: Optional default value.
+    pub fn with_default(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.default = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `description`: Optional description for the enum field.
+    pub fn with_description(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.description = ::std::option::Option::Some(value.into());
+        self
+    }
+    /// Sets `title`: Optional title for the enum field.
+    pub fn with_title(
+        mut self,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(value.into());
+        self
     }
 }
 impl ::serde::Serialize for UntitledSingleSelectEnumSchema {
