@@ -34,6 +34,9 @@ use crate::skills::{SkillInner, SkillRoute};
 use crate::state::{self, InMemoryUsedStates, Sealed, StateKey, StateKeyring, StateUse, UseVerdict, UsedStateStore};
 use crate::tasks::{InMemoryTaskStore, RawUpdateParams, TaskRequest, TaskStore};
 use crate::{Era, Error};
+use typed::{Source, Typed};
+
+mod typed;
 use mcp_types::ext::skills::{
     DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
     ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, SkillsSettings,
@@ -42,8 +45,8 @@ use mcp_types::ext::tasks::{CreateTaskResult, GetTaskResult, TaskAck, TaskIdPara
 use mcp_types::ext::{self, SKILLS, TASKS};
 use mcp_types::http_headers::{HeaderParam, header_params, name_member};
 
-const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
@@ -476,14 +479,14 @@ enum Change {
 }
 
 /// A request refused before it was served.
-struct Rejection(ErrorObject, Disposition);
+pub(crate) struct Rejection(pub(crate) ErrorObject, pub(crate) Disposition);
 
 fn bad_request(code: i64, message: impl Into<String>) -> Rejection {
     Rejection(ErrorObject::new(code, message), Disposition::BadRequest)
 }
 
 /// A decoded client request, the same for both eras.
-enum Decoded {
+pub(crate) enum Decoded {
     Discover,
     Health,
     ListTools(Option<String>),
@@ -573,8 +576,15 @@ impl Server {
         {
             return Some(self.oversized_batch(elements.len()));
         }
+        if !bytes.trim_ascii_start().starts_with(b"[")
+            && let Typed::Done(reply) = self.typed(session, Source::Bytes(bytes), mirrors)
+        {
+            return reply;
+        }
+        // A batch, or what the typed decode refused or could not place: the `Value` walk,
+        // which words every refusal.
         match serde_json::from_slice::<Value>(bytes) {
-            Ok(message) => self.handle(session, message, mirrors),
+            Ok(message) => self.handle_value(session, message, mirrors),
             Err(error) => {
                 let error = ErrorObject::parse_error(format!("Parse error: {error}"));
                 Some(Reply::ready(Outgoing::error_as(None, &error, Disposition::BadRequest)))
@@ -587,6 +597,18 @@ impl Server {
     /// served only on a session that negotiated 2025-03-26; its reply ends with the array of
     /// its responses.
     pub fn handle(&self, session: &Arc<Session>, message: Value, mirrors: Option<&Mirrors>) -> Option<Reply> {
+        if message.is_object()
+            && let Typed::Done(reply) = self.typed(session, Source::Value(&message), mirrors)
+        {
+            return reply;
+        }
+        self.handle_value(session, message, mirrors)
+    }
+
+    /// [`Server::handle`] on a message the typed decode refused or could not place: walks the
+    /// `Value` to find what is wrong with it (or serves it, as a batch element or one that only
+    /// `serde_json::Value` reads, e.g. with a member given twice).
+    fn handle_value(&self, session: &Arc<Session>, message: Value, mirrors: Option<&Mirrors>) -> Option<Reply> {
         let mut message = match message {
             Value::Object(message) => message,
             Value::Array(batch) => return self.handle_batch(session, batch, mirrors),
@@ -641,7 +663,7 @@ impl Server {
         }
     }
 
-    fn notification(&self, session: &Arc<Session>, method: &str, params: Option<Value>) {
+pub(crate) fn notification(&self, session: &Arc<Session>, method: &str, params: Option<Value>) {
         match method {
             "notifications/initialized" => session.update(|legacy| legacy.initialized = true),
             "notifications/cancelled" => {
@@ -691,7 +713,24 @@ impl Server {
         mirrors: Option<&Mirrors>,
     ) -> Result<Reply, Rejection> {
         let meta = params.as_ref().and_then(|p| p.get("_meta"));
-        let meta_version = meta.and_then(|m| m.get(PROTOCOL_VERSION)).and_then(Value::as_str);
+        let view = ModernView {
+            method,
+            meta: meta.map(|meta| MetaView {
+                version: meta.get(PROTOCOL_VERSION).and_then(Value::as_str),
+                capabilities: meta.get(CLIENT_CAPABILITIES).is_some(),
+            }),
+            name: name_member(method).and_then(|member| params.as_ref()?.get(member)?.as_str()),
+        };
+        let version = self.check_modern(&view, mirrors)?;
+        let call = self.decode(method, params.unwrap_or_default())?;
+        self.serve_modern(session, id, version, call, mirrors)
+    }
+
+    /// The checks of a modern request that come before its params are read, in the order the
+    /// spec's errors are given: the protocol version (header and `_meta`), the mirrored
+    /// `Mcp-Method`, the required `_meta` members, the mirrored `Mcp-Name`. Returns the version.
+    pub(crate) fn check_modern(&self, view: &ModernView<'_>, mirrors: Option<&Mirrors>) -> Result<String, Rejection> {
+        let meta_version = view.meta.as_ref().and_then(|m| m.version);
         let version = match mirrors {
             Some(mirrors) => {
                 let Some(header) = mirrors.protocol_version.as_deref() else {
@@ -714,7 +753,7 @@ impl Server {
             }
             None => match meta_version {
                 Some(version) => version,
-                None => return Err(missing_meta(meta, PROTOCOL_VERSION)),
+                None => return Err(missing_meta(view.meta.is_some(), PROTOCOL_VERSION)),
             },
         };
         let version = version.to_owned();
@@ -728,22 +767,34 @@ impl Server {
             return Err(Rejection(error, Disposition::BadRequest));
         }
         if let Some(mirrors) = mirrors {
-            headers::check_method(mirrors, method).map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
+            headers::check_method(mirrors, view.method).map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
         }
         if meta_version.is_none() {
-            return Err(missing_meta(meta, PROTOCOL_VERSION));
+            return Err(missing_meta(view.meta.is_some(), PROTOCOL_VERSION));
         }
-        if meta.and_then(|m| m.get(CLIENT_CAPABILITIES)).is_none() {
-            return Err(missing_meta(meta, CLIENT_CAPABILITIES));
+        if !view.meta.as_ref().is_some_and(|m| m.capabilities) {
+            return Err(missing_meta(view.meta.is_some(), CLIENT_CAPABILITIES));
         }
-        if let (Some(mirrors), Some(member)) = (mirrors, name_member(method)) {
-            let body = params.as_ref().and_then(|p| p.get(member)).and_then(Value::as_str);
-            headers::check_name(mirrors, body).map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
+        if let (Some(mirrors), Some(_)) = (mirrors, name_member(view.method)) {
+            headers::check_name(mirrors, view.name).map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
         }
-        let call = self.decode(method, params.unwrap_or_default())?;
+        Ok(version)
+    }
+
+    /// Serves a checked and decoded modern request (after the mirrored `Mcp-Param-*` check of
+    /// a tool call).
+    pub(crate) fn serve_modern(
+        &self,
+        session: &Arc<Session>,
+        id: &RequestId,
+        version: String,
+        call: Decoded,
+        mirrors: Option<&Mirrors>,
+    ) -> Result<Reply, Rejection> {
         let meta = call_meta(&call);
         if let (Decoded::CallTool(params), Some(mirrors)) = (&call, mirrors)
             && let Some(entry) = self.tool(&params.name)
+            && !entry.headers.is_empty()
         {
             let arguments = params.arguments.clone().map(Value::Object).unwrap_or_default();
             headers::check_params(mirrors, &entry.headers, &arguments)
@@ -752,30 +803,12 @@ impl Server {
         Ok(self.dispatch(session, id.clone(), Era::Modern, version, meta, call))
     }
 
-    /// Decodes a request's params into the typed form its method defines.
+    /// Decodes a request's params into the typed form its method defines: the `Value` walk's
+    /// decode (the typed path gets its core methods from the generated `ClientRequest`).
     fn decode(&self, method: &str, params: Value) -> Result<Decoded, Rejection> {
-        fn typed<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, Rejection> {
-            serde_json::from_value(params).map_err(|e| {
-                Rejection(ErrorObject::invalid_params(format!("Invalid params for {method}: {e}")), Disposition::Ok)
-            })
-        }
         let paginated = |params| typed::<PaginatedRequestParams>(method, params).map(|p| p.cursor);
-        let unknown = || {
-            let error = if REMOVED_METHODS.contains(&method) {
-                ErrorObject::new(
-                    error_codes::METHOD_NOT_FOUND,
-                    format!(
-                        "Method not found: {method} was removed in 2026-07-28 (no handshake; send _meta on every request)"
-                    ),
-                )
-            } else {
-                ErrorObject::method_not_found(method)
-            };
-            Rejection(error, Disposition::NotFound)
-        };
         Ok(match method {
             "server/discover" => typed::<RequestParams>(method, params).map(|_| Decoded::Discover)?,
-            "health" if self.inner.options.health => typed::<RequestParams>(method, params).map(|_| Decoded::Health)?,
             "tools/list" if self.has_tools() => Decoded::ListTools(paginated(params)?),
             "tools/call" if self.has_tools() => Decoded::CallTool(typed(method, params)?),
             "resources/list" if self.has_resources() => Decoded::ListResources(paginated(params)?),
@@ -785,6 +818,15 @@ impl Server {
             "prompts/get" if self.has_prompts() => Decoded::GetPrompt(typed(method, params)?),
             "completion/complete" if self.inner.completion.is_some() => Decoded::Complete(typed(method, params)?),
             "subscriptions/listen" => Decoded::Listen(typed(method, params)?),
+            _ => return self.decode_extension(method, params),
+        })
+    }
+
+    /// Decodes the params of a method that the generated unions do not define (`health` and the
+    /// tasks and skills extensions' methods); any other method is not found.
+    pub(crate) fn decode_extension(&self, method: &str, params: Value) -> Result<Decoded, Rejection> {
+        Ok(match method {
+            "health" if self.inner.options.health => typed::<RequestParams>(method, params).map(|_| Decoded::Health)?,
             "tasks/get" | "tasks/cancel" if self.inner.has_tasks => {
                 let params: TaskIdParams = typed(method, params)?;
                 let meta = params.meta.unwrap_or_default();
@@ -807,7 +849,7 @@ impl Server {
             "resources/directory/read" if !self.inner.directories.is_empty() => {
                 Decoded::ReadDirectory(typed(method, params)?)
             }
-            _ => return Err(unknown()),
+            _ => return Err(unknown(method)),
         })
     }
 
@@ -904,14 +946,25 @@ impl Server {
         if session.legacy().version.is_some() {
             return Outgoing::error(Some(id), &ErrorObject::invalid_request("This session is already initialized"));
         }
-        let params: mcp_types::v2025_11_25::InitializeRequestParams =
-            match serde_json::from_value(params.unwrap_or_default()) {
-                Ok(params) => params,
-                Err(error) => {
-                    let error = ErrorObject::invalid_params(format!("Invalid params for initialize: {error}"));
-                    return Outgoing::error(Some(id), &error);
-                }
-            };
+        match serde_json::from_value(params.unwrap_or_default()) {
+            Ok(params) => self.initialize_with(session, id, params),
+            Err(error) => {
+                let error = ErrorObject::invalid_params(format!("Invalid params for initialize: {error}"));
+                Outgoing::error(Some(id), &error)
+            }
+        }
+    }
+
+    /// Opens a legacy session: negotiates the version and answers `initialize`.
+    fn initialize_with(
+        &self,
+        session: &Arc<Session>,
+        id: &RequestId,
+        params: mcp_types::v2025_11_25::InitializeRequestParams,
+    ) -> Outgoing {
+        if session.legacy().version.is_some() {
+            return Outgoing::error(Some(id), &ErrorObject::invalid_request("This session is already initialized"));
+        }
         let requested = params.protocol_version.as_str();
         let version = if LEGACY_VERSIONS.contains(&requested) { requested } else { LEGACY_VERSIONS[0] };
         let capabilities = serde_json::to_value(&params.capabilities)
@@ -1691,15 +1744,51 @@ fn invalid(id: Option<&RequestId>, message: &str) -> Reply {
     Reply::ready(Outgoing::error_as(id, &ErrorObject::invalid_request(message), Disposition::BadRequest))
 }
 
-fn missing_meta(meta: Option<&Value>, key: &str) -> Rejection {
-    let message = match meta {
-        None => "Invalid params: params._meta is required (with protocolVersion and clientCapabilities)".to_owned(),
-        Some(_) => format!("Invalid params: params._meta is missing `{key}`"),
+fn missing_meta(has_meta: bool, key: &str) -> Rejection {
+    let message = match has_meta {
+        false => "Invalid params: params._meta is required (with protocolVersion and clientCapabilities)".to_owned(),
+        true => format!("Invalid params: params._meta is missing `{key}`"),
     };
     bad_request(error_codes::INVALID_PARAMS, message)
 }
 
-fn call_meta(call: &Decoded) -> RequestMetaObject {
+/// A modern request as its checks see it, whichever way it was decoded.
+pub(crate) struct ModernView<'a> {
+    pub(crate) method: &'a str,
+    /// `params._meta`, if present.
+    pub(crate) meta: Option<MetaView<'a>>,
+    /// The member `Mcp-Name` mirrors (`name`, `uri`, `taskId`), when a string.
+    pub(crate) name: Option<&'a str>,
+}
+
+pub(crate) struct MetaView<'a> {
+    /// `protocolVersion`, when a string.
+    pub(crate) version: Option<&'a str>,
+    /// Whether `clientCapabilities` is present.
+    pub(crate) capabilities: bool,
+}
+
+/// Decodes params into the typed form a method defines; the refusal names the method.
+fn typed<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, Rejection> {
+    serde_json::from_value(params).map_err(|e| {
+        Rejection(ErrorObject::invalid_params(format!("Invalid params for {method}: {e}")), Disposition::Ok)
+    })
+}
+
+/// The refusal of a method this server does not serve (on the modern wire: a 404).
+pub(crate) fn unknown(method: &str) -> Rejection {
+    let error = if REMOVED_METHODS.contains(&method) {
+        ErrorObject::new(
+            error_codes::METHOD_NOT_FOUND,
+            format!("Method not found: {method} was removed in 2026-07-28 (no handshake; send _meta on every request)"),
+        )
+    } else {
+        ErrorObject::method_not_found(method)
+    };
+    Rejection(error, Disposition::NotFound)
+}
+
+pub(crate) fn call_meta(call: &Decoded) -> RequestMetaObject {
     match call {
         Decoded::CallTool(p) => p.meta.clone(),
         Decoded::Read(p) => p.meta.clone(),
