@@ -62,6 +62,9 @@ const RESERVED_META: &str = "io.modelcontextprotocol/";
 /// legacy params do not know (the `Value` walk checks their type as the modern params do).
 const MODERN_ONLY_PARAMS: [&str; 2] = ["inputResponses", "requestState"];
 
+#[cfg(test)]
+mod differential;
+
 impl Server {
     pub(crate) fn typed(&self, session: &Arc<Session>, source: Source<'_>, mirrors: Option<&Mirrors>) -> Typed {
         let legacy_guess = match mirrors.and_then(|m| m.protocol_version.as_deref()) {
