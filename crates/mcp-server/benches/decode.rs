@@ -19,13 +19,17 @@ struct Add {
 
 fn server() -> Server {
     Server::builder("bench", "1.0.0")
-        .tool(ToolRoute::new("add", |_: Context, Add { a, b }: Add| async move { Ok::<_, Error>(format!("{}", a + b)) }))
+        .tool(ToolRoute::new(
+            "add",
+            |_: Context, Add { a, b }: Add| async move { Ok::<_, Error>(format!("{}", a + b)) },
+        ))
         .build()
         .expect("valid server")
 }
 
 const MODERN: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"add","arguments":{"a":2,"b":3}}}"#;
-const LEGACY: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#;
+const LEGACY: &str =
+    r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#;
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
 
 fn once(server: &Server, session: &std::sync::Arc<Session>, bytes: &[u8]) -> usize {
@@ -38,7 +42,13 @@ fn once(server: &Server, session: &std::sync::Arc<Session>, bytes: &[u8]) -> usi
     len
 }
 
-fn measure(runtime: &tokio::runtime::Runtime, name: &str, server: &Server, session: &std::sync::Arc<Session>, bytes: &[u8]) {
+fn measure(
+    runtime: &tokio::runtime::Runtime,
+    name: &str,
+    server: &Server,
+    session: &std::sync::Arc<Session>,
+    bytes: &[u8],
+) {
     let reply = server.handle_bytes(session, bytes, None).expect("a request");
     let first = runtime.block_on(reply.collect::<Vec<_>>());
     assert!(first.last().is_some_and(|m| m.json.contains("\"text\":\"5\"")), "{name}: {first:?}");

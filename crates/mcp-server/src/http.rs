@@ -416,14 +416,17 @@ async fn post(
         Ok(message) => Ok(message),
         Err(e) => {
             let error = ErrorObject::parse_error(format!("Parse error: {e}"));
-            Err(json_response(StatusCode::BAD_REQUEST, &Outgoing::error_as(None, &error, Disposition::BadRequest)))
+            Err(Box::new(json_response(
+                StatusCode::BAD_REQUEST,
+                &Outgoing::error_as(None, &error, Disposition::BadRequest),
+            )))
         }
     };
     let request_id = |message: &Value| message.get("id").cloned().and_then(|id| serde_json::from_value(id).ok());
     if let Some(name) = repeated_mirror(headers) {
         let id: Option<mcp_types::RequestId> = match peek() {
             Ok(message) => request_id(&message),
-            Err(response) => return response,
+            Err(response) => return *response,
         };
         let error = ErrorObject::new(
             mcp_types::error_codes::HEADER_MISMATCH,
@@ -445,14 +448,14 @@ async fn post(
             Err(e) => {
                 let id = match peek() {
                     Ok(message) => request_id(&message),
-                    Err(response) => return response,
+                    Err(response) => return *response,
                 };
                 return json_response(StatusCode::OK, &Outgoing::error(id.as_ref(), &store_error(&e)));
             }
             Ok(None) => {
                 let id = match peek() {
                     Ok(message) => request_id(&message),
-                    Err(response) => return response,
+                    Err(response) => return *response,
                 };
                 let error = ErrorObject::invalid_request("Session not found; send initialize without a session id");
                 return json_response(
@@ -464,7 +467,7 @@ async fn post(
         (true, None) => {
             let message = match peek() {
                 Ok(message) => message,
-                Err(response) => return response,
+                Err(response) => return *response,
             };
             if message.get("method").and_then(Value::as_str) == Some("initialize") {
                 if let Some(refusal) = shared.share_refusal(&client, request_id(&message).as_ref()) {

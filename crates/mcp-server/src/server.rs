@@ -36,6 +36,7 @@ use crate::tasks::{InMemoryTaskStore, RawUpdateParams, TaskRequest, TaskStore};
 use crate::{Era, Error};
 use typed::{Source, Typed};
 
+mod legacy_wire;
 mod typed;
 use mcp_types::ext::skills::{
     DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
@@ -663,7 +664,7 @@ impl Server {
         }
     }
 
-pub(crate) fn notification(&self, session: &Arc<Session>, method: &str, params: Option<Value>) {
+    pub(crate) fn notification(&self, session: &Arc<Session>, method: &str, params: Option<Value>) {
         match method {
             "notifications/initialized" => session.update(|legacy| legacy.initialized = true),
             "notifications/cancelled" => {
@@ -1551,9 +1552,9 @@ pub(crate) fn notification(&self, session: &Arc<Session>, method: &str, params: 
         })
     }
 
-    /// The response carrying a typed result. On the modern wire the result is encoded directly,
-    /// with the server's identity put in its `_meta` (the typed results always carry
-    /// `resultType`); the legacy wire goes through [`Server::finish`] to drop the members it lacks.
+    /// The response carrying a typed result, encoded directly. On the modern wire the server's
+    /// identity goes in its `_meta` (the typed results always carry `resultType`); on the legacy
+    /// wire the members it lacks are left out as they are written ([`legacy_wire::Legacy`]).
     pub(crate) fn respond<T: WireResult>(&self, id: &RequestId, era: Era, mut result: T) -> Outgoing {
         match era {
             Era::Modern => {
@@ -1565,7 +1566,17 @@ pub(crate) fn notification(&self, session: &Arc<Session>, method: &str, params: 
                 }
                 Outgoing::result(id, &result)
             }
-            Era::Legacy => Outgoing::result(id, &self.finish(era, to_value(&result))),
+            Era::Legacy => {
+                // The legacy wire has no server identity in `_meta` (and no `_meta` left empty).
+                let meta = result.meta();
+                if let Some(object) = meta {
+                    object.server_info = None;
+                    if object.extra.is_empty() {
+                        *meta = None;
+                    }
+                }
+                Outgoing::result(id, &legacy_wire::Legacy(&result))
+            }
         }
     }
 

@@ -174,7 +174,8 @@ impl Server {
         let state = session.legacy();
         let Some(version) = state.version else {
             // Legacy HTTP: a request without a session SHOULD be a 400.
-            let error = ErrorObject::invalid_request(format!("{} before initialize: send initialize first", request.method()));
+            let error =
+                ErrorObject::invalid_request(format!("{} before initialize: send initialize first", request.method()));
             return Typed::Done(Some(Reply::ready(Outgoing::error_as(Some(&id), &error, Disposition::BadRequest))));
         };
         let meta = |progress_token, extra| RequestMetaObject {
@@ -281,11 +282,7 @@ fn modern_view(request: &ClientRequest) -> Viewed<'_> {
         other => return untyped_view(other.method(), other_params(other)),
     };
     Viewed {
-        view: ModernView {
-            method: request.method(),
-            meta: Some(MetaView { version, capabilities: true }),
-            name,
-        },
+        view: ModernView { method: request.method(), meta: Some(MetaView { version, capabilities: true }), name },
         meta: Some(MetaPresence { version_present: true }),
     }
 }

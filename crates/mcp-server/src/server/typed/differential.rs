@@ -38,7 +38,10 @@ fn server() -> Server {
             Ok::<_, Error>(text_result(format!("weather at {}", Value::Object(args))))
         }))
         .resource(ResourceRoute::new(Resource::new("main", "file:///project/src/main.rs"), |_, uri| async move {
-            Ok(vec![ReadResourceResultContentsItem::TextResourceContents(TextResourceContents::new("fn main() {}", &uri))])
+            Ok(vec![ReadResourceResultContentsItem::TextResourceContents(TextResourceContents::new(
+                "fn main() {}",
+                &uri,
+            ))])
         }))
         .prompt(PromptRoute::new(review, |_, args| async move {
             Ok(GetPromptResult::new(vec![PromptMessage::new(
@@ -101,7 +104,11 @@ fn mirrors_of(message: &Value, version: &str) -> Mirrors {
         protocol_version: Some(version.to_owned()),
         method: message["method"].as_str().map(str::to_owned),
         name: name.map(str::to_owned),
-        params: params["arguments"]["location"].as_str().map(|l| ("location".to_owned(), l.to_owned())).into_iter().collect(),
+        params: params["arguments"]["location"]
+            .as_str()
+            .map(|l| ("location".to_owned(), l.to_owned()))
+            .into_iter()
+            .collect(),
     }
 }
 
@@ -131,7 +138,8 @@ async fn the_typed_path_answers_as_the_value_walk() {
                 let Some(value) = value else { continue };
                 cases += 1;
                 let mirrors = mirrors.as_ref();
-                let walked = drain(server.handle_value(&session(&server, legacy_session), value.clone(), mirrors)).await;
+                let walked =
+                    drain(server.handle_value(&session(&server, legacy_session), value.clone(), mirrors)).await;
                 let from_bytes = session(&server, legacy_session);
                 match server.typed(&from_bytes, Source::Bytes(text.as_bytes()), mirrors) {
                     super::Typed::Done(reply) => {
