@@ -14,9 +14,9 @@ use mcp_types::{
     CacheScope, CallToolRequestParams, ClientCapabilities, CompleteRequestParams, CompleteRequestParamsRef,
     CompleteResult, DiscoverResult, ErrorObject, GetPromptRequestParams, Implementation, InputRequiredResult,
     InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResult, RequestId,
-    RequestMetaObject, RequestParams, ResourcesCapability, ResultType, ServerCapabilities,
-    SubscriptionsListenRequestParams, ToolsCapability, error_codes,
+    PromptsCapability, ReadResourceRequestParams, ReadResourceResult, RequestId, RequestMetaObject, RequestParams,
+    ResourcesCapability, ResultType, ServerCapabilities, SubscriptionsListenRequestParams, ToolsCapability,
+    error_codes,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -723,7 +723,7 @@ impl Server {
             name: name_member(method).and_then(|member| params.as_ref()?.get(member)?.as_str()),
         };
         let version = self.check_modern(&view, mirrors)?;
-        let call = self.decode(method, params.unwrap_or_default())?;
+        let call = self.decode(id, method, params)?;
         self.serve_modern(session, id, version, call, mirrors)
     }
 
@@ -804,23 +804,40 @@ impl Server {
         Ok(self.dispatch(session, id.clone(), Era::Modern, version, meta, call))
     }
 
-    /// Decodes a request's params into the typed form its method defines: the `Value` walk's
-    /// decode (the typed path gets its core methods from the generated `ClientRequest`).
-    fn decode(&self, method: &str, params: Value) -> Result<Decoded, Rejection> {
-        let paginated = |params| typed::<PaginatedRequestParams>(method, params).map(|p| p.cursor);
-        Ok(match method {
-            "server/discover" => typed::<RequestParams>(method, params).map(|_| Decoded::Discover)?,
-            "tools/list" if self.has_tools() => Decoded::ListTools(paginated(params)?),
-            "tools/call" if self.has_tools() => Decoded::CallTool(typed(method, params)?),
-            "resources/list" if self.has_resources() => Decoded::ListResources(paginated(params)?),
-            "resources/templates/list" if self.has_resources() => Decoded::ListTemplates(paginated(params)?),
-            "resources/read" if self.has_resources() => Decoded::Read(typed(method, params)?),
-            "prompts/list" if self.has_prompts() => Decoded::ListPrompts(paginated(params)?),
-            "prompts/get" if self.has_prompts() => Decoded::GetPrompt(typed(method, params)?),
-            "completion/complete" if self.inner.completion.is_some() => Decoded::Complete(typed(method, params)?),
-            "subscriptions/listen" => Decoded::Listen(typed(method, params)?),
-            _ => return self.decode_extension(method, params),
-        })
+    /// Decodes a request the typed path left to the `Value` walk through the same generated
+    /// `ClientRequest`: its handler call, or the refusal of its params (naming the method and the
+    /// member), or of a method this server does not serve.
+    fn decode(&self, id: &RequestId, method: &str, params: Option<Value>) -> Result<Decoded, Rejection> {
+        let mut message = Map::new();
+        message.insert("jsonrpc".to_owned(), Value::from("2.0"));
+        message.insert("id".to_owned(), to_value(id));
+        message.insert("method".to_owned(), Value::from(method));
+        if let Some(params) = params {
+            message.insert("params".to_owned(), params);
+        }
+        match <mcp_types::ClientRequest as serde::Deserialize>::deserialize(Value::Object(message)) {
+            Ok(request) => self.modern_call(request),
+            Err(_) if !self.serves(method) => Err(unknown(method)),
+            Err(error) => Err(params_refused(method, &error)),
+        }
+    }
+
+    /// Whether this server serves a method of the generated `ClientRequest` (every other method
+    /// is served when [`Server::decode_extension`] knows it).
+    pub(crate) fn serves(&self, method: &str) -> bool {
+        use mcp_types::{
+            CallToolRequest, CompleteRequest, GetPromptRequest, ListPromptsRequest, ListResourceTemplatesRequest,
+            ListResourcesRequest, ListToolsRequest, ReadResourceRequest,
+        };
+        match method {
+            ListToolsRequest::METHOD | CallToolRequest::METHOD => self.has_tools(),
+            ListResourcesRequest::METHOD | ListResourceTemplatesRequest::METHOD | ReadResourceRequest::METHOD => {
+                self.has_resources()
+            }
+            ListPromptsRequest::METHOD | GetPromptRequest::METHOD => self.has_prompts(),
+            CompleteRequest::METHOD => self.inner.completion.is_some(),
+            _ => true,
+        }
     }
 
     /// Decodes the params of a method that the generated unions do not define (`health` and the
@@ -934,7 +951,7 @@ impl Server {
             meta.insert("io.modelcontextprotocol/clientInfo".into(), serde_json::to_value(info).unwrap_or_default());
         }
         params.insert("_meta".into(), Value::Object(meta));
-        let call = match self.decode(method, Value::Object(params)) {
+        let call = match self.decode(&id, method, Some(Value::Object(params))) {
             Ok(Decoded::Discover | Decoded::Listen(_) | Decoded::Task(..)) => unreachable!("answered above"),
             Ok(call) => call,
             Err(Rejection(error, _)) => return Reply::ready(Outgoing::error(Some(&id), &error)),
@@ -1777,6 +1794,24 @@ pub(crate) struct MetaView<'a> {
     pub(crate) version: Option<&'a str>,
     /// Whether `clientCapabilities` is present.
     pub(crate) capabilities: bool,
+}
+
+/// The refusal of a request whose params the generated `ClientRequest` did not accept: the
+/// union's error without its own prefix (`` `ClientRequest` `tools/call`: at `params.name` ``), so
+/// that it reads as the params type's (`` at `name` ``).
+fn params_refused(method: &str, error: &serde_json::Error) -> Rejection {
+    let text = error.to_string();
+    let inner = text
+        .strip_prefix("`ClientRequest` `")
+        .and_then(|rest| rest.strip_prefix(method))
+        .and_then(|rest| rest.strip_prefix("`: "))
+        .map(|rest| match (rest.strip_prefix("at `params`: "), rest.strip_prefix("at `params.")) {
+            (Some(inner), _) => inner.to_owned(),
+            (None, Some(inner)) => format!("at `{inner}"),
+            (None, None) => rest.to_owned(),
+        })
+        .unwrap_or(text);
+    Rejection(ErrorObject::invalid_params(format!("Invalid params for {method}: {inner}")), Disposition::Ok)
 }
 
 /// Decodes params into the typed form a method defines; the refusal names the method.

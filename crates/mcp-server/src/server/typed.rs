@@ -116,17 +116,20 @@ impl Server {
     }
 
     /// The handler call of a checked modern request, by its generated variant.
-    fn modern_call(&self, request: ClientRequest) -> Result<Decoded, Rejection> {
+    pub(super) fn modern_call(&self, request: ClientRequest) -> Result<Decoded, Rejection> {
+        if !self.serves(request.method()) {
+            return Err(unknown(request.method()));
+        }
         Ok(match request {
             ClientRequest::Discover(_) => Decoded::Discover,
-            ClientRequest::ListTools(r) if self.has_tools() => Decoded::ListTools(r.params.cursor),
-            ClientRequest::CallTool(r) if self.has_tools() => Decoded::CallTool(r.params),
-            ClientRequest::ListResources(r) if self.has_resources() => Decoded::ListResources(r.params.cursor),
-            ClientRequest::ListResourceTemplates(r) if self.has_resources() => Decoded::ListTemplates(r.params.cursor),
-            ClientRequest::ReadResource(r) if self.has_resources() => Decoded::Read(r.params),
-            ClientRequest::ListPrompts(r) if self.has_prompts() => Decoded::ListPrompts(r.params.cursor),
-            ClientRequest::GetPrompt(r) if self.has_prompts() => Decoded::GetPrompt(r.params),
-            ClientRequest::Complete(r) if self.inner.completion.is_some() => Decoded::Complete(r.params),
+            ClientRequest::ListTools(r) => Decoded::ListTools(r.params.cursor),
+            ClientRequest::CallTool(r) => Decoded::CallTool(r.params),
+            ClientRequest::ListResources(r) => Decoded::ListResources(r.params.cursor),
+            ClientRequest::ListResourceTemplates(r) => Decoded::ListTemplates(r.params.cursor),
+            ClientRequest::ReadResource(r) => Decoded::Read(r.params),
+            ClientRequest::ListPrompts(r) => Decoded::ListPrompts(r.params.cursor),
+            ClientRequest::GetPrompt(r) => Decoded::GetPrompt(r.params),
+            ClientRequest::Complete(r) => Decoded::Complete(r.params),
             ClientRequest::SubscriptionsListen(r) => Decoded::Listen(r.params),
             // Extension methods: only their params are read, from the object the union kept.
             ClientRequest::Other(r) => {
@@ -186,6 +189,9 @@ impl Server {
             progress_token,
             extra,
         };
+        if !self.serves(request.method()) {
+            return error(&unknown(request.method()).0);
+        }
         let call = match request {
             legacy::ClientRequest::SetLevel(r) => {
                 let Ok(level) = r.params.level.to_string().parse() else { return Typed::Fallback };
@@ -210,7 +216,7 @@ impl Server {
                 });
                 return empty();
             }
-            legacy::ClientRequest::CallTool(r) if self.has_tools() => {
+            legacy::ClientRequest::CallTool(r) => {
                 let p = r.params;
                 if has_modern_only(&p.extra) {
                     return Typed::Fallback;
@@ -221,7 +227,7 @@ impl Server {
                 params.extra = p.extra;
                 Decoded::CallTool(params)
             }
-            legacy::ClientRequest::ReadResource(r) if self.has_resources() => {
+            legacy::ClientRequest::ReadResource(r) => {
                 let p = r.params;
                 if has_modern_only(&p.extra) {
                     return Typed::Fallback;
@@ -231,7 +237,7 @@ impl Server {
                 params.extra = p.extra;
                 Decoded::Read(params)
             }
-            legacy::ClientRequest::GetPrompt(r) if self.has_prompts() => {
+            legacy::ClientRequest::GetPrompt(r) => {
                 let p = r.params;
                 if has_modern_only(&p.extra) {
                     return Typed::Fallback;
@@ -242,12 +248,10 @@ impl Server {
                 params.extra = p.extra;
                 Decoded::GetPrompt(params)
             }
-            legacy::ClientRequest::ListTools(r) if self.has_tools() => Decoded::ListTools(cursor(r.params)),
-            legacy::ClientRequest::ListResources(r) if self.has_resources() => Decoded::ListResources(cursor(r.params)),
-            legacy::ClientRequest::ListResourceTemplates(r) if self.has_resources() => {
-                Decoded::ListTemplates(cursor(r.params))
-            }
-            legacy::ClientRequest::ListPrompts(r) if self.has_prompts() => Decoded::ListPrompts(cursor(r.params)),
+            legacy::ClientRequest::ListTools(r) => Decoded::ListTools(cursor(r.params)),
+            legacy::ClientRequest::ListResources(r) => Decoded::ListResources(cursor(r.params)),
+            legacy::ClientRequest::ListResourceTemplates(r) => Decoded::ListTemplates(cursor(r.params)),
+            legacy::ClientRequest::ListPrompts(r) => Decoded::ListPrompts(cursor(r.params)),
             // Not reached: `legacy_meta` sent these to the `Value` walk.
             legacy::ClientRequest::Complete(_) | legacy::ClientRequest::Other(_) => return Typed::Fallback,
             other => return error(&unknown(other.method()).0),

@@ -159,3 +159,35 @@ async fn the_typed_path_answers_as_the_value_walk() {
     }
     println!("{cases} cases, {typed} served by the typed path");
 }
+
+/// Writes every answer of the cases above to `$MCP_DUMP` (to compare two builds by hand).
+#[tokio::test]
+#[ignore = "a tool: MCP_DUMP=path cargo test -p mcp-server --lib dump_answers -- --ignored"]
+async fn dump_answers() {
+    let server = server();
+    let mut out = String::new();
+    for original in examples() {
+        let mut legacy = original.clone();
+        if let Some(params) = legacy["params"].as_object_mut() {
+            params.remove("_meta");
+        }
+        let variants = [
+            (original.clone(), false, None),
+            (original.clone(), false, Some(mirrors_of(&original, "2026-07-28"))),
+            (legacy.clone(), true, None),
+            (legacy.clone(), true, Some(mirrors_of(&legacy, "2025-11-25"))),
+            (original.clone(), true, None),
+            (legacy.clone(), false, None),
+        ];
+        for (message, legacy_session, mirrors) in variants {
+            let mut inputs = vec![message.to_string()];
+            inputs.extend(mutate::mutants(&message).into_iter().map(|m| m.text));
+            for text in inputs {
+                let session = session(&server, legacy_session);
+                let answers = drain(server.handle_bytes(&session, text.as_bytes(), mirrors.as_ref())).await;
+                out.push_str(&format!("{text}\n  {mirrors:?}\n  {answers:?}\n"));
+            }
+        }
+    }
+    std::fs::write(std::env::var("MCP_DUMP").expect("MCP_DUMP"), out).unwrap();
+}
