@@ -80,7 +80,12 @@ impl Server {
         let Some(message) = source.decode::<ClientMessage>() else { return Typed::Fallback };
         let request = match message {
             ClientMessage::Request(request) => request,
+            // A known notification method with an `id` is a request of an unknown method: the
+            // union keeps the `id` among the unknown members.
             ClientMessage::Notification(ClientNotification::Cancelled(cancelled)) => {
+                if cancelled.extra.contains_key("id") {
+                    return Typed::Fallback;
+                }
                 session.cancel(&cancelled.params.request_id);
                 return Typed::Done(None);
             }
@@ -146,6 +151,19 @@ impl Server {
         let request = match message {
             legacy::ClientMessage::Request(request) => request,
             legacy::ClientMessage::Notification(notification) => {
+                use legacy::ClientNotification as N;
+                let extra = match &notification {
+                    N::Cancelled(n) => Some(&n.extra),
+                    N::Initialized(n) => Some(&n.extra),
+                    N::Progress(n) => Some(&n.extra),
+                    N::TaskStatus(n) => Some(&n.extra),
+                    N::RootsListChanged(n) => Some(&n.extra),
+                    _ => None,
+                };
+                // As above: with an `id`, a request.
+                if extra.is_some_and(|extra| extra.contains_key("id")) {
+                    return Typed::Fallback;
+                }
                 match notification {
                     legacy::ClientNotification::Cancelled(cancelled) => {
                         if let Some(id) = &cancelled.params.request_id {

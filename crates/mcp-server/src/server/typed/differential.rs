@@ -157,6 +157,28 @@ async fn the_typed_path_answers_as_the_value_walk() {
             }
         }
     }
+    // Notifications, with and without an `id` (with one, a request of an unknown method).
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    for message in [
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"_meta":meta}}),
+        json!({"jsonrpc":"2.0","id":9,"method":"notifications/cancelled","params":{"requestId":1,"_meta":meta}}),
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}),
+        json!({"jsonrpc":"2.0","id":9,"method":"notifications/cancelled","params":{"requestId":1}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","id":9,"method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","id":9,"method":"notifications/progress","params":{"progressToken":1,"progress":1}}),
+        json!({"jsonrpc":"2.0","method":"notifications/whatever"}),
+        json!({"jsonrpc":"2.0","id":9,"method":"notifications/whatever"}),
+    ] {
+        for legacy_session in [false, true] {
+            cases += 1;
+            let walked = drain(server.handle_value(&session(&server, legacy_session), message.clone(), None)).await;
+            let typed_answer =
+                drain(server.handle_bytes(&session(&server, legacy_session), message.to_string().as_bytes(), None))
+                    .await;
+            assert_eq!(typed_answer, walked, "{message} (legacy session: {legacy_session})");
+        }
+    }
     println!("{cases} cases, {typed} served by the typed path");
 }
 
