@@ -569,6 +569,11 @@ impl Server {
 
     /// Handles one encoded message. `mirrors` are the values a transport carried beside the body
     /// (HTTP headers); `None` for transports without any (stdio, in-memory).
+    ///
+    /// The bytes are decoded once, straight into the generated `ClientMessage` of the era the
+    /// message belongs to (the `MCP-Protocol-Version` mirror, else the session's state), and the
+    /// request is served by its generated variant. Only what those types refuse (to word the
+    /// refusal), and a few rare messages, are read as a `serde_json::Value` instead.
     pub fn handle_bytes(&self, session: &Arc<Session>, bytes: &[u8], mirrors: Option<&Mirrors>) -> Option<Reply> {
         // A batch is counted before it is decoded: an oversized one costs no more than its text.
         if bytes.trim_ascii_start().starts_with(b"[")
@@ -596,7 +601,8 @@ impl Server {
     /// Handles one message: a request gives a [`Reply`] (its notifications, then its response);
     /// a notification or a response to a server request gives `None`. A JSON array is a batch,
     /// served only on a session that negotiated 2025-03-26; its reply ends with the array of
-    /// its responses.
+    /// its responses. An object is decoded from the `Value` into the generated types as
+    /// [`Server::handle_bytes`] decodes bytes.
     pub fn handle(&self, session: &Arc<Session>, message: Value, mirrors: Option<&Mirrors>) -> Option<Reply> {
         if message.is_object()
             && let Typed::Done(reply) = self.typed(session, Source::Value(&message), mirrors)
