@@ -465,12 +465,17 @@ async fn post(
             }
         },
         (true, None) => {
-            let message = match peek() {
-                Ok(message) => message,
-                Err(response) => return *response,
+            let (id, is_initialize) = match probe(&bytes) {
+                Some(found) => found,
+                None => match peek() {
+                    Ok(message) => {
+                        (request_id(&message), message.get("method").and_then(Value::as_str) == Some("initialize"))
+                    }
+                    Err(response) => return *response,
+                },
             };
-            if message.get("method").and_then(Value::as_str) == Some("initialize") {
-                if let Some(refusal) = shared.share_refusal(&client, request_id(&message).as_ref()) {
+            if is_initialize {
+                if let Some(refusal) = shared.share_refusal(&client, id.as_ref()) {
                     return refusal;
                 }
                 (Session::with_principal(principal), true, None)
@@ -583,6 +588,25 @@ async fn post(
         }
     }
     response
+}
+
+/// The `id` and whether the method is `initialize`, read from a JSON object without building it;
+/// `None` when it cannot be read so (not an object, not JSON, a member given twice, a `method`
+/// that is not a string): the caller then reads it as a `Value`, which words the parse error.
+fn probe(bytes: &[u8]) -> Option<(Option<mcp_types::RequestId>, bool)> {
+    #[derive(serde::Deserialize)]
+    struct Probe<'a> {
+        #[serde(default)]
+        id: Option<Value>,
+        #[serde(default, borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    if !bytes.trim_ascii_start().starts_with(b"{") {
+        return None;
+    }
+    let probe: Probe<'_> = serde_json::from_slice(bytes).ok()?;
+    let id = probe.id.and_then(|id| serde_json::from_value(id).ok());
+    Some((id, probe.method.as_deref() == Some("initialize")))
 }
 
 /// A mirrored header (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) that

@@ -67,11 +67,17 @@ mod differential;
 
 impl Server {
     pub(crate) fn typed(&self, session: &Arc<Session>, source: Source<'_>, mirrors: Option<&Mirrors>) -> Typed {
-        let legacy_guess = match mirrors.and_then(|m| m.protocol_version.as_deref()) {
-            Some(version) => LEGACY_VERSIONS.contains(&version),
+        let legacy_guess = match mirrors {
+            Some(Mirrors { protocol_version: Some(version), .. }) => LEGACY_VERSIONS.contains(&version.as_str()),
+            // HTTP without the version header: the legacy wire (`initialize` opens a session).
+            Some(_) => true,
             None => session.is_initialized_legacy(),
         };
-        if legacy_guess { self.typed_legacy(session, source) } else { self.typed_modern(session, source, mirrors) }
+        if legacy_guess {
+            self.typed_legacy(session, source, mirrors)
+        } else {
+            self.typed_modern(session, source, mirrors)
+        }
     }
 
     // ---------------------------------------------------------------- modern (2026-07-28)
@@ -107,7 +113,7 @@ impl Server {
         };
         if legacy {
             // `initialize` or `ping` opening a legacy session: read again in the legacy types.
-            return self.typed_legacy(session, source);
+            return self.typed_legacy(session, source, mirrors);
         }
         let id = request.id().clone();
         let served = self.check_modern(&view.view, mirrors).and_then(|version| {
@@ -146,7 +152,7 @@ impl Server {
 
     // ---------------------------------------------------------------- legacy (2024-11-05 … 2025-11-25)
 
-    fn typed_legacy(&self, session: &Arc<Session>, source: Source<'_>) -> Typed {
+    fn typed_legacy(&self, session: &Arc<Session>, source: Source<'_>, mirrors: Option<&Mirrors>) -> Typed {
         let Some(message) = source.decode::<legacy::ClientMessage>() else { return Typed::Fallback };
         let request = match message {
             legacy::ClientMessage::Request(request) => request,
@@ -180,6 +186,12 @@ impl Server {
         };
         let Some(meta) = legacy_meta(&request) else { return Typed::Fallback };
         if meta.is_some_and(|extra| extra.keys().any(|key| key.starts_with(RESERVED_META))) {
+            return Typed::Fallback;
+        }
+        // Guessed from a missing version header: only `initialize` and `ping` open the legacy
+        // era on a new session (anything else is a modern request that lacks the header).
+        let opening = matches!(request, legacy::ClientRequest::Initialize(_) | legacy::ClientRequest::Ping(_));
+        if !opening && !session.is_initialized_legacy() && source_has_no_version(mirrors) {
             return Typed::Fallback;
         }
         let id = request.id().clone();
@@ -358,6 +370,11 @@ fn legacy_meta(request: &legacy::ClientRequest) -> Option<Option<&JsonObject>> {
         R::SetLevel(r) => r.params.meta.as_ref().map(|m| &m.extra),
         _ => return None,
     })
+}
+
+/// Whether the request came with mirrors (HTTP) but no `MCP-Protocol-Version` among them.
+fn source_has_no_version(mirrors: Option<&Mirrors>) -> bool {
+    mirrors.is_some_and(|m| m.protocol_version.is_none())
 }
 
 fn has_modern_only(extra: &JsonObject) -> bool {

@@ -179,6 +179,28 @@ async fn the_typed_path_answers_as_the_value_walk() {
             assert_eq!(typed_answer, walked, "{message} (legacy session: {legacy_session})");
         }
     }
+    // HTTP without the version header: `initialize` and `ping` open the legacy era; anything
+    // else lacks the header (unless the session is open).
+    let header_less = Mirrors::default();
+    let initialize = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    let mut messages = vec![
+        initialize.clone(),
+        json!({"jsonrpc":"2.0","id":2,"method":"ping"}),
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"x"}}}),
+        json!({"jsonrpc":"2.0","id":4,"method":"tools/list"}),
+    ];
+    messages.extend(mutate::mutants(&initialize).into_iter().filter_map(|m| m.value));
+    for message in messages {
+        for (legacy_session, mirrors) in [(false, Some(&header_less)), (true, Some(&header_less)), (false, None)] {
+            cases += 1;
+            let walked = drain(server.handle_value(&session(&server, legacy_session), message.clone(), mirrors)).await;
+            let typed_answer =
+                drain(server.handle_bytes(&session(&server, legacy_session), message.to_string().as_bytes(), mirrors))
+                    .await;
+            assert_eq!(typed_answer, walked, "{message} (legacy session: {legacy_session}, mirrors {mirrors:?})");
+        }
+    }
     println!("{cases} cases, {typed} served by the typed path");
 }
 
