@@ -235,3 +235,18 @@ async fn dump_answers() {
     }
     std::fs::write(std::env::var("MCP_DUMP").expect("MCP_DUMP"), out).unwrap();
 }
+
+/// A method of the generated union that this server does not serve is not found, whatever its
+/// params (before: its params were not read either).
+#[tokio::test]
+async fn unserved_methods_are_not_found_before_their_params_are_read() {
+    let server = Server::builder("bare", "0.0.0").build().unwrap();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    for params in [json!({"_meta": meta, "name": "x"}), json!({"_meta": meta, "name": 42})] {
+        let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+        let answers = drain(server.handle_bytes(&Session::new(), message.to_string().as_bytes(), None)).await;
+        let answer: Value = serde_json::from_str(&answers[0]).unwrap();
+        assert_eq!(answer["error"]["code"], mcp_types::error_codes::METHOD_NOT_FOUND, "{answer}");
+    }
+}
