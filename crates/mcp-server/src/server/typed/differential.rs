@@ -37,12 +37,13 @@ fn server() -> Server {
         .tool(ToolRoute::raw(weather, |_: Context, args: JsonObject| async move {
             Ok::<_, Error>(text_result(format!("weather at {}", Value::Object(args))))
         }))
-        .resource(ResourceRoute::new(Resource::new("main", "file:///project/src/main.rs"), |_, uri| async move {
-            Ok(vec![ReadResourceResultContentsItem::TextResourceContents(TextResourceContents::new(
-                "fn main() {}",
-                &uri,
-            ))])
-        }))
+        .resource(ResourceRoute::new(
+            Resource { uri: "file:///project/src/main.rs".into(), name: "main".into(), ..Default::default() },
+            |_, uri| async move {
+                let contents = TextResourceContents { uri, text: "fn main() {}".into(), ..Default::default() };
+                Ok(vec![ReadResourceResultContentsItem::TextResourceContents(contents)])
+            },
+        ))
         .prompt(PromptRoute::new(review, |_, args| async move {
             Ok(GetPromptResult::new(vec![PromptMessage::new(
                 ContentBlock::Text(TextContent::new(format!("Review {}", args["code"]))),
