@@ -425,15 +425,25 @@ async fn post(
             return response;
         }
     };
-    let message: Value = match serde_json::from_slice(&bytes) {
-        Ok(message) => message,
+    // The body is decoded once, by the server, into the types of its era. Before that, only a
+    // refusal needs it (for its id) and a legacy request without a session (is it `initialize`?):
+    // they read it here, and a body that is not JSON is refused first, as a parse error.
+    let peek = || match serde_json::from_slice::<Value>(&bytes) {
+        Ok(message) => Ok(message),
         Err(e) => {
             let error = ErrorObject::parse_error(format!("Parse error: {e}"));
-            return json_response(StatusCode::BAD_REQUEST, &Outgoing::error_as(None, &error, Disposition::BadRequest));
+            Err(Box::new(json_response(
+                StatusCode::BAD_REQUEST,
+                &Outgoing::error_as(None, &error, Disposition::BadRequest),
+            )))
         }
     };
-    let id = message.get("id").cloned().and_then(|id| serde_json::from_value(id).ok());
+    let request_id = |message: &Value| message.get("id").cloned().and_then(|id| serde_json::from_value(id).ok());
     if let Some(name) = repeated_mirror(headers) {
+        let id: Option<mcp_types::RequestId> = match peek() {
+            Ok(message) => request_id(&message),
+            Err(response) => return *response,
+        };
         let error = ErrorObject::new(
             mcp_types::error_codes::HEADER_MISMATCH,
             format!("The {name} header appears more than once; send each mirrored header exactly once"),
@@ -445,15 +455,24 @@ async fn post(
     }
     let version = header_str(headers, "mcp-protocol-version");
     let legacy_wire = version.is_none_or(|v| LEGACY_VERSIONS.contains(&v));
-    let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
     let session_id = header_str(headers, SESSION_HEADER);
 
     // Modern requests are stateless: a session id that comes with one is ignored.
     let (session, new_session, logs) = match (legacy_wire, session_id) {
         (true, Some(session_id)) => match shared.resolve(session_id).await {
             Ok(Some((session, logs))) => (session, false, Some(logs)),
-            Err(e) => return json_response(StatusCode::OK, &Outgoing::error(id.as_ref(), &store_error(&e))),
+            Err(e) => {
+                let id = match peek() {
+                    Ok(message) => request_id(&message),
+                    Err(response) => return *response,
+                };
+                return json_response(StatusCode::OK, &Outgoing::error(id.as_ref(), &store_error(&e)));
+            }
             Ok(None) => {
+                let id = match peek() {
+                    Ok(message) => request_id(&message),
+                    Err(response) => return *response,
+                };
                 let error = ErrorObject::invalid_request("Session not found; send initialize without a session id");
                 return json_response(
                     StatusCode::NOT_FOUND,
@@ -461,11 +480,24 @@ async fn post(
                 );
             }
         },
-        (true, None) if is_initialize => {
-            if let Some(refusal) = shared.share_refusal(&client, id.as_ref()) {
-                return refusal;
+        (true, None) => {
+            let (id, is_initialize) = match probe(&bytes) {
+                Some(found) => found,
+                None => match peek() {
+                    Ok(message) => {
+                        (request_id(&message), message.get("method").and_then(Value::as_str) == Some("initialize"))
+                    }
+                    Err(response) => return *response,
+                },
+            };
+            if is_initialize {
+                if let Some(refusal) = shared.share_refusal(&client, id.as_ref()) {
+                    return refusal;
+                }
+                (Session::with_principal(principal), true, None)
+            } else {
+                (Session::with_principal(principal), false, None)
             }
-            (Session::with_principal(principal), true, None)
         }
         _ => (Session::with_principal(principal), false, None),
     };
@@ -488,7 +520,7 @@ async fn post(
         Some((id, before)) => shared.persist(id, session, before.as_ref()).await,
         None => Ok(()),
     };
-    let Some(mut reply) = shared.server.handle(&session, message, Some(&mirrors)) else {
+    let Some(mut reply) = shared.server.handle_bytes(&session, &bytes, Some(&mirrors)) else {
         if let Err(e) = persist(&session).await {
             return json_response(StatusCode::OK, &Outgoing::error(None, &store_error(&e)));
         }
@@ -499,6 +531,7 @@ async fn post(
         return StatusCode::NO_CONTENT.into_response();
     };
     if let Err(e) = persist(&session).await {
+        let id = peek().ok().as_ref().and_then(request_id);
         return json_response(StatusCode::OK, &Outgoing::error(id.as_ref(), &store_error(&e)));
     }
     let mut response = if first.is_response() {
@@ -572,14 +605,38 @@ async fn post(
     if new_session && let Some(record) = session.record() {
         let session_id = match shared.insert(session, &record, client).await {
             Ok(Ok(session_id)) => session_id,
-            Ok(Err(ShareFull)) => return shared.share_refusal_response(id.as_ref()),
-            Err(e) => return json_response(StatusCode::OK, &Outgoing::error(id.as_ref(), &store_error(&e))),
+            Ok(Err(ShareFull)) => {
+                return shared.share_refusal_response(peek().ok().as_ref().and_then(request_id).as_ref());
+            }
+            Err(e) => {
+                let id = peek().ok().as_ref().and_then(request_id);
+                return json_response(StatusCode::OK, &Outgoing::error(id.as_ref(), &store_error(&e)));
+            }
         };
         if let Ok(value) = HeaderValue::from_str(&session_id) {
             response.headers_mut().insert(SESSION_HEADER, value);
         }
     }
     response
+}
+
+/// The `id` and whether the method is `initialize`, read from a JSON object without building it;
+/// `None` when it cannot be read so (not an object, not JSON, a member given twice, a `method`
+/// that is not a string): the caller then reads it as a `Value`, which words the parse error.
+fn probe(bytes: &[u8]) -> Option<(Option<mcp_types::RequestId>, bool)> {
+    #[derive(serde::Deserialize)]
+    struct Probe<'a> {
+        #[serde(default)]
+        id: Option<Value>,
+        #[serde(default, borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    if !bytes.trim_ascii_start().starts_with(b"{") {
+        return None;
+    }
+    let probe: Probe<'_> = serde_json::from_slice(bytes).ok()?;
+    let id = probe.id.and_then(|id| serde_json::from_value(id).ok());
+    Some((id, probe.method.as_deref() == Some("initialize")))
 }
 
 /// A mirrored header (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) that

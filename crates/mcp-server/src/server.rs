@@ -14,9 +14,9 @@ use mcp_types::{
     CacheScope, CallToolRequestParams, ClientCapabilities, CompleteRequestParams, CompleteRequestParamsRef,
     CompleteResult, DiscoverResult, ErrorObject, GetPromptRequestParams, Implementation, InputRequiredResult,
     InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResult, RequestId,
-    RequestMetaObject, RequestParams, ResourcesCapability, ResultType, ServerCapabilities,
-    SubscriptionsListenRequestParams, ToolsCapability, error_codes,
+    PromptsCapability, ReadResourceRequestParams, ReadResourceResult, RequestId, RequestMetaObject, RequestParams,
+    ResourcesCapability, ResultType, ServerCapabilities, SubscriptionsListenRequestParams, ToolsCapability,
+    error_codes,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -37,6 +37,10 @@ use crate::state::{self, InMemoryUsedStates, Sealed, StateKey, StateKeyring, Sta
 use crate::tasks::{InMemoryTaskStore, RawUpdateParams, TaskRequest, TaskStore};
 use crate::validation::ArgumentValidator;
 use crate::{Era, Error};
+use typed::{Source, Typed};
+
+mod legacy_wire;
+mod typed;
 use mcp_types::ext::skills::{
     DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
     ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, SkillsSettings,
@@ -45,8 +49,8 @@ use mcp_types::ext::tasks::{CreateTaskResult, GetTaskResult, TaskAck, TaskIdPara
 use mcp_types::ext::{self, SKILLS, TASKS};
 use mcp_types::http_headers::{HeaderParam, header_params, name_member};
 
-const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
@@ -522,14 +526,14 @@ fn add_directories(directories: &mut BTreeMap<String, BTreeMap<String, mcp_types
 }
 
 /// A request refused before it was served.
-struct Rejection(ErrorObject, Disposition);
+pub(crate) struct Rejection(pub(crate) ErrorObject, pub(crate) Disposition);
 
 fn bad_request(code: i64, message: impl Into<String>) -> Rejection {
     Rejection(ErrorObject::new(code, message), Disposition::BadRequest)
 }
 
 /// A decoded client request, the same for both eras.
-enum Decoded {
+pub(crate) enum Decoded {
     Discover,
     Health,
     ListTools(Option<String>),
@@ -618,6 +622,11 @@ impl Server {
 
     /// Handles one encoded message. `mirrors` are the values a transport carried beside the body
     /// (HTTP headers); `None` for transports without any (stdio, in-memory).
+    ///
+    /// The bytes are decoded once, straight into the generated `ClientMessage` of the era the
+    /// message belongs to (the `MCP-Protocol-Version` mirror, else the session's state), and the
+    /// request is served by its generated variant. Only what those types refuse (to word the
+    /// refusal), and a few rare messages, are read as a `serde_json::Value` instead.
     pub fn handle_bytes(&self, session: &Arc<Session>, bytes: &[u8], mirrors: Option<&Mirrors>) -> Option<Reply> {
         // A batch is counted before it is decoded: an oversized one costs no more than its text.
         if bytes.trim_ascii_start().starts_with(b"[")
@@ -626,8 +635,15 @@ impl Server {
         {
             return Some(self.oversized_batch(elements.len()));
         }
+        if !bytes.trim_ascii_start().starts_with(b"[")
+            && let Typed::Done(reply) = self.typed(session, Source::Bytes(bytes), mirrors)
+        {
+            return reply;
+        }
+        // A batch, or what the typed decode refused or could not place: the `Value` walk,
+        // which words every refusal.
         match serde_json::from_slice::<Value>(bytes) {
-            Ok(message) => self.handle(session, message, mirrors),
+            Ok(message) => self.handle_value(session, message, mirrors),
             Err(error) => {
                 let error = ErrorObject::parse_error(format!("Parse error: {error}"));
                 Some(Reply::ready(Outgoing::error_as(None, &error, Disposition::BadRequest)))
@@ -638,8 +654,21 @@ impl Server {
     /// Handles one message: a request gives a [`Reply`] (its notifications, then its response);
     /// a notification or a response to a server request gives `None`. A JSON array is a batch,
     /// served only on a session that negotiated 2025-03-26; its reply ends with the array of
-    /// its responses.
+    /// its responses. An object is decoded from the `Value` into the generated types as
+    /// [`Server::handle_bytes`] decodes bytes.
     pub fn handle(&self, session: &Arc<Session>, message: Value, mirrors: Option<&Mirrors>) -> Option<Reply> {
+        if message.is_object()
+            && let Typed::Done(reply) = self.typed(session, Source::Value(&message), mirrors)
+        {
+            return reply;
+        }
+        self.handle_value(session, message, mirrors)
+    }
+
+    /// [`Server::handle`] on a message the typed decode refused or could not place: walks the
+    /// `Value` to find what is wrong with it (or serves it, as a batch element or one that only
+    /// `serde_json::Value` reads, e.g. with a member given twice).
+    fn handle_value(&self, session: &Arc<Session>, message: Value, mirrors: Option<&Mirrors>) -> Option<Reply> {
         let mut message = match message {
             Value::Object(message) => message,
             Value::Array(batch) => return self.handle_batch(session, batch, mirrors),
@@ -694,7 +723,7 @@ impl Server {
         }
     }
 
-    fn notification(&self, session: &Arc<Session>, method: &str, params: Option<Value>) {
+    pub(crate) fn notification(&self, session: &Arc<Session>, method: &str, params: Option<Value>) {
         match method {
             "notifications/initialized" => session.update(|legacy| legacy.initialized = true),
             "notifications/cancelled" => {
@@ -744,7 +773,24 @@ impl Server {
         mirrors: Option<&Mirrors>,
     ) -> Result<Reply, Rejection> {
         let meta = params.as_ref().and_then(|p| p.get("_meta"));
-        let meta_version = meta.and_then(|m| m.get(PROTOCOL_VERSION)).and_then(Value::as_str);
+        let view = ModernView {
+            method,
+            meta: meta.map(|meta| MetaView {
+                version: meta.get(PROTOCOL_VERSION).and_then(Value::as_str),
+                capabilities: meta.get(CLIENT_CAPABILITIES).is_some(),
+            }),
+            name: name_member(method).and_then(|member| params.as_ref()?.get(member)?.as_str()),
+        };
+        let version = self.check_modern(&view, mirrors)?;
+        let call = self.decode(id, method, params)?;
+        self.serve_modern(session, id, version, call, mirrors)
+    }
+
+    /// The checks of a modern request that come before its params are read, in the order the
+    /// spec's errors are given: the protocol version (header and `_meta`), the mirrored
+    /// `Mcp-Method`, the required `_meta` members, the mirrored `Mcp-Name`. Returns the version.
+    pub(crate) fn check_modern(&self, view: &ModernView<'_>, mirrors: Option<&Mirrors>) -> Result<String, Rejection> {
+        let meta_version = view.meta.as_ref().and_then(|m| m.version);
         let version = match mirrors {
             Some(mirrors) => {
                 let Some(header) = mirrors.protocol_version.as_deref() else {
@@ -767,7 +813,7 @@ impl Server {
             }
             None => match meta_version {
                 Some(version) => version,
-                None => return Err(missing_meta(meta, PROTOCOL_VERSION)),
+                None => return Err(missing_meta(view.meta.is_some(), PROTOCOL_VERSION)),
             },
         };
         let version = version.to_owned();
@@ -781,22 +827,34 @@ impl Server {
             return Err(Rejection(error, Disposition::BadRequest));
         }
         if let Some(mirrors) = mirrors {
-            headers::check_method(mirrors, method).map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
+            headers::check_method(mirrors, view.method).map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
         }
         if meta_version.is_none() {
-            return Err(missing_meta(meta, PROTOCOL_VERSION));
+            return Err(missing_meta(view.meta.is_some(), PROTOCOL_VERSION));
         }
-        if meta.and_then(|m| m.get(CLIENT_CAPABILITIES)).is_none() {
-            return Err(missing_meta(meta, CLIENT_CAPABILITIES));
+        if !view.meta.as_ref().is_some_and(|m| m.capabilities) {
+            return Err(missing_meta(view.meta.is_some(), CLIENT_CAPABILITIES));
         }
-        if let (Some(mirrors), Some(member)) = (mirrors, name_member(method)) {
-            let body = params.as_ref().and_then(|p| p.get(member)).and_then(Value::as_str);
-            headers::check_name(mirrors, body).map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
+        if let (Some(mirrors), Some(_)) = (mirrors, name_member(view.method)) {
+            headers::check_name(mirrors, view.name).map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
         }
-        let call = self.decode(method, params.unwrap_or_default())?;
+        Ok(version)
+    }
+
+    /// Serves a checked and decoded modern request (after the mirrored `Mcp-Param-*` check of
+    /// a tool call).
+    pub(crate) fn serve_modern(
+        &self,
+        session: &Arc<Session>,
+        id: &RequestId,
+        version: String,
+        call: Decoded,
+        mirrors: Option<&Mirrors>,
+    ) -> Result<Reply, Rejection> {
         let meta = call_meta(&call);
         if let (Decoded::CallTool(params), Some(mirrors)) = (&call, mirrors)
             && let Some(entry) = self.tool(&params.name)
+            && !entry.headers.is_empty()
         {
             let arguments = params.arguments.clone().map(Value::Object).unwrap_or_default();
             headers::check_params(mirrors, &entry.headers, &arguments)
@@ -805,39 +863,47 @@ impl Server {
         Ok(self.dispatch(session, id.clone(), Era::Modern, version, meta, call))
     }
 
-    /// Decodes a request's params into the typed form its method defines.
-    fn decode(&self, method: &str, params: Value) -> Result<Decoded, Rejection> {
-        fn typed<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, Rejection> {
-            serde_json::from_value(params).map_err(|e| {
-                Rejection(ErrorObject::invalid_params(format!("Invalid params for {method}: {e}")), Disposition::Ok)
-            })
+    /// Decodes a request the typed path left to the `Value` walk through the same generated
+    /// `ClientRequest`: its handler call, or the refusal of its params (naming the method and the
+    /// member), or of a method this server does not serve.
+    fn decode(&self, id: &RequestId, method: &str, params: Option<Value>) -> Result<Decoded, Rejection> {
+        let mut message = Map::new();
+        message.insert("jsonrpc".to_owned(), Value::from("2.0"));
+        message.insert("id".to_owned(), to_value(id));
+        message.insert("method".to_owned(), Value::from(method));
+        if let Some(params) = params {
+            message.insert("params".to_owned(), params);
         }
-        let paginated = |params| typed::<PaginatedRequestParams>(method, params).map(|p| p.cursor);
-        let unknown = || {
-            let error = if REMOVED_METHODS.contains(&method) {
-                ErrorObject::new(
-                    error_codes::METHOD_NOT_FOUND,
-                    format!(
-                        "Method not found: {method} was removed in 2026-07-28 (no handshake; send _meta on every request)"
-                    ),
-                )
-            } else {
-                ErrorObject::method_not_found(method)
-            };
-            Rejection(error, Disposition::NotFound)
+        match <mcp_types::ClientRequest as serde::Deserialize>::deserialize(Value::Object(message)) {
+            Ok(request) => self.modern_call(request),
+            Err(_) if !self.serves(method) => Err(unknown(method)),
+            Err(error) => Err(params_refused(method, &error)),
+        }
+    }
+
+    /// Whether this server serves a method of the generated `ClientRequest` (every other method
+    /// is served when [`Server::decode_extension`] knows it).
+    pub(crate) fn serves(&self, method: &str) -> bool {
+        use mcp_types::{
+            CallToolRequest, CompleteRequest, GetPromptRequest, ListPromptsRequest, ListResourceTemplatesRequest,
+            ListResourcesRequest, ListToolsRequest, ReadResourceRequest,
         };
+        match method {
+            ListToolsRequest::METHOD | CallToolRequest::METHOD => self.has_tools(),
+            ListResourcesRequest::METHOD | ListResourceTemplatesRequest::METHOD | ReadResourceRequest::METHOD => {
+                self.has_resources()
+            }
+            ListPromptsRequest::METHOD | GetPromptRequest::METHOD => self.has_prompts(),
+            CompleteRequest::METHOD => self.inner.completion.is_some(),
+            _ => true,
+        }
+    }
+
+    /// Decodes the params of a method that the generated unions do not define (`health` and the
+    /// tasks and skills extensions' methods); any other method is not found.
+    pub(crate) fn decode_extension(&self, method: &str, params: Value) -> Result<Decoded, Rejection> {
         Ok(match method {
-            "server/discover" => typed::<RequestParams>(method, params).map(|_| Decoded::Discover)?,
             "health" if self.inner.options.health => typed::<RequestParams>(method, params).map(|_| Decoded::Health)?,
-            "tools/list" if self.has_tools() => Decoded::ListTools(paginated(params)?),
-            "tools/call" if self.has_tools() => Decoded::CallTool(typed(method, params)?),
-            "resources/list" if self.has_resources() => Decoded::ListResources(paginated(params)?),
-            "resources/templates/list" if self.has_resources() => Decoded::ListTemplates(paginated(params)?),
-            "resources/read" if self.has_resources() => Decoded::Read(typed(method, params)?),
-            "prompts/list" if self.has_prompts() => Decoded::ListPrompts(paginated(params)?),
-            "prompts/get" if self.has_prompts() => Decoded::GetPrompt(typed(method, params)?),
-            "completion/complete" if self.inner.completion.is_some() => Decoded::Complete(typed(method, params)?),
-            "subscriptions/listen" => Decoded::Listen(typed(method, params)?),
             "tasks/get" | "tasks/cancel" if self.inner.has_tasks => {
                 let params: TaskIdParams = typed(method, params)?;
                 let meta = params.meta.unwrap_or_default();
@@ -860,7 +926,7 @@ impl Server {
             "resources/directory/read" if !self.inner.directories.is_empty() => {
                 Decoded::ReadDirectory(typed(method, params)?)
             }
-            _ => return Err(unknown()),
+            _ => return Err(unknown(method)),
         })
     }
 
@@ -944,7 +1010,7 @@ impl Server {
             meta.insert("io.modelcontextprotocol/clientInfo".into(), serde_json::to_value(info).unwrap_or_default());
         }
         params.insert("_meta".into(), Value::Object(meta));
-        let call = match self.decode(method, Value::Object(params)) {
+        let call = match self.decode(&id, method, Some(Value::Object(params))) {
             Ok(Decoded::Discover | Decoded::Listen(_) | Decoded::Task(..)) => unreachable!("answered above"),
             Ok(call) => call,
             Err(Rejection(error, _)) => return Reply::ready(Outgoing::error(Some(&id), &error)),
@@ -957,14 +1023,25 @@ impl Server {
         if session.legacy().version.is_some() {
             return Outgoing::error(Some(id), &ErrorObject::invalid_request("This session is already initialized"));
         }
-        let params: mcp_types::v2025_11_25::InitializeRequestParams =
-            match serde_json::from_value(params.unwrap_or_default()) {
-                Ok(params) => params,
-                Err(error) => {
-                    let error = ErrorObject::invalid_params(format!("Invalid params for initialize: {error}"));
-                    return Outgoing::error(Some(id), &error);
-                }
-            };
+        match serde_json::from_value(params.unwrap_or_default()) {
+            Ok(params) => self.initialize_with(session, id, params),
+            Err(error) => {
+                let error = ErrorObject::invalid_params(format!("Invalid params for initialize: {error}"));
+                Outgoing::error(Some(id), &error)
+            }
+        }
+    }
+
+    /// Opens a legacy session: negotiates the version and answers `initialize`.
+    fn initialize_with(
+        &self,
+        session: &Arc<Session>,
+        id: &RequestId,
+        params: mcp_types::v2025_11_25::InitializeRequestParams,
+    ) -> Outgoing {
+        if session.legacy().version.is_some() {
+            return Outgoing::error(Some(id), &ErrorObject::invalid_request("This session is already initialized"));
+        }
         let requested = params.protocol_version.as_str();
         let version = if LEGACY_VERSIONS.contains(&requested) { requested } else { LEGACY_VERSIONS[0] };
         let capabilities = serde_json::to_value(&params.capabilities)
@@ -1538,9 +1615,9 @@ impl Server {
         })
     }
 
-    /// The response carrying a typed result. On the modern wire the result is encoded directly,
-    /// with the server's identity put in its `_meta` (the typed results always carry
-    /// `resultType`); the legacy wire goes through [`Server::finish`] to drop the members it lacks.
+    /// The response carrying a typed result, encoded directly. On the modern wire the server's
+    /// identity goes in its `_meta` (the typed results always carry `resultType`); on the legacy
+    /// wire the members it lacks are left out as they are written ([`legacy_wire::Legacy`]).
     pub(crate) fn respond<T: WireResult>(&self, id: &RequestId, era: Era, mut result: T) -> Outgoing {
         match era {
             Era::Modern => {
@@ -1552,7 +1629,17 @@ impl Server {
                 }
                 Outgoing::result(id, &result)
             }
-            Era::Legacy => Outgoing::result(id, &self.finish(era, to_value(&result))),
+            Era::Legacy => {
+                // The legacy wire has no server identity in `_meta` (and no `_meta` left empty).
+                let meta = result.meta();
+                if let Some(object) = meta {
+                    object.server_info = None;
+                    if object.extra.is_empty() {
+                        *meta = None;
+                    }
+                }
+                Outgoing::result(id, &legacy_wire::Legacy(&result))
+            }
         }
     }
 
@@ -1731,15 +1818,69 @@ fn invalid(id: Option<&RequestId>, message: &str) -> Reply {
     Reply::ready(Outgoing::error_as(id, &ErrorObject::invalid_request(message), Disposition::BadRequest))
 }
 
-fn missing_meta(meta: Option<&Value>, key: &str) -> Rejection {
-    let message = match meta {
-        None => "Invalid params: params._meta is required (with protocolVersion and clientCapabilities)".to_owned(),
-        Some(_) => format!("Invalid params: params._meta is missing `{key}`"),
+fn missing_meta(has_meta: bool, key: &str) -> Rejection {
+    let message = match has_meta {
+        false => "Invalid params: params._meta is required (with protocolVersion and clientCapabilities)".to_owned(),
+        true => format!("Invalid params: params._meta is missing `{key}`"),
     };
     bad_request(error_codes::INVALID_PARAMS, message)
 }
 
-fn call_meta(call: &Decoded) -> RequestMetaObject {
+/// A modern request as its checks see it, whichever way it was decoded.
+pub(crate) struct ModernView<'a> {
+    pub(crate) method: &'a str,
+    /// `params._meta`, if present.
+    pub(crate) meta: Option<MetaView<'a>>,
+    /// The member `Mcp-Name` mirrors (`name`, `uri`, `taskId`), when a string.
+    pub(crate) name: Option<&'a str>,
+}
+
+pub(crate) struct MetaView<'a> {
+    /// `protocolVersion`, when a string.
+    pub(crate) version: Option<&'a str>,
+    /// Whether `clientCapabilities` is present.
+    pub(crate) capabilities: bool,
+}
+
+/// The refusal of a request whose params the generated `ClientRequest` did not accept: the
+/// union's error without its own prefix (`` `ClientRequest` `tools/call`: at `params.name` ``), so
+/// that it reads as the params type's (`` at `name` ``).
+fn params_refused(method: &str, error: &serde_json::Error) -> Rejection {
+    let text = error.to_string();
+    let inner = text
+        .strip_prefix("`ClientRequest` `")
+        .and_then(|rest| rest.strip_prefix(method))
+        .and_then(|rest| rest.strip_prefix("`: "))
+        .map(|rest| match (rest.strip_prefix("at `params`: "), rest.strip_prefix("at `params.")) {
+            (Some(inner), _) => inner.to_owned(),
+            (None, Some(inner)) => format!("at `{inner}"),
+            (None, None) => rest.to_owned(),
+        })
+        .unwrap_or(text);
+    Rejection(ErrorObject::invalid_params(format!("Invalid params for {method}: {inner}")), Disposition::Ok)
+}
+
+/// Decodes params into the typed form a method defines; the refusal names the method.
+fn typed<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, Rejection> {
+    serde_json::from_value(params).map_err(|e| {
+        Rejection(ErrorObject::invalid_params(format!("Invalid params for {method}: {e}")), Disposition::Ok)
+    })
+}
+
+/// The refusal of a method this server does not serve (on the modern wire: a 404).
+pub(crate) fn unknown(method: &str) -> Rejection {
+    let error = if REMOVED_METHODS.contains(&method) {
+        ErrorObject::new(
+            error_codes::METHOD_NOT_FOUND,
+            format!("Method not found: {method} was removed in 2026-07-28 (no handshake; send _meta on every request)"),
+        )
+    } else {
+        ErrorObject::method_not_found(method)
+    };
+    Rejection(error, Disposition::NotFound)
+}
+
+pub(crate) fn call_meta(call: &Decoded) -> RequestMetaObject {
     match call {
         Decoded::CallTool(p) => p.meta.clone(),
         Decoded::Read(p) => p.meta.clone(),

@@ -202,6 +202,11 @@ impl Session {
         self.legacy.lock().expect("not poisoned").version.clone()
     }
 
+    /// Whether `initialize` negotiated a legacy revision on this session.
+    pub(crate) fn is_initialized_legacy(&self) -> bool {
+        self.legacy.lock().expect("not poisoned").version.is_some()
+    }
+
     pub(crate) fn legacy(&self) -> Legacy {
         self.legacy.lock().expect("not poisoned").clone()
     }
