@@ -44,7 +44,7 @@ fn server() -> Server {
                 Ok(vec![ReadResourceResultContentsItem::TextResourceContents(contents)])
             },
         ))
-        .prompt(PromptRoute::new(review, |_, args| async move {
+        .prompt(PromptRoute::raw(review, |_, args| async move {
             Ok(GetPromptResult::new(vec![PromptMessage::new(
                 ContentBlock::Text(TextContent::new(format!("Review {}", args["code"]))),
                 Role::User,
