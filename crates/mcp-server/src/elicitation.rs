@@ -57,9 +57,10 @@ fn restricted_schema(schema: &Value) -> Result<Value, String> {
     Ok(Value::Object(out))
 }
 
-/// One property as a primitive schema: `$ref`s and `Option`'s `null` resolved, unsupported
-/// keywords refused by name.
-fn primitive(property: &Value, defs: Option<&Map<String, Value>>) -> Result<Value, String> {
+/// A property of a schemars schema with its `$ref` resolved, `Option`'s `null` taken out of
+/// `type`, `enum` and `anyOf`, and documented enum variants (`oneOf` of consts) turned into
+/// titled options of a string. Shared with prompt arguments, which must be strings.
+pub(crate) fn flattened(property: &Value, defs: Option<&Map<String, Value>>) -> Result<Map<String, Value>, String> {
     let Some(object) = property.as_object() else { return Err("has a boolean schema".into()) };
     let mut merged = Map::new();
     // `Option<Enum>` is `anyOf: [{$ref}, {type: null}]`; a documented enum field is `$ref` + description.
@@ -68,8 +69,7 @@ fn primitive(property: &Value, defs: Option<&Map<String, Value>>) -> Result<Valu
             "$ref" => merged.extend(resolve(value, defs)?),
             "anyOf" | "oneOf" if is_nullable_wrapper(value) => {
                 let inner = value.as_array().into_iter().flatten().find(|v| v.get("type") != Some(&"null".into()));
-                let inner = primitive(inner.expect("checked by is_nullable_wrapper"), defs)?;
-                merged.extend(inner.as_object().cloned().unwrap_or_default());
+                merged.extend(flattened(inner.expect("checked by is_nullable_wrapper"), defs)?);
             }
             _ => {
                 merged.insert(key.clone(), value.clone());
@@ -98,6 +98,13 @@ fn primitive(property: &Value, defs: Option<&Map<String, Value>>) -> Result<Valu
         merged.insert("oneOf".into(), Value::Array(titled));
         merged.insert("type".into(), "string".into());
     }
+    Ok(merged)
+}
+
+/// One property as a primitive schema: [`flattened`], then types and keywords outside the
+/// spec's primitive schemas refused by name.
+fn primitive(property: &Value, defs: Option<&Map<String, Value>>) -> Result<Value, String> {
+    let mut merged = flattened(property, defs)?;
     match merged.get("type").and_then(Value::as_str) {
         Some("string" | "number" | "integer" | "boolean") => {}
         Some("array") => {
@@ -153,11 +160,7 @@ fn is_nullable_wrapper(value: &Value) -> bool {
 fn resolve(reference: &Value, defs: Option<&Map<String, Value>>) -> Result<Map<String, Value>, String> {
     let name = reference.as_str().and_then(|r| r.strip_prefix("#/$defs/")).ok_or("refers outside `$defs`")?;
     let target = defs.and_then(|defs| defs.get(name)).ok_or_else(|| format!("refers to a missing `{name}`"))?;
-    match primitive(target, defs) {
-        Ok(Value::Object(object)) => Ok(object),
-        Ok(_) => Err(format!("refers to `{name}`, which is not an object schema")),
-        Err(why) => Err(format!("refers to `{name}`, which {why}")),
-    }
+    flattened(target, defs).map_err(|why| format!("refers to `{name}`, which {why}"))
 }
 
 /// The answer's `content`, decoded into `T`.

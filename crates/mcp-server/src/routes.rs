@@ -465,24 +465,11 @@ fn prompt_arguments<A: schemars::JsonSchema>() -> Result<Vec<PromptArgument>, St
     let schema = ObjectSchema::for_type::<A>().map_err(|e| e.to_string())?.to_value();
     let required: Vec<&str> =
         schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
-    let defs = schema.get("$defs");
+    let defs = schema.get("$defs").and_then(Value::as_object);
     let mut arguments = Vec::new();
     for (name, property) in schema.get("properties").and_then(Value::as_object).into_iter().flatten() {
-        let resolved = property
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix("#/$defs/"))
-            .and_then(|def| defs?.get(def))
-            .unwrap_or(property);
-        let is_string = |t: &Value| t.as_str() == Some("string");
-        let string = match resolved.get("type") {
-            Some(Value::Array(types)) => {
-                types.iter().any(is_string) && types.iter().all(|t| is_string(t) || t == "null")
-            }
-            Some(t) => is_string(t),
-            None => false,
-        };
-        if !string {
+        let flattened = crate::elicitation::flattened(property, defs).unwrap_or_default();
+        if flattened.get("type").and_then(Value::as_str) != Some("string") {
             return Err(format!(
                 "the argument `{name}` of `{}` is not a string (prompt arguments are strings on the wire)",
                 std::any::type_name::<A>()
@@ -650,6 +637,26 @@ mod tests {
         let route = PromptRoute::new("count", |_: Context, args: Count| async move { Ok(args.n.to_string()) });
         let error = route.schema_error.expect("a number is not a prompt argument");
         assert!(error.contains("the argument `n`") && error.contains("not a string"), "{error}");
+        // An optional enum of strings is a string argument too (its schema is a `$ref` in `anyOf` with `null`).
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        enum Tone {
+            Formal,
+            Casual,
+        }
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Letter {
+            /// How it should sound.
+            tone: Option<Tone>,
+        }
+        let route = PromptRoute::new("letter", |_: Context, _: Letter| async move { Ok(String::new()) });
+        assert!(route.schema_error.is_none(), "{:?}", route.schema_error);
+        let arguments = serde_json::to_value(&route.prompt().arguments).unwrap();
+        assert_eq!(
+            arguments,
+            serde_json::json!([{ "name": "tone", "description": "How it should sound.", "required": false }])
+        );
     }
 
     #[test]
