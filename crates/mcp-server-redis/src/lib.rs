@@ -412,7 +412,8 @@ fn millis(duration: Duration) -> u64 {
 }
 
 /// Legacy HTTP sessions in Redis: `PREFIXsession:ID` holds the [`SessionRecord`] as JSON and
-/// expires after the session's idle time; each use (`GETEX`) starts it again.
+/// expires after the session's idle time; each use (`GETEX`, or `PEXPIRE` where the record is
+/// not needed) starts it again.
 #[derive(Clone, Debug)]
 pub struct RedisSessionStore(Redis);
 
@@ -441,5 +442,14 @@ impl SessionStore for RedisSessionStore {
 
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
         Box::pin(async move { self.0.query::<()>(SESSIONS, redis::cmd("DEL").arg(self.0.key("session", id))).await })
+    }
+
+    /// `PEXPIRE`: the record is neither sent nor decoded.
+    fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let mut expire = redis::cmd("PEXPIRE");
+            expire.arg(self.0.key("session", id)).arg(millis(idle));
+            Ok(self.0.query::<i64>(SESSIONS, &expire).await? == 1)
+        })
     }
 }

@@ -172,3 +172,69 @@ async fn with_redis_down_a_session_request_fails_with_a_clear_error_and_works_ag
         client.request(&instance.url, 3, "tools/call", json!({ "name": "plain", "arguments": {} })).await;
     assert_eq!(response(&messages, 3)["result"]["content"][0]["text"], "plain", "{messages:?}");
 }
+
+/// The store's own contract: `touch` says whether a record is there and starts its idle time
+/// again, without changing the record.
+async fn session_store_contract(store: Arc<dyn SessionStore>) {
+    let record: mcp_server::SessionRecord = serde_json::from_value(json!({
+        "principal": "",
+        "protocol_version": LEGACY,
+        "initialized": true,
+        "client_capabilities": {},
+        "client_info": null,
+        "log_level": null,
+        "subscriptions": [],
+    }))
+    .unwrap();
+    let (short, long) = (Duration::from_millis(300), Duration::from_secs(30));
+    assert!(!store.touch("unknown", long).await.unwrap(), "an unknown id is not there");
+    store.save("kept", &record, short).await.unwrap();
+    store.save("left", &record, short).await.unwrap();
+    assert!(store.touch("kept", long).await.unwrap());
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(store.touch("kept", long).await.unwrap(), "touch started the idle time again, with its own length");
+    assert_eq!(store.load("kept", long).await.unwrap(), Some(record), "touch leaves the record as it was");
+    assert!(!store.touch("left", long).await.unwrap(), "an idle record is gone");
+    store.remove("kept").await.unwrap();
+    assert!(!store.touch("kept", long).await.unwrap(), "a removed record is gone");
+}
+
+#[tokio::test]
+async fn session_store_contract_in_memory() {
+    session_store_contract(Arc::new(InMemorySessionStore::new())).await;
+}
+
+#[tokio::test]
+async fn session_store_contract_on_redis() {
+    let server = RedisServer::start();
+    session_store_contract(Arc::new(Redis::open(&server.url()).unwrap().session_store())).await;
+}
+
+/// A session one instance holds (it served a request of it) is gone there too once another
+/// instance ended it: the holder asks the store on every request.
+async fn a_session_ended_elsewhere_is_gone_where_it_was_held(store: Arc<dyn SessionStore>) {
+    let build = || builder().session_store(Arc::clone(&store)).build().unwrap();
+    let (one, two) = (Instance::start(build()).await, Instance::start(build()).await);
+    let mut client = Legacy::new();
+    let init = json!({ "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": { "name": "c", "version": "1" } });
+    assert_eq!(client.request(&one.url, 1, "initialize", init).await.0, 200);
+    let plain = json!({ "name": "plain", "arguments": {} });
+    let (status, messages) = client.request(&two.url, 2, "tools/call", plain.clone()).await;
+    assert_eq!((status, &response(&messages, 2)["result"]["content"][0]["text"]), (200, &json!("plain")));
+    let deleted = client.http.delete(&one.url).header("mcp-session-id", client.session.clone().unwrap()).send();
+    assert_eq!(deleted.await.unwrap().status().as_u16(), 200);
+    let (status, messages) = client.request(&two.url, 3, "tools/call", plain).await;
+    assert_eq!(status, 404, "{messages:?}");
+}
+
+#[tokio::test]
+async fn a_session_ended_elsewhere_is_gone_where_it_was_held_in_memory() {
+    a_session_ended_elsewhere_is_gone_where_it_was_held(Arc::new(InMemorySessionStore::new())).await;
+}
+
+#[tokio::test]
+async fn a_session_ended_elsewhere_is_gone_where_it_was_held_on_redis() {
+    let server = RedisServer::start();
+    let store = Redis::open(&server.url()).unwrap().session_store();
+    a_session_ended_elsewhere_is_gone_where_it_was_held(Arc::new(store)).await;
+}

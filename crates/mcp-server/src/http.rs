@@ -515,9 +515,9 @@ async fn post(
     };
     // What the session was before this message: a change is saved for the other instances
     // before the answer goes out.
-    let stored = session_id.filter(|_| logs.is_some()).map(|id| (id, session.record()));
-    let persist = async |session: &Session| match stored.as_ref() {
-        Some((id, before)) => shared.persist(id, session, before.as_ref()).await,
+    let stored = session_id.filter(|_| logs.is_some()).map(|id| (id, session.revision()));
+    let persist = async |session: &Session| match stored {
+        Some((id, before)) => shared.persist(id, session, before).await,
         None => Ok(()),
     };
     let Some(mut reply) = shared.server.handle_bytes(&session, &bytes, Some(&mirrors)) else {
@@ -776,29 +776,34 @@ impl Shared {
     /// The session `id`, from this instance or, opened on another, from the session store
     /// (every use restarts its idle time there). `None`: unknown, ended or idle too long.
     async fn resolve(&self, id: &str) -> Result<Option<(Arc<Session>, Arc<Mutex<Logs>>)>, StoreError> {
-        let Some(record) = self.server.session_store().load(id, self.config.session_idle).await? else {
+        let store = self.server.session_store();
+        let ended_elsewhere = || {
             // Ended elsewhere (DELETE on another instance, eviction): so it is here.
             if let Some(entry) = self.sessions.lock().expect("not poisoned").remove(id) {
                 entry.session.close();
             }
-            return Ok(None);
+            Ok(None)
         };
+        // Held here: the store is only asked whether it still has the session.
         if let Some(found) = self.session(id) {
-            return Ok(Some(found));
+            return if store.touch(id, self.config.session_idle).await? { Ok(Some(found)) } else { ended_elsewhere() };
         }
+        let Some(record) = store.load(id, self.config.session_idle).await? else { return ended_elsewhere() };
         // Opened on another instance: held here too, whatever this client's share.
         let evicted = self.keep(id.to_owned(), Session::restore(record), ClientKey::Unknown, false).unwrap_or_default();
         self.forget(evicted).await;
         Ok(self.session(id))
     }
 
-    /// Saves the session's record if this message changed it.
-    async fn persist(&self, id: &str, session: &Session, before: Option<&SessionRecord>) -> Result<(), StoreError> {
+    /// Saves the session's record if this message changed it (`before` is the session's
+    /// [`Session::revision`] when the message came).
+    async fn persist(&self, id: &str, session: &Session, before: u64) -> Result<(), StoreError> {
+        if session.revision() == before {
+            return Ok(());
+        }
         match session.record() {
-            Some(after) if Some(&after) != before => {
-                self.server.session_store().save(id, &after, self.config.session_idle).await
-            }
-            _ => Ok(()),
+            Some(after) => self.server.session_store().save(id, &after, self.config.session_idle).await,
+            None => Ok(()),
         }
     }
 

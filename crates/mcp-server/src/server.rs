@@ -751,7 +751,7 @@ impl Server {
             // A body with modern `_meta` is modern whatever the header says (a mismatch is -32020).
             Some(version) => LEGACY_VERSIONS.contains(&version) && !has_modern_meta,
             // A legacy client may `ping` before `initialize`; a modern request always has `_meta`.
-            None => !has_modern_meta && (matches!(method, "initialize" | "ping") || session.legacy().version.is_some()),
+            None => !has_modern_meta && (matches!(method, "initialize" | "ping") || session.is_initialized_legacy()),
         };
         if legacy {
             return self.legacy(session, id, method, params);
@@ -1020,7 +1020,7 @@ impl Server {
     }
 
     fn initialize(&self, session: &Arc<Session>, id: &RequestId, params: Option<Value>) -> Outgoing {
-        if session.legacy().version.is_some() {
+        if session.is_initialized_legacy() {
             return Outgoing::error(Some(id), &ErrorObject::invalid_request("This session is already initialized"));
         }
         match serde_json::from_value(params.unwrap_or_default()) {
@@ -1039,7 +1039,7 @@ impl Server {
         id: &RequestId,
         params: mcp_types::v2025_11_25::InitializeRequestParams,
     ) -> Outgoing {
-        if session.legacy().version.is_some() {
+        if session.is_initialized_legacy() {
             return Outgoing::error(Some(id), &ErrorObject::invalid_request("This session is already initialized"));
         }
         let requested = params.protocol_version.as_str();
@@ -1601,7 +1601,7 @@ impl Server {
         futures::stream::unfold((changes, session), |(mut changes, session)| async move {
             loop {
                 let change = changes.next().await?;
-                if session.legacy().version.is_none() {
+                if !session.is_initialized_legacy() {
                     continue;
                 }
                 let params = match &change {

@@ -8,7 +8,7 @@
 //! started it.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,6 +28,8 @@ type Pending = HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>;
 pub struct Session {
     principal: Principal,
     legacy: Mutex<Legacy>,
+    /// How many times `legacy` changed: a transport saves the record only when this moved.
+    revision: AtomicU64,
     pending: Mutex<Pending>,
     next_id: AtomicI64,
     in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
@@ -82,6 +84,12 @@ pub trait SessionStore: Send + Sync + 'static {
 
     /// Forgets the session.
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
+
+    /// Whether the session is still stored; starts `idle` again. The transport asks this on every
+    /// request of a session it already holds, so a store should answer without reading the record.
+    fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, bool> {
+        Box::pin(async move { Ok(self.load(id, idle).await?.is_some()) })
+    }
 }
 
 /// The default [`SessionStore`]: this process's memory. An idle session is dropped when
@@ -148,6 +156,23 @@ impl SessionStore for InMemorySessionStore {
         self.0.lock().expect("not poisoned").by_id.remove(id);
         Box::pin(std::future::ready(Ok(())))
     }
+
+    fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, bool> {
+        let sessions = &mut self.0.lock().expect("not poisoned").by_id;
+        let now = Instant::now();
+        let found = match sessions.get_mut(id) {
+            Some((_, expires)) if *expires <= now => {
+                sessions.remove(id);
+                false
+            }
+            Some((_, expires)) => {
+                *expires = now + idle;
+                true
+            }
+            None => false,
+        };
+        Box::pin(std::future::ready(Ok(found)))
+    }
 }
 
 impl Session {
@@ -211,8 +236,20 @@ impl Session {
         self.legacy.lock().expect("not poisoned").clone()
     }
 
+    /// Reads the legacy state without copying all of it.
+    pub(crate) fn read_legacy<R>(&self, read: impl FnOnce(&Legacy) -> R) -> R {
+        read(&self.legacy.lock().expect("not poisoned"))
+    }
+
     pub(crate) fn update(&self, change: impl FnOnce(&mut Legacy)) {
         change(&mut self.legacy.lock().expect("not poisoned"));
+        self.revision.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Moves on every [`SessionRecord`] change (through `update`): compare two readings to know
+    /// whether the record must be saved again.
+    pub(crate) fn revision(&self) -> u64 {
+        self.revision.load(Ordering::Relaxed)
     }
 
     pub(crate) fn log_level(&self) -> Option<LoggingLevel> {

@@ -204,16 +204,17 @@ impl Server {
             legacy::ClientRequest::Ping(_) => return empty(),
             request => request,
         };
-        let state = session.legacy();
-        let Some(version) = state.version else {
+        let state = session
+            .read_legacy(|l| l.version.clone().map(|v| (v, l.client_capabilities.clone(), l.client_info.clone())));
+        let Some((version, client_capabilities, client_info)) = state else {
             // Legacy HTTP: a request without a session SHOULD be a 400.
             let error =
                 ErrorObject::invalid_request(format!("{} before initialize: send initialize first", request.method()));
             return Typed::Done(Some(Reply::ready(Outgoing::error_as(Some(&id), &error, Disposition::BadRequest))));
         };
         let meta = |progress_token, extra| RequestMetaObject {
-            client_capabilities: state.client_capabilities.clone(),
-            client_info: state.client_info.clone(),
+            client_capabilities: client_capabilities.clone(),
+            client_info: client_info.clone(),
             log_level: None,
             protocol_version: version.clone(),
             progress_token,
