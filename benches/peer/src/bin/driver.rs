@@ -5,24 +5,29 @@
 //! 2025-11-25 sessions opened with `initialize`) and stdio (the same two eras) at 1, 16 and 64
 //! concurrent clients (HTTP) or requests in flight (stdio, one pipe). Every answer is checked
 //! (its id and the sum); anything else counts as an error. Server CPU comes from
-//! `/proc/<pid>/stat` (utime + stime) over the measured seconds, peak RSS from `VmHWM`.
+//! `/proc/<pid>/stat` (utime + stime) over the measured seconds, peak RSS from `VmHWM`; the
+//! client's own CPU per request is reported beside it.
+//!
+//! With `--rounds N` every cell runs N times, the SDKs back to back in each round; the table shows
+//! each SDK's median round and the ratio of every round. `--floor true` adds `floor`
+//! (`src/bin/floor.rs`), a server with no SDK and no runtime: what this machine allows at all.
 //!
 //! ```text
 //! driver [--seconds 5] [--warmup 1] [--clients 1,16,64] [--sessions 10000] [--session-clients 16]
 //!        [--cells http-modern,http-legacy,stdio-modern,stdio-legacy,sessions]
+//!        [--rounds 1] [--floor false] [--http-client raw|reqwest]
 //! ```
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, Command};
-use tokio::sync::{mpsc, oneshot};
 
 const MODERN: &str = "2026-07-28";
 const LEGACY: &str = "2025-11-25";
@@ -33,6 +38,8 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 enum Sdk {
     Ours,
     Rmcp,
+    /// `src/bin/floor.rs`: no SDK at all, the yardstick of `--floor`.
+    Floor,
 }
 
 impl Sdk {
@@ -41,6 +48,7 @@ impl Sdk {
         dir.join(match self {
             Sdk::Ours => "ours",
             Sdk::Rmcp => "rmcp",
+            Sdk::Floor => "floor",
         })
     }
 }
@@ -64,6 +72,17 @@ struct Args {
     sessions: usize,
     session_clients: usize,
     cells: Vec<String>,
+    http_client: HttpClient,
+    floor: bool,
+    rounds: usize,
+}
+
+/// How the HTTP cells send their calls: `raw` (default) writes and reads HTTP/1.1 by hand on one
+/// keep-alive connection per client; `reqwest` goes through reqwest, as figures before 2026-11-25 did.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum HttpClient {
+    Raw,
+    Reqwest,
 }
 
 fn args() -> Args {
@@ -74,6 +93,9 @@ fn args() -> Args {
         sessions: 10_000,
         session_clients: 16,
         cells: ["http-modern", "http-legacy", "stdio-modern", "stdio-legacy", "sessions"].map(String::from).to_vec(),
+        http_client: HttpClient::Raw,
+        floor: false,
+        rounds: 1,
     };
     let given: Vec<String> = std::env::args().skip(1).collect();
     let mut given = given.iter();
@@ -87,6 +109,15 @@ fn args() -> Args {
             "--sessions" => args.sessions = value.parse().expect("--sessions: a number"),
             "--session-clients" => args.session_clients = value.parse().expect("--session-clients: a number"),
             "--cells" => args.cells = list().map(String::from).collect(),
+            "--rounds" => args.rounds = value.parse::<usize>().expect("--rounds: a number").max(1),
+            "--floor" => args.floor = value.parse().expect("--floor: true or false"),
+            "--http-client" => {
+                args.http_client = match value.as_str() {
+                    "raw" => HttpClient::Raw,
+                    "reqwest" => HttpClient::Reqwest,
+                    _ => panic!("--http-client: raw or reqwest"),
+                }
+            }
             _ => panic!("unknown flag {flag}; see the top of benches/peer/src/bin/driver.rs"),
         }
     }
@@ -126,13 +157,7 @@ impl Server {
 
     /// Seconds of CPU (user + system) the server has used so far.
     fn cpu_seconds(&self) -> f64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).expect("/proc/<pid>/stat");
-        // The fields after the command name (which may hold spaces) start with the state (field 3).
-        let fields: Vec<&str> = stat[stat.rfind(')').expect("a command name") + 2..].split(' ').collect();
-        let ticks: u64 = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
-        // SAFETY: sysconf has no preconditions.
-        let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-        ticks as f64 / per_second
+        cpu_seconds(self.pid)
     }
 
     /// A `Vm*` line of `/proc/<pid>/status`, in bytes.
@@ -148,6 +173,17 @@ impl Server {
             let _ = self.child.kill().await;
         }
     }
+}
+
+/// Seconds of CPU (user + system) process `pid` has used so far.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid)).expect("/proc/<pid>/stat");
+    // The fields after the command name (which may hold spaces) start with the state (field 3).
+    let fields: Vec<&str> = stat[stat.rfind(')').expect("a command name") + 2..].split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+    // SAFETY: sysconf has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    ticks as f64 / per_second
 }
 
 // ------------------------------------------------------------------ requests and answers
@@ -272,75 +308,256 @@ impl Http {
     }
 }
 
-/// One stdio server with requests matched to answers by id; writes are batched by one task.
+/// One keep-alive HTTP/1.1 connection written and read by hand, as wrk does. On a machine the
+/// client shares with the server, the client's own cost per request is part of every figure and
+/// dilutes the ratio between the servers; a bare connection keeps that cost small and the same
+/// for both. It reads `Content-Length` and chunked bodies and reconnects after `Connection: close`.
+struct RawConnection {
+    address: std::net::SocketAddr,
+    path: String,
+    stream: Option<tokio::net::TcpStream>,
+    request: Vec<u8>,
+    buffer: Vec<u8>,
+}
+
+struct RawResponse {
+    status: u16,
+    session: Option<String>,
+    sse: bool,
+    body: Vec<u8>,
+}
+
+impl RawConnection {
+    fn new(url: &str) -> RawConnection {
+        let rest = url.strip_prefix("http://").expect("an http:// URL");
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let address = authority.parse().expect("a loopback IP:port");
+        RawConnection { address, path: path.to_owned(), stream: None, request: Vec::new(), buffer: Vec::new() }
+    }
+
+    async fn post(&mut self, body: &str, headers: &[(&str, &str)]) -> Result<RawResponse, String> {
+        use std::io::Write as _;
+        use tokio::io::AsyncReadExt as _;
+        let request = &mut self.request;
+        request.clear();
+        write!(
+            request,
+            "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+            self.path,
+            self.address,
+            body.len()
+        )
+        .expect("a Vec");
+        for (name, value) in headers {
+            write!(request, "{name}: {value}\r\n").expect("a Vec");
+        }
+        request.extend_from_slice(b"\r\n");
+        request.extend_from_slice(body.as_bytes());
+        if self.stream.is_none() {
+            let stream = tokio::net::TcpStream::connect(self.address).await.map_err(|e| format!("connect: {e}"))?;
+            stream.set_nodelay(true).map_err(|e| e.to_string())?;
+            self.stream = Some(stream);
+            self.buffer.clear();
+        }
+        let stream = self.stream.as_mut().expect("connected above");
+        if let Err(error) = stream.write_all(&self.request).await {
+            self.stream = None;
+            return Err(format!("write: {error}"));
+        }
+        loop {
+            match parse_response(&self.buffer) {
+                Ok(Some((response, used, close))) => {
+                    self.buffer.drain(..used);
+                    if close {
+                        self.stream = None;
+                    }
+                    return Ok(response);
+                }
+                Ok(None) => {}
+                Err(error) => {
+                    self.stream = None;
+                    return Err(error);
+                }
+            }
+            let stream = self.stream.as_mut().expect("still connected");
+            self.buffer.reserve(4096);
+            match stream.read_buf(&mut self.buffer).await {
+                Ok(0) => {
+                    self.stream = None;
+                    return Err("the server closed the connection before answering".to_owned());
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    self.stream = None;
+                    return Err(format!("read: {error}"));
+                }
+            }
+        }
+    }
+}
+
+/// A whole response at the start of `bytes`, the bytes it took and whether the server closes the
+/// connection after it; `None` while it is incomplete.
+fn parse_response(bytes: &[u8]) -> Result<Option<(RawResponse, usize, bool)>, String> {
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut head = httparse::Response::new(&mut headers);
+    let head_length = match head.parse(bytes).map_err(|e| format!("bad response head: {e}"))? {
+        httparse::Status::Complete(length) => length,
+        httparse::Status::Partial => return Ok(None),
+    };
+    let (mut length, mut chunked, mut close, mut session, mut sse) = (None, false, false, None, false);
+    for header in head.headers.iter() {
+        let value = std::str::from_utf8(header.value).map_err(|e| e.to_string())?;
+        match header.name.to_ascii_lowercase().as_str() {
+            "content-length" => length = Some(value.trim().parse::<usize>().map_err(|e| e.to_string())?),
+            "transfer-encoding" => chunked = value.to_ascii_lowercase().contains("chunked"),
+            "connection" => close = value.eq_ignore_ascii_case("close"),
+            "mcp-session-id" => session = Some(value.to_owned()),
+            "content-type" => sse = value.starts_with("text/event-stream"),
+            _ => {}
+        }
+    }
+    let status = head.code.expect("a complete head has a status");
+    let rest = &bytes[head_length..];
+    let (body, used) = if chunked {
+        match dechunk(rest)? {
+            Some((body, used)) => (body, used),
+            None => return Ok(None),
+        }
+    } else {
+        let length = length.unwrap_or(0);
+        if rest.len() < length {
+            return Ok(None);
+        }
+        (rest[..length].to_vec(), length)
+    };
+    Ok(Some((RawResponse { status, session, sse, body }, head_length + used, close)))
+}
+
+/// A chunked body at the start of `bytes` and the bytes it took (trailers are not expected).
+fn dechunk(mut bytes: &[u8]) -> Result<Option<(Vec<u8>, usize)>, String> {
+    let total = bytes.len();
+    let mut body = Vec::new();
+    loop {
+        let Some(end) = bytes.windows(2).position(|w| w == b"\r\n") else { return Ok(None) };
+        let size = std::str::from_utf8(&bytes[..end]).map_err(|e| e.to_string())?;
+        let size = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16)
+            .map_err(|e| format!("bad chunk size {size:?}: {e}"))?;
+        let data = &bytes[end + 2..];
+        if data.len() < size + 2 {
+            return Ok(None);
+        }
+        body.extend_from_slice(&data[..size]);
+        bytes = &data[size + 2..];
+        if size == 0 {
+            return Ok(Some((body, total - bytes.len())));
+        }
+    }
+}
+
+/// One stdio server driven in a closed loop by a single task: `in_flight` requests are written,
+/// and each answer read (and checked) is replaced by a new request, written together with the
+/// others whose answers were already buffered. No channel or task stands between the pipe and
+/// the bookkeeping, so the client's cost per request stays small and the same for both servers.
 struct Pipe {
-    lines: mpsc::Sender<String>,
-    waiting: Arc<Mutex<HashMap<i64, oneshot::Sender<Value>>>>,
+    stdin: tokio::process::ChildStdin,
+    stdout: BufReader<tokio::process::ChildStdout>,
 }
 
 impl Pipe {
-    fn start(sdk: Sdk) -> (Server, Arc<Pipe>) {
+    fn start(sdk: Sdk) -> (Server, Pipe) {
         let mut child = Server::command(sdk, Transport::Stdio, None).spawn().expect("start the server");
         let pid = child.id().expect("running");
-        let mut stdin = child.stdin.take().expect("piped");
-        let stdout = child.stdout.take().expect("piped");
-        let waiting: Arc<Mutex<HashMap<i64, oneshot::Sender<Value>>>> = Default::default();
-        let readers = Arc::clone(&waiting);
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stdout).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                let Ok(message) = serde_json::from_str::<Value>(&line) else { continue };
-                let Some(id) = message.get("id").and_then(Value::as_i64) else { continue };
-                if let Some(waiter) = readers.lock().expect("lock").remove(&id) {
-                    let _ = waiter.send(message);
-                }
-            }
-        });
-        let (lines, mut outbox) = mpsc::channel::<String>(1024);
-        tokio::spawn(async move {
-            let mut batch = Vec::new();
-            while let Some(line) = outbox.recv().await {
-                batch.clear();
-                batch.extend_from_slice(line.as_bytes());
-                batch.push(b'\n');
-                while let Ok(line) = outbox.try_recv() {
-                    batch.extend_from_slice(line.as_bytes());
-                    batch.push(b'\n');
-                }
-                if stdin.write_all(&batch).await.is_err() || stdin.flush().await.is_err() {
-                    return;
-                }
-            }
-        });
-        // The server's stdin closes when `lines` (the writer task's inbox) is dropped.
-        (Server { child, pid }, Arc::new(Pipe { lines, waiting }))
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        (Server { child, pid }, Pipe { stdin, stdout })
     }
 
-    async fn ask(&self, id: i64, line: String) -> Result<Value, String> {
-        let (tx, rx) = oneshot::channel();
-        self.waiting.lock().expect("lock").insert(id, tx);
-        self.lines.send(line).await.map_err(|_| "the server's stdin is closed".to_owned())?;
-        match tokio::time::timeout(REQUEST_TIMEOUT, rx).await {
-            Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(_)) => Err("the server closed stdout".to_owned()),
-            Err(_) => {
-                self.waiting.lock().expect("lock").remove(&id);
-                Err("timed out".to_owned())
+    /// The next message with an id, skipping notifications.
+    async fn answer(&mut self, line: &mut String) -> Result<Value, String> {
+        loop {
+            line.clear();
+            let read = tokio::time::timeout(REQUEST_TIMEOUT, self.stdout.read_line(line))
+                .await
+                .map_err(|_| format!("no answer within {REQUEST_TIMEOUT:?}"))?
+                .map_err(|e| e.to_string())?;
+            if read == 0 {
+                return Err("the server closed stdout".to_owned());
+            }
+            let Ok(message) = serde_json::from_str::<Value>(line) else { continue };
+            if message.get("id").is_some() {
+                return Ok(message);
             }
         }
     }
 
-    async fn call(&self, era: Era, id: i64) -> Result<(), String> {
-        let answer = self.ask(id, call_body(era, id)).await?;
-        check(id, &answer)
-    }
-
-    async fn initialize(&self) -> Result<(), String> {
-        let answer = self.ask(0, INITIALIZE.to_owned()).await?;
+    async fn initialize(&mut self) -> Result<(), String> {
+        let mut line = String::new();
+        self.stdin.write_all(format!("{INITIALIZE}\n").as_bytes()).await.map_err(|e| e.to_string())?;
+        let answer = self.answer(&mut line).await?;
         if answer["result"]["protocolVersion"].as_str() != Some(LEGACY) {
             return Err(format!("initialize: {answer}"));
         }
-        self.lines.send(INITIALIZED.to_owned()).await.map_err(|_| "stdin closed".to_owned())
+        self.stdin.write_all(format!("{INITIALIZED}\n").as_bytes()).await.map_err(|e| e.to_string())
+    }
+
+    /// Keeps `in_flight` calls outstanding for `duration`, then waits for the last answers.
+    async fn load(&mut self, era: Era, in_flight: usize, duration: Duration, ids: &AtomicI64) -> Load {
+        let mut load = Load::default();
+        let start = Instant::now();
+        let end = start + duration;
+        let mut sent: HashMap<i64, Instant> = HashMap::with_capacity(in_flight);
+        let (mut batch, mut line) = (Vec::new(), String::new());
+        let send = |batch: &mut Vec<u8>, sent: &mut HashMap<i64, Instant>| {
+            let id = ids.fetch_add(1, Ordering::Relaxed);
+            batch.extend_from_slice(call_body(era, id).as_bytes());
+            batch.push(b'\n');
+            sent.insert(id, Instant::now());
+        };
+        for _ in 0..in_flight {
+            send(&mut batch, &mut sent);
+        }
+        while !sent.is_empty() {
+            // Write what is ready once no whole answer is left in the buffer.
+            if !batch.is_empty() && !self.stdout.buffer().contains(&b'\n') {
+                if let Err(error) = self.stdin.write_all(&batch).await {
+                    load.errors += sent.len();
+                    load.first_error.get_or_insert(format!("write: {error}"));
+                    break;
+                }
+                batch.clear();
+            }
+            let answer = match self.answer(&mut line).await {
+                Ok(answer) => answer,
+                Err(error) => {
+                    load.errors += sent.len();
+                    load.first_error.get_or_insert(error);
+                    break;
+                }
+            };
+            let Some((id, at)) = answer["id"].as_i64().and_then(|id| sent.remove_entry(&id)) else {
+                load.errors += 1;
+                load.first_error.get_or_insert(format!("an answer to no request in flight: {answer}"));
+                continue;
+            };
+            match check(id, &answer) {
+                Ok(()) => {
+                    load.ok += 1;
+                    load.latencies_us.push(at.elapsed().as_micros().min(u32::MAX as u128) as u32);
+                }
+                Err(error) => {
+                    load.errors += 1;
+                    load.first_error.get_or_insert(error);
+                }
+            }
+            if Instant::now() < end {
+                send(&mut batch, &mut sent);
+            }
+        }
+        load.elapsed = start.elapsed();
+        load.latencies_us.sort_unstable();
+        load
     }
 }
 
@@ -401,7 +618,16 @@ where
         .collect();
     let mut total = Load::default();
     for task in tasks {
-        let part = task.await.expect("a load task");
+        // The raw HTTP client has no timer per request (it would cost the client a timer
+        // registration each time); a client still waiting this long after the end is an error.
+        let abort = task.abort_handle();
+        let Ok(part) = tokio::time::timeout(duration + REQUEST_TIMEOUT, task).await else {
+            abort.abort();
+            total.errors += 1;
+            total.first_error.get_or_insert(format!("a request got no answer within {REQUEST_TIMEOUT:?}"));
+            continue;
+        };
+        let part = part.expect("a load task");
         total.ok += part.ok;
         total.errors += part.errors;
         total.first_error = total.first_error.or(part.first_error);
@@ -415,26 +641,27 @@ where
 struct Cell {
     load: Load,
     cpu_us_per_request: f64,
+    client_cpu_us_per_request: f64,
     peak_rss: u64,
 }
 
-/// Warm-up, then the measured seconds with the server's CPU read on either side.
-async fn measure<F, Fut>(server: &Server, clients: usize, args: &Args, request: F) -> Cell
-where
-    F: Fn(usize, i64) -> Fut + Clone + Send + 'static,
-    Fut: Future<Output = Result<(), String>> + Send + 'static,
-{
-    let ids = Arc::new(AtomicI64::new(1));
-    load(clients, Duration::from_secs_f64(args.warmup), &ids, request.clone()).await;
-    let cpu = server.cpu_seconds();
-    let load = load(clients, Duration::from_secs_f64(args.seconds), &ids, request).await;
-    let cpu = server.cpu_seconds() - cpu;
-    Cell { cpu_us_per_request: cpu * 1e6 / load.ok.max(1) as f64, peak_rss: server.memory("VmHWM:"), load }
+/// Warm-up, then the measured seconds with the server's and the client's CPU read on either side.
+async fn measure(server: &Server, args: &Args, mut run: impl AsyncFnMut(Duration) -> Load) -> Cell {
+    run(Duration::from_secs_f64(args.warmup)).await;
+    let (cpu, client_cpu) = (server.cpu_seconds(), cpu_seconds(std::process::id()));
+    let load = run(Duration::from_secs_f64(args.seconds)).await;
+    let answered = load.ok.max(1) as f64;
+    Cell {
+        cpu_us_per_request: (server.cpu_seconds() - cpu) * 1e6 / answered,
+        client_cpu_us_per_request: (cpu_seconds(std::process::id()) - client_cpu) * 1e6 / answered,
+        peak_rss: server.memory("VmHWM:"),
+        load,
+    }
 }
 
 async fn http_cell(sdk: Sdk, era: Era, clients: usize, args: &Args) -> Cell {
     let (server, url) = Server::http(sdk, None).await;
-    let http = Arc::new(Http::new(url));
+    let http = Arc::new(Http::new(url.clone()));
     let mut sessions = Vec::new();
     if era == Era::Legacy {
         for _ in 0..clients {
@@ -442,26 +669,73 @@ async fn http_cell(sdk: Sdk, era: Era, clients: usize, args: &Args) -> Cell {
         }
     }
     let sessions = Arc::new(sessions);
-    let cell = measure(&server, clients, args, move |client, id| {
-        let (http, sessions) = (Arc::clone(&http), Arc::clone(&sessions));
-        async move { http.call(era, sessions.get(client).map(String::as_str), id).await }
-    })
-    .await;
+    let ids = Arc::new(AtomicI64::new(1));
+    let cell = match args.http_client {
+        HttpClient::Raw => {
+            let connections: Arc<Vec<_>> =
+                Arc::new((0..clients).map(|_| tokio::sync::Mutex::new(RawConnection::new(&url))).collect());
+            measure(&server, args, async |duration| {
+                load(clients, duration, &ids, {
+                    let (connections, sessions) = (Arc::clone(&connections), Arc::clone(&sessions));
+                    move |client, id| {
+                        let (connections, sessions) = (Arc::clone(&connections), Arc::clone(&sessions));
+                        async move {
+                            let mut connection = connections[client].lock().await;
+                            raw_call(&mut connection, era, sessions.get(client).map(String::as_str), id).await
+                        }
+                    }
+                })
+                .await
+            })
+            .await
+        }
+        HttpClient::Reqwest => {
+            measure(&server, args, async |duration| {
+                load(clients, duration, &ids, {
+                    let (http, sessions) = (Arc::clone(&http), Arc::clone(&sessions));
+                    move |client, id| {
+                        let (http, sessions) = (Arc::clone(&http), Arc::clone(&sessions));
+                        async move { http.call(era, sessions.get(client).map(String::as_str), id).await }
+                    }
+                })
+                .await
+            })
+            .await
+        }
+    };
     server.stop().await;
     cell
 }
 
-async fn stdio_cell(sdk: Sdk, era: Era, clients: usize, args: &Args) -> Cell {
-    let (server, pipe) = Pipe::start(sdk);
+/// One `tools/call add` on a raw connection, checked.
+async fn raw_call(connection: &mut RawConnection, era: Era, session: Option<&str>, id: i64) -> Result<(), String> {
+    let body = call_body(era, id);
+    let response = match era {
+        Era::Modern => {
+            let headers = [("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/call"), ("Mcp-Name", "add")];
+            connection.post(&body, &headers).await?
+        }
+        Era::Legacy => {
+            let session = session.expect("a legacy call has a session");
+            connection.post(&body, &[("MCP-Protocol-Version", LEGACY), ("Mcp-Session-Id", session)]).await?
+        }
+    };
+    let answer = response_in(&response.body, response.sse)?;
+    if !(200..300).contains(&response.status) {
+        return Err(format!("HTTP {}: {answer}", response.status));
+    }
+    debug_assert!(response.session.is_none() || era == Era::Legacy);
+    check(id, &answer)
+}
+
+async fn stdio_cell(sdk: Sdk, era: Era, in_flight: usize, args: &Args) -> Cell {
+    let (server, mut pipe) = Pipe::start(sdk);
     if era == Era::Legacy {
         pipe.initialize().await.unwrap_or_else(|e| panic!("{sdk:?}: {e}"));
     }
-    let requests = Arc::clone(&pipe);
-    let cell = measure(&server, clients, args, move |_, id| {
-        let pipe = Arc::clone(&requests);
-        async move { pipe.call(era, id).await }
-    })
-    .await;
+    let ids = AtomicI64::new(1);
+    let cell = measure(&server, args, async |duration| pipe.load(era, in_flight, duration, &ids).await).await;
+    // The server's stdin closes with the pipe.
     drop(pipe);
     server.stop().await;
     cell
@@ -562,8 +836,8 @@ async fn main() {
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     println!(
         "peer benchmark: `add` on mcp-server (ours) and rmcp 3.11.0, {} s per cell after {} s warm-up, {cpus} CPUs; \
-         client and server share the machine.\n",
-        args.seconds, args.warmup
+         client and server share the machine; HTTP client: {:?}.\n",
+        args.seconds, args.warmup, args.http_client
     );
     let mut rows = Vec::new();
     let mut notes = Vec::new();
@@ -577,32 +851,51 @@ async fn main() {
             continue;
         }
         for &clients in &args.clients {
-            let mut cells = Vec::new();
-            // The two SDKs run back to back, so that they see the same machine.
-            for sdk in [Sdk::Ours, Sdk::Rmcp] {
-                let cell = match transport {
-                    Transport::Http => http_cell(sdk, era, clients, &args).await,
-                    Transport::Stdio => stdio_cell(sdk, era, clients, &args).await,
-                };
-                if let Some(error) = &cell.load.first_error {
-                    notes.push(format!("{name} ×{clients} {sdk:?}: {} errors, first: {error}", cell.load.errors));
+            let sdks: Vec<Sdk> =
+                [Sdk::Ours, Sdk::Rmcp, Sdk::Floor].into_iter().filter(|&s| s != Sdk::Floor || args.floor).collect();
+            let mut runs: Vec<Vec<Cell>> = sdks.iter().map(|_| Vec::new()).collect();
+            // The SDKs run back to back in each round, so that a pair sees the same machine.
+            for _ in 0..args.rounds {
+                for (sdk, runs) in sdks.iter().zip(&mut runs) {
+                    let cell = match transport {
+                        Transport::Http => http_cell(*sdk, era, clients, &args).await,
+                        Transport::Stdio => stdio_cell(*sdk, era, clients, &args).await,
+                    };
+                    if let Some(error) = &cell.load.first_error {
+                        notes.push(format!("{name} ×{clients} {sdk:?}: {} errors, first: {error}", cell.load.errors));
+                    }
+                    eprintln!("{name} x{clients} {sdk:?}: {:.0} req/s, {} errors", cell.load.rate(), cell.load.errors);
+                    runs.push(cell);
                 }
-                eprintln!("{name} x{clients} {sdk:?}: {:.0} req/s, {} errors", cell.load.rate(), cell.load.errors);
-                cells.push(cell);
             }
-            rows.push((name, clients, cells));
+            let per_round: Vec<String> =
+                runs[0].iter().zip(&runs[1]).map(|(o, r)| ratio(o.load.rate(), r.load.rate())).collect();
+            // Each SDK's median round by req/s stands for it.
+            let cells: Vec<Cell> = runs
+                .into_iter()
+                .map(|mut runs| {
+                    runs.sort_by(|a, b| a.load.rate().total_cmp(&b.load.rate()));
+                    runs.swap_remove(runs.len() / 2)
+                })
+                .collect();
+            rows.push((name, clients, cells, per_round.join(" ")));
         }
     }
     if !rows.is_empty() {
         println!(
             "| cell | clients | ours req/s | rmcp req/s | ours/rmcp | ours p50 µs | rmcp p50 µs | ours p99 µs | rmcp p99 µs | p99 ours/rmcp \
-             | ours CPU µs/req | rmcp CPU µs/req | CPU ours/rmcp | ours peak RSS | rmcp peak RSS | errors ours/rmcp |"
+             | ours CPU µs/req | rmcp CPU µs/req | CPU ours/rmcp | client CPU µs/req with ours/rmcp \
+             | ours peak RSS | rmcp peak RSS | errors ours/rmcp | ours/rmcp each round |{}",
+            if args.floor { " floor req/s | floor/rmcp | floor CPU µs/req |" } else { "" }
         );
-        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for (name, clients, cells) in &rows {
+        println!(
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|{}",
+            if args.floor { "---:|---:|---:|" } else { "" }
+        );
+        for (name, clients, cells, per_round) in &rows {
             let (o, r) = (&cells[0], &cells[1]);
-            println!(
-                "| {name} | {clients} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {} | {:.1} | {:.1} | {} | {} | {} | {}/{} |",
+            print!(
+                "| {name} | {clients} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {} | {:.1} | {:.1} | {} | {:.1}/{:.1} | {} | {} | {}/{} | {per_round} |{}",
                 o.load.rate(),
                 r.load.rate(),
                 ratio(o.load.rate(), r.load.rate()),
@@ -614,11 +907,22 @@ async fn main() {
                 o.cpu_us_per_request,
                 r.cpu_us_per_request,
                 ratio(o.cpu_us_per_request, r.cpu_us_per_request),
+                o.client_cpu_us_per_request,
+                r.client_cpu_us_per_request,
                 mib(o.peak_rss),
                 mib(r.peak_rss),
                 o.load.errors,
                 r.load.errors,
+                if cells.len() > 2 { "" } else { "\n" },
             );
+            if let Some(f) = cells.get(2) {
+                println!(
+                    " {:.0} | {} | {:.1} |",
+                    f.load.rate(),
+                    ratio(f.load.rate(), r.load.rate()),
+                    f.cpu_us_per_request
+                );
+            }
         }
     }
     if args.cells.iter().any(|c| c == "sessions") {

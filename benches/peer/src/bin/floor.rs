@@ -1,0 +1,110 @@
+//! The least an `add` server can cost on this machine: no SDK, no framework, no async runtime.
+//! A blocking thread per connection (or one loop on stdin) reads a request, takes the id and the
+//! two integers out of it with serde, and writes a fixed-shape answer. It speaks only what the
+//! driver sends (one POST per request with `Content-Length`, keep-alive; a legacy `initialize`)
+//! and checks nothing else, so it is a yardstick for the figures, not a server.
+//!
+//! `floor http` serves 127.0.0.1 (an ephemeral port, printed as the first line of stdout);
+//! `floor stdio` serves stdin and stdout.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+
+#[derive(serde::Deserialize)]
+struct Request {
+    id: Option<i64>,
+    method: String,
+    #[serde(default)]
+    params: Params,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct Params {
+    arguments: Option<Add>,
+}
+
+#[derive(serde::Deserialize)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+/// The answer to one message, or `None` for a notification.
+fn answer(message: &[u8]) -> Option<String> {
+    let request: Request = serde_json::from_slice(message).expect("the driver sends JSON-RPC");
+    let id = request.id?;
+    Some(match (request.method.as_str(), request.params.arguments) {
+        ("initialize", _) => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"capabilities":{{"tools":{{}}}},"protocolVersion":"2025-11-25","serverInfo":{{"name":"floor","version":"1"}}}}}}"#
+        ),
+        ("tools/call", Some(Add { a, b })) => {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{}"}}]}}}}"#, a + b)
+        }
+        (method, _) => panic!("the floor server answers only initialize and tools/call add, not {method}"),
+    })
+}
+
+fn serve_connection(stream: TcpStream) -> std::io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut writer = stream.try_clone()?;
+    let mut reader = BufReader::new(stream);
+    let (mut line, mut body, mut out) = (String::new(), Vec::new(), Vec::new());
+    loop {
+        let mut length = 0;
+        loop {
+            line.clear();
+            if reader.read_line(&mut line)? == 0 {
+                return Ok(());
+            }
+            if line == "\r\n" {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().expect("a Content-Length");
+            }
+        }
+        body.resize(length, 0);
+        reader.read_exact(&mut body)?;
+        out.clear();
+        match answer(&body) {
+            Some(json) => write!(
+                out,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: floor\r\ncontent-length: {}\r\n\r\n{json}",
+                json.len()
+            )?,
+            None => out.extend_from_slice(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n"),
+        }
+        writer.write_all(&out)?;
+    }
+}
+
+fn main() -> std::io::Result<()> {
+    match std::env::args().nth(1).as_deref() {
+        Some("http") => {
+            let listener = TcpListener::bind("127.0.0.1:0")?;
+            println!("http://{}/mcp", listener.local_addr()?);
+            for stream in listener.incoming() {
+                let stream = stream?;
+                std::thread::spawn(move || serve_connection(stream));
+            }
+            Ok(())
+        }
+        Some("stdio") => {
+            let (stdin, mut stdout) = (std::io::stdin().lock(), std::io::stdout().lock());
+            let mut out = Vec::new();
+            for line in stdin.split(b'\n') {
+                if let Some(json) = answer(&line?) {
+                    out.clear();
+                    out.extend_from_slice(json.as_bytes());
+                    out.push(b'\n');
+                    stdout.write_all(&out)?;
+                    stdout.flush()?;
+                }
+            }
+            Ok(())
+        }
+        _ => panic!("usage: floor http | floor stdio"),
+    }
+}
