@@ -37,24 +37,69 @@ pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
 
 /// [`serve_stdio`] with explicit settings.
 ///
-/// stdin and stdout are read and written by a thread each, with blocking calls: tokio's own
-/// handles run every read and every write as a separate blocking-pool task, which costs a
-/// thread hand-off per call. The reading thread stops reading while the server is behind
-/// (it waits for room in the server's inbox), and is left to end with the process if the
-/// server stops first.
+/// When stdin is a pipe or a socket (what a client that spawns the server gives it), it is read
+/// on the runtime's reactor, so a line reaches the server without waking another thread; this
+/// sets `O_NONBLOCK` on stdin's open file description. Otherwise (a terminal, a file, or a
+/// descriptor that stdout or stderr shares) stdin is read by a thread with blocking reads:
+/// tokio's own handle would run every read as a separate blocking-pool task. That thread stops
+/// reading while the server is behind (it waits for room in the server's inbox), and is left to
+/// end with the process if the server stops first. stdout is written by a thread with blocking
+/// writes, so a stray `println!` elsewhere in the process is never refused with `EAGAIN`.
 pub async fn serve_stdio_with(server: Server, config: StdioConfig) -> std::io::Result<()> {
     let (to_server, inbox) = mpsc::channel::<String>(64);
     let (outbox, from_server) = mpsc::channel::<String>(64);
     let errors = outbox.clone();
     let max_line = config.max_line_bytes;
-    std::thread::Builder::new()
-        .name("mcp-stdin".into())
-        .spawn(move || read_lines_blocking(std::io::stdin().lock(), &to_server, &errors, max_line))?;
+    let reading = match reactor_stdin()? {
+        Some(stdin) => Some(tokio::spawn(read_lines(stdin, to_server, errors, max_line))),
+        None => {
+            std::thread::Builder::new()
+                .name("mcp-stdin".into())
+                .spawn(move || read_lines_blocking(std::io::stdin().lock(), &to_server, &errors, max_line))?;
+            None
+        }
+    };
     let serving = tokio::spawn(async move { server.serve(Connection { sender: outbox, receiver: inbox }).await });
     let writing = tokio::task::spawn_blocking(move || write_lines_blocking(from_server, || std::io::stdout().lock()));
     writing.await.map_err(std::io::Error::other)??;
     let _ = serving.await;
+    if let Some(reading) = reading {
+        reading.abort();
+    }
     Ok(())
+}
+
+/// stdin as a non-blocking reader on the reactor, if it is a pipe or a socket that neither stdout
+/// nor stderr shares (their blocking writes would fail with `EAGAIN` once it is non-blocking).
+#[cfg(unix)]
+fn reactor_stdin() -> std::io::Result<Option<tokio::io::BufReader<Box<dyn tokio::io::AsyncRead + Send + Unpin>>>> {
+    use std::os::fd::AsFd as _;
+    use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
+
+    let stdin = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
+    let metadata = stdin.metadata()?;
+    let same_file = |fd: std::os::fd::BorrowedFd<'_>| {
+        let other = fd.try_clone_to_owned().map(std::fs::File::from).and_then(|file| file.metadata());
+        other.is_ok_and(|other| (other.dev(), other.ino()) == (metadata.dev(), metadata.ino()))
+    };
+    if same_file(std::io::stdout().as_fd()) || same_file(std::io::stderr().as_fd()) {
+        return Ok(None);
+    }
+    let reader: Box<dyn tokio::io::AsyncRead + Send + Unpin> = if metadata.file_type().is_fifo() {
+        Box::new(tokio::net::unix::pipe::Receiver::from_file(stdin)?)
+    } else if metadata.file_type().is_socket() {
+        let socket = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(stdin));
+        socket.set_nonblocking(true)?;
+        Box::new(tokio::net::UnixStream::from_std(socket)?)
+    } else {
+        return Ok(None);
+    };
+    Ok(Some(tokio::io::BufReader::new(reader)))
+}
+
+#[cfg(not(unix))]
+fn reactor_stdin() -> std::io::Result<Option<tokio::io::BufReader<Box<dyn tokio::io::AsyncRead + Send + Unpin>>>> {
+    Ok(None)
 }
 
 /// Serves newline-delimited JSON-RPC over any byte streams (a socket, a pipe, a child's stdio).

@@ -1,0 +1,128 @@
+//! `serve_stdio` in a real child process, with every kind of stdin a client may give it: a pipe
+//! and a socket (read on the reactor), a socket that is stdout too and a regular file (read by a
+//! thread with blocking reads). Each must answer every request, in both eras, and end at EOF.
+#![cfg(all(unix, feature = "stdio"))]
+
+mod common;
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::os::unix::net::UnixStream;
+use std::process::{Child, Command, Stdio};
+
+use common::*;
+use serde_json::{Value, json};
+
+const CHILD: &str = "MCP_SERVER_STDIO_PROCESS_CHILD";
+
+/// The stdio server: this test binary, re-run with only this (ignored) test. Test-harness lines
+/// on its stdout are not JSON, and the reader skips them.
+#[test]
+#[ignore = "the stdio server of the tests below, run in a child process"]
+fn stdio_child_server() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(mcp_server::stdio::serve_stdio(server())).unwrap();
+}
+
+fn child(stdin: Stdio, stdout: Stdio) -> Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["stdio_child_server", "--exact", "--ignored", "--quiet", "--test-threads=1"])
+        .env(CHILD, "1")
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap()
+}
+
+/// A legacy session and a modern call on one line stream, written at once.
+fn requests() -> String {
+    let lines = [
+        initialize(1, "2025-11-25", json!({})),
+        notification("notifications/initialized", json!({})),
+        request(2, "tools/call", json!({ "name": "echo", "arguments": { "text": "legacy" } })),
+        modern(3, "tools/call", json!({ "name": "echo", "arguments": { "text": "modern" } })),
+        request(4, "tools/call", json!({ "name": "nope", "arguments": {} })),
+    ];
+    lines.iter().map(|line| format!("{line}\n")).collect()
+}
+
+/// `count` more calls, each answered with 1 KiB: together more than a socket's buffer holds.
+fn bulk(count: i64) -> String {
+    let text = "x".repeat(1024);
+    (100..100 + count)
+        .map(|id| format!("{}\n", modern(id, "tools/call", json!({ "name": "echo", "arguments": { "text": text } }))))
+        .collect()
+}
+
+/// Reads the server's output to its end (the harness of the child prints until it exits) and
+/// checks the four answers to `requests()` and the `bulk` ones in it.
+fn read_answers(output: impl std::io::Read, bulk: i64) {
+    let mut answers = std::collections::BTreeMap::new();
+    for line in BufReader::new(output).lines() {
+        let Ok(message) = serde_json::from_str::<Value>(&line.unwrap()) else { continue };
+        assert!(answers.insert(message["id"].as_i64().expect("an answer"), message).is_none(), "one answer each");
+    }
+    assert_eq!(answers.len() as i64, 4 + bulk, "every request is answered before the output ends");
+    for id in 100..100 + bulk {
+        assert_eq!(text(&answers[&id]).len(), "echo: ".len() + 1024, "{}", answers[&id]);
+    }
+    assert_eq!(answers[&1]["result"]["protocolVersion"], "2025-11-25", "{}", answers[&1]);
+    assert_eq!(text(&answers[&2]), "echo: legacy", "{}", answers[&2]);
+    assert_eq!(text(&answers[&3]), "echo: modern", "{}", answers[&3]);
+    assert_eq!(answers[&4]["error"]["code"], -32602, "an unknown tool: {}", answers[&4]);
+}
+
+fn assert_ends(mut child: Child) {
+    let status = child.wait().unwrap();
+    assert!(status.success(), "the server ends cleanly at the end of its input: {status}");
+}
+
+#[test]
+fn stdin_a_pipe() {
+    let mut server = child(Stdio::piped(), Stdio::piped());
+    server.stdin.take().unwrap().write_all(requests().as_bytes()).unwrap();
+    read_answers(server.stdout.take().unwrap(), 0);
+    assert_ends(server);
+}
+
+#[test]
+fn stdin_a_socket() {
+    let (mut ours, theirs) = UnixStream::pair().unwrap();
+    let mut server = child(Stdio::from(std::os::fd::OwnedFd::from(theirs)), Stdio::piped());
+    ours.write_all(requests().as_bytes()).unwrap();
+    ours.shutdown(std::net::Shutdown::Write).unwrap();
+    read_answers(server.stdout.take().unwrap(), 0);
+    assert_ends(server);
+}
+
+/// stdin and stdout are one socket: stdin must stay blocking, or the answers, written faster than
+/// they are read here, would fail with `EAGAIN` once the socket's buffer is full.
+#[test]
+fn stdin_and_stdout_one_socket() {
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    let both = std::os::fd::OwnedFd::from(theirs);
+    let server = child(Stdio::from(both.try_clone().unwrap()), Stdio::from(both));
+    let mut writer = ours.try_clone().unwrap();
+    let writing = std::thread::spawn(move || {
+        writer.write_all(format!("{}{}", requests(), bulk(2000)).as_bytes()).unwrap();
+        writer.shutdown(std::net::Shutdown::Write).unwrap();
+    });
+    // Nothing is read for a while, so that the server's writes find the buffer full.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    read_answers(ours, 2000);
+    writing.join().unwrap();
+    assert_ends(server);
+}
+
+#[test]
+fn stdin_a_file() {
+    let path = std::env::temp_dir().join(format!("mcp-stdio-process-{}.jsonl", std::process::id()));
+    std::fs::write(&path, requests()).unwrap();
+    let mut server = child(Stdio::from(std::fs::File::open(&path).unwrap()), Stdio::piped());
+    read_answers(server.stdout.take().unwrap(), 0);
+    assert_ends(server);
+    std::fs::remove_file(&path).unwrap();
+}
