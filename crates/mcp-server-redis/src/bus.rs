@@ -21,8 +21,9 @@ const BUS: &str = "change bus";
 /// One background task publishes (from a bounded queue: [`ChangeBus::publish`] never waits)
 /// and one holds the subscription, resubscribing with backoff when the connection is lost.
 /// Pub/sub does not keep messages: a change published while an instance was cut off never
-/// reaches it, so after a reconnection it announces the three list changes to its listeners
-/// (the lists may have changed; clients list again). Dropping the bus stops both tasks.
+/// reaches it, so after a reconnection it announces the three list changes and
+/// [`Change::ResourcesUpdated`] to its listeners (the lists and the subscribed resources may have
+/// changed; clients list and read again). Dropping the bus stops both tasks.
 #[derive(Clone)]
 pub struct RedisChangeBus(Arc<BusInner>);
 
@@ -124,8 +125,9 @@ async fn forward_remote(
             delay = Duration::from_millis(50);
             subscribed.send_replace(true);
             if reconnected {
-                // Whatever was published while cut off is lost: the lists may have changed.
-                for change in [Change::Tools, Change::Prompts, Change::Resources] {
+                // Whatever was published while cut off is lost: the lists, and any subscribed
+                // resource, may have changed.
+                for change in [Change::Tools, Change::Prompts, Change::Resources, Change::ResourcesUpdated] {
                     let _ = local.send(change);
                 }
             }

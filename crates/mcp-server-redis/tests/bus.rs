@@ -118,8 +118,9 @@ async fn the_redis_bus_resubscribes_after_a_lost_connection_and_announces_the_li
     let killed: i64 =
         redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg("pubsub").query_async(&mut connection).await.unwrap();
     assert_eq!(killed, 2, "both buses' subscriptions");
-    // Back: the lists may have changed while cut off, so listeners are told to list again.
-    for expected in [Change::Tools, Change::Prompts, Change::Resources] {
+    // Back: the lists and the subscribed resources may have changed while cut off, so listeners
+    // are told to list and read again.
+    for expected in [Change::Tools, Change::Prompts, Change::Resources, Change::ResourcesUpdated] {
         let change = tokio::time::timeout(PATIENCE, on_two.next()).await.expect("a change arrives").unwrap();
         assert_eq!(change, expected);
     }
@@ -131,6 +132,65 @@ async fn the_redis_bus_resubscribes_after_a_lost_connection_and_announces_the_li
             break;
         }
         // Only the reconnection's announcements may come before it.
-        assert!(matches!(change, Change::Tools | Change::Prompts | Change::Resources), "{change:?}");
+        assert!(
+            matches!(change, Change::Tools | Change::Prompts | Change::Resources | Change::ResourcesUpdated),
+            "{change:?}"
+        );
     }
+}
+
+/// Updates lost while a bus was cut off (`Change::ResourcesUpdated`): every subscription hears
+/// that its resource was updated, a legacy session's and a listen's alike, and nothing else does.
+#[tokio::test]
+async fn lost_updates_reach_every_subscription() {
+    let bus: Arc<dyn ChangeBus> = Arc::new(InMemoryChangeBus::new());
+    let server = instance(Arc::clone(&bus));
+    let connect = || {
+        let (server_end, client_end) = Connection::memory();
+        let server = server.clone();
+        tokio::spawn(async move { server.serve(server_end).await });
+        client_end
+    };
+    let send =
+        async |connection: &Connection, message: Value| connection.sender.send(message.to_string()).await.unwrap();
+
+    let mut legacy = connect();
+    let init =
+        json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "c", "version": "1" } });
+    send(&legacy, json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init })).await;
+    assert_eq!(receive(&mut legacy).await["id"], 1);
+    send(&legacy, json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await;
+    let subscribe =
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": { "uri": "test://watched" } });
+    send(&legacy, subscribe).await;
+    let subscribed = receive(&mut legacy).await;
+    assert_eq!(subscribed["result"], json!({}), "{subscribed}");
+    let mut unsubscribed = connect();
+    send(&unsubscribed, json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init })).await;
+    assert_eq!(receive(&mut unsubscribed).await["id"], 1);
+    send(&unsubscribed, json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await;
+
+    let mut listener = connect();
+    let listen = json!({
+        "jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
+        "params": {
+            "notifications": { "resourceSubscriptions": ["test://watched"] },
+            "_meta": { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} },
+        },
+    });
+    send(&listener, listen).await;
+    assert_eq!(receive(&mut listener).await["method"], "notifications/subscriptions/acknowledged");
+
+    bus.publish(Change::ResourcesUpdated);
+    let updated = receive(&mut legacy).await;
+    assert_eq!(updated["method"], "notifications/resources/updated", "{updated}");
+    assert_eq!(updated["params"], json!({ "uri": "test://watched" }), "{updated}");
+    let updated = receive(&mut listener).await;
+    assert_eq!(updated["method"], "notifications/resources/updated", "{updated}");
+    assert_eq!(updated["params"]["uri"], "test://watched", "{updated}");
+    assert_eq!(updated["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "listen-1", "{updated}");
+    // The session without a subscription hears the next change, not the lost updates.
+    bus.publish(Change::Tools);
+    let next = receive(&mut unsubscribed).await;
+    assert_eq!(next["method"], "notifications/tools/list_changed", "{next}");
 }

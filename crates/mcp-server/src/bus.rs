@@ -22,6 +22,9 @@ pub enum Change {
     Resources,
     /// `notifications/resources/updated` for this URI.
     ResourceUpdated(String),
+    /// Updates may have been lost (a bus that was cut off): every subscription is told that its
+    /// resource was updated, so that its client reads it again.
+    ResourcesUpdated,
 }
 
 /// The changes published from the moment of subscription on, by any instance sharing the bus.

@@ -1564,6 +1564,17 @@ impl Server {
                 let message = tokio::select! {
                     change = changes.next() => {
                         let Some(change) = change else { return };
+                        if change == Change::ResourcesUpdated {
+                            // Each subscription (a URI, or a prefix of the URIs it covers) is named once.
+                            for uri in honoured.resource_subscriptions.iter().flatten() {
+                                let params = json!({ "uri": uri, "_meta": meta });
+                                let updated = json!({ "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": params });
+                                if sink.send(Outgoing::notification(&updated)).await.is_err() {
+                                    return;
+                                }
+                            }
+                            continue;
+                        }
                         let params = match &change {
                             Change::Tools if honoured.tools_list_changed == Some(true) => json!({ "_meta": meta }),
                             Change::Prompts if honoured.prompts_list_changed == Some(true) => json!({ "_meta": meta }),
@@ -1598,8 +1609,17 @@ impl Server {
     /// updates of the resources it subscribed to.
     pub fn session_notifications(&self, session: Arc<Session>) -> impl Stream<Item = Outgoing> + Send + 'static {
         let changes = self.inner.changes.subscribe();
-        futures::stream::unfold((changes, session), |(mut changes, session)| async move {
+        let updated = |uri: &str| {
+            let message =
+                json!({ "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": { "uri": uri } });
+            Outgoing::notification(&message)
+        };
+        let state = (changes, session, VecDeque::new());
+        futures::stream::unfold(state, move |(mut changes, session, mut queued)| async move {
             loop {
+                if let Some(message) = queued.pop_front() {
+                    return Some((message, (changes, session, queued)));
+                }
                 let change = changes.next().await?;
                 if !session.is_initialized_legacy() {
                     continue;
@@ -1607,10 +1627,16 @@ impl Server {
                 let params = match &change {
                     Change::ResourceUpdated(uri) if session.is_subscribed(uri) => json!({ "uri": uri }),
                     Change::ResourceUpdated(_) => continue,
+                    Change::ResourcesUpdated => {
+                        queued.extend(
+                            session.read_legacy(|l| l.subscriptions.iter().map(|uri| updated(uri)).collect::<Vec<_>>()),
+                        );
+                        continue;
+                    }
                     _ => json!({}),
                 };
                 let message = json!({ "jsonrpc": "2.0", "method": change_method(&change), "params": params });
-                return Some((Outgoing::notification(&message), (changes, session)));
+                return Some((Outgoing::notification(&message), (changes, session, queued)));
             }
         })
     }
@@ -1906,7 +1932,7 @@ fn change_method(change: &Change) -> &'static str {
         Change::Tools => "notifications/tools/list_changed",
         Change::Prompts => "notifications/prompts/list_changed",
         Change::Resources => "notifications/resources/list_changed",
-        Change::ResourceUpdated(_) => "notifications/resources/updated",
+        Change::ResourceUpdated(_) | Change::ResourcesUpdated => "notifications/resources/updated",
     }
 }
 

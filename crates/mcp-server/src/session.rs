@@ -248,6 +248,7 @@ impl Session {
 
     /// Moves on every [`SessionRecord`] change (through `update`): compare two readings to know
     /// whether the record must be saved again.
+    #[cfg(feature = "http")]
     pub(crate) fn revision(&self) -> u64 {
         self.revision.load(Ordering::Relaxed)
     }
