@@ -105,6 +105,19 @@ struct Records {
     saves_since_sweep: usize,
 }
 
+impl Records {
+    /// The record, its idle time started again; an idle one is dropped instead.
+    fn use_record(&mut self, id: &str, idle: Duration) -> Option<&SessionRecord> {
+        let now = Instant::now();
+        if self.by_id.get(id).is_some_and(|(_, expires)| *expires <= now) {
+            self.by_id.remove(id);
+        }
+        let (record, expires) = self.by_id.get_mut(id)?;
+        *expires = now + idle;
+        Some(record)
+    }
+}
+
 impl InMemorySessionStore {
     /// An empty store.
     pub fn new() -> Self {
@@ -136,19 +149,7 @@ impl SessionStore for InMemorySessionStore {
     }
 
     fn load<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, Option<SessionRecord>> {
-        let sessions = &mut self.0.lock().expect("not poisoned").by_id;
-        let now = Instant::now();
-        let found = match sessions.get_mut(id) {
-            Some((_, expires)) if *expires <= now => {
-                sessions.remove(id);
-                None
-            }
-            Some((record, expires)) => {
-                *expires = now + idle;
-                Some(record.clone())
-            }
-            None => None,
-        };
+        let found = self.0.lock().expect("not poisoned").use_record(id, idle).cloned();
         Box::pin(std::future::ready(Ok::<_, StoreError>(found)))
     }
 
@@ -158,19 +159,7 @@ impl SessionStore for InMemorySessionStore {
     }
 
     fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, bool> {
-        let sessions = &mut self.0.lock().expect("not poisoned").by_id;
-        let now = Instant::now();
-        let found = match sessions.get_mut(id) {
-            Some((_, expires)) if *expires <= now => {
-                sessions.remove(id);
-                false
-            }
-            Some((_, expires)) => {
-                *expires = now + idle;
-                true
-            }
-            None => false,
-        };
+        let found = self.0.lock().expect("not poisoned").use_record(id, idle).is_some();
         Box::pin(std::future::ready(Ok(found)))
     }
 }
