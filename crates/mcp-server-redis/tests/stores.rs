@@ -15,7 +15,7 @@ use mcp_server::{
 };
 use mcp_server_redis::Redis;
 use mcp_types::ext::tasks::TaskStatus;
-use serde_json::json;
+use serde_json::{Value, json};
 use support::*;
 
 fn redis(server: &RedisServer) -> Redis {
@@ -234,6 +234,65 @@ async fn a_dead_instances_task_fails_after_its_lease(stores: [Arc<dyn TaskStore>
     // Failed for good: a cancellation changes nothing.
     on_two.task("tasks/cancel", &task_id).await;
     assert_eq!(on_two.task("tasks/get", &task_id).await["result"]["status"], "failed");
+}
+
+/// A `subscriptions/listen` on another instance watching the task hears it fail once the lease
+/// of its dead instance lapses, although nobody reads the task.
+async fn a_listener_hears_a_dead_instances_task_fail(stores: [Arc<dyn TaskStore>; 2]) {
+    let mut options = Options::default();
+    options.task_lease = Duration::from_millis(600);
+    let [store_one, store_two] = stores;
+    let one = builder().task_store(store_one).options(options.clone()).build().unwrap();
+    let two = builder().task_store(store_two).options(options).build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let (started, task_id) = tokio::sync::oneshot::channel();
+    runtime.spawn(async move {
+        let mut on_one = Client::start(&one);
+        let _ = started.send(on_one.start_task("forever").await);
+        std::future::pending::<()>().await;
+    });
+    let task_id = task_id.await.unwrap();
+    let (server_end, mut listener) = mcp_server::Connection::memory();
+    tokio::spawn(async move { two.serve(server_end).await });
+    let listen = json!({
+        "jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
+        "params": {
+            "notifications": { "taskIds": [task_id] },
+            "_meta": { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": tasks_caps() },
+        },
+    });
+    listener.sender.send(listen.to_string()).await.unwrap();
+    let mut statuses = Vec::new();
+    runtime.shutdown_background();
+    loop {
+        let text = tokio::time::timeout(PATIENCE, listener.receiver.recv()).await.expect("a message").unwrap();
+        let message: Value = serde_json::from_str(&text).unwrap();
+        if message["method"] != "notifications/tasks" {
+            continue;
+        }
+        statuses.push(message["params"]["status"].as_str().unwrap().to_owned());
+        if message["params"]["status"] == "failed" {
+            assert!(message["params"]["error"]["message"].as_str().unwrap().contains("renewed no lease"), "{message}");
+            break;
+        }
+    }
+    assert_eq!(statuses.first().map(String::as_str), Some("working"), "the current state first: {statuses:?}");
+}
+
+#[tokio::test]
+async fn a_listener_hears_a_dead_instances_task_fail_in_memory() {
+    let store: Arc<dyn TaskStore> = Arc::new(InMemoryTaskStore::new());
+    a_listener_hears_a_dead_instances_task_fail([Arc::clone(&store), store]).await;
+}
+
+#[tokio::test]
+async fn a_listener_hears_a_dead_instances_task_fail_on_redis() {
+    let server = RedisServer::start();
+    a_listener_hears_a_dead_instances_task_fail([
+        Arc::new(redis(&server).task_store()),
+        Arc::new(redis(&server).task_store()),
+    ])
+    .await;
 }
 
 #[tokio::test]

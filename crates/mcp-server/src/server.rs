@@ -1534,6 +1534,7 @@ impl Server {
         let (sink, rx) = mpsc::channel(32);
         let mut changes = self.inner.changes.subscribe();
         let store = Arc::clone(&self.inner.task_store);
+        let lease = self.inner.options.task_lease;
         let principal = session.principal().clone();
         let task_id = id.clone();
         let task = tokio::spawn(async move {
@@ -1545,7 +1546,12 @@ impl Server {
                 let mut agreed = Vec::new();
                 for task_id in task_ids {
                     let owned = matches!(store.get(&task_id).await, Ok(Some(task)) if task.owner == principal);
-                    if let (true, Ok(states)) = (owned, store.watch(&task_id).await) {
+                    let watched = if owned {
+                        Some(crate::tasks::watch_reaping(Arc::clone(&store), &task_id, lease).await)
+                    } else {
+                        None
+                    };
+                    if let Some(Ok(states)) = watched {
                         task_states.push(states);
                         agreed.push(task_id);
                     }

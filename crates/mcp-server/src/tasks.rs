@@ -375,6 +375,37 @@ pub(crate) async fn reap_if_orphaned(
     Ok(store.update(&task.id, &mut fail).await?.unwrap_or(task))
 }
 
+/// [`TaskStore::watch`] for a watcher that does not run the task: while the task is unfinished,
+/// its handler's lease is checked every `lease`, and a task whose instance is gone is marked
+/// `failed` ([`reap_if_orphaned`]), which the watch then delivers. Without it the watcher would
+/// wait until the task expires, since only a read marks such a task.
+pub(crate) async fn watch_reaping(
+    store: Arc<dyn TaskStore>,
+    id: &str,
+    lease: Duration,
+) -> Result<TaskWatch, StoreError> {
+    let states = store.watch(id).await?;
+    let checks = tokio::time::interval_at(tokio::time::Instant::now() + lease, lease);
+    let state = (states, checks, store, id.to_owned(), false);
+    Ok(Box::pin(futures::stream::unfold(state, move |(mut states, mut checks, store, id, finished)| async move {
+        loop {
+            tokio::select! {
+                state = states.next() => {
+                    let state = state?;
+                    let finished = state.status.is_terminal();
+                    return Some((state, (states, checks, store, id, finished)));
+                }
+                _ = checks.tick(), if !finished => {
+                    // A store error here is the next read's to report; the watch goes on.
+                    if let Ok(Some(task)) = store.get(&id).await {
+                        let _ = reap_if_orphaned(store.as_ref(), task, lease).await;
+                    }
+                }
+            }
+        }
+    })))
+}
+
 /// The task a handler's call became, as its [`Context`] knows it.
 pub(crate) struct TaskLink {
     pub id: String,

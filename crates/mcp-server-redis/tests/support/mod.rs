@@ -100,7 +100,7 @@ use serde_json::{Value, json};
 pub const MODERN: &str = "2026-07-28";
 pub const INTERNAL_ERROR: i64 = -32603;
 pub const INVALID_PARAMS: i64 = -32602;
-const PATIENCE: Duration = Duration::from_secs(20);
+pub const PATIENCE: Duration = Duration::from_secs(20);
 
 fn form(key: &str) -> ElicitRequestParams {
     serde_json::from_value(json!({
