@@ -10,8 +10,8 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use mcp_server::tasks::TaskRecord;
 use mcp_server::{
-    InMemoryTaskStore, InMemoryUsedStates, Options, Principal, StateKey, StateKeyring, StateUse, TaskStore, UseVerdict,
-    UsedStateStore,
+    InMemoryTaskStore, InMemoryUsedStates, Options, Principal, Server, StateKey, StateKeyring, StateUse, TaskStore,
+    UseVerdict, UsedStateStore,
 };
 use mcp_server_redis::Redis;
 use mcp_types::ext::tasks::TaskStatus;
@@ -202,12 +202,15 @@ async fn instances_share_tasks_on_redis() {
     instances_share_tasks(Arc::new(redis(&server).task_store())).await;
 }
 
-/// A task whose instance dies is reported `failed` by another once its lease lapses, never left
-/// `working` until its TTL. Instance `one` runs on a runtime of its own, shut down to stand for
-/// the process dying (its handler and heartbeat stop with it).
-async fn a_dead_instances_task_fails_after_its_lease(stores: [Arc<dyn TaskStore>; 2]) {
+/// Instances one and two with `lease` on `stores`, and a never-ending task started on one. One runs
+/// on the runtime returned: shutting it down stands for the process dying (its handler and
+/// heartbeat stop with it).
+async fn task_on_a_mortal_instance(
+    stores: [Arc<dyn TaskStore>; 2],
+    lease: Duration,
+) -> (tokio::runtime::Runtime, Server, String) {
     let mut options = Options::default();
-    options.task_lease = Duration::from_millis(1500);
+    options.task_lease = lease;
     let [store_one, store_two] = stores;
     let one = builder().task_store(store_one).options(options.clone()).build().unwrap();
     let two = builder().task_store(store_two).options(options).build().unwrap();
@@ -219,6 +222,13 @@ async fn a_dead_instances_task_fails_after_its_lease(stores: [Arc<dyn TaskStore>
         std::future::pending::<()>().await;
     });
     let task_id = task_id.await.unwrap();
+    (runtime, two, task_id)
+}
+
+/// A task whose instance dies is reported `failed` by another once its lease lapses, never left
+/// `working` until its TTL.
+async fn a_dead_instances_task_fails_after_its_lease(stores: [Arc<dyn TaskStore>; 2]) {
+    let (runtime, two, task_id) = task_on_a_mortal_instance(stores, Duration::from_millis(1500)).await;
     let mut on_two = Client::start(&two);
     // While its instance lives, the heartbeat keeps the task working past several leases.
     tokio::time::sleep(Duration::from_millis(3000)).await;
@@ -239,19 +249,7 @@ async fn a_dead_instances_task_fails_after_its_lease(stores: [Arc<dyn TaskStore>
 /// A `subscriptions/listen` on another instance watching the task hears it fail once the lease
 /// of its dead instance lapses, although nobody reads the task.
 async fn a_listener_hears_a_dead_instances_task_fail(stores: [Arc<dyn TaskStore>; 2]) {
-    let mut options = Options::default();
-    options.task_lease = Duration::from_millis(600);
-    let [store_one, store_two] = stores;
-    let one = builder().task_store(store_one).options(options.clone()).build().unwrap();
-    let two = builder().task_store(store_two).options(options).build().unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let (started, task_id) = tokio::sync::oneshot::channel();
-    runtime.spawn(async move {
-        let mut on_one = Client::start(&one);
-        let _ = started.send(on_one.start_task("forever").await);
-        std::future::pending::<()>().await;
-    });
-    let task_id = task_id.await.unwrap();
+    let (runtime, two, task_id) = task_on_a_mortal_instance(stores, Duration::from_millis(600)).await;
     let (server_end, mut listener) = mcp_server::Connection::memory();
     tokio::spawn(async move { two.serve(server_end).await });
     let listen = json!({
