@@ -39,7 +39,9 @@ pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
 ///
 /// When stdin is a pipe or a socket (what a client that spawns the server gives it), it is read
 /// on the runtime's reactor, so a line reaches the server without waking another thread; this
-/// sets `O_NONBLOCK` on stdin's open file description. Otherwise (a terminal, a file, or a
+/// sets `O_NONBLOCK` on stdin's open file description while it serves, and clears it when
+/// serving ends, so that a process that reads the same pipe next (the shell that started this
+/// one, say) does not get `EAGAIN`. Otherwise (a terminal, a file, or a
 /// descriptor that stdout or stderr shares) stdin is read by a thread with blocking reads:
 /// tokio's own handle would run every read as a separate blocking-pool task. That thread stops
 /// reading while the server is behind (it waits for room in the server's inbox), and is left to
@@ -61,18 +63,23 @@ pub async fn serve_stdio_with(server: Server, config: StdioConfig) -> std::io::R
     };
     let serving = tokio::spawn(async move { server.serve(Connection { sender: outbox, receiver: inbox }).await });
     let writing = tokio::task::spawn_blocking(move || write_lines_blocking(from_server, || std::io::stdout().lock()));
-    writing.await.map_err(std::io::Error::other)??;
-    let _ = serving.await;
+    let written = writing.await.map_err(std::io::Error::other).and_then(|written| written);
+    // After a failed write (stdout closed), the server is left to end with the process.
+    if written.is_ok() {
+        let _ = serving.await;
+    }
     if let Some(reading) = reading {
         reading.abort();
+        // Until the task is dropped, stdin is still non-blocking.
+        let _ = reading.await;
     }
-    Ok(())
+    written
 }
 
 /// stdin as a non-blocking reader on the reactor, if it is a pipe or a socket that neither stdout
 /// nor stderr shares (their blocking writes would fail with `EAGAIN` once it is non-blocking).
 #[cfg(unix)]
-fn reactor_stdin() -> std::io::Result<Option<tokio::io::BufReader<Box<dyn tokio::io::AsyncRead + Send + Unpin>>>> {
+fn reactor_stdin() -> std::io::Result<Option<tokio::io::BufReader<ReactorStdin>>> {
     use std::os::fd::AsFd as _;
     use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
 
@@ -85,21 +92,62 @@ fn reactor_stdin() -> std::io::Result<Option<tokio::io::BufReader<Box<dyn tokio:
     if same_file(std::io::stdout().as_fd()) || same_file(std::io::stderr().as_fd()) {
         return Ok(None);
     }
-    let reader: Box<dyn tokio::io::AsyncRead + Send + Unpin> = if metadata.file_type().is_fifo() {
-        Box::new(tokio::net::unix::pipe::Receiver::from_file(stdin)?)
+    let reader = if metadata.file_type().is_fifo() {
+        NonBlocking::Pipe(tokio::net::unix::pipe::Receiver::from_file(stdin)?)
     } else if metadata.file_type().is_socket() {
         let socket = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(stdin));
         socket.set_nonblocking(true)?;
-        Box::new(tokio::net::UnixStream::from_std(socket)?)
+        NonBlocking::Socket(tokio::net::UnixStream::from_std(socket)?)
     } else {
         return Ok(None);
     };
-    Ok(Some(tokio::io::BufReader::new(reader)))
+    Ok(Some(tokio::io::BufReader::new(ReactorStdin(Some(reader)))))
 }
 
 #[cfg(not(unix))]
-fn reactor_stdin() -> std::io::Result<Option<tokio::io::BufReader<Box<dyn tokio::io::AsyncRead + Send + Unpin>>>> {
+fn reactor_stdin() -> std::io::Result<Option<tokio::io::BufReader<tokio::io::Empty>>> {
     Ok(None)
+}
+
+/// stdin registered with the reactor; blocking again once dropped.
+#[cfg(unix)]
+struct ReactorStdin(Option<NonBlocking>);
+
+#[cfg(unix)]
+enum NonBlocking {
+    Pipe(tokio::net::unix::pipe::Receiver),
+    Socket(tokio::net::UnixStream),
+}
+
+#[cfg(unix)]
+impl tokio::io::AsyncRead for ReactorStdin {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::pin::Pin;
+        match self.get_mut().0.as_mut().expect("taken only when dropped") {
+            NonBlocking::Pipe(pipe) => Pin::new(pipe).poll_read(cx, buf),
+            NonBlocking::Socket(socket) => Pin::new(socket).poll_read(cx, buf),
+        }
+    }
+}
+
+#[cfg(unix)]
+impl Drop for ReactorStdin {
+    fn drop(&mut self) {
+        // `O_NONBLOCK` belongs to the open file description, which whoever gave this process its
+        // stdin may share; the descriptor itself (a duplicate) closes here.
+        let restored = match self.0.take() {
+            Some(NonBlocking::Pipe(pipe)) => pipe.into_blocking_fd().map(drop),
+            Some(NonBlocking::Socket(socket)) => socket.into_std().and_then(|socket| socket.set_nonblocking(false)),
+            None => Ok(()),
+        };
+        if let Err(error) = restored {
+            tracing::debug!(%error, "stdin could not be made blocking again");
+        }
+    }
 }
 
 /// Serves newline-delimited JSON-RPC over any byte streams (a socket, a pipe, a child's stdio).

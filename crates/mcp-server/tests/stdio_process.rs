@@ -1,6 +1,7 @@
 //! `serve_stdio` in a real child process, with every kind of stdin a client may give it: a pipe
 //! and a socket (read on the reactor), a socket that is stdout too and a regular file (read by a
-//! thread with blocking reads). Each must answer every request, in both eras, and end at EOF.
+//! thread with blocking reads). Each must answer every request, in both eras, and end at EOF; a
+//! pipe or socket made non-blocking for the reactor is blocking again once the server has ended.
 #![cfg(all(unix, feature = "stdio"))]
 
 mod common;
@@ -27,12 +28,16 @@ fn stdio_child_server() {
 }
 
 fn child(stdin: Stdio, stdout: Stdio) -> Child {
+    child_with_stderr(stdin, stdout, Stdio::inherit())
+}
+
+fn child_with_stderr(stdin: Stdio, stdout: Stdio, stderr: Stdio) -> Child {
     Command::new(std::env::current_exe().unwrap())
         .args(["stdio_child_server", "--exact", "--ignored", "--quiet", "--test-threads=1"])
         .env(CHILD, "1")
         .stdin(stdin)
         .stdout(stdout)
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .spawn()
         .unwrap()
 }
@@ -88,14 +93,71 @@ fn stdin_a_pipe() {
     assert_ends(server);
 }
 
+/// The server's end of the socket is kept here too: once the server has ended, it must be
+/// blocking again (the server made it non-blocking for its reactor), so that a write bigger than
+/// the socket's buffer waits for the reader instead of failing with `EAGAIN`.
 #[test]
 fn stdin_a_socket() {
     let (mut ours, theirs) = UnixStream::pair().unwrap();
+    let mut kept = theirs.try_clone().unwrap();
     let mut server = child(Stdio::from(std::os::fd::OwnedFd::from(theirs)), Stdio::piped());
     ours.write_all(requests().as_bytes()).unwrap();
     ours.shutdown(std::net::Shutdown::Write).unwrap();
     read_answers(server.stdout.take().unwrap(), 0);
     assert_ends(server);
+
+    const BYTES: usize = 4 << 20;
+    let writing = std::thread::spawn(move || kept.write_all(&vec![b'x'; BYTES]));
+    let mut read = Vec::new();
+    std::io::Read::read_to_end(&mut ours, &mut read).unwrap();
+    let written = writing.join().unwrap();
+    assert!(written.is_ok(), "stdin is left non-blocking after the server ended: {written:?}");
+    assert_eq!(read.len(), BYTES);
+}
+
+/// A pipe whose read end is shared: after the server ends (here because its stdout was closed,
+/// the other way out), a read on the shared end waits for data instead of failing with `EAGAIN`.
+#[test]
+fn stdin_a_pipe_is_blocking_again_after_serving() {
+    let (reader, mut writer) = std::io::pipe().unwrap();
+    let mut kept = reader.try_clone().unwrap();
+    // Its harness fails too, once it finds stdout closed: that is not this test's business.
+    let mut server = child_with_stderr(Stdio::from(reader), Stdio::piped(), Stdio::null());
+    let mut stdout = BufReader::new(server.stdout.take().unwrap());
+    writer
+        .write_all(
+            format!("{}\n", modern(1, "tools/call", json!({ "name": "echo", "arguments": { "text": "a" } })))
+                .as_bytes(),
+        )
+        .unwrap();
+    let mut line = String::new();
+    while !line.contains(r#""id":1"#) {
+        line.clear();
+        assert_ne!(stdout.read_line(&mut line).unwrap(), 0, "the server answers the first call");
+    }
+    drop(stdout);
+    // The answer to this one finds stdout closed, and the server ends.
+    writer
+        .write_all(
+            format!("{}\n", modern(2, "tools/call", json!({ "name": "echo", "arguments": { "text": "b" } })))
+                .as_bytes(),
+        )
+        .unwrap();
+    let status = server.wait().unwrap();
+    assert!(!status.success(), "a server that cannot write ends with an error");
+
+    // Nothing is in the pipe yet: a blocking read waits, a non-blocking one fails at once.
+    let (sender, outcome) = std::sync::mpsc::channel();
+    let reading = std::thread::spawn(move || {
+        let mut byte = [0; 1];
+        sender.send(std::io::Read::read(&mut kept, &mut byte).map_err(|e| e.kind())).unwrap();
+    });
+    if let Ok(early) = outcome.recv_timeout(std::time::Duration::from_millis(200)) {
+        panic!("a read on the pipe returned before anything was written: {early:?}");
+    }
+    writer.write_all(b"x").unwrap();
+    assert_eq!(outcome.recv().unwrap(), Ok(1));
+    reading.join().unwrap();
 }
 
 /// stdin and stdout are one socket: stdin must stay blocking, or the answers, written faster than
