@@ -15,7 +15,7 @@
 //! ```text
 //! driver [--seconds 5] [--warmup 1] [--clients 1,16,64] [--sessions 10000] [--session-clients 16]
 //!        [--cells http-modern,http-legacy,stdio-modern,stdio-legacy,sessions]
-//!        [--rounds 1] [--floor false] [--http-client raw|reqwest]
+//!        [--rounds 1] [--floor false] [--http-client raw|blocking|reqwest]
 //! ```
 
 use std::collections::HashMap;
@@ -78,10 +78,12 @@ struct Args {
 }
 
 /// How the HTTP cells send their calls: `raw` (default) writes and reads HTTP/1.1 by hand on one
-/// keep-alive connection per client; `reqwest` goes through reqwest, as figures before 2026-11-25 did.
+/// keep-alive connection per client, a task each on the driver's runtime; `blocking` does the same
+/// on a thread per client; `reqwest` goes through reqwest, as figures before 2026-11-25 did.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum HttpClient {
     Raw,
+    Blocking,
     Reqwest,
 }
 
@@ -114,8 +116,9 @@ fn args() -> Args {
             "--http-client" => {
                 args.http_client = match value.as_str() {
                     "raw" => HttpClient::Raw,
+                    "blocking" => HttpClient::Blocking,
                     "reqwest" => HttpClient::Reqwest,
-                    _ => panic!("--http-client: raw or reqwest"),
+                    _ => panic!("--http-client: raw, blocking or reqwest"),
                 }
             }
             _ => panic!("unknown flag {flag}; see the top of benches/peer/src/bin/driver.rs"),
@@ -312,10 +315,14 @@ impl Http {
 /// client shares with the server, the client's own cost per request is part of every figure and
 /// dilutes the ratio between the servers; a bare connection keeps that cost small and the same
 /// for both. It reads `Content-Length` and chunked bodies and reconnects after `Connection: close`.
+/// [`RawConnection::post`] runs on the driver's tokio runtime; [`RawConnection::post_blocking`]
+/// on a thread of its own (`--http-client blocking`), which costs the client the least: a blocked
+/// `read` woken by the kernel, no scheduler between the socket and the loop.
 struct RawConnection {
     address: std::net::SocketAddr,
     path: String,
     stream: Option<tokio::net::TcpStream>,
+    blocking: Option<std::net::TcpStream>,
     request: Vec<u8>,
     buffer: Vec<u8>,
 }
@@ -332,12 +339,19 @@ impl RawConnection {
         let rest = url.strip_prefix("http://").expect("an http:// URL");
         let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
         let address = authority.parse().expect("a loopback IP:port");
-        RawConnection { address, path: path.to_owned(), stream: None, request: Vec::new(), buffer: Vec::new() }
+        RawConnection {
+            address,
+            path: path.to_owned(),
+            stream: None,
+            blocking: None,
+            request: Vec::new(),
+            buffer: Vec::new(),
+        }
     }
 
-    async fn post(&mut self, body: &str, headers: &[(&str, &str)]) -> Result<RawResponse, String> {
+    /// Writes the request into `self.request`.
+    fn prepare(&mut self, body: &str, headers: &[(&str, &str)]) {
         use std::io::Write as _;
-        use tokio::io::AsyncReadExt as _;
         let request = &mut self.request;
         request.clear();
         write!(
@@ -354,6 +368,34 @@ impl RawConnection {
         }
         request.extend_from_slice(b"\r\n");
         request.extend_from_slice(body.as_bytes());
+    }
+
+    /// The response at the start of the buffer, if it is whole; drops the connection after
+    /// `Connection: close` or a response it cannot read.
+    fn take_response(&mut self) -> Result<Option<RawResponse>, String> {
+        match parse_response(&self.buffer) {
+            Ok(Some((response, used, close))) => {
+                self.buffer.drain(..used);
+                if close {
+                    self.disconnect();
+                }
+                Ok(Some(response))
+            }
+            Ok(None) => Ok(None),
+            Err(error) => {
+                self.disconnect();
+                Err(error)
+            }
+        }
+    }
+
+    fn disconnect(&mut self) {
+        (self.stream, self.blocking) = (None, None);
+    }
+
+    async fn post(&mut self, body: &str, headers: &[(&str, &str)]) -> Result<RawResponse, String> {
+        use tokio::io::AsyncReadExt as _;
+        self.prepare(body, headers);
         if self.stream.is_none() {
             let stream = tokio::net::TcpStream::connect(self.address).await.map_err(|e| format!("connect: {e}"))?;
             stream.set_nodelay(true).map_err(|e| e.to_string())?;
@@ -362,34 +404,58 @@ impl RawConnection {
         }
         let stream = self.stream.as_mut().expect("connected above");
         if let Err(error) = stream.write_all(&self.request).await {
-            self.stream = None;
+            self.disconnect();
             return Err(format!("write: {error}"));
         }
         loop {
-            match parse_response(&self.buffer) {
-                Ok(Some((response, used, close))) => {
-                    self.buffer.drain(..used);
-                    if close {
-                        self.stream = None;
-                    }
-                    return Ok(response);
-                }
-                Ok(None) => {}
-                Err(error) => {
-                    self.stream = None;
-                    return Err(error);
-                }
+            if let Some(response) = self.take_response()? {
+                return Ok(response);
             }
             let stream = self.stream.as_mut().expect("still connected");
             self.buffer.reserve(4096);
             match stream.read_buf(&mut self.buffer).await {
                 Ok(0) => {
-                    self.stream = None;
+                    self.disconnect();
                     return Err("the server closed the connection before answering".to_owned());
                 }
                 Ok(_) => {}
                 Err(error) => {
-                    self.stream = None;
+                    self.disconnect();
+                    return Err(format!("read: {error}"));
+                }
+            }
+        }
+    }
+
+    fn post_blocking(&mut self, body: &str, headers: &[(&str, &str)]) -> Result<RawResponse, String> {
+        use std::io::{Read as _, Write as _};
+        self.prepare(body, headers);
+        if self.blocking.is_none() {
+            let stream = std::net::TcpStream::connect(self.address).map_err(|e| format!("connect: {e}"))?;
+            stream.set_nodelay(true).map_err(|e| e.to_string())?;
+            stream.set_read_timeout(Some(REQUEST_TIMEOUT)).map_err(|e| e.to_string())?;
+            self.blocking = Some(stream);
+            self.buffer.clear();
+        }
+        let stream = self.blocking.as_mut().expect("connected above");
+        if let Err(error) = stream.write_all(&self.request) {
+            self.disconnect();
+            return Err(format!("write: {error}"));
+        }
+        let mut chunk = [0; 4096];
+        loop {
+            if let Some(response) = self.take_response()? {
+                return Ok(response);
+            }
+            let stream = self.blocking.as_mut().expect("still connected");
+            match stream.read(&mut chunk) {
+                Ok(0) => {
+                    self.disconnect();
+                    return Err("the server closed the connection before answering".to_owned());
+                }
+                Ok(read) => self.buffer.extend_from_slice(&chunk[..read]),
+                Err(error) => {
+                    self.disconnect();
                     return Err(format!("read: {error}"));
                 }
             }
@@ -586,6 +652,63 @@ impl Load {
     }
 }
 
+impl Load {
+    /// Counts the outcome of a request sent at `sent`.
+    fn record(&mut self, sent: Instant, outcome: Result<(), String>) {
+        match outcome {
+            Ok(()) => {
+                self.ok += 1;
+                self.latencies_us.push(sent.elapsed().as_micros().min(u32::MAX as u128) as u32);
+            }
+            Err(error) => {
+                self.errors += 1;
+                self.first_error.get_or_insert(error);
+            }
+        }
+    }
+
+    fn add(&mut self, part: Load) {
+        self.ok += part.ok;
+        self.errors += part.errors;
+        self.first_error = self.first_error.take().or(part.first_error);
+        self.latencies_us.extend(part.latencies_us);
+    }
+}
+
+/// Runs `clients` loops of `request(client, id)` for `duration`, each on a thread of its own.
+/// A request that gets no answer fails after [`REQUEST_TIMEOUT`] (the socket's read timeout).
+fn load_blocking(
+    clients: usize,
+    duration: Duration,
+    ids: &AtomicI64,
+    request: impl Fn(usize, i64) -> Result<(), String> + Sync,
+) -> Load {
+    let start = Instant::now();
+    let end = start + duration;
+    let mut total = Load::default();
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..clients)
+            .map(|client| {
+                let request = &request;
+                scope.spawn(move || {
+                    let mut load = Load::default();
+                    while Instant::now() < end {
+                        let sent = Instant::now();
+                        load.record(sent, request(client, ids.fetch_add(1, Ordering::Relaxed)));
+                    }
+                    load
+                })
+            })
+            .collect();
+        for thread in threads {
+            total.add(thread.join().expect("a load thread"));
+        }
+    });
+    total.elapsed = start.elapsed();
+    total.latencies_us.sort_unstable();
+    total
+}
+
 /// Runs `clients` loops of `request(client, id)` for `duration`.
 async fn load<F, Fut>(clients: usize, duration: Duration, ids: &Arc<AtomicI64>, request: F) -> Load
 where
@@ -601,16 +724,7 @@ where
                 let mut load = Load::default();
                 while Instant::now() < end {
                     let sent = Instant::now();
-                    match request(client, ids.fetch_add(1, Ordering::Relaxed)).await {
-                        Ok(()) => {
-                            load.ok += 1;
-                            load.latencies_us.push(sent.elapsed().as_micros().min(u32::MAX as u128) as u32);
-                        }
-                        Err(error) => {
-                            load.errors += 1;
-                            load.first_error.get_or_insert(error);
-                        }
-                    }
+                    load.record(sent, request(client, ids.fetch_add(1, Ordering::Relaxed)).await);
                 }
                 load
             })
@@ -627,11 +741,7 @@ where
             total.first_error.get_or_insert(format!("a request got no answer within {REQUEST_TIMEOUT:?}"));
             continue;
         };
-        let part = part.expect("a load task");
-        total.ok += part.ok;
-        total.errors += part.errors;
-        total.first_error = total.first_error.or(part.first_error);
-        total.latencies_us.extend(part.latencies_us);
+        total.add(part.expect("a load task"));
     }
     total.elapsed = start.elapsed();
     total.latencies_us.sort_unstable();
@@ -689,6 +799,18 @@ async fn http_cell(sdk: Sdk, era: Era, clients: usize, args: &Args) -> Cell {
             })
             .await
         }
+        HttpClient::Blocking => {
+            let connections: Vec<_> = (0..clients).map(|_| std::sync::Mutex::new(RawConnection::new(&url))).collect();
+            measure(&server, args, async |duration| {
+                tokio::task::block_in_place(|| {
+                    load_blocking(clients, duration, &ids, |client, id| {
+                        let mut connection = connections[client].lock().expect("one thread per connection");
+                        blocking_call(&mut connection, era, sessions.get(client).map(String::as_str), id)
+                    })
+                })
+            })
+            .await
+        }
         HttpClient::Reqwest => {
             measure(&server, args, async |duration| {
                 load(clients, duration, &ids, {
@@ -707,25 +829,36 @@ async fn http_cell(sdk: Sdk, era: Era, clients: usize, args: &Args) -> Cell {
     cell
 }
 
-/// One `tools/call add` on a raw connection, checked.
-async fn raw_call(connection: &mut RawConnection, era: Era, session: Option<&str>, id: i64) -> Result<(), String> {
-    let body = call_body(era, id);
-    let response = match era {
-        Era::Modern => {
-            let headers = [("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/call"), ("Mcp-Name", "add")];
-            connection.post(&body, &headers).await?
-        }
+/// The headers of a `tools/call` in `era`.
+fn call_headers(era: Era, session: Option<&str>) -> Vec<(&'static str, &str)> {
+    match era {
+        Era::Modern => vec![("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/call"), ("Mcp-Name", "add")],
         Era::Legacy => {
-            let session = session.expect("a legacy call has a session");
-            connection.post(&body, &[("MCP-Protocol-Version", LEGACY), ("Mcp-Session-Id", session)]).await?
+            vec![("MCP-Protocol-Version", LEGACY), ("Mcp-Session-Id", session.expect("a legacy call has a session"))]
         }
-    };
+    }
+}
+
+/// Whether `response` answers `call_body(era, id)` rightly.
+fn check_response(response: RawResponse, era: Era, id: i64) -> Result<(), String> {
     let answer = response_in(&response.body, response.sse)?;
     if !(200..300).contains(&response.status) {
         return Err(format!("HTTP {}: {answer}", response.status));
     }
     debug_assert!(response.session.is_none() || era == Era::Legacy);
     check(id, &answer)
+}
+
+/// One `tools/call add` on a raw connection, checked.
+async fn raw_call(connection: &mut RawConnection, era: Era, session: Option<&str>, id: i64) -> Result<(), String> {
+    let response = connection.post(&call_body(era, id), &call_headers(era, session)).await?;
+    check_response(response, era, id)
+}
+
+/// [`raw_call`] on the calling thread.
+fn blocking_call(connection: &mut RawConnection, era: Era, session: Option<&str>, id: i64) -> Result<(), String> {
+    let response = connection.post_blocking(&call_body(era, id), &call_headers(era, session))?;
+    check_response(response, era, id)
 }
 
 async fn stdio_cell(sdk: Sdk, era: Era, in_flight: usize, args: &Args) -> Cell {
