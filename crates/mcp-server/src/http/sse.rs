@@ -1,0 +1,217 @@
+//! Server-sent events: their encoding, the keep-alive comments of idle streams, and the replay
+//! logs that let a legacy client resume a stream with `Last-Event-ID`.
+
+use super::*;
+
+/// The recent SSE streams of a legacy session, kept so that a client can resume one, within a
+/// byte budget ([`HttpConfig::max_replay_bytes`]) shared by all of them.
+pub(super) struct Logs {
+    next: u64,
+    streams: VecDeque<(u64, Arc<StreamLog>)>,
+    bytes: usize,
+    limit: usize,
+}
+
+const LOGS_PER_SESSION: usize = 32;
+
+impl Logs {
+    /// With `shared` (an event store), stream numbers start at random, so that the streams one
+    /// session has on several instances never share a number.
+    pub(super) fn new(limit: usize, shared: bool) -> Self {
+        let mut next = 0;
+        if shared {
+            let mut bytes = [0u8; 8];
+            if getrandom::fill(&mut bytes).is_ok() {
+                // 52 bits: event ids stay exact numbers for JavaScript clients.
+                next = u64::from_le_bytes(bytes) >> 12;
+            }
+        }
+        Logs { next, streams: VecDeque::new(), bytes: 0, limit }
+    }
+
+    pub(super) fn open(&mut self) -> (u64, Arc<StreamLog>) {
+        self.next += 1;
+        let log =
+            Arc::new(StreamLog { retained: Mutex::new(Retained::default()), progress: watch::channel((0, false)).0 });
+        if self.streams.len() == LOGS_PER_SESSION
+            && let Some((_, oldest)) = self.streams.pop_front()
+        {
+            self.bytes -= oldest.forget();
+        }
+        self.streams.push_back((self.next, Arc::clone(&log)));
+        (self.next, log)
+    }
+
+    pub(super) fn find(&self, stream: u64) -> Option<Arc<StreamLog>> {
+        self.streams.iter().find(|(id, _)| *id == stream).map(|(_, log)| Arc::clone(log))
+    }
+
+    /// Appends `entry` to `log`, one of this session's streams, and returns its event number;
+    /// over the budget, the oldest entries of the session go (never the one just written).
+    pub(super) fn push(&mut self, log: &StreamLog, entry: Option<String>) -> usize {
+        let (position, added) = log.append(entry);
+        self.bytes += added;
+        while self.bytes > self.limit {
+            let freed = self.streams.iter().find_map(|(_, stream)| {
+                let keep = std::ptr::eq(Arc::as_ptr(stream), log).then_some(position);
+                stream.evict_front(keep)
+            });
+            let Some(freed) = freed else { break };
+            self.bytes -= freed;
+        }
+        position
+    }
+}
+
+/// One request's messages on a legacy session, independent of the HTTP connection that
+/// carries them (a legacy disconnect is not a cancellation). `None` marks a stream break.
+pub(super) struct StreamLog {
+    retained: Mutex<Retained>,
+    /// (entries written, finished)
+    progress: watch::Sender<(usize, bool)>,
+}
+
+/// The entries of a stream still kept: the first `dropped` are gone.
+#[derive(Default)]
+struct Retained {
+    dropped: usize,
+    entries: VecDeque<Option<String>>,
+    bytes: usize,
+    /// No longer one of the session's streams: nothing is kept.
+    forgotten: bool,
+}
+
+impl StreamLog {
+    /// Adds an entry; its event number, and the bytes now kept for it.
+    fn append(&self, entry: Option<String>) -> (usize, usize) {
+        let mut retained = self.retained.lock().expect("not poisoned");
+        let size = entry.as_ref().map_or(0, String::len);
+        let kept = if retained.forgotten {
+            retained.dropped += 1;
+            0
+        } else {
+            retained.entries.push_back(entry);
+            retained.bytes += size;
+            size
+        };
+        let written = retained.dropped + retained.entries.len();
+        self.progress.send_modify(|progress| progress.0 = written);
+        (written, kept)
+    }
+
+    /// Drops the oldest kept entry unless it is event `keep`; the bytes freed.
+    fn evict_front(&self, keep: Option<usize>) -> Option<usize> {
+        let mut retained = self.retained.lock().expect("not poisoned");
+        if retained.entries.is_empty() || keep == Some(retained.dropped + 1) {
+            return None;
+        }
+        let size = retained.entries.pop_front().flatten().map_or(0, |json| json.len());
+        retained.dropped += 1;
+        retained.bytes -= size;
+        Some(size)
+    }
+
+    /// Drops every entry for good; the bytes freed.
+    fn forget(&self) -> usize {
+        let mut retained = self.retained.lock().expect("not poisoned");
+        retained.forgotten = true;
+        retained.dropped += retained.entries.len();
+        retained.entries.clear();
+        std::mem::take(&mut retained.bytes)
+    }
+
+    pub(super) fn finish(&self) {
+        self.progress.send_modify(|progress| progress.1 = true);
+    }
+
+    /// Events after event number `from` (event id `stream:n` is entry n-1), to the end. Events
+    /// dropped from the replay budget are skipped, with a warning naming the limit.
+    pub(super) fn read(self: Arc<Self>, stream: u64, from: usize) -> impl Stream<Item = Event> + Send {
+        let progress = self.progress.subscribe();
+        futures::stream::unfold((self, progress, from), move |(log, mut progress, mut next)| async move {
+            loop {
+                let (len, done) = *progress.borrow_and_update();
+                if next < len {
+                    let (entry, skipped) = {
+                        let retained = log.retained.lock().expect("not poisoned");
+                        let skipped = retained.dropped.saturating_sub(next);
+                        next += skipped;
+                        (retained.entries.get(next - retained.dropped).cloned(), skipped)
+                    };
+                    if skipped > 0 {
+                        tracing::warn!(
+                            stream,
+                            skipped,
+                            "a resumed stream misses events dropped for HttpConfig::max_replay_bytes"
+                        );
+                    }
+                    let Some(entry) = entry else { continue };
+                    next += 1;
+                    match entry {
+                        Some(json) => {
+                            let event = Event { id: Some(format!("{stream}:{next}")), retry: None, data: json };
+                            return Some((event, (log, progress, next)));
+                        }
+                        None => continue,
+                    }
+                }
+                if done || progress.changed().await.is_err() {
+                    return None;
+                }
+            }
+        })
+    }
+}
+
+pub(super) fn sse(messages: impl Stream<Item = Outgoing> + Send + 'static) -> Response {
+    sse_events(messages.filter(|message| std::future::ready(message.is_message())).map(|m| Event::data(m.json)))
+}
+
+/// One server-sent event.
+pub(super) struct Event {
+    pub(super) id: Option<String>,
+    pub(super) retry: Option<Duration>,
+    pub(super) data: String,
+}
+
+impl Event {
+    fn data(data: String) -> Self {
+        Event { id: None, retry: None, data }
+    }
+
+    fn encode(&self) -> String {
+        let mut text = String::new();
+        if let Some(id) = &self.id {
+            text.push_str(&format!("id: {id}\n"));
+        }
+        if let Some(retry) = self.retry {
+            text.push_str(&format!("retry: {}\n", retry.as_millis()));
+        }
+        // Always a data line, so that an empty priming event is still dispatched by clients.
+        for line in self.data.split('\n') {
+            text.push_str(&format!("data: {line}\n"));
+        }
+        text.push('\n');
+        text
+    }
+}
+
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// An SSE response; a comment line every 15 s keeps idle streams (subscriptions) open.
+pub(super) fn sse_events(events: impl Stream<Item = Event> + Send + 'static) -> Response {
+    let events = Box::pin(events);
+    let body = futures::stream::unfold(events, |mut events| async move {
+        let chunk = tokio::select! {
+            event = events.next() => event?.encode(),
+            () = tokio::time::sleep(KEEP_ALIVE) => ":\n\n".to_owned(),
+        };
+        Some((Ok::<_, Infallible>(chunk), events))
+    });
+    let mut response = Response::new(Body::from_stream(body));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
