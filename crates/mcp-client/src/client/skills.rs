@@ -17,7 +17,8 @@ use mcp_types::{JsonObject, ReadResourceResultContentsItem, Resource};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{Call, Client, cache_key, collect, cursor_params, decode, paginate};
+use super::methods::{collect, cursor_params, paginate};
+use super::{Call, Client, cache_key, decode};
 use crate::Error;
 
 /// A skill whose `SKILL.md` was read and matched its entry.

@@ -1,0 +1,477 @@
+//! The typed API: one method per protocol request (`server/discover`, tools, resources, prompts,
+//! completion, `health`, `ping`), each a [`Call`] through the request pipeline, and the list
+//! pagination behind `list_*` and `all_*`.
+
+use super::*;
+
+impl Client {
+    /// `server/discover` (modern era), served from the cache while its `ttlMs` lasts.
+    pub async fn discover(&self) -> Result<DiscoverResult, Error> {
+        if self.era() == Era::Legacy {
+            return Err(Error::NotSupported {
+                method: "server/discover".into(),
+                detail: "the server speaks a legacy protocol version".into(),
+            });
+        }
+        if let Some((expires, result)) = &*self.inner.discover_cache.lock().unwrap()
+            && *expires > Instant::now()
+        {
+            return Ok(result.clone());
+        }
+        let result = self.request(&Call::new(self, "server/discover", JsonObject::new())).await?;
+        let discovered: DiscoverResult = decode("server/discover", &result)?;
+        let version = self.protocol_version();
+        self.settle_modern(version, Some((&result, discovered.clone())));
+        Ok(discovered)
+    }
+
+    /// One page of `tools/list`. Tools with an invalid definition (on HTTP: invalid
+    /// `x-mcp-header` annotations) are left out with a warning; input schemas keep their exact
+    /// JSON text.
+    pub async fn list_tools_page(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
+        let call = Call::new(self, "tools/list", cursor_params(&cursor));
+        let raw = self.cached_request(&call, cache_key("tools/list", cursor.as_deref())).await?;
+        self.decode_tools(&raw)
+    }
+
+    fn decode_tools(&self, raw: &RawValue) -> Result<ListToolsResult, Error> {
+        #[derive(Deserialize)]
+        struct ToolsOnly<'a> {
+            #[serde(borrow)]
+            tools: Vec<&'a RawValue>,
+        }
+        let ToolsOnly { tools } = serde_json::from_str(raw.get())
+            .map_err(|e| Error::protocol(format!("malformed tools/list result: {e}")))?;
+        let mut rest: Value = serde_json::from_str(raw.get()).map_err(|e| Error::protocol(e.to_string()))?;
+        rest["tools"] = json!([]);
+        let mut page: ListToolsResult =
+            serde_json::from_value(rest).map_err(|e| Error::protocol(format!("malformed tools/list result: {e}")))?;
+        let check_headers = self.era() == Era::Modern && self.transport().kind() == TransportKind::StreamableHttp;
+        let (mut headers, mut invalid) = (HashMap::new(), HashMap::new());
+        for text in tools {
+            let tool: Tool = match serde_json::from_str(text.get()) {
+                Ok(tool) => tool,
+                Err(e) => {
+                    tracing::warn!(error = %e, "leaving out a malformed tool definition");
+                    continue;
+                }
+            };
+            if check_headers {
+                match header_params(&tool.input_schema.to_value()) {
+                    Ok(params) => {
+                        headers.insert(tool.name.clone(), params);
+                    }
+                    Err(reason) => {
+                        tracing::warn!(tool = %tool.name, %reason, "leaving out a tool with an invalid x-mcp-header");
+                        invalid.insert(tool.name.clone(), reason.to_string());
+                        continue;
+                    }
+                }
+            }
+            page.tools.push(tool);
+        }
+        self.inner.tool_headers.lock().unwrap().extend(headers);
+        let mut known_invalid = self.inner.invalid_tools.lock().unwrap();
+        for tool in &page.tools {
+            known_invalid.remove(&tool.name);
+        }
+        known_invalid.extend(invalid);
+        self.inner.tools_listed.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(page)
+    }
+
+    /// Every tool, page by page, as a stream.
+    pub fn list_tools(&self) -> BoxStream<'static, Result<Tool, Error>> {
+        let client = self.clone();
+        paginate(self.inner.config.limits.max_list_pages, move |cursor| {
+            let client = client.clone();
+            async move { client.list_tools_page(cursor).await.map(|p| (p.tools, p.next_cursor)) }
+        })
+    }
+
+    /// All tools, every page collected.
+    pub async fn all_tools(&self) -> Result<Vec<Tool>, Error> {
+        collect(self.list_tools()).await
+    }
+
+    /// Calls a tool with `arguments`: any value that serializes to a JSON object (a struct
+    /// deriving `Serialize`, a map, `serde_json::json!({..})`), or `()` for none.
+    ///
+    /// A tool that ran and failed is `Ok` with `is_error: Some(true)` and the failure in
+    /// `content`, for the model to read; `Err` means the call itself did not succeed (unknown
+    /// tool, invalid arguments refused by the server, transport, timeout).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: mcp_client::Client) -> Result<(), mcp_client::Error> {
+    /// #[derive(serde::Serialize)]
+    /// struct Add { a: i64, b: i64 }
+    ///
+    /// let result = client.call_tool("add", &Add { a: 2, b: 3 }).await?;
+    /// assert_ne!(result.is_error, Some(true), "the tool failed: {:?}", result.content);
+    /// let time = client.call_tool("now", ()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn call_tool(&self, name: &str, arguments: impl Serialize) -> Result<CallToolResult, Error> {
+        self.call_tool_with(name, arguments, CallOptions::default()).await
+    }
+
+    /// Calls a tool with per-call options (progress, timeout, log level); `arguments` as for
+    /// [`Client::call_tool`].
+    ///
+    /// With [`ClientBuilder::tasks`], a server may run the call as a task: this then polls
+    /// `tasks/get` (every `pollIntervalMs`), answers the task's input requests with the
+    /// [`Handlers`], and returns the task's result, or its JSON-RPC error ([`Error::Rpc`]), or
+    /// [`Error::TaskCancelled`]. Dropping the future cancels the task (`tasks/cancel`).
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: CallOptions,
+    ) -> Result<CallToolResult, Error> {
+        let arguments = tool_arguments(name, arguments)?;
+        let result = self.start_tool_call(name, arguments, options.clone()).await?;
+        if result_type(&result).as_deref() == Some(mcp_types::ext::tasks::RESULT_TYPE_TASK) {
+            let handle = crate::tasks::TaskHandle::created(self, &result, options)?;
+            let cancel_on_drop = crate::tasks::CancelOnDrop::new(&handle);
+            let outcome = handle.wait().await;
+            // The task is over unless following it failed (transport, handler, timeout):
+            // then it is cancelled, as when the call is dropped.
+            let ended = match &outcome {
+                Ok(_) | Err(Error::TaskCancelled { .. }) => true,
+                Err(Error::Rpc { method, .. }) => method == "tools/call",
+                Err(_) => false,
+            };
+            if ended {
+                cancel_on_drop.disarm();
+            }
+            return outcome;
+        }
+        decode("tools/call", &result)
+    }
+
+    /// Sends `tools/call` (with the MRTR rounds answered) and returns its raw result: complete,
+    /// or (with the tasks extension) a task.
+    pub(crate) async fn start_tool_call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: CallOptions,
+    ) -> Result<Box<RawValue>, Error> {
+        let mut call = Call::new(self, "tools/call", JsonObject::new()).with_options(options);
+        call.name = Some(name.to_owned());
+        // One deadline for the whole call, the listing below included.
+        call.deadline = call.timeout.map(|timeout| Instant::now() + timeout);
+        if self.era() == Era::Modern && self.transport().kind() == TransportKind::StreamableHttp {
+            if !self.inner.tools_listed.load(std::sync::atomic::Ordering::SeqCst) {
+                // The annotations decide the Mcp-Param-* headers; learn them first.
+                self.learn_tool(&call, name).await?;
+            }
+            if let Some(reason) = self.inner.invalid_tools.lock().unwrap().get(name) {
+                return Err(Error::protocol(format!("tool {name:?} has an invalid definition: {reason}")));
+            }
+            if let Some(params) = self.inner.tool_headers.lock().unwrap().get(name) {
+                call.param_headers = param_headers(params, arguments.as_ref());
+            }
+        }
+        call.params.insert("name".into(), json!(name));
+        if let Some(arguments) = &arguments {
+            call.params.insert("arguments".into(), Value::Object(arguments.clone()));
+        }
+        let result = match self.request_with_input(call.clone()).await {
+            Err(Error::Rpc { error, .. })
+                if error.code == error_codes::HEADER_MISMATCH && !call.param_headers.is_empty() =>
+            {
+                // The tool's annotations may have changed: list again, then retry once.
+                self.invalidate("tools/list");
+                self.inner.tool_headers.lock().unwrap().remove(name);
+                self.learn_tool(&call, name).await?;
+                if let Some(params) = self.inner.tool_headers.lock().unwrap().get(name) {
+                    call.param_headers = param_headers(params, arguments.as_ref());
+                }
+                self.request_with_input(call).await?
+            }
+            other => other?,
+        };
+        Ok(result)
+    }
+
+    /// Lists tools until `name` is among them (or the list ends), within the call's deadline;
+    /// a listing that fails otherwise is only logged: the call goes ahead without headers.
+    async fn learn_tool(&self, call: &Call, name: &str) -> Result<(), Error> {
+        let known = || {
+            self.inner.tool_headers.lock().unwrap().contains_key(name)
+                || self.inner.invalid_tools.lock().unwrap().contains_key(name)
+        };
+        let listing = async {
+            let mut tools = self.list_tools();
+            while !known() {
+                match tools.next().await {
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => return Err(e),
+                    None => break,
+                }
+            }
+            Ok(())
+        };
+        let outcome = match (call.deadline, call.timeout) {
+            (Some(deadline), Some(after)) => tokio::time::timeout_at(deadline.into(), listing)
+                .await
+                .map_err(|_| Error::Timeout { method: call.method.to_owned(), after })?,
+            _ => listing.await,
+        };
+        if let Err(e) = outcome {
+            tracing::debug!(error = %e, "could not list tools before calling {name}");
+        }
+        Ok(())
+    }
+
+    /// One page of `resources/list`.
+    pub async fn list_resources_page(&self, cursor: Option<String>) -> Result<ListResourcesResult, Error> {
+        let call = Call::new(self, "resources/list", cursor_params(&cursor));
+        let raw = self.cached_request(&call, cache_key("resources/list", cursor.as_deref())).await?;
+        decode("resources/list", &raw)
+    }
+
+    /// Every resource, page by page, as a stream.
+    pub fn list_resources(&self) -> BoxStream<'static, Result<Resource, Error>> {
+        let client = self.clone();
+        paginate(self.inner.config.limits.max_list_pages, move |cursor| {
+            let client = client.clone();
+            async move { client.list_resources_page(cursor).await.map(|p| (p.resources, p.next_cursor)) }
+        })
+    }
+
+    /// All resources, every page collected.
+    pub async fn all_resources(&self) -> Result<Vec<Resource>, Error> {
+        collect(self.list_resources()).await
+    }
+
+    /// One page of `resources/templates/list`.
+    pub async fn list_resource_templates_page(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourceTemplatesResult, Error> {
+        let call = Call::new(self, "resources/templates/list", cursor_params(&cursor));
+        let raw = self.cached_request(&call, cache_key("resources/templates/list", cursor.as_deref())).await?;
+        decode("resources/templates/list", &raw)
+    }
+
+    /// Every resource template, page by page, as a stream.
+    pub fn list_resource_templates(&self) -> BoxStream<'static, Result<ResourceTemplate, Error>> {
+        let client = self.clone();
+        paginate(self.inner.config.limits.max_list_pages, move |cursor| {
+            let client = client.clone();
+            async move { client.list_resource_templates_page(cursor).await.map(|p| (p.resource_templates, p.next_cursor)) }
+        })
+    }
+
+    /// All resource templates, every page collected.
+    pub async fn all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
+        collect(self.list_resource_templates()).await
+    }
+
+    /// Reads a resource (cached by `ttlMs`; input requests are answered by the handlers).
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
+        self.read_resource_with(uri, CallOptions::default()).await
+    }
+
+    /// [`read_resource`](Self::read_resource) with per-call options.
+    pub async fn read_resource_with(&self, uri: &str, options: CallOptions) -> Result<ReadResourceResult, Error> {
+        let key = cache_key("resources/read", Some(uri));
+        if let Some(entry) = self.inner.cache.lock().unwrap().get(&key)
+            && entry.expires > Instant::now()
+        {
+            return decode("resources/read", &entry.result);
+        }
+        let mut call = Call::new(self, "resources/read", JsonObject::new()).with_options(options);
+        call.name = Some(uri.to_owned());
+        call.params.insert("uri".into(), json!(uri));
+        let first = self.request(&call).await?;
+        let result = if result_type(&first).as_deref() == Some("input_required") {
+            // Results of retries are never cached.
+            self.request_with_input(call).await?
+        } else {
+            if let Some(ttl) = ttl_of(&first) {
+                self.cache_put(key, &first, ttl);
+            }
+            first
+        };
+        decode("resources/read", &result)
+    }
+
+    /// One page of `prompts/list`.
+    pub async fn list_prompts_page(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
+        let call = Call::new(self, "prompts/list", cursor_params(&cursor));
+        let raw = self.cached_request(&call, cache_key("prompts/list", cursor.as_deref())).await?;
+        decode("prompts/list", &raw)
+    }
+
+    /// Every prompt, page by page, as a stream.
+    pub fn list_prompts(&self) -> BoxStream<'static, Result<Prompt, Error>> {
+        let client = self.clone();
+        paginate(self.inner.config.limits.max_list_pages, move |cursor| {
+            let client = client.clone();
+            async move { client.list_prompts_page(cursor).await.map(|p| (p.prompts, p.next_cursor)) }
+        })
+    }
+
+    /// All prompts, every page collected.
+    pub async fn all_prompts(&self) -> Result<Vec<Prompt>, Error> {
+        collect(self.list_prompts()).await
+    }
+
+    /// Gets a prompt with its arguments: a value that serializes to a JSON object of strings
+    /// (a struct of `String` fields, a `BTreeMap<String, String>`), or `()` for none.
+    pub async fn get_prompt(&self, name: &str, arguments: impl Serialize) -> Result<GetPromptResult, Error> {
+        self.get_prompt_with(name, arguments, CallOptions::default()).await
+    }
+
+    /// [`get_prompt`](Self::get_prompt) with per-call options.
+    pub async fn get_prompt_with(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: CallOptions,
+    ) -> Result<GetPromptResult, Error> {
+        let arguments = prompt_arguments(name, arguments)?;
+        let mut call = Call::new(self, "prompts/get", JsonObject::new()).with_options(options);
+        call.name = Some(name.to_owned());
+        call.params.insert("name".into(), json!(name));
+        if !arguments.is_empty() {
+            call.params.insert("arguments".into(), Value::Object(arguments));
+        }
+        let result = self.request_with_input(call).await?;
+        decode("prompts/get", &result)
+    }
+
+    /// `completion/complete` for one argument of a prompt or resource template.
+    pub async fn complete(
+        &self,
+        reference: CompleteRequestParamsRef,
+        argument: &str,
+        value: &str,
+        context: BTreeMap<String, String>,
+    ) -> Result<CompleteResult, Error> {
+        let mut params = JsonObject::new();
+        params.insert("ref".into(), serde_json::to_value(reference).map_err(|e| Error::protocol(e.to_string()))?);
+        params.insert("argument".into(), json!({"name": argument, "value": value}));
+        if !context.is_empty() {
+            params.insert("context".into(), json!({"arguments": context}));
+        }
+        let result = self.request(&Call::new(self, "completion/complete", params)).await?;
+        decode("completion/complete", &result)
+    }
+
+    /// The non-standard `health` method some servers implement (not part of the MCP
+    /// specification; mcp-server answers it with `{"protocolVersion": …}`); a server without it
+    /// yields [`Error::NotSupported`].
+    pub async fn health(&self) -> Result<JsonObject, Error> {
+        match self.request(&Call::new(self, "health", JsonObject::new())).await {
+            Ok(result) => serde_json::from_str(result.get()).map_err(|e| Error::protocol(e.to_string())),
+            Err(Error::Rpc { error, .. }) if error.code == error_codes::METHOD_NOT_FOUND => Err(Error::NotSupported {
+                method: "health".into(),
+                detail: format!("the server answered: {} ({})", error.message, error.code),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Legacy `ping` (removed in 2026-07-28, where it is not sent).
+    pub async fn ping(&self) -> Result<(), Error> {
+        if self.era() == Era::Modern {
+            return Err(Error::NotSupported { method: "ping".into(), detail: "removed in 2026-07-28".into() });
+        }
+        self.request(&Call::new(self, "ping", JsonObject::new())).await.map(drop)
+    }
+}
+
+/// Pages through a list: `fetch(cursor)` returns a page's items and next cursor. A cursor the
+/// server already returned is a loop and ends the stream with an error; so does a next cursor
+/// after `max_pages` pages.
+pub(super) fn paginate<T, F, Fut>(max_pages: usize, fetch: F) -> BoxStream<'static, Result<T, Error>>
+where
+    T: Send + 'static,
+    F: Fn(Option<String>) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>), Error>> + Send + 'static,
+{
+    struct State<F> {
+        fetch: F,
+        cursor: Option<String>,
+        seen: HashSet<String>,
+        done: bool,
+        max_pages: usize,
+    }
+    let state = State { fetch, cursor: None, seen: HashSet::new(), done: false, max_pages };
+    stream::unfold(state, |mut state| async move {
+        if state.done {
+            return None;
+        }
+        match (state.fetch)(state.cursor.take()).await {
+            Ok((items, next)) => {
+                let ending = match &next {
+                    Some(next) if state.seen.contains(next) => {
+                        Some(Error::protocol(format!("the server repeated the cursor {next:?}")))
+                    }
+                    // `seen` holds one cursor per page fetched after the first.
+                    Some(_) if state.seen.len() + 1 >= state.max_pages => Some(Error::limit(
+                        "ClientBuilder::max_list_pages",
+                        format!(
+                            "the server has more than {} pages of this list; the rest was not fetched",
+                            state.max_pages
+                        ),
+                    )),
+                    _ => None,
+                };
+                if let Some(error) = ending {
+                    state.done = true;
+                    let items: Vec<Result<T, Error>> = items.into_iter().map(Ok).chain([Err(error)]).collect();
+                    return Some((stream::iter(items), state));
+                }
+                match next {
+                    Some(next) => {
+                        state.seen.insert(next.clone());
+                        state.cursor = Some(next);
+                    }
+                    None => state.done = true,
+                }
+                Some((stream::iter(items.into_iter().map(Ok).collect::<Vec<_>>()), state))
+            }
+            Err(e) => {
+                state.done = true;
+                Some((stream::iter(vec![Err(e)]), state))
+            }
+        }
+    })
+    .flatten()
+    .boxed()
+}
+
+pub(super) async fn collect<T>(mut items: BoxStream<'static, Result<T, Error>>) -> Result<Vec<T>, Error> {
+    let mut all = Vec::new();
+    while let Some(item) = items.next().await {
+        all.push(item?);
+    }
+    Ok(all)
+}
+
+pub(super) fn cursor_params(cursor: &Option<String>) -> JsonObject {
+    let mut params = JsonObject::new();
+    if let Some(cursor) = cursor {
+        params.insert("cursor".into(), json!(cursor));
+    }
+    params
+}
+
+/// A prompt's `arguments`: an object whose members are strings (members that are `null`, an
+/// `Option` left `None`, are left out).
+fn prompt_arguments(name: &str, arguments: impl Serialize) -> Result<JsonObject, Error> {
+    let mut arguments = tool_arguments(name, arguments)?.unwrap_or_default();
+    arguments.retain(|_, value| !value.is_null());
+    match arguments.iter().find(|(_, value)| !value.is_string()) {
+        Some((key, value)) => Err(Error::InvalidArguments {
+            tool: name.to_owned(),
+            message: format!("prompt argument `{key}` must be a string, not {value}"),
+        }),
+        None => Ok(arguments),
+    }
+}
