@@ -1,0 +1,261 @@
+//! How a client is configured: [`ClientBuilder`] for the connection (handlers, era and
+//! versions, timeouts, limits, HTTP settings) and [`CallOptions`] for one call.
+
+use super::*;
+
+/// Per-call options.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    pub(super) progress: Option<ProgressFn>,
+    pub(super) timeout: Option<Duration>,
+    pub(super) log_level: Option<LoggingLevel>,
+}
+
+impl CallOptions {
+    /// No progress callback, the client's timeout and no log level.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks for progress notifications and passes them to `callback`.
+    pub fn on_progress(mut self, callback: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(callback));
+        self
+    }
+
+    /// Overrides the client's request timeout for this call.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    pub(crate) fn request_timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Asks for log messages at or above `level` for this call (a deprecated MCP feature; only
+    /// on the modern era, where it is per request).
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("progress", &self.progress.is_some())
+            .field("timeout", &self.timeout)
+            .field("log_level", &self.log_level)
+            .finish()
+    }
+}
+
+/// Builds a [`Client`] and connects it.
+#[derive(Debug, Clone)]
+pub struct ClientBuilder {
+    pub(super) client_info: Implementation,
+    pub(super) handlers: Handlers,
+    pub(super) era: EraPreference,
+    pub(super) modern_versions: Vec<String>,
+    pub(super) legacy_versions: Vec<String>,
+    pub(super) probe_timeout: Duration,
+    pub(super) startup_timeout: Duration,
+    pub(super) request_timeout: Duration,
+    pub(super) log_level: Option<LoggingLevel>,
+    pub(super) http_headers: Vec<(String, String)>,
+    pub(super) send_client_info: bool,
+    pub(super) limits: Limits,
+    pub(super) tasks: bool,
+    #[cfg(feature = "http")]
+    pub(super) http_client: Option<reqwest::Client>,
+    #[cfg(feature = "auth")]
+    pub(super) oauth: Option<crate::auth::OAuth>,
+}
+
+impl ClientBuilder {
+    /// A builder for a client that introduces itself as `client_info`, with no handlers and the
+    ///  defaults of every setting.
+    pub fn new(client_info: Implementation) -> Self {
+        ClientBuilder {
+            client_info,
+            handlers: Handlers::new(),
+            era: EraPreference::Auto,
+            modern_versions: MODERN_VERSIONS.iter().map(|v| v.to_string()).collect(),
+            legacy_versions: LEGACY_VERSIONS.iter().map(|v| v.to_string()).collect(),
+            probe_timeout: Duration::from_secs(3),
+            startup_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(60),
+            log_level: None,
+            http_headers: Vec::new(),
+            send_client_info: true,
+            limits: Limits::default(),
+            tasks: false,
+            #[cfg(feature = "http")]
+            http_client: None,
+            #[cfg(feature = "auth")]
+            oauth: None,
+        }
+    }
+
+    /// The handlers for elicitation, sampling and roots; they decide the declared capabilities.
+    pub fn handlers(mut self, handlers: Handlers) -> Self {
+        self.handlers = handlers;
+        self
+    }
+
+    /// Which era(s) to negotiate (default [`EraPreference::Auto`]).
+    pub fn era(mut self, era: EraPreference) -> Self {
+        self.era = era;
+        self
+    }
+
+    /// Restricts and orders the versions offered: each list preferred first. Unknown era
+    /// versions are ignored.
+    pub fn protocol_versions<I: IntoIterator<Item = S>, S: Into<String>>(mut self, versions: I) -> Self {
+        let versions: Vec<String> = versions.into_iter().map(Into::into).collect();
+        self.modern_versions = versions.iter().filter(|v| MODERN_VERSIONS.contains(&v.as_str())).cloned().collect();
+        self.legacy_versions = versions.iter().filter(|v| LEGACY_VERSIONS.contains(&v.as_str())).cloned().collect();
+        self
+    }
+
+    /// How long the stdio `server/discover` probe waits before assuming a legacy server (3 s),
+    /// counted from the server's first output on stdout or stderr: start-up does not count (see
+    /// [`Self::startup_timeout`]). A `DiscoverResult` that comes later, while `initialize` is
+    /// under way, still makes the connection modern.
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// How long the stdio probe waits for a server that has written nothing yet to show a first
+    /// sign of life before its [`Self::probe_timeout`] starts anyway (10 s).
+    pub fn startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = timeout;
+        self
+    }
+
+    /// The default per-request timeout (60 s).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// The most pages one listing follows (default 1000): `all_tools` and the other `all_*`
+    /// and `list_*` streams end with [`Error::LimitExceeded`] after it, and the listing that
+    /// `call_tool` does to learn a tool's headers stops there.
+    pub fn max_list_pages(mut self, pages: usize) -> Self {
+        self.limits.max_list_pages = pages;
+        self
+    }
+
+    /// Bytes of results kept by the `ttlMs` cache (default 16 MiB); expired entries go first,
+    /// then the ones closest to expiry.
+    pub fn max_cache_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_cache_bytes = bytes;
+        self
+    }
+
+    /// Server-to-client requests (legacy `ping`, elicitation, sampling, roots) answered at
+    /// once (default 16); while that many are open the client stops reading further ones, so
+    /// a flooding server slows itself down.
+    pub fn max_server_requests(mut self, requests: usize) -> Self {
+        self.limits.max_server_requests = requests;
+        self
+    }
+
+    /// How long answering one server-to-client request may take, the handler and the delivery
+    /// of its answer together (default 5 minutes: a person may be answering).
+    pub fn server_request_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.server_request_timeout = timeout;
+        self
+    }
+
+    /// Bytes of messages queued for a stdio server's stdin (default 8 MiB). Requests and answers
+    /// wait for room; a notification that finds no room fails with [`Error::LimitExceeded`].
+    pub fn max_outbox_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_outbox_bytes = bytes;
+        self
+    }
+
+    /// Asks for log messages on every modern request (deprecated MCP feature).
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
+    /// Whether to send `clientInfo` in every modern request's `_meta` (default: yes).
+    pub fn send_client_info(mut self, send: bool) -> Self {
+        self.send_client_info = send;
+        self
+    }
+
+    /// Opts in to the tasks extension (`io.modelcontextprotocol/tasks`, default: off): the client
+    /// declares it on every modern request, so a server may answer a `tools/call` with a task.
+    /// [`Client::call_tool`] then follows the task to its end (polling `tasks/get`, answering its
+    /// input requests with the [`Handlers`], cancelling it when the call is dropped), and
+    /// [`Client::call_tool_as_task`] hands the task to the caller. Without it a server never
+    /// makes a call a task.
+    pub fn tasks(mut self, enabled: bool) -> Self {
+        self.tasks = enabled;
+        self
+    }
+
+    /// An extra header on every HTTP request (for example `Authorization`).
+    pub fn http_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.http_headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The HTTP client for the MCP server (default: `reqwest::Client::new()`), for proxies,
+    /// extra root certificates, client certificates or connection settings.
+    #[cfg(feature = "http")]
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.http_client = Some(client);
+        self
+    }
+
+    /// OAuth authorization for the HTTP transports: requests carry its access token, and a
+    /// 401 or a 403 `insufficient_scope` runs its flow and retries the request.
+    #[cfg(feature = "auth")]
+    pub fn oauth(mut self, oauth: crate::auth::OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
+    /// Spawns the server and negotiates.
+    #[cfg(feature = "stdio")]
+    pub async fn connect_stdio(self, command: crate::StdioCommand) -> Result<Client, Error> {
+        let core = Core::new(self.handlers.clone(), self.limits.clone());
+        let transport = crate::transport::stdio::StdioTransport::spawn(command, &core).await?;
+        let client = Client::assemble(self, core, Transport::Stdio(transport));
+        client.negotiate().await?;
+        Ok(client)
+    }
+
+    /// Connects to a Streamable HTTP endpoint (falling back to HTTP+SSE if needed) and
+    /// negotiates.
+    #[cfg(feature = "http")]
+    pub async fn connect_http(self, url: &str) -> Result<Client, Error> {
+        let url = reqwest::Url::parse(url).map_err(|e| Error::transport(format!("invalid URL {url:?}: {e}")))?;
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (name, value) in &self.http_headers {
+            let name = reqwest::header::HeaderName::try_from(name.as_str())
+                .map_err(|e| Error::transport(format!("invalid header name {name:?}: {e}")))?;
+            let value = reqwest::header::HeaderValue::try_from(value.as_str())
+                .map_err(|e| Error::transport(format!("invalid value for header {name}: {e}")))?;
+            headers.insert(name, value);
+        }
+        let core = Core::new(self.handlers.clone(), self.limits.clone());
+        let auth = crate::transport::HttpAuth {
+            server: url.clone(),
+            #[cfg(feature = "auth")]
+            oauth: self.oauth.clone(),
+        };
+        let http = self.http_client.clone().unwrap_or_default();
+        let transport = crate::transport::http::HttpTransport::new(http, url, headers, auth);
+        let client = Client::assemble(self, core, Transport::Http(transport));
+        client.negotiate().await?;
+        Ok(client)
+    }
+}
