@@ -42,6 +42,9 @@ use typed::{Source, Typed};
 mod builder;
 mod legacy_wire;
 mod listen;
+mod options;
+mod refusals;
+mod results;
 mod run;
 mod typed;
 mod walk;
@@ -53,6 +56,8 @@ use mcp_types::ext::skills::{
 use mcp_types::ext::tasks::{CreateTaskResult, GetTaskResult, TaskAck, TaskIdParams, TaskSubscription};
 use mcp_types::ext::{self, SKILLS, TASKS};
 use mcp_types::http_headers::{HeaderParam, header_params, name_member};
+pub use options::{CacheHints, Options};
+pub(crate) use refusals::*;
 
 pub(crate) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub(crate) const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -67,86 +72,6 @@ pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26",
 /// Methods that 2026-07-28 removed; on the modern wire they are unknown methods.
 const REMOVED_METHODS: &[&str] =
     &["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
-
-/// Caching hints for cacheable results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CacheHints {
-    /// How long the result may be reused (`ttlMs`), in milliseconds.
-    pub ttl_ms: u64,
-    /// Who may reuse it (`cacheScope`): every client, or only the one that asked.
-    pub scope: CacheScope,
-}
-
-/// Tunable behaviour; every field has a default, stated on the field.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Options {
-    /// Items per page of every list (default 100).
-    pub page_size: usize,
-    /// Hints on `server/discover` and the four lists (default 60 s, public).
-    pub list_cache: CacheHints,
-    /// Hints on `resources/read` (default 0 ms, private: not cached).
-    pub read_cache: CacheHints,
-    /// Answer the non-standard `health` method (default on).
-    pub health: bool,
-    /// How long a `requestState` stays valid (default 1 hour).
-    pub state_max_age: Duration,
-    /// Put `_meta["io.modelcontextprotocol/serverInfo"]` on every modern result (a SHOULD of the
-    /// spec; default on).
-    pub server_info_in_results: bool,
-    /// How long a legacy handler waits for the client's answer to `elicitation/create`,
-    /// `sampling/createMessage` or `roots/list` before the call fails naming this limit
-    /// (default 5 minutes: a person may be answering).
-    pub client_request_timeout: Duration,
-    /// Requests one session or connection may have in flight (stdio, an in-memory
-    /// [`Connection`](crate::Connection), a legacy HTTP session); more are refused with `-32603`
-    /// naming this limit until one finishes (default 64).
-    pub max_in_flight: usize,
-    /// Elements a 2025-03-26 JSON-RPC batch may hold; a longer batch is refused as a whole with
-    /// `-32600` naming this limit (default 100).
-    pub max_batch_len: usize,
-    /// After a connection's input closes, how long its requests in flight may still run before
-    /// they are stopped (default 30 s). Requests waiting on the client fail at once: no answer
-    /// can arrive any more.
-    pub drain_timeout: Duration,
-    /// Accept each `requestState` only once: a replayed state is refused (default off; turn it
-    /// on when the state carries authorization or business decisions).
-    pub state_single_use: bool,
-    /// With [`state_single_use`](Self::state_single_use): how many used states are remembered
-    /// until they expire (default 65,536). When it is full, the oldest is forgotten and every
-    /// state issued before it is refused as expired, so a replay is never accepted.
-    pub state_replay_cache: usize,
-    /// How long a task is kept after its creation (`ttlMs`); `None`: until the store needs room
-    /// (default 1 hour).
-    pub task_ttl: Option<Duration>,
-    /// The polling interval suggested to clients (`pollIntervalMs`; default 1 s).
-    pub task_poll_interval: Duration,
-    /// The lease of the instance running a task's handler, renewed every third of it; a task
-    /// whose lease lapsed (its instance died) is reported `failed` (default 30 s).
-    pub task_lease: Duration,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            page_size: 100,
-            list_cache: CacheHints { ttl_ms: 60_000, scope: CacheScope::Public },
-            read_cache: CacheHints { ttl_ms: 0, scope: CacheScope::Private },
-            health: true,
-            state_max_age: Duration::from_secs(3600),
-            server_info_in_results: true,
-            client_request_timeout: Duration::from_secs(300),
-            max_in_flight: 64,
-            max_batch_len: 100,
-            drain_timeout: Duration::from_secs(30),
-            state_single_use: false,
-            state_replay_cache: 65_536,
-            task_ttl: Some(Duration::from_secs(3600)),
-            task_poll_interval: Duration::from_secs(1),
-            task_lease: Duration::from_secs(30),
-        }
-    }
-}
 
 struct ToolEntry {
     route: ToolRoute,
@@ -179,13 +104,6 @@ struct ServerInner {
     /// The directory resources of the skills' files, with their direct children.
     directories: HashMap<String, Vec<mcp_types::Resource>>,
     app_state: AppState,
-}
-
-/// A request refused before it was served.
-pub(crate) struct Rejection(pub(crate) ErrorObject, pub(crate) Disposition);
-
-fn bad_request(code: i64, message: impl Into<String>) -> Rejection {
-    Rejection(ErrorObject::new(code, message), Disposition::BadRequest)
 }
 
 /// A decoded client request, the same for both eras.
@@ -585,63 +503,6 @@ impl Server {
         }
     }
 
-    /// The response carrying a typed result, encoded directly. On the modern wire the server's
-    /// identity goes in its `_meta` (the typed results always carry `resultType`); on the legacy
-    /// wire the members it lacks are left out as they are written ([`legacy_wire::Legacy`]).
-    pub(crate) fn respond<T: WireResult>(&self, id: &RequestId, era: Era, mut result: T) -> Outgoing {
-        match era {
-            Era::Modern => {
-                if self.inner.options.server_info_in_results {
-                    let meta = result.meta().get_or_insert_with(Default::default);
-                    if meta.server_info.is_none() {
-                        meta.server_info = Some(self.inner.info.clone());
-                    }
-                }
-                Outgoing::result(id, &result)
-            }
-            Era::Legacy => {
-                // The legacy wire has no server identity in `_meta` (and no `_meta` left empty).
-                let meta = result.meta();
-                if let Some(object) = meta {
-                    object.server_info = None;
-                    if object.extra.is_empty() {
-                        *meta = None;
-                    }
-                }
-                Outgoing::result(id, &legacy_wire::Legacy(&result))
-            }
-        }
-    }
-
-    /// Era-specific result members: `resultType` and server identity on the modern wire; the
-    /// legacy wire has neither, nor the caching hints.
-    fn finish(&self, era: Era, mut result: Value) -> Value {
-        let Some(object) = result.as_object_mut() else { return result };
-        match era {
-            Era::Modern => {
-                object.entry("resultType").or_insert_with(|| json!("complete"));
-                if self.inner.options.server_info_in_results {
-                    let meta = object.entry("_meta").or_insert_with(|| json!({}));
-                    if let Some(meta) = meta.as_object_mut() {
-                        meta.entry(SERVER_INFO).or_insert_with(|| to_value(&self.inner.info));
-                    }
-                }
-            }
-            Era::Legacy => {
-                object.remove("resultType");
-                object.remove("ttlMs");
-                object.remove("cacheScope");
-                if let Some(Value::Object(meta)) = object.get_mut("_meta") {
-                    meta.remove(SERVER_INFO);
-                    if meta.is_empty() {
-                        object.remove("_meta");
-                    }
-                }
-            }
-        }
-        result
-    }
-
     fn page<T, U>(
         &self,
         cursor: Option<String>,
@@ -720,121 +581,6 @@ impl Server {
         self.inner.resource_index.contains_key(uri)
             || self.inner.templates.iter().any(|t| t.pattern.matches(uri).is_some())
     }
-}
-
-/// A typed result of the modern schema: it always has `resultType`, and `_meta` for `serverInfo`.
-pub(crate) trait WireResult: serde::Serialize {
-    fn meta(&mut self) -> &mut Option<mcp_types::ResultMetaObject>;
-}
-
-macro_rules! wire_results {
-    ($($result:ty),* $(,)?) => {$(
-        impl WireResult for $result {
-            fn meta(&mut self) -> &mut Option<mcp_types::ResultMetaObject> {
-                &mut self.meta
-            }
-        }
-    )*};
-}
-
-wire_results!(
-    mcp_types::CallToolResult,
-    ReadResourceResult,
-    mcp_types::GetPromptResult,
-    CompleteResult,
-    InputRequiredResult,
-    DiscoverResult,
-    ListToolsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListPromptsResult,
-    CreateTaskResult,
-    GetTaskResult,
-    TaskAck,
-    ListSkillsResult,
-    GetSkillResult,
-    ReadResourceDirectoryResult,
-);
-
-/// Whether an error about `message` answers it as a request (with its id): it has a `method`,
-/// or `params` and neither `result` nor `error`.
-fn is_request_like(message: &serde_json::Map<String, Value>) -> bool {
-    message.contains_key("method")
-        || (message.contains_key("params") && !message.contains_key("result") && !message.contains_key("error"))
-}
-
-/// The refusal of a request beyond [`Options::max_in_flight`].
-pub(crate) fn busy(limit: usize) -> ErrorObject {
-    ErrorObject::internal_error(format!(
-        "Server busy: {limit} requests are already in flight on this session (Options::max_in_flight); \
-         retry when one of them has finished"
-    ))
-}
-
-fn invalid(id: Option<&RequestId>, message: &str) -> Reply {
-    Reply::ready(Outgoing::error_as(id, &ErrorObject::invalid_request(message), Disposition::BadRequest))
-}
-
-fn missing_meta(has_meta: bool, key: &str) -> Rejection {
-    let message = match has_meta {
-        false => "Invalid params: params._meta is required (with protocolVersion and clientCapabilities)".to_owned(),
-        true => format!("Invalid params: params._meta is missing `{key}`"),
-    };
-    bad_request(error_codes::INVALID_PARAMS, message)
-}
-
-/// A modern request as its checks see it, whichever way it was decoded.
-pub(crate) struct ModernView<'a> {
-    pub(crate) method: &'a str,
-    /// `params._meta`, if present.
-    pub(crate) meta: Option<MetaView<'a>>,
-    /// The member `Mcp-Name` mirrors (`name`, `uri`, `taskId`), when a string.
-    pub(crate) name: Option<&'a str>,
-}
-
-pub(crate) struct MetaView<'a> {
-    /// `protocolVersion`, when a string.
-    pub(crate) version: Option<&'a str>,
-    /// Whether `clientCapabilities` is present.
-    pub(crate) capabilities: bool,
-}
-
-/// The refusal of a request whose params the generated `ClientRequest` did not accept: the
-/// union's error without its own prefix (`` `ClientRequest` `tools/call`: at `params.name` ``), so
-/// that it reads as the params type's (`` at `name` ``).
-fn params_refused(method: &str, error: &serde_json::Error) -> Rejection {
-    let text = error.to_string();
-    let inner = text
-        .strip_prefix("`ClientRequest` `")
-        .and_then(|rest| rest.strip_prefix(method))
-        .and_then(|rest| rest.strip_prefix("`: "))
-        .map(|rest| match (rest.strip_prefix("at `params`: "), rest.strip_prefix("at `params.")) {
-            (Some(inner), _) => inner.to_owned(),
-            (None, Some(inner)) => format!("at `{inner}"),
-            (None, None) => rest.to_owned(),
-        })
-        .unwrap_or(text);
-    Rejection(ErrorObject::invalid_params(format!("Invalid params for {method}: {inner}")), Disposition::Ok)
-}
-
-/// Decodes params into the typed form a method defines; the refusal names the method.
-fn typed<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, Rejection> {
-    serde_json::from_value(params).map_err(|e| {
-        Rejection(ErrorObject::invalid_params(format!("Invalid params for {method}: {e}")), Disposition::Ok)
-    })
-}
-
-/// The refusal of a method this server does not serve (on the modern wire: a 404).
-pub(crate) fn unknown(method: &str) -> Rejection {
-    let error = if REMOVED_METHODS.contains(&method) {
-        ErrorObject::new(
-            error_codes::METHOD_NOT_FOUND,
-            format!("Method not found: {method} was removed in 2026-07-28 (no handshake; send _meta on every request)"),
-        )
-    } else {
-        ErrorObject::method_not_found(method)
-    };
-    Rejection(error, Disposition::NotFound)
 }
 
 pub(crate) fn call_meta(call: &Decoded) -> RequestMetaObject {

@@ -1,0 +1,94 @@
+//! How a request is refused before it is served: [`Rejection`] and the errors that word each
+//! refusal (a bad envelope, missing `_meta`, params the generated types did not accept, an
+//! unknown or removed method, too many requests in flight), and the view of a modern request
+//! that its checks read.
+
+use super::*;
+
+/// A request refused before it was served.
+pub(crate) struct Rejection(pub(crate) ErrorObject, pub(crate) Disposition);
+
+pub(super) fn bad_request(code: i64, message: impl Into<String>) -> Rejection {
+    Rejection(ErrorObject::new(code, message), Disposition::BadRequest)
+}
+
+/// Whether an error about `message` answers it as a request (with its id): it has a `method`,
+/// or `params` and neither `result` nor `error`.
+pub(super) fn is_request_like(message: &serde_json::Map<String, Value>) -> bool {
+    message.contains_key("method")
+        || (message.contains_key("params") && !message.contains_key("result") && !message.contains_key("error"))
+}
+
+/// The refusal of a request beyond [`Options::max_in_flight`].
+pub(crate) fn busy(limit: usize) -> ErrorObject {
+    ErrorObject::internal_error(format!(
+        "Server busy: {limit} requests are already in flight on this session (Options::max_in_flight); \
+         retry when one of them has finished"
+    ))
+}
+
+pub(super) fn invalid(id: Option<&RequestId>, message: &str) -> Reply {
+    Reply::ready(Outgoing::error_as(id, &ErrorObject::invalid_request(message), Disposition::BadRequest))
+}
+
+pub(super) fn missing_meta(has_meta: bool, key: &str) -> Rejection {
+    let message = match has_meta {
+        false => "Invalid params: params._meta is required (with protocolVersion and clientCapabilities)".to_owned(),
+        true => format!("Invalid params: params._meta is missing `{key}`"),
+    };
+    bad_request(error_codes::INVALID_PARAMS, message)
+}
+
+/// A modern request as its checks see it, whichever way it was decoded.
+pub(crate) struct ModernView<'a> {
+    pub(crate) method: &'a str,
+    /// `params._meta`, if present.
+    pub(crate) meta: Option<MetaView<'a>>,
+    /// The member `Mcp-Name` mirrors (`name`, `uri`, `taskId`), when a string.
+    pub(crate) name: Option<&'a str>,
+}
+
+pub(crate) struct MetaView<'a> {
+    /// `protocolVersion`, when a string.
+    pub(crate) version: Option<&'a str>,
+    /// Whether `clientCapabilities` is present.
+    pub(crate) capabilities: bool,
+}
+
+/// The refusal of a request whose params the generated `ClientRequest` did not accept: the
+/// union's error without its own prefix (`` `ClientRequest` `tools/call`: at `params.name` ``), so
+/// that it reads as the params type's (`` at `name` ``).
+pub(super) fn params_refused(method: &str, error: &serde_json::Error) -> Rejection {
+    let text = error.to_string();
+    let inner = text
+        .strip_prefix("`ClientRequest` `")
+        .and_then(|rest| rest.strip_prefix(method))
+        .and_then(|rest| rest.strip_prefix("`: "))
+        .map(|rest| match (rest.strip_prefix("at `params`: "), rest.strip_prefix("at `params.")) {
+            (Some(inner), _) => inner.to_owned(),
+            (None, Some(inner)) => format!("at `{inner}"),
+            (None, None) => rest.to_owned(),
+        })
+        .unwrap_or(text);
+    Rejection(ErrorObject::invalid_params(format!("Invalid params for {method}: {inner}")), Disposition::Ok)
+}
+
+/// Decodes params into the typed form a method defines; the refusal names the method.
+pub(super) fn typed<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, Rejection> {
+    serde_json::from_value(params).map_err(|e| {
+        Rejection(ErrorObject::invalid_params(format!("Invalid params for {method}: {e}")), Disposition::Ok)
+    })
+}
+
+/// The refusal of a method this server does not serve (on the modern wire: a 404).
+pub(crate) fn unknown(method: &str) -> Rejection {
+    let error = if REMOVED_METHODS.contains(&method) {
+        ErrorObject::new(
+            error_codes::METHOD_NOT_FOUND,
+            format!("Method not found: {method} was removed in 2026-07-28 (no handshake; send _meta on every request)"),
+        )
+    } else {
+        ErrorObject::method_not_found(method)
+    };
+    Rejection(error, Disposition::NotFound)
+}
