@@ -4,7 +4,13 @@
 //! ```text
 //! cargo run -p mcp-server --example notes                        # stdio
 //! cargo run -p mcp-server --example notes -- --http 127.0.0.1:8002
+//! cargo run -p mcp-server --example notes --features auth -- --http 127.0.0.1:8002 --issuer https://auth.example.com
 //! ```
+//!
+//! With `--issuer` (feature `auth`) the HTTP endpoint is an OAuth 2.1 resource server: JWT access
+//! tokens of that issuer for this endpoint's URL, scope `notes:read` on every request and
+//! `notes:write` to add or delete a note. `--introspect CLIENT_ID:SECRET` verifies opaque tokens
+//! at the issuer's introspection endpoint instead.
 
 use std::collections::BTreeMap;
 use std::sync::RwLock;
@@ -90,9 +96,13 @@ async fn summarize(ctx: Context, NoteTitle { title }: NoteTitle) -> Result<Strin
 fn server() -> Result<Server, mcp_server::BuildError> {
     Server::builder("notes", env!("CARGO_PKG_VERSION"))
         .state(Notes::default())
-        .tool(ToolRoute::new("add_note", add_note).description("Adds a note"))
+        .tool(ToolRoute::new("add_note", add_note).description("Adds a note").scopes(["notes:write"]))
         .tool(ToolRoute::new("list_notes", list_notes).description("Lists the titles of all notes"))
-        .tool(ToolRoute::new("delete_note", delete_note).description("Deletes a note, after asking the user"))
+        .tool(
+            ToolRoute::new("delete_note", delete_note)
+                .description("Deletes a note, after asking the user")
+                .scopes(["notes:write"]),
+        )
         .resource(ResourceRoute::new(
             Resource { uri: "notes://index".into(), name: "index".into(), ..Default::default() },
             index,
@@ -108,13 +118,40 @@ fn server() -> Result<Server, mcp_server::BuildError> {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = server()?;
-    match std::env::args().skip_while(|arg| arg != "--http").nth(1) {
+    let option = |name: &str| std::env::args().skip_while(|arg| arg != name).nth(1);
+    match option("--http") {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr).await?;
-            eprintln!("notes: listening on http://{}/mcp", listener.local_addr()?);
-            mcp_server::http::serve(listener, server, Default::default()).await?;
+            let url = format!("http://{}/mcp", listener.local_addr()?);
+            #[allow(unused_mut)]
+            let mut config = mcp_server::http::HttpConfig::default();
+            match option("--issuer") {
+                #[cfg(feature = "auth")]
+                Some(issuer) => config.authorization = Some(protect(&url, &issuer, option("--introspect"))),
+                #[cfg(not(feature = "auth"))]
+                Some(_) => return Err("--issuer needs the `auth` feature".into()),
+                None => {}
+            }
+            eprintln!("notes: listening on {url}");
+            mcp_server::http::serve(listener, server, config).await?;
         }
         None => mcp_server::stdio::serve_stdio(server).await?,
     }
     Ok(())
+}
+
+/// The resource server of `url`: tokens of `issuer`, `notes:read` on every request.
+#[cfg(feature = "auth")]
+fn protect(url: &str, issuer: &str, introspect: Option<String>) -> mcp_server::auth::ResourceServer {
+    use mcp_server::auth::{IntrospectionVerifier, JwtVerifier, ResourceServer};
+    let builder = match introspect.as_deref().and_then(|client| client.split_once(':')) {
+        Some((id, secret)) => ResourceServer::builder(url, IntrospectionVerifier::new(issuer, url, id, secret)),
+        None => ResourceServer::builder(url, JwtVerifier::new(issuer, url)),
+    };
+    builder
+        .authorization_server(issuer)
+        .required_scopes(["notes:read"])
+        .scopes_supported(["notes:read", "notes:write"])
+        .resource_name("Notes")
+        .build()
 }

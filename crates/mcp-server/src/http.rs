@@ -95,6 +95,12 @@ pub struct HttpConfig {
     /// `Last-Event-ID` on any instance sharing the store (default `None`: only on the instance
     /// that wrote it). See [`crate::events`].
     pub event_store: Option<Arc<dyn EventStore>>,
+    /// Makes the endpoint an OAuth 2.1 resource server (feature `auth`): every request needs a
+    /// valid access token, and its subject becomes the request's [`Principal`]. See
+    /// [`crate::auth`]. Default `None`: requests are anonymous, unless a layer in front of the
+    /// router inserts a [`Principal`].
+    #[cfg(feature = "auth")]
+    pub authorization: Option<crate::auth::ResourceServer>,
 }
 
 impl Default for HttpConfig {
@@ -112,6 +118,8 @@ impl Default for HttpConfig {
             body_read_timeout: Duration::from_secs(30),
             max_replay_bytes: 1024 * 1024,
             event_store: None,
+            #[cfg(feature = "auth")]
+            authorization: None,
         }
     }
 }
@@ -134,13 +142,24 @@ struct Entry {
 /// budget; [`serve`] adds the connection cap and the header read timeout.
 pub fn router(server: Server, config: HttpConfig) -> Router {
     let path = config.path.clone();
+    #[cfg(feature = "auth")]
+    let authorization = config.authorization.clone();
     let shared = Arc::new(Shared {
         server,
         config,
         sessions: Mutex::new(SessionTable::default()),
         sweeper: std::sync::Once::new(),
     });
-    Router::new().route(&path, axum::routing::any(endpoint)).with_state(shared)
+    let router = Router::new().route(&path, axum::routing::any(endpoint));
+    #[cfg(feature = "auth")]
+    let router = match authorization {
+        Some(authorization) => authorization.metadata_paths().into_iter().fold(router, |router, well_known| {
+            let authorization = authorization.clone();
+            router.route(&well_known, axum::routing::get(move || std::future::ready(authorization.metadata_response())))
+        }),
+        None => router,
+    };
+    router.with_state(shared)
 }
 
 /// Serves until the listener fails.
@@ -224,14 +243,24 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
     if let Some(refusal) = host_refusal(&shared.config.host_check, &parts.headers) {
         return refusal;
     }
-    // An auth layer in front of the router names the caller; without one, it is anonymous.
+    // The resource server, or an auth layer in front of the router, names the caller; without
+    // either, it is anonymous.
+    #[cfg(feature = "auth")]
+    let principal = match &shared.config.authorization {
+        Some(authorization) => match authorization.authenticate(&parts.method, &parts.headers).await {
+            Ok(principal) => principal,
+            Err(challenge) => return challenge.into_response(),
+        },
+        None => parts.extensions.get::<Principal>().cloned().unwrap_or_default(),
+    };
+    #[cfg(not(feature = "auth"))]
     let principal = parts.extensions.get::<Principal>().cloned().unwrap_or_default();
     let remote = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
     let client = ClientKey::new(&principal, remote);
     match parts.method {
         Method::POST => post(shared, parts.headers, body, principal, client).await,
-        Method::GET => get(shared, &parts.headers).await,
-        Method::DELETE => delete(shared, &parts.headers).await,
+        Method::GET => get(shared, &parts.headers, &principal).await,
+        Method::DELETE => delete(shared, &parts.headers, &principal).await,
         _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
     }
 }
@@ -297,6 +326,12 @@ async fn post(
             &Outgoing::error_as(id.as_ref(), &error, Disposition::BadRequest),
         );
     }
+    #[cfg(feature = "auth")]
+    if let Some(authorization) = &shared.config.authorization
+        && let Err(challenge) = check_route_scopes(&shared.server, authorization, &principal, &bytes)
+    {
+        return challenge.into_response();
+    }
     let version = header_str(headers, "mcp-protocol-version");
     let legacy_wire = version.is_none_or(|v| LEGACY_VERSIONS.contains(&v));
     let session_id = header_str(headers, SESSION_HEADER);
@@ -304,7 +339,14 @@ async fn post(
     // Modern requests are stateless: a session id that comes with one is ignored.
     let (session, new_session, logs) = match (legacy_wire, session_id) {
         (true, Some(session_id)) => match shared.resolve(session_id).await {
-            Ok(Some((session, logs))) => (session, false, Some(logs)),
+            Ok(Some((session, _))) if session.principal() != &principal => {
+                let id = peek().ok().as_ref().and_then(request_id);
+                return other_principal(id.as_ref());
+            }
+            Ok(Some((session, logs))) => {
+                session.authorized(principal.token_arc());
+                (session, false, Some(logs))
+            }
             Err(e) => {
                 let id = match peek() {
                     Ok(message) => request_id(&message),
@@ -464,6 +506,78 @@ async fn post(
     response
 }
 
+/// The 403 for a request naming a tool, resource or prompt whose scopes the token lacks. Every
+/// message of the body is checked (a batch too); what cannot be read here is read as the server
+/// reads it (a `Value`, the last of repeated members winning), so that nothing it would serve
+/// escapes the check.
+#[cfg(feature = "auth")]
+fn check_route_scopes(
+    server: &Server,
+    authorization: &crate::auth::ResourceServer,
+    principal: &Principal,
+    bytes: &[u8],
+) -> Result<(), crate::auth::Challenge> {
+    #[derive(serde::Deserialize)]
+    struct Target<'a> {
+        #[serde(default, borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        #[serde(default, borrow)]
+        params: Option<TargetParams<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct TargetParams<'a> {
+        #[serde(default, borrow)]
+        name: Option<std::borrow::Cow<'a, str>>,
+        #[serde(default, borrow)]
+        uri: Option<std::borrow::Cow<'a, str>>,
+    }
+    let check = |method: &str, target: &str| {
+        let route = server.scopes_for(method, target);
+        if route.is_empty() {
+            return Ok(());
+        }
+        let mut needed = authorization.required_scopes().to_vec();
+        for scope in route {
+            if !needed.contains(scope) {
+                needed.push(scope.clone());
+            }
+        }
+        authorization.check_scopes(principal.token(), &needed)
+    };
+    let target_of = |method: &str, name: Option<&str>, uri: Option<&str>| match method {
+        "resources/read" | "resources/subscribe" => uri.map(str::to_owned),
+        _ => name.map(str::to_owned),
+    };
+    let fast: Option<Vec<Target<'_>>> = if bytes.trim_ascii_start().starts_with(b"[") {
+        serde_json::from_slice(bytes).ok()
+    } else {
+        serde_json::from_slice(bytes).ok().map(|one| vec![one])
+    };
+    if let Some(targets) = fast {
+        for Target { method, params } in targets {
+            let (Some(method), Some(params)) = (method, params) else { continue };
+            if let Some(target) = target_of(&method, params.name.as_deref(), params.uri.as_deref()) {
+                check(&method, &target)?;
+            }
+        }
+        return Ok(());
+    }
+    let Ok(value) = serde_json::from_slice::<Value>(bytes) else { return Ok(()) };
+    let messages = match value {
+        Value::Array(messages) => messages,
+        message => vec![message],
+    };
+    for message in &messages {
+        let Some(method) = message.get("method").and_then(Value::as_str) else { continue };
+        let params = message.get("params");
+        let field = |name: &str| params.and_then(|p| p.get(name)).and_then(Value::as_str);
+        if let Some(target) = target_of(method, field("name"), field("uri")) {
+            check(method, &target)?;
+        }
+    }
+    Ok(())
+}
+
 /// The `id` and whether the method is `initialize`, read from a JSON object without building it;
 /// `None` when it cannot be read so (not an object, not JSON, a member given twice, a `method`
 /// that is not a string): the caller then reads it as a `Value`, which words the parse error.
@@ -494,7 +608,7 @@ fn repeated_mirror(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// The legacy standalone stream: session notifications outside any request.
-async fn get(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
+async fn get(shared: Arc<Shared>, headers: &HeaderMap, principal: &Principal) -> Response {
     let Some(session_id) = header_str(headers, SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
@@ -504,6 +618,7 @@ async fn get(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
         return error(StatusCode::NOT_ACCEPTABLE, None, "Accept must allow text/event-stream");
     }
     let (session, logs) = match shared.resolve(session_id).await {
+        Ok(Some((session, _))) if session.principal() != principal => return other_principal(None),
         Ok(Some(found)) => found,
         Ok(None) => return error(StatusCode::NOT_FOUND, None, "Session not found"),
         Err(e) => return json_response(StatusCode::SERVICE_UNAVAILABLE, &Outgoing::error(None, &store_error(&e))),
@@ -553,17 +668,23 @@ async fn get(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
     sse(shared.server.session_notifications(session).take_until(closed))
 }
 
-async fn delete(shared: Arc<Shared>, headers: &HeaderMap) -> Response {
+async fn delete(shared: Arc<Shared>, headers: &HeaderMap, principal: &Principal) -> Response {
     let Some(session_id) = header_str(headers, SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
+    // Only the session's own principal may end it, wherever it was opened.
+    let idle = shared.config.session_idle;
+    match shared.resolve(session_id).await {
+        Ok(Some((session, _))) if session.principal() != principal => return other_principal(None),
+        Ok(_) => {}
+        Err(e) => return json_response(StatusCode::SERVICE_UNAVAILABLE, &Outgoing::error(None, &store_error(&e))),
+    }
     let removed = shared.sessions.lock().expect("not poisoned").remove(session_id);
     if let Some(entry) = &removed {
         entry.session.close();
     }
     // Opened on another instance perhaps: the store knows.
     let store = shared.server.session_store();
-    let idle = shared.config.session_idle;
     let outcome = async {
         let known = removed.is_some() || store.load(session_id, idle).await?.is_some();
         store.remove(session_id).await?;
@@ -619,6 +740,13 @@ fn json_response(status: StatusCode, message: &Outgoing) -> Response {
 fn error(status: StatusCode, id: Option<&mcp_types::RequestId>, message: &str) -> Response {
     let error = ErrorObject::invalid_request(message);
     json_response(status, &Outgoing::error_as(id, &error, Disposition::BadRequest))
+}
+
+/// The 403 for a request on a legacy session that another principal opened.
+fn other_principal(id: Option<&mcp_types::RequestId>) -> Response {
+    let error =
+        ErrorObject::invalid_request("This session belongs to another principal; send initialize to open your own");
+    json_response(StatusCode::FORBIDDEN, &Outgoing::error_as(id, &error, Disposition::BadRequest))
 }
 
 /// The `-32603` for a session store that failed.

@@ -37,12 +37,15 @@
 //! `stdio` and `http` (the transports) are on by default. `validation` checks each tool's
 //! arguments against its whole `inputSchema` with the `jsonschema` crate before the handler runs;
 //! without it a typed tool gets exactly its argument type or a tool error from serde saying why
-//! not, and a raw tool gets any JSON object.
+//! not, and a raw tool gets any JSON object. `auth` makes the HTTP transport an OAuth 2.1
+//! resource server (the `auth` module).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 mod app_state;
+#[cfg(feature = "auth")]
+pub mod auth;
 mod batch;
 pub mod bus;
 mod connection;
@@ -79,7 +82,7 @@ pub use headers::Mirrors;
 pub use mcp_types as types;
 pub use mcp_types::http_headers::{decode_value as decode_header_value, encode_value as encode_header_value};
 pub use message::{Disposition, Outgoing, OutgoingKind, Reply};
-pub use principal::Principal;
+pub use principal::{Principal, VerifiedToken};
 pub use routes::{
     IntoPromptResult, IntoResourceContents, IntoToolResult, NoArguments, PromptRoute, ResourceRoute,
     ResourceTemplateRoute, Structured, TaskSupport, ToolRoute, error_result, text_result,

@@ -30,6 +30,19 @@ type PromptFn =
 pub(crate) type CompletionFn =
     Arc<dyn Fn(Context, CompleteRequestParams) -> BoxFuture<Result<CompleteResultCompletion, Error>> + Send + Sync>;
 
+/// The OAuth scopes a route needs (usually none: a small list, searched linearly).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Scopes(pub(crate) Arc<[String]>);
+
+impl<S: Into<String>> FromIterator<S> for Scopes {
+    fn from_iter<I: IntoIterator<Item = S>>(scopes: I) -> Self {
+        let mut scopes: Vec<String> = scopes.into_iter().map(Into::into).collect();
+        scopes.sort();
+        scopes.dedup();
+        Scopes(scopes.into())
+    }
+}
+
 /// What a tool handler may return: anything that becomes a `CallToolResult`.
 pub trait IntoToolResult {
     /// The result to answer `tools/call` with.
@@ -131,6 +144,7 @@ pub struct ToolRoute {
     pub(crate) requires: Option<ClientCapabilities>,
     pub(crate) schema_error: Option<String>,
     pub(crate) task_support: TaskSupport,
+    pub(crate) scopes: Scopes,
 }
 
 impl ToolRoute {
@@ -165,7 +179,14 @@ impl ToolRoute {
         });
         let mut tool = Tool::new(input_schema, &*name);
         tool.output_schema = R::output_schema();
-        ToolRoute { tool, handler, requires: None, schema_error, task_support: TaskSupport::Forbidden }
+        ToolRoute {
+            tool,
+            handler,
+            requires: None,
+            schema_error,
+            task_support: TaskSupport::Forbidden,
+            scopes: Scopes::default(),
+        }
     }
 
     /// A tool defined by hand (its `inputSchema` exactly as given) whose handler receives the
@@ -191,7 +212,14 @@ impl ToolRoute {
         if tool.output_schema.is_none() {
             tool.output_schema = R::output_schema();
         }
-        ToolRoute { tool, handler, requires: None, schema_error: None, task_support: TaskSupport::Forbidden }
+        ToolRoute {
+            tool,
+            handler,
+            requires: None,
+            schema_error: None,
+            task_support: TaskSupport::Forbidden,
+            scopes: Scopes::default(),
+        }
     }
 
     /// What the tool does, for the model (`description`).
@@ -235,6 +263,15 @@ impl ToolRoute {
         self
     }
 
+    /// OAuth scopes a call needs besides the server's own (an HTTP server with
+    /// [`HttpConfig::authorization`](crate::http::HttpConfig::authorization)): a token without
+    /// every one of them gets 403 `insufficient_scope` naming all that the call needs, before
+    /// the handler runs. Not checked over stdio, which has no tokens.
+    pub fn scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
+        self.scopes = Scopes::from_iter(scopes);
+        self
+    }
+
     /// The definition as listed by `tools/list`.
     pub fn tool(&self) -> &Tool {
         &self.tool
@@ -272,6 +309,7 @@ impl<T: IntoResourceContents> IntoResourceContents for Option<T> {
 pub struct ResourceRoute {
     pub(crate) resource: Resource,
     pub(crate) handler: ReadFn,
+    pub(crate) scopes: Scopes,
 }
 
 impl ResourceRoute {
@@ -292,7 +330,13 @@ impl ResourceRoute {
                 Ok(contents.into_contents(&uri))
             })
         });
-        ResourceRoute { resource, handler }
+        ResourceRoute { resource, handler, scopes: Scopes::default() }
+    }
+
+    /// OAuth scopes reading (or subscribing to) the resource needs, as [`ToolRoute::scopes`].
+    pub fn scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
+        self.scopes = Scopes::from_iter(scopes);
+        self
     }
 }
 
@@ -301,6 +345,7 @@ pub struct ResourceTemplateRoute {
     pub(crate) template: ResourceTemplate,
     pub(crate) pattern: UriPattern,
     pub(crate) handler: TemplateFn,
+    pub(crate) scopes: Scopes,
 }
 
 impl ResourceTemplateRoute {
@@ -321,7 +366,14 @@ impl ResourceTemplateRoute {
                 Ok(contents.into_contents(&uri))
             })
         });
-        ResourceTemplateRoute { template, pattern, handler }
+        ResourceTemplateRoute { template, pattern, handler, scopes: Scopes::default() }
+    }
+
+    /// OAuth scopes reading (or subscribing to) a resource of the template needs, as
+    /// [`ToolRoute::scopes`].
+    pub fn scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
+        self.scopes = Scopes::from_iter(scopes);
+        self
     }
 }
 
@@ -361,6 +413,7 @@ pub struct PromptRoute {
     pub(crate) prompt: Prompt,
     pub(crate) handler: PromptFn,
     pub(crate) schema_error: Option<String>,
+    pub(crate) scopes: Scopes,
 }
 
 impl PromptRoute {
@@ -413,7 +466,7 @@ impl PromptRoute {
                 handler(ctx, arguments).await.map(IntoPromptResult::into_prompt_result)
             })
         });
-        PromptRoute { prompt, handler, schema_error }
+        PromptRoute { prompt, handler, schema_error, scopes: Scopes::default() }
     }
 
     /// `prompt` as listed by `prompts/list`, with the arguments it declares by hand; the handler
@@ -429,7 +482,7 @@ impl PromptRoute {
             let handler = Arc::clone(&handler);
             Box::pin(async move { handler(ctx, arguments).await.map(IntoPromptResult::into_prompt_result) })
         });
-        PromptRoute { prompt, handler, schema_error: None }
+        PromptRoute { prompt, handler, schema_error: None, scopes: Scopes::default() }
     }
 
     /// What the prompt is for (`description`).
@@ -441,6 +494,12 @@ impl PromptRoute {
     /// A name for people (`title`).
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.prompt.title = Some(title.into());
+        self
+    }
+
+    /// OAuth scopes getting the prompt needs, as [`ToolRoute::scopes`].
+    pub fn scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
+        self.scopes = Scopes::from_iter(scopes);
         self
     }
 

@@ -29,7 +29,8 @@ use crate::error::missing_capability;
 use crate::headers::{self, Mirrors};
 use crate::message::{Disposition, Outgoing, Reply};
 use crate::routes::{
-    BoxFuture, CompletionFn, PromptRoute, ResourceRoute, ResourceTemplateRoute, TaskSupport, ToolRoute, error_result,
+    BoxFuture, CompletionFn, PromptRoute, ResourceRoute, ResourceTemplateRoute, Scopes, TaskSupport, ToolRoute,
+    error_result,
 };
 use crate::session::{InMemorySessionStore, Session, SessionStore};
 use crate::skills::{SkillInner, SkillRoute};
@@ -432,34 +433,41 @@ impl Server {
                 }
                 finish(result)
             }
-            Decoded::ListTools(cursor) => {
-                listed(self.page(cursor, &self.inner.tools, |entry| entry.route.tool.clone()).map(|(tools, next)| {
-                    let mut result = ListToolsResult::new(list.scope, tools, list.ttl_ms);
-                    result.next_cursor = next;
-                    self.respond(&id, era, result)
-                }))
-            }
-            Decoded::ListResources(cursor) => {
-                listed(self.page(cursor, &self.inner.resources, |r| r.resource.clone()).map(|(resources, next)| {
-                    let mut result = ListResourcesResult::new(list.scope, resources, list.ttl_ms);
-                    result.next_cursor = next;
-                    self.respond(&id, era, result)
-                }))
-            }
-            Decoded::ListTemplates(cursor) => {
-                listed(self.page(cursor, &self.inner.templates, |t| t.template.clone()).map(|(templates, next)| {
-                    let mut result = ListResourceTemplatesResult::new(list.scope, templates, list.ttl_ms);
-                    result.next_cursor = next;
-                    self.respond(&id, era, result)
-                }))
-            }
-            Decoded::ListPrompts(cursor) => {
-                listed(self.page(cursor, &self.inner.prompts, |p| p.prompt.clone()).map(|(prompts, next)| {
-                    let mut result = ListPromptsResult::new(list.scope, prompts, list.ttl_ms);
-                    result.next_cursor = next;
-                    self.respond(&id, era, result)
-                }))
-            }
+            Decoded::ListTools(cursor) => listed(
+                self.page_permitted(session, cursor, &self.inner.tools, |t| &t.route.scopes, |t| t.route.tool.clone())
+                    .map(|(tools, next)| {
+                        let mut result = ListToolsResult::new(list.scope, tools, list.ttl_ms);
+                        result.next_cursor = next;
+                        self.respond(&id, era, result)
+                    }),
+            ),
+            Decoded::ListResources(cursor) => listed(
+                self.page_permitted(session, cursor, &self.inner.resources, |r| &r.scopes, |r| r.resource.clone()).map(
+                    |(resources, next)| {
+                        let mut result = ListResourcesResult::new(list.scope, resources, list.ttl_ms);
+                        result.next_cursor = next;
+                        self.respond(&id, era, result)
+                    },
+                ),
+            ),
+            Decoded::ListTemplates(cursor) => listed(
+                self.page_permitted(session, cursor, &self.inner.templates, |t| &t.scopes, |t| t.template.clone()).map(
+                    |(templates, next)| {
+                        let mut result = ListResourceTemplatesResult::new(list.scope, templates, list.ttl_ms);
+                        result.next_cursor = next;
+                        self.respond(&id, era, result)
+                    },
+                ),
+            ),
+            Decoded::ListPrompts(cursor) => listed(
+                self.page_permitted(session, cursor, &self.inner.prompts, |p| &p.scopes, |p| p.prompt.clone()).map(
+                    |(prompts, next)| {
+                        let mut result = ListPromptsResult::new(list.scope, prompts, list.ttl_ms);
+                        result.next_cursor = next;
+                        self.respond(&id, era, result)
+                    },
+                ),
+            ),
             Decoded::Listen(params) => self.listen(session, id, params),
             Decoded::ListSkills(cursor) => {
                 listed(self.page(cursor, &self.inner.skills, SkillRoute::entry).map(|(skills, next)| {
@@ -501,6 +509,43 @@ impl Server {
             }
             call => self.spawn(session, id, era, version, meta, call),
         }
+    }
+
+    /// A page of a list, leaving out (with [`Options::list_only_permitted`]) the entries whose
+    /// scopes the request's token does not grant.
+    fn page_permitted<T, U>(
+        &self,
+        session: &Session,
+        cursor: Option<String>,
+        items: &[T],
+        scopes: impl Fn(&T) -> &Scopes,
+        item: impl Fn(&T) -> U,
+    ) -> Result<(Vec<U>, Option<String>), ErrorObject> {
+        if !self.inner.options.list_only_permitted || items.iter().all(|entry| scopes(entry).0.is_empty()) {
+            return self.page(cursor, items, item);
+        }
+        let principal = session.request_principal();
+        let Some(token) = principal.token() else { return self.page(cursor, items, item) };
+        let permitted: Vec<&T> =
+            items.iter().filter(|entry| scopes(entry).0.iter().all(|scope| token.has_scope(scope))).collect();
+        self.page(cursor, &permitted, |entry| item(entry))
+    }
+
+    /// The OAuth scopes a request needs beyond the server's own: those of the tool, resource
+    /// (or the template matching its URI) or prompt it names (`target`: `params.name`, or
+    /// `params.uri` for `resources/read` and `resources/subscribe`). Empty for every other
+    /// method and for names this server does not serve (they fail as unknown, not as forbidden).
+    pub fn scopes_for(&self, method: &str, target: &str) -> &[String] {
+        let found = match method {
+            "tools/call" => self.tool(target).map(|t| &t.route.scopes),
+            "prompts/get" => self.inner.prompt_index.get(target).map(|&i| &self.inner.prompts[i].scopes),
+            "resources/read" | "resources/subscribe" => match self.inner.resource_index.get(target) {
+                Some(&i) => Some(&self.inner.resources[i].scopes),
+                None => self.inner.templates.iter().find(|t| t.pattern.matches(target).is_some()).map(|t| &t.scopes),
+            },
+            _ => None,
+        };
+        found.map_or(&[], |scopes| &scopes.0)
     }
 
     fn page<T, U>(

@@ -27,6 +27,9 @@ type Pending = HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>;
 #[derive(Default)]
 pub struct Session {
     principal: Principal,
+    /// The token of the session's latest authorized request (HTTP with authorization): what its
+    /// handlers read through [`Context::principal`](crate::Context::principal).
+    latest_token: Mutex<Option<Arc<crate::VerifiedToken>>>,
     legacy: Mutex<Legacy>,
     /// How many times `legacy` changed: a transport saves the record only when this moved.
     revision: AtomicU64,
@@ -209,6 +212,23 @@ impl Session {
     /// The party the session's requests come from.
     pub fn principal(&self) -> &Principal {
         &self.principal
+    }
+
+    /// The principal a request on this session is served as: the session's, with the token of
+    /// its latest authorized request when one was given ([`Session::authorized`]).
+    pub(crate) fn request_principal(&self) -> Principal {
+        match &*self.latest_token.lock().expect("not poisoned") {
+            Some(token) => self.principal.with_token(Some(Arc::clone(token))),
+            None => self.principal.clone(),
+        }
+    }
+
+    /// A request of the session's own principal came with `token` (a fresh one, perhaps with
+    /// more scopes after a step-up): its handlers and later ones read it.
+    pub(crate) fn authorized(&self, token: Option<&Arc<crate::VerifiedToken>>) {
+        if let Some(token) = token {
+            *self.latest_token.lock().expect("not poisoned") = Some(Arc::clone(token));
+        }
     }
 
     /// The version `initialize` negotiated, if this is a legacy session.

@@ -59,6 +59,11 @@ pub struct Options {
     /// The lease of the instance running a task's handler, renewed every third of it; a task
     /// whose lease lapsed (its instance died) is reported `failed` (default 30 s).
     pub task_lease: Duration,
+    /// Lists leave out the tools, resources, templates and prompts whose
+    /// [`scopes`](crate::ToolRoute::scopes) the request's access token does not grant (default
+    /// off: everything is listed, and a call without the scopes gets 403 `insufficient_scope`,
+    /// which lets a client step up). Applies only to requests with a verified token.
+    pub list_only_permitted: bool,
 }
 
 impl Default for Options {
@@ -79,6 +84,7 @@ impl Default for Options {
             task_ttl: Some(Duration::from_secs(3600)),
             task_poll_interval: Duration::from_secs(1),
             task_lease: Duration::from_secs(30),
+            list_only_permitted: false,
         }
     }
 }

@@ -134,7 +134,7 @@ impl Server {
             session: (era == Era::Legacy).then(|| Arc::clone(session)),
             answers,
             used: Default::default(),
-            principal: session.principal().clone(),
+            principal: session.request_principal(),
             may_become_task,
             task: Default::default(),
         });

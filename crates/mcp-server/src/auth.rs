@@ -1,0 +1,416 @@
+//! OAuth 2.1 resource server for the HTTP transport (feature `auth`), as the MCP authorization
+//! specification makes of a protected server.
+//!
+//! Set [`HttpConfig::authorization`](crate::http::HttpConfig::authorization) to a
+//! [`ResourceServer`] and the transport:
+//!
+//! * serves Protected Resource Metadata (RFC 9728) at `/.well-known/oauth-protected-resource`
+//!   and at the same path suffixed with the endpoint's path (`…/oauth-protected-resource/mcp`);
+//! * answers every method of the endpoint (POST, GET streams, DELETE) of both eras that comes
+//!   without a valid access token with 401 and `WWW-Authenticate: Bearer resource_metadata="…",
+//!   scope="…"` (plus `error="invalid_token"` and a short `error_description` when a token was
+//!   sent). Tokens are read only from the `Authorization` header, never from the query string,
+//!   and are never echoed or logged;
+//! * verifies the token with a [`TokenVerifier`]: [`JwtVerifier`] (RFC 9068 JWT access tokens
+//!   against the issuer's JWKS) or [`IntrospectionVerifier`] (RFC 7662), or one of your own;
+//! * checks the token's scopes: the server's [`required_scopes`](ResourceServerBuilder::required_scopes)
+//!   on every request, and those of the tool, resource, template or prompt a request names
+//!   ([`ToolRoute::scopes`](crate::ToolRoute::scopes)…) before its handler runs. A token that
+//!   lacks one gets 403 `error="insufficient_scope", scope="<every scope the call needs>"`, so
+//!   that the client can ask for more (step-up);
+//! * verifies DPoP proofs (RFC 9449) for tokens bound to a key (`cnf.jkt`): method, URL,
+//!   `iat` window, access token hash, and `jti` replay; a bound token sent as a plain bearer
+//!   token is refused. Server-provided nonces are not used;
+//! * makes the token's subject (else its client id) the request's [`Principal`], with the
+//!   [`VerifiedToken`] attached: handlers read it through
+//!   [`Context::principal`](crate::Context::principal). A legacy session is bound to the
+//!   principal that opened it: a request on it with another principal's token gets 403, on
+//!   every instance sharing the session store.
+//!
+//! Over stdio none of this applies: the process that spawned the server is its only client,
+//! and the specification says stdio servers take credentials from their environment instead.
+
+mod dpop;
+mod introspection;
+mod jwt;
+mod metadata;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures::future::BoxFuture;
+
+pub use introspection::IntrospectionVerifier;
+pub use jwt::JwtVerifier;
+
+use crate::{Principal, VerifiedToken};
+use dpop::ReplayCache;
+
+/// Verifies an access token for this resource: its signature or its issuer's word, its
+/// audience (this server), its lifetime.
+pub trait TokenVerifier: Send + Sync + 'static {
+    /// What `token` grants, or why it is refused.
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<VerifiedToken, VerifyError>>;
+}
+
+/// Why a token was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum VerifyError {
+    /// The token is not valid for this server (401 `invalid_token`); says why, never quoting
+    /// the token.
+    Invalid(String),
+    /// The token could not be checked now (the issuer's keys or introspection endpoint could
+    /// not be reached): 503, the client may retry.
+    Unavailable(String),
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VerifyError::Invalid(why) => write!(f, "invalid token: {why}"),
+            VerifyError::Unavailable(why) => write!(f, "the token cannot be verified now: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for VerifyError {}
+
+/// The settings of a protected server: its canonical URI, its authorization servers, the
+/// scopes it needs and how it verifies tokens. Cheap to clone.
+#[derive(Clone)]
+pub struct ResourceServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    resource: String,
+    authorization_servers: Vec<String>,
+    required_scopes: Vec<String>,
+    metadata_max_age: Duration,
+    max_token_bytes: usize,
+    verifier: Arc<dyn TokenVerifier>,
+    dpop_iat_window: Duration,
+    dpop_replay: ReplayCache,
+    /// The Protected Resource Metadata document, encoded once.
+    metadata: String,
+}
+
+impl fmt::Debug for ResourceServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceServer")
+            .field("resource", &self.inner.resource)
+            .field("authorization_servers", &self.inner.authorization_servers)
+            .field("required_scopes", &self.inner.required_scopes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`ResourceServer`].
+pub struct ResourceServerBuilder {
+    resource: String,
+    authorization_servers: Vec<String>,
+    scopes_supported: Option<Vec<String>>,
+    required_scopes: Vec<String>,
+    resource_name: Option<String>,
+    metadata_max_age: Duration,
+    max_token_bytes: usize,
+    verifier: Arc<dyn TokenVerifier>,
+    dpop_iat_window: Duration,
+    dpop_replay_capacity: usize,
+}
+
+impl ResourceServer {
+    /// A server whose canonical URI is `resource` (exactly what clients send as the RFC 8707
+    /// `resource` and what tokens must be issued for: the MCP endpoint's public URL, for
+    /// instance `https://mcp.example.com/mcp`), verifying tokens with `verifier`.
+    pub fn builder(resource: impl Into<String>, verifier: impl TokenVerifier) -> ResourceServerBuilder {
+        ResourceServerBuilder {
+            resource: resource.into(),
+            authorization_servers: Vec::new(),
+            scopes_supported: None,
+            required_scopes: Vec::new(),
+            resource_name: None,
+            metadata_max_age: Duration::from_secs(3600),
+            max_token_bytes: 16 * 1024,
+            verifier: Arc::new(verifier),
+            dpop_iat_window: Duration::from_secs(60),
+            dpop_replay_capacity: 65_536,
+        }
+    }
+
+    /// The canonical URI of this resource.
+    pub fn resource(&self) -> &str {
+        &self.inner.resource
+    }
+
+    /// The URL of the Protected Resource Metadata the challenges point at: the well-known path
+    /// suffixed with the resource's path.
+    pub fn metadata_url(&self) -> String {
+        metadata::url_for(&self.inner.resource)
+    }
+
+    /// The well-known paths this server answers with its metadata.
+    pub(crate) fn metadata_paths(&self) -> Vec<String> {
+        metadata::paths_for(&self.inner.resource)
+    }
+
+    /// The Protected Resource Metadata response (JSON, cacheable).
+    pub(crate) fn metadata_response(&self) -> Response {
+        let cache = format!("public, max-age={}", self.inner.metadata_max_age.as_secs());
+        (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json".to_owned()), (header::CACHE_CONTROL, cache)],
+            self.inner.metadata.clone(),
+        )
+            .into_response()
+    }
+
+    /// The scopes every request needs.
+    pub fn required_scopes(&self) -> &[String] {
+        &self.inner.required_scopes
+    }
+
+    /// Verifies the request's token (and DPoP proof): the principal it names, or the challenge
+    /// to answer with.
+    pub(crate) async fn authenticate(&self, method: &Method, headers: &HeaderMap) -> Result<Principal, Challenge> {
+        let mut values = headers.get_all(header::AUTHORIZATION).iter();
+        let (Some(value), None) = (values.next(), values.next()) else {
+            return match headers.get_all(header::AUTHORIZATION).iter().count() {
+                0 => Err(self.challenge(Refusal::NoToken)),
+                _ => Err(self.invalid("the Authorization header appears more than once")),
+            };
+        };
+        if value.len() > self.inner.max_token_bytes + 16 {
+            return Err(self.invalid(&format!("the token exceeds {} bytes", self.inner.max_token_bytes)));
+        }
+        let Ok(value) = value.to_str() else { return Err(self.invalid("the Authorization header is not ASCII")) };
+        let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
+        let token = token.trim();
+        let dpop = if scheme.eq_ignore_ascii_case("bearer") {
+            false
+        } else if scheme.eq_ignore_ascii_case("dpop") {
+            true
+        } else {
+            return Err(self.challenge(Refusal::NoToken));
+        };
+        if token.is_empty() || !token.bytes().all(is_token68) {
+            return Err(self.invalid("the Authorization header does not hold a token"));
+        }
+        let verified = match self.inner.verifier.verify(token).await {
+            Ok(verified) => verified,
+            Err(VerifyError::Invalid(why)) => return Err(self.invalid(&why)),
+            Err(VerifyError::Unavailable(why)) => return Err(Challenge::unavailable(&why)),
+        };
+        match (&verified.dpop_jkt, dpop) {
+            (Some(_), false) => {
+                return Err(self.invalid("the token is bound to a DPoP key: send it with the DPoP scheme and a proof"));
+            }
+            (None, true) => return Err(self.invalid("the token is not bound to a DPoP key: send it as a Bearer token")),
+            (Some(jkt), true) => {
+                let mut proofs = headers.get_all("dpop").iter();
+                let proof = match (proofs.next(), proofs.next()) {
+                    (Some(proof), None) => proof.to_str().unwrap_or_default(),
+                    (None, _) => return Err(self.dpop_invalid("the request has no DPoP proof")),
+                    (Some(_), Some(_)) => return Err(self.dpop_invalid("the DPoP header appears more than once")),
+                };
+                let expected = dpop::Expected {
+                    method: method.as_str(),
+                    url: &self.inner.resource,
+                    access_token: token,
+                    jkt,
+                    iat_window: self.inner.dpop_iat_window,
+                };
+                if let Err(why) = dpop::verify(proof, &expected, &self.inner.dpop_replay) {
+                    return Err(self.dpop_invalid(&why));
+                }
+            }
+            (None, false) => {}
+        }
+        let missing: Vec<&String> = self.inner.required_scopes.iter().filter(|s| !verified.has_scope(s)).collect();
+        if !missing.is_empty() {
+            return Err(self.insufficient(&self.inner.required_scopes, &missing));
+        }
+        Ok(Principal::from_token(verified))
+    }
+
+    /// The 403 for a token that lacks some of `needed` (every scope the call needs).
+    pub(crate) fn check_scopes(&self, token: Option<&VerifiedToken>, needed: &[String]) -> Result<(), Challenge> {
+        let Some(token) = token else { return Ok(()) };
+        let missing: Vec<&String> = needed.iter().filter(|scope| !token.has_scope(scope)).collect();
+        if missing.is_empty() { Ok(()) } else { Err(self.insufficient(needed, &missing)) }
+    }
+
+    fn invalid(&self, why: &str) -> Challenge {
+        self.challenge(Refusal::InvalidToken(why.to_owned()))
+    }
+
+    fn dpop_invalid(&self, why: &str) -> Challenge {
+        self.challenge(Refusal::InvalidDpopProof(why.to_owned()))
+    }
+
+    fn insufficient(&self, needed: &[String], missing: &[&String]) -> Challenge {
+        let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
+        let description = format!("the token lacks the scope(s) {}", names.join(" "));
+        let challenge = format!(
+            "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\", error_description=\"{}\"",
+            needed.join(" "),
+            self.metadata_url(),
+            description
+        );
+        Challenge {
+            status: StatusCode::FORBIDDEN,
+            www_authenticate: challenge,
+            error: "insufficient_scope",
+            description,
+        }
+    }
+
+    fn challenge(&self, refusal: Refusal) -> Challenge {
+        let mut challenge = format!("Bearer resource_metadata=\"{}\"", self.metadata_url());
+        let scope = self.inner.required_scopes.join(" ");
+        if !scope.is_empty() {
+            challenge.push_str(&format!(", scope=\"{scope}\""));
+        }
+        let (error, description) = match refusal {
+            Refusal::NoToken => ("invalid_request", "no access token in the Authorization header".to_owned()),
+            Refusal::InvalidToken(why) => ("invalid_token", why),
+            Refusal::InvalidDpopProof(why) => ("invalid_dpop_proof", why),
+        };
+        if error != "invalid_request" {
+            challenge.push_str(&format!(", error=\"{error}\", error_description=\"{}\"", quoted(&description)));
+        }
+        if error == "invalid_dpop_proof" {
+            challenge = format!(
+                "DPoP algs=\"{}\", error=\"{error}\", error_description=\"{}\"",
+                dpop::ALGORITHMS.join(" "),
+                quoted(&description)
+            );
+        }
+        Challenge { status: StatusCode::UNAUTHORIZED, www_authenticate: challenge, error, description }
+    }
+}
+
+impl ResourceServerBuilder {
+    /// An authorization server clients may get tokens from (its issuer URL), listed in the
+    /// metadata's `authorization_servers`.
+    pub fn authorization_server(mut self, issuer: impl Into<String>) -> Self {
+        self.authorization_servers.push(issuer.into());
+        self
+    }
+
+    /// The scopes listed in the metadata's `scopes_supported` (default: the required scopes).
+    pub fn scopes_supported<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
+        self.scopes_supported = Some(scopes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Scopes every request needs, named in each 401 challenge's `scope`.
+    pub fn required_scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
+        self.required_scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// A name for people (`resource_name`).
+    pub fn resource_name(mut self, name: impl Into<String>) -> Self {
+        self.resource_name = Some(name.into());
+        self
+    }
+
+    /// How long clients may cache the metadata (default 1 hour).
+    pub fn metadata_max_age(mut self, max_age: Duration) -> Self {
+        self.metadata_max_age = max_age;
+        self
+    }
+
+    /// Longer tokens are refused before anything parses them (default 16 KiB).
+    pub fn max_token_bytes(mut self, bytes: usize) -> Self {
+        self.max_token_bytes = bytes;
+        self
+    }
+
+    /// How far a DPoP proof's `iat` may be from now (default 60 s), and how many proofs' `jti`
+    /// are remembered against replay within that window (default 65,536; when full, proofs are
+    /// refused until the oldest age out, so a replay is never accepted).
+    pub fn dpop_window(mut self, window: Duration, remembered: usize) -> Self {
+        self.dpop_iat_window = window;
+        self.dpop_replay_capacity = remembered.max(1);
+        self
+    }
+
+    /// The resource server.
+    pub fn build(self) -> ResourceServer {
+        let scopes_supported = self.scopes_supported.unwrap_or_else(|| self.required_scopes.clone());
+        let metadata = metadata::document(
+            &self.resource,
+            &self.authorization_servers,
+            &scopes_supported,
+            self.resource_name.as_deref(),
+        );
+        ResourceServer {
+            inner: Arc::new(Inner {
+                resource: self.resource,
+                authorization_servers: self.authorization_servers,
+                required_scopes: self.required_scopes,
+                metadata_max_age: self.metadata_max_age,
+                max_token_bytes: self.max_token_bytes,
+                verifier: self.verifier,
+                dpop_iat_window: self.dpop_iat_window,
+                dpop_replay: ReplayCache::new(self.dpop_replay_capacity),
+                metadata,
+            }),
+        }
+    }
+}
+
+enum Refusal {
+    NoToken,
+    InvalidToken(String),
+    InvalidDpopProof(String),
+}
+
+/// A refused request: its status, `WWW-Authenticate` and OAuth error body.
+#[derive(Debug)]
+pub(crate) struct Challenge {
+    status: StatusCode,
+    www_authenticate: String,
+    error: &'static str,
+    description: String,
+}
+
+impl Challenge {
+    fn unavailable(why: &str) -> Challenge {
+        Challenge {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            www_authenticate: String::new(),
+            error: "temporarily_unavailable",
+            description: format!("the access token cannot be verified now: {why}"),
+        }
+    }
+}
+
+impl IntoResponse for Challenge {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({ "error": self.error, "error_description": self.description }).to_string();
+        let mut response = (self.status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+        if let Ok(value) = HeaderValue::from_str(&self.www_authenticate)
+            && !self.www_authenticate.is_empty()
+        {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
+    }
+}
+
+/// The characters of an RFC 6750 `b64token` (token68).
+fn is_token68(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'=')
+}
+
+/// `text` made safe inside a quoted-string of a header.
+fn quoted(text: &str) -> String {
+    text.chars().filter(|c| *c != '"' && *c != '\\' && (' '..='~').contains(c)).collect()
+}

@@ -1,0 +1,152 @@
+//! DPoP proofs (RFC 9449) for tokens bound to a key: the proof's signature by the key it
+//! carries, that key's thumbprint against the token's `cnf.jkt`, the request it was made for,
+//! its age, and that it was not seen before.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
+use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
+use jsonwebtoken::{DecodingKey, Validation};
+use serde_json::{Map, Value};
+use sha2::{Digest as _, Sha256};
+
+use super::jwt::{accepted_algorithm, jose_header};
+
+/// The proof algorithms accepted (the metadata's `dpop_signing_alg_values_supported`).
+pub(super) const ALGORITHMS: &[&str] = &["ES256", "ES384", "RS256", "PS256"];
+
+/// Longest proof read.
+const MAX_PROOF_BYTES: usize = 8 * 1024;
+
+/// What the proof must match.
+pub(super) struct Expected<'a> {
+    pub method: &'a str,
+    /// The resource's URL: the `htu` of a proof for the endpoint (RFC 9449 §4.3: without query
+    /// and fragment).
+    pub url: &'a str,
+    pub access_token: &'a str,
+    pub jkt: &'a str,
+    pub iat_window: Duration,
+}
+
+/// Verifies `proof`; the error says why it is refused.
+pub(super) fn verify(proof: &str, expected: &Expected<'_>, replay: &ReplayCache) -> Result<(), String> {
+    if proof.len() > MAX_PROOF_BYTES {
+        return Err(format!("the DPoP proof exceeds {MAX_PROOF_BYTES} bytes"));
+    }
+    let header = jose_header(proof).map_err(|e| format!("the DPoP proof is malformed ({e})"))?;
+    if header.get("typ").and_then(Value::as_str) != Some("dpop+jwt") {
+        return Err("the DPoP proof's typ is not dpop+jwt".to_owned());
+    }
+    let alg_name = header.get("alg").and_then(Value::as_str).unwrap_or_default();
+    let alg = ALGORITHMS
+        .contains(&alg_name)
+        .then(|| accepted_algorithm(alg_name))
+        .flatten()
+        .ok_or_else(|| format!("the DPoP proof's algorithm `{alg_name}` is not accepted"))?;
+    let jwk_value = header.get("jwk").ok_or("the DPoP proof carries no jwk")?;
+    if jwk_value.get("d").is_some() {
+        return Err("the DPoP proof's jwk holds a private key".to_owned());
+    }
+    let jwk: Jwk = serde_json::from_value(jwk_value.clone()).map_err(|_| "the DPoP proof's jwk is not a public key")?;
+    let key = DecodingKey::from_jwk(&jwk).map_err(|_| "the DPoP proof's jwk is not a usable public key")?;
+    if key.family() != alg.family() {
+        return Err("the DPoP proof's jwk does not fit its algorithm".to_owned());
+    }
+    let thumbprint = jwk.thumbprint(ThumbprintHash::SHA256).map_err(|_| "the DPoP proof's jwk has no thumbprint")?;
+    if thumbprint != expected.jkt {
+        return Err("the DPoP proof is signed by another key than the token is bound to".to_owned());
+    }
+    let mut validation = Validation::new(alg);
+    validation.algorithms = vec![alg];
+    validation.validate_exp = false;
+    validation.validate_aud = false;
+    validation.required_spec_claims.clear();
+    let claims = jsonwebtoken::decode::<Map<String, Value>>(proof, &key, &validation)
+        .map_err(|_| "the DPoP proof's signature does not verify".to_owned())?
+        .claims;
+    let claim = |name: &str| claims.get(name).and_then(Value::as_str);
+    if claim("htm") != Some(expected.method) {
+        return Err(format!("the DPoP proof is for another method than {}", expected.method));
+    }
+    let htu = claim("htu").ok_or("the DPoP proof has no htu")?;
+    if without_query(htu) != without_query(expected.url) {
+        return Err("the DPoP proof is for another URL".to_owned());
+    }
+    let ath = B64URL.encode(Sha256::digest(expected.access_token.as_bytes()));
+    if claim("ath") != Some(ath.as_str()) {
+        return Err("the DPoP proof's ath is not the hash of this access token".to_owned());
+    }
+    let iat = claims.get("iat").and_then(Value::as_u64).ok_or("the DPoP proof has no iat")?;
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    let window = expected.iat_window.as_secs();
+    if iat + window < now || iat > now + window {
+        return Err(format!("the DPoP proof's iat is more than {window} s from now"));
+    }
+    let jti = claim("jti").filter(|jti| !jti.is_empty() && jti.len() <= 256).ok_or("the DPoP proof has no jti")?;
+    replay.record(&format!("{thumbprint} {jti}"), iat + 2 * window, now)
+}
+
+fn without_query(url: &str) -> &str {
+    url.split(['?', '#']).next().unwrap_or_default()
+}
+
+/// The `jti`s of proofs seen within the window; bounded.
+pub(super) struct ReplayCache {
+    capacity: usize,
+    seen: Mutex<Seen>,
+}
+
+#[derive(Default)]
+struct Seen {
+    /// jti → when it may be forgotten (seconds since the epoch).
+    until: HashMap<String, u64>,
+    order: VecDeque<(u64, String)>,
+}
+
+impl ReplayCache {
+    pub(super) fn new(capacity: usize) -> Self {
+        ReplayCache { capacity, seen: Mutex::new(Seen::default()) }
+    }
+
+    fn record(&self, jti: &str, until: u64, now: u64) -> Result<(), String> {
+        let mut seen = self.seen.lock().expect("not poisoned");
+        while let Some((expiry, _)) = seen.order.front()
+            && *expiry <= now
+        {
+            let (_, old) = seen.order.pop_front().expect("just looked");
+            if seen.until.get(&old).is_some_and(|&u| u <= now) {
+                seen.until.remove(&old);
+            }
+        }
+        if seen.until.contains_key(jti) {
+            return Err("the DPoP proof was already used (jti replayed)".to_owned());
+        }
+        if seen.until.len() >= self.capacity {
+            return Err("too many DPoP proofs in the replay window; retry shortly".to_owned());
+        }
+        seen.until.insert(jti.to_owned(), until);
+        seen.order.push_back((until, jti.to_owned()));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jti_is_accepted_once_within_its_window() {
+        let cache = ReplayCache::new(2);
+        assert!(cache.record("a", 100, 10).is_ok());
+        assert!(cache.record("a", 100, 20).unwrap_err().contains("replayed"));
+        assert!(cache.record("b", 100, 20).is_ok());
+        assert!(cache.record("c", 100, 20).unwrap_err().contains("too many"));
+        // Past their window, both are forgotten and room is made.
+        assert!(cache.record("c", 300, 200).is_ok());
+        assert!(cache.record("a", 300, 200).is_ok());
+    }
+}

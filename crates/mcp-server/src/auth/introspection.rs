@@ -1,0 +1,159 @@
+//! Opaque access tokens, asked about at the issuer's introspection endpoint (RFC 7662).
+
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+
+use super::jwt::{VerifiedCache, http_client, issuer_metadata};
+use super::{TokenVerifier, VerifyError};
+use crate::VerifiedToken;
+
+/// Verifies tokens by asking the authorization server (RFC 7662), authenticating as the
+/// resource server's own client (`client_secret_basic`).
+///
+/// The endpoint is the issuer metadata's `introspection_endpoint` (or the one given). A token
+/// must be `active`, issued by the issuer (`iss`, when the answer names one) and for this
+/// resource (`aud` must contain it: RFC 8707; see [`allow_missing_audience`](Self::allow_missing_audience)).
+/// Answers are remembered for at most [`cache_for`](Self::cache_for) and never beyond the
+/// token's `exp`; the cache is bounded.
+pub struct IntrospectionVerifier {
+    issuer: String,
+    audience: String,
+    endpoint: Option<String>,
+    client_id: String,
+    client_secret: String,
+    cache_for: Duration,
+    missing_audience: bool,
+    http: reqwest::Client,
+    discovered: tokio::sync::OnceCell<String>,
+    verified: VerifiedCache,
+}
+
+impl IntrospectionVerifier {
+    /// Tokens of `issuer` for `audience` (this server's canonical URI), introspected as the
+    /// client `client_id` with `client_secret`.
+    pub fn new(
+        issuer: impl Into<String>,
+        audience: impl Into<String>,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
+        IntrospectionVerifier {
+            issuer: issuer.into(),
+            audience: audience.into(),
+            endpoint: None,
+            client_id: client_id.into(),
+            client_secret: client_secret.into(),
+            cache_for: Duration::from_secs(60),
+            missing_audience: false,
+            http: http_client(),
+            discovered: tokio::sync::OnceCell::new(),
+            verified: VerifiedCache::new(10_000),
+        }
+    }
+
+    /// The introspection endpoint, instead of the one in the issuer's metadata.
+    pub fn endpoint(mut self, url: impl Into<String>) -> Self {
+        self.endpoint = Some(url.into());
+        self
+    }
+
+    /// The longest an answer is reused (default 60 s; zero: every request asks). A revoked
+    /// token keeps working at most this long.
+    pub fn cache_for(mut self, duration: Duration) -> Self {
+        self.cache_for = duration;
+        self
+    }
+
+    /// How many answers are remembered (default 10,000).
+    pub fn cache_capacity(mut self, capacity: usize) -> Self {
+        self.verified = VerifiedCache::new(capacity);
+        self
+    }
+
+    /// Accept active tokens whose answer names no `aud` (for authorization servers that do not
+    /// tell; default: refused, since nothing then says the token is for this server).
+    pub fn allow_missing_audience(mut self) -> Self {
+        self.missing_audience = true;
+        self
+    }
+
+    /// The HTTP client for the issuer (default: rustls, 10 s timeout, no redirects).
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.http = client;
+        self
+    }
+
+    async fn endpoint_url(&self) -> Result<&str, VerifyError> {
+        if let Some(endpoint) = &self.endpoint {
+            return Ok(endpoint);
+        }
+        self.discovered
+            .get_or_try_init(|| async {
+                let metadata = issuer_metadata(&self.http, &self.issuer).await?;
+                metadata.get("introspection_endpoint").and_then(Value::as_str).map(str::to_owned).ok_or_else(|| {
+                    VerifyError::Unavailable(format!("the metadata of {} has no introspection_endpoint", self.issuer))
+                })
+            })
+            .await
+            .map(String::as_str)
+    }
+
+    async fn introspect(&self, token: &str) -> Result<VerifiedToken, VerifyError> {
+        let endpoint = self.endpoint_url().await?;
+        let unavailable = |why: String| VerifyError::Unavailable(format!("introspection at {endpoint}: {why}"));
+        let response = self
+            .http
+            .post(endpoint)
+            .basic_auth(&self.client_id, Some(&self.client_secret))
+            .header("accept", "application/json")
+            .form(&[("token", token), ("token_type_hint", "access_token")])
+            .send()
+            .await
+            .map_err(|e| unavailable(e.to_string()))?;
+        if !response.status().is_success() {
+            return Err(unavailable(format!("HTTP {}", response.status())));
+        }
+        let answer: Map<String, Value> =
+            response.json().await.map_err(|e| unavailable(format!("not a JSON object: {e}")))?;
+        if answer.get("active") != Some(&Value::Bool(true)) {
+            return Err(VerifyError::Invalid("the token is not active".to_owned()));
+        }
+        if let Some(iss) = answer.get("iss").and_then(Value::as_str)
+            && iss != self.issuer
+        {
+            return Err(VerifyError::Invalid("the token was issued by another issuer".to_owned()));
+        }
+        let for_us = match answer.get("aud") {
+            Some(Value::String(aud)) => *aud == self.audience,
+            Some(Value::Array(auds)) => auds.iter().any(|a| a.as_str() == Some(&self.audience)),
+            None => self.missing_audience,
+            Some(_) => false,
+        };
+        if !for_us {
+            return Err(VerifyError::Invalid("the token was issued for another resource (aud)".to_owned()));
+        }
+        let verified = VerifiedToken::from_claims(answer);
+        if verified.expires_at.is_some_and(|exp| exp <= std::time::SystemTime::now()) {
+            return Err(VerifyError::Invalid("the token has expired".to_owned()));
+        }
+        Ok(verified)
+    }
+}
+
+impl TokenVerifier for IntrospectionVerifier {
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<VerifiedToken, VerifyError>> {
+        Box::pin(async move {
+            let digest = VerifiedCache::digest(token);
+            if let Some(verified) = self.verified.get(&digest, Duration::ZERO) {
+                return Ok(verified);
+            }
+            let verified = self.introspect(token).await?;
+            if !self.cache_for.is_zero() {
+                self.verified.insert(digest, &verified, verified.expires_at, Some(Instant::now() + self.cache_for));
+            }
+            Ok(verified)
+        })
+    }
+}

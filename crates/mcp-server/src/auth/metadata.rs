@@ -1,0 +1,87 @@
+//! Protected Resource Metadata (RFC 9728): the document and where it is served.
+
+use serde_json::{Value, json};
+
+/// The document, with `resource` exactly as configured (no slash added or removed).
+pub(super) fn document(
+    resource: &str,
+    authorization_servers: &[String],
+    scopes_supported: &[String],
+    resource_name: Option<&str>,
+) -> String {
+    let mut document = json!({
+        "resource": resource,
+        "authorization_servers": authorization_servers,
+        "bearer_methods_supported": ["header"],
+    });
+    if !scopes_supported.is_empty() {
+        document["scopes_supported"] = json!(scopes_supported);
+    }
+    if let Some(name) = resource_name {
+        document["resource_name"] = Value::String(name.to_owned());
+    }
+    document["dpop_signing_alg_values_supported"] = json!(super::dpop::ALGORITHMS);
+    document.to_string()
+}
+
+/// `(origin, path)` of an absolute URL; the path without query or fragment.
+fn split(resource: &str) -> (&str, &str) {
+    let after_scheme = resource.find("://").map_or(0, |i| i + 3);
+    let path_start = resource[after_scheme..].find('/').map_or(resource.len(), |i| after_scheme + i);
+    let path = &resource[path_start..];
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    (&resource[..path_start], path)
+}
+
+/// The metadata URL a challenge names: the well-known path with the resource's path appended
+/// (RFC 9728 §3.1).
+pub(super) fn url_for(resource: &str) -> String {
+    let (origin, path) = split(resource);
+    let path = if path == "/" { "" } else { path };
+    format!("{origin}/.well-known/oauth-protected-resource{path}")
+}
+
+/// The paths served: the suffixed one and the root one.
+pub(super) fn paths_for(resource: &str) -> Vec<String> {
+    let (_, path) = split(resource);
+    let mut paths = vec!["/.well-known/oauth-protected-resource".to_owned()];
+    if !path.is_empty() && path != "/" {
+        paths.push(format!("/.well-known/oauth-protected-resource{path}"));
+    }
+    paths
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_metadata_url_keeps_the_resource_path() {
+        assert_eq!(
+            url_for("https://mcp.example.com/mcp"),
+            "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
+        );
+        assert_eq!(url_for("https://mcp.example.com"), "https://mcp.example.com/.well-known/oauth-protected-resource");
+        assert_eq!(url_for("https://mcp.example.com/"), "https://mcp.example.com/.well-known/oauth-protected-resource");
+        assert_eq!(
+            paths_for("http://127.0.0.1:8/a/mcp"),
+            ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/a/mcp"]
+        );
+    }
+
+    #[test]
+    fn the_document_names_the_resource_exactly() {
+        let document: Value = serde_json::from_str(&document(
+            "https://mcp.example.com/mcp/",
+            &["https://auth.example.com".to_owned()],
+            &["notes:read".to_owned()],
+            Some("Notes"),
+        ))
+        .unwrap();
+        assert_eq!(document["resource"], "https://mcp.example.com/mcp/");
+        assert_eq!(document["authorization_servers"], json!(["https://auth.example.com"]));
+        assert_eq!(document["bearer_methods_supported"], json!(["header"]));
+        assert_eq!(document["scopes_supported"], json!(["notes:read"]));
+        assert_eq!(document["resource_name"], "Notes");
+    }
+}
