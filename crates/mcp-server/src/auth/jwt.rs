@@ -35,6 +35,21 @@ pub(super) fn accepted_algorithm(name: &str) -> Option<Algorithm> {
     ACCEPTED.iter().find(|(n, _)| *n == name).map(|(_, alg)| *alg)
 }
 
+/// While no keys were ever fetched, the least time between two attempts (an issuer that is
+/// down is not asked once per request).
+const FAILED_FETCH_PAUSE: Duration = Duration::from_secs(1);
+
+/// When the keys were fetched.
+#[derive(Default)]
+struct Fetches {
+    /// The keys were fetched once.
+    loaded: bool,
+    /// The last fetch, successful or not.
+    attempted: Option<Instant>,
+    /// The last fetch for a key id the keys did not name.
+    refreshed: Option<Instant>,
+}
+
 /// Uses the RustCrypto backend of `jsonwebtoken` unless the application installed one.
 pub(super) fn install_crypto() {
     let _ = jsonwebtoken::crypto::CryptoProvider::install_default(&jsonwebtoken::crypto::rust_crypto::DEFAULT_PROVIDER);
@@ -59,8 +74,8 @@ pub struct JwtVerifier {
     any_typ: bool,
     http: reqwest::Client,
     keys: RwLock<HashMap<String, (DecodingKey, Option<String>)>>,
-    /// Serializes fetches; holds when the last one was tried.
-    fetch: tokio::sync::Mutex<Option<Instant>>,
+    /// Serializes fetches; holds when they were tried.
+    fetch: tokio::sync::Mutex<Fetches>,
     jwks_uri: tokio::sync::OnceCell<String>,
     verified: VerifiedCache,
 }
@@ -78,7 +93,7 @@ impl JwtVerifier {
             any_typ: false,
             http: http_client(),
             keys: RwLock::new(HashMap::new()),
-            fetch: tokio::sync::Mutex::new(None),
+            fetch: tokio::sync::Mutex::new(Fetches::default()),
             jwks_uri: tokio::sync::OnceCell::new(),
             verified: VerifiedCache::new(10_000),
         }
@@ -153,16 +168,25 @@ impl JwtVerifier {
         if let Some(key) = self.cached_key(kid) {
             return Ok(key);
         }
-        let mut last = self.fetch.lock().await;
+        let mut fetches = self.fetch.lock().await;
         // Another request may have fetched while this one waited.
         if let Some(key) = self.cached_key(kid) {
             return Ok(key);
         }
-        if last.is_some_and(|at| at.elapsed() < self.refresh_interval) {
-            return Err(VerifyError::Invalid(format!("the issuer has no key `{kid}`")));
+        let recently = |at: Option<Instant>, interval: Duration| at.is_some_and(|at| at.elapsed() < interval);
+        if fetches.loaded {
+            // A key id the keys fetched do not name: perhaps a rotation, so fetch again, but
+            // at most once per interval whatever tokens arrive.
+            if recently(fetches.refreshed, self.refresh_interval) {
+                return Err(VerifyError::Invalid(format!("the issuer has no key `{kid}`")));
+            }
+            fetches.refreshed = Some(Instant::now());
+        } else if recently(fetches.attempted, FAILED_FETCH_PAUSE) {
+            return Err(VerifyError::Unavailable(format!("the keys of {} could not be fetched", self.issuer)));
         }
-        *last = Some(Instant::now());
+        fetches.attempted = Some(Instant::now());
         let keys = self.fetch_keys().await?;
+        fetches.loaded = true;
         *self.keys.write().expect("not poisoned") = keys;
         self.cached_key(kid).ok_or_else(|| VerifyError::Invalid(format!("the issuer has no key `{kid}`")))
     }

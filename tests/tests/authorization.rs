@@ -1,0 +1,851 @@
+//! mcp-server as an OAuth 2.1 resource server (feature `auth`), against a real authorization
+//! server: `oidc-provider` (tests/auth/provider.mjs), started by each test on a loopback port.
+//! Tokens come from the provider (client credentials, authorization code with PKCE, DPoP), or
+//! are minted with the provider's own signing key where a test needs claims it would not issue
+//! (expired, not yet valid, another issuer). Every refusal is checked for its status,
+//! `WWW-Authenticate` and `error_description`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
+use futures::future::BoxFuture;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use mcp_client::auth::{AuthError, Authorizer, OAuth};
+use mcp_client::{Client, EraPreference};
+use mcp_server::auth::{IntrospectionVerifier, JwtVerifier, ResourceServer, TokenVerifier};
+use mcp_server::http::HttpConfig;
+use mcp_server::{Context, Error, ResourceRoute, Server, Structured, ToolRoute};
+use mcp_tests::oidc::{KEY_ID, OidcProvider};
+use p256::pkcs8::EncodePrivateKey as _;
+use reqwest::StatusCode;
+use reqwest::header::WWW_AUTHENTICATE;
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
+
+const MODERN: &str = "2026-07-28";
+const LEGACY: &str = "2025-11-25";
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Note {
+    title: String,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Identity {
+    subject: Option<String>,
+    client_id: Option<String>,
+    scopes: Vec<String>,
+}
+
+async fn whoami(ctx: Context, _: mcp_server::NoArguments) -> Result<Structured<Identity>, Error> {
+    let token = ctx.principal().token().ok_or_else(|| Error::failed("no token"))?;
+    Ok(Structured(Identity {
+        subject: token.subject.clone(),
+        client_id: token.client_id.clone(),
+        scopes: token.scopes.clone(),
+    }))
+}
+
+async fn add_note(_ctx: Context, Note { title }: Note) -> Result<String, Error> {
+    Ok(format!("Added {title:?}"))
+}
+
+/// A server with an open tool, a tool needing `notes:write` and a resource needing `admin`,
+/// protected by `verifier` at `url`; `notes:read` on every request.
+fn server() -> Server {
+    Server::builder("protected", "1.0.0")
+        .tool(ToolRoute::new("whoami", whoami).description("Who the token names"))
+        .tool(ToolRoute::new("add_note", add_note).description("Adds a note").scopes(["notes:write"]))
+        .resource(
+            ResourceRoute::new(
+                mcp_server::types::Resource { uri: "notes://audit".into(), name: "audit".into(), ..Default::default() },
+                |_ctx: Context, _uri: String| async move { Ok::<_, Error>("audit log".to_owned()) },
+            )
+            .scopes(["admin"]),
+        )
+        .build()
+        .expect("a valid server")
+}
+
+struct Protected {
+    url: String,
+    provider: OidcProvider,
+    http: reqwest::Client,
+}
+
+enum Verify {
+    Jwt,
+    Introspection,
+}
+
+async fn protected(verify: Verify) -> Protected {
+    protected_at(OidcProvider::start(), verify, "/mcp").await
+}
+
+async fn protected_at(provider: OidcProvider, verify: Verify, path: &str) -> Protected {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}{path}", listener.local_addr().unwrap());
+    let issuer = provider.issuer.clone();
+    let builder = match verify {
+        Verify::Jwt => ResourceServer::builder(&url, JwtVerifier::new(&issuer, &url)),
+        Verify::Introspection => ResourceServer::builder(
+            &url,
+            IntrospectionVerifier::new(&issuer, &url, "rs-introspector", "introspector-secret"),
+        ),
+    };
+    let authorization = builder
+        .authorization_server(&issuer)
+        .required_scopes(["notes:read"])
+        .scopes_supported(["notes:read", "notes:write", "admin"])
+        .resource_name("Protected notes")
+        .build();
+    let mut config = HttpConfig::default();
+    config.path = path.to_owned();
+    config.authorization = Some(authorization);
+    tokio::spawn(mcp_server::http::serve(listener, server(), config));
+    Protected {
+        url,
+        provider,
+        http: reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap(),
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+}
+
+impl Protected {
+    /// A client credentials token of the provider's test client for `resource`.
+    async fn token_for(&self, resource: &str, scope: &str) -> String {
+        let response: Value = self
+            .http
+            .post(format!("{}/token", self.provider.issuer))
+            .basic_auth("test-cc", Some("test-cc-secret"))
+            .form(&[("grant_type", "client_credentials"), ("resource", resource), ("scope", scope)])
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        response["access_token"].as_str().unwrap_or_else(|| panic!("no token: {response}")).to_owned()
+    }
+
+    async fn token(&self, scope: &str) -> String {
+        self.token_for(&self.url.clone(), scope).await
+    }
+
+    /// A token signed with the issuer's key, with these claims over valid defaults.
+    fn mint(&self, overrides: Value) -> String {
+        let mut claims = json!({
+            "iss": self.provider.issuer, "aud": self.url, "sub": "alice", "client_id": "test-cc",
+            "scope": "notes:read notes:write", "iat": now(), "exp": now() + 600, "jti": format!("jti-{}", now()),
+        });
+        for (name, value) in overrides.as_object().unwrap() {
+            if value.is_null() {
+                claims.as_object_mut().unwrap().remove(name);
+            } else {
+                claims[name] = value.clone();
+            }
+        }
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(KEY_ID.to_owned());
+        header.typ = Some("at+jwt".to_owned());
+        let key = EncodingKey::from_ec_pem(self.provider.key_pem.as_bytes()).unwrap();
+        jsonwebtoken::encode(&header, &claims, &key).unwrap()
+    }
+
+    /// POSTs a modern `tools/call` with `authorization` as the header value (if any).
+    async fn call(&self, authorization: Option<&str>, tool: &str) -> reqwest::Response {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": tool, "arguments": if tool == "add_note" { json!({"title": "t"}) } else { json!({}) },
+                "_meta": { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} } }
+        });
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", MODERN)
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", tool)
+            .json(&body);
+        if let Some(authorization) = authorization {
+            request = request.header("authorization", authorization);
+        }
+        request.send().await.unwrap()
+    }
+
+    async fn initialize(&self, token: &str) -> String {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": { "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }
+        });
+        let response = self
+            .http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        response.headers()["mcp-session-id"].to_str().unwrap().to_owned()
+    }
+}
+
+/// Status, `WWW-Authenticate` and `error_description` of a refusal.
+async fn refusal(response: reqwest::Response) -> (StatusCode, String, String) {
+    let status = response.status();
+    let challenge =
+        response.headers().get(WWW_AUTHENTICATE).map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+    let body: Value = response.json().await.unwrap_or(Value::Null);
+    (status, challenge, body["error_description"].as_str().unwrap_or_default().to_owned())
+}
+
+async fn assert_invalid_token(response: reqwest::Response, why: &str) {
+    let (status, challenge, description) = refusal(response).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{challenge} {description}");
+    assert!(challenge.starts_with("Bearer resource_metadata=\""), "{challenge}");
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    assert!(description.contains(why), "{description:?} should say {why:?}");
+}
+
+fn structured(response: &Value) -> Value {
+    response["result"]["structuredContent"].clone()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metadata and challenges
+
+#[tokio::test]
+async fn protected_resource_metadata_names_the_resource_exactly() {
+    let server = protected(Verify::Jwt).await;
+    let origin = server.url.trim_end_matches("/mcp");
+    for path in ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"] {
+        let response = server.http.get(format!("{origin}{path}")).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+        assert!(response.headers()["cache-control"].to_str().unwrap().contains("max-age="));
+        let metadata: Value = response.json().await.unwrap();
+        assert_eq!(metadata["resource"], server.url);
+        assert_eq!(metadata["authorization_servers"], json!([server.provider.issuer]));
+        assert_eq!(metadata["scopes_supported"], json!(["notes:read", "notes:write", "admin"]));
+        assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
+        assert_eq!(metadata["resource_name"], "Protected notes");
+    }
+}
+
+#[tokio::test]
+async fn no_token_gets_401_on_every_method_of_both_eras() {
+    let server = protected(Verify::Jwt).await;
+    let expected = format!(
+        "Bearer resource_metadata=\"{}\", scope=\"notes:read\"",
+        server.url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
+    );
+    let modern = server.call(None, "whoami").await;
+    let legacy = server
+        .http
+        .post(&server.url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+        .send()
+        .await
+        .unwrap();
+    let stream = server.http.get(&server.url).header("mcp-session-id", "x").send().await.unwrap();
+    let delete = server.http.delete(&server.url).header("mcp-session-id", "x").send().await.unwrap();
+    for response in [modern, legacy, stream, delete] {
+        let (status, challenge, description) = refusal(response).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        assert_eq!(challenge, expected);
+        assert!(description.contains("no access token"), "{description}");
+    }
+}
+
+#[tokio::test]
+async fn a_malformed_authorization_header_is_refused() {
+    let server = protected(Verify::Jwt).await;
+    assert_invalid_token(server.call(Some("Bearer "), "whoami").await, "does not hold a token").await;
+    assert_invalid_token(server.call(Some("Bearer a b"), "whoami").await, "does not hold a token").await;
+    assert_invalid_token(server.call(Some("Bearer not-a-jwt"), "whoami").await, "not a JWT").await;
+    // Another scheme is no token at all.
+    let (status, challenge, _) = refusal(server.call(Some("Basic dXNlcjpwYXNz"), "whoami").await).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(!challenge.contains("error="), "{challenge}");
+}
+
+#[tokio::test]
+async fn a_token_in_the_query_string_is_ignored() {
+    let server = protected(Verify::Jwt).await;
+    let token = server.token("notes:read").await;
+    let url = format!("{}?access_token={token}", server.url);
+    let response = server
+        .http
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", MODERN)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}))
+        .send()
+        .await
+        .unwrap();
+    let (status, _, description) = refusal(response).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(description.contains("no access token"), "{description}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// JWT access tokens
+
+#[tokio::test]
+async fn a_token_of_the_issuer_for_this_resource_is_served_with_its_identity() {
+    let server = protected(Verify::Jwt).await;
+    let token = server.token("notes:read").await;
+    let response: Value = server.call(Some(&format!("Bearer {token}")), "whoami").await.json().await.unwrap();
+    let identity = structured(&response);
+    assert_eq!(identity["client_id"], "test-cc", "{response}");
+    assert_eq!(identity["scopes"], json!(["notes:read"]));
+}
+
+#[tokio::test]
+async fn an_expired_token_is_refused() {
+    let server = protected(Verify::Jwt).await;
+    let token = server.mint(json!({ "iat": now() - 3600, "exp": now() - 120 }));
+    assert_invalid_token(server.call(Some(&format!("Bearer {token}")), "whoami").await, "expired").await;
+}
+
+#[tokio::test]
+async fn a_token_not_yet_valid_is_refused() {
+    let server = protected(Verify::Jwt).await;
+    let token = server.mint(json!({ "nbf": now() + 600 }));
+    assert_invalid_token(server.call(Some(&format!("Bearer {token}")), "whoami").await, "not valid yet").await;
+}
+
+#[tokio::test]
+async fn a_token_of_another_issuer_is_refused() {
+    let server = protected(Verify::Jwt).await;
+    let token = server.mint(json!({ "iss": "http://127.0.0.1:1" }));
+    assert_invalid_token(server.call(Some(&format!("Bearer {token}")), "whoami").await, "another issuer").await;
+}
+
+#[tokio::test]
+async fn a_token_for_another_resource_is_refused() {
+    let server = protected(Verify::Jwt).await;
+    // Issued by the provider itself, for another server (RFC 8707 audience).
+    let token = server.token_for("http://127.0.0.1:9/mcp", "notes:read").await;
+    assert_invalid_token(server.call(Some(&format!("Bearer {token}")), "whoami").await, "another resource").await;
+}
+
+#[tokio::test]
+async fn alg_none_is_refused() {
+    let server = protected(Verify::Jwt).await;
+    let header = B64URL.encode(json!({"alg": "none", "typ": "at+jwt", "kid": KEY_ID}).to_string());
+    let claims = B64URL.encode(
+        json!({"iss": server.provider.issuer, "aud": server.url, "sub": "mallory", "exp": now() + 600}).to_string(),
+    );
+    let token = format!("{header}.{claims}.");
+    assert_invalid_token(server.call(Some(&format!("Bearer {token}")), "whoami").await, "`none` is not accepted").await;
+}
+
+#[tokio::test]
+async fn hs256_signed_with_the_public_key_is_refused() {
+    let server = protected(Verify::Jwt).await;
+    // The attacker knows the issuer's public key (its JWKS) and uses it as an HMAC secret.
+    let jwks: Value =
+        server.http.get(format!("{}/jwks", server.provider.issuer)).send().await.unwrap().json().await.unwrap();
+    let public = jwks["keys"][0].to_string();
+    let mut header = Header::new(Algorithm::HS256);
+    header.kid = Some(KEY_ID.to_owned());
+    header.typ = Some("at+jwt".to_owned());
+    let claims = json!({"iss": server.provider.issuer, "aud": server.url, "sub": "mallory", "scope": "notes:read", "exp": now() + 600});
+    let token = jsonwebtoken::encode(&header, &claims, &EncodingKey::from_secret(public.as_bytes())).unwrap();
+    assert_invalid_token(server.call(Some(&format!("Bearer {token}")), "whoami").await, "`HS256` is not accepted")
+        .await;
+}
+
+#[tokio::test]
+async fn a_token_signed_by_another_key_with_the_issuers_kid_is_refused() {
+    let server = protected(Verify::Jwt).await;
+    let forged = DpopKey::generate();
+    let mut header = Header::new(Algorithm::ES256);
+    header.kid = Some(KEY_ID.to_owned());
+    header.typ = Some("at+jwt".to_owned());
+    let claims = json!({"iss": server.provider.issuer, "aud": server.url, "sub": "mallory", "scope": "notes:read", "exp": now() + 600});
+    let token = jsonwebtoken::encode(&header, &claims, &forged.encoding).unwrap();
+    assert_invalid_token(server.call(Some(&format!("Bearer {token}")), "whoami").await, "signature does not verify")
+        .await;
+}
+
+/// Serves the provider's metadata and JWKS, counting JWKS fetches, and can be turned off.
+struct CountingIssuer {
+    issuer: String,
+    fetches: Arc<AtomicUsize>,
+    down: Arc<std::sync::atomic::AtomicBool>,
+}
+
+async fn counting_issuer(jwks: Value) -> CountingIssuer {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let issuer = format!("http://{}", listener.local_addr().unwrap());
+    let fetches = Arc::new(AtomicUsize::new(0));
+    let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let metadata = json!({ "issuer": issuer, "jwks_uri": format!("{issuer}/jwks") });
+    let (count, off) = (Arc::clone(&fetches), Arc::clone(&down));
+    let app = axum::Router::new()
+        .route("/.well-known/oauth-authorization-server", axum::routing::get(move || async move { axum::Json(metadata) }))
+        .route(
+            "/jwks",
+            axum::routing::get(move || {
+                count.fetch_add(1, Ordering::SeqCst);
+                let down = off.load(Ordering::SeqCst);
+                let jwks = jwks.clone();
+                async move {
+                    if down { Err(axum::http::StatusCode::SERVICE_UNAVAILABLE) } else { Ok(axum::Json(jwks)) }
+                }
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    CountingIssuer { issuer, fetches, down }
+}
+
+/// A verifier of the counting issuer's tokens (the provider's keys) for `audience`.
+async fn counting_verifier(provider: &OidcProvider, audience: &str) -> (CountingIssuer, JwtVerifier) {
+    let jwks: Value = reqwest::get(format!("{}/jwks", provider.issuer)).await.unwrap().json().await.unwrap();
+    let issuer = counting_issuer(jwks).await;
+    let verifier = JwtVerifier::new(&issuer.issuer, audience).refresh_interval(Duration::from_secs(3600));
+    (issuer, verifier)
+}
+
+fn mint_with(provider: &OidcProvider, kid: &str, claims: Value) -> String {
+    let mut header = Header::new(Algorithm::ES256);
+    header.kid = Some(kid.to_owned());
+    header.typ = Some("at+jwt".to_owned());
+    jsonwebtoken::encode(&header, &claims, &EncodingKey::from_ec_pem(provider.key_pem.as_bytes()).unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn an_unknown_kid_refetches_the_keys_once_then_is_refused() {
+    let provider = OidcProvider::start();
+    let audience = "http://127.0.0.1:9/mcp";
+    let (issuer, verifier) = counting_verifier(&provider, audience).await;
+    let claims = json!({"iss": issuer.issuer, "aud": audience, "sub": "alice", "exp": now() + 600});
+    verifier.verify(&mint_with(&provider, KEY_ID, claims.clone())).await.expect("a token of a known key");
+    assert_eq!(issuer.fetches.load(Ordering::SeqCst), 1);
+    for attempt in 0..3 {
+        let error = verifier.verify(&mint_with(&provider, "rotated-key", claims.clone())).await.unwrap_err();
+        assert!(error.to_string().contains("has no key `rotated-key`"), "{error}");
+        // One refetch for the first unknown kid, none within the refresh interval after it.
+        assert_eq!(issuer.fetches.load(Ordering::SeqCst), 2, "attempt {attempt}");
+    }
+}
+
+#[tokio::test]
+async fn the_jwks_endpoint_down_keeps_cached_keys_working() {
+    let provider = OidcProvider::start();
+    let audience = "http://127.0.0.1:9/mcp";
+    let (issuer, verifier) = counting_verifier(&provider, audience).await;
+    let verifier = verifier.refresh_interval(Duration::ZERO);
+    let claims = |sub: &str| json!({"iss": issuer.issuer, "aud": audience, "sub": sub, "exp": now() + 600});
+    verifier.verify(&mint_with(&provider, KEY_ID, claims("alice"))).await.unwrap();
+    issuer.down.store(true, Ordering::SeqCst);
+    // A new token (not in the verified cache) of a cached key: still accepted.
+    let token = verifier.verify(&mint_with(&provider, KEY_ID, claims("bob"))).await.unwrap();
+    assert_eq!(token.subject.as_deref(), Some("bob"));
+    // An unknown key cannot be fetched: a clear error, and not "invalid".
+    let error = verifier.verify(&mint_with(&provider, "rotated-key", claims("carol"))).await.unwrap_err();
+    assert!(matches!(error, mcp_server::auth::VerifyError::Unavailable(_)), "{error:?}");
+    assert!(error.to_string().contains("/jwks: HTTP 503"), "{error}");
+}
+
+#[tokio::test]
+async fn the_issuer_unreachable_gives_503_not_401() {
+    let mut provider = OidcProvider::start();
+    provider.kill();
+    let server = protected_at(provider, Verify::Jwt, "/mcp").await;
+    let token = server.mint(json!({}));
+    let (status, challenge, description) = refusal(server.call(Some(&format!("Bearer {token}")), "whoami").await).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(challenge.is_empty());
+    assert!(description.contains("cannot be verified now"), "{description}");
+}
+
+#[tokio::test]
+async fn an_oversized_token_is_refused_before_parsing() {
+    let server = protected(Verify::Jwt).await;
+    let big = "a".repeat(64 * 1024);
+    assert_invalid_token(server.call(Some(&format!("Bearer {big}")), "whoami").await, "exceeds 16384 bytes").await;
+    // A 1 MiB header is refused by the HTTP layer before the resource server sees it.
+    let huge = "a".repeat(1024 * 1024);
+    let status = server.call(Some(&format!("Bearer {huge}")), "whoami").await.status();
+    assert_eq!(status, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scopes
+
+#[tokio::test]
+async fn a_tool_needing_a_scope_the_token_lacks_gets_403_naming_every_scope_it_needs() {
+    let server = protected(Verify::Jwt).await;
+    let read_only = server.token("notes:read").await;
+    let (status, challenge, description) =
+        refusal(server.call(Some(&format!("Bearer {read_only}")), "add_note").await).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(
+        challenge.starts_with("Bearer error=\"insufficient_scope\", scope=\"notes:read notes:write\""),
+        "{challenge}"
+    );
+    assert!(description.contains("notes:write"), "{description}");
+    // The other tools still answer; with the scope, the tool does too.
+    assert_eq!(server.call(Some(&format!("Bearer {read_only}")), "whoami").await.status(), StatusCode::OK);
+    let writer = server.token("notes:read notes:write").await;
+    let response: Value = server.call(Some(&format!("Bearer {writer}")), "add_note").await.json().await.unwrap();
+    assert_eq!(response["result"]["content"][0]["text"], "Added \"t\"", "{response}");
+}
+
+#[tokio::test]
+async fn the_servers_own_scope_is_needed_on_every_request() {
+    let server = protected(Verify::Jwt).await;
+    let token = server.token("notes:write").await;
+    let (status, challenge, _) = refusal(server.call(Some(&format!("Bearer {token}")), "whoami").await).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(challenge.contains("scope=\"notes:read\""), "{challenge}");
+}
+
+#[tokio::test]
+async fn a_scope_check_cannot_be_dodged_with_repeated_members_or_a_batch() {
+    let server = protected(Verify::Jwt).await;
+    let token = server.token("notes:read").await;
+    let session = server.initialize(&token).await;
+    // Repeated members (read as the server reads them: the last one wins), and a resource by URI.
+    for body in [
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","name":"add_note","arguments":{"title":"x"}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"notes://audit"}}"#,
+    ] {
+        let response = server
+            .http
+            .post(&server.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", LEGACY)
+            .bearer_auth(&token)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::FORBIDDEN, "{body}");
+    }
+}
+
+#[tokio::test]
+async fn lists_can_hide_what_the_token_may_not_call() {
+    let provider = OidcProvider::start();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let mut options = mcp_server::Options::default();
+    options.list_only_permitted = true;
+    let server = Server::builder("hiding", "1.0.0")
+        .options(options)
+        .tool(ToolRoute::new("whoami", whoami))
+        .tool(ToolRoute::new("add_note", add_note).scopes(["notes:write"]))
+        .build()
+        .unwrap();
+    let mut config = HttpConfig::default();
+    config.authorization = Some(
+        ResourceServer::builder(&url, JwtVerifier::new(&provider.issuer, &url))
+            .authorization_server(&provider.issuer)
+            .build(),
+    );
+    tokio::spawn(mcp_server::http::serve(listener, server, config));
+    let protected = Protected { url: url.clone(), provider, http: reqwest::Client::new() };
+    let list = |token: String| {
+        let protected = &protected;
+        async move {
+            let response: Value = protected
+                .http
+                .post(&protected.url)
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", MODERN)
+                .header("mcp-method", "tools/list")
+                .bearer_auth(token)
+                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+                    "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}}}))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            response["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(list(protected.token("notes:read").await).await, ["whoami"]);
+    assert_eq!(list(protected.token("notes:read notes:write").await).await, ["whoami", "add_note"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Legacy sessions and principals
+
+#[tokio::test]
+async fn a_legacy_session_is_refused_to_another_principal() {
+    let server = protected(Verify::Jwt).await;
+    let alice = server.mint(json!({ "sub": "alice" }));
+    let bob = server.mint(json!({ "sub": "bob", "jti": "bob-token" }));
+    let session = server.initialize(&alice).await;
+    let request = |token: &str, method: reqwest::Method| {
+        server
+            .http
+            .request(method, &server.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", LEGACY)
+            .bearer_auth(token)
+    };
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    let response = request(&bob, reqwest::Method::POST).json(&ping).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    let body: Value = response.json().await.unwrap();
+    assert!(body["error"]["message"].as_str().unwrap().contains("another principal"), "{body}");
+    assert_eq!(body["id"], 2);
+    assert_eq!(request(&bob, reqwest::Method::GET).send().await.unwrap().status(), StatusCode::FORBIDDEN);
+    assert_eq!(request(&bob, reqwest::Method::DELETE).send().await.unwrap().status(), StatusCode::FORBIDDEN);
+    // Alice's session is still hers, and still open.
+    assert_eq!(request(&alice, reqwest::Method::POST).json(&ping).send().await.unwrap().status(), StatusCode::OK);
+    assert_eq!(request(&alice, reqwest::Method::DELETE).send().await.unwrap().status(), StatusCode::OK);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Introspection
+
+#[tokio::test]
+async fn opaque_tokens_are_introspected() {
+    let provider = OidcProvider::start();
+    let server = protected_at(provider, Verify::Introspection, "/opaque-mcp").await;
+    let token = server.token("notes:read").await;
+    assert!(!token.contains('.'), "an opaque token, not a JWT");
+    let response: Value = server.call(Some(&format!("Bearer {token}")), "whoami").await.json().await.unwrap();
+    assert_eq!(structured(&response)["scopes"], json!(["notes:read"]), "{response}");
+    assert_invalid_token(server.call(Some("Bearer not-a-token-the-issuer-knows"), "whoami").await, "not active").await;
+    // An opaque token for another resource is active, but not for this server.
+    let other = server.token_for("http://127.0.0.1:9/opaque-other", "notes:read").await;
+    assert_invalid_token(server.call(Some(&format!("Bearer {other}")), "whoami").await, "another resource").await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// DPoP
+
+/// An ES256 key of the test's own, for DPoP proofs.
+struct DpopKey {
+    encoding: EncodingKey,
+    jwk: Value,
+}
+
+impl DpopKey {
+    fn generate() -> Self {
+        let mut bytes = [0u8; 32];
+        let secret = loop {
+            getrandom::fill(&mut bytes).unwrap();
+            if let Ok(secret) = p256::SecretKey::from_slice(&bytes) {
+                break secret;
+            }
+        };
+        let point = p256::elliptic_curve::sec1::ToEncodedPoint::to_encoded_point(&secret.public_key(), false);
+        let jwk = json!({
+            "kty": "EC", "crv": "P-256",
+            "x": B64URL.encode(point.x().unwrap()), "y": B64URL.encode(point.y().unwrap()),
+        });
+        let der = secret.to_pkcs8_der().unwrap();
+        DpopKey { encoding: EncodingKey::from_ec_der(der.as_bytes()), jwk }
+    }
+
+    fn proof(&self, method: &str, url: &str, token: Option<&str>, jti: &str) -> String {
+        let mut header = Header::new(Algorithm::ES256);
+        header.typ = Some("dpop+jwt".to_owned());
+        header.jwk = Some(serde_json::from_value(self.jwk.clone()).unwrap());
+        let mut claims = json!({ "htm": method, "htu": url, "iat": now(), "jti": jti });
+        if let Some(token) = token {
+            claims["ath"] = json!(B64URL.encode(Sha256::digest(token.as_bytes())));
+        }
+        jsonwebtoken::encode(&header, &claims, &self.encoding).unwrap()
+    }
+}
+
+impl Protected {
+    /// A DPoP-bound client credentials token for this server.
+    async fn dpop_token(&self, key: &DpopKey) -> String {
+        let token_endpoint = format!("{}/token", self.provider.issuer);
+        let response: Value = self
+            .http
+            .post(&token_endpoint)
+            .basic_auth("test-cc", Some("test-cc-secret"))
+            .header("dpop", key.proof("POST", &token_endpoint, None, "token-request"))
+            .form(&[("grant_type", "client_credentials"), ("resource", &self.url), ("scope", "notes:read")])
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(response["token_type"], "DPoP", "{response}");
+        response["access_token"].as_str().unwrap().to_owned()
+    }
+
+    async fn call_with_proof(&self, token: &str, proof: Option<String>) -> reqwest::Response {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami", "arguments": {},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}}});
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", MODERN)
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "whoami")
+            .header("authorization", format!("DPoP {token}"))
+            .json(&body);
+        if let Some(proof) = proof {
+            request = request.header("dpop", proof);
+        }
+        request.send().await.unwrap()
+    }
+}
+
+async fn assert_bad_proof(response: reqwest::Response, why: &str) {
+    let (status, challenge, description) = refusal(response).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(challenge.starts_with("DPoP algs=\""), "{challenge}");
+    assert!(challenge.contains("error=\"invalid_dpop_proof\""), "{challenge}");
+    assert!(description.contains(why), "{description:?} should say {why:?}");
+}
+
+#[tokio::test]
+async fn a_dpop_bound_token_needs_its_proof() {
+    let server = protected(Verify::Jwt).await;
+    let key = DpopKey::generate();
+    let token = server.dpop_token(&key).await;
+    // With a fresh proof for this request: served.
+    let proof = key.proof("POST", &server.url, Some(&token), "first");
+    assert_eq!(server.call_with_proof(&token, Some(proof.clone())).await.status(), StatusCode::OK);
+    // The same proof again: a replay.
+    assert_bad_proof(server.call_with_proof(&token, Some(proof)).await, "already used").await;
+    // No proof, a proof for another URL, another method, another key, or without `ath`.
+    assert_bad_proof(server.call_with_proof(&token, None).await, "no DPoP proof").await;
+    let elsewhere = key.proof("POST", "http://127.0.0.1:9/mcp", Some(&token), "elsewhere");
+    assert_bad_proof(server.call_with_proof(&token, Some(elsewhere)).await, "another URL").await;
+    let get = key.proof("GET", &server.url, Some(&token), "get");
+    assert_bad_proof(server.call_with_proof(&token, Some(get)).await, "another method").await;
+    let stolen = DpopKey::generate().proof("POST", &server.url, Some(&token), "stolen");
+    assert_bad_proof(server.call_with_proof(&token, Some(stolen)).await, "another key").await;
+    let no_ath = key.proof("POST", &server.url, None, "no-ath");
+    assert_bad_proof(server.call_with_proof(&token, Some(no_ath)).await, "ath").await;
+    // The bound token presented as a plain bearer token.
+    assert_invalid_token(server.call(Some(&format!("Bearer {token}")), "whoami").await, "bound to a DPoP key").await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// End to end with this workspace's client: authorization code with PKCE, step-up, DPoP
+
+/// Follows the authorization URL like a browser whose user is already logged in: redirects,
+/// with cookies, until the provider sends it to the redirect URI.
+struct Browser {
+    http: reqwest::Client,
+    redirect: String,
+    login_hint: Option<String>,
+    authorizations: Arc<AtomicUsize>,
+}
+
+impl Browser {
+    fn new(redirect: &str, login_hint: Option<&str>) -> Self {
+        let http =
+            reqwest::Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        Browser {
+            http,
+            redirect: redirect.to_owned(),
+            login_hint: login_hint.map(str::to_owned),
+            authorizations: Arc::default(),
+        }
+    }
+}
+
+impl Authorizer for Browser {
+    fn authorize(&self, authorization_url: reqwest::Url) -> BoxFuture<'_, Result<reqwest::Url, AuthError>> {
+        Box::pin(async move {
+            self.authorizations.fetch_add(1, Ordering::SeqCst);
+            let mut url = authorization_url;
+            if let Some(hint) = &self.login_hint {
+                url.query_pairs_mut().append_pair("login_hint", hint);
+            }
+            for _ in 0..10 {
+                let response =
+                    self.http.get(url.clone()).send().await.map_err(|e| AuthError::Authorizer(e.to_string()))?;
+                let location = response.headers().get("location").and_then(|l| l.to_str().ok()).ok_or_else(|| {
+                    AuthError::Authorizer(format!("{} answered {} without a redirect", url, response.status()))
+                })?;
+                url = url.join(location).map_err(|e| AuthError::Authorizer(e.to_string()))?;
+                if url.as_str().starts_with(&self.redirect) {
+                    return Ok(url);
+                }
+            }
+            Err(AuthError::Authorizer("too many redirects".to_owned()))
+        })
+    }
+
+    fn redirect_uri(&self) -> Option<reqwest::Url> {
+        Some(self.redirect.parse().unwrap())
+    }
+}
+
+async fn oauth_client(
+    server: &Protected,
+    era: EraPreference,
+    scopes: &[&str],
+    dpop: bool,
+) -> (Client, Arc<AtomicUsize>, OAuth) {
+    let browser = Browser::new("http://127.0.0.1:34567/callback", Some("alice"));
+    let authorizations = Arc::clone(&browser.authorizations);
+    let oauth =
+        OAuth::builder().client_name("e2e").authorizer(browser).scopes(scopes.iter().copied()).dpop(dpop).build();
+    let client = Client::builder("e2e", "1.0.0").era(era).oauth(oauth.clone()).connect_http(&server.url).await.unwrap();
+    (client, authorizations, oauth)
+}
+
+#[tokio::test]
+async fn the_workspace_client_authorizes_with_pkce_and_steps_up_in_both_eras() {
+    let server = protected(Verify::Jwt).await;
+    for era in [EraPreference::Auto, EraPreference::Legacy] {
+        let (client, authorizations, _) = oauth_client(&server, era, &[], false).await;
+        let result = client.call_tool("whoami", &json!({})).await.unwrap();
+        let identity = result.structured_content.unwrap();
+        assert_eq!(identity["subject"], "alice", "{identity}");
+        assert_eq!(identity["scopes"], json!(["notes:read"]));
+        assert_eq!(authorizations.load(Ordering::SeqCst), 1);
+        // add_note needs notes:write: 403, the client authorizes again with the union, retries.
+        let added = client.call_tool("add_note", &json!({"title": "e2e"})).await.unwrap();
+        assert_eq!(added.is_error, None, "{added:?}");
+        assert_eq!(authorizations.load(Ordering::SeqCst), 2);
+        let identity = client.call_tool("whoami", &json!({})).await.unwrap().structured_content.unwrap();
+        assert_eq!(identity["scopes"], json!(["notes:read", "notes:write"]), "{identity}");
+        client.close().await;
+    }
+}
+
+#[tokio::test]
+async fn the_workspace_client_uses_a_dpop_bound_token() {
+    let server = protected(Verify::Jwt).await;
+    let (client, _, oauth) = oauth_client(&server, EraPreference::Auto, &[], true).await;
+    let identity = client.call_tool("whoami", &json!({})).await.unwrap().structured_content.unwrap();
+    assert_eq!(identity["subject"], "alice");
+    let token = oauth.tokens().expect("tokens").access_token;
+    // The same token without its proof is refused.
+    let (status, _, description) =
+        refusal(server.call(Some(&format!("Bearer {}", token.expose())), "whoami").await).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(description.contains("bound to a DPoP key"), "{description}");
+    client.close().await;
+}
