@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 /// The authenticated party behind a request: what a task is bound to, so that only the party
 /// that created a task can read, answer or cancel it, and what a legacy HTTP session is bound to.
 ///
-/// On HTTP, [`HttpConfig::authorization`](crate::http::HttpConfig::authorization) (feature
+/// On HTTP, `HttpConfig::authorization` (feature
 /// `auth`) verifies each request's access token and makes its subject the principal, with the
 /// [`VerifiedToken`] attached; a layer of the application's own in front of the router may
 /// instead insert one into the request's extensions
@@ -64,6 +64,7 @@ impl Principal {
         self.token.as_deref()
     }
 
+    #[cfg(feature = "http")]
     pub(crate) fn token_arc(&self) -> Option<&Arc<VerifiedToken>> {
         self.token.as_ref()
     }

@@ -264,7 +264,7 @@ impl ToolRoute {
     }
 
     /// OAuth scopes a call needs besides the server's own (an HTTP server with
-    /// [`HttpConfig::authorization`](crate::http::HttpConfig::authorization)): a token without
+    /// `HttpConfig::authorization`, feature `auth`): a token without
     /// every one of them gets 403 `insufficient_scope` naming all that the call needs, before
     /// the handler runs. Not checked over stdio, which has no tokens.
     pub fn scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {

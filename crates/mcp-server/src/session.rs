@@ -225,6 +225,7 @@ impl Session {
 
     /// A request of the session's own principal came with `token` (a fresh one, perhaps with
     /// more scopes after a step-up): its handlers and later ones read it.
+    #[cfg(feature = "http")]
     pub(crate) fn authorized(&self, token: Option<&Arc<crate::VerifiedToken>>) {
         if let Some(token) = token {
             *self.latest_token.lock().expect("not poisoned") = Some(Arc::clone(token));
