@@ -41,7 +41,7 @@ struct Identity {
 }
 
 async fn whoami(ctx: Context, _: mcp_server::NoArguments) -> Result<Structured<Identity>, Error> {
-    let token = ctx.principal().token().ok_or_else(|| Error::failed("no token"))?;
+    let token = ctx.token().ok_or_else(|| Error::failed("no token"))?;
     Ok(Structured(Identity {
         subject: token.subject.clone(),
         client_id: token.client_id.clone(),

@@ -93,6 +93,13 @@ impl Context {
         &self.inner.principal
     }
 
+    /// The access token this request was authorized with (HTTP with `HttpConfig::authorization`,
+    /// feature `auth`): subject, client id, scopes, expiry and every claim. On a legacy session,
+    /// the token of the session's latest request (always of the same principal).
+    pub fn token(&self) -> Option<&crate::VerifiedToken> {
+        self.inner.principal.token()
+    }
+
     /// The id of the task this call became, if it became one.
     pub fn task_id(&self) -> Option<&str> {
         self.inner.task.get().map(|link| link.id.as_str())
