@@ -79,7 +79,8 @@ if ! "$PY" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') !=
 fi
 
 # --- the server: the notes example with the auth feature ------------------------------------------
-(cd "$ROOT" && cargo build --quiet -p mcp-server --features auth --example notes)
+# The same features as .ci/run's example build (the whole workspace's), so that CI reuses that build.
+(cd "$ROOT" && cargo build --quiet --workspace --all-features --example notes)
 NOTES="$TARGET_DIR/debug/examples/notes"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }

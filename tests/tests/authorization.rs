@@ -160,29 +160,37 @@ impl Protected {
 
     /// POSTs a modern `tools/call` with `authorization` as the header value (if any).
     async fn call(&self, authorization: Option<&str>, tool: &str) -> reqwest::Response {
-        let body = json!({
-            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": { "name": tool, "arguments": if tool == "add_note" { json!({"title": "t"}) } else { json!({}) },
-                "_meta": { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} } }
-        });
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", MODERN)
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", tool)
-            .json(&body);
+        let mut request = self.modern_call(tool);
         if let Some(authorization) = authorization {
             request = request.header("authorization", authorization);
         }
         request.send().await.unwrap()
     }
 
+    /// A modern `tools/call` of `tool`, with its headers, without credentials.
+    fn modern_call(&self, tool: &str) -> reqwest::RequestBuilder {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": tool, "arguments": if tool == "add_note" { json!({"title": "t"}) } else { json!({}) },
+                "_meta": { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} } }
+        });
+        self.http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", MODERN)
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", tool)
+            .json(&body)
+    }
+
     async fn initialize(&self, token: &str) -> String {
+        self.initialize_at(token, LEGACY).await
+    }
+
+    async fn initialize_at(&self, token: &str, version: &str) -> String {
         let body = json!({
             "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": { "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }
+            "params": { "protocolVersion": version, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }
         });
         let response = self
             .http
@@ -518,17 +526,28 @@ async fn a_scope_check_cannot_be_dodged_with_repeated_members_or_a_batch() {
     let server = protected(Verify::Jwt).await;
     let token = server.token("notes:read").await;
     let session = server.initialize(&token).await;
-    // Repeated members (read as the server reads them: the last one wins), and a resource by URI.
-    for body in [
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","name":"add_note","arguments":{"title":"x"}}}"#,
-        r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"notes://audit"}}"#,
+    let batch_session = server.initialize_at(&token, "2025-03-26").await;
+    // Repeated members (read as the server reads them: the last one wins), a resource by URI,
+    // and a batch (2025-03-26) whose second element needs the scope.
+    for (session, version, body) in [
+        (
+            &session,
+            LEGACY,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","name":"add_note","arguments":{"title":"x"}}}"#,
+        ),
+        (&session, LEGACY, r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"notes://audit"}}"#),
+        (
+            &batch_session,
+            "2025-03-26",
+            r#"[{"jsonrpc":"2.0","id":2,"method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add_note","arguments":{"title":"x"}}}]"#,
+        ),
     ] {
         let response = server
             .http
             .post(&server.url)
             .header("accept", "application/json, text/event-stream")
-            .header("mcp-session-id", &session)
-            .header("mcp-protocol-version", LEGACY)
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", version)
             .bearer_auth(&token)
             .header("content-type", "application/json")
             .body(body)
@@ -698,17 +717,7 @@ impl Protected {
     }
 
     async fn call_with_proof(&self, token: &str, proof: Option<String>) -> reqwest::Response {
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami", "arguments": {},
-            "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}}});
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", MODERN)
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", "whoami")
-            .header("authorization", format!("DPoP {token}"))
-            .json(&body);
+        let mut request = self.modern_call("whoami").header("authorization", format!("DPoP {token}"));
         if let Some(proof) = proof {
             request = request.header("dpop", proof);
         }
