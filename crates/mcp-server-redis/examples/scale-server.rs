@@ -4,12 +4,18 @@
 //! all of them). `tests/scale/run.sh` starts three behind haproxy.
 //!
 //! ```text
-//! scale-server --addr 127.0.0.1:8101 --redis redis://127.0.0.1:6379 --name one --state-keys keys.txt
+//! scale-server --addr 127.0.0.1:8101 --redis redis://127.0.0.1:6379 --name one --state-keys keys.txt \
+//!     [--issuer http://127.0.0.1:ISSUER --resource http://127.0.0.1:LB/mcp]
 //! ```
 //!
 //! The keys file holds one key a line, `ID SECRET`; the last line's key seals, every listed key
 //! opens. Beside the fixture's tools it serves `scale_whoami` (the instance's name and current
 //! key id) and `scale_two_questions` (two rounds of `InputRequiredResult`).
+//!
+//! With `--issuer` and `--resource` it is an OAuth 2.1 resource server: every request needs a
+//! JWT access token of that issuer for that resource (the load balancer's URL, which clients
+//! use) with the scope `notes:read`, and a legacy session is bound to the principal that opened
+//! it, on every instance (the binding is in the session record, in Redis).
 
 #[path = "../../mcp-server/examples/conformance-server.rs"]
 #[allow(dead_code)]
@@ -21,6 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
+use mcp_server::auth::{JwtVerifier, ResourceServer};
 use mcp_server::http::HttpConfig;
 use mcp_server::{Context, Error, NoArguments, Options, StateKey, StateKeyring, ToolRoute};
 use mcp_server_redis::Redis;
@@ -47,6 +54,13 @@ struct Args {
     /// The lease of a running task's handler, in milliseconds.
     #[arg(long, default_value_t = 30_000)]
     task_lease_ms: u64,
+    /// Accept only JWT access tokens of this issuer (its issuer identifier); needs `--resource`.
+    #[arg(long, requires = "resource")]
+    issuer: Option<String>,
+    /// The canonical URI tokens must be issued for (their `aud`): the public URL clients use,
+    /// the load balancer's, not this instance's own; needs `--issuer`.
+    #[arg(long, requires = "issuer")]
+    resource: Option<String>,
 }
 
 fn read_keys(path: &Path) -> std::io::Result<Vec<(String, String)>> {
@@ -149,9 +163,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
 
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
-    eprintln!("scale-server {} listening on http://{}/mcp", args.name, listener.local_addr()?);
     let mut config = HttpConfig::default();
     config.event_store = Some(Arc::new(redis.event_store()));
+    let mut protection = String::new();
+    if let (Some(issuer), Some(resource)) = (&args.issuer, &args.resource) {
+        let verifier = JwtVerifier::new(issuer.as_str(), resource.as_str());
+        config.authorization = Some(
+            ResourceServer::builder(resource.as_str(), verifier)
+                .authorization_server(issuer.as_str())
+                .required_scopes(["notes:read"])
+                .build(),
+        );
+        protection = format!(", tokens of {issuer} for {resource}");
+    }
+    eprintln!("scale-server {} listening on http://{}/mcp{protection}", args.name, listener.local_addr()?);
     mcp_server::http::serve(listener, server, config).await?;
     Ok(())
 }
