@@ -12,9 +12,13 @@
 //! each SDK's median round and the ratio of every round. `--floor true` adds `floor`
 //! (`src/bin/floor.rs`), a server with no SDK and no runtime: what this machine allows at all.
 //!
+//! `http-modern-auth` and `http-legacy-auth` are ours only: the same calls on `ours http` open and
+//! on `ours http --auth` (a JWT-protected endpoint, every request with `Authorization: Bearer`),
+//! back to back in each round; their own table gives the protected − open server CPU per request.
+//!
 //! ```text
 //! driver [--seconds 5] [--warmup 1] [--clients 1,16,64] [--sessions 10000] [--session-clients 16]
-//!        [--cells http-modern,http-legacy,stdio-modern,stdio-legacy,sessions]
+//!        [--cells http-modern,http-legacy,stdio-modern,stdio-legacy,sessions,http-modern-auth,http-legacy-auth]
 //!        [--rounds 1] [--floor false] [--http-client raw|blocking|reqwest]
 //! ```
 
@@ -135,7 +139,7 @@ struct Server {
 }
 
 impl Server {
-    fn command(sdk: Sdk, transport: Transport, max_sessions: Option<usize>) -> Command {
+    fn command(sdk: Sdk, transport: Transport, max_sessions: Option<usize>, auth: bool) -> Command {
         let mut command = Command::new(sdk.binary());
         command.arg(match transport {
             Transport::Http => "http",
@@ -144,23 +148,41 @@ impl Server {
         if let (Sdk::Ours, Some(max)) = (sdk, max_sessions) {
             command.args(["--max-sessions", &max.to_string()]);
         }
+        if auth {
+            assert_eq!(sdk, Sdk::Ours, "only ours serves a protected endpoint");
+            command.arg("--auth");
+        }
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).kill_on_drop(true);
         command
     }
 
-    /// Starts an HTTP server and reads the URL it prints.
-    async fn http(sdk: Sdk, max_sessions: Option<usize>) -> (Server, String) {
-        let mut child = Self::command(sdk, Transport::Http, max_sessions).spawn().expect("start the server");
-        let stdout = child.stdout.take().expect("piped");
+    /// Starts an HTTP server and reads the URL it prints; with `auth` (`ours http --auth`), also
+    /// the access token it prints next, as an `Authorization` value.
+    async fn http(sdk: Sdk, max_sessions: Option<usize>, auth: bool) -> (Server, String, Option<String>) {
+        let mut child = Self::command(sdk, Transport::Http, max_sessions, auth).spawn().expect("start the server");
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
         let mut url = String::new();
-        BufReader::new(stdout).read_line(&mut url).await.expect("the server prints its URL");
+        stdout.read_line(&mut url).await.expect("the server prints its URL");
+        let authorization = if auth {
+            let mut token = String::new();
+            stdout.read_line(&mut token).await.expect("the server prints its token");
+            assert!(!token.trim().is_empty(), "ours --auth printed no token");
+            Some(format!("Bearer {}", token.trim()))
+        } else {
+            None
+        };
         let pid = child.id().expect("running");
-        (Server { child, pid }, url.trim().to_owned())
+        (Server { child, pid }, url.trim().to_owned(), authorization)
     }
 
     /// Seconds of CPU (user + system) the server has used so far.
     fn cpu_seconds(&self) -> f64 {
         cpu_seconds(self.pid)
+    }
+
+    /// Seconds the server's threads have run so far, to the nanosecond (see [`run_seconds`]).
+    fn run_seconds(&self) -> f64 {
+        run_seconds(self.pid)
     }
 
     /// A `Vm*` line of `/proc/<pid>/status`, in bytes.
@@ -187,6 +209,21 @@ fn cpu_seconds(pid: u32) -> f64 {
     // SAFETY: sysconf has no preconditions.
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     ticks as f64 / per_second
+}
+
+/// Seconds process `pid`'s live threads have spent on a CPU: the sum of the first field of
+/// `/proc/<pid>/task/*/schedstat` (the scheduler's own clock, in ns). utime + stime are charged a
+/// whole tick (4 ms at 250 Hz) to whichever task a tick finds running, which at one request in
+/// flight, with the CPUs idle between requests, is too coarse to tell a few µs per request
+/// apart; this is exact. A thread that ends between two readings takes its time with it (the
+/// HTTP servers keep theirs).
+fn run_seconds(pid: u32) -> f64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return f64::NAN };
+    let nanoseconds: u64 = tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok())
+        .filter_map(|stat| stat.split(' ').next()?.parse::<u64>().ok())
+        .sum();
+    nanoseconds as f64 / 1e9
 }
 
 // ------------------------------------------------------------------ requests and answers
@@ -235,12 +272,14 @@ fn response_in(body: &[u8], sse: bool) -> Result<Value, String> {
 struct Http {
     client: reqwest::Client,
     url: String,
+    /// `Bearer <token>`, sent with every request to a protected server.
+    authorization: Option<String>,
 }
 
 impl Http {
-    fn new(url: String) -> Http {
+    fn new(url: String, authorization: Option<String>) -> Http {
         let client = reqwest::Client::builder().pool_max_idle_per_host(usize::MAX).build().expect("an HTTP client");
-        Http { client, url }
+        Http { client, url, authorization }
     }
 
     async fn post(
@@ -255,6 +294,9 @@ impl Http {
             .header("Accept", "application/json, text/event-stream");
         for (name, value) in headers {
             request = request.header(*name, *value);
+        }
+        if let Some(authorization) = &self.authorization {
+            request = request.header("Authorization", authorization);
         }
         let response = tokio::time::timeout(REQUEST_TIMEOUT, request.body(body).send())
             .await
@@ -533,7 +575,7 @@ struct Pipe {
 
 impl Pipe {
     fn start(sdk: Sdk) -> (Server, Pipe) {
-        let mut child = Server::command(sdk, Transport::Stdio, None).spawn().expect("start the server");
+        let mut child = Server::command(sdk, Transport::Stdio, None, false).spawn().expect("start the server");
         let pid = child.id().expect("running");
         let stdin = child.stdin.take().expect("piped");
         let stdout = BufReader::new(child.stdout.take().expect("piped"));
@@ -751,6 +793,8 @@ where
 struct Cell {
     load: Load,
     cpu_us_per_request: f64,
+    /// The same from the scheduler's run time ([`run_seconds`]).
+    run_us_per_request: f64,
     client_cpu_us_per_request: f64,
     peak_rss: u64,
 }
@@ -758,20 +802,23 @@ struct Cell {
 /// Warm-up, then the measured seconds with the server's and the client's CPU read on either side.
 async fn measure(server: &Server, args: &Args, mut run: impl AsyncFnMut(Duration) -> Load) -> Cell {
     run(Duration::from_secs_f64(args.warmup)).await;
-    let (cpu, client_cpu) = (server.cpu_seconds(), cpu_seconds(std::process::id()));
+    let (cpu, client_cpu, run_time) = (server.cpu_seconds(), cpu_seconds(std::process::id()), server.run_seconds());
     let load = run(Duration::from_secs_f64(args.seconds)).await;
     let answered = load.ok.max(1) as f64;
     Cell {
         cpu_us_per_request: (server.cpu_seconds() - cpu) * 1e6 / answered,
+        run_us_per_request: (server.run_seconds() - run_time) * 1e6 / answered,
         client_cpu_us_per_request: (cpu_seconds(std::process::id()) - client_cpu) * 1e6 / answered,
         peak_rss: server.memory("VmHWM:"),
         load,
     }
 }
 
-async fn http_cell(sdk: Sdk, era: Era, clients: usize, args: &Args) -> Cell {
-    let (server, url) = Server::http(sdk, None).await;
-    let http = Arc::new(Http::new(url.clone()));
+/// `auth`: ours with a JWT-protected endpoint (`ours http --auth`), every request with its token.
+async fn http_cell(sdk: Sdk, era: Era, clients: usize, args: &Args, auth: bool) -> Cell {
+    let (server, url, authorization) = Server::http(sdk, None, auth).await;
+    let http = Arc::new(Http::new(url.clone(), authorization.clone()));
+    let authorization: Arc<Option<String>> = Arc::new(authorization);
     let mut sessions = Vec::new();
     if era == Era::Legacy {
         for _ in 0..clients {
@@ -786,12 +833,15 @@ async fn http_cell(sdk: Sdk, era: Era, clients: usize, args: &Args) -> Cell {
                 Arc::new((0..clients).map(|_| tokio::sync::Mutex::new(RawConnection::new(&url))).collect());
             measure(&server, args, async |duration| {
                 load(clients, duration, &ids, {
-                    let (connections, sessions) = (Arc::clone(&connections), Arc::clone(&sessions));
+                    let (connections, sessions, authorization) =
+                        (Arc::clone(&connections), Arc::clone(&sessions), Arc::clone(&authorization));
                     move |client, id| {
-                        let (connections, sessions) = (Arc::clone(&connections), Arc::clone(&sessions));
+                        let (connections, sessions, authorization) =
+                            (Arc::clone(&connections), Arc::clone(&sessions), Arc::clone(&authorization));
                         async move {
                             let mut connection = connections[client].lock().await;
-                            raw_call(&mut connection, era, sessions.get(client).map(String::as_str), id).await
+                            let session = sessions.get(client).map(String::as_str);
+                            raw_call(&mut connection, era, session, authorization.as_deref(), id).await
                         }
                     }
                 })
@@ -805,7 +855,8 @@ async fn http_cell(sdk: Sdk, era: Era, clients: usize, args: &Args) -> Cell {
                 tokio::task::block_in_place(|| {
                     load_blocking(clients, duration, &ids, |client, id| {
                         let mut connection = connections[client].lock().expect("one thread per connection");
-                        blocking_call(&mut connection, era, sessions.get(client).map(String::as_str), id)
+                        let session = sessions.get(client).map(String::as_str);
+                        blocking_call(&mut connection, era, session, authorization.as_deref(), id)
                     })
                 })
             })
@@ -829,14 +880,18 @@ async fn http_cell(sdk: Sdk, era: Era, clients: usize, args: &Args) -> Cell {
     cell
 }
 
-/// The headers of a `tools/call` in `era`.
-fn call_headers(era: Era, session: Option<&str>) -> Vec<(&'static str, &str)> {
-    match era {
+/// The headers of a `tools/call` in `era`, with `Authorization` when `authorization` is given.
+fn call_headers<'a>(era: Era, session: Option<&'a str>, authorization: Option<&'a str>) -> Vec<(&'static str, &'a str)> {
+    let mut headers = match era {
         Era::Modern => vec![("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/call"), ("Mcp-Name", "add")],
         Era::Legacy => {
             vec![("MCP-Protocol-Version", LEGACY), ("Mcp-Session-Id", session.expect("a legacy call has a session"))]
         }
+    };
+    if let Some(authorization) = authorization {
+        headers.push(("Authorization", authorization));
     }
+    headers
 }
 
 /// Whether `response` answers `call_body(era, id)` rightly.
@@ -850,14 +905,26 @@ fn check_response(response: RawResponse, era: Era, id: i64) -> Result<(), String
 }
 
 /// One `tools/call add` on a raw connection, checked.
-async fn raw_call(connection: &mut RawConnection, era: Era, session: Option<&str>, id: i64) -> Result<(), String> {
-    let response = connection.post(&call_body(era, id), &call_headers(era, session)).await?;
+async fn raw_call(
+    connection: &mut RawConnection,
+    era: Era,
+    session: Option<&str>,
+    authorization: Option<&str>,
+    id: i64,
+) -> Result<(), String> {
+    let response = connection.post(&call_body(era, id), &call_headers(era, session, authorization)).await?;
     check_response(response, era, id)
 }
 
 /// [`raw_call`] on the calling thread.
-fn blocking_call(connection: &mut RawConnection, era: Era, session: Option<&str>, id: i64) -> Result<(), String> {
-    let response = connection.post_blocking(&call_body(era, id), &call_headers(era, session))?;
+fn blocking_call(
+    connection: &mut RawConnection,
+    era: Era,
+    session: Option<&str>,
+    authorization: Option<&str>,
+    id: i64,
+) -> Result<(), String> {
+    let response = connection.post_blocking(&call_body(era, id), &call_headers(era, session, authorization))?;
     check_response(response, era, id)
 }
 
@@ -890,8 +957,8 @@ struct Sessions {
 /// Opens `args.sessions` legacy sessions from `args.session_clients` clients and holds them.
 async fn sessions_cell(sdk: Sdk, args: &Args) -> Sessions {
     // One more than the sessions opened: the warm-up session must not be evicted.
-    let (server, url) = Server::http(sdk, Some(args.sessions + 1)).await;
-    let http = Arc::new(Http::new(url));
+    let (server, url, _) = Server::http(sdk, Some(args.sessions + 1), false).await;
+    let http = Arc::new(Http::new(url, None));
     // A first session warms up the server's code paths before the baseline RSS is read.
     let warm = http.open_session().await.unwrap_or_else(|e| panic!("{sdk:?}: {e}"));
     let rss = server.memory("VmRSS:");
@@ -963,6 +1030,91 @@ fn ratio(ours: f64, rmcp: f64) -> String {
     if rmcp > 0.0 && ours.is_finite() && rmcp.is_finite() { format!("{:.2}×", ours / rmcp) } else { "–".into() }
 }
 
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+/// `http-modern-auth` and `http-legacy-auth`: ours open and ours JWT-protected (`--auth`, every
+/// request with `Authorization: Bearer`), back to back in each round (which one goes first
+/// alternates), and one table with the protected − open server CPU per request of every round.
+async fn auth_cells(args: &Args, notes: &mut Vec<String>) {
+    let mut rows = Vec::new();
+    for (name, era) in [("http-modern-auth", Era::Modern), ("http-legacy-auth", Era::Legacy)] {
+        if !args.cells.iter().any(|c| c == name) {
+            continue;
+        }
+        for &clients in &args.clients {
+            let (mut open, mut protected) = (Vec::new(), Vec::new());
+            for round in 0..args.rounds {
+                let order = if round % 2 == 0 { [false, true] } else { [true, false] };
+                for auth in order {
+                    let cell = http_cell(Sdk::Ours, era, clients, args, auth).await;
+                    let label = if auth { "protected" } else { "open" };
+                    if let Some(error) = &cell.load.first_error {
+                        notes.push(format!("{name} ×{clients} ours {label}: {} errors, first: {error}", cell.load.errors));
+                    }
+                    eprintln!(
+                        "{name} x{clients} ours {label}: {:.0} req/s, server CPU {:.1} µs/req (run time), {:.1} (ticks), {} errors",
+                        cell.load.rate(),
+                        cell.run_us_per_request,
+                        cell.cpu_us_per_request,
+                        cell.load.errors
+                    );
+                    if auth { protected.push(cell) } else { open.push(cell) }
+                }
+            }
+            rows.push((name, clients, open, protected));
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    println!(
+        "\nJWT-protected requests (ours only): each cell open and with `--auth` (an ES256 access token, verified \
+         once, then from the verified-token cache), back to back in each round; every figure is the median of \
+         {} round(s); the difference is the median of the rounds' differences. Server CPU: the scheduler's run \
+         time of the server's threads (`/proc/<pid>/task/*/schedstat`); \"ticks\": utime + stime, as the main \
+         table.\n",
+        args.rounds
+    );
+    println!(
+        "| cell | clients | open req/s | protected req/s | protected/open | p50 µs open / protected \
+         | p99 µs open / protected | server CPU µs/req open | server CPU µs/req protected \
+         | protected − open server CPU µs/req | each round | same from ticks | client CPU µs/req open / protected | errors |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|");
+    for (name, clients, open, protected) in &rows {
+        let m = |cells: &Vec<Cell>, f: &dyn Fn(&Cell) -> f64| median(cells.iter().map(f).collect());
+        let differences = |f: &dyn Fn(&Cell) -> f64| -> Vec<f64> { open.iter().zip(protected).map(|(o, p)| f(p) - f(o)).collect() };
+        let rate = |c: &Cell| c.load.rate();
+        let run = |c: &Cell| c.run_us_per_request;
+        let each: Vec<String> = differences(&run).iter().map(|d| format!("{d:+.1}")).collect();
+        let errors: usize = open.iter().chain(protected).map(|c| c.load.errors).sum();
+        println!(
+            "| {name} | {clients} | {:.0} | {:.0} | {} | {:.0} / {:.0} | {:.0} / {:.0} | {:.1} | {:.1} | {:+.1} | {} | {:+.1} | {:.1} / {:.1} | {errors} |",
+            m(open, &rate),
+            m(protected, &rate),
+            ratio(m(protected, &rate), m(open, &rate)),
+            m(open, &|c| c.load.percentile(0.50)),
+            m(protected, &|c| c.load.percentile(0.50)),
+            m(open, &|c| c.load.percentile(0.99)),
+            m(protected, &|c| c.load.percentile(0.99)),
+            m(open, &run),
+            m(protected, &run),
+            median(differences(&run)),
+            each.join(" "),
+            median(differences(&|c| c.cpu_us_per_request)),
+            m(open, &|c| c.client_cpu_us_per_request),
+            m(protected, &|c| c.client_cpu_us_per_request),
+        );
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let args = args();
@@ -991,7 +1143,7 @@ async fn main() {
             for _ in 0..args.rounds {
                 for (sdk, runs) in sdks.iter().zip(&mut runs) {
                     let cell = match transport {
-                        Transport::Http => http_cell(*sdk, era, clients, &args).await,
+                        Transport::Http => http_cell(*sdk, era, clients, &args, false).await,
                         Transport::Stdio => stdio_cell(*sdk, era, clients, &args).await,
                     };
                     if let Some(error) = &cell.load.first_error {
@@ -1058,6 +1210,7 @@ async fn main() {
             }
         }
     }
+    auth_cells(&args, &mut notes).await;
     if args.cells.iter().any(|c| c == "sessions") {
         let mut results = Vec::new();
         for sdk in [Sdk::Ours, Sdk::Rmcp] {
