@@ -858,3 +858,48 @@ async fn the_workspace_client_uses_a_dpop_bound_token() {
     assert!(description.contains("bound to a DPoP key"), "{description}");
     client.close().await;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Reuse of verified tokens
+
+/// Counts the tokens it is asked to verify; reuse as told.
+struct Counting {
+    inner: JwtVerifier,
+    calls: Arc<AtomicUsize>,
+    reuse: Duration,
+}
+
+impl TokenVerifier for Counting {
+    fn verify<'a>(
+        &'a self,
+        token: &'a str,
+    ) -> BoxFuture<'a, Result<mcp_server::VerifiedToken, mcp_server::auth::VerifyError>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.inner.verify(token)
+    }
+
+    fn reuse_for(&self) -> Duration {
+        self.reuse
+    }
+}
+
+#[tokio::test]
+async fn a_verified_token_is_reused_only_as_long_as_its_verifier_allows() {
+    for (reuse, expected) in [(Duration::MAX, 1), (Duration::ZERO, 3)] {
+        let provider = OidcProvider::start();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let calls = Arc::new(AtomicUsize::new(0));
+        let verifier = Counting { inner: JwtVerifier::new(&provider.issuer, &url), calls: Arc::clone(&calls), reuse };
+        let mut config = HttpConfig::default();
+        config.authorization = Some(ResourceServer::builder(&url, verifier).required_scopes(["notes:read"]).build());
+        tokio::spawn(mcp_server::http::serve(listener, server(), config));
+        let server = Protected { url, provider, http: reqwest::Client::new() };
+        let token = server.token("notes:read").await;
+        for _ in 0..3 {
+            let response: Value = server.call(Some(&format!("Bearer {token}")), "whoami").await.json().await.unwrap();
+            assert_eq!(structured(&response)["client_id"], "test-cc", "{response}");
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), expected, "reuse_for {reuse:?}");
+    }
+}

@@ -30,6 +30,7 @@
 //! Over stdio none of this applies: the process that spawned the server is its only client,
 //! and the specification says stdio servers take credentials from their environment instead.
 
+mod cache;
 mod dpop;
 mod introspection;
 mod jwt;
@@ -37,7 +38,7 @@ mod metadata;
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -47,6 +48,7 @@ pub use introspection::IntrospectionVerifier;
 pub use jwt::JwtVerifier;
 
 use crate::{Principal, VerifiedToken};
+use cache::TokenCache;
 use dpop::ReplayCache;
 
 /// Verifies an access token for this resource: its signature or its issuer's word, its
@@ -54,6 +56,14 @@ use dpop::ReplayCache;
 pub trait TokenVerifier: Send + Sync + 'static {
     /// What `token` grants, or why it is refused.
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<VerifiedToken, VerifyError>>;
+
+    /// How long the [`ResourceServer`] may reuse a verified token's answer for the same token
+    /// without asking again; never beyond the token's expiry. Default zero: every request is
+    /// verified (right for a verifier that must see revocations at once). `Duration::MAX`:
+    /// until it expires ([`JwtVerifier`]: a signature does not change).
+    fn reuse_for(&self) -> Duration {
+        Duration::ZERO
+    }
 }
 
 /// Why a token was not accepted.
@@ -95,6 +105,8 @@ struct Inner {
     verifier: Arc<dyn TokenVerifier>,
     dpop_iat_window: Duration,
     dpop_replay: ReplayCache,
+    /// Verified tokens, by hash: a client's next request costs no verification.
+    tokens: TokenCache,
     /// The Protected Resource Metadata document, encoded once.
     metadata: String,
 }
@@ -121,6 +133,7 @@ pub struct ResourceServerBuilder {
     verifier: Arc<dyn TokenVerifier>,
     dpop_iat_window: Duration,
     dpop_replay_capacity: usize,
+    token_cache: usize,
 }
 
 impl ResourceServer {
@@ -139,6 +152,7 @@ impl ResourceServer {
             verifier: Arc::new(verifier),
             dpop_iat_window: Duration::from_secs(60),
             dpop_replay_capacity: 65_536,
+            token_cache: 10_000,
         }
     }
 
@@ -187,23 +201,43 @@ impl ResourceServer {
         if value.len() > self.inner.max_token_bytes + 16 {
             return Err(self.invalid(&format!("the token exceeds {} bytes", self.inner.max_token_bytes)));
         }
-        let Ok(value) = value.to_str() else { return Err(self.invalid("the Authorization header is not ASCII")) };
-        let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
-        let token = token.trim();
-        let dpop = if scheme.eq_ignore_ascii_case("bearer") {
+        // Read as bytes, once: a token seen before is looked up by its hash before anything else.
+        let value = value.as_bytes();
+        let (scheme, token) = match value.iter().position(|&b| b == b' ') {
+            Some(space) => (&value[..space], value[space + 1..].trim_ascii()),
+            None => (value, &[][..]),
+        };
+        let dpop = if scheme.eq_ignore_ascii_case(b"bearer") {
             false
-        } else if scheme.eq_ignore_ascii_case("dpop") {
+        } else if scheme.eq_ignore_ascii_case(b"dpop") {
             true
         } else {
             return Err(self.challenge(Refusal::NoToken));
         };
-        if token.is_empty() || !token.bytes().all(is_token68) {
-            return Err(self.invalid("the Authorization header does not hold a token"));
+        let not_a_token = || self.invalid("the Authorization header does not hold a token");
+        if token.is_empty() {
+            return Err(not_a_token());
         }
-        let verified = match self.inner.verifier.verify(token).await {
-            Ok(verified) => verified,
-            Err(VerifyError::Invalid(why)) => return Err(self.invalid(&why)),
-            Err(VerifyError::Unavailable(why)) => return Err(Challenge::unavailable(&why)),
+        let digest = TokenCache::digest(token);
+        let verified = match self.inner.tokens.get(&digest) {
+            Some(verified) => verified,
+            None => {
+                if !token.iter().all(|&b| is_token68(b)) {
+                    return Err(not_a_token());
+                }
+                let Ok(token) = std::str::from_utf8(token) else { return Err(not_a_token()) };
+                let verified = match self.inner.verifier.verify(token).await {
+                    Ok(verified) => Arc::new(verified),
+                    Err(VerifyError::Invalid(why)) => return Err(self.invalid(&why)),
+                    Err(VerifyError::Unavailable(why)) => return Err(Challenge::unavailable(&why)),
+                };
+                let reuse = self.inner.verifier.reuse_for();
+                if !reuse.is_zero() {
+                    // `None` (a reuse beyond any instant): until the token expires.
+                    self.inner.tokens.insert(digest, &verified, Instant::now().checked_add(reuse));
+                }
+                verified
+            }
         };
         match (&verified.dpop_jkt, dpop) {
             (Some(_), false) => {
@@ -217,10 +251,12 @@ impl ResourceServer {
                     (None, _) => return Err(self.dpop_invalid("the request has no DPoP proof")),
                     (Some(_), Some(_)) => return Err(self.dpop_invalid("the DPoP header appears more than once")),
                 };
+                // Cached tokens were checked to be token68, so ASCII.
+                let Ok(access_token) = std::str::from_utf8(token) else { return Err(not_a_token()) };
                 let expected = dpop::Expected {
                     method: method.as_str(),
                     url: &self.inner.resource,
-                    access_token: token,
+                    access_token,
                     jkt,
                     iat_window: self.inner.dpop_iat_window,
                 };
@@ -234,7 +270,7 @@ impl ResourceServer {
         if !missing.is_empty() {
             return Err(self.insufficient(&self.inner.required_scopes, &missing));
         }
-        Ok(Principal::from_token(verified))
+        Ok(Principal::from_shared_token(verified))
     }
 
     /// The 403 for a token that lacks some of `needed` (every scope the call needs).
@@ -341,6 +377,13 @@ impl ResourceServerBuilder {
         self
     }
 
+    /// How many verified tokens are remembered for reuse (default 10,000; see
+    /// [`TokenVerifier::reuse_for`]). When full, expired ones are forgotten first.
+    pub fn token_cache(mut self, tokens: usize) -> Self {
+        self.token_cache = tokens;
+        self
+    }
+
     /// The resource server.
     pub fn build(self) -> ResourceServer {
         let scopes_supported = self.scopes_supported.unwrap_or_else(|| self.required_scopes.clone());
@@ -360,6 +403,7 @@ impl ResourceServerBuilder {
                 verifier: self.verifier,
                 dpop_iat_window: self.dpop_iat_window,
                 dpop_replay: ReplayCache::new(self.dpop_replay_capacity),
+                tokens: TokenCache::new(self.token_cache),
                 metadata,
             }),
         }

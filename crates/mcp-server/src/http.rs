@@ -328,6 +328,7 @@ async fn post(
     }
     #[cfg(feature = "auth")]
     if let Some(authorization) = &shared.config.authorization
+        && shared.server.has_route_scopes()
         && let Err(challenge) = check_route_scopes(&shared.server, authorization, &principal, &bytes)
     {
         return challenge.into_response();

@@ -44,6 +44,13 @@ impl Principal {
         Principal { id, token: Some(Arc::new(token)) }
     }
 
+    /// [`from_token`](Self::from_token) of a token already shared.
+    #[cfg(feature = "auth")]
+    pub(crate) fn from_shared_token(token: Arc<VerifiedToken>) -> Self {
+        let id = token.subject.clone().or_else(|| token.client_id.clone()).unwrap_or_default();
+        Principal { id, token: Some(token) }
+    }
+
     /// The party of requests nobody authenticated.
     pub fn anonymous() -> Self {
         Principal::default()

@@ -98,6 +98,8 @@ struct ServerInner {
     used_states: Arc<dyn UsedStateStore>,
     changes: Arc<dyn ChangeBus>,
     has_tasks: bool,
+    /// Some tool, resource, template or prompt needs OAuth scopes of its own.
+    has_route_scopes: bool,
     task_store: Arc<dyn TaskStore>,
     session_store: Arc<dyn SessionStore>,
     skills: Vec<SkillRoute>,
@@ -529,6 +531,12 @@ impl Server {
         let permitted: Vec<&T> =
             items.iter().filter(|entry| scopes(entry).0.iter().all(|scope| token.has_scope(scope))).collect();
         self.page(cursor, &permitted, |entry| item(entry))
+    }
+
+    /// Whether any tool, resource, template or prompt declares OAuth scopes of its own (when
+    /// none does, an authorization layer need not read the body for [`Server::scopes_for`]).
+    pub fn has_route_scopes(&self) -> bool {
+        self.inner.has_route_scopes
     }
 
     /// The OAuth scopes a request needs beyond the server's own: those of the tool, resource

@@ -1,11 +1,11 @@
 //! Opaque access tokens, asked about at the issuer's introspection endpoint (RFC 7662).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use super::jwt::{VerifiedCache, http_client, issuer_metadata};
+use super::jwt::{http_client, issuer_metadata};
 use super::{TokenVerifier, VerifyError};
 use crate::VerifiedToken;
 
@@ -15,8 +15,8 @@ use crate::VerifiedToken;
 /// The endpoint is the issuer metadata's `introspection_endpoint` (or the one given). A token
 /// must be `active`, issued by the issuer (`iss`, when the answer names one) and for this
 /// resource (`aud` must contain it: RFC 8707; see [`allow_missing_audience`](Self::allow_missing_audience)).
-/// Answers are remembered for at most [`cache_for`](Self::cache_for) and never beyond the
-/// token's `exp`; the cache is bounded.
+/// The [`ResourceServer`](super::ResourceServer) reuses an answer for at most
+/// [`cache_for`](Self::cache_for), never beyond the token's `exp`.
 pub struct IntrospectionVerifier {
     issuer: String,
     audience: String,
@@ -27,7 +27,6 @@ pub struct IntrospectionVerifier {
     missing_audience: bool,
     http: reqwest::Client,
     discovered: tokio::sync::OnceCell<String>,
-    verified: VerifiedCache,
 }
 
 impl IntrospectionVerifier {
@@ -49,7 +48,6 @@ impl IntrospectionVerifier {
             missing_audience: false,
             http: http_client(),
             discovered: tokio::sync::OnceCell::new(),
-            verified: VerifiedCache::new(10_000),
         }
     }
 
@@ -63,12 +61,6 @@ impl IntrospectionVerifier {
     /// token keeps working at most this long.
     pub fn cache_for(mut self, duration: Duration) -> Self {
         self.cache_for = duration;
-        self
-    }
-
-    /// How many answers are remembered (default 10,000).
-    pub fn cache_capacity(mut self, capacity: usize) -> Self {
-        self.verified = VerifiedCache::new(capacity);
         self
     }
 
@@ -144,16 +136,10 @@ impl IntrospectionVerifier {
 
 impl TokenVerifier for IntrospectionVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<VerifiedToken, VerifyError>> {
-        Box::pin(async move {
-            let digest = VerifiedCache::digest(token);
-            if let Some(verified) = self.verified.get(&digest, Duration::ZERO) {
-                return Ok(verified);
-            }
-            let verified = self.introspect(token).await?;
-            if !self.cache_for.is_zero() {
-                self.verified.insert(digest, &verified, verified.expires_at, Some(Instant::now() + self.cache_for));
-            }
-            Ok(verified)
-        })
+        Box::pin(self.introspect(token))
+    }
+
+    fn reuse_for(&self) -> Duration {
+        self.cache_for
     }
 }

@@ -3,8 +3,8 @@
 //! verified tokens.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, RwLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::RwLock;
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
@@ -12,7 +12,6 @@ use futures::future::BoxFuture;
 use jsonwebtoken::jwk::{AlgorithmParameters, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
-use sha2::{Digest as _, Sha256};
 
 use super::{TokenVerifier, VerifyError};
 use crate::VerifiedToken;
@@ -64,8 +63,9 @@ pub(super) fn install_crypto() {
 /// [`refresh_interval`](Self::refresh_interval); when the issuer cannot be reached, the cached
 /// keys keep working. Checks: an asymmetric `alg` matching the key, `typ` `at+jwt` (RFC 9068
 /// §2.1; see [`any_typ`](Self::any_typ)), `iss`, `aud` containing the resource, `exp` and `nbf`
-/// with [`leeway`](Self::leeway). A verified token is remembered (by its SHA-256, never the
-/// token) until it expires, so that a client's next request costs a hash, not a signature check.
+/// with [`leeway`](Self::leeway). The [`ResourceServer`](super::ResourceServer) remembers a
+/// verified token until it expires, so that a client's next request costs a hash, not a
+/// signature check.
 pub struct JwtVerifier {
     issuer: String,
     audience: String,
@@ -77,7 +77,6 @@ pub struct JwtVerifier {
     /// Serializes fetches; holds when they were tried.
     fetch: tokio::sync::Mutex<Fetches>,
     jwks_uri: tokio::sync::OnceCell<String>,
-    verified: VerifiedCache,
 }
 
 impl JwtVerifier {
@@ -95,7 +94,6 @@ impl JwtVerifier {
             keys: RwLock::new(HashMap::new()),
             fetch: tokio::sync::Mutex::new(Fetches::default()),
             jwks_uri: tokio::sync::OnceCell::new(),
-            verified: VerifiedCache::new(10_000),
         }
     }
 
@@ -115,12 +113,6 @@ impl JwtVerifier {
     /// some issuers write `JWT`).
     pub fn any_typ(mut self) -> Self {
         self.any_typ = true;
-        self
-    }
-
-    /// How many verified tokens are remembered (default 10,000).
-    pub fn cache_capacity(mut self, capacity: usize) -> Self {
-        self.verified = VerifiedCache::new(capacity);
         self
     }
 
@@ -229,16 +221,12 @@ impl JwtVerifier {
 
 impl TokenVerifier for JwtVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<VerifiedToken, VerifyError>> {
-        Box::pin(async move {
-            let digest = VerifiedCache::digest(token);
-            if let Some(verified) = self.verified.get(&digest, self.leeway) {
-                return Ok(verified);
-            }
-            let verified = self.verify_uncached(token).await?;
-            let until = verified.expires_at.map(|exp| exp + self.leeway);
-            self.verified.insert(digest, &verified, until, None);
-            Ok(verified)
-        })
+        Box::pin(self.verify_uncached(token))
+    }
+
+    /// A signed token says the same until it expires.
+    fn reuse_for(&self) -> Duration {
+        Duration::MAX
     }
 }
 
@@ -316,73 +304,6 @@ pub(super) async fn issuer_metadata(http: &reqwest::Client, issuer: &str) -> Res
     Err(last.expect("two candidates were tried"))
 }
 
-/// Verified tokens by the SHA-256 of the token, until they expire; bounded.
-pub(super) struct VerifiedCache {
-    capacity: usize,
-    entries: Mutex<HashMap<[u8; 32], CacheEntry>>,
-}
-
-struct CacheEntry {
-    token: VerifiedToken,
-    /// When the token stops being valid (its `exp`, plus leeway).
-    until: Option<SystemTime>,
-    /// When this answer must be asked again (introspection).
-    fresh_until: Option<Instant>,
-}
-
-impl VerifiedCache {
-    pub(super) fn new(capacity: usize) -> Self {
-        VerifiedCache { capacity, entries: Mutex::new(HashMap::new()) }
-    }
-
-    pub(super) fn digest(token: &str) -> [u8; 32] {
-        Sha256::digest(token.as_bytes()).into()
-    }
-
-    pub(super) fn get(&self, digest: &[u8; 32], _leeway: Duration) -> Option<VerifiedToken> {
-        let mut entries = self.entries.lock().expect("not poisoned");
-        let entry = entries.get(digest)?;
-        let now = SystemTime::now();
-        let stale =
-            entry.until.is_some_and(|until| until <= now) || entry.fresh_until.is_some_and(|f| f <= Instant::now());
-        if stale {
-            entries.remove(digest);
-            return None;
-        }
-        Some(entry.token.clone())
-    }
-
-    pub(super) fn insert(
-        &self,
-        digest: [u8; 32],
-        token: &VerifiedToken,
-        until: Option<SystemTime>,
-        fresh_until: Option<Instant>,
-    ) {
-        if self.capacity == 0 {
-            return;
-        }
-        let mut entries = self.entries.lock().expect("not poisoned");
-        if entries.len() >= self.capacity {
-            let now = SystemTime::now();
-            let instant = Instant::now();
-            entries.retain(|_, e| !(e.until.is_some_and(|u| u <= now) || e.fresh_until.is_some_and(|f| f <= instant)));
-            if entries.len() >= self.capacity {
-                // Still full of live tokens: forget one; it is verified again when it comes back.
-                if let Some(first) = entries.keys().next().copied() {
-                    entries.remove(&first);
-                }
-            }
-        }
-        entries.insert(digest, CacheEntry { token: token.clone(), until, fresh_until });
-    }
-
-    #[cfg(test)]
-    pub(super) fn len(&self) -> usize {
-        self.entries.lock().expect("not poisoned").len()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -396,18 +317,5 @@ mod tests {
         assert!(accepted_algorithm("HS256").is_none());
         assert!(accepted_algorithm("none").is_none());
         assert!(accepted_algorithm("ES256").is_some());
-    }
-
-    #[test]
-    fn the_cache_is_bounded_and_forgets_expired_tokens() {
-        let cache = VerifiedCache::new(2);
-        let token = VerifiedToken::default();
-        let past = Some(SystemTime::now() - Duration::from_secs(1));
-        cache.insert([1; 32], &token, past, None);
-        assert!(cache.get(&[1; 32], Duration::ZERO).is_none());
-        for i in 0..5u8 {
-            cache.insert([i; 32], &token, None, None);
-        }
-        assert_eq!(cache.len(), 2);
     }
 }

@@ -311,6 +311,10 @@ impl ServerBuilder {
                 .insert(SKILLS.to_owned(), settings.to_object());
         }
         let changes = self.change_bus.unwrap_or_else(|| Arc::new(InMemoryChangeBus::new()));
+        let has_route_scopes = tools.iter().any(|t| !t.route.scopes.0.is_empty())
+            || self.resources.iter().any(|r| !r.scopes.0.is_empty())
+            || self.templates.iter().any(|t| !t.scopes.0.is_empty())
+            || self.prompts.iter().any(|p| !p.scopes.0.is_empty());
         Ok(Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
@@ -331,6 +335,7 @@ impl ServerBuilder {
                 keyring: self.keyring.unwrap_or_else(|| StateKeyring::from(StateKey::random())),
                 changes,
                 has_tasks,
+                has_route_scopes,
                 task_store: self.task_store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::new())),
                 session_store: self.session_store.unwrap_or_else(|| Arc::new(InMemorySessionStore::new())),
                 skills: self.skills,
