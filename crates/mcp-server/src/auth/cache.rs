@@ -82,8 +82,8 @@ mod tests {
     #[test]
     fn the_cache_is_bounded_and_forgets_stale_tokens() {
         let cache = TokenCache::new(2);
-        let mut expired = VerifiedToken::default();
-        expired.expires_at = Some(SystemTime::now() - Duration::from_secs(1));
+        let expired =
+            VerifiedToken { expires_at: Some(SystemTime::now() - Duration::from_secs(1)), ..Default::default() };
         cache.insert([1; 32], &Arc::new(expired), None);
         assert!(cache.get(&[1; 32]).is_none());
         let live = Arc::new(VerifiedToken::default());
