@@ -151,7 +151,7 @@ impl ResourceServer {
             max_token_bytes: 16 * 1024,
             verifier: Arc::new(verifier),
             dpop_iat_window: Duration::from_secs(60),
-            dpop_replay_capacity: 65_536,
+            dpop_replay_capacity: 262_144,
             token_cache: 10_000,
         }
     }
@@ -369,8 +369,10 @@ impl ResourceServerBuilder {
     }
 
     /// How far a DPoP proof's `iat` may be from now (default 60 s), and how many proofs' `jti`
-    /// are remembered against replay within that window (default 65,536; when full, proofs are
-    /// refused until the oldest age out, so a replay is never accepted).
+    /// are remembered against replay within twice that window (default 262,144, a sixteenth of
+    /// them per DPoP key, so about 130 requests a second per client at the default window). When
+    /// a key's share or the whole is full, its proofs are refused until the oldest age out, so a
+    /// replay is never accepted.
     pub fn dpop_window(mut self, window: Duration, remembered: usize) -> Self {
         self.dpop_iat_window = window;
         self.dpop_replay_capacity = remembered.max(1);

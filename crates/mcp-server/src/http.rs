@@ -32,6 +32,8 @@ use crate::session_table::{ClientKey, SessionTable, ShareFull};
 use crate::tasks::StoreError;
 use crate::{LEGACY_VERSIONS, Mirrors, Principal, Server, Session, SessionRecord};
 
+#[cfg(feature = "auth")]
+mod authorization;
 mod sessions;
 mod sse;
 use sse::{Event, Logs, sse, sse_events};
@@ -237,24 +239,28 @@ pub async fn serve_router(
     Ok(())
 }
 
+/// Who makes the request: the verified token's subject when the endpoint is a resource server
+/// (else its challenge), or what an auth layer in front of the router inserted, or anonymous.
+async fn caller(shared: &Shared, parts: &axum::http::request::Parts) -> Result<Principal, Response> {
+    #[cfg(feature = "auth")]
+    if let Some(authorization) = &shared.config.authorization {
+        return authorization.authenticate(&parts.method, &parts.headers).await.map_err(IntoResponse::into_response);
+    }
+    #[cfg(not(feature = "auth"))]
+    let _ = shared;
+    Ok(parts.extensions.get::<Principal>().cloned().unwrap_or_default())
+}
+
 async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     shared.start_sweeper();
     let (parts, body) = request.into_parts();
     if let Some(refusal) = host_refusal(&shared.config.host_check, &parts.headers) {
         return refusal;
     }
-    // The resource server, or an auth layer in front of the router, names the caller; without
-    // either, it is anonymous.
-    #[cfg(feature = "auth")]
-    let principal = match &shared.config.authorization {
-        Some(authorization) => match authorization.authenticate(&parts.method, &parts.headers).await {
-            Ok(principal) => principal,
-            Err(challenge) => return challenge.into_response(),
-        },
-        None => parts.extensions.get::<Principal>().cloned().unwrap_or_default(),
+    let principal = match caller(&shared, &parts).await {
+        Ok(principal) => principal,
+        Err(refusal) => return refusal,
     };
-    #[cfg(not(feature = "auth"))]
-    let principal = parts.extensions.get::<Principal>().cloned().unwrap_or_default();
     let remote = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
     let client = ClientKey::new(&principal, remote);
     match parts.method {
@@ -329,7 +335,7 @@ async fn post(
     #[cfg(feature = "auth")]
     if let Some(authorization) = &shared.config.authorization
         && shared.server.has_route_scopes()
-        && let Err(challenge) = check_route_scopes(&shared.server, authorization, &principal, &bytes)
+        && let Err(challenge) = authorization::check_route_scopes(&shared.server, authorization, &principal, &bytes)
     {
         return challenge.into_response();
     }
@@ -505,78 +511,6 @@ async fn post(
         }
     }
     response
-}
-
-/// The 403 for a request naming a tool, resource or prompt whose scopes the token lacks. Every
-/// message of the body is checked (a batch too); what cannot be read here is read as the server
-/// reads it (a `Value`, the last of repeated members winning), so that nothing it would serve
-/// escapes the check.
-#[cfg(feature = "auth")]
-fn check_route_scopes(
-    server: &Server,
-    authorization: &crate::auth::ResourceServer,
-    principal: &Principal,
-    bytes: &[u8],
-) -> Result<(), crate::auth::Challenge> {
-    #[derive(serde::Deserialize)]
-    struct Target<'a> {
-        #[serde(default, borrow)]
-        method: Option<std::borrow::Cow<'a, str>>,
-        #[serde(default, borrow)]
-        params: Option<TargetParams<'a>>,
-    }
-    #[derive(serde::Deserialize)]
-    struct TargetParams<'a> {
-        #[serde(default, borrow)]
-        name: Option<std::borrow::Cow<'a, str>>,
-        #[serde(default, borrow)]
-        uri: Option<std::borrow::Cow<'a, str>>,
-    }
-    let check = |method: &str, target: &str| {
-        let route = server.scopes_for(method, target);
-        if route.is_empty() {
-            return Ok(());
-        }
-        let mut needed = authorization.required_scopes().to_vec();
-        for scope in route {
-            if !needed.contains(scope) {
-                needed.push(scope.clone());
-            }
-        }
-        authorization.check_scopes(principal.token(), &needed)
-    };
-    let target_of = |method: &str, name: Option<&str>, uri: Option<&str>| match method {
-        "resources/read" | "resources/subscribe" => uri.map(str::to_owned),
-        _ => name.map(str::to_owned),
-    };
-    let fast: Option<Vec<Target<'_>>> = if bytes.trim_ascii_start().starts_with(b"[") {
-        serde_json::from_slice(bytes).ok()
-    } else {
-        serde_json::from_slice(bytes).ok().map(|one| vec![one])
-    };
-    if let Some(targets) = fast {
-        for Target { method, params } in targets {
-            let (Some(method), Some(params)) = (method, params) else { continue };
-            if let Some(target) = target_of(&method, params.name.as_deref(), params.uri.as_deref()) {
-                check(&method, &target)?;
-            }
-        }
-        return Ok(());
-    }
-    let Ok(value) = serde_json::from_slice::<Value>(bytes) else { return Ok(()) };
-    let messages = match value {
-        Value::Array(messages) => messages,
-        message => vec![message],
-    };
-    for message in &messages {
-        let Some(method) = message.get("method").and_then(Value::as_str) else { continue };
-        let params = message.get("params");
-        let field = |name: &str| params.and_then(|p| p.get(name)).and_then(Value::as_str);
-        if let Some(target) = target_of(method, field("name"), field("uri")) {
-            check(method, &target)?;
-        }
-    }
-    Ok(())
 }
 
 /// The `id` and whether the method is `initialize`, read from a JSON object without building it;

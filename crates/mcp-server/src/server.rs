@@ -523,7 +523,7 @@ impl Server {
         scopes: impl Fn(&T) -> &Scopes,
         item: impl Fn(&T) -> U,
     ) -> Result<(Vec<U>, Option<String>), ErrorObject> {
-        if !self.inner.options.list_only_permitted || items.iter().all(|entry| scopes(entry).0.is_empty()) {
+        if !self.inner.options.list_only_permitted || !self.inner.has_route_scopes {
             return self.page(cursor, items, item);
         }
         let principal = session.request_principal();

@@ -2,7 +2,7 @@
 //! carries, that key's thumbprint against the token's `cnf.jkt`, the request it was made for,
 //! its age, and that it was not seen before.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -87,49 +87,65 @@ pub(super) fn verify(proof: &str, expected: &Expected<'_>, replay: &ReplayCache)
         return Err(format!("the DPoP proof's iat is more than {window} s from now"));
     }
     let jti = claim("jti").filter(|jti| !jti.is_empty() && jti.len() <= 256).ok_or("the DPoP proof has no jti")?;
-    replay.record(&format!("{thumbprint} {jti}"), iat + 2 * window, now)
+    replay.record(&thumbprint, jti, iat + 2 * window, now)
 }
 
 fn without_query(url: &str) -> &str {
     url.split(['?', '#']).next().unwrap_or_default()
 }
 
-/// The `jti`s of proofs seen within the window; bounded.
+/// The `jti`s of proofs seen within the window, bounded in all and per key: one client (one
+/// DPoP key) may hold at most a sixteenth of the room, so that it cannot crowd out the others.
 pub(super) struct ReplayCache {
     capacity: usize,
+    per_key: usize,
     seen: Mutex<Seen>,
 }
 
 #[derive(Default)]
 struct Seen {
-    /// jti → when it may be forgotten (seconds since the epoch).
-    until: HashMap<String, u64>,
-    order: VecDeque<(u64, String)>,
+    /// `"<key thumbprint> <jti>"` of every proof remembered.
+    proofs: HashSet<String>,
+    /// The same, with when each may be forgotten (seconds since the epoch), oldest first, and
+    /// the length of its thumbprint.
+    order: VecDeque<(u64, String, usize)>,
+    /// Proofs remembered per key thumbprint.
+    by_key: HashMap<String, usize>,
 }
 
 impl ReplayCache {
     pub(super) fn new(capacity: usize) -> Self {
-        ReplayCache { capacity, seen: Mutex::new(Seen::default()) }
+        ReplayCache { capacity, per_key: (capacity / 16).max(1), seen: Mutex::new(Seen::default()) }
     }
 
-    fn record(&self, jti: &str, until: u64, now: u64) -> Result<(), String> {
+    fn record(&self, key: &str, jti: &str, until: u64, now: u64) -> Result<(), String> {
         let mut seen = self.seen.lock().expect("not poisoned");
-        while let Some((expiry, _)) = seen.order.front()
-            && *expiry <= now
-        {
-            let (_, old) = seen.order.pop_front().expect("just looked");
-            if seen.until.get(&old).is_some_and(|&u| u <= now) {
-                seen.until.remove(&old);
+        while seen.order.front().is_some_and(|(expiry, _, _)| *expiry <= now) {
+            let (_, old, key_len) = seen.order.pop_front().expect("just looked");
+            seen.proofs.remove(&old);
+            if let Some(count) = seen.by_key.get_mut(&old[..key_len]) {
+                *count -= 1;
+                if *count == 0 {
+                    seen.by_key.remove(&old[..key_len]);
+                }
             }
         }
-        if seen.until.contains_key(jti) {
+        let proof = format!("{key} {jti}");
+        if seen.proofs.contains(&proof) {
             return Err("the DPoP proof was already used (jti replayed)".to_owned());
         }
-        if seen.until.len() >= self.capacity {
+        if seen.by_key.get(key).is_some_and(|&count| count >= self.per_key) {
+            return Err(format!(
+                "more than {} DPoP proofs of this key in the replay window; retry shortly",
+                self.per_key
+            ));
+        }
+        if seen.proofs.len() >= self.capacity {
             return Err("too many DPoP proofs in the replay window; retry shortly".to_owned());
         }
-        seen.until.insert(jti.to_owned(), until);
-        seen.order.push_back((until, jti.to_owned()));
+        seen.proofs.insert(proof.clone());
+        seen.order.push_back((until, proof, key.len()));
+        *seen.by_key.entry(key.to_owned()).or_default() += 1;
         Ok(())
     }
 }
@@ -140,13 +156,24 @@ mod tests {
 
     #[test]
     fn a_jti_is_accepted_once_within_its_window() {
-        let cache = ReplayCache::new(2);
-        assert!(cache.record("a", 100, 10).is_ok());
-        assert!(cache.record("a", 100, 20).unwrap_err().contains("replayed"));
-        assert!(cache.record("b", 100, 20).is_ok());
-        assert!(cache.record("c", 100, 20).unwrap_err().contains("too many"));
-        // Past their window, both are forgotten and room is made.
-        assert!(cache.record("c", 300, 200).is_ok());
-        assert!(cache.record("a", 300, 200).is_ok());
+        let cache = ReplayCache::new(32);
+        assert!(cache.record("k", "a", 100, 10).is_ok());
+        assert!(cache.record("k", "a", 100, 20).unwrap_err().contains("replayed"));
+        assert!(cache.record("k", "b", 100, 20).is_ok());
+        // Key k holds its share (32 / 16 = 2); another key still has room.
+        assert!(cache.record("k", "c", 100, 20).unwrap_err().contains("of this key"));
+        assert!(cache.record("other", "c", 100, 20).is_ok());
+        // Past their window, they are forgotten and room is made.
+        assert!(cache.record("k", "c", 300, 200).is_ok());
+        assert!(cache.record("k", "a", 300, 200).is_ok());
+    }
+
+    #[test]
+    fn the_whole_cache_is_bounded_across_keys() {
+        let cache = ReplayCache::new(16);
+        for key in 0..16 {
+            assert!(cache.record(&key.to_string(), "j", 100, 10).is_ok());
+        }
+        assert!(cache.record("16", "j", 100, 10).unwrap_err().contains("too many"));
     }
 }
