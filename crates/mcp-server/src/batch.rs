@@ -10,7 +10,7 @@ use mcp_types::ErrorObject;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::message::{Disposition, Outgoing, OutgoingKind, Reply};
+use crate::message::{Disposition, Outgoing, Reply};
 use crate::{MODERN_VERSIONS, Mirrors, Server, Session};
 
 /// The only revision whose sessions accept batches.
@@ -66,7 +66,7 @@ impl Server {
             // Requests cancelled before they answered have no response, as outside a batch.
             if !responses.is_empty() {
                 let json = format!("[{}]", responses.join(","));
-                let _ = sink.send(Outgoing { json, kind: OutgoingKind::Response(Disposition::Ok) }).await;
+                let _ = sink.send(Outgoing::response(json)).await;
             }
         });
         Some(Reply::streaming(rx, task.abort_handle()))

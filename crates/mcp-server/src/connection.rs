@@ -48,6 +48,8 @@ impl Server {
     pub async fn serve_as(&self, connection: Connection, principal: Principal) {
         let Connection { sender, mut receiver } = connection;
         let session = Session::with_principal(principal);
+        session.set_transport(crate::telemetry::Transport::Pipe);
+        session.opened(None);
         let mut notifications = Box::pin(self.session_notifications(session.clone()));
         let mut requests = JoinSet::new();
         let mut subscriptions = JoinSet::new();

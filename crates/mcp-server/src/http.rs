@@ -244,7 +244,20 @@ pub async fn serve_router(
 async fn caller(shared: &Shared, parts: &axum::http::request::Parts) -> Result<Principal, Response> {
     #[cfg(feature = "auth")]
     if let Some(authorization) = &shared.config.authorization {
-        return authorization.authenticate(&parts.method, &parts.headers).await.map_err(IntoResponse::into_response);
+        let span = tracing::info_span!(
+            target: crate::telemetry::TARGET,
+            "mcp.authorization",
+            otel.name = "authorization",
+            otel.kind = "internal",
+            error.type = tracing::field::Empty,
+        );
+        let checked = authorization.authenticate(&parts.method, &parts.headers);
+        let checked = tracing::Instrument::instrument(checked, span.clone()).await;
+        if checked.is_err() {
+            span.record("error.type", "unauthorized");
+            crate::telemetry::refused("unauthorized");
+        }
+        return checked.map_err(IntoResponse::into_response);
     }
     #[cfg(not(feature = "auth"))]
     let _ = shared;
@@ -406,6 +419,10 @@ async fn post(
             })
             .collect(),
     };
+    session.set_transport(crate::telemetry::Transport::Http);
+    if let (Some(id), Some(_)) = (session_id, &logs) {
+        session.set_http_id(id);
+    }
     // What the session was before this message: a change is saved for the other instances
     // before the answer goes out.
     let stored = session_id.filter(|_| logs.is_some()).map(|id| (id, session.revision()));

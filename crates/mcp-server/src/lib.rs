@@ -57,6 +57,7 @@ mod headers;
 #[cfg(feature = "http")]
 pub mod http;
 mod message;
+pub mod middleware;
 mod principal;
 mod routes;
 mod server;
@@ -68,6 +69,7 @@ mod state;
 #[cfg(feature = "stdio")]
 pub mod stdio;
 pub mod tasks;
+mod telemetry;
 mod validation;
 
 pub use bus::{Change, ChangeBus, InMemoryChangeBus};

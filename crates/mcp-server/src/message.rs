@@ -47,6 +47,18 @@ pub struct Outgoing {
     pub json: String,
     /// What kind of message it is.
     pub kind: OutgoingKind,
+    /// How the request it answers went, for telemetry.
+    pub(crate) outcome: Outcome,
+}
+
+/// How a request went, as its response says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Ok,
+    /// A tool result with `isError: true`.
+    ToolError,
+    /// A JSON-RPC error with this code.
+    Error(i64),
 }
 
 #[derive(Serialize)]
@@ -67,7 +79,7 @@ struct ErrorEnvelope<'a> {
 impl Outgoing {
     pub(crate) fn result<T: Serialize>(id: &RequestId, result: &T) -> Self {
         match serde_json::to_string(&ResultEnvelope { jsonrpc: "2.0", id, result }) {
-            Ok(json) => Outgoing { json, kind: OutgoingKind::Response(Disposition::Ok) },
+            Ok(json) => Outgoing::response(json),
             Err(error) => Self::error(Some(id), &ErrorObject::internal_error(format!("result not encodable: {error}"))),
         }
     }
@@ -79,19 +91,36 @@ impl Outgoing {
 
     pub(crate) fn error_as(id: Option<&RequestId>, error: &ErrorObject, disposition: Disposition) -> Self {
         let json = serde_json::to_string(&ErrorEnvelope { jsonrpc: "2.0", id, error }).expect("errors encode");
-        Outgoing { json, kind: OutgoingKind::Response(disposition) }
+        Outgoing {
+            json,
+            kind: OutgoingKind::Response(disposition),
+            outcome: Outcome::Error(error.code.as_i64().unwrap_or_default()),
+        }
+    }
+
+    /// A successful response, already encoded.
+    pub(crate) fn response(json: String) -> Self {
+        Outgoing { json, kind: OutgoingKind::Response(Disposition::Ok), outcome: Outcome::Ok }
+    }
+
+    /// Marks a tool result with `isError: true`.
+    pub(crate) fn tool_error(mut self) -> Self {
+        if self.outcome == Outcome::Ok {
+            self.outcome = Outcome::ToolError;
+        }
+        self
     }
 
     pub(crate) fn notification(message: &Value) -> Self {
-        Outgoing { json: message.to_string(), kind: OutgoingKind::Notification }
+        Outgoing { json: message.to_string(), kind: OutgoingKind::Notification, outcome: Outcome::Ok }
     }
 
     pub(crate) fn request(message: &Value) -> Self {
-        Outgoing { json: message.to_string(), kind: OutgoingKind::Request }
+        Outgoing { json: message.to_string(), kind: OutgoingKind::Request, outcome: Outcome::Ok }
     }
 
     pub(crate) fn stream_break() -> Self {
-        Outgoing { json: String::new(), kind: OutgoingKind::StreamBreak }
+        Outgoing { json: String::new(), kind: OutgoingKind::StreamBreak, outcome: Outcome::Ok }
     }
 
     /// Whether this is a message for the client (not a transport hint).
@@ -134,6 +163,14 @@ impl Reply {
     pub(crate) fn long_lived(mut self) -> Self {
         self.long_lived = true;
         self
+    }
+
+    /// The response, when every message of the reply is already known.
+    pub(crate) fn known_response(&self) -> Option<&Outgoing> {
+        if self.rx.is_some() {
+            return None;
+        }
+        self.queued.back().filter(|message| message.is_response())
     }
 
     /// Whether this reply is a subscription that lasts until cancelled, rather than a request

@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::middleware::{self, McpCall, McpLayer, McpResponse, McpService};
 use crate::{Context, Error};
 
 mod prompts;
@@ -150,6 +151,8 @@ pub struct ToolRoute {
     pub(crate) schema_error: Option<String>,
     pub(crate) task_support: TaskSupport,
     pub(crate) scopes: Scopes,
+    /// The handler inside the route's own layers, when it has any.
+    pub(crate) service: Option<McpService>,
 }
 
 impl ToolRoute {
@@ -191,6 +194,7 @@ impl ToolRoute {
             schema_error,
             task_support: TaskSupport::Forbidden,
             scopes: Scopes::default(),
+            service: None,
         }
     }
 
@@ -224,6 +228,7 @@ impl ToolRoute {
             schema_error: None,
             task_support: TaskSupport::Forbidden,
             scopes: Scopes::default(),
+            service: None,
         }
     }
 
@@ -277,6 +282,26 @@ impl ToolRoute {
         self
     }
 
+    /// Wraps this tool's handler in a tower layer ([`McpLayer`]), inside the server's own
+    /// layers and after the call was checked (capabilities, arguments). Each call wraps the
+    /// layers added before it. See [`crate::middleware`].
+    pub fn layer(mut self, layer: impl McpLayer) -> Self {
+        let handler = Arc::clone(&self.handler);
+        self.service = Some(middleware::wrap(self.service.take(), layer, move || {
+            middleware::service(move |request| {
+                let handler = Arc::clone(&handler);
+                async move {
+                    let McpCall::CallTool(params) = request.call else {
+                        return Err(middleware::mismatch("tools/call"));
+                    };
+                    let arguments = Value::Object(params.arguments.unwrap_or_default());
+                    handler(request.ctx, arguments).await.map(McpResponse::CallTool)
+                }
+            })
+        }));
+        self
+    }
+
     /// The definition as listed by `tools/list`.
     pub fn tool(&self) -> &Tool {
         &self.tool
@@ -315,6 +340,7 @@ pub struct ResourceRoute {
     pub(crate) resource: Resource,
     pub(crate) handler: ReadFn,
     pub(crate) scopes: Scopes,
+    pub(crate) service: Option<McpService>,
 }
 
 impl ResourceRoute {
@@ -335,12 +361,29 @@ impl ResourceRoute {
                 Ok(contents.into_contents(&uri))
             })
         });
-        ResourceRoute { resource, handler, scopes: Scopes::default() }
+        ResourceRoute { resource, handler, scopes: Scopes::default(), service: None }
     }
 
     /// OAuth scopes reading (or subscribing to) the resource needs, as [`ToolRoute::scopes`].
     pub fn scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
         self.scopes = Scopes::from_iter(scopes);
+        self
+    }
+
+    /// Wraps this resource's handler in a tower layer, as [`ToolRoute::layer`].
+    pub fn layer(mut self, layer: impl McpLayer) -> Self {
+        let handler = Arc::clone(&self.handler);
+        self.service = Some(middleware::wrap(self.service.take(), layer, move || {
+            middleware::service(move |request| {
+                let handler = Arc::clone(&handler);
+                async move {
+                    let McpCall::ReadResource(params) = request.call else {
+                        return Err(middleware::mismatch("resources/read"));
+                    };
+                    handler(request.ctx, params.uri).await.map(McpResponse::ReadResource)
+                }
+            })
+        }));
         self
     }
 }
@@ -351,6 +394,7 @@ pub struct ResourceTemplateRoute {
     pub(crate) pattern: UriPattern,
     pub(crate) handler: TemplateFn,
     pub(crate) scopes: Scopes,
+    pub(crate) service: Option<McpService>,
 }
 
 impl ResourceTemplateRoute {
@@ -371,13 +415,35 @@ impl ResourceTemplateRoute {
                 Ok(contents.into_contents(&uri))
             })
         });
-        ResourceTemplateRoute { template, pattern, handler, scopes: Scopes::default() }
+        ResourceTemplateRoute { template, pattern, handler, scopes: Scopes::default(), service: None }
     }
 
     /// OAuth scopes reading (or subscribing to) a resource of the template needs, as
     /// [`ToolRoute::scopes`].
     pub fn scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
         self.scopes = Scopes::from_iter(scopes);
+        self
+    }
+
+    /// Wraps this template's handler in a tower layer, as [`ToolRoute::layer`].
+    pub fn layer(mut self, layer: impl McpLayer) -> Self {
+        let handler = Arc::clone(&self.handler);
+        let pattern = self.pattern.clone();
+        self.service = Some(middleware::wrap(self.service.take(), layer, move || {
+            middleware::service(move |request| {
+                let handler = Arc::clone(&handler);
+                let pattern = pattern.clone();
+                async move {
+                    let McpCall::ReadResource(params) = request.call else {
+                        return Err(middleware::mismatch("resources/read"));
+                    };
+                    let Some(vars) = pattern.matches(&params.uri) else {
+                        return Err(Error::resource_not_found(&params.uri));
+                    };
+                    handler(request.ctx, params.uri, vars).await.map(McpResponse::ReadResource)
+                }
+            })
+        }));
         self
     }
 }

@@ -28,6 +28,7 @@ use crate::context::{Context, Inner as ContextInner};
 use crate::error::missing_capability;
 use crate::headers::{self, Mirrors};
 use crate::message::{Disposition, Outgoing, Reply};
+use crate::middleware::{self, McpCall, McpRequest, McpResponse};
 use crate::routes::{
     BoxFuture, CompletionFn, PromptRoute, ResourceRoute, ResourceTemplateRoute, Scopes, TaskSupport, ToolRoute,
     error_result,
@@ -36,8 +37,9 @@ use crate::session::{InMemorySessionStore, Session, SessionStore};
 use crate::skills::{SkillInner, SkillRoute};
 use crate::state::{self, InMemoryUsedStates, Sealed, StateKey, StateKeyring, StateUse, UseVerdict, UsedStateStore};
 use crate::tasks::{InMemoryTaskStore, RawUpdateParams, TaskRequest, TaskStore};
+use crate::telemetry::{Operation, RequestLabels};
 use crate::validation::ArgumentValidator;
-use crate::{Era, Error};
+use crate::{Era, Error, Principal};
 use typed::{Source, Typed};
 
 mod builder;
@@ -107,6 +109,8 @@ struct ServerInner {
     /// The directory resources of the skills' files, with their direct children.
     directories: HashMap<String, Vec<mcp_types::Resource>>,
     app_state: AppState,
+    /// The server's middleware around the requests that reach the application, if any.
+    layer: Option<crate::middleware::McpService>,
 }
 
 /// A decoded client request, the same for both eras.
@@ -380,6 +384,7 @@ impl Server {
             .and_then(serde_json::from_value::<ClientCapabilities>)
             .unwrap_or_default();
         let client_info = serde_json::to_value(&params.client_info).ok().and_then(|v| serde_json::from_value(v).ok());
+        session.opened(Some(version));
         session.update(|legacy| {
             legacy.version = Some(version.to_owned());
             legacy.client_capabilities = capabilities;
@@ -410,6 +415,34 @@ impl Server {
         meta: RequestMetaObject,
         call: Decoded,
     ) -> Reply {
+        let labels = RequestLabels {
+            method: call.method(),
+            id: &id,
+            version: &version,
+            target: call.target(),
+            meta: call_meta_extra(&call).or(Some(&meta.extra)),
+        };
+        let mut operation = Some(Operation::start(session, &labels));
+        let span = operation.as_ref().map(|op| op.span().clone()).unwrap_or_else(tracing::Span::none);
+        let reply = span.in_scope(|| self.serve_decoded(session, id, era, version, meta, call, &mut operation));
+        // Not handed to a handler's task: answered here.
+        if let Some(operation) = operation {
+            operation.finish(reply.known_response());
+        }
+        reply
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn serve_decoded(
+        &self,
+        session: &Arc<Session>,
+        id: RequestId,
+        era: Era,
+        version: String,
+        meta: RequestMetaObject,
+        call: Decoded,
+        operation: &mut Option<Operation>,
+    ) -> Reply {
         let options = &self.inner.options;
         let list = options.list_cache;
         let finish = |result: Value| Reply::ready(Outgoing::result(&id, &self.finish(era, result)));
@@ -435,41 +468,24 @@ impl Server {
                 }
                 finish(result)
             }
-            Decoded::ListTools(cursor) => listed(
-                self.page_permitted(session, cursor, &self.inner.tools, |t| &t.route.scopes, |t| t.route.tool.clone())
-                    .map(|(tools, next)| {
-                        let mut result = ListToolsResult::new(list.scope, tools, list.ttl_ms);
-                        result.next_cursor = next;
-                        self.respond(&id, era, result)
-                    }),
-            ),
-            Decoded::ListResources(cursor) => listed(
-                self.page_permitted(session, cursor, &self.inner.resources, |r| &r.scopes, |r| r.resource.clone()).map(
-                    |(resources, next)| {
-                        let mut result = ListResourcesResult::new(list.scope, resources, list.ttl_ms);
-                        result.next_cursor = next;
-                        self.respond(&id, era, result)
-                    },
-                ),
-            ),
-            Decoded::ListTemplates(cursor) => listed(
-                self.page_permitted(session, cursor, &self.inner.templates, |t| &t.scopes, |t| t.template.clone()).map(
-                    |(templates, next)| {
-                        let mut result = ListResourceTemplatesResult::new(list.scope, templates, list.ttl_ms);
-                        result.next_cursor = next;
-                        self.respond(&id, era, result)
-                    },
-                ),
-            ),
-            Decoded::ListPrompts(cursor) => listed(
-                self.page_permitted(session, cursor, &self.inner.prompts, |p| &p.scopes, |p| p.prompt.clone()).map(
-                    |(prompts, next)| {
-                        let mut result = ListPromptsResult::new(list.scope, prompts, list.ttl_ms);
-                        result.next_cursor = next;
-                        self.respond(&id, era, result)
-                    },
-                ),
-            ),
+            // With middleware, the lists run through it like the handlers (on the handlers' path).
+            Decoded::ListTools(_) | Decoded::ListResources(_) | Decoded::ListTemplates(_) | Decoded::ListPrompts(_)
+                if self.inner.layer.is_some() =>
+            {
+                self.spawn(session, id, era, version, meta, call, operation.take())
+            }
+            Decoded::ListTools(cursor) => {
+                listed(self.list_tools(|| session.request_principal(), cursor).map(|r| self.respond(&id, era, r)))
+            }
+            Decoded::ListResources(cursor) => {
+                listed(self.list_resources(|| session.request_principal(), cursor).map(|r| self.respond(&id, era, r)))
+            }
+            Decoded::ListTemplates(cursor) => {
+                listed(self.list_templates(|| session.request_principal(), cursor).map(|r| self.respond(&id, era, r)))
+            }
+            Decoded::ListPrompts(cursor) => {
+                listed(self.list_prompts(|| session.request_principal(), cursor).map(|r| self.respond(&id, era, r)))
+            }
             Decoded::Listen(params) => self.listen(session, id, params),
             Decoded::ListSkills(cursor) => {
                 listed(self.page(cursor, &self.inner.skills, SkillRoute::entry).map(|(skills, next)| {
@@ -507,17 +523,69 @@ impl Server {
                 let request_id = id.clone();
                 let (respond, rx) = mpsc::channel(1);
                 let running = async move { server.task_request(&principal, &request_id, request).await };
-                self.drive(session, id, respond, rx, Box::pin(running))
+                self.drive(session, id, respond, rx, Box::pin(running), operation.take())
             }
-            call => self.spawn(session, id, era, version, meta, call),
+            call => self.spawn(session, id, era, version, meta, call, operation.take()),
         }
+    }
+
+    pub(crate) fn list_tools(
+        &self,
+        principal: impl FnOnce() -> Principal,
+        cursor: Option<String>,
+    ) -> Result<ListToolsResult, ErrorObject> {
+        let list = self.inner.options.list_cache;
+        let (tools, next) =
+            self.page_permitted(principal, cursor, &self.inner.tools, |t| &t.route.scopes, |t| t.route.tool.clone())?;
+        let mut result = ListToolsResult::new(list.scope, tools, list.ttl_ms);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    pub(crate) fn list_resources(
+        &self,
+        principal: impl FnOnce() -> Principal,
+        cursor: Option<String>,
+    ) -> Result<ListResourcesResult, ErrorObject> {
+        let list = self.inner.options.list_cache;
+        let (resources, next) =
+            self.page_permitted(principal, cursor, &self.inner.resources, |r| &r.scopes, |r| r.resource.clone())?;
+        let mut result = ListResourcesResult::new(list.scope, resources, list.ttl_ms);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    pub(crate) fn list_templates(
+        &self,
+        principal: impl FnOnce() -> Principal,
+        cursor: Option<String>,
+    ) -> Result<ListResourceTemplatesResult, ErrorObject> {
+        let list = self.inner.options.list_cache;
+        let (templates, next) =
+            self.page_permitted(principal, cursor, &self.inner.templates, |t| &t.scopes, |t| t.template.clone())?;
+        let mut result = ListResourceTemplatesResult::new(list.scope, templates, list.ttl_ms);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    pub(crate) fn list_prompts(
+        &self,
+        principal: impl FnOnce() -> Principal,
+        cursor: Option<String>,
+    ) -> Result<ListPromptsResult, ErrorObject> {
+        let list = self.inner.options.list_cache;
+        let (prompts, next) =
+            self.page_permitted(principal, cursor, &self.inner.prompts, |p| &p.scopes, |p| p.prompt.clone())?;
+        let mut result = ListPromptsResult::new(list.scope, prompts, list.ttl_ms);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     /// A page of a list, leaving out (with [`Options::list_only_permitted`]) the entries whose
     /// scopes the request's token does not grant.
     fn page_permitted<T, U>(
         &self,
-        session: &Session,
+        principal: impl FnOnce() -> Principal,
         cursor: Option<String>,
         items: &[T],
         scopes: impl Fn(&T) -> &Scopes,
@@ -526,7 +594,7 @@ impl Server {
         if !self.inner.options.list_only_permitted || !self.inner.has_route_scopes {
             return self.page(cursor, items, item);
         }
-        let principal = session.request_principal();
+        let principal = principal();
         let Some(token) = principal.token() else { return self.page(cursor, items, item) };
         let permitted: Vec<&T> =
             items.iter().filter(|entry| scopes(entry).0.iter().all(|scope| token.has_scope(scope))).collect();
@@ -633,6 +701,54 @@ impl Server {
     fn knows_resource(&self, uri: &str) -> bool {
         self.inner.resource_index.contains_key(uri)
             || self.inner.templates.iter().any(|t| t.pattern.matches(uri).is_some())
+    }
+}
+
+impl Decoded {
+    fn method(&self) -> &'static str {
+        match self {
+            Decoded::Discover => "server/discover",
+            Decoded::Health => "health",
+            Decoded::ListTools(_) => "tools/list",
+            Decoded::ListResources(_) => "resources/list",
+            Decoded::ListTemplates(_) => "resources/templates/list",
+            Decoded::ListPrompts(_) => "prompts/list",
+            Decoded::CallTool(_) => "tools/call",
+            Decoded::Read(_) => "resources/read",
+            Decoded::GetPrompt(_) => "prompts/get",
+            Decoded::Complete(_) => "completion/complete",
+            Decoded::Listen(_) => "subscriptions/listen",
+            Decoded::Task(TaskRequest::Get(_), _) => "tasks/get",
+            Decoded::Task(TaskRequest::Cancel(_), _) => "tasks/cancel",
+            Decoded::Task(TaskRequest::Update(..), _) => "tasks/update",
+            Decoded::ListSkills(_) => "skills/list",
+            Decoded::GetSkill(_) => "skills/get",
+            Decoded::ReadDirectory(_) => "resources/directory/read",
+        }
+    }
+
+    fn target(&self) -> Option<&str> {
+        match self {
+            Decoded::CallTool(p) => Some(&p.name),
+            Decoded::Read(p) => Some(&p.uri),
+            Decoded::GetPrompt(p) => Some(&p.name),
+            Decoded::GetSkill(uri) => Some(uri),
+            Decoded::ReadDirectory(p) => Some(&p.uri),
+            _ => None,
+        }
+    }
+}
+
+/// The `_meta` members of a request that carries its own (the trace context among them).
+fn call_meta_extra(call: &Decoded) -> Option<&mcp_types::JsonObject> {
+    match call {
+        Decoded::CallTool(p) => Some(&p.meta.extra),
+        Decoded::Read(p) => Some(&p.meta.extra),
+        Decoded::GetPrompt(p) => Some(&p.meta.extra),
+        Decoded::Complete(p) => Some(&p.meta.extra),
+        Decoded::Listen(p) => Some(&p.meta.extra),
+        Decoded::Task(_, meta) => Some(&meta.extra),
+        _ => None,
     }
 }
 

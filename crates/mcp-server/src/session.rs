@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use mcp_types::{ClientCapabilities, ErrorObject, Implementation, LoggingLevel, RequestId};
@@ -19,6 +19,7 @@ use tokio::task::AbortHandle;
 
 use crate::message::Outgoing;
 use crate::tasks::{StoreError, StoreFuture};
+use crate::telemetry::{self, SessionTimer, Transport};
 use crate::{Error, Principal};
 
 type Pending = HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>;
@@ -40,6 +41,11 @@ pub struct Session {
     input_closed: AtomicBool,
     closed: AtomicBool,
     on_close: Notify,
+    /// How the session reaches the server and its HTTP session id, for telemetry.
+    transport: OnceLock<Transport>,
+    http_id: OnceLock<Arc<str>>,
+    /// Set when the session opens (a connection, or a legacy `initialize`).
+    timer: OnceLock<SessionTimer>,
 }
 
 #[derive(Default, Clone)]
@@ -209,6 +215,33 @@ impl Session {
         Arc::new(Session { principal, ..Session::default() })
     }
 
+    /// Records how the session reaches the server (the first call counts).
+    pub(crate) fn set_transport(&self, transport: Transport) {
+        let _ = self.transport.set(transport);
+    }
+
+    pub(crate) fn transport(&self) -> Option<Transport> {
+        self.transport.get().copied()
+    }
+
+    /// The session opened: a stdio connection, or a legacy session's `initialize` (the first
+    /// call counts). Its duration is recorded when it is dropped.
+    pub(crate) fn opened(&self, version: Option<&str>) {
+        if self.timer.get().is_none() {
+            let _ = self.timer.set(SessionTimer::start(self.transport(), version));
+        }
+    }
+
+    /// Records the `Mcp-Session-Id` a legacy HTTP session is known by.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn set_http_id(&self, id: &str) {
+        let _ = self.http_id.set(id.into());
+    }
+
+    pub(crate) fn http_id(&self) -> Option<&str> {
+        self.http_id.get().map(|id| &**id)
+    }
+
     /// The party the session's requests come from.
     pub fn principal(&self) -> &Principal {
         &self.principal
@@ -291,6 +324,9 @@ impl Session {
             pending.insert(id.clone(), tx);
         }
         let _forget = RemovePending { session: self, id: &id };
+        let span = telemetry::outgoing_request_span(method);
+        let mut params = params;
+        telemetry::inject(&span, &mut params);
         let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         sink.send(Outgoing::request(&message)).await.map_err(|_| Error::internal("the client went away"))?;
         match tokio::time::timeout(timeout, rx).await {

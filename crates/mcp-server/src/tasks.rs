@@ -33,6 +33,7 @@ use crate::context::decode_response;
 use crate::error::input_method;
 use crate::message::Outgoing;
 use crate::routes::{BoxFuture, error_result};
+use crate::telemetry;
 use crate::{Context, Era, Error, Principal, Server};
 
 mod store;
@@ -60,6 +61,7 @@ pub(crate) async fn reap_if_orphaned(
             return false;
         }
         task.status = TaskStatus::Failed;
+        telemetry::task_status(&task.status);
         task.status_message = Some(error.message.clone());
         task.error = Some(error.clone());
         task.input_requests.clear();
@@ -145,6 +147,7 @@ pub(crate) async fn task_input(
         }
         if !task.input_requests.is_empty() && task.status != TaskStatus::InputRequired {
             task.status = TaskStatus::InputRequired;
+            telemetry::task_status(&task.status);
             changed = true;
         }
         if changed {
@@ -201,7 +204,11 @@ impl Server {
             return store_failure(id, error);
         }
         ctx.attach_task(TaskLink { id: record.id.clone(), store: Arc::clone(&store) });
-        tokio::spawn(run_task(store, record.id.clone(), record.expires_at_ms(), lease, handler));
+        telemetry::task_status(&record.status);
+        // The task runs in a span of its own, a child of the request that created it.
+        let span = telemetry::task_span(&record.id);
+        let running = run_task(store, record.id.clone(), record.expires_at_ms(), lease, handler);
+        tokio::spawn(tracing::Instrument::instrument(running, span));
         self.respond(id, Era::Modern, CreateTaskResult::new(record.detailed().task))
     }
 
@@ -249,6 +256,7 @@ impl Server {
                     }
                     if changed && task.input_requests.is_empty() && task.status == TaskStatus::InputRequired {
                         task.status = TaskStatus::Working;
+                        telemetry::task_status(&task.status);
                     }
                     if changed {
                         task.touch();
@@ -261,6 +269,7 @@ impl Server {
                     return false;
                 }
                 task.status = TaskStatus::Cancelled;
+                telemetry::task_status(&task.status);
                 task.status_message = Some("Cancelled at the client's request".to_owned());
                 task.input_requests.clear();
                 task.touch();
@@ -343,6 +352,7 @@ async fn run_task(
             return false;
         }
         task.status = status.clone();
+        telemetry::task_status(&task.status);
         task.status_message = error.as_ref().map(|error| error.message.clone());
         task.result = result.clone();
         task.error = error.clone();

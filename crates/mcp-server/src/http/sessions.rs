@@ -91,6 +91,7 @@ impl Shared {
         }
         match self.keep(id.clone(), Arc::clone(&session), client, true) {
             Ok(evicted) => {
+                session.set_http_id(&id);
                 self.forget(evicted).await;
                 Ok(Ok(id))
             }

@@ -39,6 +39,7 @@ pub struct PromptRoute {
     pub(crate) handler: PromptFn,
     pub(crate) schema_error: Option<String>,
     pub(crate) scopes: Scopes,
+    pub(crate) service: Option<McpService>,
 }
 
 impl PromptRoute {
@@ -91,7 +92,7 @@ impl PromptRoute {
                 handler(ctx, arguments).await.map(IntoPromptResult::into_prompt_result)
             })
         });
-        PromptRoute { prompt, handler, schema_error, scopes: Scopes::default() }
+        PromptRoute { prompt, handler, schema_error, scopes: Scopes::default(), service: None }
     }
 
     /// `prompt` as listed by `prompts/list`, with the arguments it declares by hand; the handler
@@ -107,7 +108,24 @@ impl PromptRoute {
             let handler = Arc::clone(&handler);
             Box::pin(async move { handler(ctx, arguments).await.map(IntoPromptResult::into_prompt_result) })
         });
-        PromptRoute { prompt, handler, schema_error: None, scopes: Scopes::default() }
+        PromptRoute { prompt, handler, schema_error: None, scopes: Scopes::default(), service: None }
+    }
+
+    /// Wraps this prompt's handler in a tower layer, as [`ToolRoute::layer`](crate::ToolRoute::layer).
+    pub fn layer(mut self, layer: impl McpLayer) -> Self {
+        let handler = Arc::clone(&self.handler);
+        self.service = Some(middleware::wrap(self.service.take(), layer, move || {
+            middleware::service(move |request| {
+                let handler = Arc::clone(&handler);
+                async move {
+                    let McpCall::GetPrompt(params) = request.call else {
+                        return Err(middleware::mismatch("prompts/get"));
+                    };
+                    handler(request.ctx, params.arguments.unwrap_or_default()).await.map(McpResponse::GetPrompt)
+                }
+            })
+        }));
+        self
     }
 
     /// What the prompt is for (`description`).

@@ -38,6 +38,7 @@ pub struct ServerBuilder {
     skills: Vec<SkillRoute>,
     skill_directory_read: bool,
     app_state: AppState,
+    layers: Vec<crate::middleware::BoxLayer>,
 }
 
 impl ServerBuilder {
@@ -59,6 +60,7 @@ impl ServerBuilder {
             skills: Vec::new(),
             skill_directory_read: true,
             app_state: AppState::default(),
+            layers: Vec::new(),
         }
     }
 
@@ -89,6 +91,29 @@ impl ServerBuilder {
     /// ```
     pub fn state<S: Send + Sync + 'static>(mut self, state: S) -> Self {
         self.app_state.insert(state);
+        self
+    }
+
+    /// Wraps every request that reaches the application (tool calls, reads, prompts, completions
+    /// and the four lists) in a tower [`Layer`](tower::Layer) over a
+    /// [`McpService`](crate::middleware::McpService), on every transport. Each call wraps the
+    /// layers added before it (as axum's `Router::layer`): the last one added runs first. See
+    /// [`middleware`](crate::middleware) for how a layer's errors reach the client.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_server::{Server, ToolRoute, middleware};
+    ///
+    /// let server = Server::builder("demo", "1.0.0")
+    ///     .tool(ToolRoute::new("hello", |_ctx, _: mcp_server::NoArguments| async { Ok("hi") }))
+    ///     .layer(tower::limit::ConcurrencyLimitLayer::new(64))
+    ///     .layer(middleware::timeout(Duration::from_secs(30)))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn layer(mut self, layer: impl crate::middleware::McpLayer) -> Self {
+        self.layers.push(crate::middleware::McpLayer::into_erased(layer).0);
         self
     }
 
@@ -315,8 +340,17 @@ impl ServerBuilder {
             || self.resources.iter().any(|r| !r.scopes.0.is_empty())
             || self.templates.iter().any(|t| !t.scopes.0.is_empty())
             || self.prompts.iter().any(|p| !p.scopes.0.is_empty());
+        let layer = self.layers.into_iter().fold(None, |inner: Option<crate::middleware::McpService>, layer| {
+            Some(layer(inner.unwrap_or_else(|| {
+                crate::middleware::service(|request: crate::middleware::McpRequest| async move {
+                    let server = request.ctx.server().clone();
+                    server.serve_call(request.id, request.ctx, request.call).await
+                })
+            })))
+        });
         Ok(Server {
             inner: Arc::new(ServerInner {
+                layer,
                 info: self.info,
                 instructions: self.instructions,
                 capabilities,

@@ -3,11 +3,13 @@
 //! resources, prompts and completions the server was built with.
 
 use super::*;
+use crate::telemetry::Operation;
 
 impl Server {
     /// Runs a handler: its first step here, and the rest, if it waits for anything, on its own
     /// task; its messages and response arrive through the [`Reply`]. Most handlers answer
     /// without waiting, and then no task is spawned.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn spawn(
         &self,
         session: &Arc<Session>,
@@ -16,6 +18,7 @@ impl Server {
         version: String,
         meta: RequestMetaObject,
         call: Decoded,
+        operation: Option<Operation>,
     ) -> Reply {
         let (sink, rx) = mpsc::channel(32);
         let respond = sink.clone();
@@ -23,7 +26,7 @@ impl Server {
         let run_session = Arc::clone(session);
         let run_id = id.clone();
         let running = Box::pin(async move { server.run(&run_session, &run_id, era, version, meta, call, sink).await });
-        self.drive(session, id, respond, rx, running)
+        self.drive(session, id, respond, rx, running, operation)
     }
 
     /// Polls `running` once here; if it waits, the rest runs on its own task (cancelled when the
@@ -35,10 +38,21 @@ impl Server {
         respond: mpsc::Sender<Outgoing>,
         mut rx: mpsc::Receiver<Outgoing>,
         mut running: BoxFuture<Outgoing>,
+        operation: Option<Operation>,
     ) -> Reply {
         let limit = self.inner.options.max_in_flight;
         if session.in_flight() >= limit {
-            return Reply::ready(Outgoing::error(Some(&id), &busy(limit)));
+            crate::telemetry::refused("busy");
+            let reply = Reply::ready(Outgoing::error(Some(&id), &busy(limit)));
+            if let Some(operation) = operation {
+                operation.finish(reply.known_response());
+            }
+            return reply;
+        }
+        if let Some(operation) = &operation
+            && !operation.span().is_disabled()
+        {
+            running = Box::pin(tracing::Instrument::instrument(running, operation.span().clone()));
         }
         let mut waker = std::task::Context::from_waker(std::task::Waker::noop());
         // A panicking handler ends its reply without a response, as it does on a task.
@@ -49,6 +63,9 @@ impl Server {
                 let task_id = id.clone();
                 let task = tokio::spawn(async move {
                     let response = running.await;
+                    if let Some(operation) = operation {
+                        operation.finish(Some(&response));
+                    }
                     let _ = respond.send(response).await;
                     task_session.untrack(&task_id);
                 });
@@ -59,6 +76,9 @@ impl Server {
             Err(_) => None,
         };
         drop(running);
+        if let Some(operation) = operation {
+            operation.finish(response.as_ref());
+        }
         let mut messages = VecDeque::new();
         while let Ok(message) = rx.try_recv() {
             messages.push_back(message);
@@ -139,33 +159,42 @@ impl Server {
             task: Default::default(),
         });
         let is_tool = matches!(call, Decoded::CallTool(_));
+        let call = match call {
+            Decoded::CallTool(params) => McpCall::CallTool(params),
+            Decoded::Read(params) => McpCall::ReadResource(params),
+            Decoded::GetPrompt(params) => McpCall::GetPrompt(params),
+            Decoded::Complete(params) => McpCall::Complete(params),
+            Decoded::ListTools(cursor) => McpCall::ListTools(cursor),
+            Decoded::ListResources(cursor) => McpCall::ListResources(cursor),
+            Decoded::ListTemplates(cursor) => McpCall::ListResourceTemplates(cursor),
+            Decoded::ListPrompts(cursor) => McpCall::ListPrompts(cursor),
+            _ => unreachable!("served without a task"),
+        };
         let outcome: Result<Outgoing, Error> = match call {
-            Decoded::CallTool(params) if may_become_task => {
+            McpCall::CallTool(params) if may_become_task => {
                 // Served inline until the handler first waits; then the call becomes a task.
                 let server = self.clone();
                 let handler_ctx = ctx.clone();
-                let mut handler: BoxFuture<Result<mcp_types::CallToolResult, Error>> =
-                    Box::pin(async move { server.call_tool(handler_ctx, params).await });
+                let handler_id = id.clone();
+                let mut handler: BoxFuture<Result<mcp_types::CallToolResult, Error>> = Box::pin(async move {
+                    match server.serve_layered(handler_id, handler_ctx, McpCall::CallTool(params)).await? {
+                        McpResponse::CallTool(result) => Ok(result),
+                        _ => Err(middleware::mismatch("tools/call")),
+                    }
+                });
                 match futures::poll!(handler.as_mut()) {
-                    Poll::Ready(outcome) => outcome.map(|r| self.respond(id, era, r)),
+                    Poll::Ready(outcome) => outcome.map(|r| self.respond_tool(id, era, r)),
                     Poll::Pending => return self.start_task(&ctx, id, handler).await,
                 }
             }
-            Decoded::CallTool(params) => self.call_tool(ctx.clone(), params).await.map(|r| self.respond(id, era, r)),
-            Decoded::Read(params) => self.read(ctx.clone(), params.uri).await.map(|contents| {
-                let cache = self.inner.options.read_cache;
-                self.respond(id, era, ReadResourceResult::new(cache.scope, contents, cache.ttl_ms))
-            }),
-            Decoded::GetPrompt(params) => self.get_prompt(ctx.clone(), params).await.map(|r| self.respond(id, era, r)),
-            Decoded::Complete(params) => self
-                .complete(ctx.clone(), params)
+            call => self
+                .serve_layered(id.clone(), ctx.clone(), call)
                 .await
-                .map(|completion| self.respond(id, era, CompleteResult::new(completion))),
-            _ => unreachable!("served without a task"),
+                .map(|response| self.respond_with(id, era, response)),
         };
         match outcome {
             Ok(message) => message,
-            Err(Error::Failed(message)) if is_tool => self.respond(id, era, error_result(message)),
+            Err(Error::Failed(message)) if is_tool => self.respond_tool(id, era, error_result(message)),
             Err(Error::InputRequired(requests)) if era == Era::Modern => {
                 let sealed = Sealed {
                     binding: binding.as_ref().map(Binding::digest).unwrap_or_default(),
@@ -192,6 +221,58 @@ impl Server {
             }
             Err(error) => Outgoing::error(Some(id), &error.into_error_object()),
         }
+    }
+
+    /// Serves a request through the server's middleware, if it has any.
+    async fn serve_layered(&self, id: RequestId, ctx: Context, call: McpCall) -> Result<McpResponse, Error> {
+        match &self.inner.layer {
+            None => self.serve_call(id, ctx, call).await,
+            Some(service) => middleware::call(service, McpRequest { id, ctx, call }).await,
+        }
+    }
+
+    /// Serves a request (inside the server's middleware): its route, through the route's own.
+    pub(super) async fn serve_call(&self, id: RequestId, ctx: Context, call: McpCall) -> Result<McpResponse, Error> {
+        Ok(match call {
+            McpCall::CallTool(params) => McpResponse::CallTool(self.call_tool(id, ctx, params).await?),
+            McpCall::ReadResource(params) => McpResponse::ReadResource(self.read(id, ctx, params).await?),
+            McpCall::GetPrompt(params) => McpResponse::GetPrompt(self.get_prompt(id, ctx, params).await?),
+            McpCall::Complete(params) => McpResponse::Complete(self.complete(ctx, params).await?),
+            McpCall::ListTools(cursor) => McpResponse::ListTools(self.list_tools(|| ctx.principal().clone(), cursor)?),
+            McpCall::ListResources(cursor) => {
+                McpResponse::ListResources(self.list_resources(|| ctx.principal().clone(), cursor)?)
+            }
+            McpCall::ListResourceTemplates(cursor) => {
+                McpResponse::ListResourceTemplates(self.list_templates(|| ctx.principal().clone(), cursor)?)
+            }
+            McpCall::ListPrompts(cursor) => {
+                McpResponse::ListPrompts(self.list_prompts(|| ctx.principal().clone(), cursor)?)
+            }
+        })
+    }
+
+    /// The response message of a served request.
+    fn respond_with(&self, id: &RequestId, era: Era, response: McpResponse) -> Outgoing {
+        match response {
+            McpResponse::CallTool(result) => self.respond_tool(id, era, result),
+            McpResponse::ReadResource(contents) => {
+                let cache = self.inner.options.read_cache;
+                self.respond(id, era, ReadResourceResult::new(cache.scope, contents, cache.ttl_ms))
+            }
+            McpResponse::GetPrompt(result) => self.respond(id, era, result),
+            McpResponse::Complete(completion) => self.respond(id, era, CompleteResult::new(completion)),
+            McpResponse::ListTools(result) => self.respond(id, era, result),
+            McpResponse::ListResources(result) => self.respond(id, era, result),
+            McpResponse::ListResourceTemplates(result) => self.respond(id, era, result),
+            McpResponse::ListPrompts(result) => self.respond(id, era, result),
+        }
+    }
+
+    /// A tool's result; one with `isError` counts as a tool error in telemetry.
+    pub(super) fn respond_tool(&self, id: &RequestId, era: Era, result: mcp_types::CallToolResult) -> Outgoing {
+        let failed = result.is_error == Some(true);
+        let message = self.respond(id, era, result);
+        if failed { message.tool_error() } else { message }
     }
 
     /// The answers a multi-round request carries: those sealed in its state, then this round's.
@@ -235,7 +316,12 @@ impl Server {
         Ok(answers)
     }
 
-    async fn call_tool(&self, ctx: Context, params: CallToolRequestParams) -> Result<mcp_types::CallToolResult, Error> {
+    async fn call_tool(
+        &self,
+        id: RequestId,
+        ctx: Context,
+        mut params: CallToolRequestParams,
+    ) -> Result<mcp_types::CallToolResult, Error> {
         let Some(entry) = self.tool(&params.name) else {
             return Err(Error::invalid_params(format!("Unknown tool: {}", params.name)));
         };
@@ -255,17 +341,33 @@ impl Server {
                 )),
             });
         }
-        let arguments = params.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
+        let arguments = params.arguments.take().map(Value::Object).unwrap_or_else(|| json!({}));
         let problems = entry.validator.problems(&arguments);
         if !problems.is_empty() {
             return Ok(error_result(format!("Invalid arguments for tool {}: {}", params.name, problems.join("; "))));
         }
-        (entry.route.handler)(ctx, arguments).await
+        let Some(service) = &entry.route.service else { return (entry.route.handler)(ctx, arguments).await };
+        let Value::Object(arguments) = arguments else { unreachable!("built from an object") };
+        params.arguments = Some(arguments);
+        match middleware::call(service, McpRequest { id, ctx, call: McpCall::CallTool(params) }).await? {
+            McpResponse::CallTool(result) => Ok(result),
+            _ => Err(middleware::mismatch("tools/call")),
+        }
     }
 
-    async fn read(&self, ctx: Context, uri: String) -> Result<Vec<mcp_types::ReadResourceResultContentsItem>, Error> {
+    async fn read(
+        &self,
+        id: RequestId,
+        ctx: Context,
+        params: ReadResourceRequestParams,
+    ) -> Result<Vec<mcp_types::ReadResourceResultContentsItem>, Error> {
+        let uri = params.uri.clone();
         if let Some(&index) = self.inner.resource_index.get(&uri) {
-            let contents = (self.inner.resources[index].handler)(ctx, uri.clone()).await?;
+            let route = &self.inner.resources[index];
+            let contents = match &route.service {
+                None => (route.handler)(ctx, uri.clone()).await?,
+                Some(service) => read_through(service, id, ctx, params).await?,
+            };
             return non_empty(contents, &uri);
         }
         // A skill's other files: refuse a path that leaves the skill, generate a dynamic one.
@@ -281,7 +383,10 @@ impl Server {
         }
         for template in &self.inner.templates {
             if let Some(vars) = template.pattern.matches(&uri) {
-                let contents = (template.handler)(ctx, uri.clone(), vars).await?;
+                let contents = match &template.service {
+                    None => (template.handler)(ctx, uri.clone(), vars).await?,
+                    Some(service) => read_through(service, id, ctx, params).await?,
+                };
                 return non_empty(contents, &uri);
             }
         }
@@ -290,6 +395,7 @@ impl Server {
 
     async fn get_prompt(
         &self,
+        id: RequestId,
         ctx: Context,
         params: GetPromptRequestParams,
     ) -> Result<mcp_types::GetPromptResult, Error> {
@@ -297,11 +403,16 @@ impl Server {
             return Err(Error::invalid_params(format!("Unknown prompt: {}", params.name)));
         };
         let route = &self.inner.prompts[index];
-        let arguments = params.arguments.unwrap_or_default();
-        if let Some(missing) = route.missing_argument(&arguments) {
+        if let Some(missing) = route.missing_argument(params.arguments.as_ref().unwrap_or(&BTreeMap::new())) {
             return Err(Error::invalid_params(format!("Prompt {} needs the argument `{missing}`", params.name)));
         }
-        (route.handler)(ctx, arguments).await
+        let Some(service) = &route.service else {
+            return (route.handler)(ctx, params.arguments.unwrap_or_default()).await;
+        };
+        match middleware::call(service, McpRequest { id, ctx, call: McpCall::GetPrompt(params) }).await? {
+            McpResponse::GetPrompt(result) => Ok(result),
+            _ => Err(middleware::mismatch("prompts/get")),
+        }
     }
 
     async fn complete(
@@ -329,6 +440,19 @@ impl Server {
             completion.has_more = Some(true);
         }
         Ok(completion)
+    }
+}
+
+/// A read through a resource's (or template's) own middleware.
+async fn read_through(
+    service: &middleware::McpService,
+    id: RequestId,
+    ctx: Context,
+    params: ReadResourceRequestParams,
+) -> Result<Vec<mcp_types::ReadResourceResultContentsItem>, Error> {
+    match middleware::call(service, McpRequest { id, ctx, call: McpCall::ReadResource(params) }).await? {
+        McpResponse::ReadResource(contents) => Ok(contents),
+        _ => Err(middleware::mismatch("resources/read")),
     }
 }
 

@@ -122,7 +122,10 @@ impl Server {
         });
         Typed::Done(Some(match served {
             Ok(reply) => reply,
-            Err(Rejection(error, disposition)) => Reply::ready(Outgoing::error_as(Some(&id), &error, disposition)),
+            Err(Rejection(error, disposition)) => {
+                crate::telemetry::refused_with(&error);
+                Reply::ready(Outgoing::error_as(Some(&id), &error, disposition))
+            }
         }))
     }
 

@@ -90,7 +90,10 @@ impl Server {
         }
         match self.modern(session, &id, method, params, mirrors) {
             Ok(reply) => reply,
-            Err(Rejection(error, disposition)) => Reply::ready(Outgoing::error_as(Some(&id), &error, disposition)),
+            Err(Rejection(error, disposition)) => {
+                crate::telemetry::refused_with(&error);
+                Reply::ready(Outgoing::error_as(Some(&id), &error, disposition))
+            }
         }
     }
 
@@ -215,7 +218,10 @@ impl Server {
         let call = match self.decode(&id, method, Some(Value::Object(params))) {
             Ok(Decoded::Discover | Decoded::Listen(_) | Decoded::Task(..)) => unreachable!("answered above"),
             Ok(call) => call,
-            Err(Rejection(error, _)) => return Reply::ready(Outgoing::error(Some(&id), &error)),
+            Err(Rejection(error, _)) => {
+                crate::telemetry::refused_with(&error);
+                return Reply::ready(Outgoing::error(Some(&id), &error));
+            }
         };
         let meta = call_meta(&call);
         self.dispatch(session, id, Era::Legacy, version, meta, call)

@@ -1,0 +1,386 @@
+//! A `tracing` span per request by the OpenTelemetry semantic conventions for MCP (span names
+//! `{mcp.method.name} {target}`, kind server, the `mcp.*`, `gen_ai.*`, `jsonrpc.*` and
+//! `network.*` attributes), free when nothing listens; with the `otel` feature, the caller's
+//! trace context read from `_meta` (`traceparent`, `tracestate`, `baggage`) as the span's parent,
+//! and the conventions' metrics.
+
+use mcp_types::{JsonObject, RequestId};
+use tracing::Span;
+use tracing::field::Empty;
+
+use crate::message::{Outcome, Outgoing};
+use crate::session::Session;
+
+/// The `tracing` target of the server's spans and events.
+pub(crate) const TARGET: &str = "mcp_server";
+
+/// What a span needs to know of a request.
+pub(crate) struct RequestLabels<'a> {
+    pub method: &'a str,
+    pub id: &'a RequestId,
+    pub version: &'a str,
+    /// The tool or prompt name, or the resource URI.
+    pub target: Option<&'a str>,
+    /// `params._meta`'s members the protocol does not define (the trace context among them,
+    /// read with `otel`).
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
+    pub meta: Option<&'a JsonObject>,
+}
+
+/// One request being served: its span and (with `otel`) what its duration is recorded with.
+pub(crate) struct Operation {
+    span: Span,
+    #[cfg(feature = "otel")]
+    metrics: otel::Timer,
+}
+
+impl Operation {
+    pub(crate) fn start(session: &Session, labels: &RequestLabels<'_>) -> Self {
+        let span = request_span(session, labels);
+        Operation {
+            #[cfg(feature = "otel")]
+            metrics: otel::Timer::start(session, labels, &span),
+            span,
+        }
+    }
+
+    pub(crate) fn span(&self) -> &Span {
+        &self.span
+    }
+
+    /// The request was answered with `response` (`None`: no response, such as a subscription's
+    /// acknowledgement or a handler that panicked).
+    pub(crate) fn finish(self, response: Option<&Outgoing>) {
+        let outcome = response.map_or(Outcome::Ok, |response| response.outcome);
+        if !self.span.is_disabled() {
+            match outcome {
+                Outcome::Ok => {}
+                Outcome::ToolError => {
+                    self.span.record("error.type", "tool_error");
+                    self.span.record("otel.status_code", "ERROR");
+                }
+                Outcome::Error(code) => {
+                    self.span.record("error.type", code);
+                    self.span.record("rpc.response.status_code", code);
+                    self.span.record("otel.status_code", "ERROR");
+                }
+            }
+        }
+        #[cfg(feature = "otel")]
+        self.metrics.finish(outcome);
+    }
+}
+
+fn request_span(session: &Session, labels: &RequestLabels<'_>) -> Span {
+    let span = tracing::info_span!(
+        target: TARGET,
+        "mcp.request",
+        otel.name = Empty,
+        otel.kind = "server",
+        otel.status_code = Empty,
+        mcp.method.name = labels.method,
+        mcp.protocol.version = labels.version,
+        mcp.session.id = Empty,
+        mcp.resource.uri = Empty,
+        jsonrpc.request.id = Empty,
+        gen_ai.operation.name = Empty,
+        gen_ai.tool.name = Empty,
+        gen_ai.prompt.name = Empty,
+        network.transport = Empty,
+        network.protocol.name = Empty,
+        error.type = Empty,
+        rpc.response.status_code = Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    match (labels.method, labels.target) {
+        ("tools/call", Some(tool)) => {
+            span.record("otel.name", format!("tools/call {tool}"));
+            span.record("gen_ai.tool.name", tool);
+            span.record("gen_ai.operation.name", "execute_tool");
+        }
+        ("prompts/get", Some(prompt)) => {
+            span.record("otel.name", format!("prompts/get {prompt}"));
+            span.record("gen_ai.prompt.name", prompt);
+        }
+        (method, target) => {
+            span.record("otel.name", method);
+            if let Some(uri) = target.filter(|_| method.starts_with("resources/")) {
+                span.record("mcp.resource.uri", uri);
+            }
+        }
+    }
+    span.record("jsonrpc.request.id", tracing::field::display(labels.id));
+    if let Some(transport) = session.transport() {
+        span.record("network.transport", transport.network());
+        if transport == Transport::Http {
+            span.record("network.protocol.name", "http");
+        }
+    }
+    if let Some(id) = session.http_id() {
+        span.record("mcp.session.id", id);
+    }
+    #[cfg(feature = "otel")]
+    if let Some(meta) = labels.meta {
+        otel::adopt_parent(&span, meta);
+    }
+    span
+}
+
+/// An open MCP session (a stdio connection, a legacy session) for the session metrics: counted
+/// as active while it lives, its duration recorded when it is dropped (with `otel`).
+pub(crate) struct SessionTimer {
+    #[cfg(feature = "otel")]
+    start: std::time::Instant,
+    #[cfg(feature = "otel")]
+    attributes: Vec<opentelemetry::KeyValue>,
+}
+
+impl SessionTimer {
+    pub(crate) fn start(transport: Option<Transport>, version: Option<&str>) -> Self {
+        #[cfg(feature = "otel")]
+        {
+            let mut attributes = Vec::new();
+            if let Some(transport) = transport {
+                attributes.push(opentelemetry::KeyValue::new("network.transport", transport.network()));
+            }
+            if let Some(version) = version {
+                attributes.push(opentelemetry::KeyValue::new("mcp.protocol.version", version.to_owned()));
+            }
+            otel::instruments().active_sessions.add(1, &attributes);
+            SessionTimer { start: std::time::Instant::now(), attributes }
+        }
+        #[cfg(not(feature = "otel"))]
+        {
+            let _ = (transport, version);
+            SessionTimer {}
+        }
+    }
+}
+
+#[cfg(feature = "otel")]
+impl Drop for SessionTimer {
+    fn drop(&mut self) {
+        let instruments = otel::instruments();
+        instruments.active_sessions.add(-1, &self.attributes);
+        instruments.session_duration.record(self.start.elapsed().as_secs_f64(), &self.attributes);
+    }
+}
+
+/// How a session reaches the server, for `network.transport`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Transport {
+    /// Standard input and output (or an in-memory connection).
+    Pipe,
+    /// Streamable HTTP.
+    Http,
+}
+
+impl Transport {
+    pub(crate) fn network(self) -> &'static str {
+        match self {
+            Transport::Pipe => "pipe",
+            Transport::Http => "tcp",
+        }
+    }
+}
+
+/// Counts a request refused before it was served (with `otel`; nothing without it).
+pub(crate) fn refused(reason: &str) {
+    #[cfg(feature = "otel")]
+    otel::refused(reason);
+    #[cfg(not(feature = "otel"))]
+    let _ = reason;
+}
+
+/// Counts a request refused with `error` before it was served, by its code.
+pub(crate) fn refused_with(error: &mcp_types::ErrorObject) {
+    #[cfg(feature = "otel")]
+    otel::refused(&error.code.to_string());
+    #[cfg(not(feature = "otel"))]
+    let _ = error;
+}
+
+/// The span a task's handler runs in, from its creation to its result.
+pub(crate) fn task_span(task_id: &str) -> Span {
+    tracing::info_span!(target: TARGET, "mcp.task", otel.name = "task", otel.kind = "internal", mcp.task.id = task_id)
+}
+
+/// A task entered `status`: an event in the current span and (with `otel`) a count.
+pub(crate) fn task_status(status: &mcp_types::ext::tasks::TaskStatus) {
+    let status = status.as_str();
+    tracing::info!(target: TARGET, status, "task status");
+    #[cfg(feature = "otel")]
+    otel::instruments().task_statuses.add(1, &[opentelemetry::KeyValue::new("mcp.task.status", status.to_owned())]);
+}
+
+/// A span for a request the server sends to the client (elicitation, sampling, roots), whose
+/// trace context goes into that request's `_meta`.
+pub(crate) fn outgoing_request_span(method: &str) -> Span {
+    tracing::info_span!(target: TARGET, "mcp.request", otel.name = method, otel.kind = "client", mcp.method.name = method)
+}
+
+/// Writes `span`'s trace context into `params._meta` (with `otel`; nothing without it).
+pub(crate) fn inject(span: &Span, params: &mut serde_json::Value) {
+    #[cfg(feature = "otel")]
+    otel::inject(span, params);
+    #[cfg(not(feature = "otel"))]
+    let _ = (span, params);
+}
+
+#[cfg(feature = "otel")]
+pub(crate) mod otel {
+    //! The OpenTelemetry side: trace context through `_meta` and the MCP metrics.
+
+    use std::sync::OnceLock;
+    use std::time::Instant;
+
+    use opentelemetry::KeyValue;
+    use opentelemetry::metrics::{Counter, Histogram, UpDownCounter};
+    use opentelemetry::propagation::{Extractor, Injector};
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+    use super::*;
+
+    /// The bucket boundaries the conventions give for MCP durations, in seconds.
+    const DURATION_BUCKETS: [f64; 14] =
+        [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
+
+    pub(crate) struct Instruments {
+        pub operation_duration: Histogram<f64>,
+        pub session_duration: Histogram<f64>,
+        pub active_sessions: UpDownCounter<i64>,
+        pub refused: Counter<u64>,
+        pub task_statuses: Counter<u64>,
+    }
+
+    pub(crate) fn instruments() -> &'static Instruments {
+        static INSTRUMENTS: OnceLock<Instruments> = OnceLock::new();
+        INSTRUMENTS.get_or_init(|| {
+            let meter = opentelemetry::global::meter("mcp-server");
+            Instruments {
+                operation_duration: meter
+                    .f64_histogram("mcp.server.operation.duration")
+                    .with_unit("s")
+                    .with_description("MCP request duration as observed on the server")
+                    .with_boundaries(DURATION_BUCKETS.to_vec())
+                    .build(),
+                session_duration: meter
+                    .f64_histogram("mcp.server.session.duration")
+                    .with_unit("s")
+                    .with_description("The duration of an MCP session as observed on the server")
+                    .with_boundaries(DURATION_BUCKETS.to_vec())
+                    .build(),
+                active_sessions: meter
+                    .i64_up_down_counter("mcp.server.session.active")
+                    .with_unit("{session}")
+                    .with_description("MCP sessions open on the server (stdio connections, legacy sessions)")
+                    .build(),
+                refused: meter
+                    .u64_counter("mcp.server.request.refused")
+                    .with_unit("{request}")
+                    .with_description("Requests refused before they were served, by reason")
+                    .build(),
+                task_statuses: meter
+                    .u64_counter("mcp.server.task.status")
+                    .with_unit("{task}")
+                    .with_description("Task status changes, by the status entered")
+                    .build(),
+            }
+        })
+    }
+
+    /// Times one request for `mcp.server.operation.duration`.
+    pub(crate) struct Timer {
+        start: Instant,
+        attributes: Vec<KeyValue>,
+    }
+
+    impl Timer {
+        pub(crate) fn start(session: &Session, labels: &RequestLabels<'_>, _span: &Span) -> Self {
+            let mut attributes = vec![
+                KeyValue::new("mcp.method.name", labels.method.to_owned()),
+                KeyValue::new("mcp.protocol.version", labels.version.to_owned()),
+            ];
+            match (labels.method, labels.target) {
+                ("tools/call", Some(tool)) => {
+                    attributes.push(KeyValue::new("gen_ai.tool.name", tool.to_owned()));
+                    attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+                }
+                ("prompts/get", Some(prompt)) => {
+                    attributes.push(KeyValue::new("gen_ai.prompt.name", prompt.to_owned()))
+                }
+                _ => {}
+            }
+            if let Some(transport) = session.transport() {
+                attributes.push(KeyValue::new("network.transport", transport.network()));
+                if transport == Transport::Http {
+                    attributes.push(KeyValue::new("network.protocol.name", "http"));
+                }
+            }
+            Timer { start: Instant::now(), attributes }
+        }
+
+        pub(crate) fn finish(mut self, outcome: Outcome) {
+            match outcome {
+                Outcome::Ok => {}
+                Outcome::ToolError => self.attributes.push(KeyValue::new("error.type", "tool_error")),
+                Outcome::Error(code) => {
+                    self.attributes.push(KeyValue::new("error.type", code.to_string()));
+                    self.attributes.push(KeyValue::new("rpc.response.status_code", code.to_string()));
+                }
+            }
+            instruments().operation_duration.record(self.start.elapsed().as_secs_f64(), &self.attributes);
+        }
+    }
+
+    /// Counts a request refused before it was served (`reason`: a JSON-RPC code, or a word).
+    pub(crate) fn refused(reason: &str) {
+        instruments().refused.add(1, &[KeyValue::new("reason", reason.to_owned())]);
+    }
+
+    /// Makes the trace context in `meta` the span's parent.
+    pub(crate) fn adopt_parent(span: &Span, meta: &JsonObject) {
+        if !meta.contains_key("traceparent") {
+            return;
+        }
+        let parent =
+            opentelemetry::global::get_text_map_propagator(|propagator| propagator.extract(&MetaCarrier(meta)));
+        let _ = span.set_parent(parent);
+    }
+
+    /// Writes the span's trace context into `params._meta`, keeping what is already there.
+    pub(crate) fn inject(span: &Span, params: &mut serde_json::Value) {
+        let Some(params) = params.as_object_mut() else { return };
+        let meta = params.entry("_meta").or_insert_with(|| serde_json::Value::Object(Default::default()));
+        let Some(meta) = meta.as_object_mut() else { return };
+        let context = span.context();
+        opentelemetry::global::get_text_map_propagator(|propagator| {
+            propagator.inject_context(&context, &mut MetaInjector(meta))
+        });
+        if meta.is_empty() {
+            params.remove("_meta");
+        }
+    }
+
+    struct MetaCarrier<'a>(&'a JsonObject);
+
+    impl Extractor for MetaCarrier<'_> {
+        fn get(&self, key: &str) -> Option<&str> {
+            self.0.get(key).and_then(serde_json::Value::as_str)
+        }
+
+        fn keys(&self) -> Vec<&str> {
+            self.0.keys().map(String::as_str).collect()
+        }
+    }
+
+    struct MetaInjector<'a>(&'a mut JsonObject);
+
+    impl Injector for MetaInjector<'_> {
+        fn set(&mut self, key: &str, value: String) {
+            self.0.entry(key.to_owned()).or_insert(serde_json::Value::String(value));
+        }
+    }
+}
