@@ -13,6 +13,28 @@
 //! `subscriptions/listen`, the tasks and skills extensions' methods) do not pass through layers.
 //!
 //! With no layer installed the requests go straight to their handlers, as before.
+//!
+//! A per-principal rate limit ([`PrincipalRateLimit`]), a timeout that names its limit
+//! ([`timeout`]), and an audit log in a few lines:
+//!
+//! ```
+//! use std::time::Duration;
+//! use mcp_server::middleware::{McpRequest, PrincipalRateLimit, tower::ServiceBuilder};
+//! use mcp_server::{NoArguments, Server, ToolRoute};
+//!
+//! let audit = ServiceBuilder::new().map_request(|request: McpRequest| {
+//!     tracing::info!(principal = request.principal().as_str(), method = request.method(),
+//!                    target = request.call.target(), "audit");
+//!     request
+//! });
+//! let server = Server::builder("demo", "1.0.0")
+//!     .tool(ToolRoute::new("hello", |_ctx, _: NoArguments| async { Ok("hi") }))
+//!     .layer(PrincipalRateLimit::new(600, Duration::from_secs(60)))
+//!     .layer(audit)
+//!     .build()
+//!     .unwrap();
+//! # let _ = server;
+//! ```
 
 use std::fmt;
 use std::future::Future;
@@ -138,6 +160,22 @@ pub enum McpResponse {
     ListPrompts(ListPromptsResult),
 }
 
+impl McpResponse {
+    /// The method this is the result of.
+    pub fn method(&self) -> &'static str {
+        match self {
+            McpResponse::CallTool(_) => "tools/call",
+            McpResponse::ReadResource(_) => "resources/read",
+            McpResponse::GetPrompt(_) => "prompts/get",
+            McpResponse::Complete(_) => "completion/complete",
+            McpResponse::ListTools(_) => "tools/list",
+            McpResponse::ListResources(_) => "resources/list",
+            McpResponse::ListResourceTemplates(_) => "resources/templates/list",
+            McpResponse::ListPrompts(_) => "prompts/list",
+        }
+    }
+}
+
 /// A type-erased layer, applied when the server (or route) is built.
 pub(crate) type BoxLayer = Arc<dyn Fn(McpService) -> McpService + Send + Sync>;
 
@@ -187,7 +225,12 @@ where
 pub(crate) async fn call(service: &McpService, request: McpRequest) -> Result<McpResponse, Error> {
     let method = request.method();
     let target = request.call.target().map(str::to_owned);
-    service.clone().oneshot(request).await.map_err(|error| layer_error(error, method, target.as_deref()))
+    let response =
+        service.clone().oneshot(request).await.map_err(|error| layer_error(error, method, target.as_deref()))?;
+    if response.method() != method {
+        return Err(mismatch(method));
+    }
+    Ok(response)
 }
 
 /// The handler answered with the result of another method: a layer swapped the request.
@@ -282,3 +325,103 @@ impl fmt::Display for TimedOut {
 }
 
 impl std::error::Error for TimedOut {}
+
+/// A fixed-window rate limit per [`Principal`]: at most `limit` requests in each `window`, the
+/// rest refused with `-32603` "Rate limit" naming the principal and when to retry. Anonymous
+/// callers share one window. The table of windows is bounded (`max_principals`, default
+/// 100,000): when full, windows that ended are dropped first, then new principals are refused
+/// rather than forgetting a principal's count.
+#[derive(Clone)]
+pub struct PrincipalRateLimit {
+    limit: u32,
+    window: Duration,
+    max_principals: usize,
+    windows: Arc<std::sync::Mutex<std::collections::HashMap<Principal, Window>>>,
+}
+
+#[derive(Clone, Copy)]
+struct Window {
+    started: std::time::Instant,
+    used: u32,
+}
+
+impl PrincipalRateLimit {
+    /// At most `limit` requests per principal in each `window`.
+    pub fn new(limit: u32, window: Duration) -> Self {
+        PrincipalRateLimit { limit, window, max_principals: 100_000, windows: Default::default() }
+    }
+
+    /// How many principals' windows are kept at most.
+    pub fn max_principals(mut self, max: usize) -> Self {
+        self.max_principals = max;
+        self
+    }
+
+    /// Counts a request of `principal`; the refusal when it is over its limit.
+    fn admit(&self, principal: &Principal) -> Result<(), Error> {
+        let now = std::time::Instant::now();
+        let mut windows = self.windows.lock().expect("not poisoned");
+        if !windows.contains_key(principal) && windows.len() >= self.max_principals {
+            windows.retain(|_, window| now.duration_since(window.started) < self.window);
+            if windows.len() >= self.max_principals {
+                return Err(Error::internal("Rate limit: too many principals are being counted; retry later"));
+            }
+        }
+        let window = windows.entry(principal.clone()).or_insert(Window { started: now, used: 0 });
+        if now.duration_since(window.started) >= self.window {
+            *window = Window { started: now, used: 0 };
+        }
+        if window.used >= self.limit {
+            let retry = self.window.saturating_sub(now.duration_since(window.started));
+            let who = if principal.is_anonymous() { "anonymous callers" } else { principal.as_str() };
+            let message = format!(
+                "Rate limit: {who} made {} requests in {} ms; retry in {} ms",
+                self.limit,
+                self.window.as_millis(),
+                retry.as_millis()
+            );
+            let data = serde_json::json!({ "retryAfterMs": retry.as_millis() as u64 });
+            return Err(Error::Rpc(ErrorObject::internal_error(message).with_data(data)));
+        }
+        window.used += 1;
+        Ok(())
+    }
+}
+
+impl<S> Layer<S> for PrincipalRateLimit {
+    type Service = PrincipalRateLimited<S>;
+
+    fn layer(&self, inner: S) -> PrincipalRateLimited<S> {
+        PrincipalRateLimited { inner, limit: self.clone() }
+    }
+}
+
+/// The service of [`PrincipalRateLimit`].
+#[derive(Clone)]
+pub struct PrincipalRateLimited<S> {
+    inner: S,
+    limit: PrincipalRateLimit,
+}
+
+impl<S> Service<McpRequest> for PrincipalRateLimited<S>
+where
+    S: Service<McpRequest, Response = McpResponse>,
+    S::Error: Into<BoxError>,
+    S::Future: Send + 'static,
+{
+    type Response = McpResponse;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<McpResponse, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: McpRequest) -> Self::Future {
+        if let Err(refusal) = self.limit.admit(request.principal()) {
+            return Box::pin(std::future::ready(Err(Box::new(refusal) as BoxError)));
+        }
+        let response = self.inner.call(request);
+        Box::pin(async move { response.await.map_err(Into::into) })
+    }
+}
