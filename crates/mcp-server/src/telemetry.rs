@@ -352,6 +352,9 @@ pub(crate) mod otel {
 
     /// Writes the span's trace context into `params._meta`, keeping what is already there.
     pub(crate) fn inject(span: &Span, params: &mut serde_json::Value) {
+        if params.is_null() {
+            *params = serde_json::Value::Object(Default::default());
+        }
         let Some(params) = params.as_object_mut() else { return };
         let meta = params.entry("_meta").or_insert_with(|| serde_json::Value::Object(Default::default()));
         let Some(meta) = meta.as_object_mut() else { return };

@@ -55,7 +55,7 @@ async fn a_timeout_on_one_tool_answers_its_error_while_the_other_tools_answer() 
     let quick = client.ask(call(3, "quick")).await;
     assert_eq!(text(&quick), "done");
 
-    let mut answers = vec![client.recv().await, client.recv().await];
+    let mut answers = [client.recv().await, client.recv().await];
     answers.sort_by_key(|a| a["id"].as_i64());
     assert_error(&answers[0], 1, INTERNAL_ERROR);
     assert_eq!(message(&answers[0]), "tools/call stuck_tower timed out (tower::timeout)");

@@ -1,0 +1,246 @@
+//! The server's spans and metrics by the OpenTelemetry semantic conventions for MCP, read back
+//! through the OpenTelemetry SDK's in-memory exporters: names, kinds, attributes, parents (the
+//! caller's `traceparent` in `_meta`), over the in-memory connection (a stdio session) and
+//! Streamable HTTP, both eras; a task's span under the request that created it; the trace
+//! context in a server-to-client request. The metrics are in `telemetry_metrics.rs`.
+#![cfg(feature = "otel")]
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use mcp_server::http::HttpConfig;
+use mcp_server::{Context, Error, NoArguments, Server, TaskSupport, ToolRoute};
+use mcp_types::ext::TASKS;
+use opentelemetry::trace::{SpanKind, TracerProvider as _};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use serde_json::{Value, json};
+use tracing_subscriber::layer::SubscriberExt as _;
+
+const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const PARENT_ID: &str = "00f067aa0ba902b7";
+
+fn traceparent() -> String {
+    format!("00-{TRACE_ID}-{PARENT_ID}-01")
+}
+
+/// Spans of this test only: a tracer of its own, installed as the thread's default subscriber
+/// (the tests run on current-thread runtimes, so every task of the test sees it).
+struct Spans {
+    exporter: InMemorySpanExporter,
+    provider: SdkTracerProvider,
+    _guard: tracing::subscriber::DefaultGuard,
+}
+
+impl Spans {
+    fn record() -> Self {
+        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+        let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
+        let guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+        Spans { exporter, provider, _guard: guard }
+    }
+
+    fn finished(&self) -> Vec<SpanData> {
+        let _ = self.provider.force_flush();
+        self.exporter.get_finished_spans().unwrap()
+    }
+
+    /// The one finished span named `name`.
+    fn named(&self, name: &str) -> SpanData {
+        let spans = self.finished();
+        let found: Vec<_> = spans.iter().filter(|s| s.name == name).cloned().collect();
+        let names: Vec<_> = spans.iter().map(|s| s.name.to_string()).collect();
+        assert_eq!(found.len(), 1, "one span named {name:?} among {names:?}");
+        found.into_iter().next().unwrap()
+    }
+}
+
+fn attribute(span: &SpanData, key: &str) -> Option<String> {
+    span.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string())
+}
+
+fn assert_attributes(span: &SpanData, expected: &[(&str, &str)]) {
+    for (key, value) in expected {
+        assert_eq!(attribute(span, key).as_deref(), Some(*value), "{key} of {span:#?}");
+    }
+}
+
+fn server() -> Server {
+    Server::builder("telemetry", "1")
+        .tool(ToolRoute::new("echo", |_ctx: Context, args: Echo| async move { Ok::<_, Error>(args.text) }))
+        .tool(ToolRoute::new("fail", |_ctx: Context, _: NoArguments| async { Err::<String, _>(Error::failed("no")) }))
+        .tool(
+            ToolRoute::new("later", |_ctx: Context, _: NoArguments| async {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                Ok::<_, Error>("finished")
+            })
+            .task_support(TaskSupport::Optional),
+        )
+        .tool(ToolRoute::new("ask", |ctx: Context, _: NoArguments| async move {
+            let answer: Value = ctx.list_roots("roots").await.map(|r| json!(r.roots.len()))?;
+            Ok::<_, Error>(answer.to_string())
+        }))
+        .build()
+        .unwrap()
+}
+
+fn echo_call(id: i64, meta: Value) -> Value {
+    request(id, "tools/call", json!({ "name": "echo", "arguments": { "text": "hi" }, "_meta": meta }))
+}
+
+fn with_trace(mut meta: Value) -> Value {
+    meta["traceparent"] = json!(traceparent());
+    meta
+}
+
+#[tokio::test]
+async fn a_modern_tool_call_on_a_pipe_is_a_server_span_under_the_callers_context() {
+    let spans = Spans::record();
+    let mut client = MemoryClient::start(&server());
+    let response = client.ask(echo_call(7, with_trace(meta()))).await;
+    assert_eq!(text(&response), "hi");
+
+    let span = spans.named("tools/call echo");
+    assert_eq!(span.span_kind, SpanKind::Server);
+    assert_eq!(span.span_context.trace_id().to_string(), TRACE_ID);
+    assert_eq!(span.parent_span_id.to_string(), PARENT_ID);
+    assert!(span.parent_span_is_remote);
+    assert_attributes(
+        &span,
+        &[
+            ("mcp.method.name", "tools/call"),
+            ("mcp.protocol.version", MODERN),
+            ("jsonrpc.request.id", "7"),
+            ("gen_ai.tool.name", "echo"),
+            ("gen_ai.operation.name", "execute_tool"),
+            ("network.transport", "pipe"),
+        ],
+    );
+    assert_eq!(attribute(&span, "error.type"), None);
+}
+
+#[tokio::test]
+async fn failures_carry_error_type_and_the_status_code() {
+    let spans = Spans::record();
+    let mut client = MemoryClient::start(&server());
+    let failed = client.ask(request(1, "tools/call", json!({ "name": "fail", "_meta": meta() }))).await;
+    assert_eq!(failed["result"]["isError"], true);
+    let unknown = client.ask(request(2, "tools/call", json!({ "name": "nope", "_meta": meta() }))).await;
+    assert_error(&unknown, 2, -32602);
+
+    let span = spans.named("tools/call fail");
+    assert_attributes(&span, &[("error.type", "tool_error")]);
+    assert_eq!(span.status, opentelemetry::trace::Status::error(""));
+    let span = spans.named("tools/call nope");
+    assert_attributes(&span, &[("error.type", "-32602"), ("rpc.response.status_code", "-32602")]);
+}
+
+#[tokio::test]
+async fn a_legacy_session_over_http_names_its_session_and_transport() {
+    let spans = Spans::record();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let app = mcp_server::http::router(server(), HttpConfig::default());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = format!("http://{address}/mcp");
+    let http = reqwest::Client::new();
+    let post = |body: Value, session: Option<String>| {
+        let mut request = http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .json(&body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session).header("mcp-protocol-version", LEGACY);
+        }
+        request.send()
+    };
+    let opened = post(initialize(0, LEGACY, json!({})), None).await.unwrap();
+    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let _ = opened.text().await.unwrap();
+    let _ = post(notification("notifications/initialized", json!({})), Some(session.clone())).await.unwrap();
+    let meta = json!({ "traceparent": traceparent() });
+    let answer = post(echo_call(1, meta), Some(session.clone())).await.unwrap().text().await.unwrap();
+    assert!(answer.contains("\"hi\""), "{answer}");
+
+    let span = spans.named("tools/call echo");
+    assert_eq!(span.span_kind, SpanKind::Server);
+    assert_eq!(span.span_context.trace_id().to_string(), TRACE_ID);
+    assert_eq!(span.parent_span_id.to_string(), PARENT_ID);
+    assert_attributes(
+        &span,
+        &[
+            ("mcp.protocol.version", LEGACY),
+            ("mcp.session.id", session.as_str()),
+            ("network.transport", "tcp"),
+            ("network.protocol.name", "http"),
+        ],
+    );
+}
+
+#[tokio::test]
+async fn a_task_runs_in_a_span_under_the_call_that_created_it() {
+    let spans = Spans::record();
+    let mut client = MemoryClient::start(&server());
+    let caps = json!({ "extensions": { TASKS: {} } });
+    let created = client
+        .ask(request(1, "tools/call", json!({ "name": "later", "_meta": with_trace(meta_with(caps.clone())) })))
+        .await;
+    let task_id = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+    let mut status = String::new();
+    for n in 2..200 {
+        let got = client.ask(request(n, "tasks/get", json!({ "taskId": task_id, "_meta": meta_with(caps.clone()) })));
+        let got = got.await;
+        status = got["result"]["status"].as_str().unwrap_or_default().to_owned();
+        if status == "completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(status, "completed");
+
+    let call = spans.named("tools/call later");
+    let task = spans.named("task");
+    assert_eq!(task.parent_span_id, call.span_context.span_id());
+    assert_eq!(task.span_context.trace_id().to_string(), TRACE_ID);
+    assert_attributes(&task, &[("mcp.task.id", task_id.as_str())]);
+    let statuses: Vec<String> = task
+        .events
+        .iter()
+        .filter(|e| e.name == "task status")
+        .filter_map(|e| e.attributes.iter().find(|kv| kv.key.as_str() == "status").map(|kv| kv.value.to_string()))
+        .collect();
+    assert_eq!(statuses, ["completed"], "the task's own span sees its result");
+    let working: Vec<_> = call.events.iter().filter(|e| e.name == "task status").collect();
+    assert_eq!(working.len(), 1, "the creating call records the task's first status: {:#?}", call.events);
+}
+
+#[tokio::test]
+async fn a_server_to_client_request_carries_the_trace_back() {
+    let spans = Spans::record();
+    let mut client = MemoryClient::start(&server());
+    let _ = client.ask(initialize(0, LEGACY, json!({ "roots": {} }))).await;
+    client.send(notification("notifications/initialized", json!({}))).await;
+    client.send(request(1, "tools/call", json!({ "name": "ask", "_meta": { "traceparent": traceparent() } }))).await;
+    let roots_request = client.recv().await;
+    assert_eq!(roots_request["method"], "roots/list");
+    let carried = roots_request["params"]["_meta"]["traceparent"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{roots_request}"))
+        .to_owned();
+    let parts: Vec<&str> = carried.split('-').collect();
+    assert_eq!(parts[1], TRACE_ID, "{carried}");
+    client.send(json!({ "jsonrpc": "2.0", "id": roots_request["id"], "result": { "roots": [] } })).await;
+    let answer = client.recv().await;
+    assert_eq!(text(&answer), "0");
+
+    let outgoing = spans.named("roots/list");
+    assert_eq!(outgoing.span_kind, SpanKind::Client);
+    assert_eq!(outgoing.span_context.span_id().to_string(), parts[2]);
+    let call = spans.named("tools/call ask");
+    assert_eq!(outgoing.parent_span_id, call.span_context.span_id());
+}
