@@ -46,6 +46,7 @@ use mcp_server::tasks::{StoreError, StoreFuture, TaskChange, TaskRecord, TaskWat
 use mcp_server::{SessionRecord, SessionStore, StateUse, TaskStore, UseVerdict, UsedStateStore};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::sync::mpsc;
+use tracing::Instrument as _;
 
 /// A connection to one Redis server (or anything speaking its protocol, such as Valkey) and the
 /// key prefix of one deployment. Cheap to clone; every store made from it shares the connection.
@@ -130,7 +131,12 @@ impl Redis {
     /// Runs `cmd`, bounded by the timeout; an error names `store` and the address.
     async fn query<T: redis::FromRedisValue>(&self, store: &str, cmd: &redis::Cmd) -> Result<T, StoreError> {
         let mut connection = self.0.manager.clone();
-        let outcome = tokio::time::timeout(self.0.timeout, cmd.query_async(&mut connection)).await;
+        let operation = match cmd.args_iter().next() {
+            Some(redis::Arg::Simple(name)) => std::str::from_utf8(name).unwrap_or("command"),
+            _ => "command",
+        };
+        let call = tokio::time::timeout(self.0.timeout, cmd.query_async(&mut connection));
+        let outcome = call.instrument(self.span(store, operation)).await;
         self.outcome(store, outcome)
     }
 
@@ -140,8 +146,22 @@ impl Redis {
         invocation: redis::ScriptInvocation<'_>,
     ) -> Result<T, StoreError> {
         let mut connection = self.0.manager.clone();
-        let outcome = tokio::time::timeout(self.0.timeout, invocation.invoke_async(&mut connection)).await;
+        let call = tokio::time::timeout(self.0.timeout, invocation.invoke_async(&mut connection));
+        let outcome = call.instrument(self.span(store, "EVALSHA")).await;
         self.outcome(store, outcome)
+    }
+
+    /// A client span for one Redis call, by the OpenTelemetry database conventions (a child of
+    /// the request span it serves).
+    fn span(&self, store: &str, operation: &str) -> tracing::Span {
+        tracing::info_span!(
+            target: "mcp_server_redis",
+            "redis",
+            otel.name = %format_args!("{operation} ({store})"),
+            otel.kind = "client",
+            db.system.name = "redis",
+            db.operation.name = operation,
+        )
     }
 
     fn outcome<T>(

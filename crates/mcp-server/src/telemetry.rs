@@ -202,9 +202,25 @@ pub(crate) fn refused_with(error: &mcp_types::ErrorObject) {
     let _ = error;
 }
 
-/// The span a task's handler runs in, from its creation to its result.
+/// The span a task's handler runs in, from its creation to its result: in the trace of the
+/// request that created it, but not held open by it (that request ends at once).
 pub(crate) fn task_span(task_id: &str) -> Span {
-    tracing::info_span!(target: TARGET, "mcp.task", otel.name = "task", otel.kind = "internal", mcp.task.id = task_id)
+    let span = tracing::info_span!(
+        target: TARGET,
+        parent: None,
+        "mcp.task",
+        otel.name = "task",
+        otel.kind = "internal",
+        mcp.task.id = task_id,
+    );
+    let creator = Span::current();
+    span.follows_from(&creator);
+    #[cfg(feature = "otel")]
+    {
+        use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+        let _ = span.set_parent(creator.context());
+    }
+    span
 }
 
 /// A task entered `status`: an event in the current span and (with `otel`) a count.
