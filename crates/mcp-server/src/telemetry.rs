@@ -16,7 +16,7 @@ pub(crate) const TARGET: &str = "mcp_server";
 
 /// What a span needs to know of a request.
 pub(crate) struct RequestLabels<'a> {
-    pub method: &'a str,
+    pub method: &'static str,
     pub id: &'a RequestId,
     pub version: &'a str,
     /// The tool or prompt name, or the resource URI.
@@ -316,7 +316,7 @@ pub(crate) mod otel {
     impl Timer {
         pub(crate) fn start(session: &Session, labels: &RequestLabels<'_>, _span: &Span) -> Self {
             let mut attributes = vec![
-                KeyValue::new("mcp.method.name", labels.method.to_owned()),
+                KeyValue::new("mcp.method.name", labels.method),
                 KeyValue::new("mcp.protocol.version", labels.version.to_owned()),
             ];
             match (labels.method, labels.target) {

@@ -241,6 +241,10 @@ async fn a_server_to_client_request_carries_the_trace_back() {
     let outgoing = spans.named("roots/list");
     assert_eq!(outgoing.span_kind, SpanKind::Client);
     assert_eq!(outgoing.span_context.span_id().to_string(), parts[2]);
+    // The request's span, its handler's, then the request to the client.
     let call = spans.named("tools/call ask");
-    assert_eq!(outgoing.parent_span_id, call.span_context.span_id());
+    let handler =
+        spans.finished().into_iter().find(|s| s.name == "handler" && s.parent_span_id == call.span_context.span_id());
+    let handler = handler.expect("the handler's span under the call");
+    assert_eq!(outgoing.parent_span_id, handler.span_context.span_id());
 }

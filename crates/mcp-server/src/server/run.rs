@@ -196,6 +196,7 @@ impl Server {
             Ok(message) => message,
             Err(Error::Failed(message)) if is_tool => self.respond_tool(id, era, error_result(message)),
             Err(Error::InputRequired(requests)) if era == Era::Modern => {
+                tracing::info!(target: crate::telemetry::TARGET, inputs = requests.len(), "input required");
                 let sealed = Sealed {
                     binding: binding.as_ref().map(Binding::digest).unwrap_or_default(),
                     issued: state::now_secs(),
@@ -309,6 +310,7 @@ impl Server {
                 }
             }
             answers = sealed.answers;
+            tracing::debug!(target: crate::telemetry::TARGET, answers = answers.len(), "request state opened");
         }
         for (key, response) in responses.into_iter().flatten() {
             answers.insert(key.clone(), to_value(response));
@@ -346,7 +348,7 @@ impl Server {
         if !problems.is_empty() {
             return Ok(error_result(format!("Invalid arguments for tool {}: {}", params.name, problems.join("; "))));
         }
-        let Some(service) = &entry.route.service else { return (entry.route.handler)(ctx, arguments).await };
+        let Some(service) = &entry.route.service else { return handler((entry.route.handler)(ctx, arguments)).await };
         let Value::Object(arguments) = arguments else { unreachable!("built from an object") };
         params.arguments = Some(arguments);
         match middleware::call(service, McpRequest { id, ctx, call: McpCall::CallTool(params) }).await? {
@@ -365,7 +367,7 @@ impl Server {
         if let Some(&index) = self.inner.resource_index.get(&uri) {
             let route = &self.inner.resources[index];
             let contents = match &route.service {
-                None => (route.handler)(ctx, uri.clone()).await?,
+                None => handler((route.handler)(ctx, uri.clone())).await?,
                 Some(service) => read_through(service, id, ctx, params).await?,
             };
             return non_empty(contents, &uri);
@@ -384,7 +386,7 @@ impl Server {
         for template in &self.inner.templates {
             if let Some(vars) = template.pattern.matches(&uri) {
                 let contents = match &template.service {
-                    None => (template.handler)(ctx, uri.clone(), vars).await?,
+                    None => handler((template.handler)(ctx, uri.clone(), vars)).await?,
                     Some(service) => read_through(service, id, ctx, params).await?,
                 };
                 return non_empty(contents, &uri);
@@ -407,7 +409,7 @@ impl Server {
             return Err(Error::invalid_params(format!("Prompt {} needs the argument `{missing}`", params.name)));
         }
         let Some(service) = &route.service else {
-            return (route.handler)(ctx, params.arguments.unwrap_or_default()).await;
+            return handler((route.handler)(ctx, params.arguments.unwrap_or_default())).await;
         };
         match middleware::call(service, McpRequest { id, ctx, call: McpCall::GetPrompt(params) }).await? {
             McpResponse::GetPrompt(result) => Ok(result),
@@ -441,6 +443,12 @@ impl Server {
         }
         Ok(completion)
     }
+}
+
+/// A route's handler, in a span of its own (a child of the request's, when anything listens).
+fn handler<T>(running: BoxFuture<T>) -> impl std::future::Future<Output = T> {
+    let span = tracing::info_span!(target: crate::telemetry::TARGET, "mcp.handler", otel.name = "handler");
+    tracing::Instrument::instrument(running, span)
 }
 
 /// A read through a resource's (or template's) own middleware.
