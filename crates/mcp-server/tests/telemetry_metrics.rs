@@ -31,7 +31,38 @@ async fn operation_durations_are_recorded_with_the_conventions_attributes() {
     }
     let unknown = client.ask(request(9, "tools/call", json!({ "name": "nope", "_meta": meta() }))).await;
     assert_error(&unknown, 9, -32602);
+    // Refused before it is served: `_meta` lacks the client capabilities.
+    let refused = client
+        .ask(request(10, "tools/list", json!({ "_meta": { "io.modelcontextprotocol/protocolVersion": MODERN } })))
+        .await;
+    assert_error(&refused, 10, -32602);
     provider.force_flush().unwrap();
+
+    let sums = |name: &str, wanted: KeyValue| {
+        let mut found = None;
+        for resource_metrics in exporter.get_finished_metrics().unwrap() {
+            for scope in resource_metrics.scope_metrics() {
+                for metric in scope.metrics().filter(|m| m.name() == name) {
+                    match metric.data() {
+                        AggregatedMetrics::U64(MetricData::Sum(sum)) => {
+                            for point in sum.data_points().filter(|p| p.attributes().any(|kv| *kv == wanted)) {
+                                found = Some(point.value() as i64);
+                            }
+                        }
+                        AggregatedMetrics::I64(MetricData::Sum(sum)) => {
+                            for point in sum.data_points().filter(|p| p.attributes().any(|kv| *kv == wanted)) {
+                                found = Some(point.value());
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        found
+    };
+    assert_eq!(sums("mcp.server.request.refused", KeyValue::new("reason", "-32602")), Some(1));
+    assert_eq!(sums("mcp.server.session.active", KeyValue::new("network.transport", "pipe")), Some(1));
 
     let points = |wanted: &[KeyValue]| {
         let mut found = Vec::new();
