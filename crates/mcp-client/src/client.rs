@@ -20,8 +20,10 @@ use serde_json::{Value, json};
 use crate::core::{Core, Limits, Progress, ProgressFn, request_message, token_key};
 use crate::error::Error;
 use crate::handlers::Handlers;
-use crate::transport::{Outgoing, Transport, TransportKind};
+use crate::telemetry;
+use crate::transport::{CancelNotice, Outgoing, Transport, TransportKind};
 use mcp_types::http_headers::{HeaderParam, encode_value as encode_header_value, header_params, param_headers};
+use tracing::Instrument as _;
 
 /// The 2026-07-28 (stateless) versions this client speaks, preferred first.
 pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
@@ -92,6 +94,17 @@ struct Inner {
     /// Tools excluded for invalid annotations, with the reason.
     invalid_tools: Mutex<HashMap<String, String>>,
     tools_listed: std::sync::atomic::AtomicBool,
+    /// Where requests go, for telemetry (the same for the HTTP+SSE fallback).
+    peer: Arc<telemetry::Peer>,
+    session_clock: telemetry::SessionClock,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // A client dropped without `close` ends its session here.
+        let version = self.state.get_mut().map(|state| state.protocol_version.clone()).unwrap_or_default();
+        self.session_clock.end(&self.peer, &version);
+    }
 }
 
 /// A connected MCP client; cheap to clone (all clones share one connection).
@@ -169,6 +182,7 @@ impl Client {
             capabilities.extensions.get_or_insert_default().insert(mcp_types::ext::TASKS.to_owned(), JsonObject::new());
         }
         let kind = transport.kind();
+        let peer = transport.peer();
         Client {
             inner: Arc::new(Inner {
                 core,
@@ -189,6 +203,8 @@ impl Client {
                 tool_headers: Mutex::default(),
                 invalid_tools: Mutex::default(),
                 tools_listed: Default::default(),
+                peer,
+                session_clock: Default::default(),
             }),
         }
     }
@@ -241,6 +257,7 @@ impl Client {
     /// the session).
     pub async fn close(&self) {
         self.transport().close().await;
+        self.inner.session_clock.end(&self.inner.peer, &self.protocol_version());
     }
 
     // ---------------------------------------------------------------------------------------
@@ -270,6 +287,9 @@ impl Client {
             meta.insert("progressToken".into(), token);
         }
         let transport = self.transport();
+        let labels = telemetry::RequestLabels { method: call.method, id: &id, version: &version, params: &params };
+        let operation = telemetry::Operation::start(&self.inner.peer, &labels, || self.legacy_session());
+        operation.inject(&mut meta);
         let mut headers = Vec::new();
         if era == Era::Modern {
             meta.insert(META_VERSION.into(), json!(version));
@@ -296,21 +316,58 @@ impl Client {
             params.insert("_meta".into(), Value::Object(meta));
         }
         let message = request_message(&id, call.method, Value::Object(params));
-        let out =
-            Outgoing { id, method: call.method.to_owned(), message, headers, cancel_on_drop: call.cancel_on_drop };
-        let exchange = transport.request(core, out);
-        let reply = match call.timeout {
-            Some(after) => {
-                let left = call.deadline.map_or(after, |deadline| deadline.saturating_duration_since(Instant::now()));
-                tokio::time::timeout(after.min(left), exchange)
-                    .await
-                    .map_err(|_| Error::Timeout { method: call.method.to_owned(), after })??
-            }
-            None => exchange.await?,
+        let cancel_notice =
+            CancelNotice { peer: self.inner.peer.clone(), version, request_span: operation.span().clone() };
+        let out = Outgoing {
+            id,
+            method: call.method.to_owned(),
+            message,
+            headers,
+            cancel_on_drop: call.cancel_on_drop,
+            cancel_notice,
         };
-        let result = reply.map_err(|error| Error::Rpc { method: call.method.to_owned(), error, http_status: None })?;
-        check_result_type(call.method, &result, self.inner.config.tasks)?;
-        Ok(result)
+        let exchange = async {
+            let exchange = transport.request(core, out);
+            let reply = match call.timeout {
+                Some(after) => {
+                    let left =
+                        call.deadline.map_or(after, |deadline| deadline.saturating_duration_since(Instant::now()));
+                    tokio::time::timeout(after.min(left), exchange)
+                        .await
+                        .map_err(|_| Error::Timeout { method: call.method.to_owned(), after })??
+                }
+                None => exchange.await?,
+            };
+            let result =
+                reply.map_err(|error| Error::Rpc { method: call.method.to_owned(), error, http_status: None })?;
+            check_result_type(call.method, &result, self.inner.config.tasks)?;
+            Ok(result)
+        };
+        let result = exchange.instrument(operation.span().clone()).await;
+        self.inner.session_clock.observe(&result);
+        operation.finish(&result);
+        result
+    }
+
+    /// Sends a notification (no params) in a span of its own.
+    pub(crate) async fn notify(&self, method: &'static str) -> Result<(), Error> {
+        let span = telemetry::notification_span(&self.inner.peer, method, &self.protocol_version());
+        let mut message = json!({"jsonrpc": "2.0", "method": method});
+        telemetry::inject_into_message(&span, &mut message);
+        let sent = self.transport().notify(message, Vec::new()).instrument(span.clone()).await;
+        if let Err(error) = &sent {
+            telemetry::notification_failed(&span, error);
+        }
+        sent
+    }
+
+    /// The legacy HTTP session's id, if there is one.
+    fn legacy_session(&self) -> Option<String> {
+        #[cfg(feature = "http")]
+        if let Transport::Http(http) = &*self.transport() {
+            return http.session();
+        }
+        None
     }
 
     /// [`send`](Self::send), retrying once with a version the server offers when a modern
@@ -490,13 +547,12 @@ impl Client {
                 .and_then(Value::as_str)
                 .ok_or_else(|| Error::protocol(format!("input request {key:?} of {what} has no method")))?;
             let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
-            let answer = self
-                .inner
-                .core
-                .handlers
-                .answer(method, params)
-                .await
-                .map_err(|e| Error::Handler(format!("input request {key:?} ({method}): {e}")))?;
+            let span = telemetry::answer_span(method, None, &params);
+            let answer = self.inner.core.handlers.answer(method, params).instrument(span.clone()).await;
+            if answer.is_err() {
+                telemetry::answer_failed(&span, "handler", None);
+            }
+            let answer = answer.map_err(|e| Error::Handler(format!("input request {key:?} ({method}): {e}")))?;
             responses.insert(key, answer);
         }
         Ok(responses)

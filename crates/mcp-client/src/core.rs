@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast, mpsc, oneshot};
 
 use crate::handlers::Handlers;
+use crate::telemetry;
+use tracing::Instrument as _;
 
 /// The outcome of one JSON-RPC request: its `result` or its `error`.
 pub(crate) type Reply = Result<Box<RawValue>, ErrorObject>;
@@ -233,15 +235,21 @@ impl Core {
 
     /// Answers a legacy server-to-client request with the configured handlers.
     pub async fn answer(&self, request: &ServerRequest) -> Value {
+        let span = telemetry::answer_span(&request.method, Some(&request.id), &request.params);
         let outcome = match request.method.as_str() {
             "ping" => Ok(json!({})),
             "elicitation/create" | "sampling/createMessage" | "roots/list" => self
                 .handlers
                 .answer(&request.method, request.params.clone())
+                .instrument(span.clone())
                 .await
                 .map_err(|e| ErrorObject::new(mcp_types::error_codes::INVALID_REQUEST, e.0)),
             other => Err(ErrorObject::method_not_found(other)),
         };
+        if let Err(error) = &outcome {
+            let code = error.code.to_string();
+            telemetry::answer_failed(&span, &code, Some(&code));
+        }
         match outcome {
             Ok(result) => json!({"jsonrpc": "2.0", "id": request.id, "result": result}),
             Err(error) => json!({"jsonrpc": "2.0", "id": request.id, "error": error}),

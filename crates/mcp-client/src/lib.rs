@@ -79,13 +79,18 @@ compile_error!("mcp-client needs a transport: enable the `stdio` or the `http` f
 
 #[cfg(feature = "auth")]
 pub mod auth;
+#[cfg(feature = "http")]
+mod body;
 mod client;
 mod core;
 mod error;
 mod handlers;
+#[cfg(feature = "http")]
+pub mod layer;
 #[cfg(any(feature = "http", feature = "fuzzing"))]
 mod sse;
 mod tasks;
+mod telemetry;
 mod transport;
 
 /// Internals the fuzz targets in `fuzz/` drive (feature `fuzzing`): the SSE parser and the

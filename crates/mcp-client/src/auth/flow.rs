@@ -258,7 +258,7 @@ pub(crate) fn endpoint_url(endpoint: Option<&str>, name: &str) -> Result<Url, Au
 
 /// Reads a response body up to [`MAX_RESPONSE`]; never fails.
 pub(crate) async fn read_text(response: reqwest::Response) -> String {
-    crate::transport::http::read_capped(response, MAX_RESPONSE).await
+    crate::body::read_capped(response, MAX_RESPONSE).await
 }
 
 /// Fetches a JSON document (metadata); `None` for anything but a 200 with JSON.

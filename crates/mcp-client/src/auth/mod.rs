@@ -69,7 +69,9 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use reqwest::header::{AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
+use tower::{Layer, Service, ServiceExt as _};
 use url::Url;
 
 pub use authorizer::{Authorizer, HeadlessAuthorizer, LoopbackAuthorizer};
@@ -77,7 +79,7 @@ pub use error::AuthError;
 pub use jose::{Es256Key, JoseError};
 pub use store::{ClientRegistration, InMemoryTokenStore, Secret, StoredTokens, TokenEndpointAuthMethod, TokenStore};
 
-use crate::error::Error;
+use crate::layer::BoxError;
 use discovery::{Challenge, ResourceMetadata, ServerMetadata};
 use grants::Unattended;
 use jose::Dpop;
@@ -369,26 +371,32 @@ impl OAuth {
         self.inner.session.lock().unwrap().clone()
     }
 
-    /// Sends `request` to the MCP server at `server` with the current access token; on a
-    /// challenge, gets a token and sends it again.
-    pub(crate) async fn send(
-        &self,
-        server: &Url,
-        request: reqwest::RequestBuilder,
-        what: &str,
-    ) -> Result<reqwest::Response, Error> {
-        let (client, request) = request.build_split();
-        let request = request.map_err(|e| Error::transport_with(what.to_owned(), e))?;
+    /// This authorization as a tower layer over the HTTP service of the MCP server at `server`
+    /// (the URL the client connects to: what the protected resource metadata must name).
+    /// [`ClientBuilder::oauth`](crate::ClientBuilder::oauth) puts it innermost in the client's
+    /// HTTP stack; use it directly to put it elsewhere with
+    /// [`ClientBuilder::http_layer`](crate::ClientBuilder::http_layer).
+    pub fn layer(&self, server: Url) -> OAuthLayer {
+        OAuthLayer { oauth: self.clone(), server: Arc::new(server) }
+    }
+
+    /// Sends `request` through `inner` with the current access token; on a challenge, gets a
+    /// token and sends it again.
+    async fn send<S>(&self, server: &Url, inner: S, request: reqwest::Request) -> Result<reqwest::Response, BoxError>
+    where
+        S: Service<reqwest::Request, Response = reqwest::Response> + Clone,
+        S::Error: Into<BoxError>,
+    {
         let mut operation = Operation::default();
         loop {
-            let mut attempt = request
-                .try_clone()
-                .ok_or_else(|| Error::transport(format!("{what}: a streaming body cannot be sent again")))?;
+            let mut attempt = request.try_clone().ok_or_else(|| {
+                AuthError::Internal("a request with a streaming body cannot be sent again after a challenge".into())
+            })?;
             let used = self.bearer().await;
             if let Some(tokens) = &used {
                 self.add_headers(&mut attempt, tokens)?;
             }
-            let response = client.execute(attempt).await.map_err(|e| Error::transport_with(what.to_owned(), e))?;
+            let response = inner.clone().oneshot(attempt).await.map_err(Into::into)?;
             let status = response.status().as_u16();
             if let (Some(dpop), Some(StoredTokens { dpop: true, .. })) = (&self.inner.dpop, &used) {
                 dpop.remember_nonce_from(request.url().as_str(), response.headers());
@@ -410,19 +418,19 @@ impl OAuth {
             }
             tracing::debug!(status, scope = ?challenge.scope, "authorization challenge");
             let used = used.map(|tokens| tokens.access_token);
-            self.on_challenge(server, &challenge, used.as_ref(), &mut operation).await.map_err(Error::Auth)?;
+            self.on_challenge(server, &challenge, used.as_ref(), &mut operation).await?;
         }
     }
 
     /// The one place per-request authorization headers are added: `Bearer`, or for a
     /// DPoP-bound token `DPoP` with a fresh proof for this method and URL.
-    fn add_headers(&self, request: &mut reqwest::Request, tokens: &StoredTokens) -> Result<(), Error> {
-        let invalid = || Error::Auth(AuthError::InvalidMetadata("the access token is not a valid header value".into()));
+    fn add_headers(&self, request: &mut reqwest::Request, tokens: &StoredTokens) -> Result<(), AuthError> {
+        let invalid = || AuthError::InvalidMetadata("the access token is not a valid header value".into());
         let authorization = match (&self.inner.dpop, tokens.dpop) {
             (Some(dpop), true) => {
                 let (authorization, proof) = dpop
                     .resource_headers(request.method().as_str(), request.url().as_str(), &tokens.access_token)
-                    .map_err(|e| Error::Auth(AuthError::Internal(format!("DPoP proof: {e}"))))?;
+                    .map_err(|e| AuthError::Internal(format!("DPoP proof: {e}")))?;
                 let proof = HeaderValue::try_from(proof).map_err(|_| invalid())?;
                 request.headers_mut().insert(jose::DPOP_HEADER, proof);
                 authorization
@@ -578,5 +586,51 @@ impl OAuth {
                 tried: urls.iter().map(Url::to_string).collect(),
             }),
         }
+    }
+}
+
+/// [`OAuth`] as a tower layer ([`OAuth::layer`]): each request gets the access token (and DPoP
+/// proof), and a 401, or a 403 `insufficient_scope`, is answered by authorizing and sending the
+/// request again. Fails with an [`AuthError`] (boxed) when authorization fails.
+#[derive(Clone, Debug)]
+pub struct OAuthLayer {
+    oauth: OAuth,
+    server: Arc<Url>,
+}
+
+impl<S> Layer<S> for OAuthLayer {
+    type Service = OAuthService<S>;
+
+    fn layer(&self, inner: S) -> OAuthService<S> {
+        OAuthService { oauth: self.oauth.clone(), server: self.server.clone(), inner }
+    }
+}
+
+/// The service of an [`OAuthLayer`].
+#[derive(Clone, Debug)]
+pub struct OAuthService<S> {
+    oauth: OAuth,
+    server: Arc<Url>,
+    inner: S,
+}
+
+impl<S> Service<reqwest::Request> for OAuthService<S>
+where
+    S: Service<reqwest::Request, Response = reqwest::Response> + Clone + Send + 'static,
+    S::Error: Into<BoxError>,
+    S::Future: Send,
+{
+    type Response = reqwest::Response;
+    type Error = BoxError;
+    type Future = BoxFuture<'static, Result<reqwest::Response, BoxError>>;
+
+    fn poll_ready(&mut self, _cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), BoxError>> {
+        // Each attempt readies its own clone of `inner` (a request may be sent several times).
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: reqwest::Request) -> Self::Future {
+        let (oauth, server, inner) = (self.oauth.clone(), self.server.clone(), self.inner.clone());
+        Box::pin(async move { oauth.send(&server, inner, request).await })
     }
 }

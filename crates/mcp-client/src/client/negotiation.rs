@@ -293,7 +293,7 @@ impl Client {
         if let Transport::Http(http) = &*self.transport() {
             http.set_legacy(Some(server_version.to_owned()));
         }
-        self.transport().notify(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), Vec::new()).await?;
+        self.notify("notifications/initialized").await?;
         #[cfg(feature = "http")]
         if let Transport::Http(http) = &*self.transport() {
             http.open_standalone_stream(&self.inner.core).await;
@@ -305,13 +305,13 @@ impl Client {
     async fn fall_back_to_http_sse(&self, version: &str) -> Result<(), Error> {
         let Transport::Http(http) = &*self.transport() else { unreachable!() };
         let (client, url, headers) = (http.inner.client.clone(), http.inner.url.clone(), http.inner.headers.clone());
-        let auth = http.inner.auth.clone();
+        let service = http.inner.service.clone();
         tracing::debug!(%url, "falling back to the 2024-11-05 HTTP+SSE transport");
         let sse = crate::transport::legacy_sse::LegacySseTransport::connect(
             client,
             url,
             headers,
-            auth,
+            service,
             &self.inner.core,
             self.inner.config.probe_timeout.max(Duration::from_secs(5)),
         )

@@ -69,6 +69,8 @@ pub struct ClientBuilder {
     pub(super) tasks: bool,
     #[cfg(feature = "http")]
     pub(super) http_client: Option<reqwest::Client>,
+    #[cfg(feature = "http")]
+    pub(super) http_layers: crate::layer::HttpLayers,
     #[cfg(feature = "auth")]
     pub(super) oauth: Option<crate::auth::OAuth>,
 }
@@ -93,6 +95,8 @@ impl ClientBuilder {
             tasks: false,
             #[cfg(feature = "http")]
             http_client: None,
+            #[cfg(feature = "http")]
+            http_layers: Default::default(),
             #[cfg(feature = "auth")]
             oauth: None,
         }
@@ -215,8 +219,39 @@ impl ClientBuilder {
         self
     }
 
+    /// Wraps the client's HTTP traffic in a tower layer: every request to the MCP server (POST,
+    /// event-stream GET, session DELETE, and the deprecated HTTP+SSE transport's) goes through
+    /// it, as a `reqwest::Request` answered with a `reqwest::Response`. May be given several
+    /// times; the first layer given is the outermost (it sees a request first), as with
+    /// `tower::ServiceBuilder`, and all of them are outside the OAuth layer of
+    /// [`oauth`](Self::oauth). See [`layer`](crate::layer).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// // Any tower layer over `mcp_client::layer::HttpService` fits, e.g. a timeout per HTTP
+    /// // request (tower's `timeout` feature) or a concurrency limit:
+    /// let builder = mcp_client::Client::builder("my-app", "1.0.0")
+    ///     .http_layer(tower::layer::layer_fn(|service| service))
+    ///     .request_timeout(Duration::from_secs(30));
+    /// # let _ = builder;
+    /// ```
+    #[cfg(feature = "http")]
+    pub fn http_layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<crate::layer::HttpService> + Send + Sync + 'static,
+        L::Service: tower::Service<reqwest::Request, Response = reqwest::Response> + Clone + Send + Sync + 'static,
+        <L::Service as tower::Service<reqwest::Request>>::Error: Into<crate::layer::BoxError>,
+        <L::Service as tower::Service<reqwest::Request>>::Future: Send + 'static,
+    {
+        self.http_layers.push(layer);
+        self
+    }
+
     /// OAuth authorization for the HTTP transports: requests carry its access token, and a
-    /// 401 or a 403 `insufficient_scope` runs its flow and retries the request.
+    /// 401 or a 403 `insufficient_scope` runs its flow and retries the request. It is the
+    /// innermost layer of the client's HTTP service ([`OAuth::layer`](crate::auth::OAuth::layer)),
+    /// inside those of [`http_layer`](Self::http_layer).
     #[cfg(feature = "auth")]
     pub fn oauth(mut self, oauth: crate::auth::OAuth) -> Self {
         self.oauth = Some(oauth);
@@ -247,13 +282,16 @@ impl ClientBuilder {
             headers.insert(name, value);
         }
         let core = Core::new(self.handlers.clone(), self.limits.clone());
-        let auth = crate::transport::HttpAuth {
-            server: url.clone(),
-            #[cfg(feature = "auth")]
-            oauth: self.oauth.clone(),
-        };
         let http = self.http_client.clone().unwrap_or_default();
-        let transport = crate::transport::http::HttpTransport::new(http, url, headers, auth);
+        let service = crate::layer::reqwest_service(http.clone());
+        // OAuth innermost: its proof and token are made for the request as it finally goes out.
+        #[cfg(feature = "auth")]
+        let service = match &self.oauth {
+            Some(oauth) => crate::layer::boxed(tower::Layer::layer(&oauth.layer(url.clone()), service)),
+            None => service,
+        };
+        let service = self.http_layers.wrap(service);
+        let transport = crate::transport::http::HttpTransport::new(http, url, headers, service);
         let client = Client::assemble(self, core, Transport::Http(transport));
         client.negotiate().await?;
         Ok(client)

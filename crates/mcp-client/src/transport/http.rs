@@ -12,10 +12,13 @@ use futures::StreamExt as _;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use serde_json::Value;
 use tokio::sync::oneshot;
+use tracing::Instrument as _;
 
-use super::{HttpAuth, Outgoing, PendingGuard, cancelled_message, delivered};
+use super::{Outgoing, PendingGuard, delivered, send};
+use crate::body::read_capped;
 use crate::core::{Core, Delivery, Reply, as_reply_to};
 use crate::error::Error;
+use crate::layer::HttpService;
 use crate::sse::SseParser;
 
 /// Largest JSON response body read; more is treated as a broken server.
@@ -28,7 +31,8 @@ pub(crate) struct HttpInner {
     pub client: reqwest::Client,
     pub url: reqwest::Url,
     pub headers: HeaderMap,
-    pub auth: HttpAuth,
+    /// Where every request goes: the user's layers, OAuth, the reqwest client.
+    pub service: HttpService,
     session: Mutex<Option<String>>,
     legacy_version: Mutex<Option<String>>,
     legacy: AtomicBool,
@@ -54,13 +58,13 @@ pub(crate) struct HttpTransport {
 }
 
 impl HttpTransport {
-    pub fn new(client: reqwest::Client, url: reqwest::Url, headers: HeaderMap, auth: HttpAuth) -> Self {
+    pub fn new(client: reqwest::Client, url: reqwest::Url, headers: HeaderMap, service: HttpService) -> Self {
         HttpTransport {
             inner: Arc::new(HttpInner {
                 client,
                 url,
                 headers,
-                auth,
+                service,
                 session: Mutex::new(None),
                 legacy_version: Mutex::new(None),
                 legacy: AtomicBool::new(false),
@@ -118,7 +122,7 @@ impl HttpTransport {
         for (name, value) in headers {
             req = req.header(name, value);
         }
-        self.inner.auth.send(req.body(body.to_string()), &format!("POST {}", self.inner.url)).await
+        send(&self.inner.service, req.body(body.to_string()), &format!("POST {}", self.inner.url)).await
     }
 
     pub async fn notify(&self, message: &Value, headers: &[(String, String)]) -> Result<(), Error> {
@@ -134,12 +138,18 @@ impl HttpTransport {
         let rx = core.expect(out.id.clone());
         // Legacy servers do not read a closed stream as cancellation: tell them.
         let on_cancel: Option<Box<dyn FnOnce() + Send>> = (self.is_legacy() && out.cancel_on_drop).then(|| {
-            let (this, message) = (self.clone(), cancelled_message(&out.id));
+            let (this, id, notice) = (self.clone(), out.id.clone(), out.cancel_notice.clone());
             Box::new(move || {
                 if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                    handle.spawn(async move {
-                        let _ = this.notify(&message, &[]).await;
-                    });
+                    let (message, span) = notice.message(&id);
+                    handle.spawn(
+                        async move {
+                            if let Err(error) = this.notify(&message, &[]).await {
+                                crate::telemetry::notification_failed(&tracing::Span::current(), &error);
+                            }
+                        }
+                        .instrument(span),
+                    );
                 }
             }) as Box<dyn FnOnce() + Send>
         });
@@ -276,7 +286,7 @@ impl HttpTransport {
         if let Some(last) = last_event_id {
             req = req.header("Last-Event-ID", last);
         }
-        self.inner.auth.send(req, "GET for an event stream").await
+        send(&self.inner.service, req, "GET for an event stream").await
     }
 
     /// Opens the legacy standalone GET stream on which a server sends requests and
@@ -342,7 +352,7 @@ impl HttpTransport {
         let Some(session) = self.session() else { return };
         let req = self.inner.client.delete(self.inner.url.clone()).headers(self.inner.headers.clone());
         let req = self.legacy_headers(req).header("Mcp-Session-Id", session);
-        let _ = self.inner.auth.send(req, "DELETE of the session").await;
+        let _ = send(&self.inner.service, req, "DELETE of the session").await;
     }
 }
 
@@ -357,17 +367,4 @@ async fn read_body(response: reqwest::Response) -> Result<String, Error> {
         body.extend_from_slice(&chunk);
     }
     String::from_utf8(body).map_err(|_| Error::protocol("the response body is not UTF-8"))
-}
-
-/// Reads at most `limit` bytes of a body, for error messages; never fails.
-pub(crate) async fn read_capped(response: reqwest::Response, limit: usize) -> String {
-    let mut stream = response.bytes_stream();
-    let mut body = Vec::new();
-    while let Some(Ok(chunk)) = stream.next().await {
-        body.extend_from_slice(&chunk[..chunk.len().min(limit - body.len())]);
-        if body.len() == limit {
-            break;
-        }
-    }
-    String::from_utf8_lossy(&body).into_owned()
 }

@@ -9,18 +9,20 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use serde_json::Value;
+use tracing::Instrument as _;
 
-use super::http::read_capped;
-use super::{HttpAuth, Outgoing, PendingGuard, cancelled_message, delivered};
+use super::{Outgoing, PendingGuard, delivered, send};
+use crate::body::read_capped;
 use crate::core::{Core, Reply};
 use crate::error::Error;
+use crate::layer::HttpService;
 use crate::sse::SseParser;
 
 struct Inner {
     client: reqwest::Client,
     endpoint: reqwest::Url,
     headers: HeaderMap,
-    auth: HttpAuth,
+    service: HttpService,
     alive: AtomicBool,
 }
 
@@ -35,12 +37,12 @@ impl LegacySseTransport {
         client: reqwest::Client,
         url: reqwest::Url,
         headers: HeaderMap,
-        auth: HttpAuth,
+        service: HttpService,
         core: &Arc<Core>,
         timeout: Duration,
     ) -> Result<Self, Error> {
         let request = client.get(url.clone()).headers(headers.clone()).header(ACCEPT, "text/event-stream");
-        let response = auth.send(request, &format!("GET {url}")).await?;
+        let response = send(&service, request, &format!("GET {url}")).await?;
         let status = response.status();
         if !status.is_success() {
             return Err(Error::HttpStatus { status: status.as_u16(), body: read_capped(response, 4096).await });
@@ -76,7 +78,7 @@ impl LegacySseTransport {
         if endpoint.origin() != url.origin() {
             return Err(Error::protocol(format!("the endpoint {endpoint} is on another origin than {url}")));
         }
-        let inner = Arc::new(Inner { client, endpoint, headers, auth, alive: AtomicBool::new(true) });
+        let inner = Arc::new(Inner { client, endpoint, headers, service, alive: AtomicBool::new(true) });
         let (core, reader_inner) = (core.clone(), inner.clone());
         let reader = tokio::spawn(async move {
             // The answers to server requests; stopped with the reader (on close and on drop).
@@ -120,12 +122,18 @@ impl LegacySseTransport {
         }
         let rx = core.expect(out.id.clone());
         let on_cancel: Option<Box<dyn FnOnce() + Send>> = out.cancel_on_drop.then(|| {
-            let (inner, message) = (self.inner.clone(), cancelled_message(&out.id));
+            let (inner, id, notice) = (self.inner.clone(), out.id.clone(), out.cancel_notice);
             Box::new(move || {
                 if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                    handle.spawn(async move {
-                        let _ = post(&inner, &message).await;
-                    });
+                    let (message, span) = notice.message(&id);
+                    handle.spawn(
+                        async move {
+                            if let Err(error) = post(&inner, &message).await {
+                                crate::telemetry::notification_failed(&tracing::Span::current(), &error);
+                            }
+                        }
+                        .instrument(span),
+                    );
                 }
             }) as Box<dyn FnOnce() + Send>
         });
@@ -138,6 +146,11 @@ impl LegacySseTransport {
 
     pub fn close(&self) {
         self.reader.abort();
+    }
+
+    /// The URL messages are posted to.
+    pub fn url(&self) -> &reqwest::Url {
+        &self.inner.endpoint
     }
 }
 
@@ -155,7 +168,7 @@ async fn post(inner: &Inner, message: &Value) -> Result<(), Error> {
         .headers(inner.headers.clone())
         .header(CONTENT_TYPE, "application/json")
         .body(message.to_string());
-    let response = inner.auth.send(request, &format!("POST {}", inner.endpoint)).await?;
+    let response = send(&inner.service, request, &format!("POST {}", inner.endpoint)).await?;
     let status = response.status();
     if status.is_success() {
         Ok(())

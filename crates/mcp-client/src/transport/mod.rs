@@ -15,28 +15,30 @@ use serde_json::Value;
 use crate::core::{Core, Delivery, Reply};
 use crate::error::Error;
 
-/// How HTTP requests are sent: plainly, or (feature `auth`) with OAuth authorization, which
-/// answers a 401 or a 403 `insufficient_scope` with a token and a retry.
+/// Sends `request` through the client's HTTP service; `what` names it in errors (never with
+/// secrets).
 #[cfg(feature = "http")]
-#[derive(Clone, Debug)]
-pub(crate) struct HttpAuth {
-    /// The MCP server URL the user gave: what the protected resource metadata must name.
-    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
-    pub server: reqwest::Url,
-    #[cfg(feature = "auth")]
-    pub oauth: Option<crate::auth::OAuth>,
+pub(crate) async fn send(
+    service: &crate::layer::HttpService,
+    request: reqwest::RequestBuilder,
+    what: &str,
+) -> Result<reqwest::Response, Error> {
+    use tower::ServiceExt as _;
+
+    let request = request.build().map_err(|e| Error::transport_with(what.to_owned(), e))?;
+    service.clone().oneshot(request).await.map_err(|e| service_error(what, e))
 }
 
+/// What a failure of the HTTP service means for the caller: an OAuth failure stays one, the
+/// rest is a transport error with the service's error as its source.
 #[cfg(feature = "http")]
-impl HttpAuth {
-    /// Sends `request`; `what` names it in errors (never with secrets).
-    pub async fn send(&self, request: reqwest::RequestBuilder, what: &str) -> Result<reqwest::Response, Error> {
-        #[cfg(feature = "auth")]
-        if let Some(oauth) = &self.oauth {
-            return oauth.send(&self.server, request, what).await;
-        }
-        request.send().await.map_err(|e| Error::transport_with(what.to_owned(), e))
-    }
+fn service_error(what: &str, error: crate::layer::BoxError) -> Error {
+    #[cfg(feature = "auth")]
+    let error = match error.downcast::<crate::auth::AuthError>() {
+        Ok(auth) => return Error::Auth(*auth),
+        Err(error) => error,
+    };
+    Error::Transport { message: what.to_owned(), source: Some(error) }
 }
 
 /// Which transport a client talks over.
@@ -62,6 +64,31 @@ pub(crate) struct Outgoing {
     /// Send `notifications/cancelled` when the request is dropped unanswered (not for the
     /// stdio probe, whose late reply is simply ignored, nor for `initialize`).
     pub cancel_on_drop: bool,
+    /// What the span of that cancellation names.
+    pub cancel_notice: CancelNotice,
+}
+
+/// What the span of a request's `notifications/cancelled` names: the request's peer, version
+/// and span (its parent).
+#[derive(Clone)]
+pub(crate) struct CancelNotice {
+    pub peer: Arc<crate::telemetry::Peer>,
+    pub version: String,
+    pub request_span: tracing::Span,
+}
+
+impl CancelNotice {
+    /// The cancellation message for `id` and the span it is sent in (its trace context written
+    /// into the message with `otel`).
+    pub fn message(&self, id: &RequestId) -> (Value, tracing::Span) {
+        // The request's span is the cancellation's parent.
+        let span = self
+            .request_span
+            .in_scope(|| crate::telemetry::notification_span(&self.peer, "notifications/cancelled", &self.version));
+        let mut message = cancelled_message(id);
+        crate::telemetry::inject_into_message(&span, &mut message);
+        (message, span)
+    }
 }
 
 pub(crate) enum Transport {
@@ -82,6 +109,18 @@ impl Transport {
             Transport::Http(_) => TransportKind::StreamableHttp,
             #[cfg(feature = "http")]
             Transport::LegacySse(_) => TransportKind::HttpSse,
+        }
+    }
+
+    /// Where requests go, for telemetry.
+    pub fn peer(&self) -> Arc<crate::telemetry::Peer> {
+        match self {
+            #[cfg(feature = "stdio")]
+            Transport::Stdio(_) => crate::telemetry::Peer::stdio(),
+            #[cfg(feature = "http")]
+            Transport::Http(t) => crate::telemetry::Peer::http(&t.inner.url),
+            #[cfg(feature = "http")]
+            Transport::LegacySse(t) => crate::telemetry::Peer::http(t.url()),
         }
     }
 

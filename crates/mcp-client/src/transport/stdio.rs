@@ -14,7 +14,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError, mpsc};
 use tokio::task::JoinSet;
 
-use super::{Outgoing, PendingGuard, cancelled_message, delivered};
+use super::{Outgoing, PendingGuard, delivered};
 use crate::core::{Core, Reply};
 use crate::error::Error;
 
@@ -333,9 +333,11 @@ impl StdioTransport {
             return Err(Error::Closed);
         }
         let on_cancel: Option<Box<dyn FnOnce() + Send>> = out.cancel_on_drop.then(|| {
-            let (writer, message) = (writer.clone(), cancelled_message(&out.id).to_string());
+            let (writer, id, notice) = (writer.clone(), out.id.clone(), out.cancel_notice);
             Box::new(move || {
-                if let Err(error) = writer.try_send(message) {
+                let (message, span) = notice.message(&id);
+                if let Err(error) = writer.try_send(message.to_string()) {
+                    crate::telemetry::notification_failed(&span, &error);
                     tracing::debug!(%error, "the cancellation could not be queued");
                 }
             }) as Box<dyn FnOnce() + Send>
