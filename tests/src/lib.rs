@@ -9,6 +9,7 @@ pub mod exact;
 pub mod instances;
 pub mod mutate;
 pub mod oidc;
+pub mod prometheus;
 
 /// Decodes JSON text into one schema type and re-encodes it.
 pub struct TypeEntry {

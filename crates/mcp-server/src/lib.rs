@@ -58,6 +58,9 @@ mod headers;
 pub mod http;
 mod message;
 pub mod middleware;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub mod otel;
 mod principal;
 mod routes;
 mod server;
