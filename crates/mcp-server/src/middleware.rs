@@ -221,16 +221,22 @@ where
     }))
 }
 
-/// Runs `request` through `service` and words a layer's refusal as the request's error.
-pub(crate) async fn call(service: &McpService, request: McpRequest) -> Result<McpResponse, Error> {
-    let method = request.method();
-    let target = request.call.target().map(str::to_owned);
-    let response =
-        service.clone().oneshot(request).await.map_err(|error| layer_error(error, method, target.as_deref()))?;
-    if response.method() != method {
-        return Err(mismatch(method));
-    }
-    Ok(response)
+/// Runs `request` through `service` and words a layer's refusal as the request's error. Boxed,
+/// so that the futures of the paths without layers stay small.
+pub(crate) fn call(
+    service: &McpService,
+    request: McpRequest,
+) -> Pin<Box<dyn Future<Output = Result<McpResponse, Error>> + Send>> {
+    let service = service.clone();
+    Box::pin(async move {
+        let method = request.method();
+        let target = request.call.target().map(str::to_owned);
+        let response = service.oneshot(request).await.map_err(|error| layer_error(error, method, target.as_deref()))?;
+        if response.method() != method {
+            return Err(mismatch(method));
+        }
+        Ok(response)
+    })
 }
 
 /// The handler answered with the result of another method: a layer swapped the request.

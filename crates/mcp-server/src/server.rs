@@ -111,6 +111,8 @@ struct ServerInner {
     app_state: AppState,
     /// The server's middleware around the requests that reach the application, if any.
     layer: Option<crate::middleware::McpService>,
+    /// Some tool, resource, template or prompt has middleware of its own.
+    has_route_layers: bool,
 }
 
 /// A decoded client request, the same for both eras.
@@ -424,7 +426,11 @@ impl Server {
         };
         let mut operation = Some(Operation::start(session, &labels));
         let span = operation.as_ref().map(|op| op.span().clone()).unwrap_or_else(tracing::Span::none);
-        let reply = span.in_scope(|| self.serve_decoded(session, id, era, version, meta, call, &mut operation));
+        let reply = if span.is_disabled() {
+            self.serve_decoded(session, id, era, version, meta, call, &mut operation)
+        } else {
+            span.in_scope(|| self.serve_decoded(session, id, era, version, meta, call, &mut operation))
+        };
         // Not handed to a handler's task: answered here.
         if let Some(operation) = operation {
             operation.finish(reply.known_response());

@@ -340,6 +340,10 @@ impl ServerBuilder {
             || self.resources.iter().any(|r| !r.scopes.0.is_empty())
             || self.templates.iter().any(|t| !t.scopes.0.is_empty())
             || self.prompts.iter().any(|p| !p.scopes.0.is_empty());
+        let has_route_layers = tools.iter().any(|t| t.route.service.is_some())
+            || self.resources.iter().any(|r| r.service.is_some())
+            || self.templates.iter().any(|t| t.service.is_some())
+            || self.prompts.iter().any(|p| p.service.is_some());
         let layer = self.layers.into_iter().fold(None, |inner: Option<crate::middleware::McpService>, layer| {
             Some(layer(inner.unwrap_or_else(|| {
                 crate::middleware::service(|request: crate::middleware::McpRequest| async move {
@@ -351,6 +355,7 @@ impl ServerBuilder {
         Ok(Server {
             inner: Arc::new(ServerInner {
                 layer,
+                has_route_layers,
                 info: self.info,
                 instructions: self.instructions,
                 capabilities,

@@ -31,6 +31,7 @@ impl Server {
 
     /// Polls `running` once here; if it waits, the rest runs on its own task (cancelled when the
     /// reply is dropped) and its response comes through `respond`.
+    #[inline(never)]
     pub(super) fn drive(
         &self,
         session: &Arc<Session>,
@@ -159,19 +160,8 @@ impl Server {
             task: Default::default(),
         });
         let is_tool = matches!(call, Decoded::CallTool(_));
-        let call = match call {
-            Decoded::CallTool(params) => McpCall::CallTool(params),
-            Decoded::Read(params) => McpCall::ReadResource(params),
-            Decoded::GetPrompt(params) => McpCall::GetPrompt(params),
-            Decoded::Complete(params) => McpCall::Complete(params),
-            Decoded::ListTools(cursor) => McpCall::ListTools(cursor),
-            Decoded::ListResources(cursor) => McpCall::ListResources(cursor),
-            Decoded::ListTemplates(cursor) => McpCall::ListResourceTemplates(cursor),
-            Decoded::ListPrompts(cursor) => McpCall::ListPrompts(cursor),
-            _ => unreachable!("served without a task"),
-        };
-        let outcome: Result<Outgoing, Error> = match call {
-            McpCall::CallTool(params) if may_become_task => {
+        let outcome: Result<Outgoing, Error> = match (call, &self.inner.layer) {
+            (Decoded::CallTool(params), _) if may_become_task => {
                 // Served inline until the handler first waits; then the call becomes a task.
                 let server = self.clone();
                 let handler_ctx = ctx.clone();
@@ -184,13 +174,43 @@ impl Server {
                 });
                 match futures::poll!(handler.as_mut()) {
                     Poll::Ready(outcome) => outcome.map(|r| self.respond_tool(id, era, r)),
-                    Poll::Pending => return self.start_task(&ctx, id, handler).await,
+                    // Boxed: the paths that are not tasks keep a small future.
+                    Poll::Pending => return Box::pin(self.start_task(&ctx, id, handler)).await,
                 }
             }
-            call => self
-                .serve_layered(id.clone(), ctx.clone(), call)
+            // Without middleware each handler is awaited right here, on the decoded params: no
+            // async level and no copy of the params more than before layers existed (this
+            // future is moved whole into its box, so its size is paid on every request).
+            (Decoded::CallTool(params), None) => {
+                self.call_tool(id, ctx.clone(), params).await.map(|r| self.respond_tool(id, era, r))
+            }
+            (Decoded::Read(params), None) => self.read(id, ctx.clone(), params).await.map(|contents| {
+                let cache = self.inner.options.read_cache;
+                self.respond(id, era, ReadResourceResult::new(cache.scope, contents, cache.ttl_ms))
+            }),
+            (Decoded::GetPrompt(params), None) => {
+                self.get_prompt(id, ctx.clone(), params).await.map(|r| self.respond(id, era, r))
+            }
+            (Decoded::Complete(params), None) => self
+                .complete(ctx.clone(), params)
                 .await
-                .map(|response| self.respond_with(id, era, response)),
+                .map(|completion| self.respond(id, era, CompleteResult::new(completion))),
+            (call, Some(service)) => {
+                let call = match call {
+                    Decoded::CallTool(params) => McpCall::CallTool(params),
+                    Decoded::Read(params) => McpCall::ReadResource(params),
+                    Decoded::GetPrompt(params) => McpCall::GetPrompt(params),
+                    Decoded::Complete(params) => McpCall::Complete(params),
+                    Decoded::ListTools(cursor) => McpCall::ListTools(cursor),
+                    Decoded::ListResources(cursor) => McpCall::ListResources(cursor),
+                    Decoded::ListTemplates(cursor) => McpCall::ListResourceTemplates(cursor),
+                    Decoded::ListPrompts(cursor) => McpCall::ListPrompts(cursor),
+                    _ => unreachable!("served without a task"),
+                };
+                let request = McpRequest { id: id.clone(), ctx: ctx.clone(), call };
+                middleware::call(service, request).await.map(|response| self.respond_with(id, era, response))
+            }
+            (_, None) => unreachable!("served without a task"),
         };
         match outcome {
             Ok(message) => message,
@@ -235,20 +255,25 @@ impl Server {
     /// Serves a request (inside the server's middleware): its route, through the route's own.
     pub(super) async fn serve_call(&self, id: RequestId, ctx: Context, call: McpCall) -> Result<McpResponse, Error> {
         Ok(match call {
-            McpCall::CallTool(params) => McpResponse::CallTool(self.call_tool(id, ctx, params).await?),
-            McpCall::ReadResource(params) => McpResponse::ReadResource(self.read(id, ctx, params).await?),
-            McpCall::GetPrompt(params) => McpResponse::GetPrompt(self.get_prompt(id, ctx, params).await?),
+            McpCall::CallTool(params) => McpResponse::CallTool(self.call_tool(&id, ctx, params).await?),
+            McpCall::ReadResource(params) => McpResponse::ReadResource(self.read(&id, ctx, params).await?),
+            McpCall::GetPrompt(params) => McpResponse::GetPrompt(self.get_prompt(&id, ctx, params).await?),
             McpCall::Complete(params) => McpResponse::Complete(self.complete(ctx, params).await?),
-            McpCall::ListTools(cursor) => McpResponse::ListTools(self.list_tools(|| ctx.principal().clone(), cursor)?),
-            McpCall::ListResources(cursor) => {
-                McpResponse::ListResources(self.list_resources(|| ctx.principal().clone(), cursor)?)
-            }
+            lists => self.serve_list(&ctx, lists)?,
+        })
+    }
+
+    /// Serves one of the four lists.
+    fn serve_list(&self, ctx: &Context, call: McpCall) -> Result<McpResponse, Error> {
+        let principal = || ctx.principal().clone();
+        Ok(match call {
+            McpCall::ListTools(cursor) => McpResponse::ListTools(self.list_tools(principal, cursor)?),
+            McpCall::ListResources(cursor) => McpResponse::ListResources(self.list_resources(principal, cursor)?),
             McpCall::ListResourceTemplates(cursor) => {
-                McpResponse::ListResourceTemplates(self.list_templates(|| ctx.principal().clone(), cursor)?)
+                McpResponse::ListResourceTemplates(self.list_templates(principal, cursor)?)
             }
-            McpCall::ListPrompts(cursor) => {
-                McpResponse::ListPrompts(self.list_prompts(|| ctx.principal().clone(), cursor)?)
-            }
+            McpCall::ListPrompts(cursor) => McpResponse::ListPrompts(self.list_prompts(principal, cursor)?),
+            other => return Err(middleware::mismatch(other.method())),
         })
     }
 
@@ -320,7 +345,7 @@ impl Server {
 
     async fn call_tool(
         &self,
-        id: RequestId,
+        id: &RequestId,
         ctx: Context,
         mut params: CallToolRequestParams,
     ) -> Result<mcp_types::CallToolResult, Error> {
@@ -351,25 +376,53 @@ impl Server {
         let Some(service) = &entry.route.service else { return handler((entry.route.handler)(ctx, arguments)).await };
         let Value::Object(arguments) = arguments else { unreachable!("built from an object") };
         params.arguments = Some(arguments);
-        match middleware::call(service, McpRequest { id, ctx, call: McpCall::CallTool(params) }).await? {
+        match middleware::call(service, McpRequest { id: id.clone(), ctx, call: McpCall::CallTool(params) }).await? {
             McpResponse::CallTool(result) => Ok(result),
             _ => Err(middleware::mismatch("tools/call")),
         }
     }
 
-    async fn read(
-        &self,
-        id: RequestId,
+    /// Reads a resource: through the route's own middleware when it has some (boxed, with the
+    /// params it needs), else straight from the URI (the params are not kept in the future).
+    fn read<'s>(
+        &'s self,
+        id: &RequestId,
         ctx: Context,
         params: ReadResourceRequestParams,
+    ) -> impl Future<Output = Result<Vec<mcp_types::ReadResourceResultContentsItem>, Error>> + Send + use<'s> {
+        let read = match self.read_route_service(&params.uri) {
+            Some(service) => Ok((params.uri.clone(), read_through(service, id.clone(), ctx, params))),
+            None => Err((ctx, params.uri)),
+        };
+        async move {
+            match read {
+                Ok((uri, through)) => non_empty(through.await?, &uri),
+                Err((ctx, uri)) => self.read_plain(ctx, uri).await,
+            }
+        }
+    }
+
+    /// The middleware of the resource or template route that serves `uri`, if it has any.
+    fn read_route_service(&self, uri: &str) -> Option<&middleware::McpService> {
+        if !self.inner.has_route_layers {
+            return None;
+        }
+        if let Some(&index) = self.inner.resource_index.get(uri) {
+            return self.inner.resources[index].service.as_ref();
+        }
+        if self.inner.skills.iter().any(|skill| skill.inner.relative(uri).is_some()) {
+            return None;
+        }
+        self.inner.templates.iter().find(|t| t.pattern.matches(uri).is_some()).and_then(|t| t.service.as_ref())
+    }
+
+    async fn read_plain(
+        &self,
+        ctx: Context,
+        uri: String,
     ) -> Result<Vec<mcp_types::ReadResourceResultContentsItem>, Error> {
-        let uri = params.uri.clone();
         if let Some(&index) = self.inner.resource_index.get(&uri) {
-            let route = &self.inner.resources[index];
-            let contents = match &route.service {
-                None => handler((route.handler)(ctx, uri.clone())).await?,
-                Some(service) => read_through(service, id, ctx, params).await?,
-            };
+            let contents = handler((self.inner.resources[index].handler)(ctx, uri.clone())).await?;
             return non_empty(contents, &uri);
         }
         // A skill's other files: refuse a path that leaves the skill, generate a dynamic one.
@@ -385,10 +438,7 @@ impl Server {
         }
         for template in &self.inner.templates {
             if let Some(vars) = template.pattern.matches(&uri) {
-                let contents = match &template.service {
-                    None => handler((template.handler)(ctx, uri.clone(), vars)).await?,
-                    Some(service) => read_through(service, id, ctx, params).await?,
-                };
+                let contents = handler((template.handler)(ctx, uri.clone(), vars)).await?;
                 return non_empty(contents, &uri);
             }
         }
@@ -397,7 +447,7 @@ impl Server {
 
     async fn get_prompt(
         &self,
-        id: RequestId,
+        id: &RequestId,
         ctx: Context,
         params: GetPromptRequestParams,
     ) -> Result<mcp_types::GetPromptResult, Error> {
@@ -411,7 +461,7 @@ impl Server {
         let Some(service) = &route.service else {
             return handler((route.handler)(ctx, params.arguments.unwrap_or_default())).await;
         };
-        match middleware::call(service, McpRequest { id, ctx, call: McpCall::GetPrompt(params) }).await? {
+        match middleware::call(service, McpRequest { id: id.clone(), ctx, call: McpCall::GetPrompt(params) }).await? {
             McpResponse::GetPrompt(result) => Ok(result),
             _ => Err(middleware::mismatch("prompts/get")),
         }
@@ -445,23 +495,27 @@ impl Server {
     }
 }
 
-/// A route's handler, in a span of its own (a child of the request's, when anything listens).
-fn handler<T>(running: BoxFuture<T>) -> impl std::future::Future<Output = T> {
+/// A route's handler, in a span of its own (a child of the request's) when anything listens;
+/// as it is otherwise.
+fn handler<T: 'static>(running: BoxFuture<T>) -> BoxFuture<T> {
     let span = tracing::info_span!(target: crate::telemetry::TARGET, "mcp.handler", otel.name = "handler");
-    tracing::Instrument::instrument(running, span)
+    if span.is_disabled() { running } else { Box::pin(tracing::Instrument::instrument(running, span)) }
 }
 
 /// A read through a resource's (or template's) own middleware.
-async fn read_through(
+fn read_through(
     service: &middleware::McpService,
     id: RequestId,
     ctx: Context,
     params: ReadResourceRequestParams,
-) -> Result<Vec<mcp_types::ReadResourceResultContentsItem>, Error> {
-    match middleware::call(service, McpRequest { id, ctx, call: McpCall::ReadResource(params) }).await? {
-        McpResponse::ReadResource(contents) => Ok(contents),
-        _ => Err(middleware::mismatch("resources/read")),
-    }
+) -> BoxFuture<Result<Vec<mcp_types::ReadResourceResultContentsItem>, Error>> {
+    let through = middleware::call(service, McpRequest { id, ctx, call: McpCall::ReadResource(params) });
+    Box::pin(async move {
+        match through.await? {
+            McpResponse::ReadResource(contents) => Ok(contents),
+            _ => Err(middleware::mismatch("resources/read")),
+        }
+    })
 }
 
 /// What binds a `requestState` to its request: the method, the name or URI, and the arguments.
