@@ -6,9 +6,9 @@
 //!
 //! The stack, from the outside in: the layers given to [`ClientBuilder::http_layer`], the
 //! first one given outermost (as with `tower::ServiceBuilder`); then the OAuth layer when
-//! [`ClientBuilder::oauth`] is set (innermost, so that its `Authorization` and DPoP proof are
-//! made for the request as it finally goes out, and each retry of an outer layer gets a fresh
-//! proof); then the `reqwest::Client` ([`ClientBuilder::http_client`]).
+//! `ClientBuilder::oauth` (feature `auth`) is set (innermost, so that its `Authorization` and
+//! DPoP proof are made for the request as it finally goes out, and each retry of an outer layer
+//! gets a fresh proof); then the `reqwest::Client` ([`ClientBuilder::http_client`]).
 //!
 //! ```
 //! use std::task::{Context, Poll};
@@ -43,7 +43,6 @@
 //! ```
 //!
 //! [`ClientBuilder::http_layer`]: crate::ClientBuilder::http_layer
-//! [`ClientBuilder::oauth`]: crate::ClientBuilder::oauth
 //! [`ClientBuilder::http_client`]: crate::ClientBuilder::http_client
 
 use std::fmt;

@@ -62,9 +62,28 @@
 //!
 //! `stdio` (child processes, tokio `process`), `http` (reqwest) and `rustls`
 //! (HTTPS with rustls and the platform's certificate verifier) are on by default; `auth` adds
-//! OAuth 2.1 authorization for the HTTP transports ([`auth`]). For custom roots, proxies or
-//! client certificates, pass a configured `reqwest::Client` to
-//! [`ClientBuilder::http_client`].
+//! OAuth 2.1 authorization for the HTTP transports ([`auth`]); `otel` adds OpenTelemetry trace
+//! context in `_meta` and the MCP client metrics. For custom roots, proxies or client
+//! certificates, pass a configured `reqwest::Client` to [`ClientBuilder::http_client`]; for
+//! headers, retries, timeouts or metrics around each HTTP request, a tower layer to
+//! `ClientBuilder::http_layer` (see `layer`).
+//!
+//! # Observing the client
+//!
+//! Each request and notification the client sends is a `tracing` span (target `mcp_client`)
+//! by the OpenTelemetry semantic conventions for MCP: named `{mcp.method.name} {target}`
+//! (`tools/call get_weather`, `prompts/get summary`, else the method), kind client, with
+//! `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.prompt.name`, `mcp.resource.uri`,
+//! `gen_ai.operation.name`, `jsonrpc.request.id`, `mcp.protocol.version`, `mcp.session.id`,
+//! `network.transport`, `network.protocol.name`, `server.address`, `server.port`, and on failure
+//! `error.type` and `rpc.response.status_code`. Answering a server's request (elicitation,
+//! sampling, roots) runs in a span of kind server. Nothing is formatted unless a subscriber
+//! listens. With the `otel` feature and a `tracing-opentelemetry` layer, each request's
+//! `params._meta` carries the span's `traceparent`, `tracestate` and `baggage` (from the global
+//! text map propagator; keys the caller set are kept), a server request's `_meta` context
+//! becomes the parent of the span it is answered in, and the global meter provider gets
+//! `mcp.client.operation.duration` and `mcp.client.session.duration` (install it before the
+//! first request: the instruments are created once).
 //!
 
 // `auth` links to the section above when the feature is off, so that a default-features doc

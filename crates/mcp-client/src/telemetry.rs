@@ -49,7 +49,7 @@ impl Peer {
 
 /// What a request span names besides its peer.
 pub(crate) struct RequestLabels<'a> {
-    pub method: &'a str,
+    pub method: &'static str,
     pub id: &'a RequestId,
     pub version: &'a str,
     /// The request's params (without `_meta`), where the tool, prompt or resource is named.
@@ -147,7 +147,7 @@ pub(crate) fn error_type(error: &Error) -> String {
 /// One outgoing request: its span and (with `otel`) what its duration is recorded with.
 pub(crate) struct Operation {
     span: Span,
-    method: String,
+    method: &'static str,
     #[cfg(feature = "otel")]
     timer: otel::Timer,
 }
@@ -160,7 +160,7 @@ impl Operation {
         Operation {
             #[cfg(feature = "otel")]
             timer: otel::Timer::start(peer, labels, &target),
-            method: labels.method.to_owned(),
+            method: labels.method,
             span,
         }
     }
@@ -181,7 +181,7 @@ impl Operation {
         if self.span.is_disabled() && !cfg!(feature = "otel") {
             return;
         }
-        let outcome = Outcome::of(&self.method, result);
+        let outcome = Outcome::of(self.method, result);
         outcome.record(&self.span);
         #[cfg(feature = "otel")]
         self.timer.finish(&outcome);
@@ -454,7 +454,7 @@ mod otel {
     impl Timer {
         pub(super) fn start(peer: &Peer, labels: &RequestLabels<'_>, target: &Target<'_>) -> Self {
             let mut attributes = vec![
-                KeyValue::new("mcp.method.name", labels.method.to_owned()),
+                KeyValue::new("mcp.method.name", labels.method),
                 KeyValue::new("mcp.protocol.version", labels.version.to_owned()),
             ];
             match target {

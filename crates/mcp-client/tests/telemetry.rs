@@ -82,6 +82,10 @@ async fn mcp_server() -> (String, u16) {
         .tool(ToolRoute::raw(raw_tool("fail"), |_: Context, _: JsonObject| async move {
             Err::<String, _>(mcp_server::Error::failed("no"))
         }))
+        .tool(ToolRoute::raw(raw_tool("ask"), |ctx: Context, _: JsonObject| async move {
+            let roots = ctx.list_roots("roots").await?;
+            Ok::<_, mcp_server::Error>(roots.roots.len().to_string())
+        }))
         .build()
         .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -133,6 +137,11 @@ async fn http_requests_are_client_spans_with_the_conventions_attributes() {
     assert_eq!(attribute(&echo, "error.type"), None);
     assert_attributes(&discover, &[("mcp.method.name", "server/discover")]);
     assert_eq!(attribute(&discover, "gen_ai.tool.name"), None);
+
+    // The server (mcp-server, feature otel) read the client's traceparent from `_meta`.
+    let served = spans.named("tools/call echo", SpanKind::Server);
+    assert_eq!(served.span_context.trace_id(), echo.span_context.trace_id());
+    assert_eq!(served.parent_span_id, echo.span_context.span_id(), "the server's span is the client span's child");
 
     let fail = spans.named("tools/call fail", SpanKind::Client);
     assert_attributes(&fail, &[("error.type", "tool_error")]);
@@ -266,4 +275,29 @@ async fn a_legacy_servers_request_is_answered_in_a_server_span() {
     let roots = spans.named("roots/list", SpanKind::Server);
     assert_attributes(&roots, &[("mcp.method.name", "roots/list")]);
     assert!(attribute(&roots, "jsonrpc.request.id").is_some());
+}
+
+#[tokio::test]
+async fn a_legacy_http_session_names_its_id_and_answers_the_servers_request_in_its_trace() {
+    let spans = Spans::record();
+    let (url, _) = mcp_server().await;
+    let client = Client::builder("telemetry", "1")
+        .era(mcp_client::EraPreference::Legacy)
+        .handlers(mcp_client::Handlers::new().roots(|| async { Ok(vec![]) }))
+        .connect_http(&url)
+        .await
+        .unwrap();
+    let result = client.call_tool("ask", json!({})).await.unwrap();
+    assert_eq!(serde_json::to_value(&result.content).unwrap()[0]["text"], "0");
+    client.close().await;
+
+    let call = spans.named("tools/call ask", SpanKind::Client);
+    assert_attributes(&call, &[("mcp.protocol.version", "2025-11-25"), ("network.transport", "tcp")]);
+    assert!(attribute(&call, "mcp.session.id").is_some_and(|id| !id.is_empty()), "{call:#?}");
+    // The server asked within its handling of the call (its outgoing request is a client span);
+    // the client answered in a server span, that request's child.
+    let asked = spans.named("roots/list", SpanKind::Client);
+    let answered = spans.named("roots/list", SpanKind::Server);
+    assert_eq!(answered.span_context.trace_id(), call.span_context.trace_id());
+    assert_eq!(answered.parent_span_id, asked.span_context.span_id());
 }

@@ -224,7 +224,7 @@ impl ClientBuilder {
     /// it, as a `reqwest::Request` answered with a `reqwest::Response`. May be given several
     /// times; the first layer given is the outermost (it sees a request first), as with
     /// `tower::ServiceBuilder`, and all of them are outside the OAuth layer of
-    /// [`oauth`](Self::oauth). See [`layer`](crate::layer).
+    /// `oauth` (feature `auth`). See [`layer`](crate::layer).
     ///
     /// ```
     /// use std::time::Duration;
