@@ -4,7 +4,9 @@
 //! Attach an [`OAuth`] with [`ClientBuilder::oauth`](crate::ClientBuilder::oauth): every HTTP
 //! request then carries `Authorization: Bearer …`, and a 401, or a 403 with
 //! `error="insufficient_scope"`, turns into a token and a retry of the same request,
-//! transparently to the caller:
+//! transparently to the caller. It does so as a tower layer over the client's HTTP service
+//! ([`OAuth::layer`], the innermost of the [`layer`](crate::layer) stack), and depends on
+//! neither the transports nor the protocol core:
 //!
 //! 1. Protected Resource Metadata (RFC 9728): the challenge's `resource_metadata`, else the
 //!    path-based well-known URL, then the root one. Its `resource` must name the server (same
