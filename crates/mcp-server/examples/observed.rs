@@ -1,5 +1,7 @@
 //! An HTTP server with OpenTelemetry: `mcp_server::otel::init()` first, then three small tools
-//! whose calls become spans and `mcp.server.operation.duration` measurements. What is exported
+//! whose calls become spans and `mcp.server.operation.duration` measurements, behind a
+//! per-principal rate limit and an audit log (tower layers; the `slow` tool also has a timeout of
+//! its own). What is exported
 //! where is set by the standard `OTEL_*` variables (see `mcp_server::otel`).
 //!
 //! ```text
@@ -16,6 +18,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use clap::Parser;
+use mcp_server::middleware::{self, McpRequest, tower::ServiceBuilder};
 use mcp_server::{BuildError, Context, Error, Server, Structured, ToolRoute};
 
 #[derive(Parser)]
@@ -72,10 +75,23 @@ fn server() -> Result<Server, BuildError> {
     Server::builder("observed", env!("CARGO_PKG_VERSION"))
         .tool(ToolRoute::new("echo", echo).description("Returns the text it was given"))
         .tool(ToolRoute::new("add", add).description("Adds two integers"))
-        .tool(ToolRoute::new("slow", slow).description("Answers after the given number of milliseconds"))
-        // Middleware around every request that reaches a handler goes here:
-        // .layer(...) a per-principal rate limit
-        // .layer(...) an audit log
+        .tool(
+            ToolRoute::new("slow", slow)
+                .description("Answers after the given number of milliseconds")
+                .layer(middleware::timeout(Duration::from_secs(30))),
+        )
+        // Middleware around every request that reaches a handler: at most 600 requests a minute
+        // per principal, and an audit event (inside the request's span) for each one let through.
+        .layer(middleware::PrincipalRateLimit::new(600, Duration::from_secs(60)))
+        .layer(ServiceBuilder::new().map_request(|request: McpRequest| {
+            tracing::info!(
+                principal = request.principal().as_str(),
+                method = request.method(),
+                target = request.call.target(),
+                "audit"
+            );
+            request
+        }))
         .build()
 }
 
