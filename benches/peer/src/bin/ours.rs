@@ -86,8 +86,28 @@ async fn issuer(resource: &str) -> std::io::Result<(String, String)> {
     Ok((issuer, token))
 }
 
+/// With `--features otel`: every span and metric to the OpenTelemetry SDK's in-memory exporters,
+/// kept for the process's life (the cost of telemetry with a listener).
+#[cfg(feature = "otel")]
+fn listen_in_memory() -> (opentelemetry_sdk::trace::SdkTracerProvider, opentelemetry_sdk::metrics::SdkMeterProvider) {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let spans = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+    let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder().with_simple_exporter(spans).build();
+    let metrics = opentelemetry_sdk::metrics::InMemoryMetricExporter::default();
+    let reader = opentelemetry_sdk::metrics::PeriodicReader::builder(metrics).build();
+    let meter = opentelemetry_sdk::metrics::SdkMeterProvider::builder().with_reader(reader).build();
+    opentelemetry::global::set_meter_provider(meter.clone());
+    opentelemetry::global::set_text_map_propagator(opentelemetry_sdk::propagation::TraceContextPropagator::new());
+    let layer = tracing_opentelemetry::layer().with_tracer(tracer.tracer("ours"));
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer)).expect("one subscriber");
+    (tracer, meter)
+}
+
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
+    #[cfg(feature = "otel")]
+    let _telemetry = listen_in_memory();
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
         Some("stdio") => mcp_server::stdio::serve_stdio(server()).await,
