@@ -28,7 +28,11 @@ async fn a_task_stores_call_is_a_child_span_of_the_tool_call() {
     let _ = provider.force_flush();
 
     let spans = exporter.get_finished_spans().unwrap();
-    let call = spans.iter().find(|s| s.name == "tools/call forever").expect("the tool call's span");
+    let all: Vec<_> = spans.iter().map(|s| s.name.to_string()).collect();
+    let call = spans
+        .iter()
+        .find(|s| s.name == "tools/call forever")
+        .unwrap_or_else(|| panic!("the tool call's span among {all:?}"));
     let store_calls: Vec<_> = spans
         .iter()
         .filter(|s| s.attributes.iter().any(|kv| kv.key.as_str() == "db.system.name" && kv.value.as_str() == "redis"))

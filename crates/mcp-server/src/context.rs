@@ -54,6 +54,11 @@ impl Context {
         Context { inner: Arc::new(inner) }
     }
 
+    /// Whether this call may become a task (then its handler outlives the request's span).
+    pub(crate) fn may_become_task(&self) -> bool {
+        self.inner.may_become_task
+    }
+
     pub(crate) fn used_answers(&self) -> BTreeMap<String, Value> {
         self.inner.used.lock().expect("not poisoned").clone()
     }

@@ -373,7 +373,13 @@ impl Server {
         if !problems.is_empty() {
             return Ok(error_result(format!("Invalid arguments for tool {}: {}", params.name, problems.join("; "))));
         }
-        let Some(service) = &entry.route.service else { return handler((entry.route.handler)(ctx, arguments)).await };
+        let Some(service) = &entry.route.service else {
+            // A call that may become a task runs in the task's span once it is one: a handler
+            // span here would hold the request's span open for the task's whole life.
+            let may_become_task = ctx.may_become_task();
+            let running = (entry.route.handler)(ctx, arguments);
+            return if may_become_task { running.await } else { handler(running).await };
+        };
         let Value::Object(arguments) = arguments else { unreachable!("built from an object") };
         params.arguments = Some(arguments);
         match middleware::call(service, McpRequest { id: id.clone(), ctx, call: McpCall::CallTool(params) }).await? {
