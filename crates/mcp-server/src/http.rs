@@ -244,20 +244,7 @@ pub async fn serve_router(
 async fn caller(shared: &Shared, parts: &axum::http::request::Parts) -> Result<Principal, Response> {
     #[cfg(feature = "auth")]
     if let Some(authorization) = &shared.config.authorization {
-        let span = tracing::info_span!(
-            target: crate::telemetry::TARGET,
-            "mcp.authorization",
-            otel.name = "authorization",
-            otel.kind = "internal",
-            error.type = tracing::field::Empty,
-        );
-        let checked = authorization.authenticate(&parts.method, &parts.headers);
-        let checked = tracing::Instrument::instrument(checked, span.clone()).await;
-        if checked.is_err() {
-            span.record("error.type", "unauthorized");
-            crate::telemetry::refused("unauthorized");
-        }
-        return checked.map_err(IntoResponse::into_response);
+        return authorization::authenticate(authorization, parts).await;
     }
     #[cfg(not(feature = "auth"))]
     let _ = shared;

@@ -43,8 +43,10 @@ use crate::{Era, Error, Principal};
 use typed::{Source, Typed};
 
 mod builder;
+mod decoded;
 mod legacy_wire;
 mod listen;
+mod lists;
 mod options;
 mod refusals;
 mod results;
@@ -52,6 +54,8 @@ mod run;
 mod typed;
 mod walk;
 pub use builder::{BuildError, ServerBuilder};
+pub(crate) use decoded::call_meta;
+use decoded::call_meta_extra;
 use mcp_types::ext::skills::{
     DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
     ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, SkillsSettings,
@@ -535,78 +539,6 @@ impl Server {
         }
     }
 
-    pub(crate) fn list_tools(
-        &self,
-        principal: impl FnOnce() -> Principal,
-        cursor: Option<String>,
-    ) -> Result<ListToolsResult, ErrorObject> {
-        let list = self.inner.options.list_cache;
-        let (tools, next) =
-            self.page_permitted(principal, cursor, &self.inner.tools, |t| &t.route.scopes, |t| t.route.tool.clone())?;
-        let mut result = ListToolsResult::new(list.scope, tools, list.ttl_ms);
-        result.next_cursor = next;
-        Ok(result)
-    }
-
-    pub(crate) fn list_resources(
-        &self,
-        principal: impl FnOnce() -> Principal,
-        cursor: Option<String>,
-    ) -> Result<ListResourcesResult, ErrorObject> {
-        let list = self.inner.options.list_cache;
-        let (resources, next) =
-            self.page_permitted(principal, cursor, &self.inner.resources, |r| &r.scopes, |r| r.resource.clone())?;
-        let mut result = ListResourcesResult::new(list.scope, resources, list.ttl_ms);
-        result.next_cursor = next;
-        Ok(result)
-    }
-
-    pub(crate) fn list_templates(
-        &self,
-        principal: impl FnOnce() -> Principal,
-        cursor: Option<String>,
-    ) -> Result<ListResourceTemplatesResult, ErrorObject> {
-        let list = self.inner.options.list_cache;
-        let (templates, next) =
-            self.page_permitted(principal, cursor, &self.inner.templates, |t| &t.scopes, |t| t.template.clone())?;
-        let mut result = ListResourceTemplatesResult::new(list.scope, templates, list.ttl_ms);
-        result.next_cursor = next;
-        Ok(result)
-    }
-
-    pub(crate) fn list_prompts(
-        &self,
-        principal: impl FnOnce() -> Principal,
-        cursor: Option<String>,
-    ) -> Result<ListPromptsResult, ErrorObject> {
-        let list = self.inner.options.list_cache;
-        let (prompts, next) =
-            self.page_permitted(principal, cursor, &self.inner.prompts, |p| &p.scopes, |p| p.prompt.clone())?;
-        let mut result = ListPromptsResult::new(list.scope, prompts, list.ttl_ms);
-        result.next_cursor = next;
-        Ok(result)
-    }
-
-    /// A page of a list, leaving out (with [`Options::list_only_permitted`]) the entries whose
-    /// scopes the request's token does not grant.
-    fn page_permitted<T, U>(
-        &self,
-        principal: impl FnOnce() -> Principal,
-        cursor: Option<String>,
-        items: &[T],
-        scopes: impl Fn(&T) -> &Scopes,
-        item: impl Fn(&T) -> U,
-    ) -> Result<(Vec<U>, Option<String>), ErrorObject> {
-        if !self.inner.options.list_only_permitted || !self.inner.has_route_scopes {
-            return self.page(cursor, items, item);
-        }
-        let principal = principal();
-        let Some(token) = principal.token() else { return self.page(cursor, items, item) };
-        let permitted: Vec<&T> =
-            items.iter().filter(|entry| scopes(entry).0.iter().all(|scope| token.has_scope(scope))).collect();
-        self.page(cursor, &permitted, |entry| item(entry))
-    }
-
     /// Whether any tool, resource, template or prompt declares OAuth scopes of its own (when
     /// none does, an authorization layer need not read the body for [`Server::scopes_for`]).
     pub fn has_route_scopes(&self) -> bool {
@@ -628,28 +560,6 @@ impl Server {
             _ => None,
         };
         found.map_or(&[], |scopes| &scopes.0)
-    }
-
-    fn page<T, U>(
-        &self,
-        cursor: Option<String>,
-        items: &[T],
-        item: impl Fn(&T) -> U,
-    ) -> Result<(Vec<U>, Option<String>), ErrorObject> {
-        let start = match cursor {
-            None => 0,
-            Some(cursor) => base64::engine::general_purpose::URL_SAFE_NO_PAD
-                .decode(&cursor)
-                .ok()
-                .and_then(|bytes| String::from_utf8(bytes).ok())
-                .and_then(|text| text.strip_prefix("offset:").and_then(|n| n.parse::<usize>().ok()))
-                .filter(|&start| start <= items.len())
-                .ok_or_else(|| ErrorObject::invalid_params(format!("Invalid cursor: {cursor}")))?,
-        };
-        let end = (start + self.inner.options.page_size).min(items.len());
-        let next = (end < items.len())
-            .then(|| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("offset:{end}")));
-        Ok((items[start..end].iter().map(item).collect(), next))
     }
 
     pub(crate) fn task_store(&self) -> &Arc<dyn TaskStore> {
@@ -707,75 +617,6 @@ impl Server {
     fn knows_resource(&self, uri: &str) -> bool {
         self.inner.resource_index.contains_key(uri)
             || self.inner.templates.iter().any(|t| t.pattern.matches(uri).is_some())
-    }
-}
-
-impl Decoded {
-    fn method(&self) -> &'static str {
-        match self {
-            Decoded::Discover => "server/discover",
-            Decoded::Health => "health",
-            Decoded::ListTools(_) => "tools/list",
-            Decoded::ListResources(_) => "resources/list",
-            Decoded::ListTemplates(_) => "resources/templates/list",
-            Decoded::ListPrompts(_) => "prompts/list",
-            Decoded::CallTool(_) => "tools/call",
-            Decoded::Read(_) => "resources/read",
-            Decoded::GetPrompt(_) => "prompts/get",
-            Decoded::Complete(_) => "completion/complete",
-            Decoded::Listen(_) => "subscriptions/listen",
-            Decoded::Task(TaskRequest::Get(_), _) => "tasks/get",
-            Decoded::Task(TaskRequest::Cancel(_), _) => "tasks/cancel",
-            Decoded::Task(TaskRequest::Update(..), _) => "tasks/update",
-            Decoded::ListSkills(_) => "skills/list",
-            Decoded::GetSkill(_) => "skills/get",
-            Decoded::ReadDirectory(_) => "resources/directory/read",
-        }
-    }
-
-    fn target(&self) -> Option<&str> {
-        match self {
-            Decoded::CallTool(p) => Some(&p.name),
-            Decoded::Read(p) => Some(&p.uri),
-            Decoded::GetPrompt(p) => Some(&p.name),
-            Decoded::GetSkill(uri) => Some(uri),
-            Decoded::ReadDirectory(p) => Some(&p.uri),
-            _ => None,
-        }
-    }
-}
-
-/// The `_meta` members of a request that carries its own (the trace context among them).
-fn call_meta_extra(call: &Decoded) -> Option<&mcp_types::JsonObject> {
-    match call {
-        Decoded::CallTool(p) => Some(&p.meta.extra),
-        Decoded::Read(p) => Some(&p.meta.extra),
-        Decoded::GetPrompt(p) => Some(&p.meta.extra),
-        Decoded::Complete(p) => Some(&p.meta.extra),
-        Decoded::Listen(p) => Some(&p.meta.extra),
-        Decoded::Task(_, meta) => Some(&meta.extra),
-        _ => None,
-    }
-}
-
-pub(crate) fn call_meta(call: &Decoded) -> RequestMetaObject {
-    match call {
-        Decoded::CallTool(p) => p.meta.clone(),
-        Decoded::Read(p) => p.meta.clone(),
-        Decoded::GetPrompt(p) => p.meta.clone(),
-        Decoded::Complete(p) => p.meta.clone(),
-        Decoded::Listen(p) => p.meta.clone(),
-        Decoded::Task(_, meta) => meta.clone(),
-        // Served without handlers, so nothing reads their `_meta`.
-        Decoded::Discover
-        | Decoded::Health
-        | Decoded::ListTools(_)
-        | Decoded::ListResources(_)
-        | Decoded::ListTemplates(_)
-        | Decoded::ListPrompts(_)
-        | Decoded::ListSkills(_)
-        | Decoded::GetSkill(_)
-        | Decoded::ReadDirectory(_) => RequestMetaObject::default(),
     }
 }
 

@@ -235,7 +235,10 @@ impl Session {
     /// Records the `Mcp-Session-Id` a legacy HTTP session is known by.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn set_http_id(&self, id: &str) {
-        let _ = self.http_id.set(id.into());
+        // Called on every request of the session: allocate only the first time.
+        if self.http_id.get().is_none() {
+            let _ = self.http_id.set(id.into());
+        }
     }
 
     pub(crate) fn http_id(&self) -> Option<&str> {

@@ -3,6 +3,27 @@
 
 use super::*;
 
+/// The caller's principal from its token, in a span of its own; a refusal is counted.
+pub(super) async fn authenticate(
+    authorization: &crate::auth::ResourceServer,
+    parts: &axum::http::request::Parts,
+) -> Result<Principal, Response> {
+    let span = tracing::info_span!(
+        target: crate::telemetry::TARGET,
+        "mcp.authorization",
+        otel.name = "authorization",
+        otel.kind = "internal",
+        error.type = tracing::field::Empty,
+    );
+    let checked = authorization.authenticate(&parts.method, &parts.headers);
+    let checked = tracing::Instrument::instrument(checked, span.clone()).await;
+    if checked.is_err() {
+        span.record("error.type", "unauthorized");
+        crate::telemetry::refused("unauthorized");
+    }
+    checked.map_err(IntoResponse::into_response)
+}
+
 /// The 403 for a request naming a tool, resource or prompt whose scopes the token lacks. Every
 /// message of the body is checked (a batch too); what cannot be read here is read as the server
 /// reads it (a `Value`, the last of repeated members winning), so that nothing it would serve

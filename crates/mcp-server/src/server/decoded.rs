@@ -1,0 +1,72 @@
+//! What a decoded request names, for spans and metrics, and the `_meta` it carries.
+
+use super::*;
+
+impl Decoded {
+    pub(super) fn method(&self) -> &'static str {
+        match self {
+            Decoded::Discover => "server/discover",
+            Decoded::Health => "health",
+            Decoded::ListTools(_) => "tools/list",
+            Decoded::ListResources(_) => "resources/list",
+            Decoded::ListTemplates(_) => "resources/templates/list",
+            Decoded::ListPrompts(_) => "prompts/list",
+            Decoded::CallTool(_) => "tools/call",
+            Decoded::Read(_) => "resources/read",
+            Decoded::GetPrompt(_) => "prompts/get",
+            Decoded::Complete(_) => "completion/complete",
+            Decoded::Listen(_) => "subscriptions/listen",
+            Decoded::Task(TaskRequest::Get(_), _) => "tasks/get",
+            Decoded::Task(TaskRequest::Cancel(_), _) => "tasks/cancel",
+            Decoded::Task(TaskRequest::Update(..), _) => "tasks/update",
+            Decoded::ListSkills(_) => "skills/list",
+            Decoded::GetSkill(_) => "skills/get",
+            Decoded::ReadDirectory(_) => "resources/directory/read",
+        }
+    }
+
+    pub(super) fn target(&self) -> Option<&str> {
+        match self {
+            Decoded::CallTool(p) => Some(&p.name),
+            Decoded::Read(p) => Some(&p.uri),
+            Decoded::GetPrompt(p) => Some(&p.name),
+            Decoded::GetSkill(uri) => Some(uri),
+            Decoded::ReadDirectory(p) => Some(&p.uri),
+            _ => None,
+        }
+    }
+}
+
+/// The `_meta` members of a request that carries its own (the trace context among them).
+pub(super) fn call_meta_extra(call: &Decoded) -> Option<&mcp_types::JsonObject> {
+    match call {
+        Decoded::CallTool(p) => Some(&p.meta.extra),
+        Decoded::Read(p) => Some(&p.meta.extra),
+        Decoded::GetPrompt(p) => Some(&p.meta.extra),
+        Decoded::Complete(p) => Some(&p.meta.extra),
+        Decoded::Listen(p) => Some(&p.meta.extra),
+        Decoded::Task(_, meta) => Some(&meta.extra),
+        _ => None,
+    }
+}
+
+pub(crate) fn call_meta(call: &Decoded) -> RequestMetaObject {
+    match call {
+        Decoded::CallTool(p) => p.meta.clone(),
+        Decoded::Read(p) => p.meta.clone(),
+        Decoded::GetPrompt(p) => p.meta.clone(),
+        Decoded::Complete(p) => p.meta.clone(),
+        Decoded::Listen(p) => p.meta.clone(),
+        Decoded::Task(_, meta) => meta.clone(),
+        // Served without handlers, so nothing reads their `_meta`.
+        Decoded::Discover
+        | Decoded::Health
+        | Decoded::ListTools(_)
+        | Decoded::ListResources(_)
+        | Decoded::ListTemplates(_)
+        | Decoded::ListPrompts(_)
+        | Decoded::ListSkills(_)
+        | Decoded::GetSkill(_)
+        | Decoded::ReadDirectory(_) => RequestMetaObject::default(),
+    }
+}

@@ -1,0 +1,100 @@
+//! The four lists (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`):
+//! their pages, with the entries the request's token may not call left out when asked.
+
+use super::*;
+
+impl Server {
+    pub(crate) fn list_tools(
+        &self,
+        principal: impl FnOnce() -> Principal,
+        cursor: Option<String>,
+    ) -> Result<ListToolsResult, ErrorObject> {
+        let list = self.inner.options.list_cache;
+        let (tools, next) =
+            self.page_permitted(principal, cursor, &self.inner.tools, |t| &t.route.scopes, |t| t.route.tool.clone())?;
+        let mut result = ListToolsResult::new(list.scope, tools, list.ttl_ms);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    pub(crate) fn list_resources(
+        &self,
+        principal: impl FnOnce() -> Principal,
+        cursor: Option<String>,
+    ) -> Result<ListResourcesResult, ErrorObject> {
+        let list = self.inner.options.list_cache;
+        let (resources, next) =
+            self.page_permitted(principal, cursor, &self.inner.resources, |r| &r.scopes, |r| r.resource.clone())?;
+        let mut result = ListResourcesResult::new(list.scope, resources, list.ttl_ms);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    pub(crate) fn list_templates(
+        &self,
+        principal: impl FnOnce() -> Principal,
+        cursor: Option<String>,
+    ) -> Result<ListResourceTemplatesResult, ErrorObject> {
+        let list = self.inner.options.list_cache;
+        let (templates, next) =
+            self.page_permitted(principal, cursor, &self.inner.templates, |t| &t.scopes, |t| t.template.clone())?;
+        let mut result = ListResourceTemplatesResult::new(list.scope, templates, list.ttl_ms);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    pub(crate) fn list_prompts(
+        &self,
+        principal: impl FnOnce() -> Principal,
+        cursor: Option<String>,
+    ) -> Result<ListPromptsResult, ErrorObject> {
+        let list = self.inner.options.list_cache;
+        let (prompts, next) =
+            self.page_permitted(principal, cursor, &self.inner.prompts, |p| &p.scopes, |p| p.prompt.clone())?;
+        let mut result = ListPromptsResult::new(list.scope, prompts, list.ttl_ms);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    /// A page of a list, leaving out (with [`Options::list_only_permitted`]) the entries whose
+    /// scopes the request's token does not grant.
+    fn page_permitted<T, U>(
+        &self,
+        principal: impl FnOnce() -> Principal,
+        cursor: Option<String>,
+        items: &[T],
+        scopes: impl Fn(&T) -> &Scopes,
+        item: impl Fn(&T) -> U,
+    ) -> Result<(Vec<U>, Option<String>), ErrorObject> {
+        if !self.inner.options.list_only_permitted || !self.inner.has_route_scopes {
+            return self.page(cursor, items, item);
+        }
+        let principal = principal();
+        let Some(token) = principal.token() else { return self.page(cursor, items, item) };
+        let permitted: Vec<&T> =
+            items.iter().filter(|entry| scopes(entry).0.iter().all(|scope| token.has_scope(scope))).collect();
+        self.page(cursor, &permitted, |entry| item(entry))
+    }
+
+    pub(super) fn page<T, U>(
+        &self,
+        cursor: Option<String>,
+        items: &[T],
+        item: impl Fn(&T) -> U,
+    ) -> Result<(Vec<U>, Option<String>), ErrorObject> {
+        let start = match cursor {
+            None => 0,
+            Some(cursor) => base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(&cursor)
+                .ok()
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .and_then(|text| text.strip_prefix("offset:").and_then(|n| n.parse::<usize>().ok()))
+                .filter(|&start| start <= items.len())
+                .ok_or_else(|| ErrorObject::invalid_params(format!("Invalid cursor: {cursor}")))?,
+        };
+        let end = (start + self.inner.options.page_size).min(items.len());
+        let next = (end < items.len())
+            .then(|| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("offset:{end}")));
+        Ok((items[start..end].iter().map(item).collect(), next))
+    }
+}
