@@ -522,27 +522,13 @@ async fn the_servers_own_scope_is_needed_on_every_request() {
 }
 
 #[tokio::test]
-async fn a_scope_check_cannot_be_dodged_with_repeated_members_or_a_batch() {
+async fn a_scope_check_cannot_be_dodged_with_repeated_members_a_resource_uri_or_a_batch() {
     let server = protected(Verify::Jwt).await;
     let token = server.token("notes:read").await;
     let session = server.initialize(&token).await;
     let batch_session = server.initialize_at(&token, "2025-03-26").await;
-    // Repeated members (read as the server reads them: the last one wins), a resource by URI,
-    // and a batch (2025-03-26) whose second element needs the scope.
-    for (session, version, body) in [
-        (
-            &session,
-            LEGACY,
-            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","name":"add_note","arguments":{"title":"x"}}}"#,
-        ),
-        (&session, LEGACY, r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"notes://audit"}}"#),
-        (
-            &batch_session,
-            "2025-03-26",
-            r#"[{"jsonrpc":"2.0","id":2,"method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add_note","arguments":{"title":"x"}}}]"#,
-        ),
-    ] {
-        let response = server
+    let post = |session: &str, version: &str, body: &'static str| {
+        server
             .http
             .post(&server.url)
             .header("accept", "application/json, text/event-stream")
@@ -552,10 +538,29 @@ async fn a_scope_check_cannot_be_dodged_with_repeated_members_or_a_batch() {
             .header("content-type", "application/json")
             .body(body)
             .send()
-            .await
-            .unwrap();
+    };
+    // Repeated members (the check sees what the server serves: the last one wins), a resource
+    // by URI, and a subscription to it.
+    for body in [
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","name":"add_note","arguments":{"title":"x"}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"notes://audit"}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"notes://audit"}}"#,
+    ] {
+        let response = post(&session, LEGACY, body).await.unwrap();
         assert_eq!(response.status(), StatusCode::FORBIDDEN, "{body}");
+        let challenge = response.headers()["www-authenticate"].to_str().unwrap().to_owned();
+        assert!(challenge.starts_with("Bearer error=\"insufficient_scope\", scope=\"notes:read "), "{challenge}");
     }
+    // A batch (2025-03-26) is answered element by element: the element that needs the scope is
+    // refused (its handler does not run), the others are served.
+    let body = r#"[{"jsonrpc":"2.0","id":2,"method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add_note","arguments":{"title":"x"}}}]"#;
+    let response = post(&batch_session, "2025-03-26", body).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let responses: Vec<Value> = response.json().await.unwrap();
+    let by_id = |id: i64| responses.iter().find(|r| r["id"] == id).unwrap_or_else(|| panic!("no {id}: {responses:?}"));
+    assert!(by_id(2)["result"]["tools"].is_array(), "{responses:?}");
+    assert_eq!(by_id(3)["error"]["code"], -32600, "{responses:?}");
+    assert_eq!(by_id(3)["error"]["data"]["requiredScopes"], json!(["notes:write"]), "{responses:?}");
 }
 
 #[tokio::test]

@@ -24,6 +24,11 @@ pub enum Error {
     /// The handler needs input from the client before it can finish. On the 2026-07-28 wire this
     /// becomes an `InputRequiredResult`; built only by [`Context`](crate::Context).
     InputRequired(InputRequests),
+    /// The caller's token lacks some of these scopes, every scope the request needs (a route's
+    /// [`scopes`](crate::ToolRoute::scopes) or a [`RequireScopes`](crate::middleware::RequireScopes)
+    /// layer's). Over HTTP with authorization a `403` with an `insufficient_scope` challenge, so
+    /// that the client can step up; elsewhere `-32600` with `data.requiredScopes`.
+    InsufficientScope(Vec<String>),
 }
 
 impl Error {
@@ -57,8 +62,15 @@ impl Error {
             Error::Rpc(error) => error,
             Error::MissingCapability(required) => missing_capability(&required),
             Error::InputRequired(_) => ErrorObject::internal_error("input was required where none can be requested"),
+            Error::InsufficientScope(needed) => insufficient_scope(&needed),
         }
     }
+}
+
+/// `-32600` naming the scopes a request needs, in `data.requiredScopes`.
+pub(crate) fn insufficient_scope(needed: &[String]) -> ErrorObject {
+    ErrorObject::invalid_request(format!("Forbidden: this request needs the scope(s) {}", needed.join(" ")))
+        .with_data(serde_json::json!({ "requiredScopes": needed }))
 }
 
 /// `-32021` with `data.requiredCapabilities`.
@@ -100,6 +112,7 @@ impl fmt::Display for Error {
                 let keys: Vec<&str> = requests.keys().map(String::as_str).collect();
                 write!(f, "input required: {}", keys.join(", "))
             }
+            Error::InsufficientScope(needed) => write!(f, "insufficient scope: needs {}", needed.join(" ")),
         }
     }
 }

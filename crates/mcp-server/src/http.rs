@@ -332,13 +332,6 @@ async fn post(
             &Outgoing::error_as(id.as_ref(), &error, Disposition::BadRequest),
         );
     }
-    #[cfg(feature = "auth")]
-    if let Some(authorization) = &shared.config.authorization
-        && shared.server.has_route_scopes()
-        && let Err(challenge) = authorization::check_route_scopes(&shared.server, authorization, &principal, &bytes)
-    {
-        return challenge.into_response();
-    }
     let version = header_str(headers, "mcp-protocol-version");
     let legacy_wire = version.is_none_or(|v| LEGACY_VERSIONS.contains(&v));
     let session_id = header_str(headers, SESSION_HEADER);
@@ -431,10 +424,18 @@ async fn post(
         let id = peek().ok().as_ref().and_then(request_id);
         return json_response(StatusCode::OK, &Outgoing::error(id.as_ref(), &store_error(&e)));
     }
+    #[cfg(feature = "auth")]
+    if first.kind == OutgoingKind::Response(Disposition::Forbidden)
+        && let Some(authorization) = &shared.config.authorization
+        && let Some(challenge) = authorization::scope_challenge(authorization, session.principal(), &first)
+    {
+        return challenge;
+    }
     let mut response = if first.is_response() {
         let status = match first.kind {
             OutgoingKind::Response(Disposition::BadRequest) => StatusCode::BAD_REQUEST,
             OutgoingKind::Response(Disposition::NotFound) => StatusCode::NOT_FOUND,
+            OutgoingKind::Response(Disposition::Forbidden) => StatusCode::FORBIDDEN,
             _ => StatusCode::OK,
         };
         json_response(status, &first)

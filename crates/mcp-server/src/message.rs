@@ -23,6 +23,9 @@ pub enum Disposition {
     BadRequest,
     /// The method does not exist (on the modern wire).
     NotFound,
+    /// The caller's token lacks a scope the request needs (HTTP 403 with an `insufficient_scope`
+    /// challenge; the error's `data.requiredScopes` names every scope it needs).
+    Forbidden,
 }
 
 /// What kind of message an [`Outgoing`] is.

@@ -12,7 +12,10 @@
 //! Requests the protocol serves without application code (`server/discover`, `health`,
 //! `subscriptions/listen`, the tasks and skills extensions' methods) do not pass through layers.
 //!
-//! With no layer installed the requests go straight to their handlers, as before.
+//! The OAuth scopes routes declare are checked on this seam before the application's layers;
+//! [`RequireScopes`] checks others where it is put.
+//!
+//! With no layer installed (and no route scopes) the requests go straight to their handlers.
 //!
 //! A per-principal rate limit ([`PrincipalRateLimit`]), a timeout that names its limit
 //! ([`timeout`]), and an audit log in a few lines:
@@ -52,6 +55,10 @@ use tower::util::BoxCloneSyncService;
 use tower::{Layer, Service, ServiceExt as _};
 
 use crate::{Context, Error, Principal};
+
+mod scopes;
+pub use scopes::{RequireScopes, ScopeCheck};
+pub(crate) use scopes::{lacking, route_scopes};
 
 /// The tower this crate's layers are built on, so that an application's layers match its version.
 pub use tower;

@@ -274,9 +274,10 @@ impl ToolRoute {
     }
 
     /// OAuth scopes a call needs besides the server's own (an HTTP server with
-    /// `HttpConfig::authorization`, feature `auth`): a token without
-    /// every one of them gets 403 `insufficient_scope` naming all that the call needs, before
-    /// the handler runs. Not checked over stdio, which has no tokens.
+    /// `HttpConfig::authorization`, feature `auth`): a token without every one of them gets
+    /// [`Error::InsufficientScope`](crate::Error::InsufficientScope), a 403 `insufficient_scope`
+    /// naming all that the call needs. Checked on the [`middleware`] seam before the server's
+    /// own layers and the handler; not over stdio, which has no tokens.
     pub fn scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
         self.scopes = Scopes::from_iter(scopes);
         self

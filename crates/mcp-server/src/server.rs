@@ -562,6 +562,13 @@ impl Server {
         found.map_or(&[], |scopes| &scopes.0)
     }
 
+    /// The refusal of `resources/subscribe` to a resource whose scopes the caller's token lacks
+    /// (not a request of the middleware seam, so checked here).
+    pub(crate) fn subscribe_refused(&self, session: &Session, id: &RequestId, uri: &str) -> Option<Outgoing> {
+        let refusal = crate::middleware::lacking(session.principal(), self.scopes_for("resources/subscribe", uri))?;
+        Some(Outgoing::error_as(Some(id), &refusal.into_error_object(), Disposition::Forbidden))
+    }
+
     pub(crate) fn task_store(&self) -> &Arc<dyn TaskStore> {
         &self.inner.task_store
     }

@@ -211,3 +211,44 @@ async fn tool_failures_and_protocol_errors_pass_through_layers_unchanged() {
     assert_error(&unknown, 2, -32602);
     assert_eq!(message(&unknown), "Unknown tool: missing");
 }
+
+fn connect_with_scopes(server: &Server, subject: &str, scope: &str) -> MemoryClient {
+    let (server_end, client_end) = Connection::memory();
+    let server = server.clone();
+    let claims = json!({ "sub": subject, "scope": scope });
+    let Value::Object(claims) = claims else { unreachable!() };
+    let principal = Principal::from_token(mcp_server::VerifiedToken::from_claims(claims));
+    tokio::spawn(async move { server.serve_as(server_end, principal).await });
+    MemoryClient { connection: client_end }
+}
+
+#[tokio::test]
+async fn route_scopes_and_require_scopes_refuse_on_the_seam_before_the_applications_layers() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let server = Server::builder("t", "1")
+        .tool(quick("open"))
+        .tool(quick("write").scopes(["notes:write"]))
+        .tool(quick("purge").layer(middleware::RequireScopes::new(["admin", "notes:write"])))
+        .layer(audit(log.clone()))
+        .build()
+        .unwrap();
+    let mut reader = connect_with_scopes(&server, "reader", "notes:read");
+    assert_eq!(text(&reader.ask(call(1, "open")).await), "done");
+    for (id, tool, needed) in [(2, "write", json!(["notes:write"])), (3, "purge", json!(["admin", "notes:write"]))] {
+        let refused = reader.ask(call(id, tool)).await;
+        assert_error(&refused, id, -32600);
+        assert_eq!(refused["error"]["data"]["requiredScopes"], needed, "{refused}");
+        assert!(message(&refused).starts_with("Forbidden: this request needs the scope(s)"), "{refused}");
+    }
+    // A route's scopes are checked before the server's layers (which never saw the refused
+    // call); `RequireScopes` on a route runs inside them.
+    assert_eq!(*log.lock().unwrap(), ["reader tools/call open", "reader tools/call purge"]);
+
+    let mut admin = connect_with_scopes(&server, "admin", "notes:write admin");
+    for (id, tool) in [(1, "write"), (2, "purge")] {
+        assert_eq!(text(&admin.ask(call(id, tool)).await), "done");
+    }
+    // A caller without a token (stdio) has nothing to check.
+    let mut local = connect_as(&server, "local");
+    assert_eq!(text(&local.ask(call(1, "write")).await), "done");
+}

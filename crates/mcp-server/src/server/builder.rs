@@ -344,14 +344,22 @@ impl ServerBuilder {
             || self.resources.iter().any(|r| r.service.is_some())
             || self.templates.iter().any(|t| t.service.is_some())
             || self.prompts.iter().any(|p| p.service.is_some());
-        let layer = self.layers.into_iter().fold(None, |inner: Option<crate::middleware::McpService>, layer| {
-            Some(layer(inner.unwrap_or_else(|| {
-                crate::middleware::service(|request: crate::middleware::McpRequest| async move {
-                    let server = request.ctx.server().clone();
-                    server.serve_call(request.id, request.ctx, request.call).await
-                })
-            })))
-        });
+        let base = || {
+            crate::middleware::service(|request: crate::middleware::McpRequest| async move {
+                let server = request.ctx.server().clone();
+                server.serve_call(request.id, request.ctx, request.call).await
+            })
+        };
+        let layer = self
+            .layers
+            .into_iter()
+            .fold(None, |inner: Option<crate::middleware::McpService>, layer| Some(layer(inner.unwrap_or_else(base))));
+        // The scopes routes declare are checked on the same seam, before the application's layers.
+        let layer = match layer {
+            _ if !has_route_scopes => layer,
+            Some(layered) => Some(crate::middleware::route_scopes(layered)),
+            None => Some(crate::middleware::route_scopes(base())),
+        };
         Ok(Server {
             inner: Arc::new(ServerInner {
                 layer,

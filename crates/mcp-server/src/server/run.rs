@@ -230,6 +230,9 @@ impl Server {
                 result.request_state = Some(self.inner.keyring.seal(&sealed));
                 self.respond(id, era, result)
             }
+            Err(Error::InsufficientScope(needed)) => {
+                Outgoing::error_as(Some(id), &crate::error::insufficient_scope(&needed), Disposition::Forbidden)
+            }
             Err(Error::MissingCapability(required)) if era == Era::Modern => {
                 Outgoing::error_as(Some(id), &missing_capability(&required), Disposition::BadRequest)
             }

@@ -241,6 +241,9 @@ impl Server {
                 if !self.knows_resource(&uri) {
                     return error(&Error::resource_not_found(&uri).into_error_object());
                 }
+                if subscribe && let Some(refusal) = self.subscribe_refused(session, &id, &uri) {
+                    return Typed::Done(Some(Reply::ready(refusal)));
+                }
                 session.update(|legacy| {
                     if subscribe {
                         legacy.subscriptions.insert(uri);

@@ -179,6 +179,9 @@ impl Server {
                     ));
                 }
                 let subscribe = method == "resources/subscribe";
+                if subscribe && let Some(refusal) = self.subscribe_refused(session, &id, &uri) {
+                    return Reply::ready(refusal);
+                }
                 session.update(|legacy| {
                     if subscribe {
                         legacy.subscriptions.insert(uri);
