@@ -123,10 +123,10 @@ struct ServerInner {
 pub(crate) enum Decoded {
     Discover,
     Health,
-    ListTools(Option<String>),
-    ListResources(Option<String>),
-    ListTemplates(Option<String>),
-    ListPrompts(Option<String>),
+    ListTools(Listing),
+    ListResources(Listing),
+    ListTemplates(Listing),
+    ListPrompts(Listing),
     CallTool(CallToolRequestParams),
     Read(ReadResourceRequestParams),
     GetPrompt(GetPromptRequestParams),
@@ -136,6 +136,12 @@ pub(crate) enum Decoded {
     ListSkills(Option<String>),
     GetSkill(String),
     ReadDirectory(ReadResourceDirectoryRequestParams),
+}
+
+/// A list request's cursor and `_meta` (the caller's trace context, capabilities).
+pub(crate) struct Listing {
+    pub(crate) cursor: Option<String>,
+    pub(crate) meta: RequestMetaObject,
 }
 
 /// An MCP server: cheap to clone, shared by every connection and transport.
@@ -484,18 +490,18 @@ impl Server {
             {
                 self.spawn(session, id, era, version, meta, call, operation.take())
             }
-            Decoded::ListTools(cursor) => {
-                listed(self.list_tools(|| session.request_principal(), cursor).map(|r| self.respond(&id, era, r)))
-            }
-            Decoded::ListResources(cursor) => {
-                listed(self.list_resources(|| session.request_principal(), cursor).map(|r| self.respond(&id, era, r)))
-            }
-            Decoded::ListTemplates(cursor) => {
-                listed(self.list_templates(|| session.request_principal(), cursor).map(|r| self.respond(&id, era, r)))
-            }
-            Decoded::ListPrompts(cursor) => {
-                listed(self.list_prompts(|| session.request_principal(), cursor).map(|r| self.respond(&id, era, r)))
-            }
+            Decoded::ListTools(listing) => listed(
+                self.list_tools(|| session.request_principal(), listing.cursor).map(|r| self.respond(&id, era, r)),
+            ),
+            Decoded::ListResources(listing) => listed(
+                self.list_resources(|| session.request_principal(), listing.cursor).map(|r| self.respond(&id, era, r)),
+            ),
+            Decoded::ListTemplates(listing) => listed(
+                self.list_templates(|| session.request_principal(), listing.cursor).map(|r| self.respond(&id, era, r)),
+            ),
+            Decoded::ListPrompts(listing) => listed(
+                self.list_prompts(|| session.request_principal(), listing.cursor).map(|r| self.respond(&id, era, r)),
+            ),
             Decoded::Listen(params) => self.listen(session, id, params),
             Decoded::ListSkills(cursor) => {
                 listed(self.page(cursor, &self.inner.skills, SkillRoute::entry).map(|(skills, next)| {

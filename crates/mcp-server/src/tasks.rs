@@ -193,7 +193,8 @@ impl Server {
         handler: BoxFuture<Result<CallToolResult, Error>>,
     ) -> Outgoing {
         let options = self.options();
-        let record = TaskRecord::new(ctx.principal().clone(), options.task_ttl, options.task_poll_interval);
+        let mut record = TaskRecord::new(ctx.principal().clone(), options.task_ttl, options.task_poll_interval);
+        record.trace = telemetry::current_trace();
         let store = Arc::clone(self.task_store());
         // Leased before it exists, so that no instance finds it without a lease.
         let lease = options.task_lease;
@@ -215,10 +216,10 @@ impl Server {
     /// Serves `tasks/get`, `tasks/update` and `tasks/cancel` for `principal`.
     pub(crate) async fn task_request(&self, principal: &Principal, id: &RequestId, request: TaskRequest) -> Outgoing {
         let store = self.task_store();
-        let task_id = match &request {
-            TaskRequest::Get(task_id) | TaskRequest::Update(task_id, _) | TaskRequest::Cancel(task_id) => {
-                task_id.clone()
-            }
+        let (method, task_id) = match &request {
+            TaskRequest::Get(task_id) => ("tasks/get", task_id.clone()),
+            TaskRequest::Update(task_id, _) => ("tasks/update", task_id.clone()),
+            TaskRequest::Cancel(task_id) => ("tasks/cancel", task_id.clone()),
         };
         let task_id = task_id.as_str();
         let task = match store.get(task_id).await {
@@ -226,6 +227,8 @@ impl Server {
             Ok(_) => return unknown_task(id, task_id),
             Err(error) => return store_failure(id, error),
         };
+        // Open until this request is answered.
+        let _in_creating_trace = telemetry::task_request_span(method, task_id, task.trace.as_deref());
         let task = match reap_if_orphaned(store.as_ref(), task, self.options().task_lease).await {
             Ok(task) => task,
             Err(error) => return store_failure(id, error),

@@ -223,6 +223,40 @@ pub(crate) fn task_span(task_id: &str) -> Span {
     span
 }
 
+/// The current span's trace context as a W3C `traceparent` (with `otel`, while traced).
+pub(crate) fn current_trace() -> Option<String> {
+    #[cfg(feature = "otel")]
+    {
+        let mut params = serde_json::Value::Null;
+        otel::inject(&Span::current(), &mut params);
+        params.pointer("/_meta/traceparent").and_then(serde_json::Value::as_str).map(str::to_owned)
+    }
+    #[cfg(not(feature = "otel"))]
+    None
+}
+
+/// For a request about a task (`tasks/get`, `tasks/update`, `tasks/cancel`): a span in the trace
+/// that created the task (`trace`, its `traceparent`), linked to this request's own span, so that
+/// the creating trace shows every poll whatever context the poll came with.
+pub(crate) fn task_request_span(method: &'static str, task_id: &str, trace: Option<&str>) -> Span {
+    let Some(trace) = trace else { return Span::none() };
+    let span = tracing::info_span!(
+        target: TARGET,
+        parent: None,
+        "mcp.task.request",
+        otel.name = method,
+        otel.kind = "internal",
+        mcp.method.name = method,
+        mcp.task.id = task_id,
+    );
+    span.follows_from(&Span::current());
+    #[cfg(feature = "otel")]
+    otel::adopt_parent(&span, &JsonObject::from_iter([("traceparent".to_owned(), trace.into())]));
+    #[cfg(not(feature = "otel"))]
+    let _ = trace;
+    span
+}
+
 /// A task entered `status`: an event in the current span and (with `otel`) a count.
 pub(crate) fn task_status(status: &mcp_types::ext::tasks::TaskStatus) {
     let status = status.as_str();

@@ -1,8 +1,8 @@
 //! The server's spans and metrics by the OpenTelemetry semantic conventions for MCP, read back
 //! through the OpenTelemetry SDK's in-memory exporters: names, kinds, attributes, parents (the
 //! caller's `traceparent` in `_meta`), over the in-memory connection (a stdio session) and
-//! Streamable HTTP, both eras; a task's span under the request that created it; the trace
-//! context in a server-to-client request. The metrics are in `telemetry_metrics.rs`.
+//! Streamable HTTP, both eras; a task's span under the request that created it, and its polls
+//! in that trace; the trace context in a server-to-client request. The metrics are in `telemetry_metrics.rs`.
 #![cfg(feature = "otel")]
 
 mod common;
@@ -124,6 +124,27 @@ async fn a_modern_tool_call_on_a_pipe_is_a_server_span_under_the_callers_context
 }
 
 #[tokio::test]
+async fn list_requests_of_both_eras_are_the_callers_children() {
+    let spans = Spans::record();
+    let mut modern = MemoryClient::start(&server());
+    let _ = modern.ask(request(1, "tools/list", json!({ "_meta": with_trace(meta()) }))).await;
+    let mut legacy = MemoryClient::start(&server());
+    let _ = legacy.ask(initialize(0, LEGACY, json!({}))).await;
+    legacy.send(notification("notifications/initialized", json!({}))).await;
+    let listed = legacy.ask(request(2, "tools/list", json!({ "_meta": { "traceparent": traceparent() } }))).await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+
+    let lists: Vec<_> = spans.finished().into_iter().filter(|s| s.name == "tools/list").collect();
+    assert_eq!(lists.len(), 2);
+    for span in &lists {
+        assert_eq!(span.span_context.trace_id().to_string(), TRACE_ID);
+        assert_eq!(span.parent_span_id.to_string(), PARENT_ID);
+    }
+    let versions: Vec<_> = lists.iter().map(|s| attribute(s, "mcp.protocol.version").unwrap()).collect();
+    assert!(versions.contains(&MODERN.to_owned()) && versions.contains(&LEGACY.to_owned()), "{versions:?}");
+}
+
+#[tokio::test]
 async fn failures_carry_error_type_and_the_status_code() {
     let spans = Spans::record();
     let mut client = MemoryClient::start(&server());
@@ -183,7 +204,7 @@ async fn a_legacy_session_over_http_names_its_session_and_transport() {
 }
 
 #[tokio::test]
-async fn a_task_runs_in_a_span_under_the_call_that_created_it() {
+async fn a_task_runs_in_a_span_under_the_call_that_created_it_and_its_polls_join_that_trace() {
     let spans = Spans::record();
     let mut client = MemoryClient::start(&server());
     let caps = json!({ "extensions": { TASKS: {} } });
@@ -192,7 +213,9 @@ async fn a_task_runs_in_a_span_under_the_call_that_created_it() {
         .await;
     let task_id = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
     let mut status = String::new();
+    let mut polls = 0;
     for n in 2..200 {
+        polls += 1;
         let got = client.ask(request(n, "tasks/get", json!({ "taskId": task_id, "_meta": meta_with(caps.clone()) })));
         let got = got.await;
         status = got["result"]["status"].as_str().unwrap_or_default().to_owned();
@@ -217,6 +240,27 @@ async fn a_task_runs_in_a_span_under_the_call_that_created_it() {
     assert_eq!(statuses, ["completed"], "the task's own span sees its result");
     let working: Vec<_> = call.events.iter().filter(|e| e.name == "task status").collect();
     assert_eq!(working.len(), 1, "the creating call records the task's first status: {:#?}", call.events);
+
+    // The polls came without a trace context of their own; each still joins the creating
+    // trace (a span under the call), linked to the poll's own request span.
+    let finished = spans.finished();
+    let poll_requests: Vec<_> =
+        finished.iter().filter(|s| s.name == "tasks/get" && s.span_kind == SpanKind::Server).collect();
+    let in_creating_trace: Vec<_> =
+        finished.iter().filter(|s| s.name == "tasks/get" && s.span_kind == SpanKind::Internal).collect();
+    assert_eq!(poll_requests.len(), polls);
+    assert_eq!(in_creating_trace.len(), polls);
+    for (joined, request) in in_creating_trace.iter().zip(&poll_requests) {
+        assert_eq!(joined.span_context.trace_id().to_string(), TRACE_ID);
+        assert_eq!(joined.parent_span_id, call.span_context.span_id());
+        assert_attributes(joined, &[("mcp.task.id", task_id.as_str()), ("mcp.method.name", "tasks/get")]);
+        assert_ne!(request.span_context.trace_id().to_string(), TRACE_ID, "the poll's own trace is another");
+        let linked: Vec<_> = joined.links.iter().map(|link| link.span_context.span_id()).collect();
+        assert!(
+            poll_requests.iter().any(|r| linked.contains(&r.span_context.span_id())),
+            "linked to a poll's request span: {joined:#?}"
+        );
+    }
 }
 
 #[tokio::test]

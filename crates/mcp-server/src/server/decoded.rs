@@ -46,6 +46,10 @@ pub(super) fn call_meta_extra(call: &Decoded) -> Option<&mcp_types::JsonObject> 
         Decoded::Complete(p) => Some(&p.meta.extra),
         Decoded::Listen(p) => Some(&p.meta.extra),
         Decoded::Task(_, meta) => Some(&meta.extra),
+        Decoded::ListTools(listing)
+        | Decoded::ListResources(listing)
+        | Decoded::ListTemplates(listing)
+        | Decoded::ListPrompts(listing) => Some(&listing.meta.extra),
         _ => None,
     }
 }
@@ -58,13 +62,14 @@ pub(crate) fn call_meta(call: &Decoded) -> RequestMetaObject {
         Decoded::Complete(p) => p.meta.clone(),
         Decoded::Listen(p) => p.meta.clone(),
         Decoded::Task(_, meta) => meta.clone(),
+        // Layers see the lists with the caller's capabilities.
+        Decoded::ListTools(listing)
+        | Decoded::ListResources(listing)
+        | Decoded::ListTemplates(listing)
+        | Decoded::ListPrompts(listing) => listing.meta.clone(),
         // Served without handlers, so nothing reads their `_meta`.
         Decoded::Discover
         | Decoded::Health
-        | Decoded::ListTools(_)
-        | Decoded::ListResources(_)
-        | Decoded::ListTemplates(_)
-        | Decoded::ListPrompts(_)
         | Decoded::ListSkills(_)
         | Decoded::GetSkill(_)
         | Decoded::ReadDirectory(_) => RequestMetaObject::default(),

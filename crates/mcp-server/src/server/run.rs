@@ -201,10 +201,10 @@ impl Server {
                     Decoded::Read(params) => McpCall::ReadResource(params),
                     Decoded::GetPrompt(params) => McpCall::GetPrompt(params),
                     Decoded::Complete(params) => McpCall::Complete(params),
-                    Decoded::ListTools(cursor) => McpCall::ListTools(cursor),
-                    Decoded::ListResources(cursor) => McpCall::ListResources(cursor),
-                    Decoded::ListTemplates(cursor) => McpCall::ListResourceTemplates(cursor),
-                    Decoded::ListPrompts(cursor) => McpCall::ListPrompts(cursor),
+                    Decoded::ListTools(listing) => McpCall::ListTools(listing.cursor),
+                    Decoded::ListResources(listing) => McpCall::ListResources(listing.cursor),
+                    Decoded::ListTemplates(listing) => McpCall::ListResourceTemplates(listing.cursor),
+                    Decoded::ListPrompts(listing) => McpCall::ListPrompts(listing.cursor),
                     _ => unreachable!("served without a task"),
                 };
                 let request = McpRequest { id: id.clone(), ctx: ctx.clone(), call };

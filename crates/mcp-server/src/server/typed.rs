@@ -23,8 +23,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::{
-    CLIENT_CAPABILITIES, Decoded, LEGACY_VERSIONS, MetaView, ModernView, PROTOCOL_VERSION, Rejection, call_meta,
-    unknown,
+    CLIENT_CAPABILITIES, Decoded, LEGACY_VERSIONS, Listing, MetaView, ModernView, PROTOCOL_VERSION, Rejection,
+    call_meta, unknown,
 };
 use crate::headers::Mirrors;
 use crate::message::{Disposition, Outgoing, Reply};
@@ -136,12 +136,18 @@ impl Server {
         }
         Ok(match request {
             ClientRequest::Discover(_) => Decoded::Discover,
-            ClientRequest::ListTools(r) => Decoded::ListTools(r.params.cursor),
+            ClientRequest::ListTools(r) => Decoded::ListTools(Listing { cursor: r.params.cursor, meta: r.params.meta }),
             ClientRequest::CallTool(r) => Decoded::CallTool(r.params),
-            ClientRequest::ListResources(r) => Decoded::ListResources(r.params.cursor),
-            ClientRequest::ListResourceTemplates(r) => Decoded::ListTemplates(r.params.cursor),
+            ClientRequest::ListResources(r) => {
+                Decoded::ListResources(Listing { cursor: r.params.cursor, meta: r.params.meta })
+            }
+            ClientRequest::ListResourceTemplates(r) => {
+                Decoded::ListTemplates(Listing { cursor: r.params.cursor, meta: r.params.meta })
+            }
             ClientRequest::ReadResource(r) => Decoded::Read(r.params),
-            ClientRequest::ListPrompts(r) => Decoded::ListPrompts(r.params.cursor),
+            ClientRequest::ListPrompts(r) => {
+                Decoded::ListPrompts(Listing { cursor: r.params.cursor, meta: r.params.meta })
+            }
             ClientRequest::GetPrompt(r) => Decoded::GetPrompt(r.params),
             ClientRequest::Complete(r) => Decoded::Complete(r.params),
             ClientRequest::SubscriptionsListen(r) => Decoded::Listen(r.params),
@@ -223,6 +229,12 @@ impl Server {
             progress_token,
             extra,
         };
+        let listing = |params: Option<legacy::PaginatedRequestParams>| {
+            let (cursor, (token, extra)) = params
+                .map(|p| (p.cursor, p.meta.map(|m| (m.progress_token, m.extra)).unwrap_or_default()))
+                .unwrap_or_default();
+            Listing { cursor, meta: meta(token, extra) }
+        };
         if !self.serves(request.method()) {
             return error(&unknown(request.method()).0);
         }
@@ -285,10 +297,10 @@ impl Server {
                 params.extra = p.extra;
                 Decoded::GetPrompt(params)
             }
-            legacy::ClientRequest::ListTools(r) => Decoded::ListTools(cursor(r.params)),
-            legacy::ClientRequest::ListResources(r) => Decoded::ListResources(cursor(r.params)),
-            legacy::ClientRequest::ListResourceTemplates(r) => Decoded::ListTemplates(cursor(r.params)),
-            legacy::ClientRequest::ListPrompts(r) => Decoded::ListPrompts(cursor(r.params)),
+            legacy::ClientRequest::ListTools(r) => Decoded::ListTools(listing(r.params)),
+            legacy::ClientRequest::ListResources(r) => Decoded::ListResources(listing(r.params)),
+            legacy::ClientRequest::ListResourceTemplates(r) => Decoded::ListTemplates(listing(r.params)),
+            legacy::ClientRequest::ListPrompts(r) => Decoded::ListPrompts(listing(r.params)),
             // Not reached: `legacy_meta` sent these to the `Value` walk.
             legacy::ClientRequest::Complete(_) | legacy::ClientRequest::Other(_) => return Typed::Fallback,
             other => return error(&unknown(other.method()).0),
@@ -386,8 +398,4 @@ fn source_has_no_version(mirrors: Option<&Mirrors>) -> bool {
 
 fn has_modern_only(extra: &JsonObject) -> bool {
     MODERN_ONLY_PARAMS.iter().any(|member| extra.contains_key(*member))
-}
-
-fn cursor(params: Option<legacy::PaginatedRequestParams>) -> Option<String> {
-    params.and_then(|p| p.cursor)
 }

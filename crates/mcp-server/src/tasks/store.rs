@@ -36,6 +36,10 @@ pub struct TaskRecord {
     pub result: Option<JsonObject>,
     /// `failed`: the JSON-RPC error.
     pub error: Option<ErrorObject>,
+    /// The W3C `traceparent` of the request that created the task (feature `otel`, when it was
+    /// traced): the requests about the task, on any instance, add a span to that trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 impl TaskRecord {
@@ -57,6 +61,7 @@ impl TaskRecord {
             answers: BTreeMap::new(),
             result: None,
             error: None,
+            trace: None,
         }
     }
 
