@@ -144,10 +144,12 @@ pub(crate) fn error_type(error: &Error) -> String {
     kind.to_owned()
 }
 
-/// One outgoing request: its span and (with `otel`) what its duration is recorded with.
+/// One outgoing request: its span and (with `otel`) what its duration is recorded with. Dropped
+/// unfinished (the caller gave up on the request), it is recorded with `error.type` `cancelled`.
 pub(crate) struct Operation {
     span: Span,
     method: &'static str,
+    finished: bool,
     #[cfg(feature = "otel")]
     timer: otel::Timer,
 }
@@ -161,6 +163,7 @@ impl Operation {
             #[cfg(feature = "otel")]
             timer: otel::Timer::start(peer, labels, &target),
             method: labels.method,
+            finished: false,
             span,
         }
     }
@@ -177,14 +180,26 @@ impl Operation {
         let _ = meta;
     }
 
-    pub(crate) fn finish(self, result: &Result<Box<RawValue>, Error>) {
+    pub(crate) fn finish(mut self, result: &Result<Box<RawValue>, Error>) {
+        self.finished = true;
         if self.span.is_disabled() && !cfg!(feature = "otel") {
             return;
         }
-        let outcome = Outcome::of(self.method, result);
+        self.end(&Outcome::of(self.method, result));
+    }
+
+    fn end(&mut self, outcome: &Outcome) {
         outcome.record(&self.span);
         #[cfg(feature = "otel")]
-        self.timer.finish(&outcome);
+        self.timer.finish(outcome);
+    }
+}
+
+impl Drop for Operation {
+    fn drop(&mut self) {
+        if !self.finished && !(self.span.is_disabled() && !cfg!(feature = "otel")) {
+            self.end(&Outcome::Failed("cancelled".to_owned()));
+        }
     }
 }
 
@@ -469,7 +484,7 @@ mod otel {
             Timer { start: Instant::now(), attributes }
         }
 
-        pub(super) fn finish(mut self, outcome: &Outcome) {
+        pub(super) fn finish(&mut self, outcome: &Outcome) {
             match outcome {
                 Outcome::Ok => {}
                 Outcome::ToolError => self.attributes.push(KeyValue::new("error.type", "tool_error")),
@@ -479,7 +494,8 @@ mod otel {
                 }
                 Outcome::Failed(kind) => self.attributes.push(KeyValue::new("error.type", kind.clone())),
             }
-            instruments().operation_duration.record(self.start.elapsed().as_secs_f64(), &self.attributes);
+            let attributes = std::mem::take(&mut self.attributes);
+            instruments().operation_duration.record(self.start.elapsed().as_secs_f64(), &attributes);
         }
     }
 

@@ -13,7 +13,7 @@ use serde_json::json;
 
 const BUCKETS: [f64; 14] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
 
-/// A real `mcp-server`: `echo` answers, `fail` is a tool error.
+/// A real `mcp-server`: `echo` answers, `fail` is a tool error, `stuck` never answers.
 async fn mcp_server() -> String {
     let tool = |name: &str| Tool::new(ObjectSchema::default(), name);
     let server = Server::builder("metrics", "1")
@@ -22,6 +22,10 @@ async fn mcp_server() -> String {
         }))
         .tool(ToolRoute::raw(tool("fail"), |_: Context, _: JsonObject| async move {
             Err::<String, _>(mcp_server::Error::failed("no"))
+        }))
+        .tool(ToolRoute::raw(tool("stuck"), |_: Context, _: JsonObject| async move {
+            std::future::pending::<()>().await;
+            Ok::<_, mcp_server::Error>("never".to_owned())
         }))
         .build()
         .unwrap();
@@ -66,6 +70,9 @@ async fn operation_and_session_durations_are_recorded_with_the_conventions_attri
     }
     client.call_tool("fail", json!({})).await.unwrap();
     client.call_tool("nope", json!({})).await.unwrap_err();
+    // A call its caller gives up on (the future dropped) still counts, as cancelled.
+    let gave_up = tokio::time::timeout(std::time::Duration::from_millis(100), client.call_tool("stuck", json!({})));
+    gave_up.await.unwrap_err();
     client.close().await;
     // A client dropped without `close` ends its session too.
     let dropped = Client::builder("metrics", "1").connect_http(&url).await.unwrap();
@@ -103,6 +110,12 @@ async fn operation_and_session_durations_are_recorded_with_the_conventions_attri
         ],
     );
     assert_eq!(unknown.last().expect("a data point for the unknown tool").0, 1);
+    let cancelled = points(
+        &exporter,
+        operation,
+        &[KeyValue::new("gen_ai.tool.name", "stuck"), KeyValue::new("error.type", "cancelled")],
+    );
+    assert_eq!(cancelled.last().expect("a data point for the cancelled call").0, 1);
 
     let sessions = points(
         &exporter,
