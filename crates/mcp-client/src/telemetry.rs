@@ -197,7 +197,7 @@ impl Operation {
 
 impl Drop for Operation {
     fn drop(&mut self) {
-        if !self.finished && !(self.span.is_disabled() && !cfg!(feature = "otel")) {
+        if !self.finished && (cfg!(feature = "otel") || !self.span.is_disabled()) {
             self.end(&Outcome::Failed("cancelled".to_owned()));
         }
     }
