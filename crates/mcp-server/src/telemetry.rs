@@ -249,7 +249,7 @@ pub(crate) fn task_request_span(method: &'static str, task_id: &str, trace: Opti
         mcp.method.name = method,
         mcp.task.id = task_id,
     );
-    span.follows_from(&Span::current());
+    span.follows_from(Span::current());
     #[cfg(feature = "otel")]
     otel::adopt_parent(&span, &JsonObject::from_iter([("traceparent".to_owned(), trace.into())]));
     #[cfg(not(feature = "otel"))]
