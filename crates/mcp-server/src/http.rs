@@ -254,6 +254,10 @@ async fn caller(shared: &Shared, parts: &axum::http::request::Parts) -> Result<P
 async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     shared.start_sweeper();
     let (parts, body) = request.into_parts();
+    if let Some(name) = repeated_single(&parts.headers) {
+        let message = format!("The {name} header appears more than once; send it exactly once");
+        return error(StatusCode::BAD_REQUEST, None, &message);
+    }
     if let Some(refusal) = host_refusal(&shared.config.host_check, &parts.headers) {
         return refusal;
     }
@@ -638,6 +642,15 @@ async fn delete(shared: Arc<Shared>, headers: &HeaderMap, principal: &Principal)
 }
 
 /// The JSON-RPC code of the refusal of an `initialize` beyond
+/// `Host`, `Origin` or `Mcp-Session-Id` given more than once: this server reads the first, a proxy
+/// in front of it may read another, and check or route differently.
+fn repeated_single(headers: &HeaderMap) -> Option<&'static str> {
+    [("Host", header::HOST.as_str()), ("Origin", header::ORIGIN.as_str()), ("Mcp-Session-Id", SESSION_HEADER)]
+        .into_iter()
+        .find(|(_, name)| headers.get_all(*name).iter().nth(1).is_some())
+        .map(|(shown, _)| shown)
+}
+
 /// The 403 for a Host or Origin that is not allowed.
 fn host_refusal(check: &HostCheck, headers: &HeaderMap) -> Option<Response> {
     let allowed: &[String] = match check {

@@ -476,6 +476,49 @@ async fn dns_rebinding_protection_checks_host_and_origin() {
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
 }
 
+/// The status line's code of a request written byte for byte (a client library would not send
+/// a header twice).
+async fn raw_status(url: &str, request: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let address = url.trim_start_matches("http://").split('/').next().unwrap();
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response).await;
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let code = response.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap_or_else(|| panic!("{response}"));
+    (code, response)
+}
+
+#[tokio::test]
+async fn host_origin_and_session_id_given_twice_are_refused() {
+    let http = start(&server()).await;
+    let body = modern(1, "server/discover", json!({})).to_string();
+    let post = |extra: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: localhost\r\n{extra}Accept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\nMcp-Protocol-Version: {MODERN}\r\nMcp-Method: server/discover\r\n\
+             Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let (ok, response) = raw_status(&http.url, &post("")).await;
+    assert_eq!(ok, 200, "{response}");
+    for (extra, name) in [
+        ("Host: evil.example.com\r\n", "Host"),
+        ("Origin: http://localhost\r\nOrigin: https://evil.example.com\r\n", "Origin"),
+        ("Mcp-Session-Id: a\r\nMcp-Session-Id: b\r\n", "Mcp-Session-Id"),
+    ] {
+        let (status, response) = raw_status(&http.url, &post(extra)).await;
+        assert_eq!(status, 400, "{name}: {response}");
+        assert!(response.contains(&format!("The {name} header appears more than once")), "{response}");
+    }
+    // GET and DELETE too.
+    let get =
+        "GET /mcp HTTP/1.1\r\nHost: localhost\r\nMcp-Session-Id: a\r\nMcp-Session-Id: b\r\nConnection: close\r\n\r\n";
+    assert_eq!(raw_status(&http.url, get).await.0, 400);
+}
+
 /// The auth layer of [`request_state_is_bound_to_the_principal_of_the_request`]: the `x-user`
 /// header names the request's [`mcp_server::Principal`].
 async fn user_header_auth(
