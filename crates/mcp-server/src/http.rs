@@ -404,6 +404,9 @@ async fn post(
             .collect(),
     };
     session.set_transport(crate::telemetry::Transport::Http);
+    if let ClientKey::Address(address) = &client {
+        session.set_remote(*address);
+    }
     if let (Some(id), Some(_)) = (session_id, &logs) {
         session.set_http_id(id);
     }

@@ -104,6 +104,7 @@ struct ServerInner {
     used_states: Arc<dyn UsedStateStore>,
     changes: Arc<dyn ChangeBus>,
     has_tasks: bool,
+    running_tasks: Arc<crate::tasks::RunningTasks>,
     /// Some tool, resource, template or prompt needs OAuth scopes of its own.
     has_route_scopes: bool,
     task_store: Arc<dyn TaskStore>,
@@ -573,6 +574,10 @@ impl Server {
     pub(crate) fn subscribe_refused(&self, session: &Session, id: &RequestId, uri: &str) -> Option<Outgoing> {
         let refusal = crate::middleware::lacking(session.principal(), self.scopes_for("resources/subscribe", uri))?;
         Some(Outgoing::error_as(Some(id), &refusal.into_error_object(), Disposition::Forbidden))
+    }
+
+    pub(crate) fn running_tasks(&self) -> &Arc<crate::tasks::RunningTasks> {
+        &self.inner.running_tasks
     }
 
     pub(crate) fn task_store(&self) -> &Arc<dyn TaskStore> {

@@ -44,6 +44,8 @@ pub struct Session {
     /// How the session reaches the server and its HTTP session id, for telemetry.
     transport: OnceLock<Transport>,
     http_id: OnceLock<Arc<str>>,
+    /// The remote address of an anonymous HTTP caller: whose quotas its requests count against.
+    remote: OnceLock<std::net::IpAddr>,
     /// Set when the session opens (a connection, or a legacy `initialize`).
     timer: OnceLock<SessionTimer>,
 }
@@ -239,6 +241,16 @@ impl Session {
         if self.http_id.get().is_none() {
             let _ = self.http_id.set(id.into());
         }
+    }
+
+    /// Records the remote address of an anonymous HTTP caller (the first call counts).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn set_remote(&self, address: std::net::IpAddr) {
+        let _ = self.remote.set(address);
+    }
+
+    pub(crate) fn remote(&self) -> Option<std::net::IpAddr> {
+        self.remote.get().copied()
     }
 
     pub(crate) fn http_id(&self) -> Option<&str> {

@@ -36,7 +36,9 @@ use crate::routes::{BoxFuture, error_result};
 use crate::telemetry;
 use crate::{Context, Era, Error, Principal, Server};
 
+mod quota;
 mod store;
+pub(crate) use quota::{QuotaKey, RunningTasks};
 pub use store::*;
 
 /// The task as it stands, marked `failed` first (compare-and-set, so only a task still
@@ -189,10 +191,22 @@ impl Server {
     pub(crate) async fn start_task(
         &self,
         ctx: &Context,
+        client: QuotaKey,
         id: &RequestId,
         handler: BoxFuture<Result<CallToolResult, Error>>,
     ) -> Outgoing {
         let options = self.options();
+        let limit = options.max_running_tasks_per_client;
+        let Some(slot) = self.running_tasks().admit(client.clone(), limit) else {
+            telemetry::refused("task_quota");
+            let message = format!(
+                "Too many running tasks: {} already run {limit} on this server \
+                 (Options::max_running_tasks_per_client); wait for one to end or cancel one",
+                client.describe()
+            );
+            let error = ErrorObject::internal_error(message).with_data(serde_json::json!({ "limit": limit }));
+            return Outgoing::error(Some(id), &error);
+        };
         let mut record = TaskRecord::new(ctx.principal().clone(), options.task_ttl, options.task_poll_interval);
         record.trace = telemetry::current_trace();
         let store = Arc::clone(self.task_store());
@@ -208,6 +222,11 @@ impl Server {
         telemetry::task_status(&record.status);
         // The task runs in a span of its own, a child of the request that created it.
         let span = telemetry::task_span(&record.id);
+        // The slot is held as long as the handler is.
+        let handler = Box::pin(async move {
+            let _slot = slot;
+            handler.await
+        });
         let running = run_task(store, record.id.clone(), record.expires_at_ms(), lease, handler);
         tokio::spawn(tracing::Instrument::instrument(running, span));
         self.respond(id, Era::Modern, CreateTaskResult::new(record.detailed().task))

@@ -748,3 +748,37 @@ async fn the_name_header_of_a_task_request_must_be_its_task_id() {
     assert_eq!(body["result"]["status"], "working", "{body}");
     peer.task("tasks/cancel", &task_id).await;
 }
+
+#[tokio::test]
+async fn one_client_cannot_take_every_running_task_slot() {
+    let mut options = Options::default();
+    options.max_running_tasks_per_client = 2;
+    let (server, mut dropped) = with_options(options);
+    let mut alice = Peer::memory_as(&server, "alice");
+    let mut bob = Peer::memory_as(&server, "bob");
+    let first = alice.start("forever", json!({})).await;
+    alice.start("forever", json!({})).await;
+    let refused = alice.call("forever", json!({}), tasks_caps()).await;
+    assert_eq!(code(&refused), -32603, "{refused}");
+    assert_eq!(
+        message(&refused),
+        "Too many running tasks: alice already run 2 on this server (Options::max_running_tasks_per_client); \
+         wait for one to end or cancel one"
+    );
+    assert_eq!(refused["error"]["data"]["limit"], 2);
+    // Another client is still served, and a tool that answers at once is no task.
+    bob.start("forever", json!({})).await;
+    assert_eq!(alice.call("quick", json!({}), tasks_caps()).await["result"]["resultType"], "complete");
+    // A task that ends gives its slot back (once its handler is dropped).
+    alice.task("tasks/cancel", &first).await;
+    tokio::time::timeout(PATIENCE, dropped.recv()).await.expect("the handler is dropped").unwrap();
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let response = alice.call("forever", json!({}), tasks_caps()).await;
+        if response["result"]["resultType"] == "task" {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the slot never came back: {response}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

@@ -382,6 +382,7 @@ impl ServerBuilder {
                 keyring: self.keyring.unwrap_or_else(|| StateKeyring::from(StateKey::random())),
                 changes,
                 has_tasks,
+                running_tasks: Default::default(),
                 has_route_scopes,
                 task_store: self.task_store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::new())),
                 session_store: self.session_store.unwrap_or_else(|| Arc::new(InMemorySessionStore::new())),

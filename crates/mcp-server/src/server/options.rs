@@ -59,6 +59,11 @@ pub struct Options {
     /// The lease of the instance running a task's handler, renewed every third of it; a task
     /// whose lease lapsed (its instance died) is reported `failed` (default 30 s).
     pub task_lease: Duration,
+    /// How many tasks one client may have running on this instance at once: its principal, or
+    /// for anonymous HTTP callers their remote address (default 100, far below the in-memory
+    /// task store's 10,000, so that one client cannot fill it for everyone). One more
+    /// task-augmented call is refused with `-32603` naming this limit.
+    pub max_running_tasks_per_client: usize,
     /// Lists leave out the tools, resources, templates and prompts whose
     /// [`scopes`](crate::ToolRoute::scopes) the request's access token does not grant (default
     /// off: everything is listed, and a call without the scopes gets 403 `insufficient_scope`,
@@ -84,6 +89,7 @@ impl Default for Options {
             task_ttl: Some(Duration::from_secs(3600)),
             task_poll_interval: Duration::from_secs(1),
             task_lease: Duration::from_secs(30),
+            max_running_tasks_per_client: 100,
             list_only_permitted: false,
         }
     }

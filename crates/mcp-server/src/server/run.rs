@@ -175,7 +175,10 @@ impl Server {
                 match futures::poll!(handler.as_mut()) {
                     Poll::Ready(outcome) => outcome.map(|r| self.respond_tool(id, era, r)),
                     // Boxed: the paths that are not tasks keep a small future.
-                    Poll::Pending => return Box::pin(self.start_task(&ctx, id, handler)).await,
+                    Poll::Pending => {
+                        let client = crate::tasks::QuotaKey::new(ctx.principal(), session.remote());
+                        return Box::pin(self.start_task(&ctx, client, id, handler)).await;
+                    }
                 }
             }
             // Without middleware each handler is awaited right here, on the decoded params: no
