@@ -22,7 +22,7 @@ use crate::error::Error;
 use crate::handlers::Handlers;
 use crate::telemetry;
 use crate::transport::{CancelNotice, Outgoing, Transport, TransportKind};
-use mcp_types::http_headers::{HeaderParam, encode_value as encode_header_value, header_params, param_headers};
+use mcp_types::http_headers::{encode_value as encode_header_value, header_params, param_headers};
 use tracing::Instrument as _;
 
 /// The 2026-07-28 (stateless) versions this client speaks, preferred first.
@@ -89,10 +89,8 @@ struct Inner {
     state: RwLock<ServerDetails>,
     cache: Mutex<HashMap<String, CacheEntry>>,
     discover_cache: Mutex<Option<(Instant, DiscoverResult)>>,
-    /// `x-mcp-header` annotations of the tools seen in the last listing.
-    tool_headers: Mutex<HashMap<String, Vec<HeaderParam>>>,
-    /// Tools excluded for invalid annotations, with the reason.
-    invalid_tools: Mutex<HashMap<String, String>>,
+    /// `x-mcp-header` annotations of the tools listed, and the tools left out for invalid ones.
+    tool_annotations: Mutex<tool_annotations::ToolAnnotations>,
     tools_listed: std::sync::atomic::AtomicBool,
     /// Where requests go, for telemetry (the same for the HTTP+SSE fallback).
     peer: Arc<telemetry::Peer>,
@@ -200,8 +198,7 @@ impl Client {
                 capabilities,
                 cache: Mutex::default(),
                 discover_cache: Mutex::default(),
-                tool_headers: Mutex::default(),
-                invalid_tools: Mutex::default(),
+                tool_annotations: Mutex::default(),
                 tools_listed: Default::default(),
                 peer,
                 session_clock: Default::default(),
@@ -256,6 +253,10 @@ impl Client {
     /// Shuts the connection down (stdio: close stdin, wait, then terminate; legacy HTTP: end
     /// the session).
     pub async fn close(&self) {
+        // What the client kept of the server goes with it.
+        self.inner.tool_annotations.lock().unwrap().clear();
+        self.inner.cache.lock().unwrap().clear();
+        self.inner.tools_listed.store(false, std::sync::atomic::Ordering::SeqCst);
         self.transport().close().await;
         self.inner.session_clock.end(&self.inner.peer, &self.protocol_version());
     }
@@ -630,6 +631,7 @@ mod negotiation;
 mod options;
 mod skills;
 mod subscription;
+mod tool_annotations;
 pub use options::{CallOptions, ClientBuilder};
 pub use skills::LoadedSkill;
 pub use subscription::Subscription;

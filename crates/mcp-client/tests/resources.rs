@@ -325,3 +325,73 @@ async fn c5_a_streaming_server_that_never_answers_gets_one_deadline_per_call() {
     assert!(matches!(outcome, Err(Error::Timeout { .. })), "{outcome:?}");
     assert!(took < timeout + Duration::from_millis(1500), "one call took {took:?} with a {timeout:?} timeout");
 }
+
+// ------------------------------------------------------------------ C6: tool names outside the cache budget
+
+/// A 2026-07-28 server listing 48 pages of one tool each, named with 1 MiB (the last with 5 KiB,
+/// so that it can be called); with `annotated`, each has an `x-mcp-header` (`Region`), and a
+/// call answers with the header it came with.
+async fn long_tool_names(annotated: bool) -> String {
+    async fn handle(State(annotated): State<bool>, headers: axum::http::HeaderMap, body: Bytes) -> Response {
+        let request: Value = serde_json::from_slice(&body).unwrap_or_default();
+        let id = &request["id"];
+        match request["method"].as_str().unwrap_or("") {
+            "server/discover" => discover(id),
+            "tools/list" => {
+                let page: usize = request["params"]["cursor"].as_str().and_then(|c| c.parse().ok()).unwrap_or(0);
+                let mut schema = json!({"type": "object"});
+                if annotated {
+                    schema["properties"] = json!({"region": {"type": "string", "x-mcp-header": "Region"}});
+                }
+                let length = if page == 47 { 5 * 1024 } else { 1024 * 1024 };
+                let tool = json!({"name": format!("t{page}_{}", "x".repeat(length)), "inputSchema": schema});
+                let mut result = json!({"resultType": "complete", "ttlMs": 0, "cacheScope": "public", "tools": [tool]});
+                if page < 47 {
+                    result["nextCursor"] = json!((page + 1).to_string());
+                }
+                json_response(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            }
+            "tools/call" => {
+                let region = headers.get("mcp-param-region").and_then(|v| v.to_str().ok()).unwrap_or("none");
+                json_response(json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "resultType": "complete", "content": [{"type": "text", "text": format!("region {region}")}]}}))
+            }
+            _ if id.is_null() => StatusCode::ACCEPTED.into_response(),
+            _ => json_response(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no"}})),
+        }
+    }
+    let app = axum::Router::new().route("/mcp", axum::routing::post(handle)).with_state(annotated);
+    serve(app).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c6_tool_names_are_kept_only_within_the_cache_budget() {
+    let _serial = SERIAL.lock().await;
+    // Tools without annotations: nothing of their names is kept.
+    let url = long_tool_names(false).await;
+    let client = Client::builder("resource-test", "1.0").connect_http(&url).await.unwrap();
+    let before = rss_kib();
+    let listed = client.list_tools().fold(0, |n, tool| async move { n + usize::from(tool.is_ok()) }).await;
+    let after = rss_kib();
+    println!(
+        "C6: 48 tools named with 1 MiB each, listed: RSS {} -> {} MiB (+{} KiB)",
+        before / MIB,
+        after / MIB,
+        after.saturating_sub(before)
+    );
+    assert_eq!(listed, 48);
+    assert!(after.saturating_sub(before) < 24 * MIB, "RSS grew from {before} to {after} KiB");
+    client.close().await;
+
+    // Annotated tools past a 4 KiB budget: a tool whose annotations were not kept is found
+    // again when called, and its call still carries its header.
+    let url = long_tool_names(true).await;
+    let client = Client::builder("resource-test", "1.0").max_cache_bytes(4 * 1024).connect_http(&url).await.unwrap();
+    assert_eq!(client.all_tools().await.unwrap().len(), 48);
+    let last = format!("t47_{}", "x".repeat(5 * 1024));
+    let mut args = serde_json::Map::new();
+    args.insert("region".into(), json!("eu"));
+    let result = tokio::time::timeout(PATIENCE, client.call_tool(&last, Some(args))).await.expect("the call ends");
+    assert_eq!(serde_json::to_value(&result.unwrap().content).unwrap()[0]["text"], "region eu");
+    client.close().await;
+}

@@ -47,7 +47,8 @@ impl Client {
         let mut page: ListToolsResult =
             serde_json::from_value(rest).map_err(|e| Error::protocol(format!("malformed tools/list result: {e}")))?;
         let check_headers = self.era() == Era::Modern && self.transport().kind() == TransportKind::StreamableHttp;
-        let (mut headers, mut invalid) = (HashMap::new(), HashMap::new());
+        let budget = self.inner.config.limits.max_cache_bytes;
+        let mut annotations = self.inner.tool_annotations.lock().unwrap();
         for text in tools {
             let tool: Tool = match serde_json::from_str(text.get()) {
                 Ok(tool) => tool,
@@ -57,25 +58,19 @@ impl Client {
                 }
             };
             if check_headers {
-                match header_params(&tool.input_schema.to_value()) {
-                    Ok(params) => {
-                        headers.insert(tool.name.clone(), params);
-                    }
-                    Err(reason) => {
-                        tracing::warn!(tool = %tool.name, %reason, "leaving out a tool with an invalid x-mcp-header");
-                        invalid.insert(tool.name.clone(), reason.to_string());
-                        continue;
-                    }
+                let found = header_params(&tool.input_schema.to_value()).map_err(|reason| reason.to_string());
+                if let Err(reason) = &found {
+                    tracing::warn!(tool = %tool.name, %reason, "leaving out a tool with an invalid x-mcp-header");
+                }
+                let valid = found.is_ok();
+                annotations.record(&tool.name, found, budget);
+                if !valid {
+                    continue;
                 }
             }
             page.tools.push(tool);
         }
-        self.inner.tool_headers.lock().unwrap().extend(headers);
-        let mut known_invalid = self.inner.invalid_tools.lock().unwrap();
-        for tool in &page.tools {
-            known_invalid.remove(&tool.name);
-        }
-        known_invalid.extend(invalid);
+        drop(annotations);
         self.inner.tools_listed.store(true, std::sync::atomic::Ordering::SeqCst);
         Ok(page)
     }
@@ -162,16 +157,14 @@ impl Client {
         // One deadline for the whole call, the listing below included.
         call.deadline = call.timeout.map(|timeout| Instant::now() + timeout);
         if self.era() == Era::Modern && self.transport().kind() == TransportKind::StreamableHttp {
-            if !self.inner.tools_listed.load(std::sync::atomic::Ordering::SeqCst) {
+            let mut learned = None;
+            if !self.inner.tools_listed.load(std::sync::atomic::Ordering::SeqCst)
+                || self.inner.tool_annotations.lock().unwrap().may_be_missing(name)
+            {
                 // The annotations decide the Mcp-Param-* headers; learn them first.
-                self.learn_tool(&call, name).await?;
+                learned = self.learn_tool(&call, name).await?;
             }
-            if let Some(reason) = self.inner.invalid_tools.lock().unwrap().get(name) {
-                return Err(Error::protocol(format!("tool {name:?} has an invalid definition: {reason}")));
-            }
-            if let Some(params) = self.inner.tool_headers.lock().unwrap().get(name) {
-                call.param_headers = param_headers(params, arguments.as_ref());
-            }
+            call.param_headers = self.param_headers(name, learned.as_ref(), arguments.as_ref())?;
         }
         call.params.insert("name".into(), json!(name));
         if let Some(arguments) = &arguments {
@@ -183,11 +176,8 @@ impl Client {
             {
                 // The tool's annotations may have changed: list again, then retry once.
                 self.invalidate("tools/list");
-                self.inner.tool_headers.lock().unwrap().remove(name);
-                self.learn_tool(&call, name).await?;
-                if let Some(params) = self.inner.tool_headers.lock().unwrap().get(name) {
-                    call.param_headers = param_headers(params, arguments.as_ref());
-                }
+                let learned = self.learn_tool(&call, name).await?;
+                call.param_headers = self.param_headers(name, learned.as_ref(), arguments.as_ref())?;
                 self.request_with_input(call).await?
             }
             other => other?,
@@ -195,23 +185,46 @@ impl Client {
         Ok(result)
     }
 
-    /// Lists tools until `name` is among them (or the list ends), within the call's deadline;
-    /// a listing that fails otherwise is only logged: the call goes ahead without headers.
-    async fn learn_tool(&self, call: &Call, name: &str) -> Result<(), Error> {
-        let known = || {
-            self.inner.tool_headers.lock().unwrap().contains_key(name)
-                || self.inner.invalid_tools.lock().unwrap().contains_key(name)
-        };
+    /// The `Mcp-Param-*` headers of a call of `name`: from its kept annotations, else from the
+    /// tool a listing just found; a tool left out for invalid annotations is refused.
+    fn param_headers(
+        &self,
+        name: &str,
+        learned: Option<&Tool>,
+        arguments: Option<&JsonObject>,
+    ) -> Result<Vec<(String, String)>, Error> {
+        let annotations = self.inner.tool_annotations.lock().unwrap();
+        if let Some(reason) = annotations.invalid(name) {
+            return Err(Error::protocol(format!("tool {name:?} has an invalid definition: {reason}")));
+        }
+        if let Some(params) = annotations.headers(name) {
+            return Ok(param_headers(params, arguments));
+        }
+        drop(annotations);
+        match learned.map(|tool| header_params(&tool.input_schema.to_value())) {
+            Some(Ok(params)) => Ok(param_headers(&params, arguments)),
+            Some(Err(reason)) => Err(Error::protocol(format!("tool {name:?} has an invalid definition: {reason}"))),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Lists tools until `name` is among them (or the list ends, or shows it invalid), within
+    /// the call's deadline; a listing that fails otherwise is only logged: the call goes ahead
+    /// without headers.
+    async fn learn_tool(&self, call: &Call, name: &str) -> Result<Option<Tool>, Error> {
         let listing = async {
             let mut tools = self.list_tools();
-            while !known() {
+            loop {
                 match tools.next().await {
+                    Some(Ok(tool)) if tool.name == name => return Ok(Some(tool)),
+                    Some(Ok(_)) if self.inner.tool_annotations.lock().unwrap().invalid(name).is_some() => {
+                        return Ok(None);
+                    }
                     Some(Ok(_)) => {}
                     Some(Err(e)) => return Err(e),
-                    None => break,
+                    None => return Ok(None),
                 }
             }
-            Ok(())
         };
         let outcome = match (call.deadline, call.timeout) {
             (Some(deadline), Some(after)) => tokio::time::timeout_at(deadline.into(), listing)
@@ -219,10 +232,10 @@ impl Client {
                 .map_err(|_| Error::Timeout { method: call.method.to_owned(), after })?,
             _ => listing.await,
         };
-        if let Err(e) = outcome {
+        Ok(outcome.unwrap_or_else(|e| {
             tracing::debug!(error = %e, "could not list tools before calling {name}");
-        }
-        Ok(())
+            None
+        }))
     }
 
     /// One page of `resources/list`.

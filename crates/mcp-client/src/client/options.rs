@@ -154,7 +154,9 @@ impl ClientBuilder {
     }
 
     /// Bytes of results kept by the `ttlMs` cache (default 16 MiB); expired entries go first,
-    /// then the ones closest to expiry.
+    /// then the ones closest to expiry. The tools' `x-mcp-header` annotations are kept within
+    /// the same number of bytes (a tool whose annotations did not fit is listed again when
+    /// called); [`Client::close`](crate::Client::close) frees both.
     pub fn max_cache_bytes(mut self, bytes: usize) -> Self {
         self.limits.max_cache_bytes = bytes;
         self
