@@ -208,8 +208,11 @@ async fn session(data: &[u8]) {
         if !message.is_message() {
             continue;
         }
-        let value: Value = serde_json::from_str(&message.json)
+        serde_json::from_str::<serde::de::IgnoredAny>(&message.json)
             .unwrap_or_else(|e| panic!("the server sent invalid JSON ({e}): {}", message.json));
+        // Valid JSON the harness cannot read as a `Value`: a number beyond f64 (an id echoed
+        // exactly as the client wrote it, a request the harness could not read either).
+        let Ok(value) = serde_json::from_str::<Value>(&message.json) else { continue };
         if !message.is_response() {
             continue;
         }
