@@ -96,7 +96,9 @@ used_ports=" "
 free_port() {
   local port
   while :; do
-    port=$((20000 + RANDOM % 40000))
+    # Below Linux's ephemeral range (32768 and up): a port an outgoing connection holds
+    # cannot be told from a free one by connecting to it, and haproxy could not bind it.
+    port=$((20000 + RANDOM % 12000))
     case "$used_ports" in *" $port "*) continue ;; esac
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       used_ports+="$port "
@@ -221,9 +223,9 @@ sticky_pair mcp "$LB_PORT" instances "" "${servers[@]}" >>"$WORK/haproxy.cfg"
 sticky_pair mcp-auth "$AUTH_LB_PORT" protected protected- "${auth_servers[@]}" >>"$WORK/haproxy.cfg"
 haproxy -f "$WORK/haproxy.cfg" -db >"$WORK/haproxy.log" 2>&1 &
 echo $! >"$WORK/haproxy.pid"
-wait_port "$LB_PORT" haproxy
+wait_port "$LB_PORT" haproxy || { log "haproxy: $(tail -n 20 "$WORK/haproxy.log")"; exit 1; }
 LB="http://127.0.0.1:$LB_PORT/mcp"
-wait_port "$AUTH_LB_PORT" "haproxy (protected)"
+wait_port "$AUTH_LB_PORT" "haproxy (protected)" || { log "haproxy: $(tail -n 20 "$WORK/haproxy.log")"; exit 1; }
 log "redis 127.0.0.1:$REDIS_PORT; instances ${PORT[one]} ${PORT[two]} ${PORT[three]}; haproxy $LB"
 log "issuer $ISSUER; protected instances ${AUTH_PORT[one]} ${AUTH_PORT[two]} ${AUTH_PORT[three]}; haproxy $AUTH_LB"
 
