@@ -36,7 +36,7 @@ use crate::{LEGACY_VERSIONS, Mirrors, Principal, Server, Session, SessionRecord}
 mod authorization;
 mod sessions;
 mod sse;
-use sse::{Event, Logs, sse, sse_events};
+use sse::{Event, Logs, ReplayBudget, sse, sse_events};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -90,9 +90,14 @@ pub struct HttpConfig {
     /// naming this limit and the connection closed (default 30 s).
     pub body_read_timeout: Duration,
     /// Bytes of messages a legacy session keeps for resumption with `Last-Event-ID` (default
-    /// 1 MiB). Beyond it the oldest are dropped; a client reading its stream live loses
-    /// nothing, a client resuming after a long gap may miss the oldest notifications.
+    /// 1 MiB). Beyond it the oldest are dropped, and a message larger than it is not kept; a
+    /// client reading its stream live loses nothing, a client resuming after a long gap may
+    /// miss the oldest notifications.
     pub max_replay_bytes: usize,
+    /// Bytes of messages all legacy sessions of this router keep for resumption together
+    /// (default 64 MiB): beyond it, a session that writes drops its own oldest first, so that
+    /// many sessions cannot hold their whole [`max_replay_bytes`](Self::max_replay_bytes) each.
+    pub max_replay_bytes_total: usize,
     /// Where legacy SSE events are also kept, so that a client resumes a stream with
     /// `Last-Event-ID` on any instance sharing the store (default `None`: only on the instance
     /// that wrote it). See [`crate::events`].
@@ -119,6 +124,7 @@ impl Default for HttpConfig {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             max_replay_bytes: 1024 * 1024,
+            max_replay_bytes_total: 64 * 1024 * 1024,
             event_store: None,
             #[cfg(feature = "auth")]
             authorization: None,
@@ -131,6 +137,8 @@ struct Shared {
     config: HttpConfig,
     sessions: Mutex<SessionTable<Entry>>,
     sweeper: std::sync::Once,
+    /// What the replay logs of every session keep, in bytes.
+    replay_bytes: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 struct Entry {
@@ -151,6 +159,7 @@ pub fn router(server: Server, config: HttpConfig) -> Router {
         config,
         sessions: Mutex::new(SessionTable::default()),
         sweeper: std::sync::Once::new(),
+        replay_bytes: Default::default(),
     });
     let router = Router::new().route(&path, axum::routing::any(endpoint));
     #[cfg(feature = "auth")]

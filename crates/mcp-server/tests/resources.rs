@@ -533,6 +533,78 @@ async fn s4_a_flood_of_progress_events_keeps_the_replay_log_bounded() {
     assert_eq!(text(&events.next().await.expect("the response")), "flooded");
 }
 
+// ------------------------------------------------------------------ S9: replay memory
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Big {
+    bytes: usize,
+}
+
+/// `big {bytes}`: one progress notification (so that the answer travels as an event stream, kept
+/// for resumption), then an answer of `bytes` bytes.
+fn big_answers() -> Server {
+    builder()
+        .tool(ToolRoute::new("big", |ctx: Context, args: Big| async move {
+            ctx.progress(0.0, None, None).await;
+            Ok::<_, Error>("x".repeat(args.bytes))
+        }))
+        .build()
+        .expect("a well-formed server")
+}
+
+/// Calls `big` on a fresh legacy session, reading its stream live to the end: the answer
+/// arrives whole. The session id.
+async fn big_answer(http: &Http, bytes: usize) -> String {
+    let session = http.initialize(json!({})).await;
+    let call = request(
+        1,
+        "tools/call",
+        json!({ "name": "big", "arguments": { "bytes": bytes }, "_meta": { "progressToken": 1 } }),
+    );
+    let mut events = Events::new(http.post(legacy_headers(&session), &call).await);
+    assert_eq!(events.next().await.expect("the progress")["method"], "notifications/progress");
+    let answer = events.next().await.expect("the answer");
+    assert_eq!(text(&answer).len(), bytes, "read live, the answer is whole");
+    session
+}
+
+/// Whether resuming the session's first stream after its progress event replays the answer.
+async fn answer_replayed(http: &Http, session: &str) -> bool {
+    let mut headers = legacy_headers(session);
+    headers.insert("last-event-id", HeaderValue::from_static("1:1"));
+    headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+    let resumed = http.client.get(&http.url).headers(headers).send().await.unwrap();
+    assert_eq!(resumed.status(), StatusCode::OK);
+    resumed.text().await.unwrap().contains("\"result\"")
+}
+
+/// The replay case: answers larger than a session's replay budget are not kept, and all
+/// sessions together keep at most `max_replay_bytes_total`; a client reading live loses nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s9_replay_memory_is_bounded_per_session_and_in_all() {
+    let _serial = SERIAL.lock().await;
+    let server = big_answers();
+    let http = start_http(&server, HttpConfig::default()).await;
+    let small = big_answer(&http, 100 * 1024).await;
+    assert!(answer_replayed(&http, &small).await, "an answer within the budget is kept");
+    let large = big_answer(&http, 2 * 1024 * 1024).await;
+    assert!(!answer_replayed(&http, &large).await, "a 2 MiB answer is not kept for a 1 MiB budget");
+
+    let mut config = HttpConfig::default();
+    config.max_replay_bytes_total = 1024 * 1024;
+    let http = start_http(&server, config).await;
+    let mut sessions = Vec::new();
+    for _ in 0..6 {
+        sessions.push(big_answer(&http, 300 * 1024).await);
+    }
+    let mut kept = 0;
+    for session in &sessions {
+        kept += usize::from(answer_replayed(&http, session).await);
+    }
+    println!("S9: 6 sessions of a 300 KiB answer each, 1 MiB in all: {kept} answers kept for resumption");
+    assert_eq!(kept, 3, "1 MiB holds three 300 KiB answers");
+}
+
 // ------------------------------------------------------------------ S5: DELETE
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -114,7 +114,12 @@ impl Shared {
         within_share: bool,
     ) -> Result<Vec<String>, ShareFull> {
         let shared_events = self.config.event_store.is_some();
-        let logs = Arc::new(Mutex::new(Logs::new(self.config.max_replay_bytes, shared_events)));
+        let budget = ReplayBudget {
+            session: self.config.max_replay_bytes,
+            total: self.config.max_replay_bytes_total,
+            kept: Arc::clone(&self.replay_bytes),
+        };
+        let logs = Arc::new(Mutex::new(Logs::new(budget, shared_events)));
         let share = within_share.then_some(self.config.max_sessions_per_client);
         let evicted = self.sessions.lock().expect("not poisoned").insert(
             id,

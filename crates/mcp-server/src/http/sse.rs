@@ -4,12 +4,20 @@
 use super::*;
 
 /// The recent SSE streams of a legacy session, kept so that a client can resume one, within a
-/// byte budget ([`HttpConfig::max_replay_bytes`]) shared by all of them.
+/// byte budget ([`HttpConfig::max_replay_bytes`]) shared by all of them, and the budget of every
+/// session together ([`HttpConfig::max_replay_bytes_total`]).
 pub(super) struct Logs {
     next: u64,
     streams: VecDeque<(u64, Arc<StreamLog>)>,
     bytes: usize,
-    limit: usize,
+    budget: ReplayBudget,
+}
+
+/// How many bytes one session's logs may keep, and all sessions' together (`kept` counts them).
+pub(super) struct ReplayBudget {
+    pub(super) session: usize,
+    pub(super) total: usize,
+    pub(super) kept: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 const LOGS_PER_SESSION: usize = 32;
@@ -17,7 +25,7 @@ const LOGS_PER_SESSION: usize = 32;
 impl Logs {
     /// With `shared` (an event store), stream numbers start at random, so that the streams one
     /// session has on several instances never share a number.
-    pub(super) fn new(limit: usize, shared: bool) -> Self {
+    pub(super) fn new(budget: ReplayBudget, shared: bool) -> Self {
         let mut next = 0;
         if shared {
             let mut bytes = [0u8; 8];
@@ -26,7 +34,22 @@ impl Logs {
                 next = u64::from_le_bytes(bytes) >> 12;
             }
         }
-        Logs { next, streams: VecDeque::new(), bytes: 0, limit }
+        Logs { next, streams: VecDeque::new(), bytes: 0, budget }
+    }
+
+    fn kept(&mut self, added: usize) {
+        self.bytes += added;
+        self.budget.kept.fetch_add(added, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn freed(&mut self, freed: usize) {
+        self.bytes -= freed;
+        self.budget.kept.fetch_sub(freed, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn over_budget(&self) -> bool {
+        self.bytes > self.budget.session
+            || self.budget.kept.load(std::sync::atomic::Ordering::Relaxed) > self.budget.total
     }
 
     pub(super) fn open(&mut self) -> (u64, Arc<StreamLog>) {
@@ -36,7 +59,8 @@ impl Logs {
         if self.streams.len() == LOGS_PER_SESSION
             && let Some((_, oldest)) = self.streams.pop_front()
         {
-            self.bytes -= oldest.forget();
+            let freed = oldest.forget();
+            self.freed(freed);
         }
         self.streams.push_back((self.next, Arc::clone(&log)));
         (self.next, log)
@@ -47,19 +71,24 @@ impl Logs {
     }
 
     /// Appends `entry` to `log`, one of this session's streams, and returns its event number;
-    /// over the budget, the oldest entries of the session go (never the one just written).
+    /// over either budget, the oldest entries of the session go, the one just written last (an
+    /// entry larger than the budget is not kept).
     pub(super) fn push(&mut self, log: &StreamLog, entry: Option<String>) -> usize {
         let (position, added) = log.append(entry);
-        self.bytes += added;
-        while self.bytes > self.limit {
-            let freed = self.streams.iter().find_map(|(_, stream)| {
-                let keep = std::ptr::eq(Arc::as_ptr(stream), log).then_some(position);
-                stream.evict_front(keep)
-            });
-            let Some(freed) = freed else { break };
-            self.bytes -= freed;
+        self.kept(added);
+        while self.over_budget() {
+            let Some(freed) = self.streams.iter().find_map(|(_, stream)| stream.evict_front()) else { break };
+            self.freed(freed);
         }
         position
+    }
+}
+
+impl Drop for Logs {
+    /// The session is gone: nothing of it can be resumed.
+    fn drop(&mut self) {
+        let freed: usize = self.streams.iter().map(|(_, stream)| stream.forget()).sum();
+        self.budget.kept.fetch_sub(freed, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -99,10 +128,10 @@ impl StreamLog {
         (written, kept)
     }
 
-    /// Drops the oldest kept entry unless it is event `keep`; the bytes freed.
-    fn evict_front(&self, keep: Option<usize>) -> Option<usize> {
+    /// Drops the oldest kept entry; the bytes freed.
+    fn evict_front(&self) -> Option<usize> {
         let mut retained = self.retained.lock().expect("not poisoned");
-        if retained.entries.is_empty() || keep == Some(retained.dropped + 1) {
+        if retained.entries.is_empty() {
             return None;
         }
         let size = retained.entries.pop_front().flatten().map_or(0, |json| json.len());
