@@ -36,6 +36,8 @@ use crate::{LEGACY_VERSIONS, Mirrors, Principal, Server, Session, SessionRecord}
 mod authorization;
 mod sessions;
 mod sse;
+mod streams;
+use sessions::SESSION_SHARE_FULL;
 use sse::{Event, Logs, ReplayBudget, sse, sse_events};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -98,6 +100,12 @@ pub struct HttpConfig {
     /// (default 64 MiB): beyond it, a session that writes drops its own oldest first, so that
     /// many sessions cannot hold their whole [`max_replay_bytes`](Self::max_replay_bytes) each.
     pub max_replay_bytes_total: usize,
+    /// Long-lived streams (legacy GET streams, `subscriptions/listen`) one client may hold open
+    /// at once: its principal, else its remote address (default 256, half of
+    /// [`max_connections`](Self::max_connections), so that one client cannot hold them all).
+    /// One more is answered 429 with `-32000` naming this limit. Behind a proxy, anonymous
+    /// callers share the proxy's address: identify them (an auth layer's principal) or raise it.
+    pub max_streams_per_client: usize,
     /// Where legacy SSE events are also kept, so that a client resumes a stream with
     /// `Last-Event-ID` on any instance sharing the store (default `None`: only on the instance
     /// that wrote it). See [`crate::events`].
@@ -125,6 +133,7 @@ impl Default for HttpConfig {
             body_read_timeout: Duration::from_secs(30),
             max_replay_bytes: 1024 * 1024,
             max_replay_bytes_total: 64 * 1024 * 1024,
+            max_streams_per_client: 256,
             event_store: None,
             #[cfg(feature = "auth")]
             authorization: None,
@@ -139,6 +148,7 @@ struct Shared {
     sweeper: std::sync::Once,
     /// What the replay logs of every session keep, in bytes.
     replay_bytes: Arc<std::sync::atomic::AtomicUsize>,
+    streams: Arc<streams::StreamShares>,
 }
 
 struct Entry {
@@ -160,6 +170,7 @@ pub fn router(server: Server, config: HttpConfig) -> Router {
         sessions: Mutex::new(SessionTable::default()),
         sweeper: std::sync::Once::new(),
         replay_bytes: Default::default(),
+        streams: Default::default(),
     });
     let router = Router::new().route(&path, axum::routing::any(endpoint));
     #[cfg(feature = "auth")]
@@ -276,12 +287,20 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
     };
     let remote = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
     let client = ClientKey::new(&principal, remote);
-    match parts.method {
-        Method::POST => post(shared, parts.headers, body, principal, client).await,
-        Method::GET => get(shared, &parts.headers, &principal).await,
-        Method::DELETE => delete(shared, &parts.headers, &principal).await,
+    let slot = match streams::is_long_lived(&parts.method, &parts.headers) {
+        false => None,
+        true => match shared.streams.admit(&client, shared.config.max_streams_per_client) {
+            Ok(slot) => slot,
+            Err(()) => return streams::share_full(shared.config.max_streams_per_client),
+        },
+    };
+    let response = match parts.method {
+        Method::POST => post(Arc::clone(&shared), parts.headers, body, principal, client).await,
+        Method::GET => get(Arc::clone(&shared), &parts.headers, &principal).await,
+        Method::DELETE => delete(Arc::clone(&shared), &parts.headers, &principal).await,
         _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
-    }
+    };
+    streams::holding(response, slot)
 }
 
 async fn post(

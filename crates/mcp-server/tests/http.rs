@@ -1042,3 +1042,53 @@ async fn batch_posts_are_refused_outside_2025_03_26_naming_why() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(message(&response).contains("initialize request must not be part of a JSON-RPC batch"), "{response}");
 }
+
+#[tokio::test]
+async fn one_client_cannot_hold_every_long_lived_stream() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+    let http = Http { url: format!("http://{}/mcp", listener.local_addr().unwrap()), client: reqwest::Client::new() };
+    let mut config = HttpConfig::default();
+    config.max_streams_per_client = 2;
+    let app = mcp_server::http::router(server(), config).layer(axum::middleware::from_fn(user_header_auth));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let as_user = |mut headers: HeaderMap, user: &str| {
+        headers.insert("x-user", HeaderValue::from_str(user).unwrap());
+        headers
+    };
+    let listen_body = modern("sub", "subscriptions/listen", json!({ "notifications": { "toolsListChanged": true } }));
+    let listen = |user: &str| http.post_json(as_user(modern_headers(&listen_body), user), &listen_body);
+    // Alice's two streams: a legacy session's GET stream and a listen.
+    let opened = http.post_json(as_user(base_headers(), "alice"), &initialize(0, LEGACY, json!({}))).await;
+    let session = opened.headers()[SESSION].to_str().unwrap().to_owned();
+    let _ = opened.bytes().await;
+    let initialized = notification("notifications/initialized", json!({}));
+    assert_eq!(http.post_json(as_user(legacy_headers(&session), "alice"), &initialized).await.status(), 202);
+    let mut get_headers = as_user(legacy_headers(&session), "alice");
+    get_headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+    let session_stream = http.client.get(&http.url).headers(get_headers).send().await.unwrap();
+    assert_eq!(session_stream.status(), StatusCode::OK);
+    let mut listening = Events::new(listen("alice").await);
+    assert_eq!(listening.expect().await["method"], "notifications/subscriptions/acknowledged");
+
+    let refused = listen("alice").await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let refused = json_body(refused).await;
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("HttpConfig::max_streams_per_client"), "{refused}");
+    // Another client is served.
+    let mut bobs = Events::new(listen("bob").await);
+    assert_eq!(bobs.expect().await["method"], "notifications/subscriptions/acknowledged");
+    // A stream that ends gives its place back: DELETE ends the session's GET stream.
+    let delete = http.client.delete(&http.url).headers(as_user(legacy_headers(&session), "alice")).send().await;
+    assert_eq!(delete.unwrap().status(), StatusCode::OK);
+    assert_eq!(session_stream.text().await.unwrap(), "", "the session's stream ended");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let again = listen("alice").await;
+        if again.status() == StatusCode::OK {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the ended stream's place never came back");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -5,7 +5,7 @@
 use super::*;
 
 /// [`HttpConfig::max_sessions_per_client`] (in the range JSON-RPC leaves to servers).
-const SESSION_SHARE_FULL: i64 = -32000;
+pub(super) const SESSION_SHARE_FULL: i64 = -32000;
 
 impl Shared {
     fn session(&self, id: &str) -> Option<(Arc<Session>, Arc<Mutex<Logs>>)> {
