@@ -38,7 +38,7 @@ mod sessions;
 mod sse;
 mod streams;
 use sessions::SESSION_SHARE_FULL;
-use sse::{Event, Logs, ReplayBudget, sse, sse_events};
+use sse::{Event, KEEP_ALIVE_COMMENT, Logs, ReplayBudget, sse, sse_events};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -106,6 +106,11 @@ pub struct HttpConfig {
     /// One more is answered 429 with `-32000` naming this limit. Behind a proxy, anonymous
     /// callers share the proxy's address: identify them (an auth layer's principal) or raise it.
     pub max_streams_per_client: usize,
+    /// A long-lived stream (legacy GET stream, `subscriptions/listen`) that carried no event for
+    /// this long is ended (default 30 min; keep-alive comments do not count), so that a stream
+    /// nobody uses does not hold its client's share and a connection for ever; clients open
+    /// it again.
+    pub stream_idle: Duration,
     /// Where legacy SSE events are also kept, so that a client resumes a stream with
     /// `Last-Event-ID` on any instance sharing the store (default `None`: only on the instance
     /// that wrote it). See [`crate::events`].
@@ -134,6 +139,7 @@ impl Default for HttpConfig {
             max_replay_bytes: 1024 * 1024,
             max_replay_bytes_total: 64 * 1024 * 1024,
             max_streams_per_client: 256,
+            stream_idle: Duration::from_secs(30 * 60),
             event_store: None,
             #[cfg(feature = "auth")]
             authorization: None,
@@ -287,7 +293,8 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
     };
     let remote = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
     let client = ClientKey::new(&principal, remote);
-    let slot = match streams::is_long_lived(&parts.method, &parts.headers) {
+    let long_lived = streams::is_long_lived(&parts.method, &parts.headers);
+    let slot = match long_lived {
         false => None,
         true => match shared.streams.admit(&client, shared.config.max_streams_per_client) {
             Ok(slot) => slot,
@@ -300,7 +307,10 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
         Method::DELETE => delete(Arc::clone(&shared), &parts.headers, &principal).await,
         _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
     };
-    streams::holding(response, slot)
+    if !long_lived {
+        return response;
+    }
+    streams::holding(response, slot, shared.config.stream_idle)
 }
 
 async fn post(

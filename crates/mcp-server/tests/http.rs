@@ -1092,3 +1092,24 @@ async fn one_client_cannot_hold_every_long_lived_stream() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn idle_long_lived_streams_end_after_their_deadline() {
+    let server = server();
+    let mut config = HttpConfig::default();
+    config.stream_idle = Duration::from_millis(300);
+    let http = start_with(&server, config).await;
+    let body = modern("sub", "subscriptions/listen", json!({ "notifications": { "toolsListChanged": true } }));
+    let mut listening = Events::new(http.modern(&body).await);
+    assert_eq!(listening.expect().await["method"], "notifications/subscriptions/acknowledged");
+    server.notify_tools_list_changed();
+    assert_eq!(listening.expect().await["method"], "notifications/tools/list_changed");
+    assert!(listening.next().await.is_none(), "the idle stream ended");
+
+    let session = http.initialize(json!({})).await;
+    let mut headers = legacy_headers(&session);
+    headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+    let stream = http.client.get(&http.url).headers(headers).send().await.unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+    assert_eq!(stream.text().await.unwrap(), "", "the idle session stream ended with nothing sent");
+}

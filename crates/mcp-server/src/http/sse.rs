@@ -226,6 +226,8 @@ impl Event {
 }
 
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// What an idle stream is sent every [`KEEP_ALIVE`].
+pub(super) const KEEP_ALIVE_COMMENT: &[u8] = b":\n\n";
 
 /// An SSE response; a comment line every 15 s keeps idle streams (subscriptions) open.
 pub(super) fn sse_events(events: impl Stream<Item = Event> + Send + 'static) -> Response {
@@ -233,7 +235,7 @@ pub(super) fn sse_events(events: impl Stream<Item = Event> + Send + 'static) -> 
     let body = futures::stream::unfold(events, |mut events| async move {
         let chunk = tokio::select! {
             event = events.next() => event?.encode(),
-            () = tokio::time::sleep(KEEP_ALIVE) => ":\n\n".to_owned(),
+            () = tokio::time::sleep(KEEP_ALIVE) => String::from_utf8_lossy(KEEP_ALIVE_COMMENT).into_owned(),
         };
         Some((Ok::<_, Infallible>(chunk), events))
     });

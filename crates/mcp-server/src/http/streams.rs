@@ -65,10 +65,10 @@ pub(super) fn share_full(limit: usize) -> Response {
     json_response(StatusCode::TOO_MANY_REQUESTS, &Outgoing::error(None, &error))
 }
 
-/// `response` holding `slot` for as long as its body is read: an event stream keeps it until it
-/// ends; any other answer gives it back at once.
-pub(super) fn holding(response: Response, slot: Option<StreamSlot>) -> Response {
-    let Some(slot) = slot else { return response };
+/// A long-lived stream's `response`, holding `slot` for as long as its body is read, and ended
+/// once `idle` passed without an event (keep-alive comments do not count): the client opens
+/// it again. Any other answer gives the slot back at once.
+pub(super) fn holding(response: Response, slot: Option<StreamSlot>, idle: Duration) -> Response {
     let streaming = response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -77,9 +77,18 @@ pub(super) fn holding(response: Response, slot: Option<StreamSlot>) -> Response 
         return response;
     }
     let (parts, body) = response.into_parts();
-    let body = Body::from_stream(body.into_data_stream().map(move |chunk| {
-        let _held = &slot;
-        chunk
-    }));
-    Response::from_parts(parts, body)
+    let state = (body.into_data_stream(), slot, tokio::time::Instant::now());
+    let body = futures::stream::unfold(state, move |(mut body, slot, mut active)| async move {
+        tokio::select! {
+            chunk = body.next() => {
+                let chunk = chunk?;
+                if !matches!(&chunk, Ok(bytes) if bytes.as_ref() == KEEP_ALIVE_COMMENT) {
+                    active = tokio::time::Instant::now();
+                }
+                Some((chunk, (body, slot, active)))
+            }
+            () = tokio::time::sleep_until(active + idle) => None,
+        }
+    });
+    Response::from_parts(parts, Body::from_stream(body))
 }
