@@ -76,11 +76,6 @@ pub struct ServerDetails {
     pub transport: TransportKind,
 }
 
-struct CacheEntry {
-    expires: Instant,
-    result: Box<RawValue>,
-}
-
 struct Inner {
     core: Arc<Core>,
     transport: RwLock<Arc<Transport>>,
@@ -448,53 +443,6 @@ impl Client {
         self.inner.config.legacy_versions.iter().find(|v| offered.contains(v)).cloned()
     }
 
-    /// A cacheable request: served from the cache while fresh (modern era only: legacy results
-    /// carry no `ttlMs`).
-    async fn cached_request(&self, call: &Call, key: String) -> Result<Box<RawValue>, Error> {
-        if let Some(entry) = self.inner.cache.lock().unwrap().get(&key)
-            && entry.expires > Instant::now()
-        {
-            return Ok(entry.result.clone());
-        }
-        let result = self.request(call).await?;
-        if let Some(ttl) = ttl_of(&result) {
-            self.cache_put(key, &result, ttl);
-        }
-        Ok(result)
-    }
-
-    /// Caches `result` within `max_cache_bytes`: expired entries go first, then the ones that
-    /// expire soonest; a result larger than the whole budget is not cached.
-    fn cache_put(&self, key: String, result: &RawValue, ttl: Duration) {
-        let budget = self.inner.config.limits.max_cache_bytes;
-        let size = |key: &str, result: &RawValue| key.len() + result.get().len();
-        let needed = size(&key, result);
-        if needed > budget {
-            return;
-        }
-        let now = Instant::now();
-        let mut cache = self.inner.cache.lock().unwrap();
-        cache.remove(&key);
-        cache.retain(|_, entry| entry.expires > now);
-        let mut used: usize = cache.iter().map(|(key, entry)| size(key, &entry.result)).sum();
-        while used + needed > budget {
-            let soonest = cache.iter().min_by_key(|(_, entry)| entry.expires).map(|(key, _)| key.clone());
-            let Some(entry) = soonest.and_then(|soonest| cache.remove_entry(&soonest)) else { break };
-            used -= size(&entry.0, &entry.1.result);
-        }
-        cache.insert(key, CacheEntry { expires: now + ttl, result: result.to_owned() });
-    }
-
-    /// Drops every cached list and read result (and the cached `server/discover`).
-    pub fn clear_cache(&self) {
-        self.inner.cache.lock().unwrap().clear();
-        *self.inner.discover_cache.lock().unwrap() = None;
-    }
-
-    fn invalidate(&self, prefix: &str) {
-        self.inner.cache.lock().unwrap().retain(|key, _| !key.starts_with(prefix));
-    }
-
     /// A request that may answer `input_required`: fulfils the input requests with the
     /// handlers and retries (new id, the original params plus `inputResponses` and the
     /// `requestState` echoed unchanged) until the result is complete.
@@ -560,10 +508,6 @@ impl Client {
     }
 }
 
-fn cache_key(method: &str, arg: Option<&str>) -> String {
-    format!("{method}\u{0}{}", arg.unwrap_or(""))
-}
-
 fn supported_versions(error: &ErrorObject) -> Vec<String> {
     error
         .data
@@ -598,21 +542,6 @@ fn check_result_type(method: &str, result: &RawValue, tasks: bool) -> Result<(),
     }
 }
 
-/// The freshness of a cacheable complete result: `None` when it must not be reused.
-fn ttl_of(result: &RawValue) -> Option<Duration> {
-    #[derive(Deserialize)]
-    struct Hints {
-        #[serde(rename = "ttlMs")]
-        ttl_ms: Option<mcp_types::TtlMs>,
-    }
-    if result_type(result).is_some_and(|t| t != "complete") {
-        return None;
-    }
-    // Absent, negative or malformed: nothing to cache.
-    let ttl = serde_json::from_str::<Hints>(result.get()).ok()?.ttl_ms?.duration();
-    (!ttl.is_zero()).then_some(ttl)
-}
-
 /// Decodes a result. Caching hints need no help: the types accept an absent or negative `ttlMs`
 /// and an absent `cacheScope` (older servers), as the caching rules tell clients to.
 pub(crate) fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, Error> {
@@ -626,12 +555,14 @@ fn server_info_of(raw: &RawValue) -> Option<Implementation> {
     serde_json::from_value(info).ok()
 }
 
+mod cache;
 mod methods;
 mod negotiation;
 mod options;
 mod skills;
 mod subscription;
 mod tool_annotations;
+use cache::{CacheEntry, cache_key, ttl_of};
 pub use options::{CallOptions, ClientBuilder};
 pub use skills::LoadedSkill;
 pub use subscription::Subscription;

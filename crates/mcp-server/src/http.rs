@@ -34,10 +34,13 @@ use crate::{LEGACY_VERSIONS, Mirrors, Principal, Server, Session, SessionRecord}
 
 #[cfg(feature = "auth")]
 mod authorization;
+mod guards;
 mod sessions;
 mod sse;
 mod streams;
+use guards::{host_refusal, repeated_mirror, repeated_single};
 use sessions::SESSION_SHARE_FULL;
+use sessions::{other_principal, store_error};
 use sse::{Event, KEEP_ALIVE_COMMENT, Logs, ReplayBudget, sse, sse_events};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -296,7 +299,7 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
     let long_lived = streams::is_long_lived(&parts.method, &parts.headers);
     let slot = match long_lived {
         false => None,
-        true => match shared.streams.admit(&client, shared.config.max_streams_per_client) {
+        true => match streams::admit(&shared.streams, &client, shared.config.max_streams_per_client) {
             Ok(slot) => slot,
             Err(()) => return streams::share_full(shared.config.max_streams_per_client),
         },
@@ -582,16 +585,6 @@ fn probe(bytes: &[u8]) -> Option<(Option<mcp_types::RequestId>, bool)> {
     Some((id, probe.method.as_deref() == Some("initialize")))
 }
 
-/// A mirrored header (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) that
-/// appears more than once: a gateway reading another copy than this server would route or
-/// authorize differently.
-fn repeated_mirror(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .keys()
-        .map(|name| name.as_str())
-        .find(|name| mcp_types::http_headers::is_mirrored_header(name) && headers.get_all(*name).iter().count() > 1)
-}
-
 /// The legacy standalone stream: session notifications outside any request.
 async fn get(shared: Arc<Shared>, headers: &HeaderMap, principal: &Principal) -> Response {
     let Some(session_id) = header_str(headers, SESSION_HEADER) else {
@@ -683,46 +676,6 @@ async fn delete(shared: Arc<Shared>, headers: &HeaderMap, principal: &Principal)
 }
 
 /// The JSON-RPC code of the refusal of an `initialize` beyond
-/// `Host`, `Origin` or `Mcp-Session-Id` given more than once: this server reads the first, a proxy
-/// in front of it may read another, and check or route differently.
-fn repeated_single(headers: &HeaderMap) -> Option<&'static str> {
-    [("Host", header::HOST.as_str()), ("Origin", header::ORIGIN.as_str()), ("Mcp-Session-Id", SESSION_HEADER)]
-        .into_iter()
-        .find(|(_, name)| headers.get_all(*name).iter().nth(1).is_some())
-        .map(|(shown, _)| shown)
-}
-
-/// The 403 for a Host or Origin that is not allowed.
-fn host_refusal(check: &HostCheck, headers: &HeaderMap) -> Option<Response> {
-    let allowed: &[String] = match check {
-        HostCheck::Disabled => return None,
-        HostCheck::Loopback => &[],
-        HostCheck::Allow(hosts) => hosts,
-    };
-    let ok = |host: &str| {
-        let name = strip_port(host);
-        matches!(name, "localhost" | "127.0.0.1" | "[::1]") || allowed.iter().any(|a| a.eq_ignore_ascii_case(name))
-    };
-    let host = header_str(headers, header::HOST.as_str()).unwrap_or_default();
-    if !ok(host) {
-        return Some(error(StatusCode::FORBIDDEN, None, &format!("Host `{host}` is not allowed")));
-    }
-    if let Some(origin) = header_str(headers, header::ORIGIN.as_str()) {
-        let authority = origin.split_once("://").map_or(origin, |(_, rest)| rest);
-        if !ok(authority.split('/').next().unwrap_or_default()) {
-            return Some(error(StatusCode::FORBIDDEN, None, &format!("Origin `{origin}` is not allowed")));
-        }
-    }
-    None
-}
-
-fn strip_port(host: &str) -> &str {
-    if host.starts_with('[') {
-        return host.split_inclusive(']').next().unwrap_or(host);
-    }
-    host.rsplit_once(':').map_or(host, |(name, _)| name)
-}
-
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|value| value.to_str().ok()).map(str::trim)
 }
@@ -734,16 +687,4 @@ fn json_response(status: StatusCode, message: &Outgoing) -> Response {
 fn error(status: StatusCode, id: Option<&mcp_types::RequestId>, message: &str) -> Response {
     let error = ErrorObject::invalid_request(message);
     json_response(status, &Outgoing::error_as(id, &error, Disposition::BadRequest))
-}
-
-/// The 403 for a request on a legacy session that another principal opened.
-fn other_principal(id: Option<&mcp_types::RequestId>) -> Response {
-    let error =
-        ErrorObject::invalid_request("This session belongs to another principal; send initialize to open your own");
-    json_response(StatusCode::FORBIDDEN, &Outgoing::error_as(id, &error, Disposition::BadRequest))
-}
-
-/// The `-32603` for a session store that failed.
-fn store_error(error: &StoreError) -> ErrorObject {
-    ErrorObject::internal_error(format!("The session store failed: {error}"))
 }

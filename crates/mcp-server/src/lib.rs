@@ -67,6 +67,7 @@ mod server;
 mod session;
 #[cfg(feature = "http")]
 mod session_table;
+mod shares;
 pub mod skills;
 mod state;
 #[cfg(feature = "stdio")]

@@ -171,3 +171,15 @@ impl Shared {
         });
     }
 }
+
+/// The 403 for a request on a legacy session that another principal opened.
+pub(super) fn other_principal(id: Option<&mcp_types::RequestId>) -> Response {
+    let error =
+        ErrorObject::invalid_request("This session belongs to another principal; send initialize to open your own");
+    json_response(StatusCode::FORBIDDEN, &Outgoing::error_as(id, &error, Disposition::BadRequest))
+}
+
+/// The `-32603` for a session store that failed.
+pub(super) fn store_error(error: &StoreError) -> ErrorObject {
+    ErrorObject::internal_error(format!("The session store failed: {error}"))
+}

@@ -1,51 +1,24 @@
 //! Each client's share of long-lived streams (legacy GET streams, `subscriptions/listen`), so
 //! that one client holding streams open cannot take every connection the server accepts.
 
-use std::collections::HashMap;
-
 use super::*;
 use crate::session_table::ClientKey;
+use crate::shares::{Share, Shares};
 
 /// The long-lived streams each client holds open.
-#[derive(Default)]
-pub(super) struct StreamShares {
-    open: Mutex<HashMap<ClientKey, usize>>,
-}
+pub(super) type StreamShares = Shares<ClientKey>;
 
-/// One open stream's place in its client's share, given back when the response body is dropped
-/// (the stream ended, or the client went away).
-pub(super) struct StreamSlot {
-    shares: Arc<StreamShares>,
-    client: ClientKey,
-}
-
-impl StreamShares {
-    /// A slot for one more stream of `client`, or `None` when it already holds `limit`. A
-    /// client known by neither principal nor address has no share of its own: not counted.
-    pub(super) fn admit(self: &Arc<Self>, client: &ClientKey, limit: usize) -> Result<Option<StreamSlot>, ()> {
-        if *client == ClientKey::Unknown {
-            return Ok(None);
-        }
-        let mut open = self.open.lock().expect("not poisoned");
-        let count = open.entry(client.clone()).or_default();
-        if *count >= limit {
-            return Err(());
-        }
-        *count += 1;
-        Ok(Some(StreamSlot { shares: Arc::clone(self), client: client.clone() }))
+/// Admits one more stream of `client` within `limit` (`Err` when it holds them all); a client
+/// known by neither principal nor address has no share of its own and is not counted.
+pub(super) fn admit(
+    shares: &Arc<StreamShares>,
+    client: &ClientKey,
+    limit: usize,
+) -> Result<Option<Share<ClientKey>>, ()> {
+    if *client == ClientKey::Unknown {
+        return Ok(None);
     }
-}
-
-impl Drop for StreamSlot {
-    fn drop(&mut self) {
-        let mut open = self.shares.open.lock().expect("not poisoned");
-        if let Some(count) = open.get_mut(&self.client) {
-            *count -= 1;
-            if *count == 0 {
-                open.remove(&self.client);
-            }
-        }
-    }
+    shares.admit(client.clone(), limit).map(Some).ok_or(())
 }
 
 /// Whether a request opens a long-lived stream: a GET, or a `subscriptions/listen`.
@@ -68,7 +41,7 @@ pub(super) fn share_full(limit: usize) -> Response {
 /// A long-lived stream's `response`, holding `slot` for as long as its body is read, and ended
 /// once `idle` passed without an event (keep-alive comments do not count): the client opens
 /// it again. Any other answer gives the slot back at once.
-pub(super) fn holding(response: Response, slot: Option<StreamSlot>, idle: Duration) -> Response {
+pub(super) fn holding(response: Response, slot: Option<Share<ClientKey>>, idle: Duration) -> Response {
     let streaming = response
         .headers()
         .get(header::CONTENT_TYPE)

@@ -1,11 +1,10 @@
 //! How many tasks each client has running on this instance, so that one client cannot take
 //! every slot of the task store ([`Options::max_running_tasks_per_client`](crate::Options)).
 
-use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
 
 use crate::Principal;
+use crate::shares::Shares;
 
 /// Whose quota a task counts against: its principal, else (anonymous over HTTP) the remote
 /// address; anonymous callers without one share the anonymous principal's.
@@ -34,47 +33,12 @@ impl QuotaKey {
 }
 
 /// The running tasks of every client of this instance.
-#[derive(Default)]
-pub(crate) struct RunningTasks {
-    counts: Mutex<HashMap<QuotaKey, usize>>,
-}
-
-/// One running task's place in its client's quota, given back when dropped (its handler ended).
-pub(crate) struct RunningSlot {
-    tasks: Arc<RunningTasks>,
-    key: QuotaKey,
-}
-
-impl RunningTasks {
-    /// A slot for one more task of `key`, or `None` when it already runs `limit`.
-    pub(crate) fn admit(self: &Arc<Self>, key: QuotaKey, limit: usize) -> Option<RunningSlot> {
-        let mut counts = self.counts.lock().expect("not poisoned");
-        let count = counts.entry(key.clone()).or_default();
-        if *count >= limit {
-            if *count == 0 {
-                counts.remove(&key);
-            }
-            return None;
-        }
-        *count += 1;
-        Some(RunningSlot { tasks: Arc::clone(self), key })
-    }
-}
-
-impl Drop for RunningSlot {
-    fn drop(&mut self) {
-        let mut counts = self.tasks.counts.lock().expect("not poisoned");
-        if let Some(count) = counts.get_mut(&self.key) {
-            *count -= 1;
-            if *count == 0 {
-                counts.remove(&self.key);
-            }
-        }
-    }
-}
+pub(crate) type RunningTasks = Shares<QuotaKey>;
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
 
     #[test]
@@ -85,7 +49,7 @@ mod tests {
         assert!(tasks.admit(alice.clone(), 2).is_none());
         assert!(tasks.admit(QuotaKey::new(&Principal::new("bob"), None), 2).is_some());
         drop(held);
-        assert!(tasks.counts.lock().unwrap().is_empty(), "no entry left for a client with nothing running");
+        assert!(tasks.is_empty(), "no entry left for a client with nothing running");
         assert!(tasks.admit(alice, 2).is_some());
     }
 

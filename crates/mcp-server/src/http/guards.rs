@@ -1,0 +1,54 @@
+//! The checks of a request's headers before anything else reads it: headers that must come
+//! once, and the Host and Origin that DNS rebinding protection allows.
+
+use super::*;
+
+/// A mirrored header (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) that
+/// appears more than once: a gateway reading another copy than this server would route or
+/// authorize differently.
+pub(super) fn repeated_mirror(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .keys()
+        .map(|name| name.as_str())
+        .find(|name| mcp_types::http_headers::is_mirrored_header(name) && headers.get_all(*name).iter().count() > 1)
+}
+
+/// `Host`, `Origin` or `Mcp-Session-Id` given more than once: this server reads the first, a proxy
+/// in front of it may read another, and check or route differently.
+pub(super) fn repeated_single(headers: &HeaderMap) -> Option<&'static str> {
+    [("Host", header::HOST.as_str()), ("Origin", header::ORIGIN.as_str()), ("Mcp-Session-Id", SESSION_HEADER)]
+        .into_iter()
+        .find(|(_, name)| headers.get_all(*name).iter().nth(1).is_some())
+        .map(|(shown, _)| shown)
+}
+
+/// The 403 for a Host or Origin that is not allowed.
+pub(super) fn host_refusal(check: &HostCheck, headers: &HeaderMap) -> Option<Response> {
+    let allowed: &[String] = match check {
+        HostCheck::Disabled => return None,
+        HostCheck::Loopback => &[],
+        HostCheck::Allow(hosts) => hosts,
+    };
+    let ok = |host: &str| {
+        let name = strip_port(host);
+        matches!(name, "localhost" | "127.0.0.1" | "[::1]") || allowed.iter().any(|a| a.eq_ignore_ascii_case(name))
+    };
+    let host = header_str(headers, header::HOST.as_str()).unwrap_or_default();
+    if !ok(host) {
+        return Some(error(StatusCode::FORBIDDEN, None, &format!("Host `{host}` is not allowed")));
+    }
+    if let Some(origin) = header_str(headers, header::ORIGIN.as_str()) {
+        let authority = origin.split_once("://").map_or(origin, |(_, rest)| rest);
+        if !ok(authority.split('/').next().unwrap_or_default()) {
+            return Some(error(StatusCode::FORBIDDEN, None, &format!("Origin `{origin}` is not allowed")));
+        }
+    }
+    None
+}
+
+fn strip_port(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.split_inclusive(']').next().unwrap_or(host);
+    }
+    host.rsplit_once(':').map_or(host, |(name, _)| name)
+}
