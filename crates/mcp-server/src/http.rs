@@ -34,10 +34,12 @@ use crate::{LEGACY_VERSIONS, Mirrors, Principal, Server, Session, SessionRecord}
 
 #[cfg(feature = "auth")]
 mod authorization;
+mod connections;
 mod guards;
 mod sessions;
 mod sse;
 mod streams;
+pub use connections::{ConnectionLimits, serve_router};
 use guards::{host_refusal, repeated_mirror, repeated_single};
 use sessions::SESSION_SHARE_FULL;
 use sessions::{other_principal, store_error};
@@ -56,8 +58,9 @@ pub enum HostCheck {
     Disabled,
 }
 
-/// Settings of the HTTP transport. The connection limits ([`max_connections`](Self::max_connections)
-/// and the header read timeout) are applied by [`serve`], [`serve_with_shutdown`] and
+/// Settings of the HTTP transport. The connection limits ([`max_connections`](Self::max_connections),
+/// [`max_connections_per_client`](Self::max_connections_per_client) and the header read timeout)
+/// are applied by [`serve`], [`serve_with_shutdown`] and
 /// [`serve_router`]; an application that serves [`router`] another way applies its own.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -87,6 +90,12 @@ pub struct HttpConfig {
     /// Connections served at once (default 512); further ones wait in the listen backlog until
     /// one closes. Keep it below the process's descriptor limit (`ulimit -n`).
     pub max_connections: usize,
+    /// Connections one remote address may hold at once (default 256, half of
+    /// [`max_connections`](Self::max_connections)), so that one client opening connections and
+    /// sending nothing cannot take them all: a further one is answered 429 and closed. The
+    /// principal is not known yet when a connection opens, so this is per address; behind a
+    /// proxy every client shares the proxy's address: raise it to `max_connections` there.
+    pub max_connections_per_client: usize,
     /// A client must send a request's headers within this time of the connection becoming
     /// ready for them (a new connection, or an idle keep-alive one), or the connection is
     /// closed (default 10 s).
@@ -137,6 +146,7 @@ impl Default for HttpConfig {
             max_sessions_per_client: 4_096,
             sse_retry: Duration::from_secs(1),
             max_connections: 512,
+            max_connections_per_client: 256,
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             max_replay_bytes: 1024 * 1024,
@@ -201,71 +211,17 @@ pub async fn serve(listener: TcpListener, server: Server, config: HttpConfig) ->
 /// Serves until `shutdown` completes, then lets the open connections finish.
 ///
 /// At most [`HttpConfig::max_connections`] connections are served at once (further ones wait
-/// in the listen backlog), and each must send its request headers within
-/// [`HttpConfig::header_read_timeout`].
+/// in the listen backlog), at most [`HttpConfig::max_connections_per_client`] of one remote
+/// address, and each must send its request headers within [`HttpConfig::header_read_timeout`].
 pub async fn serve_with_shutdown(
     listener: TcpListener,
     server: Server,
     config: HttpConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let (max_connections, header_read_timeout) = (config.max_connections, config.header_read_timeout);
+    let limits = ConnectionLimits::from(&config);
     let app = router(server, config);
-    serve_router(listener, app, max_connections, header_read_timeout, shutdown).await
-}
-
-/// Serves `app` (a [`router`] with layers of the application's own, an authentication layer
-/// that inserts the [`Principal`] for instance) until `shutdown` completes, with the connection
-/// cap and header read timeout [`serve_with_shutdown`] applies (pass the
-/// [`HttpConfig::max_connections`] and [`HttpConfig::header_read_timeout`] the router was made with).
-pub async fn serve_router(
-    listener: TcpListener,
-    app: Router,
-    max_connections: usize,
-    header_read_timeout: Duration,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    use hyper_util::rt::{TokioIo, TokioTimer};
-
-    let slots = Arc::new(tokio::sync::Semaphore::new(max_connections.max(1)));
-    let mut http1 = hyper::server::conn::http1::Builder::new();
-    http1.timer(TokioTimer::new()).header_read_timeout(header_read_timeout);
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        let slot = tokio::select! {
-            slot = Arc::clone(&slots).acquire_owned() => slot.expect("the semaphore is never closed"),
-            () = &mut shutdown => break,
-        };
-        let (stream, remote) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    // Out of descriptors, or a connection reset before it was accepted: retry.
-                    tracing::warn!(%error, "accepting a connection failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let _ = stream.set_nodelay(true);
-        // The remote address, as axum's `into_make_service_with_connect_info` would give it: the
-        // per-client share of sessions reads it.
-        let service = hyper_util::service::TowerToHyperService::new(
-            app.clone().layer(axum::Extension(ConnectInfo(remote))).into_service::<hyper::body::Incoming>(),
-        );
-        let connection = graceful.watch(http1.serve_connection(TokioIo::new(stream), service));
-        tokio::spawn(async move {
-            let _slot = slot;
-            if let Err(error) = connection.await {
-                tracing::trace!(%error, "connection ended with an error");
-            }
-        });
-    }
-    drop(listener);
-    graceful.shutdown().await;
-    Ok(())
+    serve_router(listener, app, limits, shutdown).await
 }
 
 /// Who makes the request: the verified token's subject when the endpoint is a resource server
@@ -349,6 +305,13 @@ async fn post(
             return response;
         }
     };
+    // Before anything is built from the body: a body of very many tiny objects is refused for
+    // what its text costs (`Options::max_json_containers`), an oversized batch for its length.
+    if let Some(refusal) = shared.server.refusal_before_decode(&bytes)
+        && let Some(response) = refusal.known_response()
+    {
+        return json_response(StatusCode::BAD_REQUEST, response);
+    }
     // The body is decoded once, by the server, into the types of its era. Before that, only a
     // refusal needs it (for its id) and a legacy request without a session (is it `initialize`?):
     // they read it here, and a body that is not JSON is refused first, as a parse error.

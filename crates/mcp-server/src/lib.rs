@@ -75,6 +75,7 @@ pub mod stdio;
 pub mod tasks;
 mod telemetry;
 mod validation;
+mod wide;
 
 pub use bus::{Change, ChangeBus, InMemoryChangeBus};
 pub use connection::Connection;

@@ -204,13 +204,12 @@ impl Server {
     /// message belongs to (the `MCP-Protocol-Version` mirror, else the session's state), and the
     /// request is served by its generated variant. Only what those types refuse (to word the
     /// refusal), and a few rare messages, are read as a `serde_json::Value` instead.
+    ///
+    /// A message with more objects and arrays than [`Options::max_json_containers`] is refused
+    /// before any of it is decoded.
     pub fn handle_bytes(&self, session: &Arc<Session>, bytes: &[u8], mirrors: Option<&Mirrors>) -> Option<Reply> {
-        // A batch is counted before it is decoded: an oversized one costs no more than its text.
-        if bytes.trim_ascii_start().starts_with(b"[")
-            && let Ok(elements) = serde_json::from_slice::<Vec<&serde_json::value::RawValue>>(bytes)
-            && elements.len() > self.inner.options.max_batch_len
-        {
-            return Some(self.oversized_batch(elements.len()));
+        if let Some(refusal) = self.refusal_before_decode(bytes) {
+            return Some(refusal);
         }
         if !bytes.trim_ascii_start().starts_with(b"[")
             && let Typed::Done(reply) = self.typed(session, Source::Bytes(bytes), mirrors)
@@ -226,6 +225,20 @@ impl Server {
                 Some(Reply::ready(Outgoing::error_as(None, &error, Disposition::BadRequest)))
             }
         }
+    }
+
+    /// The refusal of a message its text alone condemns, before anything is built from it: a
+    /// batch longer than [`Options::max_batch_len`], a message with more objects and arrays
+    /// than [`Options::max_json_containers`].
+    pub(crate) fn refusal_before_decode(&self, bytes: &[u8]) -> Option<Reply> {
+        // A batch is counted first: an oversized one costs no more than its text.
+        if bytes.trim_ascii_start().starts_with(b"[")
+            && let Ok(elements) = serde_json::from_slice::<Vec<&serde_json::value::RawValue>>(bytes)
+            && elements.len() > self.inner.options.max_batch_len
+        {
+            return Some(self.oversized_batch(elements.len()));
+        }
+        crate::wide::too_wide(bytes, self.inner.options.max_json_containers)
     }
 
     /// Handles one message: a request gives a [`Reply`] (its notifications, then its response);

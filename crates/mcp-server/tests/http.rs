@@ -537,9 +537,9 @@ async fn request_state_is_bound_to_the_principal_of_the_request() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
     let http = Http { url: format!("http://{}/mcp", listener.local_addr().unwrap()), client: reqwest::Client::new() };
     let config = HttpConfig::default();
-    let (connections, header_timeout) = (config.max_connections, config.header_read_timeout);
+    let limits = mcp_server::http::ConnectionLimits::from(&config);
     let app = mcp_server::http::router(server(), config).layer(axum::middleware::from_fn(user_header_auth));
-    tokio::spawn(mcp_server::http::serve_router(listener, app, connections, header_timeout, std::future::pending()));
+    tokio::spawn(mcp_server::http::serve_router(listener, app, limits, std::future::pending()));
     let call = |id: u64, extra: Value| {
         let mut params = json!({ "name": "ask_name", "_meta": meta_with(json!({ "elicitation": {} })) });
         params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());

@@ -14,7 +14,9 @@ use common::*;
 use futures::StreamExt as _;
 use mcp_server::http::HttpConfig;
 use mcp_server::stdio::StdioConfig;
-use mcp_server::{Context, Error, NoArguments, Options, Server, ToolRoute, encode_header_value, text_result};
+use mcp_server::{
+    Context, Error, NoArguments, Options, Server, TaskSupport, ToolRoute, encode_header_value, text_result,
+};
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
@@ -77,7 +79,8 @@ async fn eventually(mut done: impl FnMut() -> bool) -> bool {
 /// The fixture server plus the tools these tests attack with:
 /// - `wait_for_client`: asks the client (elicitation) and waits for the answer;
 /// - `flood {count}`: reports `count` progress notifications, then answers;
-/// - `never`: never finishes.
+/// - `never`: never finishes;
+/// - `held_task`: becomes a task (for a client declaring the extension) that never finishes.
 ///
 /// Each counts itself in the returned [`Running`] while it runs.
 fn attack_server(options: Options) -> (Server, Running) {
@@ -108,6 +111,14 @@ fn attack_server(options: Options) -> (Server, Running) {
                 Ok::<_, Error>("flooded")
             }
         }))
+        .tool(
+            ToolRoute::new("held_task", |ctx: Context, _: NoArguments| async move {
+                ctx.run_as_task().await;
+                std::future::pending::<()>().await;
+                Ok::<_, Error>("never")
+            })
+            .task_support(TaskSupport::Optional),
+        )
         .tool(ToolRoute::new("never", move |_: Context, _: NoArguments| {
             let live = stuck.start();
             async move {
@@ -490,6 +501,138 @@ async fn s3_the_connection_cap_keeps_descriptors_bounded_and_honest_clients_serv
     drop(slow);
 }
 
+/// Connects from `source`, another loopback address than the tests' own 127.0.0.1, so that the
+/// server sees another client.
+async fn connect_from(source: [u8; 4], to: std::net::SocketAddr) -> std::io::Result<TcpStream> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind(std::net::SocketAddr::from((source, 0)))?;
+    socket.connect(to).await
+}
+
+/// The issue's slowloris case: one address opening connections and sending nothing holds at
+/// most its share of them (`max_connections_per_client`); a further one is answered 429 and
+/// closed at once, and a client at another address is served without waiting for any deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s10_one_address_holds_only_its_share_of_connections() {
+    let _serial = SERIAL.lock().await;
+    const CAP: usize = 64;
+    const SHARE: usize = 16;
+    let attackers = 200;
+    let mut config = HttpConfig::default();
+    config.max_connections = CAP;
+    config.max_connections_per_client = SHARE;
+    // Far beyond the test's patience: the honest client must not need a slow one to time out.
+    config.header_read_timeout = Duration::from_secs(120);
+    let http = start_http(&server(), config).await;
+    let fds_before = open_fds();
+    let mut slow = Vec::new();
+    for _ in 0..attackers {
+        let mut stream = connect_from([127, 0, 0, 2], http.address).await.unwrap();
+        let _ = stream.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await;
+        slow.push(stream);
+    }
+    // A connection beyond the share is answered and closed, not left waiting.
+    let mut refused = connect_from([127, 0, 0, 2], http.address).await.unwrap();
+    let answer = until_closed(&mut refused).await.expect("a refused connection is closed at once");
+    assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 429"), "{answer}");
+    assert!(answer.is_empty() || answer.contains("max_connections_per_client"), "{answer}");
+    let server_sockets = open_fds().saturating_sub(fds_before + attackers + 1);
+    println!("S10: {attackers} slow connections from one address: server sockets {server_sockets} (share {SHARE})");
+    assert!(server_sockets <= SHARE, "{server_sockets} server sockets for a share of {SHARE}");
+    let honest = Http { url: http.url.clone(), address: http.address, client: reqwest::Client::new() };
+    let served = tokio::time::timeout(PATIENCE, honest.echo(1, "honest")).await;
+    assert_eq!(served.expect("an honest client is served in time").unwrap(), "echo: honest");
+    drop(slow);
+}
+
+// ------------------------------------------------------------------ S11: bounded decode
+
+/// The process's peak resident memory since [`reset_peak`], in KiB.
+fn peak_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status is readable");
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("a VmHWM line");
+    line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("VmHWM in kB")
+}
+
+/// Starts measuring the peak resident memory afresh (Linux: `5` to `clear_refs`).
+fn reset_peak() {
+    std::fs::write("/proc/self/clear_refs", "5").expect("/proc/self/clear_refs is writable");
+}
+
+/// `{"a":[]}` repeated: 8 bytes of text each, about 650 bytes each as a `serde_json::Value`.
+fn tiny_objects(count: usize) -> Value {
+    Value::Array(vec![json!({ "a": [] }); count])
+}
+
+/// The issue's decode case: a 3.5 MB body of 400,000 tiny objects in an extra member made the
+/// server peak at 80× (unauthenticated `server/discover`) to 310× (a tool with a validated
+/// schema) its size. It is now refused before any value is built: the peak stays a small
+/// multiple of the body, nothing is retained, and a message within the limit is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s11_a_body_of_many_tiny_objects_is_refused_before_it_is_decoded() {
+    let _serial = SERIAL.lock().await;
+    let http = start_http(&server(), HttpConfig::default()).await;
+    assert_eq!(http.echo(0, "warm").await.unwrap(), "echo: warm");
+    let wide = tiny_objects(400_000);
+    let modern_headers = |method: &'static str, name: Option<&'static str>| {
+        let mut headers = base_headers();
+        headers.insert("mcp-protocol-version", HeaderValue::from_static(MODERN));
+        headers.insert("mcp-method", HeaderValue::from_static(method));
+        if let Some(name) = name {
+            headers.insert("mcp-name", HeaderValue::from_static(name));
+        }
+        headers
+    };
+    let cases = [
+        (
+            "server/discover",
+            modern(1, "server/discover", json!({ "extra": wide })),
+            modern_headers("server/discover", None),
+        ),
+        (
+            "an unknown tool",
+            modern(2, "tools/call", json!({ "name": "nope", "arguments": {}, "extra": wide })),
+            modern_headers("tools/call", Some("nope")),
+        ),
+        (
+            "a tool with a validated schema",
+            modern(3, "tools/call", json!({ "name": "echo", "arguments": { "text": "x", "extra": wide } })),
+            modern_headers("tools/call", Some("echo")),
+        ),
+        ("legacy initialize", initialize(4, LEGACY, json!({ "experimental": { "extra": wide } })), base_headers()),
+    ];
+    for (id, (case, body, headers)) in (1..).zip(cases) {
+        let body = body.to_string();
+        let size_kib = body.len() as u64 / 1024;
+        let before = rss_kib();
+        reset_peak();
+        let response = http.client.post(&http.url).headers(headers).body(body).send().await.unwrap();
+        let status = response.status();
+        let answer: Value = response.json().await.unwrap();
+        let (peak, after) = (peak_kib(), rss_kib());
+        println!(
+            "S11: {case}: {size_kib} KiB body: peak +{} KiB, retained +{} KiB",
+            peak.saturating_sub(before),
+            after.saturating_sub(before)
+        );
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{case}: {answer}");
+        assert_eq!(answer["error"]["code"], -32600, "{case}: {answer}");
+        assert!(message(&answer).contains("Options::max_json_containers"), "{case}: {answer}");
+        assert_eq!(answer["id"], id, "{case}: the refusal answers the request");
+        // The body's text is held a few times over (the test's, the client's, the server's),
+        // never as 400,000 decoded objects (about 260 MiB).
+        assert!(peak.saturating_sub(before) < 8 * size_kib, "{case}: peak grew from {before} to {peak} KiB");
+        assert!(after.saturating_sub(before) < 16 * MIB, "{case}: RSS grew from {before} to {after} KiB");
+    }
+    // Within the limit, a wide message is served.
+    let body = modern(5, "server/discover", json!({ "extra": tiny_objects(8_000) }));
+    let response = http.post(modern_headers("server/discover", None), &body).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let answer: Value = response.json().await.unwrap();
+    assert!(answer["result"]["supportedVersions"].is_array(), "{answer}");
+    assert_eq!(http.echo(6, "honest").await.unwrap(), "echo: honest");
+}
+
 // ------------------------------------------------------------------ S4: replay logs
 
 /// The issue's S4 attack: one request emitting a flood of progress events on a legacy session.
@@ -783,16 +926,38 @@ async fn a_batch_longer_than_max_batch_len_is_refused_naming_the_limit() {
 
 // ------------------------------------------------------------------ honest clients beside hostile ones
 
-/// 64 honest clients, each making sequential stateless calls, while slow-header, stalled-body,
-/// garbage and duplicate-header clients hammer the same server: no call is lost, none answered
-/// twice or with another call's answer.
+/// A client whose connections come from `source` (a loopback address of its own).
+fn client_from(source: [u8; 4]) -> reqwest::Client {
+    reqwest::Client::builder().local_address(std::net::IpAddr::from(source)).build().unwrap()
+}
+
+/// A stateless `held_task` call declaring the tasks extension.
+fn task_call(id: u64) -> Value {
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": { "extensions": { mcp_types::ext::TASKS: {} } },
+    });
+    modern(id, "tools/call", json!({ "name": "held_task", "arguments": {}, "_meta": meta }))
+}
+
+/// 64 honest clients, each making sequential stateless calls and then starting a task, while
+/// hostile clients hammer the same server, each from an address of its own: slow headers and
+/// stalled bodies reconnecting (more than their connection share), stream hogs (more
+/// `subscriptions/listen` than their stream share), task flooders (more than their task quota),
+/// senders of 3.5 MB bodies of tiny objects, garbage and duplicate headers, sessions abandoned
+/// mid-question. No honest call is lost, none answered twice or with another call's answer,
+/// and the process's memory peak stays far below what one decoded wide body would take.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixty_four_honest_clients_lose_nothing_beside_slow_and_hostile_ones() {
     let _serial = SERIAL.lock().await;
     const HONEST: usize = 64;
     const CALLS: usize = 40;
+    const SLOW: usize = 200;
     let mut config = HttpConfig::default();
-    config.max_connections = 256;
+    config.max_connections = 512;
+    // The honest clients all come from 127.0.0.1 with up to two connections each.
+    config.max_connections_per_client = 160;
+    config.max_streams_per_client = 16;
     config.max_sessions = 32;
     // Short enough that the slow clients cycle during the test. The header timeout also closes
     // idle keep-alive connections (hyper starts it when a connection waits for its next
@@ -802,16 +967,27 @@ async fn sixty_four_honest_clients_lose_nothing_beside_slow_and_hostile_ones() {
     config.header_read_timeout = Duration::from_secs(2);
     config.body_read_timeout = Duration::from_secs(2);
     let http = Arc::new(start_http(&attack_server(Options::default()).0, config).await);
+    // 400,000 tiny objects in a tool's arguments, the body the wide senders send.
+    let wide = axum::body::Bytes::from(
+        modern(
+            0,
+            "tools/call",
+            json!({ "name": "echo", "arguments": { "text": "x", "extra": tiny_objects(400_000) } }),
+        )
+        .to_string(),
+    );
+    let before = rss_kib();
+    reset_peak();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let attacks = Arc::new(AtomicUsize::new(0));
     let mut hostile = Vec::new();
-    // Slow headers and stalled bodies, reconnecting when cut off.
-    for kind in 0..40 {
+    // Slow headers and stalled bodies from 127.0.0.2, reconnecting when cut off or refused.
+    for kind in 0..SLOW {
         let (address, stop, attacks) = (http.address, stop.clone(), attacks.clone());
         hostile.push(tokio::spawn(async move {
             while !stop.load(Ordering::SeqCst) {
                 attacks.fetch_add(1, Ordering::SeqCst);
-                let Ok(mut stream) = TcpStream::connect(address).await else { continue };
+                let Ok(mut stream) = connect_from([127, 0, 0, 2], address).await else { continue };
                 let head: &[u8] = if kind % 2 == 0 {
                     b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                 } else {
@@ -820,32 +996,80 @@ async fn sixty_four_honest_clients_lose_nothing_beside_slow_and_hostile_ones() {
                 let _ = stream.write_all(head).await;
                 let mut sink = Vec::new();
                 let _ = tokio::time::timeout(Duration::from_secs(3), stream.read_to_end(&mut sink)).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }));
+    }
+    // Stream hogs from 127.0.0.4: as many `subscriptions/listen` as they can get, held open.
+    for _ in 0..4 {
+        let (url, stop, attacks) = (http.url.clone(), stop.clone(), attacks.clone());
+        hostile.push(tokio::spawn(async move {
+            let client = client_from([127, 0, 0, 4]);
+            let listen =
+                modern("hog", "subscriptions/listen", json!({ "notifications": { "toolsListChanged": true } }));
+            let mut headers = base_headers();
+            headers.insert("mcp-protocol-version", HeaderValue::from_static(MODERN));
+            headers.insert("mcp-method", HeaderValue::from_static("subscriptions/listen"));
+            let mut held = Vec::new();
+            while !stop.load(Ordering::SeqCst) {
+                attacks.fetch_add(1, Ordering::SeqCst);
+                let opened = client.post(&url).headers(headers.clone()).body(listen.to_string()).send().await;
+                match opened {
+                    Ok(response) if response.status() == StatusCode::OK => held.push(response),
+                    _ => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
+        }));
+    }
+    // Task flooders from 127.0.0.3: tasks that never end, past their quota.
+    for flooder in 0..2u64 {
+        let (url, stop, attacks) = (http.url.clone(), stop.clone(), attacks.clone());
+        hostile.push(tokio::spawn(async move {
+            let client = client_from([127, 0, 0, 3]);
+            let mut round = 0u64;
+            while !stop.load(Ordering::SeqCst) {
+                attacks.fetch_add(1, Ordering::SeqCst);
+                round += 1;
+                let body = task_call(flooder * 1_000_000 + round).to_string();
+                let _ = client.post(&url).headers(modern_call_headers("held_task")).body(body).send().await;
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }));
+    }
+    // Wide bodies from 127.0.0.5 (made before the peak is measured).
+    for _ in 0..2 {
+        let (url, stop, attacks, wide) = (http.url.clone(), stop.clone(), attacks.clone(), wide.clone());
+        hostile.push(tokio::spawn(async move {
+            let client = client_from([127, 0, 0, 5]);
+            while !stop.load(Ordering::SeqCst) {
+                attacks.fetch_add(1, Ordering::SeqCst);
+                let _ = client.post(&url).headers(modern_call_headers("echo")).body(wide.clone()).send().await;
             }
         }));
     }
     // Garbage bodies, duplicate headers, sessions opened and abandoned mid-question.
     for kind in 0..6 {
-        let (http, stop, attacks) = (http.clone(), stop.clone(), attacks.clone());
+        let (url, stop, attacks) = (http.url.clone(), stop.clone(), attacks.clone());
         hostile.push(tokio::spawn(async move {
+            let client = client_from([127, 0, 0, 6]);
             let mut round = 0u64;
             while !stop.load(Ordering::SeqCst) {
                 attacks.fetch_add(1, Ordering::SeqCst);
                 round += 1;
                 match kind % 3 {
                     0 => {
-                        let _ = http.client.post(&http.url).headers(base_headers()).body("{\"jsonrpc\":").send().await;
+                        let _ = client.post(&url).headers(base_headers()).body("{\"jsonrpc\":").send().await;
                     }
                     1 => {
                         let mut headers = modern_call_headers("echo");
                         headers.append("mcp-name", HeaderValue::from_static("fail"));
                         let body = modern(round, "tools/call", json!({ "name": "echo", "arguments": { "text": "x" } }));
-                        let _ = http.client.post(&http.url).headers(headers).body(body.to_string()).send().await;
+                        let _ = client.post(&url).headers(headers).body(body.to_string()).send().await;
                     }
                     _ => {
                         // Opens a session, asks, and hangs up; errors (a closed session) are fine.
-                        let opened = http
-                            .client
-                            .post(&http.url)
+                        let opened = client
+                            .post(&url)
                             .headers(base_headers())
                             .body(initialize(0, LEGACY, json!({ "elicitation": {} })).to_string())
                             .send()
@@ -855,14 +1079,14 @@ async fn sixty_four_honest_clients_lose_nothing_beside_slow_and_hostile_ones() {
                             headers.insert("mcp-protocol-version", HeaderValue::from_static(LEGACY));
                             headers.insert(SESSION, session);
                             let body = request(round, "tools/call", json!({ "name": "wait_for_client" }));
-                            let _ = http.client.post(&http.url).headers(headers).body(body.to_string()).send().await;
+                            let _ = client.post(&url).headers(headers).body(body.to_string()).send().await;
                         }
                     }
                 }
             }
         }));
     }
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
 
     let honest: Vec<_> = (0..HONEST)
         .map(|client| {
@@ -881,6 +1105,22 @@ async fn sixty_four_honest_clients_lose_nothing_beside_slow_and_hostile_ones() {
                         Err(_) => lost.push("no answer in time".to_owned()),
                     }
                 }
+                // One task each: the flooders' quota is theirs, not this client's.
+                let id = (client * 1000 + CALLS) as u64;
+                let started = http
+                    .client
+                    .post(&http.url)
+                    .headers(modern_call_headers("held_task"))
+                    .body(task_call(id).to_string());
+                match tokio::time::timeout(PATIENCE, started.send()).await {
+                    Ok(Ok(response)) => match response.json::<Value>().await {
+                        Ok(body) if body["result"]["resultType"] == "task" && body["id"] == id => {}
+                        Ok(body) => lost.push(format!("task refused: {body}")),
+                        Err(error) => lost.push(error_chain(&error)),
+                    },
+                    Ok(Err(error)) => lost.push(error_chain(&error)),
+                    Err(_) => lost.push("no task in time".to_owned()),
+                }
                 (lost, wrong)
             })
         })
@@ -896,11 +1136,17 @@ async fn sixty_four_honest_clients_lose_nothing_beside_slow_and_hostile_ones() {
         task.abort();
     }
     let attacks = attacks.load(Ordering::SeqCst);
+    let peak = peak_kib();
     println!(
-        "honest clients: {} calls, {} lost, {wrong} answered wrongly, beside {attacks} hostile connections and requests",
+        "honest clients: {} calls and {HONEST} tasks, {} lost, {wrong} answered wrongly, beside {attacks} hostile \
+         connections and requests; RSS {} MiB, peak +{} MiB",
         HONEST * CALLS,
-        lost.len()
+        lost.len(),
+        before / MIB,
+        peak.saturating_sub(before) / MIB
     );
-    assert!(attacks > 100, "the hostile clients barely ran ({attacks})");
+    assert!(attacks > 1000, "the hostile clients barely ran ({attacks})");
     assert!(lost.is_empty() && wrong == 0, "honest calls lost ({lost:?}) or mismatched ({wrong})");
+    // Two decoded wide bodies alone would take over 500 MiB.
+    assert!(peak.saturating_sub(before) < 200 * MIB, "the peak grew from {before} to {peak} KiB");
 }

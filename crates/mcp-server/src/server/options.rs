@@ -40,6 +40,11 @@ pub struct Options {
     /// Elements a 2025-03-26 JSON-RPC batch may hold; a longer batch is refused as a whole with
     /// `-32600` naming this limit (default 100).
     pub max_batch_len: usize,
+    /// JSON objects and arrays one message may hold (default 16,384), counted in its text
+    /// before anything is decoded: a decoded tiny object costs about 80× its text, so a body of
+    /// many of them is refused with `-32600` naming this limit instead of being built. Within
+    /// it, a message's decoded form stays within about 10 MiB beside 16× its size.
+    pub max_json_containers: usize,
     /// After a connection's input closes, how long its requests in flight may still run before
     /// they are stopped (default 30 s). Requests waiting on the client fail at once: no answer
     /// can arrive any more.
@@ -83,6 +88,7 @@ impl Default for Options {
             client_request_timeout: Duration::from_secs(300),
             max_in_flight: 64,
             max_batch_len: 100,
+            max_json_containers: 16_384,
             drain_timeout: Duration::from_secs(30),
             state_single_use: false,
             state_replay_cache: 65_536,
