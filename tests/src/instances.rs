@@ -7,9 +7,10 @@
 //! `type`, `properties`, `required`, `additionalProperties`, `items`, `minimum`, `maximum`,
 //! `maxItems`, `format`); the property test validates every instance with `jsonschema` anyway.
 //!
-//! Free-form members (`_meta` values, `arguments`, `JSONValue`, unknown members) get numbers that
-//! `serde_json::Value` holds exactly: mcp-types refuses the others there, by design (see
-//! [`free_form_extremes`]).
+//! Free-form members (`_meta` values, `arguments`, `JSONValue`, unknown members) get the floats
+//! JavaScript's `JSON.stringify` and Python's `json.dumps` write (`1e+21`, `-0.0`, `5e-324`), which
+//! `serde_json::Value` holds exactly, and in [`Mode::Extreme`] integers beyond 64 bits, which it
+//! cannot: mcp-types refuses those there, naming the member (see [`free_form_extremes`]).
 
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -55,8 +56,17 @@ pub const EXTREME_INTEGERS: [&str; 14] = [
     "2.50e1",
 ];
 
-/// Number literals at the edges that a `number` member holds exactly.
-const EXTREME_NUMBERS: [&str; 12] = [
+/// Number literals at the edges of a `number` member: what JavaScript and Python write, and
+/// integers beyond 64 bits (refused naming the member: an `f64` cannot hold them).
+const EXTREME_NUMBERS: [&str; 20] = [
+    "1e+21",
+    "1.5e+300",
+    "1.7976931348623157e+308",
+    "6.02214076e+23",
+    "-1e+30",
+    "18446744073709551616",
+    "-1000000000000000000000000000000",
+    "-0",
     "0.5",
     "1.0",
     "-0.0",
@@ -344,10 +354,12 @@ impl<'s> Generator<'s> {
         match self.pick(kinds) {
             0 => J::Null,
             1 => J::Bool(self.coin(0.5)),
+            2 if self.mode == Mode::Extreme && self.coin(0.2) => J::Number(self.pick(&free_form_extremes()).to_owned()),
             2 => J::Number(
                 self.pick(&[
                     "0",
                     "-7",
+                    "-0",
                     "9223372036854775807",
                     "-9223372036854775808",
                     "18446744073709551615",
@@ -355,6 +367,14 @@ impl<'s> Generator<'s> {
                     "-2.5e-300",
                     "1e-7",
                     "1.0",
+                    // JavaScript's and Python's spellings.
+                    "1e+21",
+                    "1.5e+300",
+                    "5e-324",
+                    "1.7976931348623157e+308",
+                    "-0.0",
+                    "6.02214076e+23",
+                    "-1e+30",
                 ])
                 .to_owned(),
             ),
@@ -468,8 +488,8 @@ fn write_string(s: &str, escapes: bool, rng: &mut Pcg64Mcg, out: &mut String) {
     out.push('"');
 }
 
-/// Integer literals beyond 64 bits (and `-0`) that free-form members refuse: each is an error that
-/// names the member, never a silent change to a float.
-pub fn free_form_extremes() -> [&'static str; 4] {
-    ["18446744073709551616", "-9223372036854775809", "1000000000000000000000000000000", "-0"]
+/// Integer literals beyond 64 bits, which free-form members refuse: each is an error that names
+/// the member, never a silent change to a float.
+pub fn free_form_extremes() -> [&'static str; 3] {
+    ["18446744073709551616", "-9223372036854775809", "1000000000000000000000000000000"]
 }

@@ -47,6 +47,22 @@ pub fn roundtrip_text<T: serde::de::DeserializeOwned + serde::Serialize>(text: &
     serde_json::to_string(&value).map_err(|e| e.to_string())
 }
 
+/// [`roundtrip`] for free-form JSON on its own (`JSONValue`, `JSONObject`, `JSONArray`).
+pub fn roundtrip_free_form<T: mcp_types::private::FreeFormType + serde::Serialize>(
+    text: &str,
+) -> Result<Value, String> {
+    let value: T = mcp_types::free_form_from_str(text).map_err(|e| e.to_string())?;
+    serde_json::to_value(&value).map_err(|e| e.to_string())
+}
+
+/// [`roundtrip_text`] for free-form JSON on its own.
+pub fn roundtrip_free_form_text<T: mcp_types::private::FreeFormType + serde::Serialize>(
+    text: &str,
+) -> Result<String, String> {
+    let value: T = mcp_types::free_form_from_str(text).map_err(|e| e.to_string())?;
+    serde_json::to_string(&value).map_err(|e| e.to_string())
+}
+
 pub struct Revision {
     pub name: &'static str,
     pub types: fn() -> Vec<TypeEntry>,

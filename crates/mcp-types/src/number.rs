@@ -345,35 +345,10 @@ fn integral_value(text: &str) -> Option<i128> {
     Some(if text.starts_with('-') { -n } else { n })
 }
 
-/// A quick look, strings included: a run of 19 or more digits, or `-0`. Most texts have neither,
-/// and skip the exact scan.
-#[inline]
-fn may_have_a_problem(b: &[u8]) -> bool {
-    let mut run = 0;
-    for (i, &c) in b.iter().enumerate() {
-        if c.is_ascii_digit() {
-            run += 1;
-            if run >= 19 {
-                return true;
-            }
-        } else {
-            run = 0;
-            if c == b'-' && b.get(i + 1) == Some(&b'0') {
-                return true;
-            }
-        }
-    }
-    false
-}
-
-/// Why a number literal in a free-form member (a `serde_json::Value`) could not be kept exactly:
-/// `Value` holds integers within 64 bits as integers and every other number as the nearest
-/// `f64`, so an integer literal beyond 64 bits (or `-0`) would come back as a float.
-pub(crate) fn free_form_problem(text: &str) -> Option<String> {
-    if !may_have_a_problem(text.as_bytes()) {
-        return None;
-    }
+/// The number literals of a JSON text, in order, strings skipped.
+pub(crate) fn number_literals(text: &str) -> Vec<&str> {
     let b = text.as_bytes();
+    let mut literals = Vec::new();
     let mut i = 0;
     while i < b.len() {
         match b[i] {
@@ -387,28 +362,43 @@ pub(crate) fn free_form_problem(text: &str) -> Option<String> {
             }
             b'-' | b'0'..=b'9' => {
                 let start = i;
-                let mut plain = true;
                 while i < b.len() && matches!(b[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
-                    plain &= b[i].is_ascii_digit() || (i == start && b[i] == b'-');
                     i += 1;
                 }
-                let literal = &text[start..i];
-                // Digits only: 19 or fewer always fit an i64 (or 20 with a sign); check the rest.
-                let digits = literal.len() - usize::from(literal.starts_with('-'));
-                if plain
-                    && (literal == "-0"
-                        || (digits >= 19 && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err()))
-                {
-                    return Some(format!(
-                        "the integer {literal} cannot be kept exactly in a free-form member (serde_json's `Value` \
-                         holds integers within 64 bits)"
-                    ));
-                }
+                literals.push(&text[start..i]);
             }
             _ => i += 1,
         }
     }
-    None
+    literals
+}
+
+/// The `Value` of a number serde_json gave as the `f64` `v`, decided by its `literal`: an integer
+/// literal stays an integer (`-0` is 0; one beyond 64 bits, which `Value` would hold as a float,
+/// is refused naming it), and a float literal is kept when the nearest `f64` has the same
+/// decimal value (`1e+21`, `-0.0`, `1.5e+300`: what JavaScript and Python write), or refused.
+/// A fraction within ±2^63 is kept as the nearest `f64`, as `Value` keeps it.
+pub(crate) fn exact_free_form_number(literal: &str, v: f64) -> Result<serde_json::Value, String> {
+    let ambiguous = v.abs() >= 9_223_372_036_854_775_808.0 || (v == 0.0 && v.is_sign_negative());
+    let float = serde_json::Number::from_f64(v).map(serde_json::Value::Number);
+    match classify(literal) {
+        Some(Literal::Plain) if is_zero(literal) => Ok(serde_json::Value::from(0)),
+        Some(Literal::Plain) => Err(format!(
+            "the integer {literal} cannot be kept exactly in a free-form member (serde_json's `Value` holds \
+             integers within 64 bits)"
+        )),
+        Some(Literal::Decimal) if !ambiguous || same_decimal(literal, v) => {
+            float.ok_or_else(|| format!("the number {literal} is beyond the range of an f64"))
+        }
+        _ => {
+            Err(format!("the number {literal} cannot be kept exactly in a free-form member (the nearest f64 is {v:e})"))
+        }
+    }
+}
+
+/// Whether a float literal and an `f64` have the same decimal value (the `f64`'s shortest form).
+fn same_decimal(literal: &str, v: f64) -> bool {
+    literal.starts_with('-') == v.is_sign_negative() && digits_and_scale(literal) == digits_and_scale(&format!("{v:e}"))
 }
 
 #[cfg(test)]
@@ -469,13 +459,26 @@ mod tests {
     }
 
     #[test]
-    fn free_form_problems_name_the_literal() {
-        assert_eq!(free_form_problem(r#"{"a":[1,-2.5e3,"18446744073709551616"],"b":18446744073709551615}"#), None);
-        assert!(
-            free_form_problem(r#"{"a":"x\"","b":[18446744073709551616]}"#).unwrap().contains("18446744073709551616")
-        );
-        assert!(free_form_problem("-9223372036854775809").is_some());
-        assert!(free_form_problem("[-0]").is_some());
-        assert_eq!(free_form_problem("[-0.0]"), None);
+    fn free_form_numbers_are_decided_by_their_literal() {
+        assert_eq!(number_literals(r#"{"a":[1,-2.5e3,"1\"2",3E+2],"b":-0}"#), ["1", "-2.5e3", "3E+2", "-0"]);
+        let kept = |literal: &str| exact_free_form_number(literal, literal.parse().unwrap());
+        for (literal, written) in [
+            // serde_json writes floats as JavaScript does.
+            ("1e+21", "1e+21"),
+            ("6.02214076e+23", "6.02214076e+23"),
+            ("1.5e+300", "1.5e+300"),
+            ("1.7976931348623157e+308", "1.7976931348623157e+308"),
+            ("5e-324", "5e-324"),
+            ("-0.0", "-0.0"),
+            ("-1e30", "-1e+30"),
+            ("0.30000000000000000001", "0.3"),
+        ] {
+            assert_eq!(kept(literal).unwrap().to_string(), written, "{literal}");
+        }
+        assert_eq!(kept("-0").unwrap(), serde_json::json!(0));
+        let refused = kept("18446744073709551616").unwrap_err();
+        assert!(refused.contains("the integer 18446744073709551616 cannot be kept exactly"), "{refused}");
+        let refused = kept("1.00000000000000000001e30").unwrap_err();
+        assert!(refused.contains("1.00000000000000000001e30"), "{refused}");
     }
 }

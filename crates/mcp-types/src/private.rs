@@ -167,10 +167,8 @@ pub fn members_of<E: de::Error>(text: &str) -> Result<Map<String, Value>, E> {
             .collect();
     let mut members = Map::new();
     for (key, value) in raw {
-        if let Some(problem) = crate::number::free_form_problem(value.get()) {
-            return Err(in_field(&key, E::custom(problem)));
-        }
-        members.insert(key, serde_json::from_str(value.get()).map_err(E::custom)?);
+        let value = free_form_from_text(value.get()).map_err(|e| in_field(&key, e))?;
+        members.insert(key, value);
     }
     Ok(members)
 }
@@ -178,10 +176,16 @@ pub fn members_of<E: de::Error>(text: &str) -> Result<Map<String, Value>, E> {
 /// A decoded member as a `Value`, through its text (numbers checked like [`FreeForm`]).
 pub fn member_value<T: serde::Serialize + ?Sized, E: de::Error>(value: &T) -> Result<Value, E> {
     let text = serde_json::to_string(value).map_err(E::custom)?;
-    if let Some(problem) = crate::number::free_form_problem(&text) {
-        return Err(E::custom(problem));
-    }
-    serde_json::from_str(&text).map_err(E::custom)
+    free_form_from_text(&text)
+}
+
+/// A free-form value from its JSON text, numbers decided like [`FreeForm`] does.
+pub fn free_form_from_text<T: FreeFormType, E: de::Error>(text: &str) -> Result<T, E> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value =
+        FreeForm::<T>::new().deserialize(&mut deserializer).map_err(|e| E::custom(strip_position(&e.to_string())))?;
+    deserializer.end().map_err(E::custom)?;
+    Ok(value)
 }
 
 /// Reads keys until the tag of `T` is found, buffering what comes before it, then lets `T` decode

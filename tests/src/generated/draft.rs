@@ -135,11 +135,11 @@ pub fn types() -> Vec<crate::TypeEntry> {
         "InvalidRequestError", roundtrip : crate ::roundtrip:: <
         draft::InvalidRequestError >, text : crate ::roundtrip_text:: <
         draft::InvalidRequestError > }, crate ::TypeEntry { schema : "JSONArray",
-        roundtrip : crate ::roundtrip:: < draft::JsonArray >, text : crate
-        ::roundtrip_text:: < draft::JsonArray > }, crate ::TypeEntry { schema :
-        "JSONObject", roundtrip : crate ::roundtrip:: < draft::JsonObject >, text : crate
-        ::roundtrip_text:: < draft::JsonObject > }, crate ::TypeEntry { schema :
-        "JSONRPCErrorResponse", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip_free_form:: < draft::JsonArray >, text : crate
+        ::roundtrip_free_form_text:: < draft::JsonArray > }, crate ::TypeEntry { schema :
+        "JSONObject", roundtrip : crate ::roundtrip_free_form:: < draft::JsonObject >,
+        text : crate ::roundtrip_free_form_text:: < draft::JsonObject > }, crate
+        ::TypeEntry { schema : "JSONRPCErrorResponse", roundtrip : crate ::roundtrip:: <
         draft::JsonRpcErrorResponse >, text : crate ::roundtrip_text:: <
         draft::JsonRpcErrorResponse > }, crate ::TypeEntry { schema : "JSONRPCMessage",
         roundtrip : crate ::roundtrip:: < draft::JsonRpcMessage >, text : crate
@@ -154,8 +154,8 @@ pub fn types() -> Vec<crate::TypeEntry> {
         schema : "JSONRPCResultResponse", roundtrip : crate ::roundtrip:: <
         draft::JsonRpcResultResponse >, text : crate ::roundtrip_text:: <
         draft::JsonRpcResultResponse > }, crate ::TypeEntry { schema : "JSONValue",
-        roundtrip : crate ::roundtrip:: < draft::JsonValue >, text : crate
-        ::roundtrip_text:: < draft::JsonValue > }, crate ::TypeEntry { schema :
+        roundtrip : crate ::roundtrip_free_form:: < draft::JsonValue >, text : crate
+        ::roundtrip_free_form_text:: < draft::JsonValue > }, crate ::TypeEntry { schema :
         "LegacyTitledEnumSchema", roundtrip : crate ::roundtrip:: <
         draft::LegacyTitledEnumSchema >, text : crate ::roundtrip_text:: <
         draft::LegacyTitledEnumSchema > }, crate ::TypeEntry { schema :
@@ -203,9 +203,9 @@ pub fn types() -> Vec<crate::TypeEntry> {
         "LoggingMessageNotificationParams", roundtrip : crate ::roundtrip:: <
         draft::LoggingMessageNotificationParams >, text : crate ::roundtrip_text:: <
         draft::LoggingMessageNotificationParams > }, crate ::TypeEntry { schema :
-        "MetaObject", roundtrip : crate ::roundtrip:: < draft::MetaObject >, text : crate
-        ::roundtrip_text:: < draft::MetaObject > }, crate ::TypeEntry { schema :
-        "MethodNotFoundError", roundtrip : crate ::roundtrip:: <
+        "MetaObject", roundtrip : crate ::roundtrip_free_form:: < draft::MetaObject >,
+        text : crate ::roundtrip_free_form_text:: < draft::MetaObject > }, crate
+        ::TypeEntry { schema : "MethodNotFoundError", roundtrip : crate ::roundtrip:: <
         draft::MethodNotFoundError >, text : crate ::roundtrip_text:: <
         draft::MethodNotFoundError > }, crate ::TypeEntry { schema :
         "MissingRequiredClientCapabilityError", roundtrip : crate ::roundtrip:: <

@@ -144,16 +144,17 @@ pub fn types() -> Vec<crate::TypeEntry> {
         "InvalidRequestError", roundtrip : crate ::roundtrip:: <
         v2026_07_28::InvalidRequestError >, text : crate ::roundtrip_text:: <
         v2026_07_28::InvalidRequestError > }, crate ::TypeEntry { schema : "JSONArray",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::JsonArray >, text : crate
-        ::roundtrip_text:: < v2026_07_28::JsonArray > }, crate ::TypeEntry { schema :
-        "JSONObject", roundtrip : crate ::roundtrip:: < v2026_07_28::JsonObject >, text :
-        crate ::roundtrip_text:: < v2026_07_28::JsonObject > }, crate ::TypeEntry {
-        schema : "JSONRPCErrorResponse", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::JsonRpcErrorResponse >, text : crate ::roundtrip_text:: <
-        v2026_07_28::JsonRpcErrorResponse > }, crate ::TypeEntry { schema :
-        "JSONRPCMessage", roundtrip : crate ::roundtrip:: < v2026_07_28::JsonRpcMessage
-        >, text : crate ::roundtrip_text:: < v2026_07_28::JsonRpcMessage > }, crate
-        ::TypeEntry { schema : "JSONRPCNotification", roundtrip : crate ::roundtrip:: <
+        roundtrip : crate ::roundtrip_free_form:: < v2026_07_28::JsonArray >, text :
+        crate ::roundtrip_free_form_text:: < v2026_07_28::JsonArray > }, crate
+        ::TypeEntry { schema : "JSONObject", roundtrip : crate ::roundtrip_free_form:: <
+        v2026_07_28::JsonObject >, text : crate ::roundtrip_free_form_text:: <
+        v2026_07_28::JsonObject > }, crate ::TypeEntry { schema : "JSONRPCErrorResponse",
+        roundtrip : crate ::roundtrip:: < v2026_07_28::JsonRpcErrorResponse >, text :
+        crate ::roundtrip_text:: < v2026_07_28::JsonRpcErrorResponse > }, crate
+        ::TypeEntry { schema : "JSONRPCMessage", roundtrip : crate ::roundtrip:: <
+        v2026_07_28::JsonRpcMessage >, text : crate ::roundtrip_text:: <
+        v2026_07_28::JsonRpcMessage > }, crate ::TypeEntry { schema :
+        "JSONRPCNotification", roundtrip : crate ::roundtrip:: <
         v2026_07_28::JsonRpcNotification >, text : crate ::roundtrip_text:: <
         v2026_07_28::JsonRpcNotification > }, crate ::TypeEntry { schema :
         "JSONRPCRequest", roundtrip : crate ::roundtrip:: < v2026_07_28::JsonRpcRequest
@@ -164,10 +165,10 @@ pub fn types() -> Vec<crate::TypeEntry> {
         "JSONRPCResultResponse", roundtrip : crate ::roundtrip:: <
         v2026_07_28::JsonRpcResultResponse >, text : crate ::roundtrip_text:: <
         v2026_07_28::JsonRpcResultResponse > }, crate ::TypeEntry { schema : "JSONValue",
-        roundtrip : crate ::roundtrip:: < v2026_07_28::JsonValue >, text : crate
-        ::roundtrip_text:: < v2026_07_28::JsonValue > }, crate ::TypeEntry { schema :
-        "LegacyTitledEnumSchema", roundtrip : crate ::roundtrip:: <
-        v2026_07_28::LegacyTitledEnumSchema >, text : crate ::roundtrip_text:: <
+        roundtrip : crate ::roundtrip_free_form:: < v2026_07_28::JsonValue >, text :
+        crate ::roundtrip_free_form_text:: < v2026_07_28::JsonValue > }, crate
+        ::TypeEntry { schema : "LegacyTitledEnumSchema", roundtrip : crate ::roundtrip::
+        < v2026_07_28::LegacyTitledEnumSchema >, text : crate ::roundtrip_text:: <
         v2026_07_28::LegacyTitledEnumSchema > }, crate ::TypeEntry { schema :
         "ListPromptsRequest", roundtrip : crate ::roundtrip:: <
         v2026_07_28::ListPromptsRequest >, text : crate ::roundtrip_text:: <
@@ -215,9 +216,9 @@ pub fn types() -> Vec<crate::TypeEntry> {
         "LoggingMessageNotificationParams", roundtrip : crate ::roundtrip:: <
         v2026_07_28::LoggingMessageNotificationParams >, text : crate ::roundtrip_text::
         < v2026_07_28::LoggingMessageNotificationParams > }, crate ::TypeEntry { schema :
-        "MetaObject", roundtrip : crate ::roundtrip:: < v2026_07_28::MetaObject >, text :
-        crate ::roundtrip_text:: < v2026_07_28::MetaObject > }, crate ::TypeEntry {
-        schema : "MethodNotFoundError", roundtrip : crate ::roundtrip:: <
+        "MetaObject", roundtrip : crate ::roundtrip_free_form:: < v2026_07_28::MetaObject
+        >, text : crate ::roundtrip_free_form_text:: < v2026_07_28::MetaObject > }, crate
+        ::TypeEntry { schema : "MethodNotFoundError", roundtrip : crate ::roundtrip:: <
         v2026_07_28::MethodNotFoundError >, text : crate ::roundtrip_text:: <
         v2026_07_28::MethodNotFoundError > }, crate ::TypeEntry { schema :
         "MissingRequiredClientCapabilityError", roundtrip : crate ::roundtrip:: <

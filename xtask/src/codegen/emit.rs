@@ -56,7 +56,7 @@ pub fn ty_tokens(ty: &Ty) -> TokenStream {
 
 /// Free-form JSON (`Value`, objects, lists or maps of them): decoded through
 /// `private::FreeForm`, which refuses numbers a `Value` cannot hold exactly.
-fn is_free_form(ty: &Ty) -> bool {
+pub fn is_free_form(ty: &Ty) -> bool {
     match ty {
         Ty::Value | Ty::Object => true,
         Ty::Vec(inner) | Ty::Map(inner) => is_free_form(inner),
@@ -64,11 +64,12 @@ fn is_free_form(ty: &Ty) -> bool {
     }
 }
 
-/// Reads the value of the current member (`map.next_value…`) as `ty`, exactly.
-fn read_value(ty: &Ty) -> TokenStream {
+/// Reads the value of the current member (`map.next_value…`) as `ty` (free-form when it names an
+/// alias of free-form JSON), exactly.
+fn read_value(ty: &Ty, free_form_alias: bool) -> TokenStream {
     if *ty == Ty::Number {
         quote!(map.next_value::<crate::private::ExactNumber>().map(|n| n.0))
-    } else if is_free_form(ty) {
+    } else if free_form_alias || is_free_form(ty) {
         quote!(map.next_value_seed(crate::private::FreeForm::new()))
     } else {
         quote!(map.next_value())

@@ -43,6 +43,8 @@ pub struct Field {
     /// Not `required` (decoding tolerates its absence, see `corrections::tolerance`), yet a
     /// constructor argument because senders MUST write it.
     pub constructor_arg: bool,
+    /// Typed by an alias of free-form JSON (`JSONObject`, `MetaObject`): decoded as free-form.
+    pub free_form_alias: bool,
     pub doc: Option<String>,
 }
 
@@ -93,6 +95,8 @@ pub struct Variant {
     pub tags: Vec<String>,
     /// Same shape as an earlier variant (ignoring descriptions): decoding yields that one.
     pub same_as: Option<usize>,
+    /// Typed by an alias of free-form JSON: decoded as free-form.
+    pub free_form_alias: bool,
 }
 
 #[derive(Debug)]
@@ -186,6 +190,7 @@ pub fn build(schema: &Value) -> anyhow::Result<Module> {
         b.build_def(name, def).with_context(|| format!("definition {name}"))?;
     }
     b.mark_defaults();
+    b.mark_free_form_aliases();
     let (requests, notifications) = b.methods()?;
     let messages = b.messages();
     Ok(Module { items: b.items, enums: b.enums, requests, notifications, messages, names })
@@ -407,6 +412,7 @@ impl<'a> Builder<'a> {
                 nullable,
                 default_if_absent,
                 constructor_arg: absent_ok,
+                free_form_alias: false,
             });
         }
         // resultType discriminates 2026-07-28 results: `input_required` only on InputRequiredResult.
@@ -598,6 +604,35 @@ impl<'a> Builder<'a> {
     fn equal_def_except(&self, schema: &Value, except: &str) -> Option<String> {
         let target = strip_descriptions(schema);
         self.defs.iter().find(|(n, d)| *n != except && strip_descriptions(d) == target).map(|(n, _)| n.clone())
+    }
+
+    /// Members typed by an alias of free-form JSON (2026-07-28's `JSONValue`, `JSONObject`,
+    /// `JSONArray`, `MetaObject`) are marked, so that they are decoded like every free-form
+    /// member: numbers kept exactly or refused, never silently changed.
+    fn mark_free_form_aliases(&mut self) {
+        let aliases: HashMap<String, Ty> = self
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Alias(a) => Some((a.name.clone(), a.ty.clone())),
+                _ => None,
+            })
+            .collect();
+        fn free_form(ty: &Ty, aliases: &HashMap<String, Ty>, depth: usize) -> bool {
+            match ty {
+                Ty::Value | Ty::Object => true,
+                Ty::Vec(inner) | Ty::Map(inner) => free_form(inner, aliases, depth),
+                Ty::Named(n) if depth < 8 => aliases.get(n).is_some_and(|t| free_form(t, aliases, depth + 1)),
+                _ => false,
+            }
+        }
+        for item in &mut self.items {
+            match item {
+                Item::Struct(s) => s.fields.iter_mut().for_each(|f| f.free_form_alias = free_form(&f.ty, &aliases, 0)),
+                Item::Union(u) => u.variants.iter_mut().for_each(|v| v.free_form_alias = free_form(&v.ty, &aliases, 0)),
+                _ => {}
+            }
+        }
     }
 
     fn mark_defaults(&mut self) {

@@ -5,7 +5,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::emit::{ident, ty_tokens};
+use super::emit::{ident, is_free_form, ty_tokens};
 use super::model::{Item, Module, Strategy, Ty};
 
 pub fn registry(module: &Module, module_name: &str) -> TokenStream {
@@ -23,6 +23,12 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
             },
             Item::Alias(a) => {
                 let Some((schema, _)) = module.names.iter().find(|(_, r)| **r == a.name) else { continue };
+                if is_free_form(&a.ty) {
+                    // Free-form JSON on its own: decoded as the types decode free-form members.
+                    let ty = ident(&a.name);
+                    types.push(quote!(crate::TypeEntry { schema: #schema, roundtrip: crate::roundtrip_free_form::<#m::#ty>, text: crate::roundtrip_free_form_text::<#m::#ty> },));
+                    continue;
+                }
                 (schema.clone(), ident(&a.name))
             }
             Item::Reexport { path, schema_name, .. } => {

@@ -278,7 +278,7 @@ impl crate::private::VisitObject for AudioContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -605,7 +605,7 @@ impl crate::private::VisitObject for BlobResourceContents {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -5516,7 +5516,7 @@ impl crate::private::VisitObject for CreateMessageResult {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -7456,7 +7456,7 @@ impl crate::private::VisitObject for EmbeddedResource {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -9458,7 +9458,7 @@ impl crate::private::VisitObject for ImageContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -13877,7 +13877,7 @@ impl crate::private::VisitObject for ListRootsRequestParams {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -18137,7 +18137,7 @@ impl crate::private::VisitObject for Prompt {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -20710,7 +20710,7 @@ impl crate::private::VisitObject for Resource {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -20946,7 +20946,7 @@ impl crate::private::VisitObject for ResourceContents {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -21204,7 +21204,7 @@ impl crate::private::VisitObject for ResourceLink {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -21852,7 +21852,7 @@ impl crate::private::VisitObject for ResourceTemplate {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -22766,7 +22766,7 @@ impl crate::private::VisitObject for Root {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -23089,7 +23089,7 @@ impl crate::private::VisitObject for SamplingMessage {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -26358,7 +26358,7 @@ impl crate::private::VisitObject for TextContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -26538,7 +26538,7 @@ impl crate::private::VisitObject for TextResourceContents {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -27693,7 +27693,7 @@ impl crate::private::VisitObject for Tool {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -28475,7 +28475,7 @@ impl crate::private::VisitObject for ToolResultContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }
@@ -28695,7 +28695,7 @@ impl crate::private::VisitObject for ToolUseContent {
                     }
                     f_meta = ::std::option::Option::Some(
                         map
-                            .next_value()
+                            .next_value_seed(crate::private::FreeForm::new())
                             .map_err(|e| crate::private::in_field("_meta", e))?,
                     );
                 }

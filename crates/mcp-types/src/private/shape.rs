@@ -4,14 +4,16 @@
 
 use super::*;
 
-/// A free-form member (`serde_json::Value`, a JSON object, a list of values), decoded in one pass
-/// like `Value` itself, refusing the numbers a `Value` might not hold exactly (an error that names
-/// the member through [`in_field`], never a silent change). serde_json gives every integer within
-/// 64 bits as an integer, and any other number as an `f64` without its text: an `f64` of
-/// magnitude 2^63 or more may have been an integer literal beyond 64 bits (`18446744073709551616`
-/// and `1.8446744073709552e19` are the same `f64`), and a negative zero may have been the integer
-/// `-0`. Both are refused; every other number is kept exactly (fractions as the nearest `f64`).
-/// Reading the text of each free-form member instead would make every message pay a second scan.
+/// A free-form member (`serde_json::Value`, a JSON object, a list of values), decoded from its
+/// exact text so that every number is decided by its value, never changed silently (an error
+/// names the member through [`in_field`]). serde_json gives every integer within 64 bits as an
+/// integer and any other number as an `f64` without its text: the member is first built in one
+/// pass from its text, and only when a number is ambiguous (an `f64` of magnitude 2^63 or more,
+/// which may have been an integer literal beyond 64 bits, or a negative zero, which may have been
+/// the integer `-0`) are its literals read ([`exact_value`]): a float literal (`1e+21`, `-0.0`,
+/// `1.5e+300`, what JavaScript and Python write) is kept when the nearest `f64` has the same
+/// decimal value, `-0` is the integer 0, and an integer beyond 64 bits is refused naming itself.
+/// Fractions within that range are kept as the nearest `f64`, as `Value` keeps them.
 pub struct FreeForm<T>(PhantomData<T>);
 
 impl<T> FreeForm<T> {
@@ -88,13 +90,110 @@ impl<'de, T: FreeFormType> DeserializeSeed<'de> for FreeForm<T> {
     type Value = T;
     #[inline]
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
-        let value = d.deserialize_any(CheckedValue)?;
+        let ExactValue(value) = deserialize_raw(d)?;
         if T::fits(&value) {
             Ok(T::convert(value))
         } else {
             // The type's own error ("invalid type: ..., expected a map").
             T::deserialize(value).map_err(de::Error::custom)
         }
+    }
+}
+
+/// A free-form value, from its text when the deserializer gives it (see [`FreeForm`]).
+struct ExactValue(Value);
+
+impl<'de> FromRaw<'de> for ExactValue {
+    const EXPECTING: &'static str = "any valid JSON value";
+
+    #[inline]
+    fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E> {
+        match CheckedValue.deserialize(&mut serde_json::Deserializer::from_str(&raw)) {
+            Ok(value) => Ok(ExactValue(value)),
+            // A number `Value` cannot tell apart without its literal (or one out of range).
+            Err(_) => exact_value(&raw).map(ExactValue).map_err(E::custom),
+        }
+    }
+
+    fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // From a `Value` (no text): its numbers are what they are; the ambiguous ones refused.
+        d.deserialize_any(CheckedValue).map(ExactValue)
+    }
+}
+
+/// `text` (one JSON value) as a `Value`, each ambiguous number decided by its literal.
+fn exact_value(text: &str) -> Result<Value, serde_json::Error> {
+    let literals = crate::number::number_literals(text);
+    let next = std::cell::Cell::new(0);
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    LiteralValue { literals: &literals, next: &next }.deserialize(&mut deserializer)
+}
+
+/// Builds a `Value` like serde_json's own visitor, reading each number's literal (in document
+/// order: the visitor sees the numbers in the order of the text).
+#[derive(Clone, Copy)]
+struct LiteralValue<'a> {
+    literals: &'a [&'a str],
+    next: &'a std::cell::Cell<usize>,
+}
+
+impl LiteralValue<'_> {
+    fn literal(&self) -> &str {
+        let at = self.next.get();
+        self.next.set(at + 1);
+        self.literals.get(at).copied().unwrap_or_default()
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for LiteralValue<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for LiteralValue<'_> {
+    type Value = Value;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        self.literal();
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        self.literal();
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        crate::number::exact_free_form_number(self.literal(), v).map_err(E::custom)
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<S: de::SeqAccess<'de>>(self, mut seq: S) -> Result<Value, S::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(self)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(self)?;
+            members.insert(key, value);
+        }
+        Ok(Value::Object(members))
     }
 }
 
@@ -317,11 +416,12 @@ impl<'de> de::Deserialize<'de> for Scored<'de> {
 
 impl Scored<'_> {
     /// Decodes a free-form variant (checked like [`FreeForm`]).
-    pub fn decode_free_form<T: de::DeserializeOwned, E: de::Error>(&self, union: &str, variant: &str) -> Result<T, E> {
-        if let Some(problem) = self.raw.as_deref().and_then(crate::number::free_form_problem) {
-            return Err(E::custom(format_args!("`{union}` as `{variant}`: {problem}")));
-        }
-        self.decode(union, variant)
+    pub fn decode_free_form<T: FreeFormType, E: de::Error>(&self, union: &str, variant: &str) -> Result<T, E> {
+        let result: Result<T, serde_json::Error> = match &self.raw {
+            Some(raw) => free_form_from_text(raw),
+            None => FreeForm::<T>::new().deserialize(&self.value),
+        };
+        result.map_err(|e| E::custom(format_args!("`{union}` as `{variant}`: {}", strip_position(&e.to_string()))))
     }
 
     /// Decodes the chosen variant, naming the union and variant on error.

@@ -189,7 +189,11 @@ pub(super) fn struct_tokens(
                 map.next_value_seed(crate::private::InPlace(&mut #slot, #expecting)).map_err(|e| crate::private::in_field(#key, e))?;
             },
             None => {
-                let read = if f.nullable && f.required { quote!(map.next_value()) } else { read_value(&f.ty) };
+                let read = if f.nullable && f.required {
+                    quote!(map.next_value())
+                } else {
+                    read_value(&f.ty, f.free_form_alias)
+                };
                 quote! {
                     #slot = ::std::option::Option::Some(#read.map_err(|e| crate::private::in_field(#key, e))?);
                 }

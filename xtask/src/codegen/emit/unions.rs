@@ -220,7 +220,7 @@ pub(super) fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
                 let ty = ty_tokens(&v.ty);
                 if v.ty == Ty::Number {
                     quote!(#i => scored.decode::<crate::private::ExactNumber, D::Error>(#name_str, #vname).map(|n| Self::#id(n.0)),)
-                } else if is_free_form(&v.ty) {
+                } else if v.free_form_alias || is_free_form(&v.ty) {
                     quote!(#i => scored.decode_free_form::<#ty, D::Error>(#name_str, #vname).map(Self::#id),)
                 } else {
                     quote!(#i => scored.decode::<#ty, D::Error>(#name_str, #vname).map(Self::#id),)

@@ -174,7 +174,13 @@ impl<'a> Builder<'a> {
                         && ms[j].def.is_some()
                         && ms[j].shape.map(strip_descriptions) == m.shape.map(strip_descriptions)
                 });
-                Variant { ident, ty: m.ty.clone(), tags: tags.get(i).cloned().unwrap_or_default(), same_as }
+                Variant {
+                    ident,
+                    ty: m.ty.clone(),
+                    tags: tags.get(i).cloned().unwrap_or_default(),
+                    same_as,
+                    free_form_alias: false,
+                }
             })
             .collect::<Vec<_>>();
         let mut seen = BTreeSet::new();
