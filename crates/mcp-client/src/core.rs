@@ -174,7 +174,9 @@ impl Core {
                 return None;
             }
         };
-        let params = || envelope.params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or(Value::Null);
+        // Exactly: the floats JavaScript and Python write kept, an integer beyond 64 bits refused.
+        let params =
+            || envelope.params.and_then(|p| mcp_types::free_form_from_str(p.get()).ok()).unwrap_or(Value::Null);
         match (&envelope.method, &envelope.id) {
             (Some(method), Some(id)) => {
                 Some(ServerRequest { id: id.clone(), method: method.clone(), params: params() })

@@ -65,3 +65,43 @@ async fn raw_tools_are_checked_against_their_schema_only_with_the_feature() {
     #[cfg(not(feature = "validation"))]
     assert_eq!(text(&response), r#"got {"n":"five"}"#);
 }
+
+/// The floats JavaScript's `JSON.stringify` and Python's `json.dumps` write.
+const SCRIPT_FLOATS: &str = r#"{"avogadro":6.02214076e+23,"big":1e+21,"huge":1.5e+300,"max":1.7976931348623157e+308,"tiny":5e-324,"zero":-0.0}"#;
+
+fn raw_call(id: u64, meta: Option<&serde_json::Value>, arguments: &str) -> String {
+    let meta = meta.map(|meta| format!(r#""_meta":{meta},"#)).unwrap_or_default();
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{{meta}"name":"raw","arguments":{arguments}}}}}"#
+    )
+}
+
+/// Issue 24: those floats reach a tool exactly, as a modern request, on a legacy session, and in
+/// a 2025-03-26 batch (read through a `Value`); an integer beyond 64 bits, which no `Value` holds,
+/// is refused naming the member and itself.
+#[tokio::test]
+async fn the_floats_javascript_and_python_write_reach_a_tool_exactly() {
+    let echoed = format!("got {SCRIPT_FLOATS}");
+    let mut modern_client = MemoryClient::start(&server());
+    modern_client.send_raw(&raw_call(1, Some(&meta()), SCRIPT_FLOATS)).await;
+    assert_eq!(text(&modern_client.recv().await), echoed);
+
+    let mut legacy_client = MemoryClient::batching(&server()).await;
+    legacy_client.send_raw(&raw_call(2, None, SCRIPT_FLOATS)).await;
+    assert_eq!(text(&legacy_client.recv().await), echoed);
+    legacy_client.send_raw(&format!("[{}]", raw_call(3, None, SCRIPT_FLOATS))).await;
+    let batch = legacy_client.recv().await;
+    assert_eq!(text(&batch[0]), echoed, "{batch}");
+
+    let huge = r#"{"huge":123456789012345678901234567890}"#;
+    modern_client.send_raw(&raw_call(4, Some(&meta()), huge)).await;
+    let refused = modern_client.recv().await;
+    assert_eq!(refused["id"], 4, "{refused}");
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("arguments") && message.contains("123456789012345678901234567890"), "{message}");
+    legacy_client.send_raw(&format!("[{}]", raw_call(5, None, huge))).await;
+    let refused = legacy_client.recv().await;
+    let message = refused.to_string();
+    assert!(message.contains("-32602") && message.contains("123456789012345678901234567890"), "{refused}");
+}

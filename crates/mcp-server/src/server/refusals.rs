@@ -92,3 +92,34 @@ pub(crate) fn unknown(method: &str) -> Rejection {
     };
     Rejection(error, Disposition::NotFound)
 }
+
+/// Where in a message (valid JSON) the first number is that no `Value` keeps exactly: the path of
+/// its innermost member (`params.arguments.n`, `0.params` in a batch).
+pub(crate) fn unkept_number_at(text: &[u8]) -> Option<String> {
+    use serde_json::value::RawValue;
+    let kept = |raw: &RawValue| mcp_types::free_form_from_str::<Value>(raw.get()).is_ok();
+    let mut raw: &RawValue = serde_json::from_slice(text).ok()?;
+    let mut path: Vec<String> = Vec::new();
+    loop {
+        let inner: Option<(String, &RawValue)> = match raw.get().as_bytes().first() {
+            Some(b'{') => serde_json::from_str::<BTreeMap<String, &RawValue>>(raw.get())
+                .ok()?
+                .into_iter()
+                .find(|(_, value)| !kept(value)),
+            Some(b'[') => serde_json::from_str::<Vec<&RawValue>>(raw.get())
+                .ok()?
+                .into_iter()
+                .enumerate()
+                .find(|(_, value)| !kept(value))
+                .map(|(i, value)| (i.to_string(), value)),
+            _ => None,
+        };
+        match inner {
+            Some((key, value)) => {
+                path.push(key);
+                raw = value;
+            }
+            None => return Some(path.join(".")),
+        }
+    }
+}

@@ -116,8 +116,9 @@ impl<'de> FromRaw<'de> for ExactValue {
     }
 
     fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        // From a `Value` (no text): its numbers are what they are; the ambiguous ones refused.
-        d.deserialize_any(CheckedValue).map(ExactValue)
+        // From a `Value` (no text): its numbers are what the `Value` holds; an `f64` there is a
+        // float. (Text is read exactly by `free_form_from_str`, not by `serde_json::from_str`.)
+        Value::deserialize(d).map(ExactValue)
     }
 }
 
