@@ -10,7 +10,7 @@ use super::*;
 /// integer and any other number as an `f64` without its text: the member is first built in one
 /// pass from its text, and only when a number is ambiguous (an `f64` of magnitude 2^63 or more,
 /// which may have been an integer literal beyond 64 bits, or a negative zero, which may have been
-/// the integer `-0`) are its literals read ([`exact_value`]): a float literal (`1e+21`, `-0.0`,
+/// the integer `-0`) are its literals read (`exact_value`): a float literal (`1e+21`, `-0.0`,
 /// `1.5e+300`, what JavaScript and Python write) is kept when the nearest `f64` has the same
 /// decimal value, `-0` is the integer 0, and an integer beyond 64 bits is refused naming itself.
 /// Fractions within that range are kept as the nearest `f64`, as `Value` keeps them.
