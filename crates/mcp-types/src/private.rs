@@ -179,15 +179,6 @@ pub fn member_value<T: serde::Serialize + ?Sized, E: de::Error>(value: &T) -> Re
     free_form_from_text(&text)
 }
 
-/// A free-form value from its JSON text, numbers decided like [`FreeForm`] does.
-pub fn free_form_from_text<T: FreeFormType, E: de::Error>(text: &str) -> Result<T, E> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value =
-        FreeForm::<T>::new().deserialize(&mut deserializer).map_err(|e| E::custom(strip_position(&e.to_string())))?;
-    deserializer.end().map_err(E::custom)?;
-    Ok(value)
-}
-
 /// Reads keys until the tag of `T` is found, buffering what comes before it, then lets `T` decode
 /// the variant from the rest of the object (the tag member included, replayed after the buffered
 /// members).

@@ -91,13 +91,25 @@ impl<'de, T: FreeFormType> DeserializeSeed<'de> for FreeForm<T> {
     #[inline]
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
         let ExactValue(value) = deserialize_raw(d)?;
-        if T::fits(&value) {
-            Ok(T::convert(value))
-        } else {
-            // The type's own error ("invalid type: ..., expected a map").
-            T::deserialize(value).map_err(de::Error::custom)
-        }
+        free_form_of(value)
     }
+}
+
+/// `value` as the free-form type `T`, or the type's own error ("invalid type: ..., expected a map").
+#[inline]
+fn free_form_of<T: FreeFormType, E: de::Error>(value: Value) -> Result<T, E> {
+    if T::fits(&value) { Ok(T::convert(value)) } else { T::deserialize(value).map_err(de::Error::custom) }
+}
+
+/// A free-form value from the JSON text of one whole value, numbers decided like [`FreeForm`]
+/// does. The text is at hand: it is parsed once, not first scanned for its bounds.
+pub fn free_form_from_text<T: FreeFormType, E: de::Error>(text: &str) -> Result<T, E> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = match CheckedValue.deserialize(&mut deserializer).and_then(|value| deserializer.end().map(|()| value)) {
+        Ok(value) => value,
+        Err(_) => exact_value(text).map_err(|e| E::custom(strip_position(&e.to_string())))?,
+    };
+    free_form_of(value)
 }
 
 /// A free-form value, from its text when the deserializer gives it (see [`FreeForm`]).
@@ -127,7 +139,9 @@ fn exact_value(text: &str) -> Result<Value, serde_json::Error> {
     let literals = crate::number::number_literals(text);
     let next = std::cell::Cell::new(0);
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    LiteralValue { literals: &literals, next: &next }.deserialize(&mut deserializer)
+    let value = LiteralValue { literals: &literals, next: &next }.deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
 }
 
 /// Builds a `Value` like serde_json's own visitor, reading each number's literal (in document
