@@ -196,7 +196,9 @@ impl<'s> Generator<'s> {
     }
 
     /// One object schema from `allOf` members (properties and `required` merged, closed if any is).
-    fn merge(&self, members: impl Iterator<Item = &'s Value>) -> Value {
+    /// One object schema with every member's properties; of a member that is a union (`anyOf`,
+    /// as in the tasks extension's `Result` ∧ `DetailedTask`), one variant at random.
+    fn merge(&mut self, members: impl Iterator<Item = &'s Value>) -> Value {
         let mut properties = Map::new();
         let mut required = Vec::new();
         let mut closed = false;
@@ -204,6 +206,13 @@ impl<'s> Generator<'s> {
             let mut member = member;
             while let Some(t) = member.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix(self.prefix)) {
                 member = &self.defs[t];
+            }
+            if let Some(branches) = member.get("anyOf").and_then(Value::as_array) {
+                let branch = &branches[self.rng.random_range(0..branches.len())];
+                let inner = self.merge(std::iter::once(branch));
+                properties.extend(inner["properties"].as_object().unwrap().clone());
+                required.extend(inner["required"].as_array().unwrap().iter().cloned());
+                closed |= inner.get("additionalProperties") == Some(&Value::Bool(false));
             }
             if let Some(all) = member.get("allOf").and_then(Value::as_array) {
                 let inner = self.merge(all.iter());
@@ -235,6 +244,9 @@ impl<'s> Generator<'s> {
         let mut members = Vec::new();
         let properties = schema.get("properties").and_then(Value::as_object);
         for (key, prop) in properties.into_iter().flatten() {
+            if prop.get("not").is_some_and(|n| n.as_object().is_some_and(Map::is_empty)) {
+                continue; // `{"not": {}}`: the member must be absent.
+            }
             let include = required.contains(&key.as_str())
                 || match self.mode {
                     Mode::Minimal => false,
@@ -250,6 +262,22 @@ impl<'s> Generator<'s> {
         }
         let extra = schema.get("additionalProperties");
         let closed = extra == Some(&Value::Bool(false));
+        // Keys a map must have (MCP Apps' `McpUiStyles` requires every key it allows).
+        for key in required.iter().filter(|k| properties.is_none_or(|p| !p.contains_key(**k))) {
+            let value = match extra {
+                Some(ap @ Value::Object(_)) => self.value(ap, depth + 1, free),
+                _ => self.free_value(depth + 1),
+            };
+            push_unique(&mut members, (*key).to_owned(), value);
+        }
+        let allowed_keys: Option<Vec<&str>> = schema.get("propertyNames").map(|names| {
+            let consts =
+                names.get("anyOf").and_then(Value::as_array).into_iter().flatten().filter_map(|v| v.get("const"));
+            consts
+                .chain(names.get("enum").and_then(Value::as_array).into_iter().flatten())
+                .filter_map(Value::as_str)
+                .collect()
+        });
         match extra {
             Some(ap @ Value::Object(o)) if !o.is_empty() => {
                 let n = match self.mode {
@@ -258,7 +286,10 @@ impl<'s> Generator<'s> {
                     _ => self.rng.random_range(0..3),
                 };
                 for _ in 0..n {
-                    let key = self.key();
+                    let key = match &allowed_keys {
+                        Some(keys) if !keys.is_empty() => self.pick(keys).to_owned(),
+                        _ => self.key(),
+                    };
                     let value = self.value(ap, depth + 1, free);
                     push_unique(&mut members, key, value);
                 }
@@ -297,6 +328,10 @@ impl<'s> Generator<'s> {
                 .to_owned(),
             Some("uri-template") => self.pick(&["file:///{path}", "https://example.com/{id}/x"]).to_owned(),
             Some("byte") => self.pick(&["", "aGVsbG8=", "AAEC/w==", "8J+YgA=="]).to_owned(),
+            // RFC 3339 (MCP Apps' schema checks it with a `pattern` too).
+            Some("date-time") => self
+                .pick(&["2025-01-12T15:00:58Z", "2024-02-29T23:59:59.5+01:00", "2026-07-28T00:00:00-05:30"])
+                .to_owned(),
             _ => match self.mode {
                 Mode::Escapes => {
                     (0..self.rng.random_range(1..4)).map(|_| self.pick(&WORDS)).collect::<Vec<_>>().join("\u{7}")

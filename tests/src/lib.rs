@@ -93,6 +93,8 @@ revisions! {
     v2025_11_25 => "2025-11-25",
     v2026_07_28 => "2026-07-28",
     draft => "draft",
+    ext_tasks => "extensions/ext-tasks/draft",
+    ext_apps => "extensions/ext-apps",
 }
 
 pub fn revision(name: &str) -> &'static Revision {

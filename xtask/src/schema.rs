@@ -21,6 +21,22 @@ pub struct Pins {
     pub commit: String,
     /// Per revision: path inside `schema/<rev>/` → sha256 (hex).
     pub revisions: BTreeMap<String, BTreeMap<String, String>>,
+    /// Schemas of the official extensions, each from its own upstream (kept by `schema pin`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extensions: BTreeMap<String, ExtensionPin>,
+}
+
+/// One extension schema: where it comes from and what it must hash to. The working copy is
+/// `schema/extensions/<path>`; a local source directory holds it at `extensions/<path>`.
+#[derive(Serialize, Deserialize)]
+pub struct ExtensionPin {
+    /// Path of the file below `extensions/`, e.g. `ext-tasks/draft/schema.json`.
+    pub path: String,
+    /// The upstream it was taken from: repository and commit, or package and version.
+    pub upstream: String,
+    /// Where `schema sync` downloads it when no local copy is at hand.
+    pub url: String,
+    pub sha256: String,
 }
 
 impl Pins {
@@ -37,6 +53,16 @@ impl Pins {
     pub fn schema_sha256(&self, revision: &str) -> &str {
         &self.revisions[revision]["schema.json"]
     }
+
+    /// The pin of extension `name`, or an error naming `schema/pins.toml`.
+    pub fn extension(&self, name: &str) -> anyhow::Result<&ExtensionPin> {
+        self.extensions.get(name).with_context(|| format!("schema/pins.toml pins no extension `{name}`"))
+    }
+}
+
+/// The working copy of an extension's schema.
+pub fn extension_path(root: &Path, pin: &ExtensionPin) -> PathBuf {
+    root.join("schema/extensions").join(&pin.path)
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -120,6 +146,36 @@ pub fn sync(root: &Path, from: Option<&Path>, quiet: Quiet) -> anyhow::Result<()
             fetched += 1;
         }
     }
+    for (name, pin) in &pins.extensions {
+        total += 1;
+        let dest = extension_path(root, pin);
+        if fs::read(&dest).is_ok_and(|bytes| sha256_hex(&bytes) == pin.sha256) {
+            continue;
+        }
+        let (bytes, from) = match &source {
+            Source::Dir(dir) => {
+                let src = dir.join("extensions").join(&pin.path);
+                let bytes = fs::read(&src)
+                    .with_context(|| format!("extension schema {} is missing (extension `{name}`)", src.display()))?;
+                (bytes, src.display().to_string())
+            }
+            Source::Download => (
+                download(&pin.url).with_context(|| format!("downloading the schema of extension `{name}`"))?,
+                pin.url.clone(),
+            ),
+        };
+        let got = sha256_hex(&bytes);
+        if got != pin.sha256 {
+            bail!(
+                "sha256 mismatch for extension `{name}`: pinned {}, got {got} (from {from}, upstream {})",
+                pin.sha256,
+                pin.upstream
+            );
+        }
+        fs::create_dir_all(dest.parent().unwrap())?;
+        fs::write(&dest, &bytes).with_context(|| format!("writing {}", dest.display()))?;
+        fetched += 1;
+    }
     if quiet == Quiet::No || fetched > 0 {
         eprintln!("schema sync: {total} pinned files verified, {fetched} updated");
     }
@@ -155,8 +211,14 @@ pub fn pin(root: &Path, dir: &Path, commit: &str) -> anyhow::Result<()> {
         }
         revisions.insert(revision.to_string(), files);
     }
-    let pins =
-        Pins { repository: "modelcontextprotocol/modelcontextprotocol".into(), commit: commit.into(), revisions };
+    // Extensions come from their own upstreams: kept as pinned.
+    let extensions = Pins::load(root).map(|old| old.extensions).unwrap_or_default();
+    let pins = Pins {
+        repository: "modelcontextprotocol/modelcontextprotocol".into(),
+        commit: commit.into(),
+        revisions,
+        extensions,
+    };
     let text = format!(
         "# Upstream MCP schema files, pinned by sha256. Working copies live in schema/<rev>/ (ignored by git);\n\
          # `cargo xtask schema sync` fills them. Regenerate this file with `cargo xtask schema pin`.\n{}",
@@ -196,6 +258,17 @@ mod tests {
             revisions: [("r1".to_string(), [("schema.json".to_string(), sha256_hex(b"{}"))].into_iter().collect())]
                 .into_iter()
                 .collect(),
+            extensions: [(
+                "ext-x".to_string(),
+                ExtensionPin {
+                    path: "ext-x/schema.json".into(),
+                    upstream: "o/ext-x c".into(),
+                    url: "http://127.0.0.1:9/unused".into(),
+                    sha256: sha256_hex(b"[]"),
+                },
+            )]
+            .into_iter()
+            .collect(),
         };
         fs::write(dir.join("schema/pins.toml"), toml::to_string(&pins).unwrap()).unwrap();
     }
@@ -223,8 +296,19 @@ mod tests {
         assert!(!root.join("schema/r1/schema.json").exists(), "nothing is written unless it matches");
 
         fs::write(source.join("r1/schema.json"), b"{}").unwrap();
+        let no_extension = sync(&root, Some(&source), Quiet::Yes).unwrap_err().to_string();
+        assert!(
+            no_extension.contains("extensions/ext-x/schema.json") && no_extension.contains("`ext-x`"),
+            "{no_extension}"
+        );
+        fs::create_dir_all(source.join("extensions/ext-x")).unwrap();
+        fs::write(source.join("extensions/ext-x/schema.json"), b"[ ]").unwrap();
+        let mismatch = sync(&root, Some(&source), Quiet::Yes).unwrap_err().to_string();
+        assert!(mismatch.contains("sha256 mismatch for extension `ext-x`"), "{mismatch}");
+        fs::write(source.join("extensions/ext-x/schema.json"), b"[]").unwrap();
         sync(&root, Some(&source), Quiet::Yes).unwrap();
         assert_eq!(fs::read(root.join("schema/r1/schema.json")).unwrap(), b"{}");
+        assert_eq!(fs::read(root.join("schema/extensions/ext-x/schema.json")).unwrap(), b"[]");
         // A verified working copy is kept even when the source disappears.
         fs::remove_dir_all(&source).unwrap();
         sync(&root, Some(&source), Quiet::Yes).unwrap();

@@ -24,7 +24,13 @@ pub struct Tolerance {
 /// Servers MUST still send them, so constructors take them; decoding accepts what clients must
 /// accept and keeps it exactly (a negative `ttlMs` re-encodes as received, an absent member stays
 /// absent).
-pub fn tolerance(member: &str) -> Option<Tolerance> {
+///
+/// Only the caching hints: a member of the same name that may be `null` (the tasks extension's
+/// `Task.ttlMs`, null for an unlimited lifetime) is another member and decodes as its schema says.
+pub fn tolerance(member: &str, schema: &Value) -> Option<Tolerance> {
+    if schema.get("anyOf").is_some() || schema.get("type").is_some_and(Value::is_array) {
+        return None;
+    }
     match member {
         "ttlMs" => Some(Tolerance {
             ty: Some(Ty::Path("crate::TtlMs")),

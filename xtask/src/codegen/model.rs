@@ -344,6 +344,10 @@ impl<'a> Builder<'a> {
         let schema = self.resolve(schema)?;
         if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
             for member in all {
+                // Its members would be lost: `inlined::normalize` distributes such an `allOf`.
+                if self.resolve(member)?.get("anyOf").is_some() {
+                    bail!("an `allOf` member is a union: distribute it (see codegen/inlined.rs)");
+                }
                 self.collect_props(member, props, required)?;
             }
         }
@@ -370,7 +374,7 @@ impl<'a> Builder<'a> {
         let mut score_tags = Vec::new();
         for (json, prop) in props {
             let prop_resolved = self.resolve(prop)?;
-            let tolerance = super::corrections::tolerance(&json);
+            let tolerance = super::corrections::tolerance(&json, prop_resolved);
             let absent_ok = required.contains(&json) && tolerance.as_ref().is_some_and(|t| t.absent_ok);
             let is_required = required.contains(&json) && !absent_ok;
             if is_required
@@ -624,4 +628,56 @@ fn strip_descriptions(v: &Value) -> Value {
         Value::Array(a) => Value::Array(a.iter().map(strip_descriptions).collect()),
         other => other.clone(),
     }
+}
+
+/// Replaces every type of `module` that `core` (the module of revision `core_module`) also
+/// generates by a re-export of the core's: an extension's schema restates the core definitions it
+/// uses, and a second copy of each would be a different Rust type. Their `Request` and
+/// `Notification` implementations stay with the core.
+pub fn reexport_core(module: &mut Module, core: &Module, core_module: &str) {
+    let core_names: BTreeSet<String> = core
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Struct(s) => Some(s.name.clone()),
+            Item::Union(u) => Some(u.name.clone()),
+            Item::Alias(a) => Some(a.name.clone()),
+            Item::Reexport { .. } => None,
+        })
+        .chain(core.enums.keys().cloned())
+        .collect();
+    // Only a schema definition gets a registry entry; a type made from part of one does not.
+    let schema_name = |rust: &str| {
+        module.names.iter().find(|(_, r)| *r == rust).map(|(schema, _)| schema.clone()).unwrap_or_default()
+    };
+    let reexport = |rust: &str, schema_name: String| Item::Reexport {
+        path: Box::leak(format!("crate::{core_module}::{rust}").into_boxed_str()),
+        doc: format!("The core definition, as in [`crate::{core_module}`]."),
+        schema_name,
+    };
+    let mut items = Vec::with_capacity(module.items.len());
+    for item in std::mem::take(&mut module.items) {
+        let rust = match &item {
+            Item::Struct(s) => &s.name,
+            Item::Union(u) => &u.name,
+            Item::Alias(a) => &a.name,
+            Item::Reexport { .. } => {
+                items.push(item);
+                continue;
+            }
+        };
+        if core_names.contains(rust) {
+            items.push(reexport(rust, schema_name(rust)));
+        } else {
+            items.push(item);
+        }
+    }
+    let enums: Vec<String> = module.enums.keys().filter(|e| core_names.contains(*e)).cloned().collect();
+    for name in enums {
+        module.enums.remove(&name);
+        items.push(reexport(&name, schema_name(&name)));
+    }
+    module.items = items;
+    module.requests.retain(|m| !core_names.contains(&m.ty));
+    module.notifications.retain(|m| !core_names.contains(&m.ty));
 }

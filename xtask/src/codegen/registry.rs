@@ -8,8 +8,10 @@ use quote::quote;
 use super::emit::{ident, is_free_form, ty_tokens};
 use super::model::{Item, Module, Strategy, Ty};
 
-pub fn registry(module: &Module, module_name: &str) -> TokenStream {
+/// `path`: where the module's types are public (`mcp_types::v2026_07_28`, `mcp_types::ext::apps`).
+pub fn registry(module: &Module, module_name: &str, path: &str) -> TokenStream {
     let m = ident(module_name);
+    let path: syn::Path = syn::parse_str(path).expect("a path");
     let mut types = Vec::new();
     for item in &module.items {
         let (schema, ty) = match item {
@@ -31,6 +33,7 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
                 }
                 (schema.clone(), ident(&a.name))
             }
+            Item::Reexport { schema_name, .. } if schema_name.is_empty() => continue,
             Item::Reexport { path, schema_name, .. } => {
                 let path: syn::Path = syn::parse_str(&path.replace("crate::", "mcp_types::")).unwrap();
                 types.push(quote!(crate::TypeEntry { schema: #schema_name, roundtrip: crate::roundtrip::<#path>, text: crate::roundtrip_text::<#path> },));
@@ -174,8 +177,13 @@ pub fn registry(module: &Module, module_name: &str) -> TokenStream {
         }
     });
 
+    let import = if path.segments.last().is_some_and(|last| last.ident == m) {
+        quote!(use #path;)
+    } else {
+        quote!(use #path as #m;)
+    };
     quote! {
-        use mcp_types::#m;
+        #import
         pub fn types() -> Vec<crate::TypeEntry> { vec![#(#types)*] }
         pub fn unions() -> Vec<crate::UnionEntry> { vec![#(#unions)*] }
         pub fn results() -> Vec<crate::ResultEntry> { vec![#(#results)*] }

@@ -1,6 +1,9 @@
 //! Official MCP extensions: their identifiers, and (each behind its own cargo feature) their
 //! messages.
 //!
+//! Where an extension publishes a JSON schema (tasks, MCP Apps), `cargo xtask codegen` generates
+//! its types like a revision's, from the file pinned in `schema/pins.toml`.
+//!
 //! An extension is declared under `capabilities.extensions["<id>"]`, by the client per request
 //! (in `_meta["io.modelcontextprotocol/clientCapabilities"]`) and by the server in
 //! `server/discover`. Its schema lives in the extension's own repository, outside the core
@@ -12,6 +15,7 @@
 //! |---|---|---|
 //! | [`TASKS`] `io.modelcontextprotocol/tasks` | [`tasks`] | `ext-tasks` |
 //! | [`SKILLS`] `io.modelcontextprotocol/skills` | [`skills`] | `ext-skills` |
+//! | [`APPS`] `io.modelcontextprotocol/ui` | [`apps`] | `ext-apps` |
 //!
 //! The helpers here are what every extension needs: [`declares`] (did the client declare it),
 //! [`client_capabilities`] (the capabilities object that declares it, for requests and for the
@@ -24,6 +28,8 @@
 #![cfg_attr(not(feature = "ext-tasks"), doc = "[`tasks`]: crate#cargo-features")]
 #![cfg_attr(feature = "ext-skills", doc = "[`skills`]: self::skills")]
 #![cfg_attr(not(feature = "ext-skills"), doc = "[`skills`]: crate#cargo-features")]
+#![cfg_attr(feature = "ext-apps", doc = "[`apps`]: self::apps")]
+#![cfg_attr(not(feature = "ext-apps"), doc = "[`apps`]: crate#cargo-features")]
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -44,6 +50,12 @@ pub const SKILLS: &str = "io.modelcontextprotocol/skills";
 
 #[cfg(feature = "ext-skills")]
 pub mod skills;
+
+/// `io.modelcontextprotocol/ui`: MCP Apps, interactive HTML interfaces of tools (SEP-1865).
+pub const APPS: &str = "io.modelcontextprotocol/ui";
+
+#[cfg(feature = "ext-apps")]
+pub mod apps;
 
 /// Whether `capabilities` declare the extension `id` (any settings, `{}` included).
 #[cfg(feature = "v2026_07_28")]

@@ -124,7 +124,7 @@ impl<'de> DeserializeSeed<'de> for AnyBuffered {
 
 /// The contents of a JSON string literal, borrowed when it has no escapes.
 #[inline]
-fn json_string<'de, E: de::Error>(raw: Cow<'de, str>) -> Result<Cow<'de, str>, E> {
+pub(super) fn json_string<'de, E: de::Error>(raw: Cow<'de, str>) -> Result<Cow<'de, str>, E> {
     let plain = |s: &str| s.len() >= 2 && !s[1..s.len() - 1].contains('\\');
     match raw {
         Cow::Borrowed(s) if plain(s) => Ok(Cow::Borrowed(&s[1..s.len() - 1])),

@@ -115,7 +115,18 @@ impl<'de> FromRaw<'de> for ExactValue {
 
     #[inline]
     fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E> {
-        value_from_text(&raw).map(ExactValue).map_err(E::custom)
+        // Scalars, most members of an open result, need no second parse.
+        let scalar = match raw.as_bytes().first() {
+            Some(b'"') => Value::String(json_string(raw)?.into_owned()),
+            Some(b't') => Value::Bool(true),
+            Some(b'f') => Value::Bool(false),
+            Some(b'n') => Value::Null,
+            _ => match raw.parse::<i64>() {
+                Ok(n) => Value::from(n),
+                Err(_) => return value_from_text(&raw).map(ExactValue).map_err(E::custom),
+            },
+        };
+        Ok(ExactValue(scalar))
     }
 
     fn fallback<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

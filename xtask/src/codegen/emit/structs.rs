@@ -466,6 +466,9 @@ fn sample_value(s: &StructDef, f: &Field, enums: &BTreeMap<String, EnumSpec>) ->
         let value = e.values.iter().find(|v| *v == "working").unwrap_or(&e.values[0]);
         return format!("{n}::{}", pascal(value));
     }
+    if f.ty == Ty::Number {
+        return "0.into()".into();
+    }
     if f.ty != Ty::String {
         return "Default::default()".into();
     }

@@ -50,6 +50,24 @@ impl<'a> Builder<'a> {
                 if is_request { requests.push(m) } else { notifications.push(m) }
             }
         }
+        // An extension's schema has no message unions: every object with a `method` is one of
+        // its messages, a request when it has an `id`.
+        if !self.defs.contains_key("ClientRequest") {
+            for item in &self.items {
+                let Item::Struct(s) = item else { continue };
+                let Some(method) = s.consts.iter().find(|c| c.json == "method").and_then(|c| c.value.as_str()) else {
+                    continue;
+                };
+                if !seen.insert(s.name.clone()) {
+                    continue;
+                }
+                let params = s.fields.iter().find(|f| f.json == "params").map(|f| f.ty.clone()).unwrap_or(Ty::Object);
+                let is_request = s.fields.iter().any(|f| f.json == "id");
+                let result = is_request.then(|| self.result_of(&s.name));
+                let m = Method { method: method.to_owned(), ty: s.name.clone(), params, result };
+                if is_request { requests.push(m) } else { notifications.push(m) }
+            }
+        }
         Ok((requests, notifications))
     }
 
