@@ -555,6 +555,8 @@ fn server_info_of(raw: &RawValue) -> Option<Implementation> {
     serde_json::from_value(info).ok()
 }
 
+mod apps;
+pub use apps::UiResourceContents;
 mod cache;
 mod methods;
 mod negotiation;

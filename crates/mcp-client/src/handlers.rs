@@ -134,6 +134,13 @@ impl Handlers {
         self
     }
 
+    /// Declares MCP Apps (`io.modelcontextprotocol/ui`) with the MIME types the application
+    /// renders (`text/html;profile=mcp-app`, [`mcp_types::ext::apps::MIME_TYPE`]): servers may
+    /// then link tools to interfaces ([`Client::tool_ui`](crate::Client::tool_ui)).
+    pub fn apps<I: IntoIterator<Item = S>, S: Into<String>>(self, mime_types: I) -> Self {
+        self.extension(mcp_types::ext::APPS, mcp_types::ext::apps::client_settings(mime_types))
+    }
+
     /// Answers `elicitation/create` in the given modes. For a form, fields the answer leaves out
     /// are filled from the schema's `default`s before the answer is sent.
     pub fn elicitation<F, Fut>(mut self, modes: ElicitationModes, handler: F) -> Self

@@ -166,6 +166,7 @@ pub mod fuzzing {
 }
 
 pub use client::LoadedSkill;
+pub use client::UiResourceContents;
 pub use client::{
     CallOptions, Client, ClientBuilder, Era, EraPreference, LEGACY_VERSIONS, MODERN_VERSIONS, ServerDetails,
     Subscription,

@@ -44,6 +44,7 @@
 #![warn(missing_docs)]
 
 mod app_state;
+pub mod apps;
 #[cfg(feature = "auth")]
 pub mod auth;
 mod batch;

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use mcp_types::ext::apps::McpUiToolVisibility;
 use mcp_types::{
     CallToolResult, ClientCapabilities, CompleteRequestParams, CompleteResultCompletion, ContentBlock, GetPromptResult,
     JsonObject, ObjectSchema, Prompt, PromptArgument, PromptMessage, ReadResourceResultContentsItem, Resource,
@@ -300,6 +301,23 @@ impl ToolRoute {
                 }
             })
         }));
+        self
+    }
+
+    /// Links the tool to an MCP App's interface: the `ui://` URI of a
+    /// [`UiResource`](crate::apps::UiResource) registered on the same server
+    /// (`_meta.ui.resourceUri`; [`ServerBuilder::build`](crate::ServerBuilder::build) refuses a
+    /// URI no UI resource has).
+    pub fn ui(mut self, resource_uri: impl Into<String>) -> Self {
+        crate::apps::set_tool_ui(&mut self.tool.meta, "resourceUri", Value::String(resource_uri.into()));
+        self
+    }
+
+    /// Who may call the tool (`_meta.ui.visibility`; hosts default to both): the model, the
+    /// app (from its interface, through the host), or both. Hosts enforce it.
+    pub fn ui_visibility(mut self, visibility: impl IntoIterator<Item = McpUiToolVisibility>) -> Self {
+        let visibility: Vec<McpUiToolVisibility> = visibility.into_iter().collect();
+        crate::apps::set_tool_ui(&mut self.tool.meta, "visibility", crate::apps::visibility_value(&visibility));
         self
     }
 

@@ -61,7 +61,7 @@ use mcp_types::ext::skills::{
     ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, SkillsSettings,
 };
 use mcp_types::ext::tasks::{CreateTaskResult, GetTaskResult, TaskAck, TaskIdParams, TaskSubscription};
-use mcp_types::ext::{self, SKILLS, TASKS};
+use mcp_types::ext::{self, APPS, SKILLS, TASKS};
 use mcp_types::http_headers::{HeaderParam, header_params, name_member};
 pub use options::{CacheHints, Options};
 pub(crate) use refusals::*;
@@ -443,9 +443,14 @@ impl Server {
             legacy.client_capabilities = capabilities;
             legacy.client_info = client_info;
         });
-        // Extensions such as tasks belong to 2026-07-28 and later.
+        // Extensions such as tasks belong to 2026-07-28 and later; MCP Apps is served to hosts of
+        // either era (declared in an `extensions` member 2025-11-25 does not define).
         let mut capabilities = self.inner.capabilities.clone();
-        capabilities.extensions = None;
+        capabilities.extensions = capabilities
+            .extensions
+            .take()
+            .map(|extensions| extensions.into_iter().filter(|(id, _)| id == APPS).collect::<BTreeMap<_, _>>())
+            .filter(|extensions| !extensions.is_empty());
         let mut result = json!({
             "protocolVersion": version,
             "capabilities": capabilities,

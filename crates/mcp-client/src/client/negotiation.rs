@@ -244,9 +244,15 @@ impl Client {
         if capabilities.get("roots").is_some() {
             capabilities["roots"] = json!({"listChanged": false});
         }
-        // Extensions (tasks) are declared per request on the modern era only.
+        // Extensions (tasks) are declared per request on the modern era only; MCP Apps hosts of
+        // 2025-11-25 declare theirs in an `extensions` member that revision does not define.
         if let Some(capabilities) = capabilities.as_object_mut() {
-            capabilities.remove("extensions");
+            if let Some(Value::Object(extensions)) = capabilities.get_mut("extensions") {
+                extensions.retain(|id, _| id == mcp_types::ext::APPS);
+            }
+            if capabilities.get("extensions").and_then(Value::as_object).is_none_or(|e| e.is_empty()) {
+                capabilities.remove("extensions");
+            }
         }
         let params = json!({
             "protocolVersion": version,

@@ -37,6 +37,7 @@ pub struct ServerBuilder {
     session_store: Option<Arc<dyn SessionStore>>,
     skills: Vec<SkillRoute>,
     skill_directory_read: bool,
+    ui_resources: Vec<crate::apps::UiResource>,
     app_state: AppState,
     layers: Vec<crate::middleware::BoxLayer>,
 }
@@ -58,6 +59,7 @@ impl ServerBuilder {
             change_bus: None,
             session_store: None,
             skills: Vec::new(),
+            ui_resources: Vec::new(),
             skill_directory_read: true,
             app_state: AppState::default(),
             layers: Vec::new(),
@@ -235,8 +237,33 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves an MCP App's interface (the `io.modelcontextprotocol/ui` extension, declared in
+    /// both eras): a `ui://` resource of MIME type `text/html;profile=mcp-app` that tools link
+    /// to with [`ToolRoute::ui`].
+    pub fn ui_resource(mut self, resource: crate::apps::UiResource) -> Self {
+        self.ui_resources.push(resource);
+        self
+    }
+
     /// Checks names, schemas and `x-mcp-header` annotations, and builds the server.
     pub fn build(mut self) -> Result<Server, BuildError> {
+        let ui_uris: std::collections::HashSet<String> =
+            self.ui_resources.iter().map(|resource| resource.uri().to_owned()).collect();
+        let has_ui = !self.ui_resources.is_empty();
+        for resource in std::mem::take(&mut self.ui_resources) {
+            self.resources.push(resource.into_route().map_err(BuildError)?);
+        }
+        for route in &self.tools {
+            if let Some(ui) = route.tool.meta.as_ref().and_then(mcp_types::ext::apps::tool_meta) {
+                let name = &route.tool.name;
+                let ui = ui.map_err(|e| BuildError(format!("tool `{name}`: `_meta.ui`: {e}")))?;
+                if let Some(uri) = ui.resource_uri.filter(|uri| !ui_uris.contains(uri)) {
+                    return Err(BuildError(format!(
+                        "tool `{name}` links to the UI resource `{uri}`, which is not registered (ServerBuilder::ui_resource)"
+                    )));
+                }
+            }
+        }
         let mut skill_index = HashMap::new();
         let mut directories: BTreeMap<String, BTreeMap<String, mcp_types::Resource>> = BTreeMap::new();
         for (index, skill) in self.skills.iter().enumerate() {
@@ -323,6 +350,9 @@ impl ServerBuilder {
         let has_tasks = tools.iter().any(|entry| entry.route.task_support != TaskSupport::Forbidden);
         if has_tasks {
             capabilities.extensions.get_or_insert_with(Default::default).insert(TASKS.to_owned(), Map::new());
+        }
+        if has_ui {
+            capabilities.extensions.get_or_insert_with(Default::default).insert(APPS.to_owned(), Map::new());
         }
         if !self.skill_directory_read {
             directories.clear();
