@@ -26,6 +26,10 @@
 //! 4. [`docs`]: descriptions become `///` lines with intra-doc links.
 //! 5. prettyplease formats the file; an `@generated` header names the revision and schema sha256.
 //!
+//! The official extensions that publish a schema ([`EXTENSIONS`]) go through the same pipeline
+//! after [`inlined::normalize`] has turned zod's output into the shapes of the core schemas; the
+//! core definitions an extension restates are re-exported from the core revision's module.
+//!
 //! `--check` renders everything in memory and fails, naming the files, if anything differs.
 //!
 //! Conventions of the generated code (each rule named in a test of `tests/tests/decoding.rs`, and
