@@ -446,8 +446,8 @@ fn request_ids_and_progress_tokens_keep_integers_beyond_64_bits() {
             let message: ClientMessage = serde_json::from_str(&text).unwrap();
             let ClientMessage::Request(request) = &message else { panic!("{text}: {message:?}") };
             // The answer carries the same id.
-            let mut answer = mcp_types::JsonRpcResultResponse::new(request.id().clone(), Default::default());
-            answer.result.extra.insert("ok".into(), true.into());
+            let result = mcp_types::RawResult::new(&serde_json::json!({"ok": true})).unwrap();
+            let answer = mcp_types::JsonRpcResultResponse::new(request.id().clone(), result);
             let answer = serde_json::to_string(&answer).unwrap();
             let expected = if id == "-0" { "0" } else { id };
             assert!(answer.contains(&format!(r#""id":{expected}"#)), "{answer}");

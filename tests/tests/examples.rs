@@ -101,9 +101,8 @@ fn read_resource_example_without_cache_hints_decodes_and_keeps_them_absent() {
     .unwrap();
     let message: mcp_types::ServerMessage = serde_json::from_str(&text).unwrap();
     let mcp_types::ServerMessage::Response(response) = message else { panic!("not a response") };
-    let result = serde_json::to_value(&response.result).unwrap();
-    let outcome: <mcp_types::ReadResourceRequest as mcp_types::Request>::Result =
-        serde_json::from_value(result.clone()).unwrap();
+    let result: serde_json::Value = serde_json::from_str(response.result.get()).unwrap();
+    let outcome: <mcp_types::ReadResourceRequest as mcp_types::Request>::Result = response.result.decode().unwrap();
     let mcp_types::ReadResourceOutcome::Complete(read) = &outcome else { panic!("{outcome:?}") };
     assert_eq!((read.ttl_ms.clone(), read.cache_scope.as_ref()), (None, None));
     assert_eq!(read.ttl_ms.clone().unwrap_or_default().duration(), std::time::Duration::ZERO);

@@ -87,12 +87,14 @@ pub mod http_headers;
 mod number;
 #[doc(hidden)]
 pub mod private;
+mod raw_result;
 mod schema;
 mod shorthand;
 mod version;
 
 pub use common::{ErrorObject, ProgressToken, RequestId, ResultType, TtlMs};
 pub use number::Integer;
+pub use raw_result::RawResult;
 // The revision modules; nothing when no revision feature is on.
 #[allow(unused_imports)]
 pub use generated::*;

@@ -47,6 +47,9 @@
 //!   seeing numbers). A free-form member holding an integer it cannot hold (beyond 64 bits, or
 //!   `-0`) is an error naming the member, never a silent float; so is an integer beyond 64 bits in
 //!   a `number` member.
+//! - **Responses read on their own** (`JSONRPCResultResponse`, older `JSONRPCResponse`): `result`
+//!   is `mcp_types::RawResult`, the object's exact text, decoded by the request's method
+//!   (`RawResult::decode`); the message does not say which type it has.
 //! - **`resultType` unions** (`*Outcome`): decoded by `resultType` whichever member comes first; an
 //!   unknown `resultType` (an extension's, such as the tasks extension's `"task"`; the spec says a
 //!   client MUST consider a value it does not recognise invalid, which is the client's decision),

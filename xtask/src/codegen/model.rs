@@ -397,6 +397,12 @@ impl<'a> Builder<'a> {
             }
             let (ty, default_if_absent) = if json == "resultType" {
                 (Ty::Path("crate::ResultType"), true)
+            } else if json == "result"
+                && matches!(schema_name.as_deref(), Some("JSONRPCResponse" | "JSONRPCResultResponse"))
+            {
+                // Its type depends on the request answered, which the message does not name: kept
+                // as text and decoded by method (`RawResult::decode`).
+                (Ty::Path("crate::RawResult"), false)
             } else if let Some(ty) = tolerance.as_ref().and_then(|t| t.ty.clone()) {
                 (ty, false)
             } else {

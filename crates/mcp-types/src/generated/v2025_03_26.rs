@@ -6575,15 +6575,15 @@ impl crate::private::MatchScore for JsonRpcRequest {
 pub struct JsonRpcResponse {
     /// The `id` member: [`RequestId`](crate::RequestId).
     pub id: crate::RequestId,
-    /// The `result` member: [`ResultBase`].
-    pub result: ResultBase,
+    /// The `result` member: [`RawResult`](crate::RawResult).
+    pub result: crate::RawResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
 impl JsonRpcResponse {
     ///A `JSONRPCResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, result: ResultBase) -> Self {
+    pub fn new(id: crate::RequestId, result: crate::RawResult) -> Self {
         JsonRpcResponse {
             id,
             result,
@@ -6614,7 +6614,7 @@ impl crate::private::VisitObject for JsonRpcResponse {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
-        let mut f_result: ::std::option::Option<ResultBase> = ::std::option::Option::None;
+        let mut f_result: ::std::option::Option<crate::RawResult> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
@@ -6637,10 +6637,11 @@ impl crate::private::VisitObject for JsonRpcResponse {
                             crate::private::duplicate_field("JSONRPCResponse", "result"),
                         );
                     }
-                    map.next_value_seed(
-                            crate::private::InPlace(&mut f_result, "a `Result` object"),
-                        )
-                        .map_err(|e| crate::private::in_field("result", e))?;
+                    f_result = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("result", e))?,
+                    );
                 }
                 "jsonrpc" => {
                     if seen_jsonrpc {
@@ -6697,10 +6698,6 @@ impl crate::private::MatchScore for JsonRpcResponse {
             &[("jsonrpc", &["2.0"], false)],
             &["id", "result", "jsonrpc"],
         )?;
-        score
-            += <ResultBase as crate::private::MatchScore>::match_score(
-                &value["result"],
-            )?;
         ::std::option::Option::Some(score)
     }
 }

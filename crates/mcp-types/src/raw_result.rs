@@ -1,0 +1,106 @@
+//! The `result` of a JSON-RPC response read without the request it answers.
+
+use std::fmt;
+
+use serde::de::{self, DeserializeOwned, Deserializer};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
+
+use crate::private;
+
+/// The `result` member of a response decoded on its own (`ServerMessage::Response`,
+/// `JsonRpcResultResponse`): which type it has depends on the request it answers, which the
+/// message does not say, so it is kept as its exact JSON text (an object) and decoded by that
+/// request's method with [`RawResult::decode`]. Nothing is built until then, and nothing is lost:
+/// re-encoding writes the text as received.
+///
+/// ```
+/// use mcp_types::{ListToolsRequest, Request, ServerMessage};
+///
+/// let text = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[],"ttlMs":0,"cacheScope":"public"}}"#;
+/// let ServerMessage::Response(response) = serde_json::from_str(text).unwrap() else { panic!() };
+/// let result: <ListToolsRequest as Request>::Result = response.result.decode().unwrap();
+/// assert!(result.tools.is_empty());
+/// assert_eq!(serde_json::to_string(&ServerMessage::Response(response)).unwrap(), text);
+/// ```
+#[derive(Clone)]
+pub struct RawResult(Box<RawValue>);
+
+impl RawResult {
+    /// A result from anything that encodes as a JSON object (a typed result, a `JsonObject`).
+    pub fn new<T: Serialize + ?Sized>(result: &T) -> serde_json::Result<Self> {
+        Self::from_text(serde_json::to_string(result)?)
+    }
+
+    /// A result from its JSON text, which must be one object.
+    pub fn from_text(text: String) -> serde_json::Result<Self> {
+        let raw = RawValue::from_string(text)?;
+        if !raw.get().starts_with('{') {
+            return Err(de::Error::custom(format_args!(
+                "a result must be a JSON object, found `{}`",
+                excerpt(raw.get())
+            )));
+        }
+        Ok(RawResult(raw))
+    }
+
+    /// The JSON text, as received.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The result as the type the request's method gives it (`<R as Request>::Result`, or
+    /// `ResultBase`, `JsonObject`), from its text: numbers exactly as the types decode them.
+    pub fn decode<T: DeserializeOwned>(&self) -> serde_json::Result<T> {
+        serde_json::from_str(self.0.get())
+    }
+}
+
+fn excerpt(text: &str) -> &str {
+    let end = text.char_indices().nth(40).map_or(text.len(), |(at, _)| at);
+    &text[..end]
+}
+
+impl Default for RawResult {
+    /// `{}`: a result with no members.
+    fn default() -> Self {
+        RawResult(RawValue::from_string("{}".to_owned()).expect("`{}` is JSON"))
+    }
+}
+
+impl Eq for RawResult {}
+
+impl PartialEq for RawResult {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl fmt::Debug for RawResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RawResult").field(&self.get()).finish()
+    }
+}
+
+impl Serialize for RawResult {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawResult {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // serde_json hands over the text (from a `Value`, its encoding): one scan, one copy.
+        let raw = Box::<RawValue>::deserialize(d)?;
+        if !raw.get().starts_with('{') {
+            return Err(de::Error::invalid_type(de::Unexpected::Other(excerpt(raw.get())), &"a result object"));
+        }
+        Ok(RawResult(raw))
+    }
+}
+
+impl private::MatchScore for RawResult {
+    fn match_score(value: &serde_json::Value) -> Option<usize> {
+        value.is_object().then_some(1)
+    }
+}
