@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
-use mcp_types::{CallToolResultResponse, ClientMessage, ListToolsResultResponse, ServerMessage};
+use mcp_types::{CallToolResult, CallToolResultResponse, ClientMessage, ListToolsResultResponse, ServerMessage};
 use serde_json::Value;
 
 const EXAMPLES_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema/2026-07-28/examples");
@@ -39,6 +39,8 @@ enum Kind {
     Server,
     ListTools,
     CallTool,
+    /// A `CallToolResult` on its own (the result object, no envelope).
+    CallToolResult,
 }
 
 /// A decoded typed value.
@@ -49,6 +51,7 @@ enum Typed {
     Server(ServerMessage),
     ListTools(ListToolsResultResponse),
     CallTool(CallToolResultResponse),
+    CallToolResult(CallToolResult),
 }
 
 impl Kind {
@@ -58,6 +61,7 @@ impl Kind {
             Kind::Server => "ServerMessage",
             Kind::ListTools => "ListToolsResultResponse",
             Kind::CallTool => "CallToolResultResponse",
+            Kind::CallToolResult => "CallToolResult",
         }
     }
 
@@ -68,6 +72,7 @@ impl Kind {
             Kind::Server => Typed::Server(serde_json::from_slice(bytes)?),
             Kind::ListTools => Typed::ListTools(serde_json::from_slice(bytes)?),
             Kind::CallTool => Typed::CallTool(serde_json::from_slice(bytes)?),
+            Kind::CallToolResult => Typed::CallToolResult(serde_json::from_slice(bytes)?),
         })
     }
 }
@@ -80,6 +85,7 @@ impl Typed {
             Typed::Server(v) => serde_json::to_vec(v),
             Typed::ListTools(v) => serde_json::to_vec(v),
             Typed::CallTool(v) => serde_json::to_vec(v),
+            Typed::CallToolResult(v) => serde_json::to_vec(v),
         }
     }
 }
@@ -169,7 +175,9 @@ fn excerpt(bytes: &[u8]) -> String {
 fn cases() -> &'static [Case] {
     static CASES: OnceLock<Vec<Case>> = OnceLock::new();
     CASES.get_or_init(|| {
-        vec![official_examples(), tools_list(), tools_call_text(), client_to_server(), server_to_client()]
+        let (list, list_generic) = tools_list();
+        let (call, call_result) = tools_call_text();
+        vec![official_examples(), list, call, client_to_server(), server_to_client(), list_generic, call_result]
     })
 }
 
@@ -325,7 +333,8 @@ fn read_dir_sorted(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// Case 2: one `tools/list` response with 500 tools.
-fn tools_list() -> Case {
+/// Cases 1 and 5: one `tools/list` response of 500 tools, typed by method and as a `ServerMessage`.
+fn tools_list() -> (Case, Case) {
     let mut rng = Lcg(0x5EED_0002);
     let mut kind = 0usize;
     let tools = (0..500).map(|i| {
@@ -384,11 +393,15 @@ fn tools_list() -> Case {
         ),
     ]);
     let note = format!("one message of {} KiB", message.len() / 1024);
-    Case::new("tools/list 500 tools", note, vec![(Kind::ListTools, message.into_bytes())])
+    let generic_note = "the same message as a `ServerMessage` (its result kept as text: `RawResult`)".to_owned();
+    (
+        Case::new("tools/list 500 tools", note, vec![(Kind::ListTools, message.clone().into_bytes())]),
+        Case::new("tools/list 500 tools, generic", generic_note, vec![(Kind::Server, message.into_bytes())]),
+    )
 }
 
-/// Case 3: one `tools/call` response carrying 1 MiB of text.
-fn tools_call_text() -> Case {
+/// Cases 2 and 6: one `tools/call` response carrying 1 MiB of text, and its result on its own.
+fn tools_call_text() -> (Case, Case) {
     let mut rng = Lcg(0x5EED_0003);
     let mut text = String::with_capacity((1 << 20) + 64);
     let mut column = 0;
@@ -409,17 +422,16 @@ fn tools_call_text() -> Case {
         }
     }
     text.truncate(1 << 20);
-    let message = obj(&[
-        ("jsonrpc", s("2.0")),
-        ("id", "2".into()),
-        (
-            "result",
-            obj(&[("resultType", s("complete")), ("content", arr([obj(&[("type", s("text")), ("text", s(&text))])]))]),
-        ),
-    ]);
+    let result =
+        obj(&[("resultType", s("complete")), ("content", arr([obj(&[("type", s("text")), ("text", s(&text))])]))]);
+    let message = obj(&[("jsonrpc", s("2.0")), ("id", "2".into()), ("result", result.clone())]);
     let note =
         format!("one message of {} KiB ({} KiB of text before escaping)", message.len() / 1024, text.len() / 1024);
-    Case::new("tools/call 1 MiB text", note, vec![(Kind::CallTool, message.into_bytes())])
+    let result_note = "the `CallToolResult` of that message on its own".to_owned();
+    (
+        Case::new("tools/call 1 MiB text", note, vec![(Kind::CallTool, message.into_bytes())]),
+        Case::new("CallToolResult 1 MiB text", result_note, vec![(Kind::CallToolResult, result.into_bytes())]),
+    )
 }
 
 /// The `_meta` every 2026-07-28 client request carries.

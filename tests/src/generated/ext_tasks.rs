@@ -95,28 +95,26 @@ pub fn types() -> Vec<crate::TypeEntry> {
         "InputRequest", roundtrip : crate ::roundtrip:: <
         mcp_types::v2026_07_28::InputRequest >, text : crate ::roundtrip_text:: <
         mcp_types::v2026_07_28::InputRequest > }, crate ::TypeEntry { schema :
-        "InputRequests", roundtrip : crate ::roundtrip:: <
-        mcp_types::v2026_07_28::InputRequests >, text : crate ::roundtrip_text:: <
-        mcp_types::v2026_07_28::InputRequests > }, crate ::TypeEntry { schema :
-        "InputRequiredTask", roundtrip : crate ::roundtrip:: <
+        "InputRequests", roundtrip : crate ::roundtrip:: < ext_tasks::InputRequests >,
+        text : crate ::roundtrip_text:: < ext_tasks::InputRequests > }, crate ::TypeEntry
+        { schema : "InputRequiredTask", roundtrip : crate ::roundtrip:: <
         ext_tasks::InputRequiredTask >, text : crate ::roundtrip_text:: <
         ext_tasks::InputRequiredTask > }, crate ::TypeEntry { schema : "InputResponse",
         roundtrip : crate ::roundtrip:: < mcp_types::v2026_07_28::InputResponse >, text :
         crate ::roundtrip_text:: < mcp_types::v2026_07_28::InputResponse > }, crate
         ::TypeEntry { schema : "InputResponses", roundtrip : crate ::roundtrip:: <
-        mcp_types::v2026_07_28::InputResponses >, text : crate ::roundtrip_text:: <
-        mcp_types::v2026_07_28::InputResponses > }, crate ::TypeEntry { schema :
-        "JSONObject", roundtrip : crate ::roundtrip:: <
-        mcp_types::v2026_07_28::JsonObject >, text : crate ::roundtrip_text:: <
-        mcp_types::v2026_07_28::JsonObject > }, crate ::TypeEntry { schema :
-        "JSONRPCNotification", roundtrip : crate ::roundtrip:: <
+        ext_tasks::InputResponses >, text : crate ::roundtrip_text:: <
+        ext_tasks::InputResponses > }, crate ::TypeEntry { schema : "JSONObject",
+        roundtrip : crate ::roundtrip_free_form:: < ext_tasks::JsonObject >, text : crate
+        ::roundtrip_free_form_text:: < ext_tasks::JsonObject > }, crate ::TypeEntry {
+        schema : "JSONRPCNotification", roundtrip : crate ::roundtrip:: <
         mcp_types::v2026_07_28::JsonRpcNotification >, text : crate ::roundtrip_text:: <
         mcp_types::v2026_07_28::JsonRpcNotification > }, crate ::TypeEntry { schema :
         "JSONRPCRequest", roundtrip : crate ::roundtrip:: <
         mcp_types::v2026_07_28::JsonRpcRequest >, text : crate ::roundtrip_text:: <
         mcp_types::v2026_07_28::JsonRpcRequest > }, crate ::TypeEntry { schema :
-        "JSONValue", roundtrip : crate ::roundtrip:: < mcp_types::v2026_07_28::JsonValue
-        >, text : crate ::roundtrip_text:: < mcp_types::v2026_07_28::JsonValue > }, crate
+        "JSONValue", roundtrip : crate ::roundtrip_free_form:: < ext_tasks::JsonValue >,
+        text : crate ::roundtrip_free_form_text:: < ext_tasks::JsonValue > }, crate
         ::TypeEntry { schema : "LegacyTitledEnumSchema", roundtrip : crate ::roundtrip::
         < mcp_types::v2026_07_28::LegacyTitledEnumSchema >, text : crate
         ::roundtrip_text:: < mcp_types::v2026_07_28::LegacyTitledEnumSchema > }, crate
@@ -126,12 +124,12 @@ pub fn types() -> Vec<crate::TypeEntry> {
         "ListRootsResult", roundtrip : crate ::roundtrip:: <
         mcp_types::v2026_07_28::ListRootsResult >, text : crate ::roundtrip_text:: <
         mcp_types::v2026_07_28::ListRootsResult > }, crate ::TypeEntry { schema :
-        "MetaObject", roundtrip : crate ::roundtrip:: <
-        mcp_types::v2026_07_28::MetaObject >, text : crate ::roundtrip_text:: <
-        mcp_types::v2026_07_28::MetaObject > }, crate ::TypeEntry { schema : "ModelHint",
-        roundtrip : crate ::roundtrip:: < mcp_types::v2026_07_28::ModelHint >, text :
-        crate ::roundtrip_text:: < mcp_types::v2026_07_28::ModelHint > }, crate
-        ::TypeEntry { schema : "ModelPreferences", roundtrip : crate ::roundtrip:: <
+        "MetaObject", roundtrip : crate ::roundtrip_free_form:: < ext_tasks::MetaObject
+        >, text : crate ::roundtrip_free_form_text:: < ext_tasks::MetaObject > }, crate
+        ::TypeEntry { schema : "ModelHint", roundtrip : crate ::roundtrip:: <
+        mcp_types::v2026_07_28::ModelHint >, text : crate ::roundtrip_text:: <
+        mcp_types::v2026_07_28::ModelHint > }, crate ::TypeEntry { schema :
+        "ModelPreferences", roundtrip : crate ::roundtrip:: <
         mcp_types::v2026_07_28::ModelPreferences >, text : crate ::roundtrip_text:: <
         mcp_types::v2026_07_28::ModelPreferences > }, crate ::TypeEntry { schema :
         "NotificationMetaObject", roundtrip : crate ::roundtrip:: <

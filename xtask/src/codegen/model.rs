@@ -647,8 +647,7 @@ pub fn reexport_core(module: &mut Module, core: &Module, core_module: &str) {
         .filter_map(|item| match item {
             Item::Struct(s) => Some(s.name.clone()),
             Item::Union(u) => Some(u.name.clone()),
-            Item::Alias(a) => Some(a.name.clone()),
-            Item::Reexport { .. } => None,
+            Item::Alias(_) | Item::Reexport { .. } => None,
         })
         .chain(core.enums.keys().cloned())
         .collect();
@@ -666,8 +665,9 @@ pub fn reexport_core(module: &mut Module, core: &Module, core_module: &str) {
         let rust = match &item {
             Item::Struct(s) => &s.name,
             Item::Union(u) => &u.name,
-            Item::Alias(a) => &a.name,
-            Item::Reexport { .. } => {
+            // An alias names the same type as the core's: kept, it also keeps its decoding
+            // (a free-form alias decodes as free-form JSON on its own).
+            Item::Alias(_) | Item::Reexport { .. } => {
                 items.push(item);
                 continue;
             }

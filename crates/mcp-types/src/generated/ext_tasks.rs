@@ -3951,8 +3951,12 @@ pub use crate::v2026_07_28::ImageContent;
 pub use crate::v2026_07_28::Implementation;
 /// The core definition, as in [`crate::v2026_07_28`].
 pub use crate::v2026_07_28::InputRequest;
-/// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::InputRequests;
+/// A map of server-initiated requests that the client must fulfill.
+/// Keys are server-assigned identifiers; values are the request objects.
+pub type InputRequests = ::std::collections::BTreeMap<
+    ::std::string::String,
+    InputRequest,
+>;
 /// The schema's `InputRequiredTask` object.
 ///
 /// No positional `new`: two required members of `InputRequiredTask` have the same type and
@@ -4257,16 +4261,21 @@ impl crate::private::MatchScore for InputRequiredTask {
 }
 /// The core definition, as in [`crate::v2026_07_28`].
 pub use crate::v2026_07_28::InputResponse;
-/// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::InputResponses;
-/// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::JsonObject;
+/// A map of client responses to server-initiated requests.
+/// Keys correspond to the keys in the [`InputRequests`] map;
+/// values are the client's result for each request.
+pub type InputResponses = ::std::collections::BTreeMap<
+    ::std::string::String,
+    InputResponse,
+>;
+/// `JSONObject`: any JSON value of this shape. The schema's form admits no fractions and no `null`, which the protocol's TypeScript source allows, so plain JSON is used.
+pub type JsonObject = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
 /// The core definition, as in [`crate::v2026_07_28`].
 pub use crate::v2026_07_28::JsonRpcNotification;
 /// The core definition, as in [`crate::v2026_07_28`].
 pub use crate::v2026_07_28::JsonRpcRequest;
-/// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::JsonValue;
+/// `JSONValue`: any JSON value of this shape. The schema's form admits no fractions and no `null`, which the protocol's TypeScript source allows, so plain JSON is used.
+pub type JsonValue = ::serde_json::Value;
 /// The core definition, as in [`crate::v2026_07_28`].
 pub use crate::v2026_07_28::LegacyTitledEnumSchema;
 /// The core definition, as in [`crate::v2026_07_28`].
@@ -4275,8 +4284,22 @@ pub use crate::v2026_07_28::ListRootsRequestParams;
 pub use crate::v2026_07_28::ListRootsRequest;
 /// The core definition, as in [`crate::v2026_07_28`].
 pub use crate::v2026_07_28::ListRootsResult;
-/// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::MetaObject;
+/// Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
+///
+/// Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
+///
+/// Valid keys have two segments:
+///
+/// **Prefix:**
+/// - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
+/// - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
+/// - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
+/// - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
+///
+/// **Name:**
+/// - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
+/// - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
+pub type MetaObject = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
 /// The core definition, as in [`crate::v2026_07_28`].
 pub use crate::v2026_07_28::ModelHint;
 /// The core definition, as in [`crate::v2026_07_28`].
