@@ -70,9 +70,18 @@ impl Default for RawResult {
 
 impl Eq for RawResult {}
 
+/// The same JSON object, however written (member order, whitespace, escapes, a number's
+/// spelling): results read from text and from a `Value` compare equal.
 impl PartialEq for RawResult {
     fn eq(&self, other: &Self) -> bool {
-        self.get() == other.get()
+        if self.get() == other.get() {
+            return true;
+        }
+        let value = |raw: &RawResult| {
+            crate::free_form_from_str::<serde_json::Value>(raw.get())
+                .or_else(|_| serde_json::from_str::<serde_json::Value>(raw.get()))
+        };
+        matches!((value(self), value(other)), (Ok(a), Ok(b)) if a == b)
     }
 }
 
@@ -102,5 +111,25 @@ impl<'de> Deserialize<'de> for RawResult {
 impl private::MatchScore for RawResult {
     fn match_score(value: &serde_json::Value) -> Option<usize> {
         value.is_object().then_some(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_compare_as_json_and_only_objects_decode() {
+        let text: RawResult = serde_json::from_str(r#"{"b":[1,2.5],"a":{"x":"\u0041"}}"#).unwrap();
+        let reordered: RawResult = serde_json::from_str(r#"{ "a" : {"x":"A"}, "b" : [1, 2.50] }"#).unwrap();
+        assert_eq!(text, reordered);
+        let from_value: RawResult = serde_json::from_value(serde_json::json!({"a": {"x": "A"}, "b": [1, 2.5]})).unwrap();
+        assert_eq!(text, from_value);
+        assert_ne!(text, RawResult::default());
+        // Kept as written, whatever compares equal.
+        assert_eq!(serde_json::to_string(&text).unwrap(), r#"{"b":[1,2.5],"a":{"x":"\u0041"}}"#);
+        let refused = serde_json::from_str::<RawResult>("[1]").unwrap_err().to_string();
+        assert!(refused.contains("a result object"), "{refused}");
+        assert!(RawResult::from_text("\"x\"".into()).is_err());
     }
 }
