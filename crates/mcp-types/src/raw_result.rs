@@ -123,7 +123,8 @@ mod tests {
         let text: RawResult = serde_json::from_str(r#"{"b":[1,2.5],"a":{"x":"\u0041"}}"#).unwrap();
         let reordered: RawResult = serde_json::from_str(r#"{ "a" : {"x":"A"}, "b" : [1, 2.50] }"#).unwrap();
         assert_eq!(text, reordered);
-        let from_value: RawResult = serde_json::from_value(serde_json::json!({"a": {"x": "A"}, "b": [1, 2.5]})).unwrap();
+        let from_value: RawResult =
+            serde_json::from_value(serde_json::json!({"a": {"x": "A"}, "b": [1, 2.5]})).unwrap();
         assert_eq!(text, from_value);
         assert_ne!(text, RawResult::default());
         // Kept as written, whatever compares equal.
