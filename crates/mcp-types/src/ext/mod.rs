@@ -28,6 +28,10 @@
 #![cfg_attr(not(feature = "ext-tasks"), doc = "[`tasks`]: crate#cargo-features")]
 #![cfg_attr(feature = "ext-skills", doc = "[`skills`]: self::skills")]
 #![cfg_attr(not(feature = "ext-skills"), doc = "[`skills`]: crate#cargo-features")]
+#![cfg_attr(feature = "v2026_07_28", doc = "[`declares`]: self::declares")]
+#![cfg_attr(not(feature = "v2026_07_28"), doc = "[`declares`]: crate#cargo-features")]
+#![cfg_attr(feature = "v2026_07_28", doc = "[`client_capabilities`]: self::client_capabilities")]
+#![cfg_attr(not(feature = "v2026_07_28"), doc = "[`client_capabilities`]: crate#cargo-features")]
 #![cfg_attr(feature = "ext-apps", doc = "[`apps`]: self::apps")]
 #![cfg_attr(not(feature = "ext-apps"), doc = "[`apps`]: crate#cargo-features")]
 
