@@ -24,6 +24,7 @@
 //! # let _ = server;
 //! ```
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -31,7 +32,7 @@ use mcp_types::ext::apps::{self, McpUiResourceCsp, McpUiResourceMeta, McpUiResou
 use mcp_types::{JsonObject, Resource, TextResourceContents};
 use serde_json::Value;
 
-use crate::{Error, ResourceRoute};
+use crate::{Error, ResourceRoute, ToolRoute};
 
 /// An MCP App's HTML interface: a `ui://` resource, its HTML given as text or read from a file
 /// at each `resources/read` (so that an edit shows without a restart).
@@ -61,7 +62,6 @@ impl UiResource {
 
     fn new(uri: String, source: Source) -> Self {
         let name = uri.rsplit('/').find(|segment| !segment.is_empty()).unwrap_or(&uri).to_owned();
-        let uri = uri.clone();
         let resource = Resource { name, uri, mime_type: Some(apps::MIME_TYPE.to_owned()), ..Default::default() };
         UiResource { resource, source, ui: McpUiResourceMeta::default() }
     }
@@ -126,7 +126,7 @@ impl UiResource {
     }
 
     /// The resource route that serves it; an error names what is wrong with the URI.
-    pub(crate) fn into_route(self) -> Result<ResourceRoute, String> {
+    fn into_route(self) -> Result<ResourceRoute, String> {
         let uri = self.resource.uri.clone();
         if !uri.starts_with(apps::URI_SCHEME) || uri.len() == apps::URI_SCHEME.len() {
             return Err(format!("UI resource `{uri}` must be a `{}` URI", apps::URI_SCHEME));
@@ -156,6 +156,23 @@ impl UiResource {
             }
         }))
     }
+}
+
+/// The routes that serve `resources`; an error names a malformed URI, or a tool of `tools` that
+/// links to an interface none of them serves.
+pub(crate) fn routes(resources: Vec<UiResource>, tools: &[ToolRoute]) -> Result<Vec<ResourceRoute>, String> {
+    let uris: HashSet<&str> = resources.iter().map(UiResource::uri).collect();
+    for tool in tools.iter().map(ToolRoute::tool) {
+        let Some(ui) = tool.meta.as_ref().and_then(apps::tool_meta) else { continue };
+        let ui = ui.map_err(|e| format!("tool `{}`: `_meta.ui`: {e}", tool.name))?;
+        if let Some(uri) = ui.resource_uri.filter(|uri| !uris.contains(uri.as_str())) {
+            return Err(format!(
+                "tool `{}` links to the UI resource `{uri}`, which is not registered (ServerBuilder::ui_resource)",
+                tool.name
+            ));
+        }
+    }
+    resources.into_iter().map(UiResource::into_route).collect()
 }
 
 /// Adds `value` at `_meta.ui.<key>` of a tool's `_meta`.

@@ -247,23 +247,9 @@ impl ServerBuilder {
 
     /// Checks names, schemas and `x-mcp-header` annotations, and builds the server.
     pub fn build(mut self) -> Result<Server, BuildError> {
-        let ui_uris: std::collections::HashSet<String> =
-            self.ui_resources.iter().map(|resource| resource.uri().to_owned()).collect();
         let has_ui = !self.ui_resources.is_empty();
-        for resource in std::mem::take(&mut self.ui_resources) {
-            self.resources.push(resource.into_route().map_err(BuildError)?);
-        }
-        for route in &self.tools {
-            if let Some(ui) = route.tool.meta.as_ref().and_then(mcp_types::ext::apps::tool_meta) {
-                let name = &route.tool.name;
-                let ui = ui.map_err(|e| BuildError(format!("tool `{name}`: `_meta.ui`: {e}")))?;
-                if let Some(uri) = ui.resource_uri.filter(|uri| !ui_uris.contains(uri)) {
-                    return Err(BuildError(format!(
-                        "tool `{name}` links to the UI resource `{uri}`, which is not registered (ServerBuilder::ui_resource)"
-                    )));
-                }
-            }
-        }
+        let ui_routes = crate::apps::routes(std::mem::take(&mut self.ui_resources), &self.tools).map_err(BuildError)?;
+        self.resources.extend(ui_routes);
         let mut skill_index = HashMap::new();
         let mut directories: BTreeMap<String, BTreeMap<String, mcp_types::Resource>> = BTreeMap::new();
         for (index, skill) in self.skills.iter().enumerate() {
