@@ -123,6 +123,12 @@ def server_sessions():
     seeds.append("\n".join(compact(m) for m in [
         initialize, initialized, legacy(1, "ping"), {"jsonrpc": "1.0", "id": 1, "result": {}},
         {"id": 1, "result": {}}, {"jsonrpc": "2.0", "id": 2, "params": {}}]))
+    # And: an id written `-0` was answered `0`. Ids are answered as written.
+    refused_early = compact(request(0, "tools/call", {"name": "ask"}, meta=False))
+    odd_ids = [refused_early.replace('"id":0', '"id":' + id)
+               for id in ["-0", "-0.0", "1.0", "1e3", "18446744073709551616"]]
+    seeds.append("\n".join(odd_ids))
+    seeds.append("\n".join([compact(initialize), compact(initialized)] + odd_ids))
     listen = request(4, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
     seeds.append("\n".join([compact(listen), compact(request(5, "server/discover"))]))
     return seeds

@@ -24,7 +24,8 @@ macro_rules! string_or_integer {
             /// An integer that [`Self::Integer`] cannot hold as written: beyond the `i64` range
             /// (`18446744073709551616`) or spelled with a fraction or an exponent (`1.0`, `1e3`,
             /// valid JSON Schema integers). Kept exactly, so that it is answered with the same
-            /// text. Decoding yields it only for such integers.
+            /// text. Decoding yields it only for such integers; `-0` and `-0.0` decode as
+            /// `Integer(0)`.
             Number(crate::Integer),
         }
 
@@ -63,6 +64,9 @@ macro_rules! string_or_integer {
                         Some(n) => Self::Integer(n),
                         None => Self::Number(n),
                     },
+                    // `-0` and `-0.0` are 0: a `Value` holds both as -0.0, so only one answer
+                    // keeps text and `Value` decodes alike.
+                    Some(_) if n.as_i64() == Some(0) => Self::Integer(0),
                     Some(_) => Self::Number(n),
                 }
             }
@@ -96,7 +100,7 @@ macro_rules! string_or_integer {
                     Some(b'-' | b'0'..=b'9') => match raw.parse::<i64>() {
                         Ok(n) => Ok($name::Integer(n)),
                         Err(_) => match crate::Integer::from_literal(&raw) {
-                            Ok(n) => Ok($name::Number(n)),
+                            Ok(n) => Ok($name::from(n)),
                             Err(_) => Err(E::custom(format_args!(
                                 concat!($what, " must be a string or an integer, found the number {}"),
                                 raw
@@ -469,6 +473,21 @@ mod tests {
         assert!(err.contains("found null"), "{err}");
         assert_eq!(serde_json::from_str::<RequestId>("7").unwrap(), RequestId::Integer(7));
         assert_eq!(serde_json::from_str::<RequestId>("\"a\"").unwrap(), RequestId::from("a"));
+    }
+
+    #[test]
+    fn ids_equal_to_zero_are_the_integer_zero_from_text_and_from_a_value() {
+        // serde_json's `Value` cannot tell `-0` from `-0.0`; both are 0, as JSON compares numbers.
+        for text in ["-0", "-0.0", "0e5"] {
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::from_value::<RequestId>(value).unwrap(), RequestId::Integer(0), "{text}");
+            assert_eq!(serde_json::from_str::<RequestId>(text).unwrap(), RequestId::Integer(0), "{text}");
+        }
+        // Other integral spellings are answered as written.
+        for text in ["1.0", "1e3", "18446744073709551616"] {
+            let id: RequestId = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&id).unwrap(), text);
+        }
     }
 
     #[test]
