@@ -88,8 +88,10 @@ all_types! {
     ];
     extensions: [
         mcp_types::ext::tasks::CreateTaskResult, mcp_types::ext::tasks::GetTaskResult,
-        mcp_types::ext::tasks::TaskAck, mcp_types::ext::tasks::TaskIdParams,
+        mcp_types::ext::tasks::UpdateTaskResult, mcp_types::ext::tasks::GetTaskRequestParams,
         mcp_types::ext::tasks::UpdateTaskRequestParams, mcp_types::ext::tasks::TaskStatusNotificationParams,
+        mcp_types::ext::tasks::DetailedTask, mcp_types::ext::tasks::GetTaskRequest,
+        mcp_types::ext::tasks::UpdateTaskRequest, mcp_types::ext::tasks::TaskStatusNotification,
         mcp_types::ext::skills::ListSkillsRequestParams, mcp_types::ext::skills::ListSkillsResult,
         mcp_types::ext::skills::GetSkillRequestParams, mcp_types::ext::skills::GetSkillResult,
         mcp_types::ext::skills::ReadResourceDirectoryRequestParams,

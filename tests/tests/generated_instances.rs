@@ -132,6 +132,28 @@ fn ext_apps_container_dimensions_admit_only_an_empty_object() {
     assert!(as_meant.is_valid(&json!({"containerDimensions": {"height": 400, "width": 300}})));
 }
 
+/// Upstream defect: the tasks extension's request params (`tasks/get`, `tasks/update`,
+/// `tasks/cancel`) declare no `_meta`, which every 2026-07-28 request carries (its protocol
+/// version and client capabilities). The generated params keep it in `extra`; mcp-server reads
+/// it from there. A fixed schema fails this test.
+#[test]
+fn ext_tasks_request_params_declare_no_meta() {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(schema_dir("extensions/ext-tasks/draft").join("schema.json")).unwrap(),
+    )
+    .unwrap();
+    for request in ["GetTaskRequest", "UpdateTaskRequest", "CancelTaskRequest"] {
+        let own = &schema["$defs"][request]["allOf"][1]["properties"]["params"];
+        assert!(own["properties"]["taskId"].is_object(), "{request}: {own}");
+        assert!(own["properties"].get("_meta").is_none(), "{request} now declares `_meta`: {own}");
+    }
+    let params: mcp_types::ext::tasks::GetTaskRequestParams = serde_json::from_value(
+        json!({"taskId": "t", "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+    )
+    .unwrap();
+    assert!(params.extra.contains_key("_meta"));
+}
+
 fn check_revision(rev: &str) -> Report {
     let (per_mode, seed) = settings();
     let mut schema: Value =

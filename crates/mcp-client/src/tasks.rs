@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
-use mcp_types::ext::tasks::{CreateTaskResult, DetailedTask, TaskStatus};
+use mcp_types::ext::tasks::{CreateTaskResult, GetTaskResult, TaskStatus};
 use mcp_types::{CallToolResult, ErrorObject, InputResponses, JsonObject};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -45,8 +45,8 @@ impl TaskHandle {
     /// The handle of the task a `tools/call` result announces.
     pub(crate) fn created(client: &Client, result: &RawValue, options: CallOptions) -> Result<Self, Error> {
         let created: CreateTaskResult = decode("tools/call", result)?;
-        let mut handle = TaskHandle::new(client, created.task.task_id.clone(), options);
-        handle.poll_interval = created.task.poll_interval();
+        let mut handle = TaskHandle::new(client, created.task_id.clone(), options);
+        handle.poll_interval = created.poll_interval();
         Ok(handle)
     }
 
@@ -70,15 +70,14 @@ impl TaskHandle {
     }
 
     /// `tasks/get`: the task's state with its payload (input requests, result or error).
-    pub async fn get(&self) -> Result<DetailedTask, Error> {
+    pub async fn get(&self) -> Result<GetTaskResult, Error> {
         let result = self.client.request(&self.call("tasks/get", JsonObject::new())).await?;
-        let state: mcp_types::ext::tasks::GetTaskResult = decode("tasks/get", &result)?;
-        Ok(state.task)
+        decode("tasks/get", &result)
     }
 
     /// The task's current status (one `tasks/get`).
     pub async fn status(&self) -> Result<TaskStatus, Error> {
-        Ok(self.get().await?.task.status)
+        Ok(self.get().await?.status())
     }
 
     /// `tasks/update`: answers some of the task's outstanding input requests, by key.
@@ -109,10 +108,10 @@ impl TaskHandle {
         let mut answered = HashSet::new();
         loop {
             let state = self.get().await?;
-            if let Some(suggested) = state.task.poll_interval() {
+            if let Some(suggested) = state.poll_interval() {
                 interval = Some(suggested);
             }
-            match &state.task.status {
+            match state.status() {
                 TaskStatus::Completed => {
                     return match state.result_as::<CallToolResult>() {
                         Some(Ok(result)) => Ok(result),
@@ -121,7 +120,7 @@ impl TaskHandle {
                     };
                 }
                 TaskStatus::Failed => {
-                    let error = state.error.unwrap_or_else(|| {
+                    let error = state.error().cloned().unwrap_or_else(|| {
                         ErrorObject::new(mcp_types::error_codes::INTERNAL_ERROR, "the task failed without an error")
                     });
                     return Err(Error::Rpc { method: "tools/call".into(), error, http_status: None });
@@ -129,14 +128,14 @@ impl TaskHandle {
                 TaskStatus::Cancelled => {
                     return Err(Error::TaskCancelled {
                         task_id: self.task_id.clone(),
-                        message: state.task.status_message.clone(),
+                        message: state.status_message().map(str::to_owned),
                     });
                 }
                 TaskStatus::InputRequired => {
                     // A key answered once stays answered, even if a poll still lists it.
                     let requests: BTreeMap<String, Value> = state
-                        .input_requests
-                        .iter()
+                        .input_requests()
+                        .into_iter()
                         .flatten()
                         .filter(|(key, _)| !answered.contains(*key))
                         .map(|(key, request)| (key.clone(), serde_json::to_value(request).unwrap_or(Value::Null)))

@@ -340,13 +340,13 @@ async fn a_task_waiting_for_input_is_finished_by_a_new_client() {
     let handle = task_of(first.call_tool_as_task("two_inputs", (), CallOptions::new()).await.unwrap());
     let state = loop {
         let state = handle.get().await.unwrap();
-        if state.task.status != TaskStatus::Working {
+        if state.status() != TaskStatus::Working {
             break state;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    assert_eq!(state.task.status, TaskStatus::InputRequired);
-    assert!(state.input_requests.as_ref().is_some_and(|r| r.contains_key("first")), "{state:?}");
+    assert_eq!(state.status(), TaskStatus::InputRequired);
+    assert!(state.input_requests().is_some_and(|r| r.contains_key("first")), "{state:?}");
     let err = handle.wait().await.unwrap_err();
     assert!(matches!(&err, Error::Handler(m) if m.contains("the user left")), "{err}");
     assert_eq!(handle.status().await.unwrap(), TaskStatus::InputRequired, "a waiter's failure leaves the task");

@@ -61,7 +61,10 @@ use mcp_types::ext::skills::{
     DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
     ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, SkillsSettings,
 };
-use mcp_types::ext::tasks::{CreateTaskResult, GetTaskResult, TaskAck, TaskIdParams, TaskSubscription};
+use mcp_types::ext::tasks::{
+    CancelTaskResult, CreateTaskResult, GetTaskRequestParams, GetTaskResult, TaskSubscriptionNotifications,
+    UpdateTaskResult,
+};
 use mcp_types::ext::{self, APPS, SKILLS, TASKS};
 use mcp_types::http_headers::{HeaderParam, header_params, name_member};
 pub use options::{CacheHints, Options};
@@ -397,8 +400,9 @@ impl Server {
         Ok(match method {
             "health" if self.inner.options.health => typed::<RequestParams>(method, params).map(|_| Decoded::Health)?,
             "tasks/get" | "tasks/cancel" if self.inner.has_tasks => {
-                let params: TaskIdParams = typed(method, params)?;
-                let meta = params.meta.unwrap_or_default();
+                // tasks/cancel's params are the same object as tasks/get's.
+                let mut params: GetTaskRequestParams = typed(method, params)?;
+                let meta = task_request_meta(method, &mut params.extra)?;
                 match method {
                     "tasks/get" => Decoded::Task(TaskRequest::Get(params.task_id), meta),
                     _ => Decoded::Task(TaskRequest::Cancel(params.task_id), meta),

@@ -24,7 +24,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::{FutureExt as _, Stream, StreamExt as _};
-use mcp_types::ext::tasks::{CreateTaskResult, DetailedTask, GetTaskResult, Task, TaskAck, TaskStatus};
+use mcp_types::ext::tasks::{
+    CancelTaskResult, CreateTaskResult, DetailedTask, GetTaskResult, Task, TaskStatus, UpdateTaskResult,
+};
 use mcp_types::{CallToolResult, ErrorObject, InputRequest, InputRequests, JsonObject, RequestId};
 use serde_json::Value;
 use tokio::sync::watch;
@@ -229,7 +231,7 @@ impl Server {
         });
         let running = run_task(store, record.id.clone(), record.expires_at_ms(), lease, handler);
         tokio::spawn(tracing::Instrument::instrument(running, span));
-        self.respond(id, Era::Modern, CreateTaskResult::new(record.detailed().task))
+        self.respond(id, Era::Modern, CreateTaskResult::from(record.detailed().task()))
     }
 
     /// Serves `tasks/get`, `tasks/update` and `tasks/cancel` for `principal`.
@@ -252,8 +254,9 @@ impl Server {
             Ok(task) => task,
             Err(error) => return store_failure(id, error),
         };
+        let is_update = matches!(request, TaskRequest::Update(..));
         let mut change: Box<dyn FnMut(&mut TaskRecord) -> bool + Send> = match request {
-            TaskRequest::Get(_) => return self.respond(id, Era::Modern, GetTaskResult::new(task.detailed())),
+            TaskRequest::Get(_) => return self.respond(id, Era::Modern, GetTaskResult::from(task.detailed())),
             TaskRequest::Update(_, responses) => {
                 // Only answers to outstanding keys count; they must fit their request.
                 let mut accepted = BTreeMap::new();
@@ -299,7 +302,8 @@ impl Server {
             }),
         };
         match store.update(task_id, &mut *change).await {
-            Ok(Some(_)) => self.respond(id, Era::Modern, TaskAck::default()),
+            Ok(Some(_)) if is_update => self.respond(id, Era::Modern, UpdateTaskResult::default()),
+            Ok(Some(_)) => self.respond(id, Era::Modern, CancelTaskResult::default()),
             Ok(None) => unknown_task(id, task_id),
             Err(error) => store_failure(id, error),
         }
@@ -373,7 +377,7 @@ async fn run_task(
         if task.status.is_terminal() {
             return false;
         }
-        task.status = status.clone();
+        task.status = status;
         telemetry::task_status(&task.status);
         task.status_message = error.as_ref().map(|error| error.message.clone());
         task.result = result.clone();

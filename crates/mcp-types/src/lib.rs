@@ -63,8 +63,9 @@
 //! (the `Mcp-Name`/`Mcp-Param-*` value encoding and the `x-mcp-header` annotation).
 //!
 //! [`ext`] holds the official extensions' identifiers and, each behind its own feature, their
-//! hand-written messages (`ext-tasks`: [`ext::tasks`], the tasks extension; `ext-skills`:
-//! [`ext::skills`], the skills extension).
+//! messages (`ext-tasks`: [`ext::tasks`], the tasks extension, generated from its schema;
+//! `ext-apps`: MCP Apps, generated likewise; `ext-skills`: [`ext::skills`], the skills extension,
+//! written by hand: it publishes no schema).
 //!
 
 // Items behind a feature that is off link to the section above instead of breaking the

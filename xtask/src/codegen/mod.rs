@@ -213,7 +213,7 @@ pub const EXTENSIONS: &[Extension] = &[
         pin: "ext-tasks",
         core: "2026-07-28",
         feature: "ext-tasks",
-        public: "mcp_types::ext::tasks::schema",
+        public: "mcp_types::ext::tasks",
     },
     // MCP Apps' host↔app messages embed the 2025-11-25 shapes (`Tool`, `CallToolResult`, ...).
     Extension {

@@ -26,7 +26,7 @@ impl Server {
             }
             honoured.resource_subscriptions = wanted.resource_subscriptions.clone();
         }
-        let task_ids = match TaskSubscription::of(&wanted) {
+        let task_ids = match TaskSubscriptionNotifications::of(&wanted) {
             Ok(subscription) if self.inner.has_tasks => subscription.task_ids,
             Ok(_) => None,
             Err(error) => {

@@ -123,3 +123,16 @@ pub(crate) fn unkept_number_at(text: &[u8]) -> Option<String> {
         }
     }
 }
+
+/// The `_meta` of a `tasks/get` or `tasks/cancel` request. The extension's schema leaves `_meta`
+/// out of their params (ext-tasks e4345978; every 2026-07-28 request carries one), so the
+/// generated params keep it with the members they do not know.
+pub(super) fn task_request_meta(
+    method: &str,
+    extra: &mut serde_json::Map<String, Value>,
+) -> Result<mcp_types::RequestMetaObject, Rejection> {
+    let Some(meta) = extra.remove("_meta") else { return Ok(Default::default()) };
+    serde_json::from_value(meta).map_err(|e| {
+        Rejection(ErrorObject::invalid_params(format!("Invalid params for {method}: `_meta`: {e}")), Disposition::Ok)
+    })
+}

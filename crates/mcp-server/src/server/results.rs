@@ -89,9 +89,15 @@ wire_results!(
     ListResourceTemplatesResult,
     ListPromptsResult,
     CreateTaskResult,
-    GetTaskResult,
-    TaskAck,
+    UpdateTaskResult,
+    CancelTaskResult,
     ListSkillsResult,
     GetSkillResult,
     ReadResourceDirectoryResult,
 );
+
+impl WireResult for GetTaskResult {
+    fn meta(&mut self) -> &mut Option<mcp_types::ResultMetaObject> {
+        self.meta_mut()
+    }
+}

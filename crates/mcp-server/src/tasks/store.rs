@@ -82,23 +82,30 @@ impl TaskRecord {
 
     /// The wire form: the task and the payload of its status.
     pub fn detailed(&self) -> DetailedTask {
-        let mut task = Task::new(
-            self.id.clone(),
-            self.status.clone(),
-            iso8601(self.created_at_ms),
-            iso8601(self.updated_at_ms),
-            self.ttl_ms.map(|ttl| i64::try_from(ttl).unwrap_or(i64::MAX)),
-        );
-        task.status_message = self.status_message.clone();
-        task.poll_interval_ms = Some(i64::try_from(self.poll_interval_ms).unwrap_or(i64::MAX));
-        let mut detailed = DetailedTask::new(task);
-        match self.status {
-            TaskStatus::InputRequired => detailed.input_requests = Some(self.input_requests.clone()),
-            TaskStatus::Completed => detailed.result = self.result.clone(),
-            TaskStatus::Failed => detailed.error = self.error.clone(),
-            _ => {}
-        }
-        detailed
+        let task = Task {
+            created_at: iso8601(self.created_at_ms),
+            last_updated_at: iso8601(self.updated_at_ms),
+            poll_interval_ms: Some(self.poll_interval_ms.into()),
+            status: self.status,
+            status_message: self.status_message.clone(),
+            task_id: self.id.clone(),
+            ttl_ms: self.ttl_ms.map(Into::into),
+            extra: JsonObject::new(),
+        };
+        // Only the payload of the task's status is used; the others stay empty.
+        let (input_requests, result, error) = match self.status {
+            TaskStatus::InputRequired => (self.input_requests.clone(), JsonObject::new(), ErrorObject::default()),
+            TaskStatus::Completed => {
+                (InputRequests::new(), self.result.clone().unwrap_or_default(), ErrorObject::default())
+            }
+            TaskStatus::Failed => (
+                InputRequests::new(),
+                JsonObject::new(),
+                self.error.clone().unwrap_or_else(|| ErrorObject::internal_error("The task failed")),
+            ),
+            _ => (InputRequests::new(), JsonObject::new(), ErrorObject::default()),
+        };
+        DetailedTask::new(task, input_requests, result, error)
     }
 }
 

@@ -6,10 +6,9 @@
 //!
 //! An extension is declared under `capabilities.extensions["<id>"]`, by the client per request
 //! (in `_meta["io.modelcontextprotocol/clientCapabilities"]`) and by the server in
-//! `server/discover`. Its schema lives in the extension's own repository, outside the core
-//! schemas that `cargo xtask codegen` reads, so each extension module is written by hand from it
-//! (the module says which commit), with serde derive; unknown members survive decode → encode
-//! through an `extra` map, like the generated types.
+//! `server/discover`. An extension that publishes no schema (skills) is written by hand from its
+//! specification (the module says which commit), with serde derive; unknown members survive
+//! decode → encode through an `extra` map, like the generated types.
 //!
 //! | id | module | feature |
 //! |---|---|---|

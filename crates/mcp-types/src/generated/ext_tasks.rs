@@ -416,7 +416,7 @@ impl crate::private::MatchScore for CancelTaskResult {
 /// (`created_at`, `last_updated_at`, `task_id`, `ttl_ms`); `Default` fills the rest and the `with_*` setters add optional members.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::CancelledTask;
+/// use mcp_types::ext::tasks::CancelledTask;
 ///
 /// let value = CancelledTask {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -676,7 +676,7 @@ impl crate::private::MatchScore for CancelledTask {
 /// (`created_at`, `last_updated_at`, `result`, `task_id`, `ttl_ms`); `Default` fills the rest and the `with_*` setters add optional members.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::CompletedTask;
+/// use mcp_types::ext::tasks::CompletedTask;
 ///
 /// let value = CompletedTask {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -969,7 +969,7 @@ pub use crate::v2026_07_28::CreateMessageResult;
 /// (`created_at`, `last_updated_at`, `status`, `task_id`, `ttl_ms`); the optional members are named too (the type has no `Default`), or added with the `with_*` setters.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::{CreateTaskResult, TaskStatus};
+/// use mcp_types::ext::tasks::{CreateTaskResult, TaskStatus};
 ///
 /// let value = CreateTaskResult {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -1483,7 +1483,7 @@ pub use crate::ErrorObject;
 /// (`created_at`, `error`, `last_updated_at`, `task_id`, `ttl_ms`); `Default` fills the rest and the `with_*` setters add optional members.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::FailedTask;
+/// use mcp_types::ext::tasks::FailedTask;
 ///
 /// let value = FailedTask {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -2195,7 +2195,7 @@ impl ::std::convert::From<GetTaskResultCancelled> for GetTaskResult {
 /// (`created_at`, `last_updated_at`, `task_id`, `ttl_ms`); `Default` fills the rest and the `with_*` setters add optional members.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::GetTaskResultCancelled;
+/// use mcp_types::ext::tasks::GetTaskResultCancelled;
 ///
 /// let value = GetTaskResultCancelled {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -2529,7 +2529,7 @@ impl crate::private::MatchScore for GetTaskResultCancelled {
 /// (`created_at`, `last_updated_at`, `result`, `task_id`, `ttl_ms`); `Default` fills the rest and the `with_*` setters add optional members.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::GetTaskResultCompleted;
+/// use mcp_types::ext::tasks::GetTaskResultCompleted;
 ///
 /// let value = GetTaskResultCompleted {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -2889,7 +2889,7 @@ impl crate::private::MatchScore for GetTaskResultCompleted {
 /// (`created_at`, `error`, `last_updated_at`, `task_id`, `ttl_ms`); `Default` fills the rest and the `with_*` setters add optional members.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::GetTaskResultFailed;
+/// use mcp_types::ext::tasks::GetTaskResultFailed;
 ///
 /// let value = GetTaskResultFailed {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -3249,7 +3249,7 @@ impl crate::private::MatchScore for GetTaskResultFailed {
 /// (`created_at`, `input_requests`, `last_updated_at`, `task_id`, `ttl_ms`); `Default` fills the rest and the `with_*` setters add optional members.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::GetTaskResultInputRequired;
+/// use mcp_types::ext::tasks::GetTaskResultInputRequired;
 ///
 /// let value = GetTaskResultInputRequired {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -3616,7 +3616,7 @@ impl crate::private::MatchScore for GetTaskResultInputRequired {
 /// (`created_at`, `last_updated_at`, `task_id`, `ttl_ms`); `Default` fills the rest and the `with_*` setters add optional members.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::GetTaskResultWorking;
+/// use mcp_types::ext::tasks::GetTaskResultWorking;
 ///
 /// let value = GetTaskResultWorking {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -3964,7 +3964,7 @@ pub type InputRequests = ::std::collections::BTreeMap<
 /// (`created_at`, `input_requests`, `last_updated_at`, `task_id`, `ttl_ms`); `Default` fills the rest and the `with_*` setters add optional members.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::InputRequiredTask;
+/// use mcp_types::ext::tasks::InputRequiredTask;
 ///
 /// let value = InputRequiredTask {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -4337,7 +4337,7 @@ pub use crate::v2026_07_28::StringSchema;
 /// (`created_at`, `last_updated_at`, `status`, `task_id`, `ttl_ms`); the optional members are named too (the type has no `Default`), or added with the `with_*` setters.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::{Task, TaskStatus};
+/// use mcp_types::ext::tasks::{Task, TaskStatus};
 ///
 /// let value = Task {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -4948,7 +4948,7 @@ for TaskStatusNotificationParams {
 /// (`created_at`, `last_updated_at`, `task_id`, `ttl_ms`); `Default` fills the rest and the `with_*` setters add optional members.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::TaskStatusNotificationParamsCancelled;
+/// use mcp_types::ext::tasks::TaskStatusNotificationParamsCancelled;
 ///
 /// let value = TaskStatusNotificationParamsCancelled {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -5261,7 +5261,7 @@ impl crate::private::MatchScore for TaskStatusNotificationParamsCancelled {
 /// (`created_at`, `last_updated_at`, `result`, `task_id`, `ttl_ms`); `Default` fills the rest and the `with_*` setters add optional members.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::TaskStatusNotificationParamsCompleted;
+/// use mcp_types::ext::tasks::TaskStatusNotificationParamsCompleted;
 ///
 /// let value = TaskStatusNotificationParamsCompleted {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -5600,7 +5600,7 @@ impl crate::private::MatchScore for TaskStatusNotificationParamsCompleted {
 /// (`created_at`, `error`, `last_updated_at`, `task_id`, `ttl_ms`); `Default` fills the rest and the `with_*` setters add optional members.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::TaskStatusNotificationParamsFailed;
+/// use mcp_types::ext::tasks::TaskStatusNotificationParamsFailed;
 ///
 /// let value = TaskStatusNotificationParamsFailed {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -5939,7 +5939,7 @@ impl crate::private::MatchScore for TaskStatusNotificationParamsFailed {
 /// (`created_at`, `input_requests`, `last_updated_at`, `task_id`, `ttl_ms`); `Default` fills the rest and the `with_*` setters add optional members.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::TaskStatusNotificationParamsInputRequired;
+/// use mcp_types::ext::tasks::TaskStatusNotificationParamsInputRequired;
 ///
 /// let value = TaskStatusNotificationParamsInputRequired {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -6282,7 +6282,7 @@ impl crate::private::MatchScore for TaskStatusNotificationParamsInputRequired {
 /// (`created_at`, `last_updated_at`, `task_id`, `ttl_ms`); `Default` fills the rest and the `with_*` setters add optional members.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::TaskStatusNotificationParamsWorking;
+/// use mcp_types::ext::tasks::TaskStatusNotificationParamsWorking;
 ///
 /// let value = TaskStatusNotificationParamsWorking {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
@@ -7268,7 +7268,7 @@ impl crate::private::MatchScore for UpdateTaskResult {
 /// (`created_at`, `last_updated_at`, `task_id`, `ttl_ms`); `Default` fills the rest and the `with_*` setters add optional members.
 ///
 /// ```
-/// use mcp_types::ext::tasks::schema::WorkingTask;
+/// use mcp_types::ext::tasks::WorkingTask;
 ///
 /// let value = WorkingTask {
 ///     created_at: "2025-11-25T10:30:00Z".into(),
