@@ -19,8 +19,18 @@
 //! ```text
 //! driver [--seconds 5] [--warmup 1] [--clients 1,16,64] [--sessions 10000] [--session-clients 16]
 //!        [--cells http-modern,http-legacy,stdio-modern,stdio-legacy,sessions,http-modern-auth,http-legacy-auth]
-//!        [--rounds 1] [--floor false] [--http-client raw|blocking|reqwest]
+//!        [--rounds 1] [--floor false] [--http-client raw|blocking|reqwest] [--realistic-clients 50]
+//!        [--results DIR]
 //! ```
+//!
+//! `--results DIR` also writes the run into `DIR/RESULTS.md` (a new section first: machine, load,
+//! commit, every table printed) with two SVG charts drawn here (requests per second and p99 per
+//! cell) in `DIR/charts/`; `run.sh` passes its own directory.
+//!
+//! `realistic` (run only when named) is shaped like the public cross-language MCP server
+//! benchmarks: `--realistic-clients` legacy HTTP sessions, the server pinned to one CPU, calls
+//! spread evenly over three tools (`record` on a real Redis the driver starts, `fibonacci`, a
+//! 100 KiB `blob`; `src/workload.rs`), every answer checked.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -29,9 +39,36 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use peer_bench::{report, workload};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, Command};
+
+/// Everything the driver prints on stdout, kept for `--results`.
+static PRINTED: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+/// The bars of the charts `--results` draws.
+static CHART_ROWS: std::sync::Mutex<Vec<report::ChartRow>> = std::sync::Mutex::new(Vec::new());
+
+/// `println!`, kept for `--results`.
+macro_rules! out {
+    () => { out!("") };
+    ($($arg:tt)*) => {{
+        let line = format!($($arg)*);
+        println!("{line}");
+        let mut printed = PRINTED.lock().expect("not poisoned");
+        printed.push_str(&line);
+        printed.push('\n');
+    }};
+}
+
+/// `print!`, kept for `--results`.
+macro_rules! out_part {
+    ($($arg:tt)*) => {{
+        let part = format!($($arg)*);
+        print!("{part}");
+        PRINTED.lock().expect("not poisoned").push_str(&part);
+    }};
+}
 
 const MODERN: &str = "2026-07-28";
 const LEGACY: &str = "2025-11-25";
@@ -47,6 +84,14 @@ enum Sdk {
 }
 
 impl Sdk {
+    fn label(self) -> &'static str {
+        match self {
+            Sdk::Ours => "ours",
+            Sdk::Rmcp => "rmcp",
+            Sdk::Floor => "floor",
+        }
+    }
+
     fn binary(self) -> PathBuf {
         let dir = std::env::current_exe().expect("own path").parent().expect("a directory").to_owned();
         dir.join(match self {
@@ -79,6 +124,10 @@ struct Args {
     http_client: HttpClient,
     floor: bool,
     rounds: usize,
+    /// Clients of the `realistic` cell.
+    realistic_clients: usize,
+    /// Where `RESULTS.md` and `charts/` are written (`--results DIR`), if anywhere.
+    results: Option<PathBuf>,
 }
 
 /// How the HTTP cells send their calls: `raw` (default) writes and reads HTTP/1.1 by hand on one
@@ -102,6 +151,8 @@ fn args() -> Args {
         http_client: HttpClient::Raw,
         floor: false,
         rounds: 1,
+        realistic_clients: 50,
+        results: None,
     };
     let given: Vec<String> = std::env::args().skip(1).collect();
     let mut given = given.iter();
@@ -117,6 +168,8 @@ fn args() -> Args {
             "--cells" => args.cells = list().map(String::from).collect(),
             "--rounds" => args.rounds = value.parse::<usize>().expect("--rounds: a number").max(1),
             "--floor" => args.floor = value.parse().expect("--floor: true or false"),
+            "--results" => args.results = Some(PathBuf::from(value)),
+            "--realistic-clients" => args.realistic_clients = value.parse().expect("--realistic-clients: a number"),
             "--http-client" => {
                 args.http_client = match value.as_str() {
                     "raw" => HttpClient::Raw,
@@ -669,6 +722,191 @@ impl Pipe {
     }
 }
 
+// ------------------------------------------------------------------ the realistic cell
+
+/// A `redis-server` on a free loopback port, for the realistic cell; stopped when dropped.
+struct Redis {
+    _child: Child,
+    url: String,
+}
+
+impl Redis {
+    async fn start() -> Redis {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("bound").port();
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("redis-server on the PATH (the realistic cell needs it)");
+        for _ in 0..100 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                return Redis { _child: child, url: format!("redis://127.0.0.1:{port}") };
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("redis-server did not listen on {port}");
+    }
+}
+
+/// The body of the realistic cell's call `id` from `client`: the tools in turn.
+fn realistic_body(prefix: &str, client: usize, id: i64) -> (String, &'static str) {
+    let (tool, arguments) = match id % 3 {
+        0 => ("record", format!(r#"{{"key":"{prefix}-{client}","value":{id}}}"#)),
+        1 => ("fibonacci", format!(r#"{{"n":{}}}"#, workload::FIBONACCI_N)),
+        _ => ("blob", format!(r#"{{"kib":{},"seed":{id}}}"#, workload::BLOB_KIB)),
+    };
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+    );
+    (body, tool)
+}
+
+/// Whether `answer` is the right response to [`realistic_body`]'s call `id`.
+fn realistic_check(id: i64, answer: &Value) -> Result<(), String> {
+    if answer["id"].as_i64() != Some(id) {
+        return Err(format!("wrong id (wanted {id}): {answer}"));
+    }
+    let Some(text) = answer["result"]["content"][0]["text"].as_str() else {
+        return Err(format!("no text in the answer to {id}: {answer}"));
+    };
+    let right = match id % 3 {
+        0 => serde_json::from_str::<workload::Record>(text)
+            .is_ok_and(|record| record.count >= 1 && record.history.last() == Some(&id)),
+        1 => text == workload::FIBONACCI_ANSWER.to_string(),
+        _ => text.len() == workload::BLOB_KIB as usize * 1024 && text.starts_with(&format!("{id}:")),
+    };
+    if right { Ok(()) } else { Err(format!("wrong answer to {id}: {:.200}", text)) }
+}
+
+/// One realistic call on a raw connection, checked.
+async fn realistic_call(
+    connection: &mut RawConnection,
+    prefix: &str,
+    client: usize,
+    session: &str,
+    id: i64,
+) -> Result<(), String> {
+    let (body, _) = realistic_body(prefix, client, id);
+    let response = connection.post(&body, &call_headers(Era::Legacy, Some(session), None)).await?;
+    let answer = response_in(&response.body, response.sse)?;
+    if !(200..300).contains(&response.status) {
+        return Err(format!("HTTP {}: {answer}", response.status));
+    }
+    realistic_check(id, &answer)
+}
+
+/// The realistic cell on `sdk`: its HTTP server pinned to CPU 0, `--realistic-clients` legacy
+/// sessions, the three tools in turn.
+async fn realistic_cell(sdk: Sdk, redis: &Redis, round: usize, args: &Args) -> Cell {
+    let mut command = Server::command(sdk, Transport::Http, None, false);
+    command.arg("--realistic").env(workload::REDIS_URL, &redis.url);
+    // SAFETY: sched_setaffinity is async-signal-safe and touches only the child being started.
+    unsafe {
+        command.pre_exec(|| {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(0, &mut set);
+            match libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let mut child = command.spawn().expect("start the server");
+    let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
+    let mut url = String::new();
+    stdout.read_line(&mut url).await.expect("the server prints its URL");
+    let url = url.trim().to_owned();
+    let server = Server { pid: child.id().expect("running"), child };
+    let http = Http::new(url.clone(), None);
+    let clients = args.realistic_clients;
+    let mut sessions = Vec::new();
+    for _ in 0..clients {
+        sessions.push(http.open_session().await.unwrap_or_else(|e| panic!("{sdk:?}: {e}")));
+    }
+    let sessions = Arc::new(sessions);
+    let prefix = Arc::new(format!("{sdk:?}-{round}-{}", std::process::id()));
+    let ids = Arc::new(AtomicI64::new(1));
+    let connections: Arc<Vec<_>> =
+        Arc::new((0..clients).map(|_| tokio::sync::Mutex::new(RawConnection::new(&url))).collect());
+    let cell = measure(&server, args, async |duration| {
+        load(clients, duration, &ids, {
+            let (connections, sessions, prefix) =
+                (Arc::clone(&connections), Arc::clone(&sessions), Arc::clone(&prefix));
+            move |client, id| {
+                let (connections, sessions, prefix) =
+                    (Arc::clone(&connections), Arc::clone(&sessions), Arc::clone(&prefix));
+                async move {
+                    let mut connection = connections[client].lock().await;
+                    realistic_call(&mut connection, &prefix, client, &sessions[client], id).await
+                }
+            }
+        })
+        .await
+    })
+    .await;
+    server.stop().await;
+    cell
+}
+
+/// Runs the realistic cell `--rounds` times on ours and rmcp, back to back, and prints its table.
+async fn realistic_cells(args: &Args, notes: &mut Vec<String>) {
+    let redis = Redis::start().await;
+    let mut runs: [Vec<Cell>; 2] = [Vec::new(), Vec::new()];
+    for round in 0..args.rounds {
+        for (sdk, runs) in [Sdk::Ours, Sdk::Rmcp].into_iter().zip(&mut runs) {
+            let cell = realistic_cell(sdk, &redis, round, args).await;
+            if let Some(error) = &cell.load.first_error {
+                notes.push(format!("realistic {sdk:?}: {} errors, first: {error}", cell.load.errors));
+            }
+            eprintln!(
+                "realistic x{} {sdk:?}: {:.0} req/s, {} errors",
+                args.realistic_clients,
+                cell.load.rate(),
+                cell.load.errors
+            );
+            runs.push(cell);
+        }
+    }
+    let per_round: Vec<String> =
+        runs[0].iter().zip(&runs[1]).map(|(o, r)| ratio(o.load.rate(), r.load.rate())).collect();
+    let [o, r] = runs.map(|mut runs| {
+        runs.sort_by(|a, b| a.load.rate().total_cmp(&b.load.rate()));
+        runs.swap_remove(runs.len() / 2)
+    });
+    let label = format!("realistic ×{}", args.realistic_clients);
+    let bars = [("ours", &o), ("rmcp", &r)].map(|(name, c)| (name, c.load.rate(), c.load.percentile(0.99)));
+    CHART_ROWS.lock().expect("not poisoned").push(report::ChartRow { label, bars: bars.to_vec() });
+    out!(
+        "\nRealistic cell: {} legacy HTTP sessions, the server pinned to one CPU, `record` (Redis GET + JSON + SET), \
+         `fibonacci({})` and a {} KiB `blob` in turn:\n",
+        args.realistic_clients,
+        workload::FIBONACCI_N,
+        workload::BLOB_KIB
+    );
+    out!("| server | req/s | p50 µs | p99 µs | CPU µs/req | peak RSS | errors |\n|---|---:|---:|---:|---:|---:|---:|");
+    for (name, c) in [("ours", &o), ("rmcp", &r)] {
+        out!(
+            "| {name} | {:.0} | {:.0} | {:.0} | {:.1} | {} | {} |",
+            c.load.rate(),
+            c.load.percentile(0.50),
+            c.load.percentile(0.99),
+            c.cpu_us_per_request,
+            mib(c.peak_rss),
+            c.load.errors
+        );
+    }
+    out!(
+        "| ours/rmcp | {} | {} | {} | {} | {} | each round: {} |",
+        ratio(o.load.rate(), r.load.rate()),
+        ratio(o.load.percentile(0.50), r.load.percentile(0.50)),
+        ratio(o.load.percentile(0.99), r.load.percentile(0.99)),
+        ratio(o.cpu_us_per_request, r.cpu_us_per_request),
+        ratio(o.peak_rss as f64, r.peak_rss as f64),
+        per_round.join(" ")
+    );
+}
+
 // ------------------------------------------------------------------ load
 
 #[derive(Default)]
@@ -881,7 +1119,11 @@ async fn http_cell(sdk: Sdk, era: Era, clients: usize, args: &Args, auth: bool) 
 }
 
 /// The headers of a `tools/call` in `era`, with `Authorization` when `authorization` is given.
-fn call_headers<'a>(era: Era, session: Option<&'a str>, authorization: Option<&'a str>) -> Vec<(&'static str, &'a str)> {
+fn call_headers<'a>(
+    era: Era,
+    session: Option<&'a str>,
+    authorization: Option<&'a str>,
+) -> Vec<(&'static str, &'a str)> {
     let mut headers = match era {
         Era::Modern => vec![("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/call"), ("Mcp-Name", "add")],
         Era::Legacy => {
@@ -1056,7 +1298,10 @@ async fn auth_cells(args: &Args, notes: &mut Vec<String>) {
                     let cell = http_cell(Sdk::Ours, era, clients, args, auth).await;
                     let label = if auth { "protected" } else { "open" };
                     if let Some(error) = &cell.load.first_error {
-                        notes.push(format!("{name} ×{clients} ours {label}: {} errors, first: {error}", cell.load.errors));
+                        notes.push(format!(
+                            "{name} ×{clients} ours {label}: {} errors, first: {error}",
+                            cell.load.errors
+                        ));
                     }
                     eprintln!(
                         "{name} x{clients} ours {label}: {:.0} req/s, server CPU {:.1} µs/req (run time), {:.1} (ticks), {} errors",
@@ -1074,7 +1319,7 @@ async fn auth_cells(args: &Args, notes: &mut Vec<String>) {
     if rows.is_empty() {
         return;
     }
-    println!(
+    out!(
         "\nJWT-protected requests (ours only): each cell open and with `--auth` (an ES256 access token, verified \
          once, then from the verified-token cache), back to back in each round; every figure is the median of \
          {} round(s); the difference is the median of the rounds' differences. Server CPU: the scheduler's run \
@@ -1082,20 +1327,21 @@ async fn auth_cells(args: &Args, notes: &mut Vec<String>) {
          table.\n",
         args.rounds
     );
-    println!(
+    out!(
         "| cell | clients | open req/s | protected req/s | protected/open | p50 µs open / protected \
          | p99 µs open / protected | server CPU µs/req open | server CPU µs/req protected \
          | protected − open server CPU µs/req | each round | same from ticks | client CPU µs/req open / protected | errors |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|");
+    out!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|");
     for (name, clients, open, protected) in &rows {
         let m = |cells: &Vec<Cell>, f: &dyn Fn(&Cell) -> f64| median(cells.iter().map(f).collect());
-        let differences = |f: &dyn Fn(&Cell) -> f64| -> Vec<f64> { open.iter().zip(protected).map(|(o, p)| f(p) - f(o)).collect() };
+        let differences =
+            |f: &dyn Fn(&Cell) -> f64| -> Vec<f64> { open.iter().zip(protected).map(|(o, p)| f(p) - f(o)).collect() };
         let rate = |c: &Cell| c.load.rate();
         let run = |c: &Cell| c.run_us_per_request;
         let each: Vec<String> = differences(&run).iter().map(|d| format!("{d:+.1}")).collect();
         let errors: usize = open.iter().chain(protected).map(|c| c.load.errors).sum();
-        println!(
+        out!(
             "| {name} | {clients} | {:.0} | {:.0} | {} | {:.0} / {:.0} | {:.0} / {:.0} | {:.1} | {:.1} | {:+.1} | {} | {:+.1} | {:.1} / {:.1} | {errors} |",
             m(open, &rate),
             m(protected, &rate),
@@ -1119,10 +1365,12 @@ async fn auth_cells(args: &Args, notes: &mut Vec<String>) {
 async fn main() {
     let args = args();
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    println!(
-        "peer benchmark: `add` on mcp-server (ours) and rmcp 3.11.0, {} s per cell after {} s warm-up, {cpus} CPUs; \
+    out!(
+        "peer benchmark: mcp-server (ours) and rmcp 3.11.0, {} s per cell after {} s warm-up, {cpus} CPUs; \
          client and server share the machine; HTTP client: {:?}.\n",
-        args.seconds, args.warmup, args.http_client
+        args.seconds,
+        args.warmup,
+        args.http_client
     );
     let mut rows = Vec::new();
     let mut notes = Vec::new();
@@ -1163,23 +1411,26 @@ async fn main() {
                     runs.swap_remove(runs.len() / 2)
                 })
                 .collect();
+            let label = format!("{name} ×{clients}");
+            let bars = sdks.iter().zip(&cells).map(|(sdk, c)| (sdk.label(), c.load.rate(), c.load.percentile(0.99)));
+            CHART_ROWS.lock().expect("not poisoned").push(report::ChartRow { label, bars: bars.collect() });
             rows.push((name, clients, cells, per_round.join(" ")));
         }
     }
     if !rows.is_empty() {
-        println!(
+        out!(
             "| cell | clients | ours req/s | rmcp req/s | ours/rmcp | ours p50 µs | rmcp p50 µs | ours p99 µs | rmcp p99 µs | p99 ours/rmcp \
              | ours CPU µs/req | rmcp CPU µs/req | CPU ours/rmcp | client CPU µs/req with ours/rmcp \
              | ours peak RSS | rmcp peak RSS | errors ours/rmcp | ours/rmcp each round |{}",
             if args.floor { " floor req/s | floor/rmcp | floor CPU µs/req |" } else { "" }
         );
-        println!(
+        out!(
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|{}",
             if args.floor { "---:|---:|---:|" } else { "" }
         );
         for (name, clients, cells, per_round) in &rows {
             let (o, r) = (&cells[0], &cells[1]);
-            print!(
+            out_part!(
                 "| {name} | {clients} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {} | {:.1} | {:.1} | {} | {:.1}/{:.1} | {} | {} | {}/{} | {per_round} |{}",
                 o.load.rate(),
                 r.load.rate(),
@@ -1201,16 +1452,14 @@ async fn main() {
                 if cells.len() > 2 { "" } else { "\n" },
             );
             if let Some(f) = cells.get(2) {
-                println!(
-                    " {:.0} | {} | {:.1} |",
-                    f.load.rate(),
-                    ratio(f.load.rate(), r.load.rate()),
-                    f.cpu_us_per_request
-                );
+                out!(" {:.0} | {} | {:.1} |", f.load.rate(), ratio(f.load.rate(), r.load.rate()), f.cpu_us_per_request);
             }
         }
     }
     auth_cells(&args, &mut notes).await;
+    if args.cells.iter().any(|c| c == "realistic") {
+        realistic_cells(&args, &mut notes).await;
+    }
     if args.cells.iter().any(|c| c == "sessions") {
         let mut results = Vec::new();
         for sdk in [Sdk::Ours, Sdk::Rmcp] {
@@ -1221,16 +1470,17 @@ async fn main() {
             eprintln!("sessions {sdk:?}: {} opened in {:.2?}", result.opened, result.elapsed);
             results.push((sdk, result));
         }
-        println!(
+        out!(
             "\nLegacy sessions (2025-11-25 `initialize` + `notifications/initialized`), {} opened by {} clients and held open:\n",
-            args.sessions, args.session_clients
+            args.sessions,
+            args.session_clients
         );
-        println!(
+        out!(
             "| server | opened | sessions/s | first 10 % /s | last 10 % /s | RSS growth | bytes/session | peak RSS | still usable (sample) | errors |"
         );
-        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        out!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (sdk, s) in &results {
-            println!(
+            out!(
                 "| {sdk:?} | {} | {:.0} | {:.0} | {:.0} | {} | {:.0} | {} | {}/{} | {} |",
                 s.opened,
                 s.opened as f64 / s.elapsed.as_secs_f64(),
@@ -1245,7 +1495,7 @@ async fn main() {
             );
         }
         let (o, r) = (&results[0].1, &results[1].1);
-        println!(
+        out!(
             "| ours/rmcp | | {} | {} | {} | | {} | {} | | |",
             ratio(o.opened as f64 / o.elapsed.as_secs_f64(), r.opened as f64 / r.elapsed.as_secs_f64()),
             ratio(o.first_tenth_rate, r.first_tenth_rate),
@@ -1255,9 +1505,29 @@ async fn main() {
         );
     }
     if !notes.is_empty() {
-        println!("\nErrors:");
+        out!("\nErrors:");
         for note in notes {
-            println!("- {note}");
+            out!("- {note}");
         }
+    }
+    if let Some(dir) = &args.results {
+        let commit = report::commit();
+        let date = std::process::Command::new("date")
+            .args(["-u", "+%Y-%m-%d"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .unwrap_or_default();
+        let command: Vec<String> = std::env::args().skip(1).collect();
+        let body = format!(
+            "Machine: {}. Commit: {commit}. Load: `driver {}`.\n\n{}",
+            report::machine(),
+            command.join(" "),
+            PRINTED.lock().expect("not poisoned")
+        );
+        let rows = std::mem::take(&mut *CHART_ROWS.lock().expect("not poisoned"));
+        let heading = format!("{commit}, {date}: {}", args.cells.join(", "));
+        let stem = format!("{date}-{commit}");
+        report::write(dir, &heading, &body, &rows, &stem).expect("write RESULTS.md and its charts");
+        eprintln!("wrote {} and charts/{stem}-*.svg", dir.join("RESULTS.md").display());
     }
 }

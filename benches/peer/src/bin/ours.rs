@@ -1,6 +1,7 @@
 //! The `add` tool on this repository's mcp-server: `ours http [--max-sessions N] [--auth]` serves
 //! Streamable HTTP on 127.0.0.1 (an ephemeral port, printed as the first line of stdout);
-//! `ours stdio` serves stdin and stdout.
+//! `ours stdio` serves stdin and stdout. With `--realistic` it also serves the realistic cell's
+//! tools (`record` on the Redis at `$PEER_REDIS_URL`, `fibonacci`, `blob`; see `workload.rs`).
 //!
 //! With `--auth` the endpoint is an OAuth 2.1 resource server (mcp-server's feature `auth`): the
 //! process also serves, on another ephemeral port, a tiny issuer (its RFC 8414 metadata and a
@@ -11,6 +12,7 @@
 //! the first request; after that every request costs what a cached token costs.
 
 use mcp_server::{Context, Error, Server, ToolRoute};
+use peer_bench::workload::{self, BlobArgs, FibonacciArgs, RecordArgs, Store};
 
 /// Two integers to add.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -19,14 +21,44 @@ struct Add {
     b: i64,
 }
 
-fn server() -> Server {
-    Server::builder("peer-bench", "1.0.0")
-        .tool(
-            ToolRoute::new("add", |_: Context, Add { a, b }: Add| async move { Ok::<_, Error>((a + b).to_string()) })
-                .description("Adds two integers"),
-        )
-        .build()
-        .expect("valid tool definitions")
+/// `add`, and with a store the realistic cell's three tools (`--realistic`).
+fn server(store: Option<Store>) -> Server {
+    let mut builder = Server::builder("peer-bench", "1.0.0").tool(
+        ToolRoute::new("add", |_: Context, Add { a, b }: Add| async move { Ok::<_, Error>((a + b).to_string()) })
+            .description("Adds two integers"),
+    );
+    if let Some(store) = store {
+        builder = builder
+            .tool(
+                ToolRoute::new("record", move |_: Context, args: RecordArgs| {
+                    let store = store.clone();
+                    async move { store.record(args).await.map_err(Error::failed) }
+                })
+                .description("Adds a value to the caller's record in Redis"),
+            )
+            .tool(
+                ToolRoute::new("fibonacci", |_: Context, FibonacciArgs { n }: FibonacciArgs| async move {
+                    Ok::<_, Error>(workload::fibonacci(n).to_string())
+                })
+                .description("The n-th Fibonacci number, computed naively"),
+            )
+            .tool(
+                ToolRoute::new(
+                    "blob",
+                    |_: Context, args: BlobArgs| async move { Ok::<_, Error>(workload::blob(args)) },
+                )
+                .description("A large text"),
+            );
+    }
+    builder.build().expect("valid tool definitions")
+}
+
+/// The store of the realistic cell's `record`, with `--realistic`.
+async fn store(args: &[String]) -> std::io::Result<Option<Store>> {
+    if !args.iter().any(|a| a == "--realistic") {
+        return Ok(None);
+    }
+    Store::connect().await.map(Some).map_err(std::io::Error::other)
 }
 
 /// The issuer's signing key: a fixed P-256 test key (PKCS#8), used for nothing but this benchmark.
@@ -43,9 +75,7 @@ const SCOPE: &str = "mcp:tools";
 /// identifier and a token it issued for `resource`.
 async fn issuer(resource: &str) -> std::io::Result<(String, String)> {
     use jsonwebtoken::{Algorithm, EncodingKey, Header, jwk};
-    let _ = jsonwebtoken::crypto::CryptoProvider::install_default(
-        &jsonwebtoken::crypto::rust_crypto::DEFAULT_PROVIDER,
-    );
+    let _ = jsonwebtoken::crypto::CryptoProvider::install_default(&jsonwebtoken::crypto::rust_crypto::DEFAULT_PROVIDER);
     let key = EncodingKey::from_ec_pem(ISSUER_KEY.as_bytes()).expect("a P-256 PKCS#8 key");
     let mut public = jwk::Jwk::from_encoding_key(&key, Algorithm::ES256).expect("the public key");
     public.common.key_id = Some(KEY_ID.to_owned());
@@ -110,7 +140,7 @@ async fn main() -> std::io::Result<()> {
     let _telemetry = listen_in_memory();
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
-        Some("stdio") => mcp_server::stdio::serve_stdio(server()).await,
+        Some("stdio") => mcp_server::stdio::serve_stdio(server(store(&args).await?)).await,
         Some("http") => {
             let mut config = mcp_server::http::HttpConfig::default();
             // The session benchmark holds more sessions open than the default caps, all from one
@@ -133,8 +163,8 @@ async fn main() -> std::io::Result<()> {
                 );
                 println!("{token}");
             }
-            mcp_server::http::serve(listener, server(), config).await
+            mcp_server::http::serve(listener, server(store(&args).await?), config).await
         }
-        _ => panic!("usage: ours http [--max-sessions N] [--auth] | ours stdio"),
+        _ => panic!("usage: ours http [--max-sessions N] [--auth] [--realistic] | ours stdio [--realistic]"),
     }
 }

@@ -1,10 +1,12 @@
 //! The `add` tool on rmcp, the official Rust SDK: `rmcp http` serves Streamable HTTP on
 //! 127.0.0.1 (an ephemeral port, printed as the first line of stdout) with legacy sessions and
 //! JSON responses where rmcp offers them; `rmcp stdio` serves `rmcp::transport::stdio()`.
+//! `rmcp http --realistic` serves the realistic cell's tools beside `add` (see `workload.rs`).
 
 use std::sync::Arc;
 
 use axum::serve::ListenerExt as _;
+use peer_bench::workload::{self, BlobArgs, FibonacciArgs, RecordArgs, Store};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{ServerCapabilities, ServerConfig};
 use rmcp::transport::streamable_http_server::{
@@ -37,6 +39,48 @@ impl Adder {
     }
 }
 
+/// `add` and the realistic cell's three tools (`--realistic`), on the same functions as ours.
+#[derive(Clone)]
+struct Realistic {
+    store: Store,
+    #[allow(dead_code, reason = "read by the code #[tool_handler] generates")]
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl Realistic {
+    fn new(store: Store) -> Self {
+        Realistic { store, tool_router: Self::tool_router() }
+    }
+
+    #[tool(description = "Adds two integers")]
+    async fn add(&self, Parameters(Add { a, b }): Parameters<Add>) -> String {
+        (a + b).to_string()
+    }
+
+    #[tool(description = "Adds a value to the caller's record in Redis")]
+    async fn record(&self, Parameters(args): Parameters<RecordArgs>) -> Result<String, rmcp::ErrorData> {
+        self.store.record(args).await.map_err(|e| rmcp::ErrorData::internal_error(e, None))
+    }
+
+    #[tool(description = "The n-th Fibonacci number, computed naively")]
+    async fn fibonacci(&self, Parameters(FibonacciArgs { n }): Parameters<FibonacciArgs>) -> String {
+        workload::fibonacci(n).to_string()
+    }
+
+    #[tool(description = "A large text")]
+    async fn blob(&self, Parameters(args): Parameters<BlobArgs>) -> String {
+        workload::blob(args)
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for Realistic {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
 #[tool_handler]
 impl ServerHandler for Adder {
     fn get_info(&self) -> ServerConfig {
@@ -52,6 +96,18 @@ async fn main() -> std::io::Result<()> {
             running.waiting().await.map_err(std::io::Error::other)?;
             Ok(())
         }
+        Some("http") if std::env::args().any(|a| a == "--realistic") => {
+            let store = Store::connect().await.map_err(std::io::Error::other)?;
+            let service = StreamableHttpService::new(
+                move || Ok(Realistic::new(store.clone())),
+                Arc::new(LocalSessionManager::default()),
+                StreamableHttpServerConfig::default()
+                    .with_legacy_session_mode(true)
+                    .with_json_response(true)
+                    .with_sse_keep_alive(None),
+            );
+            serve_http(axum::Router::new().nest_service("/mcp", service)).await
+        }
         Some("http") => {
             let service = StreamableHttpService::new(
                 || Ok(Adder::new()),
@@ -61,15 +117,19 @@ async fn main() -> std::io::Result<()> {
                     .with_json_response(true)
                     .with_sse_keep_alive(None),
             );
-            let router = axum::Router::new().nest_service("/mcp", service);
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-            println!("http://{}/mcp", listener.local_addr()?);
-            // As mcp-server does: without it an SSE answer written in pieces waits on delayed ACKs.
-            let listener = listener.tap_io(|tcp| {
-                let _ = tcp.set_nodelay(true);
-            });
-            axum::serve(listener, router).await
+            serve_http(axum::Router::new().nest_service("/mcp", service)).await
         }
-        _ => panic!("usage: rmcp http | rmcp stdio"),
+        _ => panic!("usage: rmcp http [--realistic] | rmcp stdio"),
     }
+}
+
+/// Serves `router` on 127.0.0.1 (an ephemeral port), printing its URL first.
+async fn serve_http(router: axum::Router) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    println!("http://{}/mcp", listener.local_addr()?);
+    // As mcp-server does: without it an SSE answer written in pieces waits on delayed ACKs.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    axum::serve(listener, router).await
 }
