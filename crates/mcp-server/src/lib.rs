@@ -51,6 +51,7 @@ mod batch;
 pub mod bus;
 mod connection;
 mod context;
+pub mod dynamic;
 mod elicitation;
 mod error;
 pub mod events;

@@ -96,6 +96,8 @@ struct ServerInner {
     capabilities: ServerCapabilities,
     tools: Vec<ToolEntry>,
     tool_index: HashMap<String, usize>,
+    /// Tools listed after the routes, called for names no route has.
+    tool_source: Option<Arc<dyn crate::dynamic::ToolSource>>,
     resources: Vec<ResourceRoute>,
     resource_index: HashMap<String, usize>,
     templates: Vec<ResourceTemplateRoute>,
@@ -608,7 +610,7 @@ impl Server {
     }
 
     fn has_tools(&self) -> bool {
-        !self.inner.tools.is_empty()
+        !self.inner.tools.is_empty() || self.inner.tool_source.is_some()
     }
 
     fn has_resources(&self) -> bool {

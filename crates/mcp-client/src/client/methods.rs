@@ -389,6 +389,19 @@ impl Client {
         }
     }
 
+    /// Asks the server something it must answer, in either era, to learn whether it still does
+    /// (for health checks): `ping` on the legacy era, `server/discover` on the modern one (never
+    /// from the cache; the answer refreshes it).
+    pub async fn check_alive(&self) -> Result<(), Error> {
+        if self.era() == Era::Legacy {
+            return self.ping().await;
+        }
+        let result = self.request(&Call::new(self, "server/discover", JsonObject::new())).await?;
+        let discovered: DiscoverResult = decode("server/discover", &result)?;
+        self.settle_modern(self.protocol_version(), Some((&result, discovered)));
+        Ok(())
+    }
+
     /// Legacy `ping` (removed in 2026-07-28, where it is not sent).
     pub async fn ping(&self) -> Result<(), Error> {
         if self.era() == Era::Modern {

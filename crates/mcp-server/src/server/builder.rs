@@ -25,6 +25,7 @@ pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,
     tools: Vec<ToolRoute>,
+    tool_source: Option<Arc<dyn crate::dynamic::ToolSource>>,
     resources: Vec<ResourceRoute>,
     templates: Vec<ResourceTemplateRoute>,
     prompts: Vec<PromptRoute>,
@@ -48,6 +49,7 @@ impl ServerBuilder {
             info,
             instructions: None,
             tools: Vec::new(),
+            tool_source: None,
             resources: Vec::new(),
             templates: Vec::new(),
             prompts: Vec::new(),
@@ -123,6 +125,14 @@ impl ServerBuilder {
     /// `server/discover` results.
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Tools known only while serving (a proxy's, a plugin host's): listed after the routes and
+    /// called for every name no route has; see [`ToolSource`](crate::dynamic::ToolSource). The
+    /// server declares `tools` (with `listChanged`) even while the source has none.
+    pub fn tool_source(mut self, source: Arc<dyn crate::dynamic::ToolSource>) -> Self {
+        self.tool_source = Some(source);
         self
     }
 
@@ -320,7 +330,7 @@ impl ServerBuilder {
             return Err(BuildError("max_in_flight must be at least 1".into()));
         }
         let mut capabilities = ServerCapabilities { logging: Some(Map::new()), ..Default::default() };
-        if !tools.is_empty() {
+        if !tools.is_empty() || self.tool_source.is_some() {
             capabilities.tools = Some(ToolsCapability { list_changed: Some(true), ..Default::default() });
         }
         if !self.resources.is_empty() || !self.templates.is_empty() {
@@ -385,6 +395,7 @@ impl ServerBuilder {
                 capabilities,
                 tools,
                 tool_index,
+                tool_source: self.tool_source,
                 resources: self.resources,
                 resource_index,
                 templates: self.templates,

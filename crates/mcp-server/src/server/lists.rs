@@ -10,8 +10,22 @@ impl Server {
         cursor: Option<String>,
     ) -> Result<ListToolsResult, ErrorObject> {
         let list = self.inner.options.list_cache;
-        let (tools, next) =
-            self.page_permitted(principal, cursor, &self.inner.tools, |t| &t.route.scopes, |t| t.route.tool.clone())?;
+        let (tools, next) = match &self.inner.tool_source {
+            None => self.page_permitted(
+                principal,
+                cursor,
+                &self.inner.tools,
+                |t| &t.route.scopes,
+                |t| t.route.tool.clone(),
+            )?,
+            // The routes the caller may call, then the source's tools, paged as one list.
+            Some(source) => {
+                let routes = self.permitted(principal, &self.inner.tools, |t| &t.route.scopes);
+                let mut all: Vec<mcp_types::Tool> = routes.into_iter().map(|t| t.route.tool.clone()).collect();
+                all.extend(source.tools().iter().cloned());
+                self.page(cursor, &all, Clone::clone)?
+            }
+        };
         let mut result = ListToolsResult::new(list.scope, tools, list.ttl_ms);
         result.next_cursor = next;
         Ok(result)
@@ -69,11 +83,28 @@ impl Server {
         if !self.inner.options.list_only_permitted || !self.inner.has_route_scopes {
             return self.page(cursor, items, item);
         }
-        let principal = principal();
-        let Some(token) = principal.token() else { return self.page(cursor, items, item) };
-        let permitted: Vec<&T> =
-            items.iter().filter(|entry| scopes(entry).0.iter().all(|scope| token.has_scope(scope))).collect();
+        let permitted = self.permitted(principal, items, scopes);
         self.page(cursor, &permitted, |entry| item(entry))
+    }
+
+    /// The entries of a list the caller may call (all of them unless
+    /// [`Options::list_only_permitted`] leaves out those whose scopes its token lacks).
+    fn permitted<'a, T>(
+        &self,
+        principal: impl FnOnce() -> Principal,
+        items: &'a [T],
+        scopes: impl Fn(&T) -> &Scopes,
+    ) -> Vec<&'a T> {
+        if !self.inner.options.list_only_permitted || !self.inner.has_route_scopes {
+            return items.iter().collect();
+        }
+        let principal = principal();
+        match principal.token() {
+            None => items.iter().collect(),
+            Some(token) => {
+                items.iter().filter(|entry| scopes(entry).0.iter().all(|scope| token.has_scope(scope))).collect()
+            }
+        }
     }
 
     pub(super) fn page<T, U>(

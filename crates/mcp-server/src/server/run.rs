@@ -356,7 +356,10 @@ impl Server {
         mut params: CallToolRequestParams,
     ) -> Result<mcp_types::CallToolResult, Error> {
         let Some(entry) = self.tool(&params.name) else {
-            return Err(Error::invalid_params(format!("Unknown tool: {}", params.name)));
+            return match &self.inner.tool_source {
+                Some(source) => handler(source.call(ctx, params)).await,
+                None => Err(Error::invalid_params(format!("Unknown tool: {}", params.name))),
+            };
         };
         if let Some(required) = &entry.route.requires
             && let Some(missing) = missing_capabilities(required, ctx.client_capabilities())

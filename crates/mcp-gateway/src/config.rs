@@ -1,0 +1,188 @@
+//! The gateway's configuration: one TOML file.
+//!
+//! ```toml
+//! listen = "127.0.0.1:8080"          # the downstream HTTP endpoint (at /mcp)
+//!
+//! [[upstream]]
+//! name = "files"                     # tools are listed as `files_<tool>`
+//! command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv"]
+//!
+//! [[upstream]]
+//! name = "notes"
+//! url = "http://127.0.0.1:9000/mcp"
+//! headers = { Authorization = "Bearer secret" }
+//! prefix = ""                        # the tools keep their names
+//! rename = { search = "notes_search" }
+//! ```
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// The whole file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Where the downstream HTTP endpoint listens (`IP:port`); none: only `--stdio` serves.
+    #[serde(default)]
+    pub listen: Option<String>,
+    /// The servers behind the gateway.
+    #[serde(rename = "upstream", default)]
+    pub upstreams: Vec<UpstreamConfig>,
+}
+
+/// One server behind the gateway: a command (stdio) or a URL (Streamable HTTP, either era).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamConfig {
+    /// The upstream's name, in errors and logs, and the default prefix of its tools.
+    pub name: String,
+    /// The program and its arguments, spoken to over stdio.
+    #[serde(default)]
+    pub command: Option<Vec<String>>,
+    /// Environment variables for `command`.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// A Streamable HTTP endpoint.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Headers sent with every HTTP request (`Authorization`, API keys).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// What goes before each tool's name, with `_`; `""` keeps the names. Default: `name`.
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// Tools listed under another name (upstream name → listed name), instead of the prefix.
+    #[serde(default)]
+    pub rename: BTreeMap<String, String>,
+    /// Which protocol era to speak: `auto` (the default: modern first, legacy if the upstream
+    /// only speaks that), `modern` or `legacy`.
+    #[serde(default)]
+    pub era: Era,
+    /// Seconds between two health checks of a connected upstream (`ping`, or `server/discover`
+    /// on the modern era). Default 10.
+    #[serde(default)]
+    pub health_interval_secs: Option<f64>,
+    /// Seconds a call may take before it fails naming the upstream. Default 60.
+    #[serde(default)]
+    pub timeout_secs: Option<f64>,
+}
+
+/// The protocol era to speak to an upstream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Era {
+    /// Modern first, falling back to legacy as the specification's compatibility rules say.
+    #[default]
+    Auto,
+    /// 2026-07-28 only.
+    Modern,
+    /// The `initialize` handshake only.
+    Legacy,
+}
+
+impl Era {
+    pub(crate) fn preference(self) -> mcp_client::EraPreference {
+        match self {
+            Era::Auto => mcp_client::EraPreference::Auto,
+            Era::Modern => mcp_client::EraPreference::Modern,
+            Era::Legacy => mcp_client::EraPreference::Legacy,
+        }
+    }
+}
+
+impl Config {
+    /// Reads and checks a TOML configuration.
+    pub fn from_toml(text: &str) -> Result<Config, String> {
+        let config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Every upstream has one target and a unique name.
+    pub fn check(&self) -> Result<(), String> {
+        let mut names = std::collections::BTreeSet::new();
+        for upstream in &self.upstreams {
+            if upstream.name.is_empty() {
+                return Err("an upstream has an empty `name`".into());
+            }
+            if !names.insert(upstream.name.as_str()) {
+                return Err(format!("two upstreams are named `{}`", upstream.name));
+            }
+            match (&upstream.command, &upstream.url) {
+                (Some(command), None) if !command.is_empty() => {}
+                (Some(_), None) => return Err(format!("upstream `{}`: `command` is empty", upstream.name)),
+                (None, Some(_)) => {}
+                (Some(_), Some(_)) => {
+                    return Err(format!("upstream `{}` has both `command` and `url`; give one", upstream.name));
+                }
+                (None, None) => return Err(format!("upstream `{}` needs a `command` or a `url`", upstream.name)),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl UpstreamConfig {
+    /// The name a tool of this upstream is listed under.
+    pub fn listed_name(&self, tool: &str) -> String {
+        if let Some(renamed) = self.rename.get(tool) {
+            return renamed.clone();
+        }
+        match self.prefix.as_deref().unwrap_or(&self.name) {
+            "" => tool.to_owned(),
+            prefix => format!("{prefix}_{tool}"),
+        }
+    }
+
+    pub(crate) fn health_interval(&self) -> Duration {
+        Duration::from_secs_f64(self.health_interval_secs.unwrap_or(10.0).max(0.05))
+    }
+
+    pub(crate) fn timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.timeout_secs.unwrap_or(60.0).max(0.001))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_both_kinds_of_upstream_and_names_their_tools() {
+        let config = Config::from_toml(
+            r#"
+            listen = "127.0.0.1:0"
+            [[upstream]]
+            name = "files"
+            command = ["files-server", "/srv"]
+            [[upstream]]
+            name = "notes"
+            url = "http://127.0.0.1:9000/mcp"
+            headers = { Authorization = "Bearer t" }
+            prefix = ""
+            rename = { search = "notes_search" }
+            era = "legacy"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(config.upstreams[0].listed_name("read"), "files_read");
+        assert_eq!(config.upstreams[1].listed_name("add"), "add");
+        assert_eq!(config.upstreams[1].listed_name("search"), "notes_search");
+        assert_eq!(config.upstreams[1].headers["Authorization"], "Bearer t");
+        assert_eq!((config.upstreams[0].era, config.upstreams[1].era), (Era::Auto, Era::Legacy));
+    }
+
+    #[test]
+    fn refuses_what_cannot_be_served() {
+        let refused = |toml: &str| Config::from_toml(toml).unwrap_err();
+        assert!(refused("[[upstream]]\nname = \"a\"\n").contains("upstream `a` needs a `command` or a `url`"));
+        assert!(
+            refused("[[upstream]]\nname = \"a\"\nurl = \"http://x\"\n[[upstream]]\nname = \"a\"\nurl = \"http://y\"\n")
+                .contains("two upstreams are named `a`")
+        );
+        assert!(refused("[[upstream]]\nname = \"a\"\ncommand = []\n").contains("`command` is empty"));
+        assert!(refused("lisen = \"x\"\n").contains("unknown field `lisen`"));
+    }
+}

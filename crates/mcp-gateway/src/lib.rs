@@ -1,0 +1,113 @@
+//! mcp-gateway: many MCP servers behind one MCP endpoint.
+//!
+//! Each upstream is a stdio program or a Streamable HTTP URL, in either protocol era (the
+//! client negotiates); the gateway lists the tools of all of them under one endpoint that serves
+//! both eras over HTTP and stdio (`mcp-server`), each tool under its upstream's prefix or the
+//! name a rule gives it. Built only on the public APIs of `mcp-server` (a
+//! [`ToolSource`](mcp_server::dynamic::ToolSource)) and `mcp-client`.
+//!
+//! - A clash (two upstreams listing one name) is refused at start, naming both.
+//! - An upstream that is down (it failed to start, its process exited, its URL stopped
+//!   answering a `ping`) is left out of the list and reconnected with backoff; a call to one of
+//!   its tools fails with `-32603` naming it.
+//! - When an upstream's tools change (`notifications/tools/list_changed`, or a change seen on
+//!   reconnecting), downstream clients are told the same way.
+//!
+//! Being built (issue 29): prompts, resources and skills, per-principal visibility, the era
+//! bridge for input requests and tasks, per-upstream limits and metrics.
+
+use std::sync::Arc;
+
+use mcp_server::Server;
+
+mod catalogue;
+pub mod config;
+mod upstream;
+
+pub use catalogue::Clash;
+pub use config::{Config, UpstreamConfig};
+
+use catalogue::Catalogue;
+use upstream::Upstream;
+
+/// Why the gateway did not start.
+#[derive(Debug)]
+pub enum StartError {
+    /// The configuration is invalid.
+    Config(String),
+    /// Two upstreams list a tool under the same name.
+    Clash(Clash),
+    /// The downstream server could not be built.
+    Server(String),
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::Config(why) => write!(f, "invalid configuration: {why}"),
+            StartError::Clash(clash) => clash.fmt(f),
+            StartError::Server(why) => write!(f, "the downstream server: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for StartError {}
+
+/// A running gateway: its upstreams supervised, its downstream [`Server`] ready to serve.
+pub struct Gateway {
+    server: Server,
+    catalogue: Arc<Catalogue>,
+    supervisors: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Gateway {
+    /// Connects to every upstream (waiting for each one's first attempt; one that fails is
+    /// retried in the background), checks that no two list the same name, and builds the
+    /// downstream server.
+    pub async fn start(config: &Config) -> Result<Gateway, StartError> {
+        config.check().map_err(StartError::Config)?;
+        let upstreams: Vec<Arc<Upstream>> =
+            config.upstreams.iter().cloned().map(|c| Arc::new(Upstream::new(c))).collect();
+        let catalogue = Arc::new(Catalogue::new(upstreams.clone()));
+        let changed: Arc<dyn Fn() + Send + Sync> = {
+            let catalogue = Arc::downgrade(&catalogue);
+            Arc::new(move || {
+                if let Some(catalogue) = catalogue.upgrade() {
+                    catalogue.changed();
+                }
+            })
+        };
+        let supervisors: Vec<_> = upstreams
+            .iter()
+            .map(|upstream| tokio::spawn(upstream::supervise(Arc::clone(upstream), Arc::clone(&changed))))
+            .collect();
+        futures::future::join_all(upstreams.iter().map(|u| u.first_attempt())).await;
+        if let Some(clash) = catalogue.rebuild().into_iter().next() {
+            supervisors.iter().for_each(|s| s.abort());
+            return Err(StartError::Clash(clash));
+        }
+        let server = Server::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
+            .tool_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ToolSource>)
+            .build()
+            .map_err(|e| StartError::Server(e.to_string()))?;
+        let _ = catalogue.server.set(server.clone());
+        Ok(Gateway { server, catalogue, supervisors })
+    }
+
+    /// The downstream server: serve it with `mcp_server::http::serve` or `mcp_server::stdio`.
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// The names of the upstreams that are connected now.
+    pub fn connected(&self) -> Vec<String> {
+        self.catalogue.upstreams.iter().filter(|u| u.client().is_ok()).map(|u| u.name().to_owned()).collect()
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        // The supervisors own the upstream clients; a stdio child ends with its client.
+        self.supervisors.iter().for_each(|s| s.abort());
+    }
+}

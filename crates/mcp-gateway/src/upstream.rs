@@ -1,0 +1,199 @@
+//! One upstream server: its connection, kept up (connected, health-checked with
+//! `Client::check_alive`,
+//! reconnected with backoff after a failure), and its tools as last listed.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use mcp_client::{Client, StdioCommand, Subscription};
+use mcp_types::{SubscriptionFilter, Tool};
+use tokio::sync::{Notify, watch};
+
+use crate::config::UpstreamConfig;
+
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+const LAST_BACKOFF: Duration = Duration::from_secs(30);
+
+/// An upstream and what the gateway knows of it now.
+pub(crate) struct Upstream {
+    pub(crate) config: UpstreamConfig,
+    state: Mutex<State>,
+    /// Woken when a call suspects the connection (a transport error): check it at once.
+    suspect: Notify,
+    /// Counts finished connection attempts, so that start-up can wait for the first one.
+    attempts: watch::Sender<u64>,
+}
+
+#[derive(Default)]
+struct State {
+    client: Option<Client>,
+    tools: Vec<Tool>,
+    /// Why the upstream is not connected, when it is not.
+    down_because: Option<String>,
+}
+
+impl Upstream {
+    pub(crate) fn new(config: UpstreamConfig) -> Upstream {
+        let down_because = Some("not connected yet".to_owned());
+        Upstream {
+            config,
+            state: Mutex::new(State { down_because, ..State::default() }),
+            suspect: Notify::new(),
+            attempts: watch::Sender::new(0),
+        }
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// The connected client, or why there is none.
+    pub(crate) fn client(&self) -> Result<Client, String> {
+        let state = self.state.lock().expect("not poisoned");
+        state.client.clone().ok_or_else(|| state.down_because.clone().unwrap_or_default())
+    }
+
+    /// The upstream's tools under their own names (none while it is down).
+    pub(crate) fn tools(&self) -> Vec<Tool> {
+        self.state.lock().expect("not poisoned").tools.clone()
+    }
+
+    /// A call failed in a way that may mean the connection is gone.
+    pub(crate) fn suspect(&self) {
+        self.suspect.notify_one();
+    }
+
+    /// Waits until the first connection attempt has ended, either way.
+    pub(crate) async fn first_attempt(&self) {
+        let mut attempts = self.attempts.subscribe();
+        let _ = attempts.wait_for(|&n| n > 0).await;
+    }
+
+    async fn connect(&self) -> Result<Client, mcp_client::Error> {
+        let mut builder = Client::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
+            .request_timeout(self.config.timeout())
+            .era(self.config.era.preference());
+        match (&self.config.command, &self.config.url) {
+            (Some(command), _) => {
+                let mut stdio = StdioCommand::new(&command[0]).args(&command[1..]);
+                for (key, value) in &self.config.env {
+                    stdio = stdio.env(key, value);
+                }
+                builder.connect_stdio(stdio).await
+            }
+            (None, Some(url)) => {
+                for (name, value) in &self.config.headers {
+                    builder = builder.http_header(name, value);
+                }
+                builder.connect_http(url).await
+            }
+            (None, None) => unreachable!("the configuration was checked"),
+        }
+    }
+
+    fn set_up(&self, client: Client, tools: Vec<Tool>) {
+        *self.state.lock().expect("not poisoned") = State { client: Some(client), tools, down_because: None };
+    }
+
+    fn set_tools(&self, tools: Vec<Tool>) {
+        self.state.lock().expect("not poisoned").tools = tools;
+    }
+
+    fn set_down(&self, why: String) -> Option<Client> {
+        let mut state = self.state.lock().expect("not poisoned");
+        state.tools.clear();
+        state.down_because = Some(why);
+        state.client.take()
+    }
+}
+
+/// Keeps `upstream` connected for as long as the task runs; calls `changed` after every change of
+/// its tools or of whether it is up.
+pub(crate) async fn supervise(upstream: Arc<Upstream>, changed: Arc<dyn Fn() + Send + Sync>) {
+    let name = upstream.name().to_owned();
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        let connected = match upstream.connect().await {
+            Ok(client) => match client.all_tools().await {
+                Ok(tools) => Ok((client, tools)),
+                Err(error) => {
+                    client.close().await;
+                    Err(format!("listing its tools failed: {error}"))
+                }
+            },
+            Err(error) => Err(format!("connecting failed: {error}")),
+        };
+        let (client, tools) = match connected {
+            Ok(up) => up,
+            Err(why) => {
+                tracing::warn!(upstream = %name, %why, retry_in = ?backoff, "upstream unavailable");
+                upstream.set_down(why);
+                upstream.attempts.send_modify(|n| *n += 1);
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(LAST_BACKOFF);
+                continue;
+            }
+        };
+        tracing::info!(upstream = %name, tools = tools.len(), era = ?client.era(), "upstream connected");
+        backoff = FIRST_BACKOFF;
+        let wanted = SubscriptionFilter { tools_list_changed: Some(true), ..SubscriptionFilter::default() };
+        let mut changes = client.listen(wanted).await.ok();
+        upstream.set_up(client.clone(), tools);
+        upstream.attempts.send_modify(|n| *n += 1);
+        changed();
+        let why = watch_connection(&upstream, &client, &mut changes, &changed).await;
+        tracing::warn!(upstream = %name, %why, "upstream lost; reconnecting");
+        drop(changes);
+        if let Some(client) = upstream.set_down(why) {
+            client.close().await;
+        }
+        changed();
+        tokio::time::sleep(backoff).await;
+    }
+}
+
+/// Follows a connected upstream: re-lists its tools when it says they changed, checks that it
+/// answers every health interval (and when a call suspects it). Returns why the connection is deemed lost.
+async fn watch_connection(
+    upstream: &Upstream,
+    client: &Client,
+    changes: &mut Option<Subscription>,
+    changed: &Arc<dyn Fn() + Send + Sync>,
+) -> String {
+    let mut health = tokio::time::interval(upstream.config.health_interval());
+    health.tick().await;
+    loop {
+        let check = tokio::select! {
+            notification = next_change(changes) => match notification {
+                Some(Ok(_)) => {
+                    match client.all_tools().await {
+                        Ok(tools) => {
+                            upstream.set_tools(tools);
+                            changed();
+                        }
+                        Err(error) => return format!("re-listing its tools failed: {error}"),
+                    }
+                    false
+                }
+                // The subscription ended: the connection may have ended with it.
+                _ => {
+                    *changes = None;
+                    true
+                }
+            },
+            _ = health.tick() => true,
+            _ = upstream.suspect.notified() => true,
+        };
+        if check && let Err(error) = client.check_alive().await {
+            return format!("the health check failed: {error}");
+        }
+    }
+}
+
+async fn next_change(changes: &mut Option<Subscription>) -> Option<<Subscription as futures::Stream>::Item> {
+    match changes {
+        Some(changes) => changes.next().await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,259 @@
+//! The gateway with real upstreams: mcp-server instances over Streamable HTTP (each on its own
+//! runtime, so that one can be killed and started again) and this crate's own binary over stdio;
+//! downstream, mcp-client in either era.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use mcp_client::{Client, EraPreference};
+use mcp_gateway::{Config, Gateway, StartError};
+use mcp_server::dynamic::{ToolFuture, ToolSource};
+use mcp_server::types::{CallToolRequestParams, ContentBlock, ObjectSchema, SubscriptionFilter, Tool};
+use mcp_server::{Context, Error, Server, ToolRoute, text_result};
+use serde_json::json;
+
+/// Two integers.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Pair {
+    a: i64,
+    b: i64,
+}
+
+/// Some text.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Text {
+    text: String,
+}
+
+fn adder() -> Server {
+    Server::builder("adder", "1.0.0")
+        .tool(ToolRoute::new(
+            "add",
+            |_: Context, Pair { a, b }: Pair| async move { Ok::<_, Error>((a + b).to_string()) },
+        ))
+        .tool(ToolRoute::new("echo", |_: Context, Text { text }: Text| async move { Ok::<_, Error>(text) }))
+        .build()
+        .unwrap()
+}
+
+fn shouter() -> Server {
+    Server::builder("shouter", "1.0.0")
+        .tool(ToolRoute::new(
+            "shout",
+            |_: Context, Text { text }: Text| async move { Ok::<_, Error>(text.to_uppercase()) },
+        ))
+        .build()
+        .unwrap()
+}
+
+/// An upstream on a runtime of its own: dropping it ends the runtime, and with it every
+/// connection, as a process that exits would.
+struct Upstream {
+    url: String,
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Upstream {
+    fn start(server: Server, port: u16) -> Upstream {
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+            runtime.block_on(async {
+                let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+                ready_tx.send(listener.local_addr().unwrap().port()).unwrap();
+                tokio::spawn(mcp_server::http::serve(listener, server, Default::default()));
+                tokio::task::spawn_blocking(move || stop_rx.recv()).await.unwrap().ok();
+            });
+            runtime.shutdown_timeout(Duration::from_secs(1));
+        });
+        let port = ready_rx.recv().unwrap();
+        Upstream { url: format!("http://127.0.0.1:{port}/mcp"), stop: Some(stop_tx), thread: Some(thread) }
+    }
+
+    fn port(&self) -> u16 {
+        self.url.trim_start_matches("http://127.0.0.1:").trim_end_matches("/mcp").parse().unwrap()
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            thread.join().unwrap();
+        }
+    }
+}
+
+/// Serves `gateway` over HTTP on loopback; its URL.
+async fn serve(gateway: &Gateway) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(mcp_server::http::serve(listener, gateway.server().clone(), Default::default()));
+    url
+}
+
+async fn client(url: &str, era: EraPreference) -> Client {
+    Client::builder("gateway-test", "1.0.0").era(era).connect_http(url).await.unwrap()
+}
+
+async fn names(client: &Client) -> Vec<String> {
+    client.clear_cache();
+    let mut names: Vec<String> = client.all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+    names.sort();
+    names
+}
+
+async fn text(client: &Client, tool: &str, arguments: serde_json::Value) -> String {
+    let result = client.call_tool(tool, arguments).await.unwrap_or_else(|e| panic!("{tool}: {e}"));
+    match &result.content[..] {
+        [ContentBlock::Text(text)] => text.text.clone(),
+        other => panic!("{tool}: {other:?}"),
+    }
+}
+
+/// Waits (up to 20 s, polling) until `check` holds.
+async fn eventually<F: AsyncFnMut() -> bool>(what: &str, mut check: F) {
+    for _ in 0..200 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("never: {what}");
+}
+
+fn config(text: &str) -> Config {
+    Config::from_toml(text).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstreams_over_http_and_stdio_are_one_list_in_both_eras() {
+    let adder = Upstream::start(adder(), 0);
+    let shouter = Upstream::start(shouter(), 0);
+    // The stdio upstream is this crate's binary, fronting the shouter.
+    let inner = std::env::temp_dir().join(format!("mcp-gateway-inner-{}.toml", std::process::id()));
+    std::fs::write(&inner, format!("[[upstream]]\nname = \"shouter\"\nurl = \"{}\"\nprefix = \"\"\n", shouter.url))
+        .unwrap();
+    let gateway = Gateway::start(&config(&format!(
+        r#"
+        [[upstream]]
+        name = "a"
+        url = "{}"
+        [[upstream]]
+        name = "loud"
+        command = ["{}", "--stdio", "--config", "{}"]
+        rename = {{ shout = "yell" }}
+        "#,
+        adder.url,
+        env!("CARGO_BIN_EXE_mcp-gateway"),
+        inner.display()
+    )))
+    .await
+    .unwrap();
+    assert_eq!(gateway.connected(), ["a", "loud"]);
+    let url = serve(&gateway).await;
+    for era in [EraPreference::Modern, EraPreference::Legacy] {
+        let client = client(&url, era).await;
+        assert_eq!(names(&client).await, ["a_add", "a_echo", "yell"], "{era:?}");
+        assert_eq!(text(&client, "a_add", json!({"a": 2, "b": 3})).await, "5");
+        assert_eq!(text(&client, "yell", json!({"text": "hi"})).await, "HI");
+        // The upstream checks its own arguments; its refusal comes back as it was.
+        let refused = client.call_tool("a_add", json!({"a": 2})).await.unwrap();
+        assert_eq!(refused.is_error, Some(true), "{era:?}");
+        let unknown = client.call_tool("a_nothing", json!({})).await.unwrap_err().to_string();
+        assert!(unknown.contains("Unknown tool: a_nothing"), "{unknown}");
+    }
+    let _ = std::fs::remove_file(inner);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clash_is_refused_at_start_naming_both_upstreams() {
+    let first = Upstream::start(adder(), 0);
+    let second = Upstream::start(adder(), 0);
+    let clash = Gateway::start(&config(&format!(
+        "[[upstream]]\nname = \"one\"\nurl = \"{}\"\nprefix = \"\"\n\
+         [[upstream]]\nname = \"two\"\nurl = \"{}\"\nrename = {{ echo = \"add\" }}\n",
+        first.url, second.url
+    )))
+    .await
+    .err()
+    .expect("refused");
+    assert!(matches!(clash, StartError::Clash(_)), "{clash}");
+    let message = clash.to_string();
+    assert!(
+        message.contains(
+            "tool `add` is listed by upstream `one` (its tool `add`) and by upstream `two` (its tool `echo`)"
+        ),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_goes_away_is_left_out_and_served_again_after_it_returns() {
+    let adder_upstream = Upstream::start(adder(), 0);
+    let port = adder_upstream.port();
+    let shouter_upstream = Upstream::start(shouter(), 0);
+    let gateway = Gateway::start(&config(&format!(
+        "[[upstream]]\nname = \"a\"\nurl = \"{}\"\nhealth_interval_secs = 0.1\n\
+         [[upstream]]\nname = \"s\"\nurl = \"{}\"\nera = \"legacy\"\nhealth_interval_secs = 0.1\n",
+        adder_upstream.url, shouter_upstream.url
+    )))
+    .await
+    .unwrap();
+    let client = client(&serve(&gateway).await, EraPreference::Modern).await;
+    assert_eq!(names(&client).await, ["a_add", "a_echo", "s_shout"]);
+
+    drop(adder_upstream);
+    eventually("a's tools left out", async || names(&client).await == ["s_shout"]).await;
+    let error = client.call_tool("a_add", json!({"a": 1, "b": 1})).await.unwrap_err().to_string();
+    assert!(error.contains("upstream `a`, which is unavailable"), "{error}");
+    assert_eq!(text(&client, "s_shout", json!({"text": "still"})).await, "STILL");
+
+    let _back = Upstream::start(adder(), port);
+    eventually("a served again", async || names(&client).await == ["a_add", "a_echo", "s_shout"]).await;
+    assert_eq!(text(&client, "a_add", json!({"a": 20, "b": 22})).await, "42");
+}
+
+/// Tools that the test changes while the upstream runs.
+#[derive(Default)]
+struct Changing(Mutex<Vec<String>>);
+
+impl ToolSource for Changing {
+    fn tools(&self) -> Arc<[Tool]> {
+        self.0.lock().unwrap().iter().map(|name| Tool::new(ObjectSchema::default(), name)).collect()
+    }
+
+    fn call(&self, _ctx: Context, params: CallToolRequestParams) -> ToolFuture {
+        Box::pin(std::future::ready(Ok(text_result(format!("{} ran", params.name)))))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_list_change_reaches_downstream_clients() {
+    let tools = Arc::new(Changing(Mutex::new(vec!["first".into()])));
+    let upstream_server =
+        Server::builder("changing", "1.0.0").tool_source(Arc::clone(&tools) as Arc<dyn ToolSource>).build().unwrap();
+    let upstream = Upstream::start(upstream_server.clone(), 0);
+    let gateway =
+        Gateway::start(&config(&format!("[[upstream]]\nname = \"c\"\nurl = \"{}\"\n", upstream.url))).await.unwrap();
+    let url = serve(&gateway).await;
+    for era in [EraPreference::Modern, EraPreference::Legacy] {
+        let client = client(&url, era).await;
+        let wanted = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+        let mut changes = client.listen(wanted).await.unwrap();
+        if era == EraPreference::Modern {
+            // The acknowledgement comes first on the modern wire.
+            changes.next().await.unwrap().unwrap();
+        }
+        assert!(names(&client).await.contains(&"c_first".to_owned()), "{era:?}");
+        let added = format!("added_{era:?}");
+        tools.0.lock().unwrap().push(added.clone());
+        upstream_server.notify_tools_list_changed();
+        tokio::time::timeout(Duration::from_secs(20), changes.next()).await.expect("a list change").unwrap().unwrap();
+        assert!(names(&client).await.contains(&format!("c_{added}")), "{era:?}");
+        assert_eq!(text(&client, &format!("c_{added}"), json!({})).await, format!("{added} ran"));
+    }
+}
