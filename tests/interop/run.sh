@@ -2,7 +2,9 @@
 # Interop: runs the mcp-client `connect` example against MCP servers no one here wrote:
 #   - the reference TypeScript "everything" server (npm @modelcontextprotocol/server-everything)
 #     over stdio, over Streamable HTTP, and over the deprecated HTTP+SSE transport;
-#   - a server built with the Python SDK (PyPI `mcp`) over stdio and Streamable HTTP.
+#   - a server built with the Python SDK (PyPI `mcp`) over stdio and Streamable HTTP;
+#   - both behind mcp-gateway (the everything server over stdio, the Python one over HTTP in the
+#     legacy era), called through it in each era.
 # Each leg lists and calls tools, reads a resource and gets a prompt. Exits non-zero on failure.
 # Installs go to a cache under target/ (INTEROP_CACHE to override); servers bind 127.0.0.1 only.
 set -euo pipefail
@@ -114,6 +116,42 @@ expect_era python-stdio Modern
 PORT=$(free_port); "$PY" "$CACHE/py_server.py" http "$PORT" > "$CACHE/python-http.log" 2>&1 & PIDS+=($!)
 wait_port "$PORT" && leg python-streamable-http "${PY_ARGS[@]}" "http://127.0.0.1:$PORT/mcp"
 leg python-streamable-http-legacy --era legacy "${PY_ARGS[@]}" "http://127.0.0.1:$PORT/mcp"
+
+# --- mcp-gateway: the everything server (stdio) and the Python server (HTTP, spoken to in the
+# legacy era) behind one endpoint, called through it in either era --------------------------------
+if [ "$PROFILE" = release ]; then
+  (cd "$ROOT" && cargo build --release --quiet -p mcp-gateway)
+else
+  (cd "$ROOT" && cargo build --quiet -p mcp-gateway)
+fi
+PY_PORT=$(free_port); "$PY" "$CACHE/py_server.py" http "$PY_PORT" > "$CACHE/gateway-python.log" 2>&1 & PIDS+=($!)
+wait_port "$PY_PORT"
+GW_PORT=$(free_port)
+cat > "$CACHE/gateway.toml" <<TOMLEOF
+listen = "127.0.0.1:$GW_PORT"
+
+[[upstream]]
+name = "everything"
+command = ["node", "$EVERYTHING", "stdio"]
+
+[[upstream]]
+name = "py"
+url = "http://127.0.0.1:$PY_PORT/mcp"
+era = "legacy"
+TOMLEOF
+"$ROOT/target/$PROFILE/mcp-gateway" --config "$CACHE/gateway.toml" > "$CACHE/gateway.log" 2>&1 & PIDS+=($!)
+expect_text() { grep -qF -- "$2" "$CACHE/$1.out" || { log "FAILED: $1 printed no \"$2\""; FAILED=$((FAILED + 1)); PASSED=$((PASSED - 1)); }; }
+if wait_port "$GW_PORT"; then
+  leg gateway-modern --era modern --call everything_echo --args '{"message":"through the gateway"}' \
+    "http://127.0.0.1:$GW_PORT/mcp"
+  expect_era gateway-modern Modern
+  expect_text gateway-modern "through the gateway"
+  leg gateway-legacy --era legacy --call py_add --args '{"a":20,"b":22}' "http://127.0.0.1:$GW_PORT/mcp"
+  expect_era gateway-legacy Legacy
+  expect_text gateway-legacy "42"
+else
+  FAILED=$((FAILED + 1)); sed 's/^/    /' "$CACHE/gateway.log" >&2
+fi
 
 echo "interop: $PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

@@ -14,11 +14,10 @@ pub struct ChartRow {
 
 const COLOURS: [(&str, &str); 3] = [("ours", "#2b6cb0"), ("rmcp", "#c05621"), ("floor", "#718096")];
 
-/// A horizontal bar chart of `value(bar)` for every row, one colour per server.
+/// A horizontal bar chart of `value(bar)` for every row, one colour per server, each row scaled
+/// to its own largest figure (the figures are written beside the bars).
 pub fn bar_chart(title: &str, rows: &[ChartRow], value: impl Fn(&(&'static str, f64, f64)) -> f64) -> String {
     let (left, bar_width, bar_height, gap, top) = (190.0, 460.0, 14.0, 12.0, 56.0);
-    let max = rows.iter().flat_map(|r| r.bars.iter().map(&value)).filter(|v| v.is_finite()).fold(0.0_f64, f64::max);
-    let scale = if max > 0.0 { bar_width / max } else { 0.0 };
     let group = |bars: usize| bars as f64 * bar_height + gap;
     let height = top + rows.iter().map(|r| group(r.bars.len())).sum::<f64>() + 10.0;
     let width = left + bar_width + 110.0;
@@ -39,6 +38,10 @@ pub fn bar_chart(title: &str, rows: &[ChartRow], value: impl Fn(&(&'static str, 
     }
     let mut y = top;
     for row in rows {
+        // Each cell on its own scale: its bars compare the servers, and cells differ by orders of
+        // magnitude (one client against fifty).
+        let max = row.bars.iter().map(&value).filter(|v| v.is_finite()).fold(0.0_f64, f64::max);
+        let scale = if max > 0.0 { bar_width / max } else { 0.0 };
         let middle = y + row.bars.len() as f64 * bar_height / 2.0 + 4.0;
         let _ = write!(svg, r#"<text x="{}" y="{middle}" text-anchor="end">{}</text>"#, left - 8.0, escape(&row.label));
         for (i, bar) in row.bars.iter().enumerate() {
@@ -109,8 +112,10 @@ pub fn write(dir: &Path, heading: &str, body: &str, rows: &[ChartRow], stem: &st
     if !rows.is_empty() {
         let rps = format!("{stem}-rps.svg");
         let p99 = format!("{stem}-p99.svg");
-        std::fs::write(charts.join(&rps), bar_chart("Requests per second (higher is better)", rows, |b| b.1))?;
-        std::fs::write(charts.join(&p99), bar_chart("p99 latency, µs (lower is better)", rows, |b| b.2))?;
+        let rps_title = "Requests per second (higher is better; each cell on its own scale)";
+        let p99_title = "p99 latency, µs (lower is better; each cell on its own scale)";
+        std::fs::write(charts.join(&rps), bar_chart(rps_title, rows, |b| b.1))?;
+        std::fs::write(charts.join(&p99), bar_chart(p99_title, rows, |b| b.2))?;
         links = format!("![requests per second](charts/{rps})\n![p99 latency](charts/{p99})\n\n");
     }
     let section = format!("## {heading}\n\n{links}{body}\n");

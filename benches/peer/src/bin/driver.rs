@@ -126,6 +126,8 @@ struct Args {
     rounds: usize,
     /// Clients of the `realistic` cell.
     realistic_clients: usize,
+    /// The tools the `realistic` cell calls, in turn (default: all three).
+    realistic_tools: Vec<String>,
     /// Where `RESULTS.md` and `charts/` are written (`--results DIR`), if anywhere.
     results: Option<PathBuf>,
 }
@@ -152,6 +154,7 @@ fn args() -> Args {
         floor: false,
         rounds: 1,
         realistic_clients: 50,
+        realistic_tools: ["record", "fibonacci", "blob"].map(String::from).to_vec(),
         results: None,
     };
     let given: Vec<String> = std::env::args().skip(1).collect();
@@ -169,6 +172,7 @@ fn args() -> Args {
             "--rounds" => args.rounds = value.parse::<usize>().expect("--rounds: a number").max(1),
             "--floor" => args.floor = value.parse().expect("--floor: true or false"),
             "--results" => args.results = Some(PathBuf::from(value)),
+            "--realistic-tools" => args.realistic_tools = list().map(String::from).collect(),
             "--realistic-clients" => args.realistic_clients = value.parse().expect("--realistic-clients: a number"),
             "--http-client" => {
                 args.http_client = match value.as_str() {
@@ -749,31 +753,37 @@ impl Redis {
     }
 }
 
-/// The body of the realistic cell's call `id` from `client`: the tools in turn.
-fn realistic_body(prefix: &str, client: usize, id: i64) -> (String, &'static str) {
-    let (tool, arguments) = match id % 3 {
-        0 => ("record", format!(r#"{{"key":"{prefix}-{client}","value":{id}}}"#)),
-        1 => ("fibonacci", format!(r#"{{"n":{}}}"#, workload::FIBONACCI_N)),
-        _ => ("blob", format!(r#"{{"kib":{},"seed":{id}}}"#, workload::BLOB_KIB)),
+/// The tool of the realistic cell's call `id`: `tools` in turn.
+fn realistic_tool(tools: &[String], id: i64) -> &str {
+    &tools[id as usize % tools.len()]
+}
+
+/// The body of the realistic cell's call `id` from `client`.
+fn realistic_body(tools: &[String], prefix: &str, client: usize, id: i64) -> String {
+    let tool = realistic_tool(tools, id);
+    let arguments = match tool {
+        "record" => format!(r#"{{"key":"{prefix}-{client}","value":{id}}}"#),
+        "fibonacci" => format!(r#"{{"n":{}}}"#, workload::FIBONACCI_N),
+        "blob" => format!(r#"{{"kib":{},"seed":{id}}}"#, workload::BLOB_KIB),
+        other => panic!("--realistic-tools: no tool {other} (record, fibonacci, blob)"),
     };
-    let body = format!(
+    format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
-    );
-    (body, tool)
+    )
 }
 
 /// Whether `answer` is the right response to [`realistic_body`]'s call `id`.
-fn realistic_check(id: i64, answer: &Value) -> Result<(), String> {
+fn realistic_check(tools: &[String], id: i64, answer: &Value) -> Result<(), String> {
     if answer["id"].as_i64() != Some(id) {
         return Err(format!("wrong id (wanted {id}): {answer}"));
     }
     let Some(text) = answer["result"]["content"][0]["text"].as_str() else {
         return Err(format!("no text in the answer to {id}: {answer}"));
     };
-    let right = match id % 3 {
-        0 => serde_json::from_str::<workload::Record>(text)
+    let right = match realistic_tool(tools, id) {
+        "record" => serde_json::from_str::<workload::Record>(text)
             .is_ok_and(|record| record.count >= 1 && record.history.last() == Some(&id)),
-        1 => text == workload::FIBONACCI_ANSWER.to_string(),
+        "fibonacci" => text == workload::FIBONACCI_ANSWER.to_string(),
         _ => text.len() == workload::BLOB_KIB as usize * 1024 && text.starts_with(&format!("{id}:")),
     };
     if right { Ok(()) } else { Err(format!("wrong answer to {id}: {:.200}", text)) }
@@ -782,18 +792,19 @@ fn realistic_check(id: i64, answer: &Value) -> Result<(), String> {
 /// One realistic call on a raw connection, checked.
 async fn realistic_call(
     connection: &mut RawConnection,
+    tools: &[String],
     prefix: &str,
     client: usize,
     session: &str,
     id: i64,
 ) -> Result<(), String> {
-    let (body, _) = realistic_body(prefix, client, id);
+    let body = realistic_body(tools, prefix, client, id);
     let response = connection.post(&body, &call_headers(Era::Legacy, Some(session), None)).await?;
     let answer = response_in(&response.body, response.sse)?;
     if !(200..300).contains(&response.status) {
         return Err(format!("HTTP {}: {answer}", response.status));
     }
-    realistic_check(id, &answer)
+    realistic_check(tools, id, &answer)
 }
 
 /// The realistic cell on `sdk`: its HTTP server pinned to CPU 0, `--realistic-clients` legacy
@@ -826,19 +837,20 @@ async fn realistic_cell(sdk: Sdk, redis: &Redis, round: usize, args: &Args) -> C
     }
     let sessions = Arc::new(sessions);
     let prefix = Arc::new(format!("{sdk:?}-{round}-{}", std::process::id()));
+    let tools = Arc::new(args.realistic_tools.clone());
     let ids = Arc::new(AtomicI64::new(1));
     let connections: Arc<Vec<_>> =
         Arc::new((0..clients).map(|_| tokio::sync::Mutex::new(RawConnection::new(&url))).collect());
     let cell = measure(&server, args, async |duration| {
         load(clients, duration, &ids, {
-            let (connections, sessions, prefix) =
-                (Arc::clone(&connections), Arc::clone(&sessions), Arc::clone(&prefix));
+            let (connections, sessions, prefix, tools) =
+                (Arc::clone(&connections), Arc::clone(&sessions), Arc::clone(&prefix), Arc::clone(&tools));
             move |client, id| {
-                let (connections, sessions, prefix) =
-                    (Arc::clone(&connections), Arc::clone(&sessions), Arc::clone(&prefix));
+                let (connections, sessions, prefix, tools) =
+                    (Arc::clone(&connections), Arc::clone(&sessions), Arc::clone(&prefix), Arc::clone(&tools));
                 async move {
                     let mut connection = connections[client].lock().await;
-                    realistic_call(&mut connection, &prefix, client, &sessions[client], id).await
+                    realistic_call(&mut connection, &tools, &prefix, client, &sessions[client], id).await
                 }
             }
         })
@@ -878,9 +890,10 @@ async fn realistic_cells(args: &Args, notes: &mut Vec<String>) {
     let bars = [("ours", &o), ("rmcp", &r)].map(|(name, c)| (name, c.load.rate(), c.load.percentile(0.99)));
     CHART_ROWS.lock().expect("not poisoned").push(report::ChartRow { label, bars: bars.to_vec() });
     out!(
-        "\nRealistic cell: {} legacy HTTP sessions, the server pinned to one CPU, `record` (Redis GET + JSON + SET), \
-         `fibonacci({})` and a {} KiB `blob` in turn:\n",
+        "\nRealistic cell: {} legacy HTTP sessions, the server pinned to one CPU, calling {} in turn \
+         (`record`: Redis GET + JSON + SET; `fibonacci({})`; `blob`: {} KiB):\n",
         args.realistic_clients,
+        args.realistic_tools.join(", "),
         workload::FIBONACCI_N,
         workload::BLOB_KIB
     );
