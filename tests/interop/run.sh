@@ -4,7 +4,7 @@
 #     over stdio, over Streamable HTTP, and over the deprecated HTTP+SSE transport;
 #   - a server built with the Python SDK (PyPI `mcp`) over stdio and Streamable HTTP;
 #   - both behind mcp-gateway (the everything server over stdio, the Python one over HTTP in the
-#     legacy era), called through it in each era.
+#     legacy era): through it, in each era, a tool of one, a resource of the other, and a prompt.
 # Each leg lists and calls tools, reads a resource and gets a prompt. Exits non-zero on failure.
 # Installs go to a cache under target/ (INTEROP_CACHE to override); servers bind 127.0.0.1 only.
 set -euo pipefail
@@ -143,10 +143,11 @@ TOMLEOF
 expect_text() { grep -qF -- "$2" "$CACHE/$1.out" || { log "FAILED: $1 printed no \"$2\""; FAILED=$((FAILED + 1)); PASSED=$((PASSED - 1)); }; }
 if wait_port "$GW_PORT"; then
   leg gateway-modern --era modern --call everything_echo --args '{"message":"through the gateway"}' \
-    "http://127.0.0.1:$GW_PORT/mcp"
+    --read greeting://hello --prompt everything_simple-prompt "http://127.0.0.1:$GW_PORT/mcp"
   expect_era gateway-modern Modern
   expect_text gateway-modern "through the gateway"
-  leg gateway-legacy --era legacy --call py_add --args '{"a":20,"b":22}' "http://127.0.0.1:$GW_PORT/mcp"
+  leg gateway-legacy --era legacy --call py_add --args '{"a":20,"b":22}' --read first \
+    --prompt py_review --prompt-args '{"code":"x = 1"}' "http://127.0.0.1:$GW_PORT/mcp"
   expect_era gateway-legacy Legacy
   expect_text gateway-legacy "42"
 else

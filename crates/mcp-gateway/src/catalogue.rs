@@ -1,50 +1,105 @@
-//! One list of the tools of every upstream, under their listed names, and the calls to them: the
-//! gateway's [`ToolSource`].
+//! One list of each kind (tools, prompts, resources, templates) of every upstream, tools and
+//! prompts under their listed names, and the requests to them: the gateway's [`ToolSource`],
+//! [`PromptSource`] and [`ResourceSource`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
-use mcp_server::dynamic::{ToolFuture, ToolSource};
+use mcp_server::dynamic::{PromptFuture, PromptSource, ReadFuture, ResourceSource, ToolFuture, ToolSource};
 use mcp_server::{Context, Error, Server};
-use mcp_types::{CallToolRequestParams, Tool};
+use mcp_types::{CallToolRequestParams, GetPromptRequestParams, Prompt, Resource, ResourceTemplate, Tool};
 
 use crate::upstream::Upstream;
 
-/// The upstreams, in configuration order, and the index of their tools as listed now.
+/// The upstreams, in configuration order, and the index of their tools and prompts as listed now.
 pub(crate) struct Catalogue {
     pub(crate) upstreams: Vec<Arc<Upstream>>,
     index: RwLock<Arc<Index>>,
-    /// The server to tell when the list changes (set once it is built).
+    /// The server to tell when a list changes (set once it is built).
     pub(crate) server: OnceLock<Server>,
 }
 
 #[derive(Default)]
 struct Index {
-    tools: Arc<[Tool]>,
-    /// Listed name → (upstream, its own name for the tool).
+    tools: Listing<Tool>,
+    prompts: Listing<Prompt>,
+    /// Resources and templates keep their URIs: listed by URI, routed by URI.
+    resources: Listing<Resource>,
+    templates: Listing<ResourceTemplate>,
+}
+
+/// One kind of entry (tools, prompts) of every upstream.
+struct Listing<T> {
+    items: Arc<[T]>,
+    /// Listed name → (upstream, its own name for the entry).
     routes: HashMap<String, (usize, String)>,
-    /// Every listed name the configuration gives, with its upstream, so that a call to a tool of
-    /// an upstream that is down names the upstream.
+    /// Every listed name seen so far, with its upstream, so that a request for an entry of an
+    /// upstream that is down names the upstream.
     ever: HashMap<String, usize>,
 }
 
-/// Two upstreams list a tool under the same name.
+impl<T> Default for Listing<T> {
+    fn default() -> Self {
+        Listing { items: Arc::from(Vec::new()), routes: HashMap::new(), ever: HashMap::new() }
+    }
+}
+
+/// Two upstreams list a tool (or a prompt) under the same name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Clash {
+    /// `tool`, `prompt`, `resource` or `resource template`.
+    pub kind: &'static str,
+    /// The listed name.
     pub name: String,
+    /// The upstream listed first in the configuration, and its own name for the entry.
     pub first: (String, String),
+    /// The other upstream, and its own name for the entry.
     pub second: (String, String),
 }
 
 impl std::fmt::Display for Clash {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Clash { kind, name, first, second } = self;
         write!(
             f,
-            "tool `{}` is listed by upstream `{}` (its tool `{}`) and by upstream `{}` (its tool `{}`); \
+            "{kind} `{name}` is listed by upstream `{}` (its {kind} `{}`) and by upstream `{}` (its {kind} `{}`); \
              give one of them a `prefix` or a `rename`",
-            self.name, self.first.0, self.first.1, self.second.0, self.second.1
+            first.0, first.1, second.0, second.1
         )
     }
+}
+
+/// The listing of one kind: each upstream's entries under their listed names (`renamed`: with
+/// the upstream's prefix or rename rules; else as they are), the first upstream keeping a name
+/// two of them give.
+fn listing<T: Clone>(
+    upstreams: &[Arc<Upstream>],
+    kind: &'static str,
+    renamed: bool,
+    previous: &Listing<T>,
+    entries: impl Fn(&Upstream) -> Vec<T>,
+    name: impl Fn(&mut T) -> &mut String,
+    clashes: &mut Vec<Clash>,
+) -> Listing<T> {
+    let mut items = Vec::new();
+    let mut routes: HashMap<String, (usize, String)> = HashMap::new();
+    let mut ever = previous.ever.clone();
+    for (at, upstream) in upstreams.iter().enumerate() {
+        for mut entry in entries(upstream) {
+            let own = name(&mut entry).clone();
+            let listed = if renamed { upstream.config.listed_name(&own) } else { own.clone() };
+            if let Some((first, first_own)) = routes.get(&listed) {
+                let first = (upstreams[*first].name().to_owned(), first_own.clone());
+                clashes.push(Clash { kind, name: listed, first, second: (upstream.name().to_owned(), own) });
+                continue;
+            }
+            ever.insert(listed.clone(), at);
+            *name(&mut entry) = listed.clone();
+            routes.insert(listed, (at, own));
+            items.push(entry);
+        }
+    }
+    Listing { items: items.into(), routes, ever }
 }
 
 impl Catalogue {
@@ -52,81 +107,180 @@ impl Catalogue {
         Catalogue { upstreams, index: RwLock::default(), server: OnceLock::new() }
     }
 
-    /// Rebuilds the index from the upstreams' current tools. A clash keeps the tool of the
-    /// upstream listed first in the configuration and is returned.
-    pub(crate) fn rebuild(&self) -> Vec<Clash> {
-        let mut tools = Vec::new();
-        let mut routes: HashMap<String, (usize, String)> = HashMap::new();
-        let mut ever = self.index.read().expect("not poisoned").ever.clone();
+    /// Rebuilds the index from the upstreams' current lists. A clash keeps the entry of the
+    /// upstream listed first in the configuration and is returned, with which lists changed.
+    pub(crate) fn rebuild(&self) -> (Vec<Clash>, Changed) {
+        let previous = Arc::clone(&self.index.read().expect("not poisoned"));
         let mut clashes = Vec::new();
-        for (at, upstream) in self.upstreams.iter().enumerate() {
-            for mut tool in upstream.tools() {
-                let listed = upstream.config.listed_name(&tool.name);
-                if let Some((first, own)) = routes.get(&listed) {
-                    clashes.push(Clash {
-                        name: listed,
-                        first: (self.upstreams[*first].name().to_owned(), own.clone()),
-                        second: (upstream.name().to_owned(), tool.name.clone()),
-                    });
-                    continue;
-                }
-                ever.insert(listed.clone(), at);
-                routes.insert(listed.clone(), (at, std::mem::replace(&mut tool.name, listed)));
-                tools.push(tool);
-            }
-        }
+        let upstreams = &self.upstreams;
+        let tools = listing(upstreams, "tool", true, &previous.tools, Upstream::tools, |t| &mut t.name, &mut clashes);
+        let prompts =
+            listing(upstreams, "prompt", true, &previous.prompts, Upstream::prompts, |p| &mut p.name, &mut clashes);
+        let resources = listing(
+            upstreams,
+            "resource",
+            false,
+            &previous.resources,
+            Upstream::resources,
+            |r| &mut r.uri,
+            &mut clashes,
+        );
+        let templates = listing(
+            upstreams,
+            "resource template",
+            false,
+            &previous.templates,
+            Upstream::templates,
+            |t| &mut t.uri_template,
+            &mut clashes,
+        );
         for clash in &clashes {
-            tracing::warn!(%clash, "tool left out");
+            tracing::warn!(%clash, "left out");
         }
-        *self.index.write().expect("not poisoned") = Arc::new(Index { tools: tools.into(), routes, ever });
-        clashes
+        let changed = Changed {
+            tools: tools.items != previous.tools.items,
+            prompts: prompts.items != previous.prompts.items,
+            resources: resources.items != previous.resources.items || templates.items != previous.templates.items,
+        };
+        *self.index.write().expect("not poisoned") = Arc::new(Index { tools, prompts, resources, templates });
+        (clashes, changed)
     }
 
-    /// After an upstream changed: rebuild and tell the downstream clients.
+    /// After an upstream changed: rebuild, and tell the downstream clients what changed.
     pub(crate) fn changed(&self) {
-        self.rebuild();
+        let (_, changed) = self.rebuild();
         if let Some(server) = self.server.get() {
-            server.notify_tools_list_changed();
+            if changed.tools {
+                server.notify_tools_list_changed();
+            }
+            if changed.prompts {
+                server.notify_prompts_list_changed();
+            }
+            if changed.resources {
+                server.notify_resources_list_changed();
+            }
+        }
+    }
+
+    /// The upstream serving `listed` and its own name for it, or the error for a name no
+    /// connected upstream lists (naming the upstream that listed it, if one did).
+    fn route<T>(&self, listing: &Listing<T>, kind: &str, listed: &str) -> Result<(Arc<Upstream>, String), Error> {
+        if let Some((at, own)) = listing.routes.get(listed) {
+            return Ok((Arc::clone(&self.upstreams[*at]), own.clone()));
+        }
+        Err(match listing.ever.get(listed) {
+            Some(&at) => {
+                let upstream = &self.upstreams[at];
+                let why = upstream.client().err().unwrap_or_default();
+                Error::internal(format!(
+                    "The {kind} {listed} is served by upstream `{}`, which is unavailable: {why}",
+                    upstream.name()
+                ))
+            }
+            None => Error::invalid_params(format!("Unknown {kind}: {listed}")),
+        })
+    }
+}
+
+/// Which lists a rebuild changed.
+pub(crate) struct Changed {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+}
+
+/// The error of a request the upstream did not answer: its own JSON-RPC errors pass as they are;
+/// anything else names the upstream and has its connection checked.
+fn upstream_error(upstream: &Upstream, what: &str, error: mcp_client::Error) -> Error {
+    match error {
+        mcp_client::Error::Rpc { error, .. } => Error::Rpc(error),
+        error => {
+            upstream.suspect();
+            Error::internal(format!("upstream `{}` failed {what}: {error}", upstream.name()))
         }
     }
 }
 
+fn connected(upstream: &Upstream) -> Result<mcp_client::Client, Error> {
+    upstream.client().map_err(|why| Error::internal(format!("upstream `{}` is unavailable: {why}", upstream.name())))
+}
+
 impl ToolSource for Catalogue {
     fn tools(&self) -> Arc<[Tool]> {
-        Arc::clone(&self.index.read().expect("not poisoned").tools)
+        Arc::clone(&self.index.read().expect("not poisoned").tools.items)
     }
 
     fn call(&self, _ctx: Context, mut params: CallToolRequestParams) -> ToolFuture {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        let Some((at, own)) = index.routes.get(&params.name).cloned() else {
-            let error = match index.ever.get(&params.name) {
-                Some(&at) => {
-                    let upstream = &self.upstreams[at];
-                    let why = upstream.client().err().unwrap_or_default();
-                    Error::internal(format!(
-                        "Tool {} is served by upstream `{}`, which is unavailable: {why}",
-                        params.name,
-                        upstream.name()
-                    ))
-                }
-                None => Error::invalid_params(format!("Unknown tool: {}", params.name)),
-            };
-            return Box::pin(std::future::ready(Err(error)));
+        let (upstream, own) = match self.route(&index.tools, "tool", &params.name) {
+            Ok(route) => route,
+            Err(error) => return Box::pin(std::future::ready(Err(error))),
+        };
+        Box::pin(async move {
+            let client = connected(&upstream)?;
+            let arguments = params.arguments.take().unwrap_or_default();
+            let what = format!("the call to {own}");
+            client.call_tool(&own, arguments).await.map_err(|e| upstream_error(&upstream, &what, e))
+        })
+    }
+}
+
+impl PromptSource for Catalogue {
+    fn prompts(&self) -> Arc<[Prompt]> {
+        Arc::clone(&self.index.read().expect("not poisoned").prompts.items)
+    }
+
+    fn get(&self, _ctx: Context, mut params: GetPromptRequestParams) -> PromptFuture {
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        let (upstream, own) = match self.route(&index.prompts, "prompt", &params.name) {
+            Ok(route) => route,
+            Err(error) => return Box::pin(std::future::ready(Err(error))),
+        };
+        Box::pin(async move {
+            let client = connected(&upstream)?;
+            let arguments = params.arguments.take().unwrap_or_default();
+            let what = format!("getting the prompt {own}");
+            client.get_prompt(&own, arguments).await.map_err(|e| upstream_error(&upstream, &what, e))
+        })
+    }
+}
+
+impl ResourceSource for Catalogue {
+    fn resources(&self) -> Arc<[Resource]> {
+        Arc::clone(&self.index.read().expect("not poisoned").resources.items)
+    }
+
+    fn templates(&self) -> Arc<[ResourceTemplate]> {
+        Arc::clone(&self.index.read().expect("not poisoned").templates.items)
+    }
+
+    /// A listed resource goes to its upstream; any other URI to the upstream whose template has
+    /// the longest literal start (the text before its first `{`) that begins the URI.
+    fn read(&self, _ctx: Context, uri: String) -> ReadFuture {
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        let by_template = || {
+            index
+                .templates
+                .routes
+                .iter()
+                .map(|(template, route)| (template.split('{').next().unwrap_or_default(), route))
+                .filter(|(start, _)| uri.starts_with(start))
+                .max_by_key(|(start, _)| start.len())
+                .map(|(_, (at, _))| *at)
+        };
+        let at = match index.resources.routes.get(&uri) {
+            Some((at, _)) => Some(*at),
+            None => by_template().or_else(|| index.resources.ever.get(&uri).copied()),
+        };
+        let Some(at) = at else {
+            return Box::pin(std::future::ready(Err(Error::resource_not_found(&uri))));
         };
         let upstream = Arc::clone(&self.upstreams[at]);
         Box::pin(async move {
-            let client = upstream
-                .client()
-                .map_err(|why| Error::internal(format!("upstream `{}` is unavailable: {why}", upstream.name())))?;
-            let arguments = params.arguments.take().unwrap_or_default();
-            match client.call_tool(&own, arguments).await {
-                Ok(result) => Ok(result),
-                Err(mcp_client::Error::Rpc { error, .. }) => Err(Error::Rpc(error)),
-                Err(error) => {
-                    upstream.suspect();
-                    Err(Error::internal(format!("upstream `{}` failed the call to {own}: {error}", upstream.name())))
-                }
-            }
+            let client = connected(&upstream)?;
+            let what = format!("reading {uri}");
+            let result = client.read_resource(&uri).await.map_err(|e| upstream_error(&upstream, &what, e))?;
+            Ok(result.contents)
         })
     }
 }

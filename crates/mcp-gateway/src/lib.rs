@@ -4,16 +4,22 @@
 //! client negotiates); the gateway lists the tools of all of them under one endpoint that serves
 //! both eras over HTTP and stdio (`mcp-server`), each tool under its upstream's prefix or the
 //! name a rule gives it. Built only on the public APIs of `mcp-server` (a
-//! [`ToolSource`](mcp_server::dynamic::ToolSource)) and `mcp-client`.
+//! [`ToolSource`](mcp_server::dynamic::ToolSource) and a
+//! [`PromptSource`](mcp_server::dynamic::PromptSource) and a
+//! [`ResourceSource`](mcp_server::dynamic::ResourceSource)) and `mcp-client`. A stdio upstream's
+//! stderr goes to the log (target `mcp_client::stderr`), a line at a time.
 //!
-//! - A clash (two upstreams listing one name) is refused at start, naming both.
+//! - Resources and templates keep their URIs (a read goes to the upstream that lists the
+//!   resource, or whose template's literal start is the longest that begins the URI); tools and
+//!   prompts are listed under the upstream's prefix (`<prefix>_<name>`) or the name a
+//!   `rename` rule gives; a clash (two upstreams listing one name) is refused at start, naming both.
 //! - An upstream that is down (it failed to start, its process exited, its URL stopped
 //!   answering a `ping`) is left out of the list and reconnected with backoff; a call to one of
 //!   its tools fails with `-32603` naming it.
-//! - When an upstream's tools change (`notifications/tools/list_changed`, or a change seen on
-//!   reconnecting), downstream clients are told the same way.
+//! - When an upstream's lists change (its list-changed notifications, or a change seen
+//!   on reconnecting), downstream clients are told the same way.
 //!
-//! Being built (issue 29): prompts, resources and skills, per-principal visibility, the era
+//! Being built (issue 29): resource subscriptions, completions and skills, per-principal visibility, the era
 //! bridge for input requests and tasks, per-upstream limits and metrics.
 
 use std::sync::Arc;
@@ -82,12 +88,14 @@ impl Gateway {
             .map(|upstream| tokio::spawn(upstream::supervise(Arc::clone(upstream), Arc::clone(&changed))))
             .collect();
         futures::future::join_all(upstreams.iter().map(|u| u.first_attempt())).await;
-        if let Some(clash) = catalogue.rebuild().into_iter().next() {
+        if let Some(clash) = catalogue.rebuild().0.into_iter().next() {
             supervisors.iter().for_each(|s| s.abort());
             return Err(StartError::Clash(clash));
         }
         let server = Server::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
             .tool_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ToolSource>)
+            .prompt_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::PromptSource>)
+            .resource_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ResourceSource>)
             .build()
             .map_err(|e| StartError::Server(e.to_string()))?;
         let _ = catalogue.server.set(server.clone());

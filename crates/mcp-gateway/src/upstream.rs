@@ -1,13 +1,13 @@
 //! One upstream server: its connection, kept up (connected, health-checked with
 //! `Client::check_alive`,
-//! reconnected with backoff after a failure), and its tools as last listed.
+//! reconnected with backoff after a failure), and what it lists (tools, prompts, resources, templates) as last listed.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use mcp_client::{Client, StdioCommand, Subscription};
-use mcp_types::{SubscriptionFilter, Tool};
+use mcp_client::{Client, StderrMode, StdioCommand, Subscription};
+use mcp_types::{Prompt, Resource, ResourceTemplate, SubscriptionFilter, Tool};
 use tokio::sync::{Notify, watch};
 
 use crate::config::UpstreamConfig;
@@ -25,10 +25,39 @@ pub(crate) struct Upstream {
     attempts: watch::Sender<u64>,
 }
 
+/// What an upstream lists, under its own names.
+#[derive(Default, Clone)]
+pub(crate) struct Lists {
+    tools: Vec<Tool>,
+    prompts: Vec<Prompt>,
+    resources: Vec<Resource>,
+    templates: Vec<ResourceTemplate>,
+}
+
+impl Lists {
+    /// What `client`'s server lists (only the kinds it declares).
+    async fn of(client: &Client) -> Result<Lists, mcp_client::Error> {
+        let capabilities = client.server_capabilities();
+        let tools = match capabilities.tools {
+            Some(_) => client.all_tools().await?,
+            None => Vec::new(),
+        };
+        let prompts = match capabilities.prompts {
+            Some(_) => client.all_prompts().await?,
+            None => Vec::new(),
+        };
+        let (resources, templates) = match capabilities.resources {
+            Some(_) => (client.all_resources().await?, client.all_resource_templates().await?),
+            None => (Vec::new(), Vec::new()),
+        };
+        Ok(Lists { tools, prompts, resources, templates })
+    }
+}
+
 #[derive(Default)]
 struct State {
     client: Option<Client>,
-    tools: Vec<Tool>,
+    lists: Lists,
     /// Why the upstream is not connected, when it is not.
     down_because: Option<String>,
 }
@@ -56,7 +85,22 @@ impl Upstream {
 
     /// The upstream's tools under their own names (none while it is down).
     pub(crate) fn tools(&self) -> Vec<Tool> {
-        self.state.lock().expect("not poisoned").tools.clone()
+        self.state.lock().expect("not poisoned").lists.tools.clone()
+    }
+
+    /// The upstream's prompts under their own names (none while it is down).
+    pub(crate) fn prompts(&self) -> Vec<Prompt> {
+        self.state.lock().expect("not poisoned").lists.prompts.clone()
+    }
+
+    /// The upstream's resources (none while it is down).
+    pub(crate) fn resources(&self) -> Vec<Resource> {
+        self.state.lock().expect("not poisoned").lists.resources.clone()
+    }
+
+    /// The upstream's resource templates (none while it is down).
+    pub(crate) fn templates(&self) -> Vec<ResourceTemplate> {
+        self.state.lock().expect("not poisoned").lists.templates.clone()
     }
 
     /// A call failed in a way that may mean the connection is gone.
@@ -76,7 +120,8 @@ impl Upstream {
             .era(self.config.era.preference());
         match (&self.config.command, &self.config.url) {
             (Some(command), _) => {
-                let mut stdio = StdioCommand::new(&command[0]).args(&command[1..]);
+                // Its stderr goes to the log, a line at a time, each line bounded.
+                let mut stdio = StdioCommand::new(&command[0]).args(&command[1..]).stderr(StderrMode::Capture);
                 for (key, value) in &self.config.env {
                     stdio = stdio.env(key, value);
                 }
@@ -92,17 +137,17 @@ impl Upstream {
         }
     }
 
-    fn set_up(&self, client: Client, tools: Vec<Tool>) {
-        *self.state.lock().expect("not poisoned") = State { client: Some(client), tools, down_because: None };
+    fn set_up(&self, client: Client, lists: Lists) {
+        *self.state.lock().expect("not poisoned") = State { client: Some(client), lists, down_because: None };
     }
 
-    fn set_tools(&self, tools: Vec<Tool>) {
-        self.state.lock().expect("not poisoned").tools = tools;
+    fn set_lists(&self, lists: Lists) {
+        self.state.lock().expect("not poisoned").lists = lists;
     }
 
     fn set_down(&self, why: String) -> Option<Client> {
         let mut state = self.state.lock().expect("not poisoned");
-        state.tools.clear();
+        state.lists = Lists::default();
         state.down_because = Some(why);
         state.client.take()
     }
@@ -115,16 +160,16 @@ pub(crate) async fn supervise(upstream: Arc<Upstream>, changed: Arc<dyn Fn() + S
     let mut backoff = FIRST_BACKOFF;
     loop {
         let connected = match upstream.connect().await {
-            Ok(client) => match client.all_tools().await {
-                Ok(tools) => Ok((client, tools)),
+            Ok(client) => match Lists::of(&client).await {
+                Ok(lists) => Ok((client, lists)),
                 Err(error) => {
                     client.close().await;
-                    Err(format!("listing its tools failed: {error}"))
+                    Err(format!("listing what it serves failed: {error}"))
                 }
             },
             Err(error) => Err(format!("connecting failed: {error}")),
         };
-        let (client, tools) = match connected {
+        let (client, lists) = match connected {
             Ok(up) => up,
             Err(why) => {
                 tracing::warn!(upstream = %name, %why, retry_in = ?backoff, "upstream unavailable");
@@ -135,11 +180,20 @@ pub(crate) async fn supervise(upstream: Arc<Upstream>, changed: Arc<dyn Fn() + S
                 continue;
             }
         };
-        tracing::info!(upstream = %name, tools = tools.len(), era = ?client.era(), "upstream connected");
+        tracing::info!(
+            upstream = %name, tools = lists.tools.len(), prompts = lists.prompts.len(),
+            resources = lists.resources.len(), templates = lists.templates.len(), era = ?client.era(),
+            "upstream connected"
+        );
         backoff = FIRST_BACKOFF;
-        let wanted = SubscriptionFilter { tools_list_changed: Some(true), ..SubscriptionFilter::default() };
+        let wanted = SubscriptionFilter {
+            tools_list_changed: Some(true),
+            prompts_list_changed: Some(true),
+            resources_list_changed: Some(true),
+            ..SubscriptionFilter::default()
+        };
         let mut changes = client.listen(wanted).await.ok();
-        upstream.set_up(client.clone(), tools);
+        upstream.set_up(client.clone(), lists);
         upstream.attempts.send_modify(|n| *n += 1);
         changed();
         let why = watch_connection(&upstream, &client, &mut changes, &changed).await;
@@ -153,7 +207,7 @@ pub(crate) async fn supervise(upstream: Arc<Upstream>, changed: Arc<dyn Fn() + S
     }
 }
 
-/// Follows a connected upstream: re-lists its tools when it says they changed, checks that it
+/// Follows a connected upstream: re-lists what it serves when it says a list changed, checks that it
 /// answers every health interval (and when a call suspects it). Returns why the connection is deemed lost.
 async fn watch_connection(
     upstream: &Upstream,
@@ -167,12 +221,12 @@ async fn watch_connection(
         let check = tokio::select! {
             notification = next_change(changes) => match notification {
                 Some(Ok(_)) => {
-                    match client.all_tools().await {
-                        Ok(tools) => {
-                            upstream.set_tools(tools);
+                    match Lists::of(client).await {
+                        Ok(lists) => {
+                            upstream.set_lists(lists);
                             changed();
                         }
-                        Err(error) => return format!("re-listing its tools failed: {error}"),
+                        Err(error) => return format!("re-listing what it serves failed: {error}"),
                     }
                     false
                 }

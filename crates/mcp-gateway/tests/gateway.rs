@@ -26,8 +26,29 @@ struct Text {
     text: String,
 }
 
+/// Whom to greet.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Whom {
+    name: String,
+}
+
 fn adder() -> Server {
+    use mcp_server::types::{Resource, ResourceTemplate};
     Server::builder("adder", "1.0.0")
+        .resource(mcp_server::ResourceRoute::new(
+            Resource { uri: "adder://readme".into(), name: "readme".into(), ..Default::default() },
+            |_: Context, _uri: String| async move { Ok::<_, Error>("the adder adds".to_owned()) },
+        ))
+        .resource_template(mcp_server::ResourceTemplateRoute::new(
+            ResourceTemplate { uri_template: "adder://sum/{a}/{b}".into(), name: "sum".into(), ..Default::default() },
+            |_: Context, _uri: String, vars: std::collections::BTreeMap<String, String>| async move {
+                let sum: i64 = vars.values().map(|v| v.parse::<i64>().unwrap_or(0)).sum();
+                Ok::<_, Error>(sum.to_string())
+            },
+        ))
+        .prompt(mcp_server::PromptRoute::new("greet", |_: Context, Whom { name }: Whom| async move {
+            Ok::<_, Error>(format!("Greet {name}."))
+        }))
         .tool(ToolRoute::new(
             "add",
             |_: Context, Pair { a, b }: Pair| async move { Ok::<_, Error>((a + b).to_string()) },
@@ -114,6 +135,14 @@ async fn text(client: &Client, tool: &str, arguments: serde_json::Value) -> Stri
     }
 }
 
+async fn read_text(client: &Client, uri: &str) -> String {
+    let result = client.read_resource(uri).await.unwrap_or_else(|e| panic!("{uri}: {e}"));
+    serde_json::to_value(&result.contents).unwrap()[0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{uri}: no text"))
+        .to_owned()
+}
+
 /// Waits (up to 20 s, polling) until `check` holds.
 async fn eventually<F: AsyncFnMut() -> bool>(what: &str, mut check: F) {
     for _ in 0..200 {
@@ -158,6 +187,21 @@ async fn upstreams_over_http_and_stdio_are_one_list_in_both_eras() {
     for era in [EraPreference::Modern, EraPreference::Legacy] {
         let client = client(&url, era).await;
         assert_eq!(names(&client).await, ["a_add", "a_echo", "yell"], "{era:?}");
+        client.clear_cache();
+        let prompts: Vec<String> = client.all_prompts().await.unwrap().into_iter().map(|p| p.name).collect();
+        assert_eq!(prompts, ["a_greet"], "{era:?}");
+        let prompt = client.get_prompt("a_greet", json!({"name": "Ada"})).await.unwrap();
+        assert_eq!(serde_json::to_value(&prompt.messages).unwrap()[0]["content"]["text"], "Greet Ada.", "{era:?}");
+        let missing = client.get_prompt("a_greet", json!({})).await.unwrap_err().to_string();
+        assert!(missing.contains("name"), "the upstream's refusal comes back: {missing}");
+        let resources: Vec<String> = client.all_resources().await.unwrap().into_iter().map(|r| r.uri).collect();
+        assert_eq!(resources, ["adder://readme"], "{era:?}");
+        let templates = client.all_resource_templates().await.unwrap();
+        assert_eq!(templates[0].uri_template, "adder://sum/{a}/{b}", "{era:?}");
+        assert_eq!(read_text(&client, "adder://readme").await, "the adder adds");
+        assert_eq!(read_text(&client, "adder://sum/2/40").await, "42");
+        let unknown = client.read_resource("nowhere://x").await.unwrap_err().to_string();
+        assert!(unknown.contains("Resource not found: nowhere://x"), "{unknown}");
         assert_eq!(text(&client, "a_add", json!({"a": 2, "b": 3})).await, "5");
         assert_eq!(text(&client, "yell", json!({"text": "hi"})).await, "HI");
         // The upstream checks its own arguments; its refusal comes back as it was.

@@ -1,18 +1,28 @@
-//! Tools that change while the server runs: a proxy's upstream tools, a plugin host's plugins.
-//! A [`ToolSource`] is listed after the server's own routes and called for every name none of
-//! them has; [`Server::notify_tools_list_changed`](crate::Server::notify_tools_list_changed) tells
-//! clients when its list changes.
+//! Tools, prompts and resources that change while the server runs: a proxy's upstream ones, a
+//! plugin host's plugins. A [`ToolSource`] ([`PromptSource`], [`ResourceSource`]) is listed after
+//! the server's own routes and asked for every name (URI) none of them serves;
+//! [`Server::notify_tools_list_changed`](crate::Server::notify_tools_list_changed) and its siblings
+//! tell clients when a list changes.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use mcp_types::{CallToolRequestParams, CallToolResult, Tool};
+use mcp_types::{
+    CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult, Prompt,
+    ReadResourceResultContentsItem, Resource, ResourceTemplate, Tool,
+};
 
 use crate::{Context, Error};
 
 /// What [`ToolSource::call`] returns.
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<CallToolResult, Error>> + Send>>;
+
+/// What [`PromptSource::get`] returns.
+pub type PromptFuture = Pin<Box<dyn Future<Output = Result<GetPromptResult, Error>> + Send>>;
+
+/// What [`ResourceSource::read`] returns: the contents of the resource.
+pub type ReadFuture = Pin<Box<dyn Future<Output = Result<Vec<ReadResourceResultContentsItem>, Error>> + Send>>;
 
 /// Tools the server does not know when it is built ([`ServerBuilder::tool_source`](crate::ServerBuilder::tool_source)).
 ///
@@ -54,4 +64,38 @@ pub trait ToolSource: Send + Sync + 'static {
     /// Calls the tool `params.name` (one no route of the server has). A name the source does not
     /// have is its to refuse, as `Error::invalid_params("Unknown tool: …")` does.
     fn call(&self, ctx: Context, params: CallToolRequestParams) -> ToolFuture;
+}
+
+/// Prompts the server does not know when it is built ([`ServerBuilder::prompt_source`](crate::ServerBuilder::prompt_source)),
+/// as [`ToolSource`] is for tools: listed after the routes, asked for every name no route has;
+/// the source checks the arguments itself.
+pub trait PromptSource: Send + Sync + 'static {
+    /// The prompts as they are now, in the order they are listed.
+    fn prompts(&self) -> Arc<[Prompt]>;
+
+    /// Gets the prompt `params.name` (one no route of the server has). A name the source does
+    /// not have is its to refuse, as `Error::invalid_params("Unknown prompt: …")` does.
+    fn get(&self, ctx: Context, params: GetPromptRequestParams) -> PromptFuture;
+}
+
+/// Resources and resource templates the server does not know when it is built
+/// ([`ServerBuilder::resource_source`](crate::ServerBuilder::resource_source)): listed after the
+/// routes, and asked to read every URI no resource or template route serves.
+pub trait ResourceSource: Send + Sync + 'static {
+    /// The resources as they are now, in the order they are listed.
+    fn resources(&self) -> Arc<[Resource]>;
+
+    /// The resource templates as they are now, in the order they are listed.
+    fn templates(&self) -> Arc<[ResourceTemplate]>;
+
+    /// Reads `uri` (one no route serves). A URI the source does not serve is its to refuse, as
+    /// `Error::resource_not_found(uri)` does.
+    fn read(&self, ctx: Context, uri: String) -> ReadFuture;
+
+    /// Whether the source serves `uri` (for `resources/subscribe`): by default, when it lists a
+    /// resource with that URI or a template whose text before its first `{` starts the URI.
+    fn serves(&self, uri: &str) -> bool {
+        self.resources().iter().any(|r| r.uri == uri)
+            || self.templates().iter().any(|t| uri.starts_with(t.uri_template.split('{').next().unwrap_or_default()))
+    }
 }

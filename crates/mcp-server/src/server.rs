@@ -103,6 +103,10 @@ struct ServerInner {
     templates: Vec<ResourceTemplateRoute>,
     prompts: Vec<PromptRoute>,
     prompt_index: HashMap<String, usize>,
+    /// Prompts listed after the routes, asked for names no route has.
+    prompt_source: Option<Arc<dyn crate::dynamic::PromptSource>>,
+    /// Resources and templates listed after the routes, asked for URIs no route serves.
+    resource_source: Option<Arc<dyn crate::dynamic::ResourceSource>>,
     completion: Option<CompletionFn>,
     options: Options,
     keyring: StateKeyring,
@@ -614,11 +618,11 @@ impl Server {
     }
 
     fn has_resources(&self) -> bool {
-        !self.inner.resources.is_empty() || !self.inner.templates.is_empty()
+        !self.inner.resources.is_empty() || !self.inner.templates.is_empty() || self.inner.resource_source.is_some()
     }
 
     fn has_prompts(&self) -> bool {
-        !self.inner.prompts.is_empty()
+        !self.inner.prompts.is_empty() || self.inner.prompt_source.is_some()
     }
 
     /// The directory a `resources/directory/read` names, and its cursor.
@@ -646,6 +650,7 @@ impl Server {
     fn knows_resource(&self, uri: &str) -> bool {
         self.inner.resource_index.contains_key(uri)
             || self.inner.templates.iter().any(|t| t.pattern.matches(uri).is_some())
+            || self.inner.resource_source.as_ref().is_some_and(|source| source.serves(uri))
     }
 }
 

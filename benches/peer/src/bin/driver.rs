@@ -1377,6 +1377,8 @@ async fn auth_cells(args: &Args, notes: &mut Vec<String>) {
 #[tokio::main]
 async fn main() {
     let args = args();
+    // The commit the binaries were built from: read before the run, while the tree is as built.
+    let commit = args.results.as_ref().map(|_| report::commit());
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     out!(
         "peer benchmark: mcp-server (ours) and rmcp 3.11.0, {} s per cell after {} s warm-up, {cpus} CPUs; \
@@ -1523,8 +1525,7 @@ async fn main() {
             out!("- {note}");
         }
     }
-    if let Some(dir) = &args.results {
-        let commit = report::commit();
+    if let (Some(dir), Some(commit)) = (&args.results, commit) {
         let date = std::process::Command::new("date")
             .args(["-u", "+%Y-%m-%d"])
             .output()

@@ -26,6 +26,8 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     tools: Vec<ToolRoute>,
     tool_source: Option<Arc<dyn crate::dynamic::ToolSource>>,
+    prompt_source: Option<Arc<dyn crate::dynamic::PromptSource>>,
+    resource_source: Option<Arc<dyn crate::dynamic::ResourceSource>>,
     resources: Vec<ResourceRoute>,
     templates: Vec<ResourceTemplateRoute>,
     prompts: Vec<PromptRoute>,
@@ -50,6 +52,8 @@ impl ServerBuilder {
             instructions: None,
             tools: Vec::new(),
             tool_source: None,
+            prompt_source: None,
+            resource_source: None,
             resources: Vec::new(),
             templates: Vec::new(),
             prompts: Vec::new(),
@@ -133,6 +137,21 @@ impl ServerBuilder {
     /// server declares `tools` (with `listChanged`) even while the source has none.
     pub fn tool_source(mut self, source: Arc<dyn crate::dynamic::ToolSource>) -> Self {
         self.tool_source = Some(source);
+        self
+    }
+
+    /// Prompts known only while serving, as [`tool_source`](Self::tool_source) is for tools; see
+    /// [`PromptSource`](crate::dynamic::PromptSource). The server declares `prompts`.
+    pub fn prompt_source(mut self, source: Arc<dyn crate::dynamic::PromptSource>) -> Self {
+        self.prompt_source = Some(source);
+        self
+    }
+
+    /// Resources and templates known only while serving, as [`tool_source`](Self::tool_source)
+    /// is for tools; see [`ResourceSource`](crate::dynamic::ResourceSource). The server declares
+    /// `resources`.
+    pub fn resource_source(mut self, source: Arc<dyn crate::dynamic::ResourceSource>) -> Self {
+        self.resource_source = Some(source);
         self
     }
 
@@ -333,11 +352,11 @@ impl ServerBuilder {
         if !tools.is_empty() || self.tool_source.is_some() {
             capabilities.tools = Some(ToolsCapability { list_changed: Some(true), ..Default::default() });
         }
-        if !self.resources.is_empty() || !self.templates.is_empty() {
+        if !self.resources.is_empty() || !self.templates.is_empty() || self.resource_source.is_some() {
             capabilities.resources =
                 Some(ResourcesCapability { list_changed: Some(true), subscribe: Some(true), ..Default::default() });
         }
-        if !self.prompts.is_empty() {
+        if !self.prompts.is_empty() || self.prompt_source.is_some() {
             capabilities.prompts = Some(PromptsCapability { list_changed: Some(true), ..Default::default() });
         }
         if self.completion.is_some() {
@@ -396,6 +415,8 @@ impl ServerBuilder {
                 tools,
                 tool_index,
                 tool_source: self.tool_source,
+                prompt_source: self.prompt_source,
+                resource_source: self.resource_source,
                 resources: self.resources,
                 resource_index,
                 templates: self.templates,

@@ -37,8 +37,17 @@ impl Server {
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, ErrorObject> {
         let list = self.inner.options.list_cache;
-        let (resources, next) =
-            self.page_permitted(principal, cursor, &self.inner.resources, |r| &r.scopes, |r| r.resource.clone())?;
+        let (resources, next) = match &self.inner.resource_source {
+            None => {
+                self.page_permitted(principal, cursor, &self.inner.resources, |r| &r.scopes, |r| r.resource.clone())?
+            }
+            Some(source) => {
+                let routes = self.permitted(principal, &self.inner.resources, |r| &r.scopes);
+                let mut all: Vec<mcp_types::Resource> = routes.into_iter().map(|r| r.resource.clone()).collect();
+                all.extend(source.resources().iter().cloned());
+                self.page(cursor, &all, Clone::clone)?
+            }
+        };
         let mut result = ListResourcesResult::new(list.scope, resources, list.ttl_ms);
         result.next_cursor = next;
         Ok(result)
@@ -50,8 +59,18 @@ impl Server {
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, ErrorObject> {
         let list = self.inner.options.list_cache;
-        let (templates, next) =
-            self.page_permitted(principal, cursor, &self.inner.templates, |t| &t.scopes, |t| t.template.clone())?;
+        let (templates, next) = match &self.inner.resource_source {
+            None => {
+                self.page_permitted(principal, cursor, &self.inner.templates, |t| &t.scopes, |t| t.template.clone())?
+            }
+            Some(source) => {
+                let routes = self.permitted(principal, &self.inner.templates, |t| &t.scopes);
+                let mut all: Vec<mcp_types::ResourceTemplate> =
+                    routes.into_iter().map(|t| t.template.clone()).collect();
+                all.extend(source.templates().iter().cloned());
+                self.page(cursor, &all, Clone::clone)?
+            }
+        };
         let mut result = ListResourceTemplatesResult::new(list.scope, templates, list.ttl_ms);
         result.next_cursor = next;
         Ok(result)
@@ -63,8 +82,16 @@ impl Server {
         cursor: Option<String>,
     ) -> Result<ListPromptsResult, ErrorObject> {
         let list = self.inner.options.list_cache;
-        let (prompts, next) =
-            self.page_permitted(principal, cursor, &self.inner.prompts, |p| &p.scopes, |p| p.prompt.clone())?;
+        let (prompts, next) = match &self.inner.prompt_source {
+            None => self.page_permitted(principal, cursor, &self.inner.prompts, |p| &p.scopes, |p| p.prompt.clone())?,
+            // The routes the caller may get, then the source's prompts, paged as one list.
+            Some(source) => {
+                let routes = self.permitted(principal, &self.inner.prompts, |p| &p.scopes);
+                let mut all: Vec<mcp_types::Prompt> = routes.into_iter().map(|p| p.prompt.clone()).collect();
+                all.extend(source.prompts().iter().cloned());
+                self.page(cursor, &all, Clone::clone)?
+            }
+        };
         let mut result = ListPromptsResult::new(list.scope, prompts, list.ttl_ms);
         result.next_cursor = next;
         Ok(result)

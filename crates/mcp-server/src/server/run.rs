@@ -457,6 +457,10 @@ impl Server {
                 return non_empty(contents, &uri);
             }
         }
+        if let Some(source) = &self.inner.resource_source {
+            let contents = handler(source.read(ctx, uri.clone())).await?;
+            return non_empty(contents, &uri);
+        }
         Err(Error::resource_not_found(&uri))
     }
 
@@ -467,7 +471,10 @@ impl Server {
         params: GetPromptRequestParams,
     ) -> Result<mcp_types::GetPromptResult, Error> {
         let Some(&index) = self.inner.prompt_index.get(&params.name) else {
-            return Err(Error::invalid_params(format!("Unknown prompt: {}", params.name)));
+            return match &self.inner.prompt_source {
+                Some(source) => handler(source.get(ctx, params)).await,
+                None => Err(Error::invalid_params(format!("Unknown prompt: {}", params.name))),
+            };
         };
         let route = &self.inner.prompts[index];
         if let Some(missing) = route.missing_argument(params.arguments.as_ref().unwrap_or(&BTreeMap::new())) {
@@ -488,11 +495,23 @@ impl Server {
         params: CompleteRequestParams,
     ) -> Result<mcp_types::CompleteResultCompletion, Error> {
         match &params.r#ref {
-            CompleteRequestParamsRef::RefPrompt(prompt) if !self.inner.prompt_index.contains_key(&prompt.name) => {
+            CompleteRequestParamsRef::RefPrompt(prompt)
+                if !self.inner.prompt_index.contains_key(&prompt.name)
+                    && !self
+                        .inner
+                        .prompt_source
+                        .as_ref()
+                        .is_some_and(|s| s.prompts().iter().any(|p| p.name == prompt.name)) =>
+            {
                 return Err(Error::invalid_params(format!("Unknown prompt: {}", prompt.name)));
             }
             CompleteRequestParamsRef::RefResource(template)
-                if !self.inner.templates.iter().any(|t| t.template.uri_template == template.uri) =>
+                if !self.inner.templates.iter().any(|t| t.template.uri_template == template.uri)
+                    && !self
+                        .inner
+                        .resource_source
+                        .as_ref()
+                        .is_some_and(|s| s.templates().iter().any(|t| t.uri_template == template.uri)) =>
             {
                 return Err(Error::invalid_params(format!("Unknown resource template: {}", template.uri)));
             }
