@@ -205,6 +205,11 @@ fn connected(upstream: &Upstream) -> Result<mcp_client::Client, Error> {
     upstream.client().map_err(|why| Error::internal(format!("upstream `{}` is unavailable: {why}", upstream.name())))
 }
 
+/// A slot of the upstream's concurrency limit, held for the request.
+async fn slot(upstream: &Upstream) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, Error> {
+    upstream.slot().await.map_err(Error::internal)
+}
+
 impl ToolSource for Catalogue {
     fn tools(&self) -> Arc<[Tool]> {
         Arc::clone(&self.index.read().expect("not poisoned").tools.items)
@@ -218,6 +223,7 @@ impl ToolSource for Catalogue {
         };
         Box::pin(async move {
             let client = connected(&upstream)?;
+            let _slot = slot(&upstream).await?;
             let arguments = params.arguments.take().unwrap_or_default();
             let what = format!("the call to {own}");
             client.call_tool(&own, arguments).await.map_err(|e| upstream_error(&upstream, &what, e))
@@ -238,6 +244,7 @@ impl PromptSource for Catalogue {
         };
         Box::pin(async move {
             let client = connected(&upstream)?;
+            let _slot = slot(&upstream).await?;
             let arguments = params.arguments.take().unwrap_or_default();
             let what = format!("getting the prompt {own}");
             client.get_prompt(&own, arguments).await.map_err(|e| upstream_error(&upstream, &what, e))
@@ -278,6 +285,7 @@ impl ResourceSource for Catalogue {
         let upstream = Arc::clone(&self.upstreams[at]);
         Box::pin(async move {
             let client = connected(&upstream)?;
+            let _slot = slot(&upstream).await?;
             let what = format!("reading {uri}");
             let result = client.read_resource(&uri).await.map_err(|e| upstream_error(&upstream, &what, e))?;
             Ok(result.contents)

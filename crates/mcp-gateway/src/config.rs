@@ -13,6 +13,11 @@
 //! headers = { Authorization = "Bearer secret" }
 //! prefix = ""                        # the tools keep their names
 //! rename = { search = "notes_search" }
+//! era = "legacy"                     # "auto" (the default), "modern" or "legacy"
+//! timeout_secs = 30                  # each request (default 60)
+//! max_concurrent_requests = 8        # at once; more wait…
+//! queue_timeout_secs = 2             # …this long, then fail naming the upstream
+//! health_interval_secs = 10          # `ping` / `server/discover` while connected
 //! ```
 
 use std::collections::BTreeMap;
@@ -67,6 +72,14 @@ pub struct UpstreamConfig {
     /// Seconds a call may take before it fails naming the upstream. Default 60.
     #[serde(default)]
     pub timeout_secs: Option<f64>,
+    /// How many requests the gateway sends the upstream at once; more wait for one to finish,
+    /// up to `queue_timeout_secs`. Default: no limit.
+    #[serde(default)]
+    pub max_concurrent_requests: Option<usize>,
+    /// Seconds a request waits for one of `max_concurrent_requests` before it fails naming the
+    /// upstream. Default: `timeout_secs`.
+    #[serde(default)]
+    pub queue_timeout_secs: Option<f64>,
 }
 
 /// The protocol era to speak to an upstream.
@@ -142,6 +155,10 @@ impl UpstreamConfig {
 
     pub(crate) fn timeout(&self) -> Duration {
         Duration::from_secs_f64(self.timeout_secs.unwrap_or(60.0).max(0.001))
+    }
+
+    pub(crate) fn queue_timeout(&self) -> Duration {
+        self.queue_timeout_secs.map_or_else(|| self.timeout(), |secs| Duration::from_secs_f64(secs.max(0.0)))
     }
 }
 

@@ -19,6 +19,11 @@
 //! - When an upstream's lists change (its list-changed notifications, or a change seen
 //!   on reconnecting), downstream clients are told the same way.
 //!
+//! - Each upstream may be given a concurrency limit (`max_concurrent_requests`; more requests wait
+//!   up to `queue_timeout_secs`, then fail naming it) and a request timeout (`timeout_secs`).
+//! - [`Gateway::router`] adds `GET /healthz` and `GET /readyz` (503 while an upstream is down) to
+//!   the MCP endpoint.
+//!
 //! Being built (issue 29): resource subscriptions, completions and skills, per-principal visibility, the era
 //! bridge for input requests and tasks, per-upstream limits and metrics.
 
@@ -110,6 +115,37 @@ impl Gateway {
     /// The names of the upstreams that are connected now.
     pub fn connected(&self) -> Vec<String> {
         self.catalogue.upstreams.iter().filter(|u| u.client().is_ok()).map(|u| u.name().to_owned()).collect()
+    }
+
+    /// Each upstream, in configuration order, and why it is not connected (`Ok` when it is).
+    pub fn upstreams(&self) -> Vec<(String, Result<(), String>)> {
+        self.catalogue.upstreams.iter().map(|u| (u.name().to_owned(), u.client().map(drop))).collect()
+    }
+
+    /// The downstream HTTP application: the MCP endpoint (at `config.path`), `GET /healthz`
+    /// (200 while the process serves) and `GET /readyz` (200 when every upstream is connected,
+    /// else 503; both with a JSON body naming each upstream's state). Serve it with
+    /// `mcp_server::http::serve_router`, which applies `config`'s connection limits.
+    pub fn router(&self, config: mcp_server::http::HttpConfig) -> axum::Router {
+        use axum::http::{StatusCode, header};
+        let catalogue = Arc::clone(&self.catalogue);
+        let states = move |ready_only: bool| {
+            let upstreams: serde_json::Map<String, serde_json::Value> = catalogue
+                .upstreams
+                .iter()
+                .map(|u| {
+                    (u.name().to_owned(), u.client().map_or_else(|why| format!("down: {why}"), |_| "up".into()).into())
+                })
+                .collect();
+            let ready = catalogue.upstreams.iter().all(|u| u.client().is_ok());
+            let status = if ready || !ready_only { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+            let body = serde_json::json!({ "ready": ready, "upstreams": upstreams }).to_string();
+            (status, [(header::CONTENT_TYPE, "application/json")], body)
+        };
+        let health = states.clone();
+        mcp_server::http::router(self.server.clone(), config)
+            .route("/healthz", axum::routing::get(move || std::future::ready(health(false))))
+            .route("/readyz", axum::routing::get(move || std::future::ready(states(true))))
     }
 }
 

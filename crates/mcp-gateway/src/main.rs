@@ -1,6 +1,7 @@
 //! `mcp-gateway --config gateway.toml [--stdio]`: serves the configuration's upstreams as one MCP
-//! endpoint, over HTTP at `http://<listen>/mcp` and, with `--stdio`, on stdin and stdout.
-//! Logs go to stderr (`RUST_LOG`, default `info`).
+//! endpoint, over HTTP at `http://<listen>/mcp` (with `GET /healthz` and `GET /readyz`) and, with
+//! `--stdio`, on stdin and stdout. SIGINT or SIGTERM stops accepting connections and lets the
+//! open ones finish. Logs go to stderr (`RUST_LOG`, default `info`).
 
 use std::path::PathBuf;
 
@@ -33,6 +34,24 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
+/// Completes at SIGINT or SIGTERM.
+async fn stop_signal() {
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => drop(signal.recv().await),
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate => {}
+    }
+    tracing::info!("stopping: no new connections; the open ones finish");
+}
+
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let text = std::fs::read_to_string(&args.config).map_err(|e| format!("reading {}: {e}", args.config.display()))?;
     let config = Config::from_toml(&text).map_err(|e| format!("{}: {e}", args.config.display()))?;
@@ -47,8 +66,10 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 .map_err(|e| format!("listening on {address}: {e}"))?;
             // The first line on stderr says where, for scripts and tests.
             eprintln!("mcp-gateway: listening on http://{}/mcp", listener.local_addr()?);
-            let config = mcp_server::http::HttpConfig::default();
-            Some(tokio::spawn(mcp_server::http::serve(listener, gateway.server().clone(), config)))
+            let http_config = mcp_server::http::HttpConfig::default();
+            let limits = mcp_server::http::ConnectionLimits::from(&http_config);
+            let app = gateway.router(http_config);
+            Some(tokio::spawn(mcp_server::http::serve_router(listener, app, limits, stop_signal())))
         }
         None => None,
     };
@@ -56,9 +77,6 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         mcp_server::stdio::serve_stdio(gateway.server().clone()).await?;
         return Ok(());
     }
-    tokio::select! {
-        served = async { http.expect("listening").await } => served??,
-        _ = tokio::signal::ctrl_c() => tracing::info!("interrupted; stopping"),
-    }
+    http.expect("listening").await??;
     Ok(())
 }

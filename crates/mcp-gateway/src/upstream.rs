@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use mcp_client::{Client, StderrMode, StdioCommand, Subscription};
 use mcp_types::{Prompt, Resource, ResourceTemplate, SubscriptionFilter, Tool};
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::config::UpstreamConfig;
 
@@ -23,6 +23,8 @@ pub(crate) struct Upstream {
     suspect: Notify,
     /// Counts finished connection attempts, so that start-up can wait for the first one.
     attempts: watch::Sender<u64>,
+    /// The requests it may be sent at once (`max_concurrent_requests`), if limited.
+    slots: Option<Arc<Semaphore>>,
 }
 
 /// What an upstream lists, under its own names.
@@ -65,7 +67,9 @@ struct State {
 impl Upstream {
     pub(crate) fn new(config: UpstreamConfig) -> Upstream {
         let down_because = Some("not connected yet".to_owned());
+        let slots = config.max_concurrent_requests.map(|n| Arc::new(Semaphore::new(n.max(1))));
         Upstream {
+            slots,
             config,
             state: Mutex::new(State { down_because, ..State::default() }),
             suspect: Notify::new(),
@@ -101,6 +105,21 @@ impl Upstream {
     /// The upstream's resource templates (none while it is down).
     pub(crate) fn templates(&self) -> Vec<ResourceTemplate> {
         self.state.lock().expect("not poisoned").lists.templates.clone()
+    }
+
+    /// A slot for one request, waiting (up to the upstream's queue timeout) while all are taken;
+    /// `None` when the upstream has no limit.
+    pub(crate) async fn slot(&self) -> Result<Option<OwnedSemaphorePermit>, String> {
+        let Some(slots) = &self.slots else { return Ok(None) };
+        let limit = self.config.max_concurrent_requests.unwrap_or_default();
+        match tokio::time::timeout(self.config.queue_timeout(), Arc::clone(slots).acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(Some(permit)),
+            _ => Err(format!(
+                "upstream `{}` is busy: none of its {limit} concurrent requests finished within {:?}",
+                self.name(),
+                self.config.queue_timeout()
+            )),
+        }
     }
 
     /// A call failed in a way that may mean the connection is gone.

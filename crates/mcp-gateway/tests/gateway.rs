@@ -301,3 +301,81 @@ async fn an_upstream_list_change_reaches_downstream_clients() {
         assert_eq!(text(&client, &format!("c_{added}"), json!({})).await, format!("{added} ran"));
     }
 }
+
+/// A tool that waits until the test lets it go.
+fn waiter(gate: Arc<tokio::sync::Semaphore>) -> Server {
+    Server::builder("waiter", "1.0.0")
+        .tool(ToolRoute::new("wait", move |_: Context, Text { text }: Text| {
+            let gate = Arc::clone(&gate);
+            async move {
+                let _pass = gate.acquire().await.map_err(|e| Error::failed(e.to_string()))?;
+                Ok::<_, Error>(text)
+            }
+        }))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_gets_at_most_its_concurrent_requests_and_the_rest_wait_then_fail_naming_it() {
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let upstream = Upstream::start(waiter(Arc::clone(&gate)), 0);
+    let gateway = Gateway::start(&config(&format!(
+        "[[upstream]]\nname = \"w\"\nurl = \"{}\"\nmax_concurrent_requests = 1\nqueue_timeout_secs = 0.3\n",
+        upstream.url
+    )))
+    .await
+    .unwrap();
+    let client = client(&serve(&gateway).await, EraPreference::Modern).await;
+    let first = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("w_wait", json!({"text": "first"})).await }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The one slot is taken: this call waits 0.3 s for it, then fails naming the limit.
+    let second = client.call_tool("w_wait", json!({"text": "second"})).await.unwrap_err().to_string();
+    assert!(second.contains("upstream `w` is busy: none of its 1 concurrent requests finished"), "{second}");
+    gate.add_permits(10);
+    let first = first.await.unwrap().unwrap();
+    assert_eq!(serde_json::to_value(&first.content).unwrap()[0]["text"], "first");
+    assert_eq!(text(&client, "w_wait", json!({"text": "third"})).await, "third");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_follows_the_upstreams_and_health_does_not() {
+    let upstream = Upstream::start(adder(), 0);
+    let port = upstream.port();
+    let gateway = Gateway::start(&config(&format!(
+        "[[upstream]]\nname = \"a\"\nurl = \"{}\"\nhealth_interval_secs = 0.1\n",
+        upstream.url
+    )))
+    .await
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let config = mcp_server::http::HttpConfig::default();
+    let limits = mcp_server::http::ConnectionLimits::from(&config);
+    tokio::spawn(mcp_server::http::serve_router(listener, gateway.router(config), limits, std::future::pending()));
+    let http = reqwest::Client::new();
+    let get = |path: &'static str| {
+        let (http, base) = (http.clone(), base.clone());
+        async move {
+            let response = http.get(format!("{base}{path}")).send().await.unwrap();
+            let status = response.status().as_u16();
+            (status, serde_json::from_str::<serde_json::Value>(&response.text().await.unwrap()).unwrap())
+        }
+    };
+    let (status, body) = get("/readyz").await;
+    assert_eq!((status, &body["upstreams"]["a"]), (200, &json!("up")), "{body}");
+
+    drop(upstream);
+    eventually("not ready", async || get("/readyz").await.0 == 503).await;
+    let (status, body) = get("/healthz").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["upstreams"]["a"].as_str().unwrap().starts_with("down: "), "{body}");
+    assert_eq!(gateway.upstreams()[0].0, "a");
+    assert!(gateway.upstreams()[0].1.is_err());
+
+    let _back = Upstream::start(adder(), port);
+    eventually("ready again", async || get("/readyz").await.0 == 200).await;
+}
