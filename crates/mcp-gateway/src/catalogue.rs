@@ -7,7 +7,10 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use mcp_server::dynamic::{PromptFuture, PromptSource, ReadFuture, ResourceSource, ToolFuture, ToolSource};
 use mcp_server::{Context, Error, Server};
-use mcp_types::{CallToolRequestParams, GetPromptRequestParams, Prompt, Resource, ResourceTemplate, Tool};
+use mcp_types::{
+    CallToolRequestParams, CompleteRequestParams, CompleteRequestParamsRef, CompleteResultCompletion,
+    GetPromptRequestParams, Prompt, Resource, ResourceTemplate, Tool,
+};
 
 use crate::upstream::Upstream;
 
@@ -193,6 +196,18 @@ pub(crate) struct Changed {
 /// anything else names the upstream and has its connection checked.
 fn upstream_error(upstream: &Upstream, what: &str, error: mcp_client::Error) -> Error {
     match error {
+        // A capability the upstream needs of its client is one the caller must have: the same
+        // error, which the downstream wire words as its own (`-32021`, HTTP 400).
+        mcp_client::Error::Rpc { error, .. }
+            if error.code == mcp_types::error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY
+                && let Some(Ok(required)) = error
+                    .data
+                    .as_ref()
+                    .and_then(|data| data.get("requiredCapabilities"))
+                    .map(|caps| serde_json::from_value::<mcp_types::ClientCapabilities>(caps.clone())) =>
+        {
+            Error::MissingCapability(Box::new(required))
+        }
         mcp_client::Error::Rpc { error, .. } => Error::Rpc(error),
         error => {
             upstream.suspect();
@@ -210,12 +225,42 @@ async fn slot(upstream: &Upstream) -> Result<Option<tokio::sync::OwnedSemaphoreP
     upstream.slot().await.map_err(Error::internal)
 }
 
+impl Catalogue {
+    /// `completion/complete` for a prompt or template of an upstream: asked of that upstream, under
+    /// its own name for the prompt.
+    pub(crate) async fn complete(&self, params: CompleteRequestParams) -> Result<CompleteResultCompletion, Error> {
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        let (upstream, reference) = match params.r#ref {
+            CompleteRequestParamsRef::RefPrompt(mut prompt) => {
+                let (upstream, own) = self.route(&index.prompts, "prompt", &prompt.name)?;
+                prompt.name = own;
+                (upstream, CompleteRequestParamsRef::RefPrompt(prompt))
+            }
+            CompleteRequestParamsRef::RefResource(template) => {
+                let (upstream, _) = self.route(&index.templates, "resource template", &template.uri)?;
+                (upstream, CompleteRequestParamsRef::RefResource(template))
+            }
+            other => return Err(Error::invalid_params(format!("Cannot complete for {}", serde_json::json!(other)))),
+        };
+        let client = connected(&upstream)?;
+        let _slot = slot(&upstream).await?;
+        let context = params.context.and_then(|c| c.arguments).unwrap_or_default();
+        let argument = params.argument;
+        let what = format!("completing `{}`", argument.name);
+        let result = client
+            .complete(reference, &argument.name, &argument.value, context)
+            .await
+            .map_err(|e| upstream_error(&upstream, &what, e))?;
+        Ok(result.completion)
+    }
+}
+
 impl ToolSource for Catalogue {
     fn tools(&self) -> Arc<[Tool]> {
         Arc::clone(&self.index.read().expect("not poisoned").tools.items)
     }
 
-    fn call(&self, _ctx: Context, mut params: CallToolRequestParams) -> ToolFuture {
+    fn call(&self, ctx: Context, mut params: CallToolRequestParams) -> ToolFuture {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
         let (upstream, own) = match self.route(&index.tools, "tool", &params.name) {
             Ok(route) => route,
@@ -226,7 +271,24 @@ impl ToolSource for Catalogue {
             let _slot = slot(&upstream).await?;
             let arguments = params.arguments.take().unwrap_or_default();
             let what = format!("the call to {own}");
-            client.call_tool(&own, arguments).await.map_err(|e| upstream_error(&upstream, &what, e))
+            // The upstream's progress notifications go on to the caller as they come.
+            let (progress, mut reports) = tokio::sync::mpsc::unbounded_channel();
+            let options = mcp_client::CallOptions::new().on_progress(move |report| drop(progress.send(report)));
+            let call = client.call_tool_with(&own, arguments, options);
+            tokio::pin!(call);
+            let outcome = loop {
+                tokio::select! {
+                    outcome = &mut call => break outcome,
+                    Some(report) = reports.recv() => {
+                        ctx.progress(report.progress, report.total, report.message.as_deref()).await;
+                    }
+                }
+            };
+            // Reports that came with the result go first, in order.
+            while let Ok(report) = reports.try_recv() {
+                ctx.progress(report.progress, report.total, report.message.as_deref()).await;
+            }
+            outcome.map_err(|e| upstream_error(&upstream, &what, e))
         })
     }
 }

@@ -101,6 +101,18 @@ impl Gateway {
             .tool_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ToolSource>)
             .prompt_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::PromptSource>)
             .resource_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ResourceSource>)
+            .completion({
+                let catalogue = Arc::downgrade(&catalogue);
+                move |_ctx, params| {
+                    let catalogue = catalogue.upgrade();
+                    async move {
+                        match catalogue {
+                            Some(catalogue) => catalogue.complete(params).await,
+                            None => Err(mcp_server::Error::internal("the gateway is stopping")),
+                        }
+                    }
+                }
+            })
             .build()
             .map_err(|e| StartError::Server(e.to_string()))?;
         let _ = catalogue.server.set(server.clone());

@@ -33,8 +33,26 @@ struct Whom {
 }
 
 fn adder() -> Server {
-    use mcp_server::types::{Resource, ResourceTemplate};
+    use mcp_server::types::{CompleteRequestParamsRef, CompleteResultCompletion, Resource, ResourceTemplate};
     Server::builder("adder", "1.0.0")
+        .completion(|_: Context, params| async move {
+            let values = match &params.r#ref {
+                CompleteRequestParamsRef::RefPrompt(prompt) if prompt.name == "greet" => {
+                    vec!["Ada".into(), "Alan".into()]
+                }
+                _ => Vec::new(),
+            };
+            Ok::<_, Error>(CompleteResultCompletion {
+                values: values.into_iter().filter(|v: &String| v.starts_with(&params.argument.value)).collect(),
+                ..Default::default()
+            })
+        })
+        .tool(ToolRoute::new("count", |ctx: Context, Pair { a, b }: Pair| async move {
+            for step in a..=b {
+                ctx.progress(step as f64, Some(b as f64), Some(&format!("step {step}"))).await;
+            }
+            Ok::<_, Error>("counted".to_owned())
+        }))
         .resource(mcp_server::ResourceRoute::new(
             Resource { uri: "adder://readme".into(), name: "readme".into(), ..Default::default() },
             |_: Context, _uri: String| async move { Ok::<_, Error>("the adder adds".to_owned()) },
@@ -186,7 +204,17 @@ async fn upstreams_over_http_and_stdio_are_one_list_in_both_eras() {
     let url = serve(&gateway).await;
     for era in [EraPreference::Modern, EraPreference::Legacy] {
         let client = client(&url, era).await;
-        assert_eq!(names(&client).await, ["a_add", "a_echo", "yell"], "{era:?}");
+        assert_eq!(names(&client).await, ["a_add", "a_count", "a_echo", "yell"], "{era:?}");
+        // The upstream's progress reaches the caller, and completion goes to the prompt's upstream.
+        let reports = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&reports);
+        let options = mcp_client::CallOptions::new().on_progress(move |p| seen.lock().unwrap().push(p.progress));
+        client.call_tool_with("a_count", json!({"a": 1, "b": 3}), options).await.unwrap();
+        assert_eq!(*reports.lock().unwrap(), [1.0, 2.0, 3.0], "{era:?}");
+        let reference =
+            mcp_server::types::CompleteRequestParamsRef::RefPrompt(mcp_server::types::PromptReference::new("a_greet"));
+        let completed = client.complete(reference, "name", "A", Default::default()).await.unwrap();
+        assert_eq!(completed.completion.values, ["Ada", "Alan"], "{era:?}");
         client.clear_cache();
         let prompts: Vec<String> = client.all_prompts().await.unwrap().into_iter().map(|p| p.name).collect();
         assert_eq!(prompts, ["a_greet"], "{era:?}");
@@ -248,7 +276,7 @@ async fn an_upstream_that_goes_away_is_left_out_and_served_again_after_it_return
     .await
     .unwrap();
     let client = client(&serve(&gateway).await, EraPreference::Modern).await;
-    assert_eq!(names(&client).await, ["a_add", "a_echo", "s_shout"]);
+    assert_eq!(names(&client).await, ["a_add", "a_count", "a_echo", "s_shout"]);
 
     drop(adder_upstream);
     eventually("a's tools left out", async || names(&client).await == ["s_shout"]).await;
@@ -257,7 +285,7 @@ async fn an_upstream_that_goes_away_is_left_out_and_served_again_after_it_return
     assert_eq!(text(&client, "s_shout", json!({"text": "still"})).await, "STILL");
 
     let _back = Upstream::start(adder(), port);
-    eventually("a served again", async || names(&client).await == ["a_add", "a_echo", "s_shout"]).await;
+    eventually("a served again", async || names(&client).await == ["a_add", "a_count", "a_echo", "s_shout"]).await;
     assert_eq!(text(&client, "a_add", json!({"a": 20, "b": 22})).await, "42");
 }
 
