@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Interop (gateway, issue 29): mcp-gateway in front of three upstreams nobody at the gateway wrote
+# or built for it: the TypeScript everything server (stdio, legacy era), a Python SDK server
+# (Streamable HTTP, spoken to in the legacy era) and this workspace's notes example (stdio); used
+# by the official clients in either era:
+#   - typescript-sdk-v2: @modelcontextprotocol/client pinned to 2026-07-28 (gateway/ts_client.mjs)
+#   - python-sdk: the Python SDK client, 2025-11-25 (gateway/py_client.py)
+# Uses what run.sh (the everything server, the Python venv and its server) and apps.sh (the v2
+# client) install; run those first. Binds 127.0.0.1 only; exits non-zero on any failure.
+set -euo pipefail
+
+INTEROP_NAME=interop-gateway
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+EVERYTHING="$CACHE/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+PY="$CACHE/venv/bin/python"
+V2_MODULES="$CACHE/apps-npm/node_modules"
+LOGS="$CACHE/gateway"
+mkdir -p "$LOGS"
+find_node
+[ -f "$EVERYTHING" ] && [ -x "$PY" ] && [ -f "$CACHE/py_server.py" ] ||
+  die "the everything server and the Python SDK are not installed: run tests/interop/run.sh first"
+[ -f "$V2_MODULES/@modelcontextprotocol/client/package.json" ] ||
+  die "the TypeScript SDK v2 client is not installed: run tests/interop/apps.sh first"
+
+# The same features as .ci/run's example build, so that CI reuses it.
+(cd "$ROOT" && cargo build --quiet --workspace --all-features --example notes --bin mcp-gateway)
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+wait_port() {
+  for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  die "nothing listens on port $1"
+}
+PIDS=()
+trap 'for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
+
+PY_PORT=$(free_port)
+"$PY" "$CACHE/py_server.py" http "$PY_PORT" > "$LOGS/python.log" 2>&1 & PIDS+=($!)
+wait_port "$PY_PORT"
+GW_PORT=$(free_port)
+cat > "$LOGS/gateway.toml" <<TOML
+listen = "127.0.0.1:$GW_PORT"
+
+[[upstream]]
+name = "everything"
+command = ["$NODE", "$EVERYTHING", "stdio"]
+
+[[upstream]]
+name = "py"
+url = "http://127.0.0.1:$PY_PORT/mcp"
+era = "legacy"
+
+[[upstream]]
+name = "notes"
+command = ["$TARGET_DIR/debug/examples/notes"]
+TOML
+"$TARGET_DIR/debug/mcp-gateway" --config "$LOGS/gateway.toml" > "$LOGS/gateway.log" 2>&1 & PIDS+=($!)
+wait_port "$GW_PORT"
+URL="http://127.0.0.1:$GW_PORT/mcp"
+
+failed=0
+leg() {
+  local name="$1"
+  shift
+  if out="$("$@" 2> "$LOGS/$name.err")"; then
+    printf '%-20s PASS  %s\n' "$name" "$out"
+  else
+    printf '%-20s FAIL  %s\n' "$name" "$(tail -n 5 "$LOGS/$name.err" | tr '\n' ' ')"
+    failed=1
+  fi
+}
+leg typescript-sdk-v2 env MCP_INTEROP_NODE_MODULES="$V2_MODULES" "$NODE" "$ROOT/tests/interop/gateway/ts_client.mjs" "$URL"
+leg python-sdk "$PY" "$ROOT/tests/interop/gateway/py_client.py" "$URL"
+if [ "$failed" != 0 ]; then
+  log "the gateway's log:"
+  sed 's/^/    /' "$LOGS/gateway.log" >&2
+fi
+exit "$failed"
