@@ -185,6 +185,12 @@ impl Catalogue {
     }
 }
 
+/// The span of one request sent to an upstream (`mcp.gateway.upstream`), inside the downstream
+/// request's span: which upstream, which method, and the upstream's own name for the target.
+fn upstream_span(upstream: &Upstream, method: &'static str, target: &str) -> tracing::Span {
+    tracing::info_span!("mcp.gateway.upstream", upstream = upstream.name(), method, target)
+}
+
 /// Which lists a rebuild changed.
 pub(crate) struct Changed {
     tools: bool,
@@ -242,16 +248,20 @@ impl Catalogue {
             }
             other => return Err(Error::invalid_params(format!("Cannot complete for {}", serde_json::json!(other)))),
         };
-        let client = connected(&upstream)?;
-        let _slot = slot(&upstream).await?;
-        let context = params.context.and_then(|c| c.arguments).unwrap_or_default();
-        let argument = params.argument;
-        let what = format!("completing `{}`", argument.name);
-        let result = client
-            .complete(reference, &argument.name, &argument.value, context)
-            .await
-            .map_err(|e| upstream_error(&upstream, &what, e))?;
-        Ok(result.completion)
+        let span = upstream_span(&upstream, "completion/complete", &params.argument.name);
+        let completing = async move {
+            let client = connected(&upstream)?;
+            let _slot = slot(&upstream).await?;
+            let context = params.context.and_then(|c| c.arguments).unwrap_or_default();
+            let argument = params.argument;
+            let what = format!("completing `{}`", argument.name);
+            let result = client
+                .complete(reference, &argument.name, &argument.value, context)
+                .await
+                .map_err(|e| upstream_error(&upstream, &what, e))?;
+            Ok(result.completion)
+        };
+        tracing::Instrument::instrument(completing, span).await
     }
 }
 
@@ -266,30 +276,34 @@ impl ToolSource for Catalogue {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
-        Box::pin(async move {
-            let client = connected(&upstream)?;
-            let _slot = slot(&upstream).await?;
-            let arguments = params.arguments.take().unwrap_or_default();
-            let what = format!("the call to {own}");
-            // The upstream's progress notifications go on to the caller as they come.
-            let (progress, mut reports) = tokio::sync::mpsc::unbounded_channel();
-            let options = mcp_client::CallOptions::new().on_progress(move |report| drop(progress.send(report)));
-            let call = client.call_tool_with(&own, arguments, options);
-            tokio::pin!(call);
-            let outcome = loop {
-                tokio::select! {
-                    outcome = &mut call => break outcome,
-                    Some(report) = reports.recv() => {
-                        ctx.progress(report.progress, report.total, report.message.as_deref()).await;
+        let span = upstream_span(&upstream, "tools/call", &own);
+        Box::pin(tracing::Instrument::instrument(
+            async move {
+                let client = connected(&upstream)?;
+                let _slot = slot(&upstream).await?;
+                let arguments = params.arguments.take().unwrap_or_default();
+                let what = format!("the call to {own}");
+                // The upstream's progress notifications go on to the caller as they come.
+                let (progress, mut reports) = tokio::sync::mpsc::unbounded_channel();
+                let options = mcp_client::CallOptions::new().on_progress(move |report| drop(progress.send(report)));
+                let call = client.call_tool_with(&own, arguments, options);
+                tokio::pin!(call);
+                let outcome = loop {
+                    tokio::select! {
+                        outcome = &mut call => break outcome,
+                        Some(report) = reports.recv() => {
+                            ctx.progress(report.progress, report.total, report.message.as_deref()).await;
+                        }
                     }
+                };
+                // Reports that came with the result go first, in order.
+                while let Ok(report) = reports.try_recv() {
+                    ctx.progress(report.progress, report.total, report.message.as_deref()).await;
                 }
-            };
-            // Reports that came with the result go first, in order.
-            while let Ok(report) = reports.try_recv() {
-                ctx.progress(report.progress, report.total, report.message.as_deref()).await;
-            }
-            outcome.map_err(|e| upstream_error(&upstream, &what, e))
-        })
+                outcome.map_err(|e| upstream_error(&upstream, &what, e))
+            },
+            span,
+        ))
     }
 }
 
@@ -304,13 +318,17 @@ impl PromptSource for Catalogue {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
-        Box::pin(async move {
-            let client = connected(&upstream)?;
-            let _slot = slot(&upstream).await?;
-            let arguments = params.arguments.take().unwrap_or_default();
-            let what = format!("getting the prompt {own}");
-            client.get_prompt(&own, arguments).await.map_err(|e| upstream_error(&upstream, &what, e))
-        })
+        let span = upstream_span(&upstream, "prompts/get", &own);
+        Box::pin(tracing::Instrument::instrument(
+            async move {
+                let client = connected(&upstream)?;
+                let _slot = slot(&upstream).await?;
+                let arguments = params.arguments.take().unwrap_or_default();
+                let what = format!("getting the prompt {own}");
+                client.get_prompt(&own, arguments).await.map_err(|e| upstream_error(&upstream, &what, e))
+            },
+            span,
+        ))
     }
 }
 
@@ -345,12 +363,16 @@ impl ResourceSource for Catalogue {
             return Box::pin(std::future::ready(Err(Error::resource_not_found(&uri))));
         };
         let upstream = Arc::clone(&self.upstreams[at]);
-        Box::pin(async move {
-            let client = connected(&upstream)?;
-            let _slot = slot(&upstream).await?;
-            let what = format!("reading {uri}");
-            let result = client.read_resource(&uri).await.map_err(|e| upstream_error(&upstream, &what, e))?;
-            Ok(result.contents)
-        })
+        let span = upstream_span(&upstream, "resources/read", &uri);
+        Box::pin(tracing::Instrument::instrument(
+            async move {
+                let client = connected(&upstream)?;
+                let _slot = slot(&upstream).await?;
+                let what = format!("reading {uri}");
+                let result = client.read_resource(&uri).await.map_err(|e| upstream_error(&upstream, &what, e))?;
+                Ok(result.contents)
+            },
+            span,
+        ))
     }
 }
