@@ -407,3 +407,47 @@ async fn readiness_follows_the_upstreams_and_health_does_not() {
     let _back = Upstream::start(adder(), port);
     eventually("ready again", async || get("/readyz").await.0 == 200).await;
 }
+
+/// Sets its flag when dropped: the handler holding it was cancelled (or finished).
+struct Dropped(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_the_caller_gives_up_is_cancelled_upstream_in_each_era() {
+    for era in ["legacy", "modern"] {
+        let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = Arc::clone(&ended);
+        let server = Server::builder("hanging", "1.0.0")
+            .tool(ToolRoute::new("hang", move |_: Context, _: Text| {
+                let flag = Arc::clone(&flag);
+                async move {
+                    let _dropped = Dropped(flag);
+                    std::future::pending::<()>().await;
+                    Ok::<_, Error>(String::new())
+                }
+            }))
+            .build()
+            .unwrap();
+        let upstream = Upstream::start(server, 0);
+        let gateway = Gateway::start(&config(&format!(
+            "[[upstream]]\nname = \"h\"\nurl = \"{}\"\nera = \"{era}\"\n",
+            upstream.url
+        )))
+        .await
+        .unwrap();
+        let preference = if era == "legacy" { EraPreference::Legacy } else { EraPreference::Modern };
+        let client = client(&serve(&gateway).await, preference).await;
+        let options = mcp_client::CallOptions::new().timeout(Duration::from_millis(300));
+        let gave_up = client.call_tool_with("h_hang", json!({"text": "x"}), options).await.unwrap_err();
+        assert!(gave_up.to_string().contains("timed out"), "{gave_up}");
+        eventually(&format!("the upstream handler cancelled ({era})"), async || {
+            ended.load(std::sync::atomic::Ordering::SeqCst)
+        })
+        .await;
+    }
+}
