@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
 use mcp_server::dynamic::{PromptFuture, PromptSource, ReadFuture, ResourceSource, ToolFuture, ToolSource};
-use mcp_server::{Context, Error, Server};
+use mcp_server::{Context, Error, Principal, Server};
 use mcp_types::{
     CallToolRequestParams, CompleteRequestParams, CompleteRequestParamsRef, CompleteResultCompletion,
     GetPromptRequestParams, Prompt, Resource, ResourceTemplate, Tool,
@@ -266,7 +266,8 @@ impl Catalogue {
 }
 
 impl ToolSource for Catalogue {
-    fn tools(&self) -> Arc<[Tool]> {
+    // Every caller sees every upstream's entries (per-principal visibility is to come).
+    fn tools(&self, _caller: &Principal) -> Arc<[Tool]> {
         Arc::clone(&self.index.read().expect("not poisoned").tools.items)
     }
 
@@ -308,7 +309,7 @@ impl ToolSource for Catalogue {
 }
 
 impl PromptSource for Catalogue {
-    fn prompts(&self) -> Arc<[Prompt]> {
+    fn prompts(&self, _caller: &Principal) -> Arc<[Prompt]> {
         Arc::clone(&self.index.read().expect("not poisoned").prompts.items)
     }
 
@@ -333,11 +334,11 @@ impl PromptSource for Catalogue {
 }
 
 impl ResourceSource for Catalogue {
-    fn resources(&self) -> Arc<[Resource]> {
+    fn resources(&self, _caller: &Principal) -> Arc<[Resource]> {
         Arc::clone(&self.index.read().expect("not poisoned").resources.items)
     }
 
-    fn templates(&self) -> Arc<[ResourceTemplate]> {
+    fn templates(&self, _caller: &Principal) -> Arc<[ResourceTemplate]> {
         Arc::clone(&self.index.read().expect("not poisoned").templates.items)
     }
 

@@ -294,7 +294,7 @@ async fn an_upstream_that_goes_away_is_left_out_and_served_again_after_it_return
 struct Changing(Mutex<Vec<String>>);
 
 impl ToolSource for Changing {
-    fn tools(&self) -> Arc<[Tool]> {
+    fn tools(&self, _caller: &mcp_server::Principal) -> Arc<[Tool]> {
         self.0.lock().unwrap().iter().map(|name| Tool::new(ObjectSchema::default(), name)).collect()
     }
 

@@ -13,7 +13,7 @@ use mcp_types::{
     ReadResourceResultContentsItem, Resource, ResourceTemplate, Tool,
 };
 
-use crate::{Context, Error};
+use crate::{Context, Error, Principal};
 
 /// What [`ToolSource::call`] returns.
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<CallToolResult, Error>> + Send>>;
@@ -33,13 +33,13 @@ pub type ReadFuture = Pin<Box<dyn Future<Output = Result<Vec<ReadResourceResultC
 /// use std::sync::Arc;
 /// use mcp_server::dynamic::{ToolFuture, ToolSource};
 /// use mcp_server::types::{CallToolRequestParams, ObjectSchema, Tool};
-/// use mcp_server::{Context, Error, Server, text_result};
+/// use mcp_server::{Context, Error, Principal, Server, text_result};
 ///
 /// /// One tool per name in the list, each answering its own name.
 /// struct Named(Vec<String>);
 ///
 /// impl ToolSource for Named {
-///     fn tools(&self) -> Arc<[Tool]> {
+///     fn tools(&self, _caller: &Principal) -> Arc<[Tool]> {
 ///         self.0.iter().map(|name| Tool::new(ObjectSchema::default(), name)).collect()
 ///     }
 ///
@@ -58,8 +58,9 @@ pub type ReadFuture = Pin<Box<dyn Future<Output = Result<Vec<ReadResourceResultC
 /// assert!(server.capabilities().tools.is_some());
 /// ```
 pub trait ToolSource: Send + Sync + 'static {
-    /// The tools as they are now, in the order they are listed.
-    fn tools(&self) -> Arc<[Tool]>;
+    /// The tools as they are now that `caller` may see, in the order they are listed (the
+    /// source decides which; [`call`](Self::call) sees the caller as `ctx.principal()`).
+    fn tools(&self, caller: &Principal) -> Arc<[Tool]>;
 
     /// Calls the tool `params.name` (one no route of the server has). A name the source does not
     /// have is its to refuse, as `Error::invalid_params("Unknown tool: …")` does.
@@ -70,8 +71,8 @@ pub trait ToolSource: Send + Sync + 'static {
 /// as [`ToolSource`] is for tools: listed after the routes, asked for every name no route has;
 /// the source checks the arguments itself.
 pub trait PromptSource: Send + Sync + 'static {
-    /// The prompts as they are now, in the order they are listed.
-    fn prompts(&self) -> Arc<[Prompt]>;
+    /// The prompts as they are now that `caller` may see, in the order they are listed.
+    fn prompts(&self, caller: &Principal) -> Arc<[Prompt]>;
 
     /// Gets the prompt `params.name` (one no route of the server has). A name the source does
     /// not have is its to refuse, as `Error::invalid_params("Unknown prompt: …")` does.
@@ -82,20 +83,23 @@ pub trait PromptSource: Send + Sync + 'static {
 /// ([`ServerBuilder::resource_source`](crate::ServerBuilder::resource_source)): listed after the
 /// routes, and asked to read every URI no resource or template route serves.
 pub trait ResourceSource: Send + Sync + 'static {
-    /// The resources as they are now, in the order they are listed.
-    fn resources(&self) -> Arc<[Resource]>;
+    /// The resources as they are now that `caller` may see, in the order they are listed.
+    fn resources(&self, caller: &Principal) -> Arc<[Resource]>;
 
-    /// The resource templates as they are now, in the order they are listed.
-    fn templates(&self) -> Arc<[ResourceTemplate]>;
+    /// The resource templates as they are now that `caller` may see, in the order they are listed.
+    fn templates(&self, caller: &Principal) -> Arc<[ResourceTemplate]>;
 
     /// Reads `uri` (one no route serves). A URI the source does not serve is its to refuse, as
     /// `Error::resource_not_found(uri)` does.
     fn read(&self, ctx: Context, uri: String) -> ReadFuture;
 
-    /// Whether the source serves `uri` (for `resources/subscribe`): by default, when it lists a
-    /// resource with that URI or a template whose text before its first `{` starts the URI.
-    fn serves(&self, uri: &str) -> bool {
-        self.resources().iter().any(|r| r.uri == uri)
-            || self.templates().iter().any(|t| uri.starts_with(t.uri_template.split('{').next().unwrap_or_default()))
+    /// Whether the source serves `uri` to `caller` (for `resources/subscribe`): by default, when
+    /// it lists a resource with that URI or a template whose text before its first `{` starts it.
+    fn serves(&self, uri: &str, caller: &Principal) -> bool {
+        self.resources(caller).iter().any(|r| r.uri == uri)
+            || self
+                .templates(caller)
+                .iter()
+                .any(|t| uri.starts_with(t.uri_template.split('{').next().unwrap_or_default()))
     }
 }

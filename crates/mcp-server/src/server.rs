@@ -639,7 +639,8 @@ impl Server {
                 return Err(error.into_error_object());
             }
         }
-        let message = if self.knows_resource(&uri) {
+        // Only the wording depends on it: the anonymous caller stands for any.
+        let message = if self.knows_resource(&uri, &Principal::default()) {
             format!("{uri} is not a directory resource")
         } else {
             format!("No directory resource at {uri}")
@@ -647,10 +648,10 @@ impl Server {
         Err(ErrorObject::invalid_params(message).with_data(json!({ "uri": uri })))
     }
 
-    fn knows_resource(&self, uri: &str) -> bool {
+    fn knows_resource(&self, uri: &str, caller: &Principal) -> bool {
         self.inner.resource_index.contains_key(uri)
             || self.inner.templates.iter().any(|t| t.pattern.matches(uri).is_some())
-            || self.inner.resource_source.as_ref().is_some_and(|source| source.serves(uri))
+            || self.inner.resource_source.as_ref().is_some_and(|source| source.serves(uri, caller))
     }
 }
 

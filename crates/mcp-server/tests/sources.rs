@@ -16,7 +16,7 @@ use serde_json::json;
 struct Named(Mutex<Vec<String>>);
 
 impl ToolSource for Named {
-    fn tools(&self) -> Arc<[Tool]> {
+    fn tools(&self, _caller: &mcp_server::Principal) -> Arc<[Tool]> {
         self.0.lock().unwrap().iter().map(|name| Tool::new(ObjectSchema::default(), name)).collect()
     }
 
@@ -96,7 +96,7 @@ async fn a_server_with_only_a_source_declares_tools_even_while_it_has_none() {
 struct Prompts(Vec<String>);
 
 impl mcp_server::dynamic::PromptSource for Prompts {
-    fn prompts(&self) -> Arc<[mcp_types::Prompt]> {
+    fn prompts(&self, _caller: &mcp_server::Principal) -> Arc<[mcp_types::Prompt]> {
         self.0.iter().map(mcp_types::Prompt::new).collect()
     }
 
@@ -132,11 +132,11 @@ async fn source_prompts_are_listed_and_got_when_no_route_has_the_name() {
 struct Files;
 
 impl mcp_server::dynamic::ResourceSource for Files {
-    fn resources(&self) -> Arc<[mcp_types::Resource]> {
+    fn resources(&self, _caller: &mcp_server::Principal) -> Arc<[mcp_types::Resource]> {
         Arc::from(vec![mcp_types::Resource { uri: "file:///a".into(), name: "a".into(), ..Default::default() }])
     }
 
-    fn templates(&self) -> Arc<[mcp_types::ResourceTemplate]> {
+    fn templates(&self, _caller: &mcp_server::Principal) -> Arc<[mcp_types::ResourceTemplate]> {
         Arc::from(vec![mcp_types::ResourceTemplate {
             uri_template: "file:///dir/{name}".into(),
             name: "dir".into(),
@@ -181,4 +181,37 @@ async fn source_resources_and_templates_are_listed_read_and_subscribed() {
     assert!(subscribed.get("result").is_some(), "a URI the source serves: {subscribed}");
     let refused = legacy.ask(request(2, "resources/subscribe", json!({ "uri": "file:///elsewhere" }))).await;
     assert!(refused.get("error").is_some(), "{refused}");
+}
+
+/// One tool per caller: named after the principal that lists it.
+struct PerCaller;
+
+impl ToolSource for PerCaller {
+    fn tools(&self, caller: &mcp_server::Principal) -> Arc<[Tool]> {
+        Arc::from(vec![Tool::new(ObjectSchema::default(), format!("for_{}", caller.as_str()))])
+    }
+
+    fn call(&self, ctx: Context, params: CallToolRequestParams) -> ToolFuture {
+        let mine = params.name == format!("for_{}", ctx.principal().as_str());
+        Box::pin(async move {
+            match mine {
+                true => Ok(text_result("yours")),
+                false => Err(Error::invalid_params(format!("Unknown tool: {}", params.name))),
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_source_lists_what_each_caller_may_see() {
+    let server = Server::builder("per-caller", "1.0.0").tool_source(Arc::new(PerCaller)).build().unwrap();
+    for who in ["ada", "alan"] {
+        let (server_end, client_end) = mcp_server::Connection::memory();
+        let serving = server.clone();
+        tokio::spawn(async move { serving.serve_as(server_end, mcp_server::Principal::new(who)).await });
+        let mut client = MemoryClient { connection: client_end };
+        assert_eq!(listed(&client.ask(modern(1, "tools/list", json!({}))).await), [format!("for_{who}")]);
+        let call = client.ask(modern(2, "tools/call", json!({ "name": format!("for_{who}") }))).await;
+        assert_eq!(text(&call), "yours");
+    }
 }

@@ -20,9 +20,10 @@ impl Server {
             )?,
             // The routes the caller may call, then the source's tools, paged as one list.
             Some(source) => {
-                let routes = self.permitted(principal, &self.inner.tools, |t| &t.route.scopes);
+                let caller = principal();
+                let routes = self.permitted(|| caller.clone(), &self.inner.tools, |t| &t.route.scopes);
                 let mut all: Vec<mcp_types::Tool> = routes.into_iter().map(|t| t.route.tool.clone()).collect();
-                all.extend(source.tools().iter().cloned());
+                all.extend(source.tools(&caller).iter().cloned());
                 self.page(cursor, &all, Clone::clone)?
             }
         };
@@ -42,9 +43,10 @@ impl Server {
                 self.page_permitted(principal, cursor, &self.inner.resources, |r| &r.scopes, |r| r.resource.clone())?
             }
             Some(source) => {
-                let routes = self.permitted(principal, &self.inner.resources, |r| &r.scopes);
+                let caller = principal();
+                let routes = self.permitted(|| caller.clone(), &self.inner.resources, |r| &r.scopes);
                 let mut all: Vec<mcp_types::Resource> = routes.into_iter().map(|r| r.resource.clone()).collect();
-                all.extend(source.resources().iter().cloned());
+                all.extend(source.resources(&caller).iter().cloned());
                 self.page(cursor, &all, Clone::clone)?
             }
         };
@@ -64,10 +66,11 @@ impl Server {
                 self.page_permitted(principal, cursor, &self.inner.templates, |t| &t.scopes, |t| t.template.clone())?
             }
             Some(source) => {
-                let routes = self.permitted(principal, &self.inner.templates, |t| &t.scopes);
+                let caller = principal();
+                let routes = self.permitted(|| caller.clone(), &self.inner.templates, |t| &t.scopes);
                 let mut all: Vec<mcp_types::ResourceTemplate> =
                     routes.into_iter().map(|t| t.template.clone()).collect();
-                all.extend(source.templates().iter().cloned());
+                all.extend(source.templates(&caller).iter().cloned());
                 self.page(cursor, &all, Clone::clone)?
             }
         };
@@ -86,9 +89,10 @@ impl Server {
             None => self.page_permitted(principal, cursor, &self.inner.prompts, |p| &p.scopes, |p| p.prompt.clone())?,
             // The routes the caller may get, then the source's prompts, paged as one list.
             Some(source) => {
-                let routes = self.permitted(principal, &self.inner.prompts, |p| &p.scopes);
+                let caller = principal();
+                let routes = self.permitted(|| caller.clone(), &self.inner.prompts, |p| &p.scopes);
                 let mut all: Vec<mcp_types::Prompt> = routes.into_iter().map(|p| p.prompt.clone()).collect();
-                all.extend(source.prompts().iter().cloned());
+                all.extend(source.prompts(&caller).iter().cloned());
                 self.page(cursor, &all, Clone::clone)?
             }
         };

@@ -501,17 +501,15 @@ impl Server {
                         .inner
                         .prompt_source
                         .as_ref()
-                        .is_some_and(|s| s.prompts().iter().any(|p| p.name == prompt.name)) =>
+                        .is_some_and(|s| s.prompts(ctx.principal()).iter().any(|p| p.name == prompt.name)) =>
             {
                 return Err(Error::invalid_params(format!("Unknown prompt: {}", prompt.name)));
             }
             CompleteRequestParamsRef::RefResource(template)
                 if !self.inner.templates.iter().any(|t| t.template.uri_template == template.uri)
-                    && !self
-                        .inner
-                        .resource_source
-                        .as_ref()
-                        .is_some_and(|s| s.templates().iter().any(|t| t.uri_template == template.uri)) =>
+                    && !self.inner.resource_source.as_ref().is_some_and(|s| {
+                        s.templates(ctx.principal()).iter().any(|t| t.uri_template == template.uri)
+                    }) =>
             {
                 return Err(Error::invalid_params(format!("Unknown resource template: {}", template.uri)));
             }

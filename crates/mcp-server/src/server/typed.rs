@@ -250,7 +250,7 @@ impl Server {
                     legacy::ClientRequest::Unsubscribe(r) => (false, r.params.uri),
                     _ => unreachable!("matched above"),
                 };
-                if !self.knows_resource(&uri) {
+                if !self.knows_resource(&uri, session.principal()) {
                     return error(&Error::resource_not_found(&uri).into_error_object());
                 }
                 if subscribe && let Some(refusal) = self.subscribe_refused(session, &id, &uri) {

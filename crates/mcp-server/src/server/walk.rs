@@ -172,7 +172,7 @@ impl Server {
                         ErrorObject::invalid_params(format!("Invalid params for {method}: missing field `uri`"));
                     return Reply::ready(Outgoing::error(Some(&id), &error));
                 };
-                if !self.knows_resource(&uri) {
+                if !self.knows_resource(&uri, session.principal()) {
                     return Reply::ready(Outgoing::error(
                         Some(&id),
                         &Error::resource_not_found(&uri).into_error_object(),
