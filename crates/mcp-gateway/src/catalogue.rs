@@ -191,6 +191,9 @@ fn upstream_span(upstream: &Upstream, method: &'static str, target: &str) -> tra
     tracing::info_span!("mcp.gateway.upstream", upstream = upstream.name(), method, target)
 }
 
+/// Progress reports of one call held for the caller at most.
+const PROGRESS_BACKLOG: usize = 64;
+
 /// Which lists a rebuild changed.
 pub(crate) struct Changed {
     tools: bool,
@@ -284,9 +287,10 @@ impl ToolSource for Catalogue {
                 let _slot = slot(&upstream).await?;
                 let arguments = params.arguments.take().unwrap_or_default();
                 let what = format!("the call to {own}");
-                // The upstream's progress notifications go on to the caller as they come.
-                let (progress, mut reports) = tokio::sync::mpsc::unbounded_channel();
-                let options = mcp_client::CallOptions::new().on_progress(move |report| drop(progress.send(report)));
+                // The upstream's progress notifications go on to the caller as they come; an
+                // upstream that reports faster than the caller takes them loses the excess.
+                let (progress, mut reports) = tokio::sync::mpsc::channel(PROGRESS_BACKLOG);
+                let options = mcp_client::CallOptions::new().on_progress(move |report| drop(progress.try_send(report)));
                 let call = client.call_tool_with(&own, arguments, options);
                 tokio::pin!(call);
                 let outcome = loop {

@@ -330,12 +330,13 @@ async fn an_upstream_list_change_reaches_downstream_clients() {
     }
 }
 
-/// A tool that waits until the test lets it go.
-fn waiter(gate: Arc<tokio::sync::Semaphore>) -> Server {
+/// A tool that says it started (on `started`), then waits until the test lets it go.
+fn waiter(gate: Arc<tokio::sync::Semaphore>, started: Arc<tokio::sync::Notify>) -> Server {
     Server::builder("waiter", "1.0.0")
         .tool(ToolRoute::new("wait", move |_: Context, Text { text }: Text| {
-            let gate = Arc::clone(&gate);
+            let (gate, started) = (Arc::clone(&gate), Arc::clone(&started));
             async move {
+                started.notify_one();
                 let _pass = gate.acquire().await.map_err(|e| Error::failed(e.to_string()))?;
                 Ok::<_, Error>(text)
             }
@@ -347,7 +348,8 @@ fn waiter(gate: Arc<tokio::sync::Semaphore>) -> Server {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_gets_at_most_its_concurrent_requests_and_the_rest_wait_then_fail_naming_it() {
     let gate = Arc::new(tokio::sync::Semaphore::new(0));
-    let upstream = Upstream::start(waiter(Arc::clone(&gate)), 0);
+    let started = Arc::new(tokio::sync::Notify::new());
+    let upstream = Upstream::start(waiter(Arc::clone(&gate), Arc::clone(&started)), 0);
     let gateway = Gateway::start(&config(&format!(
         "[[upstream]]\nname = \"w\"\nurl = \"{}\"\nmax_concurrent_requests = 1\nqueue_timeout_secs = 0.3\n",
         upstream.url
@@ -359,7 +361,8 @@ async fn an_upstream_gets_at_most_its_concurrent_requests_and_the_rest_wait_then
         let client = client.clone();
         async move { client.call_tool("w_wait", json!({"text": "first"})).await }
     });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The first call holds the one slot once its handler runs upstream.
+    started.notified().await;
     // The one slot is taken: this call waits 0.3 s for it, then fails naming the limit.
     let second = client.call_tool("w_wait", json!({"text": "second"})).await.unwrap_err().to_string();
     assert!(second.contains("upstream `w` is busy: none of its 1 concurrent requests finished"), "{second}");

@@ -101,10 +101,7 @@ async fn main() -> std::io::Result<()> {
             let service = StreamableHttpService::new(
                 move || Ok(Realistic::new(store.clone())),
                 Arc::new(LocalSessionManager::default()),
-                StreamableHttpServerConfig::default()
-                    .with_legacy_session_mode(true)
-                    .with_json_response(true)
-                    .with_sse_keep_alive(None),
+                http_config(),
             );
             serve_http(axum::Router::new().nest_service("/mcp", service)).await
         }
@@ -112,15 +109,20 @@ async fn main() -> std::io::Result<()> {
             let service = StreamableHttpService::new(
                 || Ok(Adder::new()),
                 Arc::new(LocalSessionManager::default()),
-                StreamableHttpServerConfig::default()
-                    .with_legacy_session_mode(true)
-                    .with_json_response(true)
-                    .with_sse_keep_alive(None),
+                http_config(),
             );
             serve_http(axum::Router::new().nest_service("/mcp", service)).await
         }
         _ => panic!("usage: rmcp http [--realistic] | rmcp stdio"),
     }
+}
+
+/// Legacy sessions on, JSON responses where rmcp offers them, no SSE keep-alive.
+fn http_config() -> StreamableHttpServerConfig {
+    StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(true)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
 }
 
 /// Serves `router` on 127.0.0.1 (an ephemeral port), printing its URL first.

@@ -10,23 +10,15 @@ impl Server {
         cursor: Option<String>,
     ) -> Result<ListToolsResult, ErrorObject> {
         let list = self.inner.options.list_cache;
-        let (tools, next) = match &self.inner.tool_source {
-            None => self.page_permitted(
-                principal,
-                cursor,
-                &self.inner.tools,
-                |t| &t.route.scopes,
-                |t| t.route.tool.clone(),
-            )?,
-            // The routes the caller may call, then the source's tools, paged as one list.
-            Some(source) => {
-                let caller = principal();
-                let routes = self.permitted(|| caller.clone(), &self.inner.tools, |t| &t.route.scopes);
-                let mut all: Vec<mcp_types::Tool> = routes.into_iter().map(|t| t.route.tool.clone()).collect();
-                all.extend(source.tools(&caller).iter().cloned());
-                self.page(cursor, &all, Clone::clone)?
-            }
-        };
+        let source = self.inner.tool_source.as_ref().map(|s| |caller: &Principal| s.tools(caller));
+        let (tools, next) = self.page_listed(
+            principal,
+            cursor,
+            &self.inner.tools,
+            |t| &t.route.scopes,
+            |t| t.route.tool.clone(),
+            source,
+        )?;
         let mut result = ListToolsResult::new(list.scope, tools, list.ttl_ms);
         result.next_cursor = next;
         Ok(result)
@@ -38,18 +30,9 @@ impl Server {
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, ErrorObject> {
         let list = self.inner.options.list_cache;
-        let (resources, next) = match &self.inner.resource_source {
-            None => {
-                self.page_permitted(principal, cursor, &self.inner.resources, |r| &r.scopes, |r| r.resource.clone())?
-            }
-            Some(source) => {
-                let caller = principal();
-                let routes = self.permitted(|| caller.clone(), &self.inner.resources, |r| &r.scopes);
-                let mut all: Vec<mcp_types::Resource> = routes.into_iter().map(|r| r.resource.clone()).collect();
-                all.extend(source.resources(&caller).iter().cloned());
-                self.page(cursor, &all, Clone::clone)?
-            }
-        };
+        let source = self.inner.resource_source.as_ref().map(|s| |caller: &Principal| s.resources(caller));
+        let (resources, next) =
+            self.page_listed(principal, cursor, &self.inner.resources, |r| &r.scopes, |r| r.resource.clone(), source)?;
         let mut result = ListResourcesResult::new(list.scope, resources, list.ttl_ms);
         result.next_cursor = next;
         Ok(result)
@@ -61,19 +44,9 @@ impl Server {
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, ErrorObject> {
         let list = self.inner.options.list_cache;
-        let (templates, next) = match &self.inner.resource_source {
-            None => {
-                self.page_permitted(principal, cursor, &self.inner.templates, |t| &t.scopes, |t| t.template.clone())?
-            }
-            Some(source) => {
-                let caller = principal();
-                let routes = self.permitted(|| caller.clone(), &self.inner.templates, |t| &t.scopes);
-                let mut all: Vec<mcp_types::ResourceTemplate> =
-                    routes.into_iter().map(|t| t.template.clone()).collect();
-                all.extend(source.templates(&caller).iter().cloned());
-                self.page(cursor, &all, Clone::clone)?
-            }
-        };
+        let source = self.inner.resource_source.as_ref().map(|s| |caller: &Principal| s.templates(caller));
+        let (templates, next) =
+            self.page_listed(principal, cursor, &self.inner.templates, |t| &t.scopes, |t| t.template.clone(), source)?;
         let mut result = ListResourceTemplatesResult::new(list.scope, templates, list.ttl_ms);
         result.next_cursor = next;
         Ok(result)
@@ -85,20 +58,30 @@ impl Server {
         cursor: Option<String>,
     ) -> Result<ListPromptsResult, ErrorObject> {
         let list = self.inner.options.list_cache;
-        let (prompts, next) = match &self.inner.prompt_source {
-            None => self.page_permitted(principal, cursor, &self.inner.prompts, |p| &p.scopes, |p| p.prompt.clone())?,
-            // The routes the caller may get, then the source's prompts, paged as one list.
-            Some(source) => {
-                let caller = principal();
-                let routes = self.permitted(|| caller.clone(), &self.inner.prompts, |p| &p.scopes);
-                let mut all: Vec<mcp_types::Prompt> = routes.into_iter().map(|p| p.prompt.clone()).collect();
-                all.extend(source.prompts(&caller).iter().cloned());
-                self.page(cursor, &all, Clone::clone)?
-            }
-        };
+        let source = self.inner.prompt_source.as_ref().map(|s| |caller: &Principal| s.prompts(caller));
+        let (prompts, next) =
+            self.page_listed(principal, cursor, &self.inner.prompts, |p| &p.scopes, |p| p.prompt.clone(), source)?;
         let mut result = ListPromptsResult::new(list.scope, prompts, list.ttl_ms);
         result.next_cursor = next;
         Ok(result)
+    }
+
+    /// A page of the routes the caller may use followed, when the server has a source of this
+    /// kind, by the source's entries for that caller: one list, one cursor.
+    fn page_listed<T, U: Clone>(
+        &self,
+        principal: impl FnOnce() -> Principal,
+        cursor: Option<String>,
+        items: &[T],
+        scopes: impl Fn(&T) -> &Scopes,
+        item: impl Fn(&T) -> U,
+        source: Option<impl FnOnce(&Principal) -> std::sync::Arc<[U]>>,
+    ) -> Result<(Vec<U>, Option<String>), ErrorObject> {
+        let Some(source) = source else { return self.page_permitted(principal, cursor, items, scopes, item) };
+        let caller = principal();
+        let mut all: Vec<U> = self.permitted(|| caller.clone(), items, scopes).into_iter().map(item).collect();
+        all.extend(source(&caller).iter().cloned());
+        self.page(cursor, &all, Clone::clone)
     }
 
     /// A page of a list, leaving out (with [`Options::list_only_permitted`]) the entries whose
