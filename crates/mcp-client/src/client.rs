@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::core::{Core, Limits, Progress, ProgressFn, request_message, token_key};
 use crate::error::Error;
-use crate::handlers::Handlers;
+use crate::handlers::{Handlers, InputHook};
 use crate::telemetry;
 use crate::transport::{CancelNotice, Outgoing, Transport, TransportKind};
 use mcp_types::http_headers::{encode_value as encode_header_value, header_params, param_headers};
@@ -170,10 +170,7 @@ impl Client {
     }
 
     fn assemble(config: ClientBuilder, core: Arc<Core>, transport: Transport) -> Self {
-        let mut capabilities = config.handlers.capabilities();
-        if config.tasks {
-            capabilities.extensions.get_or_insert_default().insert(mcp_types::ext::TASKS.to_owned(), JsonObject::new());
-        }
+        let capabilities = declared(config.handlers.capabilities(), config.tasks);
         let kind = transport.kind();
         let peer = transport.peer();
         Client {
@@ -276,6 +273,11 @@ impl Client {
             _ => JsonObject::new(),
         };
         let mut _progress = None;
+        let mut _hooks = None;
+        if !call.options.hooks.is_empty() {
+            core.watch_call(id.clone(), call.options.hooks.clone());
+            _hooks = Some(CallHooksGuard(core.clone(), id.clone()));
+        }
         if let Some(callback) = &call.options.progress {
             let token = json!(format!("progress-{id}"));
             core.watch_progress(token_key(&token), callback.clone());
@@ -289,7 +291,11 @@ impl Client {
         let mut headers = Vec::new();
         if era == Era::Modern {
             meta.insert(META_VERSION.into(), json!(version));
-            meta.insert(META_CAPS.into(), serde_json::to_value(&self.inner.capabilities).unwrap_or_else(|_| json!({})));
+            let capabilities = match &call.options.hooks.input {
+                Some(input) => &declared(input.capabilities.clone(), self.inner.config.tasks),
+                None => &self.inner.capabilities,
+            };
+            meta.insert(META_CAPS.into(), serde_json::to_value(capabilities).unwrap_or_else(|_| json!({})));
             if self.inner.config.send_client_info {
                 meta.insert(
                     META_INFO.into(),
@@ -470,7 +476,8 @@ impl Client {
                     call.method
                 )));
             }
-            let responses = self.answer_inputs(call.method, input.input_requests.unwrap_or_default()).await?;
+            let requests = input.input_requests.unwrap_or_default();
+            let responses = self.answer_inputs(call.method, requests, call.options.hooks.input.as_ref()).await?;
             call.params = original.clone();
             if !responses.is_empty() {
                 call.params.insert("inputResponses".into(), Value::Object(responses));
@@ -482,29 +489,70 @@ impl Client {
         Err(Error::protocol(format!("{} still needs input after {MAX_INPUT_ROUNDS} rounds", call.method)))
     }
 
-    /// Answers input requests (elicitation, sampling, roots) with the application's handlers:
-    /// the one path for MRTR rounds and for the input requests of a task.
+    /// Answers input requests (elicitation, sampling, roots) with the call's own handler, else
+    /// the application's handlers: the one path for MRTR rounds and for the input requests of a
+    /// task.
     pub(crate) async fn answer_inputs(
         &self,
         what: &str,
         requests: BTreeMap<String, Value>,
+        hook: Option<&InputHook>,
     ) -> Result<JsonObject, Error> {
-        let mut responses = JsonObject::new();
-        for (key, request) in requests {
+        let mut questions = Vec::with_capacity(requests.len());
+        for (key, request) in &requests {
             let method = request
                 .get("method")
                 .and_then(Value::as_str)
                 .ok_or_else(|| Error::protocol(format!("input request {key:?} of {what} has no method")))?;
             let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
-            let span = telemetry::answer_span(method, None, &params);
-            let answer = self.inner.core.handlers.answer(method, params).instrument(span.clone()).await;
-            if answer.is_err() {
-                telemetry::answer_failed(&span, "handler", None);
-            }
-            let answer = answer.map_err(|e| Error::Handler(format!("input request {key:?} ({method}): {e}")))?;
-            responses.insert(key, answer);
+            questions.push((key.clone(), method, params));
         }
-        Ok(responses)
+        let mut responses = JsonObject::new();
+        let Some(hook) = hook else {
+            for (key, method, params) in questions {
+                let span = telemetry::answer_span(method, None, &params);
+                let answer = self.inner.core.handlers.answer(method, params).instrument(span.clone()).await;
+                if answer.is_err() {
+                    telemetry::answer_failed(&span, "handler", None);
+                }
+                let answer = answer.map_err(|e| Error::Handler(format!("input request {key:?} ({method}): {e}")))?;
+                responses.insert(key, answer);
+            }
+            return Ok(responses);
+        };
+        // A call's own handler gets the round's questions together (a proxy passes them on as
+        // one round); each has a span lasting the round.
+        let spans: Vec<_> =
+            questions.iter().map(|(_, method, params)| telemetry::answer_span(method, None, params)).collect();
+        let keys: Vec<String> = questions.iter().map(|(key, _, _)| key.clone()).collect();
+        let round = questions.into_iter().map(|(key, method, params)| (Some(key), method, params)).collect();
+        match hook.answer(round).await {
+            Ok(answers) => {
+                responses.extend(keys.into_iter().zip(answers));
+                Ok(responses)
+            }
+            Err(e) => {
+                spans.iter().for_each(|span| telemetry::answer_failed(span, "handler", None));
+                Err(Error::Handler(format!("input requests {keys:?} of {what}: {e}")))
+            }
+        }
+    }
+}
+
+/// The capabilities a client declares: its handlers', and the tasks extension if it opted in.
+fn declared(mut capabilities: ClientCapabilities, tasks: bool) -> ClientCapabilities {
+    if tasks {
+        capabilities.extensions.get_or_insert_default().insert(mcp_types::ext::TASKS.to_owned(), JsonObject::new());
+    }
+    capabilities
+}
+
+/// Stops routing a call's server messages to its hooks once the call is over.
+struct CallHooksGuard(Arc<Core>, RequestId);
+
+impl Drop for CallHooksGuard {
+    fn drop(&mut self) {
+        self.0.unwatch_call(&self.1);
     }
 }
 

@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast, mpsc, oneshot};
 
-use crate::handlers::Handlers;
+use crate::handlers::{CallHooks, Handlers};
 use crate::telemetry;
 use tracing::Instrument as _;
 
@@ -62,6 +62,8 @@ pub(crate) struct ServerRequest {
     pub id: Value,
     pub method: String,
     pub params: Value,
+    /// The client's request whose response stream carried it, if the transport knows.
+    pub related: Option<RequestId>,
 }
 
 pub(crate) struct Core {
@@ -69,6 +71,8 @@ pub(crate) struct Core {
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Delivery>>>,
     progress: Mutex<HashMap<String, ProgressFn>>,
     subscriptions: Mutex<HashMap<RequestId, mpsc::UnboundedSender<String>>>,
+    /// The calls in flight with hooks of their own (`CallOptions::on_input`, `on_log`).
+    calls: Mutex<HashMap<RequestId, CallHooks>>,
     /// Notifications not tied to a request or subscription (legacy list changes, updates).
     pub notifications: broadcast::Sender<String>,
     pub handlers: Handlers,
@@ -84,6 +88,7 @@ impl Core {
             pending: Mutex::default(),
             progress: Mutex::default(),
             subscriptions: Mutex::default(),
+            calls: Mutex::default(),
             notifications: broadcast::channel(256).0,
             handlers,
             server_requests: Arc::new(Semaphore::new(limits.max_server_requests.max(1))),
@@ -153,6 +158,26 @@ impl Core {
         self.progress.lock().unwrap().remove(token);
     }
 
+    /// Files the hooks of the call sent as `id` until [`Core::unwatch_call`].
+    pub fn watch_call(&self, id: RequestId, hooks: CallHooks) {
+        self.calls.lock().unwrap().insert(id, hooks);
+    }
+
+    pub fn unwatch_call(&self, id: &RequestId) {
+        self.calls.lock().unwrap().remove(id);
+    }
+
+    /// The hooks of the call a server message belongs to: the call whose response stream
+    /// carried it, else (stdio says nothing) the only call in flight with hooks.
+    fn call_hooks(&self, related: Option<&RequestId>) -> Option<CallHooks> {
+        let calls = self.calls.lock().unwrap();
+        match related {
+            Some(id) => calls.get(id).cloned(),
+            None if calls.len() == 1 => calls.values().next().cloned(),
+            None => None,
+        }
+    }
+
     pub fn subscribe(&self, id: RequestId) -> mpsc::UnboundedReceiver<String> {
         let (tx, rx) = mpsc::unbounded_channel();
         self.subscriptions.lock().unwrap().insert(id, tx);
@@ -163,10 +188,10 @@ impl Core {
         self.subscriptions.lock().unwrap().remove(id);
     }
 
-    /// Routes one message received from the server (its JSON text). Returns a
-    /// server-to-client request that the transport must answer. Malformed messages are logged
-    /// and dropped, never fatal.
-    pub fn dispatch(&self, text: &str) -> Option<ServerRequest> {
+    /// Routes one message received from the server (its JSON text); `related` is the request
+    /// whose response stream carried it, if any. Returns a server-to-client request that the
+    /// transport must answer. Malformed messages are logged and dropped, never fatal.
+    pub fn dispatch(&self, text: &str, related: Option<&RequestId>) -> Option<ServerRequest> {
         let envelope = match serde_json::from_str::<Envelope<'_>>(text) {
             Ok(envelope) => envelope,
             Err(e) => {
@@ -179,10 +204,11 @@ impl Core {
             || envelope.params.and_then(|p| mcp_types::free_form_from_str(p.get()).ok()).unwrap_or(Value::Null);
         match (&envelope.method, &envelope.id) {
             (Some(method), Some(id)) => {
-                Some(ServerRequest { id: id.clone(), method: method.clone(), params: params() })
+                let related = related.cloned();
+                Some(ServerRequest { id: id.clone(), method: method.clone(), params: params(), related })
             }
             (Some(method), None) => {
-                self.notification(method, params(), text);
+                self.notification(method, params(), text, related);
                 None
             }
             (None, id) => {
@@ -202,7 +228,7 @@ impl Core {
         }
     }
 
-    fn notification(&self, method: &str, params: Value, text: &str) {
+    fn notification(&self, method: &str, params: Value, text: &str, related: Option<&RequestId>) {
         if method == "notifications/progress" {
             let token = params.get("progressToken").map(token_key);
             let callback = token.and_then(|t| self.progress.lock().unwrap().get(&t).cloned());
@@ -216,6 +242,12 @@ impl Core {
             return;
         }
         if method == "notifications/message" {
+            if let Some(log) = self.call_hooks(related).and_then(|hooks| hooks.log) {
+                match serde_json::from_value(params.clone()) {
+                    Ok(message) => return log(message),
+                    Err(error) => tracing::warn!(%error, "ignoring a malformed log message from the server"),
+                }
+            }
             tracing::info!(target: "mcp_client::server_log", params = %params, "server log message");
             return;
         }
@@ -240,12 +272,18 @@ impl Core {
         let span = telemetry::answer_span(&request.method, Some(&request.id), &request.params);
         let outcome = match request.method.as_str() {
             "ping" => Ok(json!({})),
-            "elicitation/create" | "sampling/createMessage" | "roots/list" => self
-                .handlers
-                .answer(&request.method, request.params.clone())
-                .instrument(span.clone())
-                .await
-                .map_err(|e| ErrorObject::new(mcp_types::error_codes::INVALID_REQUEST, e.0)),
+            "elicitation/create" | "sampling/createMessage" | "roots/list" => {
+                let params = request.params.clone();
+                let answer = match self.call_hooks(request.related.as_ref()).and_then(|hooks| hooks.input) {
+                    Some(hook) => hook
+                        .answer(vec![(None, request.method.as_str(), params)])
+                        .instrument(span.clone())
+                        .await
+                        .map(|mut answers| answers.remove(0)),
+                    None => self.handlers.answer(&request.method, params).instrument(span.clone()).await,
+                };
+                answer.map_err(|e| ErrorObject::new(mcp_types::error_codes::INVALID_REQUEST, e.0))
+            }
             other => Err(ErrorObject::method_not_found(other)),
         };
         if let Err(error) = &outcome {
@@ -329,7 +367,8 @@ mod tests {
             core.dispatch(
                 &json!({"jsonrpc":"2.0","method":"notifications/progress",
             "params":{"progressToken":"t","progress":0.5}})
-                .to_string()
+                .to_string(),
+                None
             )
             .is_none()
         );
@@ -340,17 +379,18 @@ mod tests {
             &json!({"jsonrpc":"2.0","method":"notifications/tools/list_changed",
             "params":{"_meta":{"io.modelcontextprotocol/subscriptionId": sub_id}}})
             .to_string(),
+            None,
         );
         assert!(sub.try_recv().is_ok());
-        let request = core.dispatch(&json!({"jsonrpc":"2.0","id":"s1","method":"ping"}).to_string()).unwrap();
+        let request = core.dispatch(&json!({"jsonrpc":"2.0","id":"s1","method":"ping"}).to_string(), None).unwrap();
         assert_eq!(request.method, "ping");
         // Garbage is ignored, not fatal.
-        assert!(core.dispatch(&json!([1, 2]).to_string()).is_none());
-        assert!(core.dispatch(&json!({"jsonrpc":"2.0","id":id,"result":7}).to_string()).is_none());
+        assert!(core.dispatch(&json!([1, 2]).to_string(), None).is_none());
+        assert!(core.dispatch(&json!({"jsonrpc":"2.0","id":id,"result":7}).to_string(), None).is_none());
         assert!(rx.try_recv().unwrap().is_err(), "a non-object result is a protocol violation");
         let id = core.next_id();
         let mut rx = core.expect(id.clone());
-        core.dispatch(&json!({"jsonrpc":"2.0","id":id,"result":{"ok":true}}).to_string());
+        core.dispatch(&json!({"jsonrpc":"2.0","id":id,"result":{"ok":true}}).to_string(), None);
         assert_eq!(rx.try_recv().unwrap().unwrap().unwrap().get(), r#"{"ok":true}"#);
     }
 }

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use mcp_types::{
     Action, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitationCapability, JsonObject, Root, SamplingCapability,
+    ElicitationCapability, InputRequest, InputResponse, JsonObject, LoggingMessageNotificationParams, Root,
+    SamplingCapability,
 };
 use serde_json::{Value, json};
 
@@ -99,6 +100,83 @@ type ElicitFn =
 type SamplingFn =
     dyn Fn(CreateMessageRequestParams) -> BoxFuture<'static, Result<CreateMessageResult, HandlerError>> + Send + Sync;
 type RootsFn = dyn Fn() -> BoxFuture<'static, Result<Vec<Root>, HandlerError>> + Send + Sync;
+
+/// One question a server asks while serving a call with its own input handler
+/// ([`CallOptions::on_input`](crate::CallOptions::on_input)).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InputAsk {
+    /// The server's key for the question (a 2026-07-28 `inputRequests` entry or a task's); `None`
+    /// for a legacy server-to-client request, which has no key.
+    pub key: Option<String>,
+    /// The question: an elicitation, a sampling request or a roots listing.
+    pub request: InputRequest,
+}
+
+type InputFn = dyn Fn(Vec<InputAsk>) -> BoxFuture<'static, Result<Vec<InputResponse>, HandlerError>> + Send + Sync;
+pub(crate) type LogFn = Arc<dyn Fn(LoggingMessageNotificationParams) + Send + Sync>;
+
+/// A call's own input handler and the capabilities it declares for the call.
+#[derive(Clone)]
+pub(crate) struct InputHook {
+    pub capabilities: ClientCapabilities,
+    answer: Arc<InputFn>,
+}
+
+impl std::fmt::Debug for InputHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InputHook").field("capabilities", &self.capabilities).finish_non_exhaustive()
+    }
+}
+
+impl InputHook {
+    pub(crate) fn new<F, Fut>(capabilities: ClientCapabilities, handler: F) -> Self
+    where
+        F: Fn(Vec<InputAsk>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<InputResponse>, HandlerError>> + Send + 'static,
+    {
+        InputHook { capabilities, answer: Arc::new(move |asks| Box::pin(handler(asks))) }
+    }
+
+    /// Runs the handler for one round of questions (`key`, `method`, `params`), returning the
+    /// JSON answers in the same order.
+    pub(crate) async fn answer(&self, round: Vec<(Option<String>, &str, Value)>) -> Result<Vec<Value>, HandlerError> {
+        let mut asks = Vec::with_capacity(round.len());
+        for (key, method, params) in round {
+            let mut request = json!({ "method": method });
+            if !params.is_null() {
+                request["params"] = params;
+            }
+            let request: InputRequest = serde_json::from_value(request)
+                .map_err(|e| HandlerError(format!("malformed {method} request: {e}")))?;
+            asks.push(InputAsk { key, request });
+        }
+        let asked = asks.len();
+        let responses = (self.answer)(asks).await?;
+        if responses.len() != asked {
+            return Err(HandlerError(format!("{asked} questions were given {} answers", responses.len())));
+        }
+        responses
+            .into_iter()
+            .map(|response| {
+                serde_json::to_value(response).map_err(|e| HandlerError(format!("an answer could not be encoded: {e}")))
+            })
+            .collect()
+    }
+}
+
+/// What one call wants besides its result: the input its server asks for, and its log messages.
+#[derive(Clone, Default)]
+pub(crate) struct CallHooks {
+    pub input: Option<InputHook>,
+    pub log: Option<LogFn>,
+}
+
+impl CallHooks {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.input.is_none() && self.log.is_none()
+    }
+}
 
 /// The set of handlers; empty by default (the client then declares no capabilities).
 #[derive(Clone, Default)]

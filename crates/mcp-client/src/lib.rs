@@ -152,7 +152,7 @@ pub mod fuzzing {
 
         /// Routes one message; the method of a server request it turned out to be.
         pub fn dispatch(&self, text: &str) -> Option<String> {
-            self.0.dispatch(text).map(|request| request.method)
+            self.0.dispatch(text, None).map(|request| request.method)
         }
     }
 
@@ -173,7 +173,7 @@ pub use client::{
 };
 pub use core::Progress;
 pub use error::{Error, HandlerError};
-pub use handlers::{ElicitationModes, ElicitationResponse, Handlers};
+pub use handlers::{ElicitationModes, ElicitationResponse, Handlers, InputAsk};
 pub use tasks::{TaskHandle, ToolCall};
 pub use transport::TransportKind;
 #[cfg(feature = "stdio")]

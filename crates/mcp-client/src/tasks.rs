@@ -39,6 +39,8 @@ pub struct TaskHandle {
     task_id: String,
     poll_interval: Option<Duration>,
     timeout: Option<Duration>,
+    /// The call's own input handler, if it has one.
+    input: Option<crate::handlers::InputHook>,
 }
 
 impl TaskHandle {
@@ -51,7 +53,8 @@ impl TaskHandle {
     }
 
     fn new(client: &Client, task_id: String, options: CallOptions) -> Self {
-        TaskHandle { client: client.clone(), task_id, poll_interval: None, timeout: options.request_timeout() }
+        let timeout = options.request_timeout();
+        TaskHandle { client: client.clone(), task_id, poll_interval: None, timeout, input: options.hooks.input }
     }
 
     /// The task id (keep it to resume with [`Client::task`], even from another process).
@@ -142,7 +145,7 @@ impl TaskHandle {
                         .collect();
                     if !requests.is_empty() {
                         let what = format!("task {}", self.task_id);
-                        let responses = self.client.answer_inputs(&what, requests).await?;
+                        let responses = self.client.answer_inputs(&what, requests, self.input.as_ref()).await?;
                         answered.extend(responses.keys().cloned());
                         self.update_raw(responses).await?;
                         continue;

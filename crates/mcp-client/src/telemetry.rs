@@ -621,6 +621,7 @@ mod tests {
                 id: json!("s-1"),
                 method: "roots/list".into(),
                 params: json!({"_meta": {"traceparent": format!("00-{TRACE_ID}-{PARENT_ID}-01")}}),
+                related: None,
             };
             let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
             let answer = runtime.block_on(core.answer(&request));
@@ -638,7 +639,8 @@ mod tests {
     fn a_failed_answer_names_its_code() {
         let spans = recorded(|| {
             let core = Core::new(Handlers::new(), Limits::default());
-            let request = ServerRequest { id: json!(3), method: "roots/list".into(), params: Value::Null };
+            let request =
+                ServerRequest { id: json!(3), method: "roots/list".into(), params: Value::Null, related: None };
             let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
             let answer = runtime.block_on(core.answer(&request));
             assert_eq!(answer["error"]["code"], -32600);

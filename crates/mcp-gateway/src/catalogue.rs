@@ -12,6 +12,7 @@ use mcp_types::{
     GetPromptRequestParams, Prompt, Resource, ResourceTemplate, Tool,
 };
 
+use crate::bridge::Held;
 use crate::upstream::Upstream;
 
 /// The upstreams, in configuration order, and the index of their tools and prompts as listed now.
@@ -20,6 +21,8 @@ pub(crate) struct Catalogue {
     index: RwLock<Arc<Index>>,
     /// The server to tell when a list changes (set once it is built).
     pub(crate) server: OnceLock<Server>,
+    /// Upstream requests waiting for their modern callers' input.
+    held: Arc<Held>,
 }
 
 #[derive(Default)]
@@ -107,7 +110,7 @@ fn listing<T: Clone>(
 
 impl Catalogue {
     pub(crate) fn new(upstreams: Vec<Arc<Upstream>>) -> Catalogue {
-        Catalogue { upstreams, index: RwLock::default(), server: OnceLock::new() }
+        Catalogue { upstreams, index: RwLock::default(), server: OnceLock::new(), held: Arc::default() }
     }
 
     /// Rebuilds the index from the upstreams' current lists. A clash keeps the entry of the
@@ -190,9 +193,6 @@ impl Catalogue {
 fn upstream_span(upstream: &Upstream, method: &'static str, target: &str) -> tracing::Span {
     tracing::info_span!("mcp.gateway.upstream", upstream = upstream.name(), method, target)
 }
-
-/// Progress reports of one call held for the caller at most.
-const PROGRESS_BACKLOG: usize = 64;
 
 /// Which lists a rebuild changed.
 pub(crate) struct Changed {
@@ -281,30 +281,18 @@ impl ToolSource for Catalogue {
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
         let span = upstream_span(&upstream, "tools/call", &own);
+        let held = Arc::clone(&self.held);
         Box::pin(tracing::Instrument::instrument(
             async move {
                 let client = connected(&upstream)?;
                 let _slot = slot(&upstream).await?;
                 let arguments = params.arguments.take().unwrap_or_default();
                 let what = format!("the call to {own}");
-                // The upstream's progress notifications go on to the caller as they come; an
-                // upstream that reports faster than the caller takes them loses the excess.
-                let (progress, mut reports) = tokio::sync::mpsc::channel(PROGRESS_BACKLOG);
-                let options = mcp_client::CallOptions::new().on_progress(move |report| drop(progress.try_send(report)));
-                let call = client.call_tool_with(&own, arguments, options);
-                tokio::pin!(call);
-                let outcome = loop {
-                    tokio::select! {
-                        outcome = &mut call => break outcome,
-                        Some(report) = reports.recv() => {
-                            ctx.progress(report.progress, report.total, report.message.as_deref()).await;
-                        }
-                    }
-                };
-                // Reports that came with the result go first, in order.
-                while let Ok(report) = reports.try_recv() {
-                    ctx.progress(report.progress, report.total, report.message.as_deref()).await;
-                }
+                let outcome = held
+                    .bridge(&ctx, upstream.config.timeout(), move |options| {
+                        Box::pin(async move { client.call_tool_with(&own, arguments, options).await })
+                    })
+                    .await?;
                 outcome.map_err(|e| upstream_error(&upstream, &what, e))
             },
             span,
@@ -317,20 +305,26 @@ impl PromptSource for Catalogue {
         Arc::clone(&self.index.read().expect("not poisoned").prompts.items)
     }
 
-    fn get(&self, _ctx: Context, mut params: GetPromptRequestParams) -> PromptFuture {
+    fn get(&self, ctx: Context, mut params: GetPromptRequestParams) -> PromptFuture {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
         let (upstream, own) = match self.route(&index.prompts, "prompt", &params.name) {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
         let span = upstream_span(&upstream, "prompts/get", &own);
+        let held = Arc::clone(&self.held);
         Box::pin(tracing::Instrument::instrument(
             async move {
                 let client = connected(&upstream)?;
                 let _slot = slot(&upstream).await?;
                 let arguments = params.arguments.take().unwrap_or_default();
                 let what = format!("getting the prompt {own}");
-                client.get_prompt(&own, arguments).await.map_err(|e| upstream_error(&upstream, &what, e))
+                let outcome = held
+                    .bridge(&ctx, upstream.config.timeout(), move |options| {
+                        Box::pin(async move { client.get_prompt_with(&own, arguments, options).await })
+                    })
+                    .await?;
+                outcome.map_err(|e| upstream_error(&upstream, &what, e))
             },
             span,
         ))
@@ -348,7 +342,7 @@ impl ResourceSource for Catalogue {
 
     /// A listed resource goes to its upstream; any other URI to the upstream whose template has
     /// the longest literal start (the text before its first `{`) that begins the URI.
-    fn read(&self, _ctx: Context, uri: String) -> ReadFuture {
+    fn read(&self, ctx: Context, uri: String) -> ReadFuture {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
         let by_template = || {
             index
@@ -369,13 +363,19 @@ impl ResourceSource for Catalogue {
         };
         let upstream = Arc::clone(&self.upstreams[at]);
         let span = upstream_span(&upstream, "resources/read", &uri);
+        let held = Arc::clone(&self.held);
         Box::pin(tracing::Instrument::instrument(
             async move {
                 let client = connected(&upstream)?;
                 let _slot = slot(&upstream).await?;
                 let what = format!("reading {uri}");
-                let result = client.read_resource(&uri).await.map_err(|e| upstream_error(&upstream, &what, e))?;
-                Ok(result.contents)
+                let target = uri.clone();
+                let outcome = held
+                    .bridge(&ctx, upstream.config.timeout(), move |options| {
+                        Box::pin(async move { client.read_resource_with(&target, options).await })
+                    })
+                    .await?;
+                Ok(outcome.map_err(|e| upstream_error(&upstream, &what, e))?.contents)
             },
             span,
         ))

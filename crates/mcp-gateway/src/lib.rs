@@ -24,13 +24,21 @@
 //! - [`Gateway::router`] adds `GET /healthz` and `GET /readyz` (503 while an upstream is down) to
 //!   the MCP endpoint.
 //!
-//! Being built (issue 29): resource subscriptions, completions and skills, per-principal visibility, the era
-//! bridge for input requests and tasks, per-upstream limits and metrics.
+//! - The era bridge: what an upstream asks while serving a call, a prompt or a read (a legacy
+//!   server's elicitation, sampling and roots requests, a modern server's input requests) goes
+//!   to the caller the way its era asks (a server request on a legacy session; an
+//!   `InputRequiredResult` on the modern wire, the upstream request held meanwhile, for at most
+//!   the upstream's `timeout_secs`), and the answers go back. Progress and log messages are
+//!   forwarded, and a call the caller gives up is cancelled upstream.
+//!
+//! Being built (issue 29): resource subscriptions and skills, per-principal visibility, tasks,
+//! metrics.
 
 use std::sync::Arc;
 
 use mcp_server::Server;
 
+mod bridge;
 mod catalogue;
 pub mod config;
 mod upstream;

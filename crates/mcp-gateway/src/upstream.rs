@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use mcp_client::{Client, StderrMode, StdioCommand, Subscription};
-use mcp_types::{Prompt, Resource, ResourceTemplate, SubscriptionFilter, Tool};
+use mcp_client::{Client, ElicitationModes, Era, HandlerError, Handlers, StderrMode, StdioCommand, Subscription};
+use mcp_types::{LoggingLevel, Prompt, Resource, ResourceTemplate, SamplingCapability, SubscriptionFilter, Tool};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::config::UpstreamConfig;
@@ -135,6 +135,7 @@ impl Upstream {
 
     async fn connect(&self) -> Result<Client, mcp_client::Error> {
         let mut builder = Client::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
+            .handlers(unrouted())
             .request_timeout(self.config.timeout())
             .era(self.config.era.preference());
         match (&self.config.command, &self.config.url) {
@@ -172,6 +173,25 @@ impl Upstream {
     }
 }
 
+/// The client-wide handlers of an upstream connection. A legacy server learns at the
+/// handshake what its client may be asked, so the gateway declares everything; each request's
+/// questions go to its own caller (`CallOptions::on_input`), and these answer only those no
+/// request can be told apart for (a stdio server asking while several requests are in flight),
+/// with an error.
+fn unrouted() -> Handlers {
+    fn refuse() -> HandlerError {
+        HandlerError(
+            "the gateway cannot tell which of its callers this question is for \
+             (several requests to this upstream are in flight and its transport does not say)"
+                .to_owned(),
+        )
+    }
+    Handlers::new()
+        .elicitation(ElicitationModes::BOTH, |_| async { Err(refuse()) })
+        .sampling(SamplingCapability::default(), |_| async { Err(refuse()) })
+        .roots(|| async { Err(refuse()) })
+}
+
 /// Keeps `upstream` connected for as long as the task runs; calls `changed` after every change of
 /// its tools or of whether it is up.
 pub(crate) async fn supervise(upstream: Arc<Upstream>, changed: Arc<dyn Fn() + Send + Sync>) {
@@ -205,6 +225,13 @@ pub(crate) async fn supervise(upstream: Arc<Upstream>, changed: Arc<dyn Fn() + S
             "upstream connected"
         );
         backoff = FIRST_BACKOFF;
+        // A legacy server logs per session: it sends everything, each caller gets its own level.
+        if client.era() == Era::Legacy
+            && client.server_capabilities().logging.is_some()
+            && let Err(error) = client.set_log_level(LoggingLevel::Debug).await
+        {
+            tracing::warn!(upstream = %name, %error, "asking for log messages failed; none will be forwarded");
+        }
         let wanted = SubscriptionFilter {
             tools_list_changed: Some(true),
             prompts_list_changed: Some(true),

@@ -42,6 +42,8 @@ pub(crate) struct Inner {
     /// `requestState`), and the ones the handler used, to seal into the next state.
     pub answers: BTreeMap<String, Value>,
     pub used: Mutex<BTreeMap<String, Value>>,
+    /// Modern era: what the handler keeps for its next round, sealed into `requestState`.
+    pub saved: Mutex<Option<Value>>,
     pub principal: Principal,
     /// Whether this call may become a task (the tool allows it and the request declared the
     /// tasks extension), and the task once it is one.
@@ -65,6 +67,33 @@ impl Context {
 
     pub(crate) fn attach_task(&self, link: TaskLink) {
         let _ = self.inner.task.set(link);
+    }
+
+    /// The log level the client asked for: this request's (`_meta`) on the modern wire, the
+    /// session's (`logging/setLevel`) on a legacy one; `None` when it asked for no log messages
+    /// (modern) or set no level (legacy).
+    pub fn log_level(&self) -> Option<LoggingLevel> {
+        match (&self.inner.session, self.inner.era) {
+            (Some(session), Era::Legacy) => session.log_level(),
+            _ => self.inner.log_level,
+        }
+    }
+
+    /// What this handler [saved](Context::save) in the round before, on a multi-round request
+    /// of the modern wire (it came back sealed in `requestState`); `None` in the first round and
+    /// on a legacy session.
+    pub fn saved(&self) -> Option<Value> {
+        self.inner.saved.lock().expect("not poisoned").clone()
+    }
+
+    /// Keeps `value` for the handler's next round: when it returns
+    /// [`Error::InputRequired`](crate::Error::InputRequired) (as `Context::input` does), the
+    /// value is sealed into the `requestState` of that result with the answers so far (signed,
+    /// bound to the request and the principal), and the retry reads it with
+    /// [`Context::saved`]. It replaces what an earlier round saved. A legacy session has no
+    /// rounds: there it does nothing.
+    pub fn save(&self, value: Value) {
+        *self.inner.saved.lock().expect("not poisoned") = Some(value);
     }
 
     /// The server serving this request (to announce list changes, for instance).

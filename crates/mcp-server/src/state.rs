@@ -60,6 +60,9 @@ pub(crate) struct Sealed {
     /// Random, so that every state issued is distinct (single use is tracked by it).
     #[serde(rename = "n", default)]
     pub nonce: u64,
+    /// What the handler kept for its next round (`Context::save`).
+    #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
+    pub saved: Option<Value>,
 }
 
 /// Why a state was refused.
@@ -347,6 +350,7 @@ mod tests {
 
     fn sample() -> Sealed {
         Sealed {
+            saved: None,
             binding: binding("tools/call", "t", &serde_json::json!({"a": 1})),
             issued: now_secs(),
             answers: BTreeMap::from([("k".to_owned(), serde_json::json!({"action": "accept"}))]),

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use std::sync::Arc;
 
-use mcp_server::{InMemoryUsedStates, Options, Server, StateKeyring, ToolRoute, UsedStateStore};
+use mcp_server::{InMemoryUsedStates, NoArguments, Options, Server, StateKeyring, ToolRoute, UsedStateStore};
 use mcp_types::error_codes;
 use serde_json::{Value, json};
 
@@ -1057,4 +1057,55 @@ fn build_refuses_resource_templates_that_cannot_match() {
         assert!(error.contains(&format!("resource template `{template}` {why}")), "{template}: {error}");
     }
     assert_eq!(build("notes://{title}/v{version}"), Ok(()));
+}
+
+/// A tool that asks one question per round until its third, keeping its round number with
+/// `Context::save`; it returns what `Context::saved` held in each round it ran.
+fn round_counter() -> Server {
+    use mcp_server::{Context, Error};
+    Server::builder("rounds", "1.0.0")
+        .tool(ToolRoute::new("rounds", |ctx: Context, _: NoArguments| async move {
+            let saved = ctx.saved();
+            let round = saved.as_ref().and_then(|saved| saved["round"].as_u64()).unwrap_or(1);
+            if round < 3 {
+                ctx.save(json!({ "round": round + 1 }));
+                let question = serde_json::from_value(json!({
+                    "mode": "form",
+                    "message": format!("Round {round}?"),
+                    "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+                }))
+                .unwrap();
+                ctx.elicit_with(&format!("q{round}"), question).await?;
+            }
+            Ok::<_, Error>(format!("done in round {round}, saved {}", json!(saved)))
+        }))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn what_a_handler_saves_comes_back_sealed_in_its_next_round() {
+    let mut client = MemoryClient::start(&round_counter());
+    let response = client.ask(elicit_call(1, "rounds", json!({}))).await;
+    assert_eq!(response["result"]["inputRequests"]["q1"]["params"]["message"], "Round 1?", "{response}");
+    let state1 = response["result"]["requestState"].as_str().unwrap().to_owned();
+    let yes = json!({ "action": "accept", "content": { "ok": true } });
+    let extra = json!({ "inputResponses": { "q1": yes }, "requestState": state1 });
+    let response = client.ask(elicit_call(2, "rounds", extra.clone())).await;
+    assert_eq!(response["result"]["inputRequests"]["q2"]["params"]["message"], "Round 2?", "{response}");
+    let state2 = response["result"]["requestState"].as_str().unwrap().to_owned();
+    // The same state gives the same round again: what was saved is in the state, not the server.
+    let again = client.ask(elicit_call(3, "rounds", extra)).await;
+    assert_eq!(again["result"]["inputRequests"]["q2"]["params"]["message"], "Round 2?", "{again}");
+    let extra = json!({ "inputResponses": { "q2": yes }, "requestState": state2 });
+    let response = client.ask(elicit_call(4, "rounds", extra)).await;
+    assert_eq!(text(&response), r#"done in round 3, saved {"round":3}"#, "{response}");
+    // A legacy session has no rounds: nothing is saved, the question goes to the client.
+    let mut legacy = MemoryClient::start(&round_counter());
+    legacy.ask(initialize(0, "2025-11-25", json!({"elicitation": {}}))).await;
+    legacy.send(notification("notifications/initialized", json!({}))).await;
+    legacy.send(request(5, "tools/call", json!({"name": "rounds", "arguments": {}}))).await;
+    let question = legacy.recv().await;
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    assert_eq!(question["params"]["message"], "Round 1?");
 }

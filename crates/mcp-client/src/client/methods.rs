@@ -402,6 +402,21 @@ impl Client {
         Ok(())
     }
 
+    /// Asks a legacy server for log messages at or above `level` for the rest of the session
+    /// (`logging/setLevel`, deprecated). A 2026-07-28 server takes the level per request:
+    /// [`CallOptions::log_level`] or [`ClientBuilder::log_level`].
+    pub async fn set_log_level(&self, level: mcp_types::LoggingLevel) -> Result<(), Error> {
+        if self.era() == Era::Modern {
+            return Err(Error::NotSupported {
+                method: "logging/setLevel".into(),
+                detail: "removed in 2026-07-28; the level is sent with each request".into(),
+            });
+        }
+        let mut params = JsonObject::new();
+        params.insert("level".into(), json!(level));
+        self.request(&Call::new(self, "logging/setLevel", params)).await.map(drop)
+    }
+
     /// Legacy `ping` (removed in 2026-07-28, where it is not sent).
     pub async fn ping(&self) -> Result<(), Error> {
         if self.era() == Era::Modern {

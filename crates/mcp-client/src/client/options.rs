@@ -2,6 +2,9 @@
 //! versions, timeouts, limits, HTTP settings) and [`CallOptions`] for one call.
 
 use super::*;
+use crate::HandlerError;
+use crate::handlers::{CallHooks, InputAsk, InputHook};
+use mcp_types::{InputResponse, LoggingMessageNotificationParams};
 
 /// Per-call options.
 #[derive(Clone, Default)]
@@ -9,6 +12,7 @@ pub struct CallOptions {
     pub(super) progress: Option<ProgressFn>,
     pub(super) timeout: Option<Duration>,
     pub(super) log_level: Option<LoggingLevel>,
+    pub(crate) hooks: CallHooks,
 }
 
 impl CallOptions {
@@ -39,6 +43,35 @@ impl CallOptions {
         self.log_level = Some(level);
         self
     }
+
+    /// Answers the input the server asks for while serving this call with `handler` instead of
+    /// the client's [`Handlers`]. The handler gets one round of questions at a time and returns
+    /// their answers in the same order: all the input requests of a 2026-07-28
+    /// `InputRequiredResult` (or of a task) at once, or a legacy server's `elicitation/create`,
+    /// `sampling/createMessage` or `roots/list` request that belongs to this call, alone. On
+    /// Streamable HTTP a legacy request belongs to the call whose response stream carries it; on
+    /// stdio, which does not say, to the only call in flight with a handler of its own (with
+    /// several, the client's [`Handlers`] answer). On the modern wire this call declares
+    /// `capabilities` in place of the client's; a legacy server keeps those of the handshake.
+    ///
+    /// A proxy uses this to pass each question on to its own caller.
+    pub fn on_input<F, Fut>(mut self, capabilities: ClientCapabilities, handler: F) -> Self
+    where
+        F: Fn(Vec<InputAsk>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Vec<InputResponse>, HandlerError>> + Send + 'static,
+    {
+        self.hooks.input = Some(InputHook::new(capabilities, handler));
+        self
+    }
+
+    /// Passes the log messages (`notifications/message`) the server sends while serving this
+    /// call to `callback`, instead of the client's trace. They belong to the call as input
+    /// requests do (see [`CallOptions::on_input`]). Which levels come is set by
+    /// [`CallOptions::log_level`] (modern) or [`Client::set_log_level`] (legacy).
+    pub fn on_log(mut self, callback: impl Fn(LoggingMessageNotificationParams) + Send + Sync + 'static) -> Self {
+        self.hooks.log = Some(Arc::new(callback));
+        self
+    }
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -47,6 +80,8 @@ impl std::fmt::Debug for CallOptions {
             .field("progress", &self.progress.is_some())
             .field("timeout", &self.timeout)
             .field("log_level", &self.log_level)
+            .field("on_input", &self.hooks.input.is_some())
+            .field("on_log", &self.hooks.log.is_some())
             .finish()
     }
 }

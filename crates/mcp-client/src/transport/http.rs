@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt as _;
+use mcp_types::RequestId;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -186,13 +187,13 @@ impl HttpTransport {
         let content_type =
             response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
         if content_type.starts_with("text/event-stream") {
-            return self.read_stream(core, response, rx).await;
+            return self.read_stream(core, response, &out.id, rx).await;
         }
         let body = read_body(response).await?;
         if let Some(delivery) = as_reply_to(&body, &out.id) {
             return delivered(Ok(delivery));
         }
-        self.route(core, &body).await;
+        self.route(core, &body, Some(&out.id)).await;
         match rx.try_recv() {
             Ok(delivery) => delivered(Ok(delivery)),
             Err(_) => Err(Error::protocol(format!("the HTTP response to {} is not its JSON-RPC response", out.method))),
@@ -202,8 +203,8 @@ impl HttpTransport {
     /// Routes one message that arrived on a response stream. A server request is answered
     /// on its own task, at most `max_server_requests` at once: until one finishes, this waits,
     /// and so the stream is not read further.
-    async fn route(&self, core: &Arc<Core>, text: &str) {
-        let Some(request) = core.dispatch(text) else { return };
+    async fn route(&self, core: &Arc<Core>, text: &str, related: Option<&RequestId>) {
+        let Some(request) = core.dispatch(text, related) else { return };
         if !self.is_legacy() {
             tracing::warn!(method = %request.method, "ignoring a JSON-RPC request from a 2026-07-28 server");
             return;
@@ -225,6 +226,7 @@ impl HttpTransport {
         &self,
         core: &Arc<Core>,
         response: reqwest::Response,
+        id: &RequestId,
         mut rx: oneshot::Receiver<Delivery>,
     ) -> Result<Reply, Error> {
         let mut parser = SseParser::default();
@@ -246,7 +248,7 @@ impl HttpTransport {
             };
             for event in events {
                 if event.event == "message" && !event.data.trim().is_empty() {
-                    self.route(core, &event.data).await;
+                    self.route(core, &event.data, Some(id)).await;
                 }
             }
             let Some(error) = ended else { continue };
@@ -330,7 +332,7 @@ impl HttpTransport {
                     let Some(inner) = weak.upgrade() else { return };
                     let this = HttpTransport { inner };
                     for event in events.iter().filter(|e| e.event == "message" && !e.data.trim().is_empty()) {
-                        this.route(&core, &event.data).await;
+                        this.route(&core, &event.data, None).await;
                     }
                 }
                 let delay = parser.retry.unwrap_or(Duration::from_secs(1));

@@ -95,7 +95,7 @@ impl LegacySseTransport {
                     _ => break,
                 }
                 for event in events.into_iter().filter(|e| e.event == "message" && !e.data.trim().is_empty()) {
-                    if let Some(request) = core.dispatch(&event.data) {
+                    if let Some(request) = core.dispatch(&event.data, None) {
                         // While `max_server_requests` are being answered, the stream is not read.
                         let slot = core.server_request_slot().await;
                         let inner = reader_inner.clone();

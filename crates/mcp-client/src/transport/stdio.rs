@@ -273,7 +273,7 @@ impl StdioTransport {
                 if line.trim().is_empty() {
                     continue;
                 }
-                if let Some(request) = core.dispatch(&line) {
+                if let Some(request) = core.dispatch(&line, None) {
                     // While `max_server_requests` are being answered, stdout is not read.
                     let slot = core.server_request_slot().await;
                     let writer = weak_writer.clone();

@@ -131,8 +131,8 @@ impl Server {
         };
         let principal = session.principal();
         let principal = (!principal.is_anonymous()).then(|| state::principal_digest(principal.as_str()));
-        let answers = match self.answers(era, binding.as_ref(), principal.as_deref(), state, responses).await {
-            Ok(answers) => answers,
+        let (answers, saved) = match self.answers(era, binding.as_ref(), principal.as_deref(), state, responses).await {
+            Ok(opened) => opened,
             Err(error) => return Outgoing::error(Some(id), &error),
         };
         let may_become_task = match &call {
@@ -155,6 +155,7 @@ impl Server {
             session: (era == Era::Legacy).then(|| Arc::clone(session)),
             answers,
             used: Default::default(),
+            saved: std::sync::Mutex::new(saved),
             principal: session.request_principal(),
             may_become_task,
             task: Default::default(),
@@ -226,6 +227,7 @@ impl Server {
                     answers: ctx.used_answers(),
                     principal,
                     nonce: state::nonce(),
+                    saved: ctx.saved(),
                 };
                 let mut result = InputRequiredResult::new();
                 result.result_type = ResultType::InputRequired;
@@ -307,7 +309,8 @@ impl Server {
         if failed { message.tool_error() } else { message }
     }
 
-    /// The answers a multi-round request carries: those sealed in its state, then this round's.
+    /// The answers a multi-round request carries (those sealed in its state, then this
+    /// round's), and what its handler saved in the round before.
     async fn answers(
         &self,
         era: Era,
@@ -315,10 +318,11 @@ impl Server {
         principal: Option<&str>,
         state: Option<&str>,
         responses: Option<&InputResponses>,
-    ) -> Result<BTreeMap<String, Value>, ErrorObject> {
+    ) -> Result<(BTreeMap<String, Value>, Option<Value>), ErrorObject> {
         let mut answers = BTreeMap::new();
+        let mut saved = None;
         if era == Era::Legacy {
-            return Ok(answers);
+            return Ok((answers, saved));
         }
         if let (Some(state), Some(binding)) = (state, binding) {
             let options = &self.inner.options;
@@ -341,12 +345,13 @@ impl Server {
                 }
             }
             answers = sealed.answers;
+            saved = sealed.saved;
             tracing::debug!(target: crate::telemetry::TARGET, answers = answers.len(), "request state opened");
         }
         for (key, response) in responses.into_iter().flatten() {
             answers.insert(key.clone(), to_value(response));
         }
-        Ok(answers)
+        Ok((answers, saved))
     }
 
     async fn call_tool(

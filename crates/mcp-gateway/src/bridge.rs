@@ -1,0 +1,255 @@
+//! The era bridge of one upstream request: what the upstream asks while serving it (a legacy
+//! server's `elicitation/create`, `sampling/createMessage` and `roots/list` requests, a modern
+//! server's input requests), its progress and its log messages go to the downstream caller the
+//! way the caller's era has them, and the answers go back.
+//!
+//! A legacy caller is asked at once (a server request on its session). A modern caller gets an
+//! `InputRequiredResult`; the upstream request is then held here, under an id saved in the
+//! `requestState` the gateway seals, until the caller's retry brings the answers (or the
+//! upstream's timeout passes, which cancels it).
+
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use mcp_client::{CallOptions, HandlerError, InputAsk, Progress};
+use mcp_server::{Context, Error};
+use mcp_types::{InputRequest, InputResponse, LoggingMessageNotificationParams};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+/// Where the id of a held request is saved in the caller's `requestState`.
+const HELD_ID: &str = "gateway/held";
+
+/// Progress reports and log messages of one request held for the caller at most; an upstream
+/// that sends faster than the caller takes them loses the excess.
+const BACKLOG: usize = 64;
+
+/// The upstream requests waiting for their modern callers' answers, by id.
+#[derive(Default)]
+pub(crate) struct Held {
+    requests: Mutex<HashMap<String, HeldRequest>>,
+}
+
+struct HeldRequest {
+    /// Who may resume it: the principal that started it.
+    principal: String,
+    bridged: Box<dyn Any + Send>,
+}
+
+/// One round of the upstream's questions, waiting for the caller's answers.
+struct Round {
+    /// Each question under the key the caller knows it by (the upstream's own key, made unique
+    /// within the request), with its answer once given.
+    questions: Vec<(String, InputRequest, Option<InputResponse>)>,
+    reply: oneshot::Sender<Result<Vec<InputResponse>, HandlerError>>,
+}
+
+type Ask = (Vec<InputAsk>, oneshot::Sender<Result<Vec<InputResponse>, HandlerError>>);
+
+/// An upstream request in flight, with the channels of what it sends besides its result.
+struct Bridged<T> {
+    outcome: AbortOnDrop<Result<T, mcp_client::Error>>,
+    reports: mpsc::Receiver<Progress>,
+    logs: mpsc::Receiver<LoggingMessageNotificationParams>,
+    asks: mpsc::Receiver<Ask>,
+    waiting: Vec<Round>,
+    keys: HashSet<String>,
+}
+
+/// A spawned task that is aborted when its handle is dropped: a caller that goes away cancels
+/// the upstream request (the client sends the cancellation).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl Held {
+    /// Sends one upstream request started by `start` (with the options that route its
+    /// questions, progress and log messages here), or resumes the held one this retry names,
+    /// and serves the caller until the upstream's outcome; `hold_for` bounds how long it waits
+    /// for a modern caller's retry.
+    pub(crate) async fn bridge<T: Send + 'static>(
+        self: &Arc<Self>,
+        ctx: &Context,
+        hold_for: Duration,
+        start: impl FnOnce(CallOptions) -> BoxFuture<'static, Result<T, mcp_client::Error>>,
+    ) -> Result<Result<T, mcp_client::Error>, Error> {
+        let mut bridged = match ctx.saved().as_ref().and_then(|saved| saved.get(HELD_ID)).and_then(Value::as_str) {
+            Some(id) => self.resume::<T>(ctx, id)?,
+            None => Bridged::start(ctx, start),
+        };
+        loop {
+            let missing = bridged.ask_caller(ctx).await?;
+            if !missing.is_empty() {
+                self.hold(ctx, bridged, hold_for);
+                return Err(Error::InputRequired(missing));
+            }
+            tokio::select! {
+                outcome = &mut bridged.outcome.0 => {
+                    bridged.flush(ctx).await;
+                    return outcome.map_err(|e| Error::internal(format!("the upstream request ended abnormally: {e}")));
+                }
+                Some(report) = bridged.reports.recv() => {
+                    ctx.progress(report.progress, report.total, report.message.as_deref()).await;
+                }
+                Some(message) = bridged.logs.recv() => {
+                    ctx.log(message.level, message.logger.as_deref(), message.data).await;
+                }
+                Some((round, reply)) = bridged.asks.recv() => bridged.wait_for(round, reply),
+            }
+        }
+    }
+
+    fn hold<T: Send + 'static>(self: &Arc<Self>, ctx: &Context, bridged: Bridged<T>, hold_for: Duration) {
+        let id = held_id();
+        ctx.save(json!({ HELD_ID: id }));
+        let principal = ctx.principal().as_str().to_owned();
+        self.requests
+            .lock()
+            .expect("not poisoned")
+            .insert(id.clone(), HeldRequest { principal, bridged: Box::new(bridged) });
+        // A caller that never retries: the request is dropped, and so cancelled upstream.
+        let held = Arc::downgrade(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(hold_for).await;
+            if let Some(held) = held.upgrade() {
+                let expired = held.requests.lock().expect("not poisoned").remove(&id);
+                if expired.is_some() {
+                    tracing::info!(held = %id, "a held upstream request expired: its caller did not retry");
+                }
+            }
+        });
+    }
+
+    fn resume<T: Send + 'static>(&self, ctx: &Context, id: &str) -> Result<Bridged<T>, Error> {
+        let gone = || {
+            Error::invalid_params(
+                "The upstream request this requestState continues is no longer held by this gateway \
+                 (it waited past the upstream's timeout, or another gateway instance holds it); \
+                 send the request again without requestState",
+            )
+        };
+        let mut requests = self.requests.lock().expect("not poisoned");
+        let Some(held) = requests.remove(id) else { return Err(gone()) };
+        // The state is sealed for its principal already; this keeps the two bound here too.
+        if held.principal != ctx.principal().as_str() {
+            requests.insert(id.to_owned(), held);
+            return Err(gone());
+        }
+        held.bridged.downcast::<Bridged<T>>().map(|bridged| *bridged).map_err(|_| gone())
+    }
+}
+
+impl<T: Send + 'static> Bridged<T> {
+    fn start(
+        ctx: &Context,
+        start: impl FnOnce(CallOptions) -> BoxFuture<'static, Result<T, mcp_client::Error>>,
+    ) -> Self {
+        let (progress, reports) = mpsc::channel(BACKLOG);
+        let (log, logs) = mpsc::channel(BACKLOG);
+        let (ask, asks) = mpsc::channel::<Ask>(BACKLOG);
+        let mut options = CallOptions::new()
+            .on_progress(move |report| drop(progress.try_send(report)))
+            .on_log(move |message| drop(log.try_send(message)))
+            // The upstream may ask what the caller declared it can answer.
+            .on_input(ctx.client_capabilities().clone(), move |round| {
+                let ask = ask.clone();
+                async move {
+                    let (reply, answer) = oneshot::channel();
+                    ask.send((round, reply))
+                        .await
+                        .map_err(|_| HandlerError("the downstream caller is gone".to_owned()))?;
+                    answer.await.map_err(|_| HandlerError("the downstream caller gave no answer".to_owned()))?
+                }
+            });
+        if let Some(level) = ctx.log_level() {
+            options = options.log_level(level);
+        }
+        let request = tracing::Instrument::in_current_span(start(options));
+        Bridged {
+            outcome: AbortOnDrop(tokio::spawn(request)),
+            reports,
+            logs,
+            asks,
+            waiting: Vec::new(),
+            keys: HashSet::new(),
+        }
+    }
+
+    /// Files a round of the upstream's questions, each under a key unique within the request:
+    /// the upstream's own key (or the method's name) the first time, numbered after.
+    fn wait_for(&mut self, round: Vec<InputAsk>, reply: oneshot::Sender<Result<Vec<InputResponse>, HandlerError>>) {
+        let mut questions = Vec::with_capacity(round.len());
+        for ask in round {
+            let base = ask.key.unwrap_or_else(|| {
+                match &ask.request {
+                    InputRequest::Elicit(_) => "elicitation",
+                    InputRequest::CreateMessage(_) => "sampling",
+                    InputRequest::ListRoots(_) => "roots",
+                    _ => "input",
+                }
+                .to_owned()
+            });
+            let unused = (1..).map(|n| if n == 1 { base.clone() } else { format!("{base}-{n}") });
+            let key = unused.into_iter().find(|key| !self.keys.contains(key)).expect("an unused key exists");
+            self.keys.insert(key.clone());
+            questions.push((key, ask.request, None));
+        }
+        self.waiting.push(Round { questions, reply });
+    }
+
+    /// Asks the caller the questions waiting: a round it has answered (a legacy caller answers
+    /// at once; a modern one in its retries) goes back to the upstream; the questions it has yet
+    /// to answer are returned.
+    async fn ask_caller(&mut self, ctx: &Context) -> Result<BTreeMap<String, InputRequest>, Error> {
+        let mut missing = BTreeMap::new();
+        for mut round in std::mem::take(&mut self.waiting) {
+            for (key, request, answer) in round.questions.iter_mut().filter(|(_, _, answer)| answer.is_none()) {
+                match ctx.input([(key.clone(), request.clone())]).await {
+                    Ok(mut answers) => *answer = answers.remove(key.as_str()),
+                    Err(Error::InputRequired(requests)) => missing.extend(requests),
+                    // The caller cannot answer (it lacks the capability, or went away): so is the
+                    // upstream request, which ends with the error.
+                    Err(error) => return Err(error),
+                }
+            }
+            if round.questions.iter().all(|(_, _, answer)| answer.is_some()) {
+                let answers = round.questions.into_iter().filter_map(|(_, _, answer)| answer).collect();
+                let _ = round.reply.send(Ok(answers));
+            } else {
+                self.waiting.push(round);
+            }
+        }
+        Ok(missing)
+    }
+
+    /// Passes on what came with the outcome: progress in order, then log messages.
+    async fn flush(&mut self, ctx: &Context) {
+        while let Ok(report) = self.reports.try_recv() {
+            ctx.progress(report.progress, report.total, report.message.as_deref()).await;
+        }
+        while let Ok(message) = self.logs.try_recv() {
+            ctx.log(message.level, message.logger.as_deref(), message.data).await;
+        }
+    }
+}
+
+/// A random id for a held request (the `requestState` that names it is sealed, so the id needs
+/// only to be unique).
+fn held_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let process = std::process::id();
+    let started = *STARTED.get_or_init(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos()
+    });
+    format!("{process:x}-{started:x}-{:x}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+static STARTED: std::sync::OnceLock<u128> = std::sync::OnceLock::new();

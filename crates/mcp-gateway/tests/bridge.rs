@@ -1,0 +1,233 @@
+//! The era bridge: what an upstream asks of its caller while serving a call (elicitation,
+//! sampling, roots), its log messages and its progress reach the downstream caller in the
+//! caller's era, whatever the upstream's, and the answers get back.
+
+use std::sync::{Arc, Mutex};
+
+use mcp_client::{CallOptions, Client, ElicitationModes, ElicitationResponse, EraPreference, Handlers};
+use mcp_gateway::Gateway;
+use mcp_server::types::{
+    CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult, CreateMessageResultContent,
+    LoggingLevel, Role, Root, TextContent,
+};
+use mcp_server::{Context, Elicited, Error, Server, ToolRoute};
+use serde_json::{Value, json};
+
+mod common;
+use common::{Upstream, config, serve};
+
+/// Whom to greet.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Whom {
+    name: String,
+}
+
+/// No arguments.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Nothing {}
+
+/// A server whose tool `interview` asks its caller a name (a form), a model's answer and the
+/// roots, logging and reporting progress between the questions.
+fn interviewer() -> Server {
+    Server::builder("interviewer", "1.0.0")
+        .tool(ToolRoute::new("interview", |ctx: Context, Nothing {}| async move {
+            ctx.log(LoggingLevel::Info, Some("interviewer"), json!("asking a name")).await;
+            ctx.progress(1.0, Some(3.0), Some("name")).await;
+            let name = match ctx.elicit_named::<Whom>("whom", "Who is there?").await? {
+                Elicited::Accept(Whom { name }) => name,
+                _ => "nobody".to_owned(),
+            };
+            ctx.progress(2.0, Some(3.0), Some("model")).await;
+            let question: CreateMessageRequestParams = serde_json::from_value(json!({
+                "messages": [{ "role": "user", "content": { "type": "text", "text": format!("Greet {name}") } }],
+                "maxTokens": 20,
+            }))
+            .unwrap();
+            let answer = ctx.create_message("greeting", question).await?;
+            let said = match answer.content {
+                CreateMessageResultContent::TextContent(text) => text.text,
+                other => format!("{other:?}"),
+            };
+            ctx.log(LoggingLevel::Debug, Some("interviewer"), json!("asked the model")).await;
+            let roots = ctx.list_roots("roots").await?;
+            ctx.progress(3.0, Some(3.0), Some("roots")).await;
+            let roots: Vec<String> = roots.roots.into_iter().map(|root| root.uri).collect();
+            Ok::<_, Error>(format!("{name}; {said}; {}", roots.join(",")))
+        }))
+        .build()
+        .unwrap()
+}
+
+/// Answers as a person at a desk would: a name, a model's greeting, one root.
+fn desk() -> Handlers {
+    Handlers::new()
+        .elicitation(ElicitationModes::FORM, |params| async move {
+            let asked = serde_json::to_value(&params).unwrap();
+            assert_eq!(asked["message"], "Who is there?");
+            ElicitationResponse::accept_value(&json!({ "name": "Ada" }))
+        })
+        .sampling(Default::default(), |params| async move {
+            let asked = serde_json::to_value(&params.messages).unwrap();
+            let text = asked[0]["content"]["text"].as_str().unwrap().to_owned();
+            Ok(CreateMessageResult::new(
+                CreateMessageResultContent::TextContent(TextContent::new(format!("{text}!"))),
+                "model",
+                Role::Assistant,
+            ))
+        })
+        .roots(|| async { Ok(vec![Root { uri: "file:///desk".into(), ..Default::default() }]) })
+}
+
+fn only_text(result: &CallToolResult) -> &str {
+    match &result.content[..] {
+        [ContentBlock::Text(text)] => &text.text,
+        other => panic!("not one text: {other:?}"),
+    }
+}
+
+async fn gateway(upstream: &Upstream, era: &str) -> Gateway {
+    let toml = format!("[[upstream]]\nname = \"i\"\nurl = \"{}\"\nera = \"{era}\"\nprefix = \"\"\n", upstream.url);
+    Gateway::start(&config(&toml)).await.unwrap()
+}
+
+/// Calls `interview` at `url` in `era` with the desk's answers, asking for info logs and
+/// progress: the result's text, the log messages and the progress messages seen.
+async fn interview(url: &str, era: EraPreference) -> (String, Vec<Value>, Vec<String>) {
+    let client = Client::builder("desk", "1.0.0").era(era).handlers(desk()).connect_http(url).await.unwrap();
+    let logs = Arc::new(Mutex::new(Vec::new()));
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let (seen_logs, seen_progress) = (Arc::clone(&logs), Arc::clone(&progress));
+    let mut options = CallOptions::new()
+        .on_log(move |message| seen_logs.lock().unwrap().push(message.data))
+        .on_progress(move |report| seen_progress.lock().unwrap().push(report.message.unwrap_or_default()));
+    // Only info and above: the caller's level decides, not the one the gateway asks upstream.
+    match era {
+        EraPreference::Legacy => client.set_log_level(LoggingLevel::Info).await.unwrap(),
+        _ => options = options.log_level(LoggingLevel::Info),
+    }
+    let result = client.call_tool_with("interview", json!({}), options).await.unwrap();
+    let text = only_text(&result).to_owned();
+    let logs = logs.lock().unwrap().clone();
+    let progress = progress.lock().unwrap().clone();
+    (text, logs, progress)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_logs_and_progress_cross_the_gateway_in_every_pair_of_eras() {
+    let upstream = Upstream::start(interviewer(), 0);
+    for (upstream_era, direct_era) in [("legacy", EraPreference::Legacy), ("modern", EraPreference::Modern)] {
+        let gateway = gateway(&upstream, upstream_era).await;
+        let url = serve(&gateway).await;
+        // What a caller of the upstream's own era sees calling it directly: a legacy server
+        // runs once; a modern one runs again in each round, and logs and reports again.
+        let (text, logs, progress) = interview(&upstream.url, direct_era).await;
+        assert_eq!(text, "Ada; Greet Ada!; file:///desk");
+        match direct_era {
+            EraPreference::Legacy => {
+                assert_eq!(logs, [json!("asking a name")]);
+                assert_eq!(progress, ["name", "model", "roots"]);
+            }
+            _ => assert_eq!(logs.len(), 4, "one round per question, and the last: {logs:?}"),
+        }
+        for era in [EraPreference::Modern, EraPreference::Legacy] {
+            let pair = format!("{upstream_era} upstream, {era:?} caller");
+            let through = interview(&url, era).await;
+            assert_eq!(through, (text.clone(), logs.clone(), progress.clone()), "{pair}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_caller_gets_the_questions_of_a_legacy_upstream_as_input_requests_sealed_by_the_gateway() {
+    let upstream = Upstream::start(interviewer(), 0);
+    let gateway = gateway(&upstream, "legacy").await;
+    let url = serve(&gateway).await;
+    let http = reqwest::Client::new();
+    let call = |extra: Value| {
+        let mut params = json!({
+            "name": "interview",
+            "arguments": {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}, "sampling": {}, "roots": {}},
+            },
+        });
+        params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+        let request = http
+            .post(&url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "interview")
+            .header("Content-Type", "application/json")
+            .body(body.to_string());
+        async move { serde_json::from_str::<Value>(&request.send().await.unwrap().text().await.unwrap()).unwrap() }
+    };
+    // Round 1: the upstream's elicitation, under a key named for its method (a legacy server's
+    // requests have none), with a state only the gateway can open.
+    let first = call(json!({})).await;
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    assert_eq!(result["inputRequests"]["elicitation"]["method"], "elicitation/create", "{first}");
+    assert_eq!(result["inputRequests"]["elicitation"]["params"]["message"], "Who is there?");
+    let state = result["requestState"].as_str().unwrap().to_owned();
+    let tampered = call(json!({"requestState": format!("{state}x")})).await;
+    assert_eq!(tampered["error"]["code"], -32602, "{tampered}");
+    // A retry without the answer is asked again; with it, the upstream asks its next question.
+    let again = call(json!({"requestState": state})).await;
+    assert!(again["result"]["inputRequests"]["elicitation"].is_object(), "{again}");
+    let state = again["result"]["requestState"].as_str().unwrap().to_owned();
+    let answer = json!({"elicitation": {"action": "accept", "content": {"name": "Bo"}}});
+    let second = call(json!({"requestState": state, "inputResponses": answer})).await;
+    assert_eq!(second["result"]["inputRequests"]["sampling"]["method"], "sampling/createMessage", "{second}");
+    // The held call was resumed once: the same state cannot resume it again.
+    let replayed = call(json!({"requestState": state, "inputResponses": answer})).await;
+    let why = replayed["error"]["message"].as_str().unwrap_or_default();
+    assert!(why.contains("no longer held"), "{replayed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_that_cannot_answer_gets_the_missing_capability_named() {
+    let upstream = Upstream::start(interviewer(), 0);
+    for upstream_era in ["legacy", "modern"] {
+        let gateway = gateway(&upstream, upstream_era).await;
+        let url = serve(&gateway).await;
+        let client = Client::builder("no-desk", "1.0.0").era(EraPreference::Modern).connect_http(&url).await.unwrap();
+        let error = client.call_tool("interview", json!({})).await.unwrap_err();
+        match &error {
+            mcp_client::Error::Rpc { error, .. } => {
+                assert_eq!(error.code, -32021, "{upstream_era}: {error:?}");
+                assert_eq!(error.data.as_ref().unwrap()["requiredCapabilities"], json!({"elicitation": {"form": {}}}));
+            }
+            other => panic!("{upstream_era}: {other}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_stdio_upstream_asks_the_caller_of_its_only_call_in_flight() {
+    // The stdio upstream is this crate's binary, fronting the interviewer; stdio does not say
+    // which call a server request belongs to, so the gateway gives it to the only one in flight.
+    let upstream = Upstream::start(interviewer(), 0);
+    let inner = std::env::temp_dir().join(format!("mcp-gateway-bridge-{}.toml", std::process::id()));
+    let inner_toml =
+        format!("[[upstream]]\nname = \"i\"\nurl = \"{}\"\nera = \"legacy\"\nprefix = \"\"\n", upstream.url);
+    std::fs::write(&inner, inner_toml).unwrap();
+    let outer = format!(
+        "[[upstream]]\nname = \"s\"\ncommand = [\"{}\", \"--stdio\", \"--config\", \"{}\"]\nera = \"legacy\"\nprefix = \"\"\n",
+        env!("CARGO_BIN_EXE_mcp-gateway"),
+        inner.display()
+    );
+    let gateway = Gateway::start(&config(&outer)).await.unwrap();
+    let url = serve(&gateway).await;
+    let expected = (
+        "Ada; Greet Ada!; file:///desk".to_owned(),
+        vec![json!("asking a name")],
+        vec!["name".to_owned(), "model".to_owned(), "roots".to_owned()],
+    );
+    for era in [EraPreference::Modern, EraPreference::Legacy] {
+        assert_eq!(interview(&url, era).await, expected, "{era:?} caller");
+    }
+    let _ = std::fs::remove_file(inner);
+}
