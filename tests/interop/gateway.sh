@@ -5,6 +5,8 @@
 # by the official clients in either era:
 #   - typescript-sdk-v2: @modelcontextprotocol/client pinned to 2026-07-28 (gateway/ts_client.mjs)
 #   - python-sdk: the Python SDK client, 2025-11-25 (gateway/py_client.py)
+# Both answer the elicitation of the Python server's `ask_name`: the legacy server's request
+# reaches the modern client as an input request (the era bridge), the legacy one as a request.
 # Uses what run.sh (the everything server, the Python venv and its server) and apps.sh (the v2
 # client) install; run those first. Binds 127.0.0.1 only; exits non-zero on any failure.
 set -euo pipefail

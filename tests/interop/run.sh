@@ -35,7 +35,10 @@ cat > "$CACHE/py_server.py" <<'PYEOF'
 """A small server built with the official Python SDK, for interop tests."""
 import sys
 
+from pydantic import BaseModel
+
 from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 
 mcp = MCPServer("interop-python", version="1.0.0")
 
@@ -56,6 +59,19 @@ def hello() -> str:
 def review(code: str) -> str:
     """Review some code."""
     return f"Please review:\n{code}"
+
+
+class Name(BaseModel):
+    name: str
+
+
+@mcp.tool()
+async def ask_name(ctx: Context) -> str:
+    """Ask the caller for a name (elicitation)."""
+    answer = await ctx.elicit("What is your name?", Name)
+    if answer.action == "accept":
+        return f"Hello, {answer.data.name}!"
+    return f"No name: {answer.action}"
 
 
 if __name__ == "__main__":
