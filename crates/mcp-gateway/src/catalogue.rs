@@ -188,6 +188,77 @@ impl Catalogue {
     }
 }
 
+/// What a caller may do with the entries of an upstream.
+#[derive(Debug, PartialEq)]
+enum Access {
+    Granted,
+    /// The caller is not among the upstream's `principals`: to it the entry does not exist.
+    Hidden,
+    /// The caller's token lacks some of these scopes, which the entry needs.
+    NeedsScopes(Vec<String>),
+}
+
+impl Catalogue {
+    /// Whether any upstream restricts its callers (else every check is skipped).
+    fn restricted(&self) -> bool {
+        self.upstreams.iter().any(|u| u.config.restricts_callers())
+    }
+
+    /// What `caller` may do with the entry `own` (a tool's or prompt's own name; `None`: a
+    /// resource or template, governed by the upstream's rules alone) of the upstream at `at`.
+    /// A caller without a token is the process that started the gateway over stdio (HTTP
+    /// callers have tokens whenever an upstream restricts them): it may use everything.
+    fn access(&self, caller: &Principal, at: usize, own: Option<&str>) -> Access {
+        let config = &self.upstreams[at].config;
+        let Some(token) = caller.token() else { return Access::Granted };
+        if !config.principals.is_empty() && !config.principals.iter().any(|p| p == caller.as_str()) {
+            return Access::Hidden;
+        }
+        let entry = own.and_then(|own| config.entry_scopes.get(own)).into_iter().flatten();
+        let needed: Vec<String> = config.scopes.iter().chain(entry).cloned().collect();
+        if needed.iter().all(|scope| token.has_scope(scope)) { Access::Granted } else { Access::NeedsScopes(needed) }
+    }
+
+    /// The entries of `listing` that `caller` may use.
+    fn visible<T: Clone>(
+        &self,
+        caller: &Principal,
+        listing: &Listing<T>,
+        key: impl Fn(&T) -> &str,
+        named: bool,
+    ) -> Arc<[T]> {
+        if !self.restricted() || caller.token().is_none() {
+            return Arc::clone(&listing.items);
+        }
+        let items = listing.items.iter().filter(|item| {
+            listing
+                .routes
+                .get(key(item))
+                .is_some_and(|(at, own)| self.access(caller, *at, named.then_some(own.as_str())) == Access::Granted)
+        });
+        items.cloned().collect()
+    }
+
+    /// The route of a request for `listed`, if `caller` may use it: a hidden entry is unknown,
+    /// one the caller's token lacks scopes for is refused naming them (so that it can step up).
+    fn route_for<T>(
+        &self,
+        caller: &Principal,
+        listing: &Listing<T>,
+        kind: &str,
+        listed: &str,
+        named: bool,
+    ) -> Result<(Arc<Upstream>, String), Error> {
+        let (upstream, own) = self.route(listing, kind, listed)?;
+        let at = self.upstreams.iter().position(|u| Arc::ptr_eq(u, &upstream)).expect("an upstream of the catalogue");
+        match self.access(caller, at, named.then_some(own.as_str())) {
+            Access::Granted => Ok((upstream, own)),
+            Access::Hidden => Err(Error::invalid_params(format!("Unknown {kind}: {listed}"))),
+            Access::NeedsScopes(needed) => Err(Error::InsufficientScope(needed)),
+        }
+    }
+}
+
 /// The span of one request sent to an upstream (`mcp.gateway.upstream`), inside the downstream
 /// request's span: which upstream, which method, and the upstream's own name for the target.
 fn upstream_span(upstream: &Upstream, method: &'static str, target: &str) -> tracing::Span {
@@ -237,16 +308,21 @@ async fn slot(upstream: &Upstream) -> Result<Option<tokio::sync::OwnedSemaphoreP
 impl Catalogue {
     /// `completion/complete` for a prompt or template of an upstream: asked of that upstream, under
     /// its own name for the prompt.
-    pub(crate) async fn complete(&self, params: CompleteRequestParams) -> Result<CompleteResultCompletion, Error> {
+    pub(crate) async fn complete(
+        &self,
+        caller: &Principal,
+        params: CompleteRequestParams,
+    ) -> Result<CompleteResultCompletion, Error> {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
         let (upstream, reference) = match params.r#ref {
             CompleteRequestParamsRef::RefPrompt(mut prompt) => {
-                let (upstream, own) = self.route(&index.prompts, "prompt", &prompt.name)?;
+                let (upstream, own) = self.route_for(caller, &index.prompts, "prompt", &prompt.name, true)?;
                 prompt.name = own;
                 (upstream, CompleteRequestParamsRef::RefPrompt(prompt))
             }
             CompleteRequestParamsRef::RefResource(template) => {
-                let (upstream, _) = self.route(&index.templates, "resource template", &template.uri)?;
+                let route = self.route_for(caller, &index.templates, "resource template", &template.uri, false);
+                let (upstream, _) = route?;
                 (upstream, CompleteRequestParamsRef::RefResource(template))
             }
             other => return Err(Error::invalid_params(format!("Cannot complete for {}", serde_json::json!(other)))),
@@ -269,14 +345,14 @@ impl Catalogue {
 }
 
 impl ToolSource for Catalogue {
-    // Every caller sees every upstream's entries (per-principal visibility is to come).
-    fn tools(&self, _caller: &Principal) -> Arc<[Tool]> {
-        Arc::clone(&self.index.read().expect("not poisoned").tools.items)
+    fn tools(&self, caller: &Principal) -> Arc<[Tool]> {
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        self.visible(caller, &index.tools, |tool| &tool.name, true)
     }
 
     fn call(&self, ctx: Context, mut params: CallToolRequestParams) -> ToolFuture {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        let (upstream, own) = match self.route(&index.tools, "tool", &params.name) {
+        let (upstream, own) = match self.route_for(ctx.principal(), &index.tools, "tool", &params.name, true) {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
@@ -301,13 +377,14 @@ impl ToolSource for Catalogue {
 }
 
 impl PromptSource for Catalogue {
-    fn prompts(&self, _caller: &Principal) -> Arc<[Prompt]> {
-        Arc::clone(&self.index.read().expect("not poisoned").prompts.items)
+    fn prompts(&self, caller: &Principal) -> Arc<[Prompt]> {
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        self.visible(caller, &index.prompts, |prompt| &prompt.name, true)
     }
 
     fn get(&self, ctx: Context, mut params: GetPromptRequestParams) -> PromptFuture {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        let (upstream, own) = match self.route(&index.prompts, "prompt", &params.name) {
+        let (upstream, own) = match self.route_for(ctx.principal(), &index.prompts, "prompt", &params.name, true) {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
@@ -332,12 +409,14 @@ impl PromptSource for Catalogue {
 }
 
 impl ResourceSource for Catalogue {
-    fn resources(&self, _caller: &Principal) -> Arc<[Resource]> {
-        Arc::clone(&self.index.read().expect("not poisoned").resources.items)
+    fn resources(&self, caller: &Principal) -> Arc<[Resource]> {
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        self.visible(caller, &index.resources, |resource| &resource.uri, false)
     }
 
-    fn templates(&self, _caller: &Principal) -> Arc<[ResourceTemplate]> {
-        Arc::clone(&self.index.read().expect("not poisoned").templates.items)
+    fn templates(&self, caller: &Principal) -> Arc<[ResourceTemplate]> {
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        self.visible(caller, &index.templates, |template| &template.uri_template, false)
     }
 
     /// A listed resource goes to its upstream; any other URI to the upstream whose template has
@@ -358,8 +437,14 @@ impl ResourceSource for Catalogue {
             Some((at, _)) => Some(*at),
             None => by_template().or_else(|| index.resources.ever.get(&uri).copied()),
         };
-        let Some(at) = at else {
-            return Box::pin(std::future::ready(Err(Error::resource_not_found(&uri))));
+        let at = match at.map(|at| (at, self.access(ctx.principal(), at, None))) {
+            Some((at, Access::Granted)) => at,
+            None | Some((_, Access::Hidden)) => {
+                return Box::pin(std::future::ready(Err(Error::resource_not_found(&uri))));
+            }
+            Some((_, Access::NeedsScopes(needed))) => {
+                return Box::pin(std::future::ready(Err(Error::InsufficientScope(needed))));
+            }
         };
         let upstream = Arc::clone(&self.upstreams[at]);
         let span = upstream_span(&upstream, "resources/read", &uri);

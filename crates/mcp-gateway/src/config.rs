@@ -18,6 +18,20 @@
 //! max_concurrent_requests = 8        # at once; more wait…
 //! queue_timeout_secs = 2             # …this long, then fail naming the upstream
 //! health_interval_secs = 10          # `ping` / `server/discover` while connected
+//! scopes = ["notes"]                 # a caller's token needs these to see and use it…
+//! principals = ["alice"]             # …and only these principals may (default: any)
+//! entry_scopes = { delete = ["notes:write"] }  # more for one tool or prompt (own names)
+//!
+//! [upstream.oauth]                   # the gateway's own token for this upstream
+//! client_id = "gateway"              # (client credentials; never the caller's token)
+//! client_secret = "…"
+//! scopes = ["notes"]
+//!
+//! [authorization]                    # the endpoint is an OAuth 2.1 resource server
+//! resource = "https://gateway.example/mcp"   # the audience its tokens are issued for
+//! issuer = "https://auth.example"    # JWT access tokens, checked with its JWKS…
+//! introspection = { client_id = "gateway", client_secret = "…" }  # …or introspected
+//! required_scopes = ["mcp"]          # every request
 //! ```
 
 use std::collections::BTreeMap;
@@ -35,6 +49,54 @@ pub struct Config {
     /// The servers behind the gateway.
     #[serde(rename = "upstream", default)]
     pub upstreams: Vec<UpstreamConfig>,
+    /// Makes the HTTP endpoint an OAuth 2.1 resource server; none: it takes every caller.
+    #[serde(default)]
+    pub authorization: Option<AuthorizationConfig>,
+}
+
+/// How the HTTP endpoint checks its callers' access tokens (stdio has no tokens: its caller
+/// is the process that started the gateway).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthorizationConfig {
+    /// The endpoint's canonical URI: the audience (`resource`) its tokens must be issued for.
+    pub resource: String,
+    /// The authorization server's issuer identifier, exactly as in its metadata.
+    pub issuer: String,
+    /// Introspect tokens (RFC 7662) as this client instead of verifying them as JWTs (RFC 9068)
+    /// with the issuer's keys.
+    #[serde(default)]
+    pub introspection: Option<IntrospectionConfig>,
+    /// Scopes every request needs.
+    #[serde(default)]
+    pub required_scopes: Vec<String>,
+}
+
+/// The gateway's credentials at the authorization server's introspection endpoint.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntrospectionConfig {
+    /// The gateway's client id.
+    pub client_id: String,
+    /// Its secret.
+    pub client_secret: String,
+    /// The endpoint, instead of the one in the issuer's metadata.
+    #[serde(default)]
+    pub endpoint: Option<String>,
+}
+
+/// The gateway's own OAuth client for an HTTP upstream: the client credentials grant, at the
+/// authorization server the upstream names (its Protected Resource Metadata).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamOAuth {
+    /// The gateway's client id there.
+    pub client_id: String,
+    /// Its secret.
+    pub client_secret: String,
+    /// The scopes to ask for (default: those the upstream asks for).
+    #[serde(default)]
+    pub scopes: Vec<String>,
 }
 
 /// One server behind the gateway: a command (stdio) or a URL (Streamable HTTP, either era).
@@ -80,6 +142,21 @@ pub struct UpstreamConfig {
     /// upstream. Default: `timeout_secs`.
     #[serde(default)]
     pub queue_timeout_secs: Option<f64>,
+    /// Scopes a caller's access token must hold to see this upstream's entries and use them;
+    /// a caller without them gets 403 `insufficient_scope` naming them (to step up).
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// The principals (token subjects, else client ids) that may see and use this upstream;
+    /// to anyone else it does not exist. Empty: any caller.
+    #[serde(default)]
+    pub principals: Vec<String>,
+    /// Scopes needed besides `scopes` for single tools and prompts, by the upstream's own
+    /// names.
+    #[serde(default)]
+    pub entry_scopes: BTreeMap<String, Vec<String>>,
+    /// The gateway's own token for an HTTP upstream that asks for one (client credentials).
+    #[serde(default)]
+    pub oauth: Option<UpstreamOAuth>,
 }
 
 /// The protocol era to speak to an upstream.
@@ -132,12 +209,30 @@ impl Config {
                 }
                 (None, None) => return Err(format!("upstream `{}` needs a `command` or a `url`", upstream.name)),
             }
+            if upstream.oauth.is_some() && upstream.command.is_some() {
+                return Err(format!(
+                    "upstream `{}`: `oauth` is for HTTP upstreams; a stdio server takes credentials from its `env`",
+                    upstream.name
+                ));
+            }
+            if upstream.restricts_callers() && self.authorization.is_none() {
+                return Err(format!(
+                    "upstream `{}` restricts its callers (`scopes`, `principals` or `entry_scopes`), \
+                     which needs an `[authorization]` section to know who they are",
+                    upstream.name
+                ));
+            }
         }
         Ok(())
     }
 }
 
 impl UpstreamConfig {
+    /// Whether some callers may not see or use all of this upstream.
+    pub fn restricts_callers(&self) -> bool {
+        !self.scopes.is_empty() || !self.principals.is_empty() || !self.entry_scopes.is_empty()
+    }
+
     /// The name a tool of this upstream is listed under.
     pub fn listed_name(&self, tool: &str) -> String {
         if let Some(renamed) = self.rename.get(tool) {
@@ -201,5 +296,38 @@ mod tests {
         );
         assert!(refused("[[upstream]]\nname = \"a\"\ncommand = []\n").contains("`command` is empty"));
         assert!(refused("lisen = \"x\"\n").contains("unknown field `lisen`"));
+        let scoped = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nscopes = [\"s\"]\n";
+        assert!(refused(scoped).contains("upstream `a` restricts its callers"), "{}", refused(scoped));
+        let stdio_oauth =
+            "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\noauth = { client_id = \"c\", client_secret = \"s\" }\n";
+        assert!(refused(stdio_oauth).contains("`oauth` is for HTTP upstreams"));
+    }
+
+    #[test]
+    fn reads_the_authorization_and_who_may_use_each_upstream() {
+        let config = Config::from_toml(
+            r#"
+            [authorization]
+            resource = "https://gw.example/mcp"
+            issuer = "https://auth.example"
+            required_scopes = ["mcp"]
+            introspection = { client_id = "gw", client_secret = "s" }
+            [[upstream]]
+            name = "notes"
+            url = "http://127.0.0.1:9000/mcp"
+            scopes = ["notes"]
+            principals = ["alice"]
+            entry_scopes = { delete = ["notes:write"] }
+            oauth = { client_id = "gw", client_secret = "s2", scopes = ["notes"] }
+            "#,
+        )
+        .unwrap();
+        let authorization = config.authorization.as_ref().unwrap();
+        assert_eq!(authorization.required_scopes, ["mcp"]);
+        assert_eq!(authorization.introspection.as_ref().unwrap().client_id, "gw");
+        let notes = &config.upstreams[0];
+        assert!(notes.restricts_callers());
+        assert_eq!(notes.entry_scopes["delete"], ["notes:write"]);
+        assert_eq!(notes.oauth.as_ref().unwrap().scopes, ["notes"]);
     }
 }

@@ -76,6 +76,7 @@ impl std::error::Error for StartError {}
 pub struct Gateway {
     server: Server,
     catalogue: Arc<Catalogue>,
+    authorization: Option<config::AuthorizationConfig>,
     supervisors: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -111,11 +112,11 @@ impl Gateway {
             .resource_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ResourceSource>)
             .completion({
                 let catalogue = Arc::downgrade(&catalogue);
-                move |_ctx, params| {
+                move |ctx: mcp_server::Context, params| {
                     let catalogue = catalogue.upgrade();
                     async move {
                         match catalogue {
-                            Some(catalogue) => catalogue.complete(params).await,
+                            Some(catalogue) => catalogue.complete(ctx.principal(), params).await,
                             None => Err(mcp_server::Error::internal("the gateway is stopping")),
                         }
                     }
@@ -124,7 +125,7 @@ impl Gateway {
             .build()
             .map_err(|e| StartError::Server(e.to_string()))?;
         let _ = catalogue.server.set(server.clone());
-        Ok(Gateway { server, catalogue, supervisors })
+        Ok(Gateway { server, catalogue, supervisors, authorization: config.authorization.clone() })
     }
 
     /// The downstream server: serve it with `mcp_server::http::serve` or `mcp_server::stdio`.
@@ -140,6 +141,42 @@ impl Gateway {
     /// Each upstream, in configuration order, and why it is not connected (`Ok` when it is).
     pub fn upstreams(&self) -> Vec<(String, Result<(), String>)> {
         self.catalogue.upstreams.iter().map(|u| (u.name().to_owned(), u.client().map(drop))).collect()
+    }
+
+    /// The downstream HTTP settings the configuration asks for: its `[authorization]` (a
+    /// resource server verifying the callers' tokens, listing every scope an upstream asks for
+    /// in its metadata), else the defaults.
+    pub fn http_config(&self) -> mcp_server::http::HttpConfig {
+        let mut http = mcp_server::http::HttpConfig::default();
+        if let Some(authorization) = &self.authorization {
+            use mcp_server::auth::{IntrospectionVerifier, JwtVerifier, ResourceServer};
+            let (resource, issuer) = (&authorization.resource, &authorization.issuer);
+            let builder = match &authorization.introspection {
+                Some(client) => {
+                    let mut verifier =
+                        IntrospectionVerifier::new(issuer, resource, &client.client_id, &client.client_secret);
+                    if let Some(endpoint) = &client.endpoint {
+                        verifier = verifier.endpoint(endpoint);
+                    }
+                    ResourceServer::builder(resource, verifier)
+                }
+                None => ResourceServer::builder(resource, JwtVerifier::new(issuer, resource)),
+            };
+            let mut scopes: Vec<String> = authorization.required_scopes.clone();
+            for upstream in &self.catalogue.upstreams {
+                scopes.extend(upstream.config.scopes.iter().cloned());
+                scopes.extend(upstream.config.entry_scopes.values().flatten().cloned());
+            }
+            scopes.sort();
+            scopes.dedup();
+            let server = builder
+                .authorization_server(issuer)
+                .required_scopes(authorization.required_scopes.iter().cloned())
+                .scopes_supported(scopes)
+                .build();
+            http.authorization = Some(server);
+        }
+        http
     }
 
     /// The downstream HTTP application: the MCP endpoint (at `config.path`), `GET /healthz`

@@ -67,7 +67,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 .map_err(|e| format!("listening on {address}: {e}"))?;
             // The first line on stderr says where, for scripts and tests.
             eprintln!("mcp-gateway: listening on http://{}/mcp", listener.local_addr()?);
-            let http_config = mcp_server::http::HttpConfig::default();
+            let http_config = gateway.http_config();
             let limits = mcp_server::http::ConnectionLimits::from(&http_config);
             let app = gateway.router(http_config);
             Some(tokio::spawn(mcp_server::http::serve_router(listener, app, limits, stop_signal())))

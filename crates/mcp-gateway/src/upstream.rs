@@ -151,6 +151,16 @@ impl Upstream {
                 for (name, value) in &self.config.headers {
                     builder = builder.http_header(name, value);
                 }
+                if let Some(oauth) = &self.config.oauth {
+                    let mut client = mcp_client::auth::OAuth::builder()
+                        .client_id(&oauth.client_id)
+                        .client_secret(oauth.client_secret.clone())
+                        .client_credentials();
+                    if !oauth.scopes.is_empty() {
+                        client = client.scopes(oauth.scopes.iter().cloned());
+                    }
+                    builder = builder.oauth(client.build());
+                }
                 builder.connect_http(url).await
             }
             (None, None) => unreachable!("the configuration was checked"),

@@ -509,13 +509,16 @@ impl OAuth {
 
     /// The scopes to ask for: the challenge's, else the PRM `scopes_supported`, else none;
     /// plus the scopes already granted (step-up keeps them) and the configured ones;
-    /// `offline_access` exactly when the authorization server lists it.
+    /// `offline_access` exactly when the authorization server lists it and a user authorizes
+    /// (a client credentials grant gets no refresh token, RFC 6749 §4.4.3: asking for one can
+    /// only get the request refused).
     fn select_scopes(&self, session: &Session, challenge: &Challenge, granted: &[String]) -> Vec<String> {
         let named: Vec<String> = match &challenge.scope {
             Some(scope) => scope.split_whitespace().map(str::to_owned).collect(),
             None => session.resource_scopes.clone().unwrap_or_default(),
         };
-        let offline = session.metadata.scopes_supported.iter().flatten().any(|s| s == "offline_access");
+        let offline = !matches!(self.inner.config.unattended, Some(Unattended::ClientCredentials))
+            && session.metadata.scopes_supported.iter().flatten().any(|s| s == "offline_access");
         let mut scopes: Vec<String> = Vec::new();
         for scope in granted.iter().chain(&named).chain(&self.inner.config.scopes) {
             if scope != "offline_access" && !scopes.contains(scope) {

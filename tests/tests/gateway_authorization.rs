@@ -1,0 +1,187 @@
+//! mcp-gateway as an OAuth 2.1 resource server in front of three upstreams, with a real
+//! authorization server (`oidc-provider`, tests/auth/provider.mjs): each caller sees and uses the
+//! upstreams and tools its token's scopes and its principal allow (by the gateway's
+//! configuration), and a protected upstream gets the gateway's own token (client credentials),
+//! never the caller's.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use mcp_gateway::{Config, Gateway};
+use mcp_server::auth::{JwtVerifier, ResourceServer};
+use mcp_server::http::HttpConfig;
+use mcp_server::{Context, Error, NoArguments, Server, ToolRoute};
+use mcp_tests::oidc::{KEY_ID, OidcProvider};
+use reqwest::StatusCode;
+use reqwest::header::WWW_AUTHENTICATE;
+use serde_json::{Value, json};
+
+fn server(name: &str, tools: &[&'static str]) -> Server {
+    let mut builder = Server::builder(name, "1.0.0");
+    for &tool in tools {
+        builder = builder.tool(ToolRoute::new(tool, move |ctx: Context, _: NoArguments| async move {
+            // What the upstream was called with: the gateway's token, if any.
+            let token = ctx
+                .token()
+                .map(|token| format!("{} for {}", token.client_id.clone().unwrap_or_default(), token.claims["aud"]));
+            Ok::<_, Error>(format!("{tool} ({})", token.unwrap_or_else(|| "no token".into())))
+        }));
+    }
+    builder.build().unwrap()
+}
+
+/// Serves `server` on loopback (behind `authorization`, if given); its URL.
+async fn serve(server: Server, protect: Option<&str>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let mut config = HttpConfig::default();
+    if let Some(issuer) = protect {
+        let resource = ResourceServer::builder(&url, JwtVerifier::new(issuer, &url))
+            .authorization_server(issuer)
+            .required_scopes(["notes:read"])
+            .build();
+        config.authorization = Some(resource);
+    }
+    tokio::spawn(mcp_server::http::serve(listener, server, config));
+    url
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+}
+
+struct Caller<'a> {
+    url: &'a str,
+    token: Option<String>,
+    http: reqwest::Client,
+}
+
+impl Caller<'_> {
+    async fn post(&self, method: &str, name: Option<&str>, params: Value) -> reqwest::Response {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+        let mut request = self
+            .http
+            .post(self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method)
+            .json(&body);
+        if let Some(name) = name {
+            request = request.header("mcp-name", name);
+        }
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        request.send().await.unwrap()
+    }
+
+    async fn tools(&self) -> Vec<String> {
+        let response: Value = self.post("tools/list", None, json!({})).await.json().await.unwrap();
+        let tools = response["result"]["tools"].as_array().unwrap_or_else(|| panic!("{response}"));
+        let mut names: Vec<String> = tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect();
+        names.sort();
+        names
+    }
+
+    async fn call(&self, tool: &str) -> reqwest::Response {
+        self.post("tools/call", Some(tool), json!({ "name": tool, "arguments": {} })).await
+    }
+
+    async fn text(&self, tool: &str) -> String {
+        let response: Value = self.call(tool).await.json().await.unwrap();
+        response["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{tool}: {response}")).to_owned()
+    }
+}
+
+/// The status and `WWW-Authenticate` of a refusal.
+fn challenge(response: &reqwest::Response) -> (StatusCode, String) {
+    let challenge = response.headers().get(WWW_AUTHENTICATE).map(|v| v.to_str().unwrap().to_owned());
+    (response.status(), challenge.unwrap_or_default())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_caller_sees_and_uses_what_its_scopes_and_principal_allow() {
+    let provider = OidcProvider::start();
+    let issuer = provider.issuer.clone();
+    let open = serve(server("open", &["hello"]), None).await;
+    let notes = serve(server("notes", &["list_notes", "add_note"]), Some(&issuer)).await;
+    let admin = serve(server("admin", &["secret"]), None).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let config = Config::from_toml(&format!(
+        r#"
+        [authorization]
+        resource = "{url}"
+        issuer = "{issuer}"
+        [[upstream]]
+        name = "open"
+        url = "{open}"
+        [[upstream]]
+        name = "notes"
+        url = "{notes}"
+        scopes = ["notes:read"]
+        entry_scopes = {{ add_note = ["notes:write"] }}
+        oauth = {{ client_id = "test-cc", client_secret = "test-cc-secret", scopes = ["notes:read"] }}
+        [[upstream]]
+        name = "admin"
+        url = "{admin}"
+        principals = ["alice"]
+        "#
+    ))
+    .unwrap();
+    let gateway = Gateway::start(&config).await.unwrap();
+    assert_eq!(gateway.connected(), ["open", "notes", "admin"], "the gateway got its own token for notes");
+    let app = gateway.router(gateway.http_config());
+    let limits = mcp_server::http::ConnectionLimits::from(&HttpConfig::default());
+    tokio::spawn(mcp_server::http::serve_router(listener, app, limits, std::future::pending()));
+
+    // Tokens of the provider's key for the gateway, for two people.
+    let mint = |subject: &str, scope: &str| {
+        let claims = json!({
+            "iss": issuer, "aud": url, "sub": subject, "client_id": "agent", "scope": scope,
+            "iat": now(), "exp": now() + 600, "jti": format!("{subject}-{scope}"),
+        });
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(KEY_ID.to_owned());
+        header.typ = Some("at+jwt".to_owned());
+        jsonwebtoken::encode(&header, &claims, &EncodingKey::from_ec_pem(provider.key_pem.as_bytes()).unwrap()).unwrap()
+    };
+    let caller = |token: Option<String>| Caller { url: &url, token, http: reqwest::Client::new() };
+
+    // No token: 401, naming the gateway's Protected Resource Metadata.
+    let (status, header) = challenge(&caller(None).call("open_hello").await);
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(header.starts_with("Bearer resource_metadata=\""), "{header}");
+
+    // Bob may read notes: he sees neither the tool that writes nor the upstream for Alice.
+    let bob = caller(Some(mint("bob", "notes:read")));
+    assert_eq!(bob.tools().await, ["notes_list_notes", "open_hello"]);
+    // The notes upstream was called with the gateway's token, issued for it, not with Bob's.
+    assert_eq!(bob.text("notes_list_notes").await, format!("list_notes (test-cc for \"{notes}\")"));
+    assert_eq!(bob.text("open_hello").await, "hello (no token)");
+    // Writing needs a scope he may ask for (step-up); the upstream for Alice does not exist to him.
+    let (status, header) = challenge(&bob.call("notes_add_note").await);
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(header.starts_with("Bearer error=\"insufficient_scope\", scope=\"notes:read notes:write\""), "{header}");
+    let hidden: Value = bob.call("admin_secret").await.json().await.unwrap();
+    assert_eq!(hidden["error"]["code"], -32602, "{hidden}");
+    assert_eq!(hidden["error"]["message"], "Unknown tool: admin_secret");
+
+    // Alice may write notes and use her upstream.
+    let alice = caller(Some(mint("alice", "notes:read notes:write")));
+    assert_eq!(alice.tools().await, ["admin_secret", "notes_add_note", "notes_list_notes", "open_hello"]);
+    assert!(alice.text("notes_add_note").await.starts_with("add_note (test-cc for"));
+    assert_eq!(alice.text("admin_secret").await, "secret (no token)");
+
+    // A token without scopes: only the open upstream.
+    let nobody = caller(Some(mint("carol", "")));
+    assert_eq!(nobody.tools().await, ["open_hello"]);
+    let (status, header) = challenge(&nobody.call("notes_list_notes").await);
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(header.contains("scope=\"notes:read\""), "{header}");
+}
