@@ -47,14 +47,46 @@ struct Round {
     reply: oneshot::Sender<Result<Vec<InputResponse>, HandlerError>>,
 }
 
-type Ask = (Vec<InputAsk>, oneshot::Sender<Result<Vec<InputResponse>, HandlerError>>);
+/// What the upstream sends while serving a request, besides its outcome, in the order sent.
+enum Event {
+    Progress(Progress),
+    Log(LoggingMessageNotificationParams),
+    Ask(Vec<InputAsk>, oneshot::Sender<Result<Vec<InputResponse>, HandlerError>>),
+}
 
-/// An upstream request in flight, with the channels of what it sends besides its result.
+type Upstream<T> = BoxFuture<'static, Result<T, mcp_client::Error>>;
+
+/// The upstream request: polled by the caller's handler, or, while held, on a task of its own.
+enum Outcome<T> {
+    Inline(Upstream<T>),
+    Spawned(AbortOnDrop<Result<T, mcp_client::Error>>),
+}
+
+impl<T: Send + 'static> Outcome<T> {
+    async fn finished(&mut self) -> Result<Result<T, mcp_client::Error>, Error> {
+        match self {
+            Outcome::Inline(request) => Ok(request.await),
+            Outcome::Spawned(task) => {
+                (&mut task.0).await.map_err(|e| Error::internal(format!("the upstream request ended abnormally: {e}")))
+            }
+        }
+    }
+
+    /// Keeps the request running while nobody polls it (in the current span).
+    fn spawned(self) -> Self {
+        match self {
+            Outcome::Inline(request) => {
+                Outcome::Spawned(AbortOnDrop(tokio::spawn(tracing::Instrument::in_current_span(request))))
+            }
+            spawned => spawned,
+        }
+    }
+}
+
+/// An upstream request in flight, with what it sends besides its result.
 struct Bridged<T> {
-    outcome: AbortOnDrop<Result<T, mcp_client::Error>>,
-    reports: mpsc::Receiver<Progress>,
-    logs: mpsc::Receiver<LoggingMessageNotificationParams>,
-    asks: mpsc::Receiver<Ask>,
+    outcome: Outcome<T>,
+    events: mpsc::Receiver<Event>,
     waiting: Vec<Round>,
     keys: HashSet<String>,
 }
@@ -78,7 +110,7 @@ impl Held {
         self: &Arc<Self>,
         ctx: &Context,
         hold_for: Duration,
-        start: impl FnOnce(CallOptions) -> BoxFuture<'static, Result<T, mcp_client::Error>>,
+        start: impl FnOnce(CallOptions) -> Upstream<T>,
     ) -> Result<Result<T, mcp_client::Error>, Error> {
         let mut bridged = match ctx.saved().as_ref().and_then(|saved| saved.get(HELD_ID)).and_then(Value::as_str) {
             Some(id) => self.resume::<T>(ctx, id)?,
@@ -91,22 +123,20 @@ impl Held {
                 return Err(Error::InputRequired(missing));
             }
             tokio::select! {
-                outcome = &mut bridged.outcome.0 => {
-                    bridged.flush(ctx).await;
-                    return outcome.map_err(|e| Error::internal(format!("the upstream request ended abnormally: {e}")));
+                outcome = bridged.outcome.finished() => {
+                    // What came with the outcome goes first, in order.
+                    while let Ok(event) = bridged.events.try_recv() {
+                        bridged.pass_on(ctx, event).await;
+                    }
+                    return outcome;
                 }
-                Some(report) = bridged.reports.recv() => {
-                    ctx.progress(report.progress, report.total, report.message.as_deref()).await;
-                }
-                Some(message) = bridged.logs.recv() => {
-                    ctx.log(message.level, message.logger.as_deref(), message.data).await;
-                }
-                Some((round, reply)) = bridged.asks.recv() => bridged.wait_for(round, reply),
+                Some(event) = bridged.events.recv() => bridged.pass_on(ctx, event).await,
             }
         }
     }
 
     fn hold<T: Send + 'static>(self: &Arc<Self>, ctx: &Context, bridged: Bridged<T>, hold_for: Duration) {
+        let bridged = Bridged { outcome: bridged.outcome.spawned(), ..bridged };
         let id = held_id();
         ctx.save(json!({ HELD_ID: id }));
         let principal = ctx.principal().as_str().to_owned();
@@ -147,38 +177,39 @@ impl Held {
 }
 
 impl<T: Send + 'static> Bridged<T> {
-    fn start(
-        ctx: &Context,
-        start: impl FnOnce(CallOptions) -> BoxFuture<'static, Result<T, mcp_client::Error>>,
-    ) -> Self {
-        let (progress, reports) = mpsc::channel(BACKLOG);
-        let (log, logs) = mpsc::channel(BACKLOG);
-        let (ask, asks) = mpsc::channel::<Ask>(BACKLOG);
-        let mut options = CallOptions::new()
-            .on_progress(move |report| drop(progress.try_send(report)))
-            .on_log(move |message| drop(log.try_send(message)))
-            // The upstream may ask what the caller declared it can answer.
-            .on_input(ctx.client_capabilities().clone(), move |round| {
-                let ask = ask.clone();
-                async move {
-                    let (reply, answer) = oneshot::channel();
-                    ask.send((round, reply))
-                        .await
-                        .map_err(|_| HandlerError("the downstream caller is gone".to_owned()))?;
-                    answer.await.map_err(|_| HandlerError("the downstream caller gave no answer".to_owned()))?
-                }
-            });
-        if let Some(level) = ctx.log_level() {
-            options = options.log_level(level);
+    fn start(ctx: &Context, start: impl FnOnce(CallOptions) -> Upstream<T>) -> Self {
+        let (sender, events) = mpsc::channel(BACKLOG);
+        let asks = sender.clone();
+        // The upstream may ask what the caller declared it can answer.
+        let mut options = CallOptions::new().on_input(ctx.client_capabilities().clone(), move |round| {
+            let asks = asks.clone();
+            async move {
+                let (reply, answer) = oneshot::channel();
+                asks.send(Event::Ask(round, reply))
+                    .await
+                    .map_err(|_| HandlerError("the downstream caller is gone".to_owned()))?;
+                answer.await.map_err(|_| HandlerError("the downstream caller gave no answer".to_owned()))?
+            }
+        });
+        // Progress and log messages only when the caller asked for them; an upstream that sends
+        // faster than the caller takes them loses the excess.
+        if ctx.wants_progress() {
+            let reports = sender.clone();
+            options = options.on_progress(move |report| drop(reports.try_send(Event::Progress(report))));
         }
-        let request = tracing::Instrument::in_current_span(start(options));
-        Bridged {
-            outcome: AbortOnDrop(tokio::spawn(request)),
-            reports,
-            logs,
-            asks,
-            waiting: Vec::new(),
-            keys: HashSet::new(),
+        if let Some(level) = ctx.log_level() {
+            options = options.log_level(level).on_log(move |message| drop(sender.try_send(Event::Log(message))));
+        }
+        Bridged { outcome: Outcome::Inline(start(options)), events, waiting: Vec::new(), keys: HashSet::new() }
+    }
+
+    async fn pass_on(&mut self, ctx: &Context, event: Event) {
+        match event {
+            Event::Progress(report) => {
+                ctx.progress(report.progress, report.total, report.message.as_deref()).await;
+            }
+            Event::Log(message) => ctx.log(message.level, message.logger.as_deref(), message.data).await,
+            Event::Ask(round, reply) => self.wait_for(round, reply),
         }
     }
 
@@ -227,16 +258,6 @@ impl<T: Send + 'static> Bridged<T> {
             }
         }
         Ok(missing)
-    }
-
-    /// Passes on what came with the outcome: progress in order, then log messages.
-    async fn flush(&mut self, ctx: &Context) {
-        while let Ok(report) = self.reports.try_recv() {
-            ctx.progress(report.progress, report.total, report.message.as_deref()).await;
-        }
-        while let Ok(message) = self.logs.try_recv() {
-            ctx.log(message.level, message.logger.as_deref(), message.data).await;
-        }
     }
 }
 

@@ -150,6 +150,12 @@ impl Context {
         }
     }
 
+    /// Whether the client asked for progress reports (sent a progress token): without one,
+    /// [`Context::progress`] does nothing.
+    pub fn wants_progress(&self) -> bool {
+        self.inner.progress_token.is_some()
+    }
+
     /// Reports progress, if the client asked for it with a progress token; otherwise does nothing.
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         let Some(token) = &self.inner.progress_token else { return };

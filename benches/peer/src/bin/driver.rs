@@ -193,6 +193,8 @@ fn args() -> Args {
 struct Server {
     child: Child,
     pid: u32,
+    /// Processes serving with it (a gateway's upstream), counted in its CPU and memory.
+    helpers: Vec<u32>,
 }
 
 impl Server {
@@ -229,24 +231,31 @@ impl Server {
             None
         };
         let pid = child.id().expect("running");
-        (Server { child, pid }, url.trim().to_owned(), authorization)
+        (Server { child, pid, helpers: Vec::new() }, url.trim().to_owned(), authorization)
     }
 
-    /// Seconds of CPU (user + system) the server has used so far.
+    fn pids(&self) -> impl Iterator<Item = u32> + '_ {
+        std::iter::once(self.pid).chain(self.helpers.iter().copied())
+    }
+
+    /// Seconds of CPU (user + system) the server (and its helpers) has used so far.
     fn cpu_seconds(&self) -> f64 {
-        cpu_seconds(self.pid)
+        self.pids().map(cpu_seconds).sum()
     }
 
     /// Seconds the server's threads have run so far, to the nanosecond (see [`run_seconds`]).
     fn run_seconds(&self) -> f64 {
-        run_seconds(self.pid)
+        self.pids().map(run_seconds).sum()
     }
 
-    /// A `Vm*` line of `/proc/<pid>/status`, in bytes.
+    /// A `Vm*` line of `/proc/<pid>/status`, in bytes (summed over the helpers).
     fn memory(&self, field: &str) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).expect("/proc/<pid>/status");
-        let line = status.lines().find(|l| l.starts_with(field)).expect("a Vm line");
-        line[field.len()..].trim().trim_end_matches("kB").trim().parse::<u64>().expect("kB") * 1024
+        let one = |pid: u32| {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/<pid>/status");
+            let line = status.lines().find(|l| l.starts_with(field)).expect("a Vm line");
+            line[field.len()..].trim().trim_end_matches("kB").trim().parse::<u64>().expect("kB") * 1024
+        };
+        self.pids().map(one).sum()
     }
 
     async fn stop(mut self) {
@@ -636,7 +645,7 @@ impl Pipe {
         let pid = child.id().expect("running");
         let stdin = child.stdin.take().expect("piped");
         let stdout = BufReader::new(child.stdout.take().expect("piped"));
-        (Server { child, pid }, Pipe { stdin, stdout })
+        (Server { child, pid, helpers: Vec::new() }, Pipe { stdin, stdout })
     }
 
     /// The next message with an id, skipping notifications.
@@ -828,7 +837,7 @@ async fn realistic_cell(sdk: Sdk, redis: &Redis, round: usize, args: &Args) -> C
     let mut url = String::new();
     stdout.read_line(&mut url).await.expect("the server prints its URL");
     let url = url.trim().to_owned();
-    let server = Server { pid: child.id().expect("running"), child };
+    let server = Server { pid: child.id().expect("running"), child, helpers: Vec::new() };
     let http = Http::new(url.clone(), None);
     let clients = args.realistic_clients;
     let mut sessions = Vec::new();
@@ -1374,6 +1383,151 @@ async fn auth_cells(args: &Args, notes: &mut Vec<String>) {
     }
 }
 
+// ------------------------------------------------------------------ the gateway cell
+
+/// Where the gateway's upstream (`ours`) runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Upstream {
+    Http,
+    Stdio,
+}
+
+/// `src/bin/gateway.rs` in front of `ours` (its own HTTP process, or its stdio child), the
+/// upstream's CPU and memory counted with the gateway's; the gateway's URL.
+async fn gateway_server(upstream: Upstream) -> (Server, Option<Server>, String) {
+    let ours = Sdk::Ours.binary();
+    let (upstream_server, arguments) = match upstream {
+        Upstream::Http => {
+            let (server, url, _) = Server::http(Sdk::Ours, None, false).await;
+            (Some(server), vec!["http".to_owned(), url])
+        }
+        Upstream::Stdio => (None, vec!["stdio".to_owned(), ours.display().to_string(), "stdio".to_owned()]),
+    };
+    let mut child = Command::new(ours.with_file_name("gateway"))
+        .args(&arguments)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start the gateway");
+    let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
+    let mut url = String::new();
+    stdout.read_line(&mut url).await.expect("the gateway prints its URL");
+    let pid = child.id().expect("running");
+    let mut helpers: Vec<u32> = upstream_server.iter().map(|server| server.pid).collect();
+    // A stdio upstream is the gateway's child, started before it printed its URL.
+    helpers.extend(children(pid));
+    (Server { child, pid, helpers }, upstream_server, url.trim().to_owned())
+}
+
+/// The child processes of `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("children")).ok())
+        .flat_map(|list| list.split_whitespace().filter_map(|child| child.parse().ok()).collect::<Vec<u32>>())
+        .collect()
+}
+
+/// 2026-07-28 `add` calls at `url` from `clients` raw keep-alive connections.
+async fn raw_modern_cell(server: &Server, url: &str, clients: usize, args: &Args) -> Cell {
+    let ids = Arc::new(AtomicI64::new(1));
+    let connections: Arc<Vec<_>> =
+        Arc::new((0..clients).map(|_| tokio::sync::Mutex::new(RawConnection::new(url))).collect());
+    measure(server, args, async |duration| {
+        load(clients, duration, &ids, {
+            let connections = Arc::clone(&connections);
+            move |client, id| {
+                let connections = Arc::clone(&connections);
+                async move {
+                    let mut connection = connections[client].lock().await;
+                    raw_call(&mut connection, Era::Modern, None, None, id).await
+                }
+            }
+        })
+        .await
+    })
+    .await
+}
+
+/// The `gateway` cell: `ours` called directly, then through mcp-gateway to it as an HTTP
+/// upstream and as a stdio one, back to back in each round; the same 2026-07-28 `add` calls.
+async fn gateway_cells(args: &Args, notes: &mut Vec<String>) {
+    let mut rows = Vec::new();
+    for &clients in &args.clients {
+        let mut runs: [Vec<Cell>; 3] = Default::default();
+        for _ in 0..args.rounds {
+            runs[0].push(http_cell(Sdk::Ours, Era::Modern, clients, args, false).await);
+            for (at, upstream) in [(1, Upstream::Http), (2, Upstream::Stdio)] {
+                let (gateway, upstream_server, url) = gateway_server(upstream).await;
+                let cell = raw_modern_cell(&gateway, &url, clients, args).await;
+                gateway.stop().await;
+                if let Some(server) = upstream_server {
+                    server.stop().await;
+                }
+                if let Some(error) = &cell.load.first_error {
+                    notes.push(format!(
+                        "gateway ({upstream:?} upstream) ×{clients}: {} errors, first: {error}",
+                        cell.load.errors
+                    ));
+                }
+                runs[at].push(cell);
+            }
+            eprintln!(
+                "gateway x{clients}: direct {:.0}, via HTTP upstream {:.0}, via stdio upstream {:.0} req/s",
+                runs[0].last().map_or(0.0, |c| c.load.rate()),
+                runs[1].last().map_or(0.0, |c| c.load.rate()),
+                runs[2].last().map_or(0.0, |c| c.load.rate()),
+            );
+        }
+        let per_round = |at: usize| {
+            runs[0]
+                .iter()
+                .zip(&runs[at])
+                .map(|(d, g)| ratio(d.load.rate(), g.load.rate()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let rounds = [per_round(1), per_round(2)];
+        let [direct, http, stdio] = runs.map(|mut runs| {
+            runs.sort_by(|a, b| a.load.rate().total_cmp(&b.load.rate()));
+            runs.swap_remove(runs.len() / 2)
+        });
+        rows.push((clients, direct, [http, stdio], rounds));
+    }
+    out!(
+        "\nGateway cell: the same 2026-07-28 `add` calls to `ours`, directly and through mcp-gateway (its \
+         upstream `ours` over HTTP, or over stdio as its child); gateway CPU counts the upstream's. Cost is \
+         direct req/s ÷ gateway req/s (1.0: free).\n"
+    );
+    out!(
+        "| upstream | clients | direct req/s | gateway req/s | cost | direct p50 µs | gateway p50 µs | p50 gateway/direct \
+         | direct p99 µs | gateway p99 µs | direct CPU µs/req | gateway+upstream CPU µs/req | gateway+upstream peak RSS \
+         | errors | cost each round |"
+    );
+    out!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    for (clients, direct, via, rounds) in &rows {
+        for ((name, cell), rounds) in ["HTTP", "stdio"].iter().zip(via).zip(rounds) {
+            out!(
+                "| {name} | {clients} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {:.1} | {:.1} | {} | {} | {rounds} |",
+                direct.load.rate(),
+                cell.load.rate(),
+                ratio(direct.load.rate(), cell.load.rate()),
+                direct.load.percentile(0.50),
+                cell.load.percentile(0.50),
+                ratio(cell.load.percentile(0.50), direct.load.percentile(0.50)),
+                direct.load.percentile(0.99),
+                cell.load.percentile(0.99),
+                direct.cpu_us_per_request,
+                cell.cpu_us_per_request,
+                mib(cell.peak_rss),
+                cell.load.errors,
+            );
+        }
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let args = args();
@@ -1472,6 +1626,9 @@ async fn main() {
         }
     }
     auth_cells(&args, &mut notes).await;
+    if args.cells.iter().any(|c| c == "gateway") {
+        gateway_cells(&args, &mut notes).await;
+    }
     if args.cells.iter().any(|c| c == "realistic") {
         realistic_cells(&args, &mut notes).await;
     }
