@@ -230,11 +230,16 @@ impl Catalogue {
         if !self.restricted() || caller.token().is_none() {
             return Arc::clone(&listing.items);
         }
+        // Like a server's own routes: what needs more scopes is listed (a call gets 403, and the
+        // client can step up) unless the server lists only what the token permits.
+        let only_permitted = self.server.get().is_some_and(|server| server.options().list_only_permitted);
         let items = listing.items.iter().filter(|item| {
-            listing
-                .routes
-                .get(key(item))
-                .is_some_and(|(at, own)| self.access(caller, *at, named.then_some(own.as_str())) == Access::Granted)
+            let route = listing.routes.get(key(item));
+            route.is_some_and(|(at, own)| match self.access(caller, *at, named.then_some(own.as_str())) {
+                Access::Granted => true,
+                Access::NeedsScopes(_) => !only_permitted,
+                Access::Hidden => false,
+            })
         });
         items.cloned().collect()
     }

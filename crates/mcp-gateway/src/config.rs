@@ -32,6 +32,7 @@
 //! issuer = "https://auth.example"    # JWT access tokens, checked with its JWKS…
 //! introspection = { client_id = "gateway", client_secret = "…" }  # …or introspected
 //! required_scopes = ["mcp"]          # every request
+//! list_only_permitted = true         # hide what a token lacks the scopes for (default: 403 on call)
 //! ```
 
 use std::collections::BTreeMap;
@@ -70,6 +71,11 @@ pub struct AuthorizationConfig {
     /// Scopes every request needs.
     #[serde(default)]
     pub required_scopes: Vec<String>,
+    /// Leave out of the lists what a caller's token lacks the scopes for (default: list it, and
+    /// a call gets 403 `insufficient_scope`, which lets the client step up). Entries of an
+    /// upstream whose `principals` leave the caller out are never listed.
+    #[serde(default)]
+    pub list_only_permitted: bool,
 }
 
 /// The gateway's credentials at the authorization server's introspection endpoint.

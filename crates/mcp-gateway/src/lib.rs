@@ -106,7 +106,10 @@ impl Gateway {
             supervisors.iter().for_each(|s| s.abort());
             return Err(StartError::Clash(clash));
         }
+        let mut options = mcp_server::Options::default();
+        options.list_only_permitted = config.authorization.as_ref().is_some_and(|a| a.list_only_permitted);
         let server = Server::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
+            .options(options)
             .tool_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ToolSource>)
             .prompt_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::PromptSource>)
             .resource_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ResourceSource>)
