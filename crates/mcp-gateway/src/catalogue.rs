@@ -379,6 +379,26 @@ impl ToolSource for Catalogue {
             span,
         ))
     }
+
+    /// A long call becomes a task for a caller with the tasks extension, unless its upstream
+    /// opted out (`tasks = false`).
+    fn task_support(&self, tool: &str) -> mcp_server::TaskSupport {
+        self.tool_tasks(tool)
+    }
+
+    fn offers_tasks(&self) -> bool {
+        self.upstreams.iter().any(|upstream| upstream.config.tasks)
+    }
+}
+
+impl Catalogue {
+    fn tool_tasks(&self, listed: &str) -> mcp_server::TaskSupport {
+        let index = self.index.read().expect("not poisoned");
+        match index.tools.routes.get(listed) {
+            Some((at, _)) if self.upstreams[*at].config.tasks => mcp_server::TaskSupport::Optional,
+            _ => mcp_server::TaskSupport::Forbidden,
+        }
+    }
 }
 
 impl PromptSource for Catalogue {

@@ -2,6 +2,7 @@
 //!
 //! ```toml
 //! listen = "127.0.0.1:8080"          # the downstream HTTP endpoint (at /mcp)
+//! task_after_secs = 1                # a call still running then becomes a task (tasks extension)
 //!
 //! [[upstream]]
 //! name = "files"                     # tools are listed as `files_<tool>`
@@ -21,6 +22,7 @@
 //! scopes = ["notes"]                 # a caller's token needs these to see and use it…
 //! principals = ["alice"]             # …and only these principals may (default: any)
 //! entry_scopes = { delete = ["notes:write"] }  # more for one tool or prompt (own names)
+//! tasks = true                       # its long calls may become tasks (default)
 //!
 //! [upstream.oauth]                   # the gateway's own token for this upstream
 //! client_id = "gateway"              # (client credentials; never the caller's token)
@@ -53,6 +55,10 @@ pub struct Config {
     /// Makes the HTTP endpoint an OAuth 2.1 resource server; none: it takes every caller.
     #[serde(default)]
     pub authorization: Option<AuthorizationConfig>,
+    /// Seconds after which a call still running becomes a task, for a caller that declared the
+    /// tasks extension (an upstream's `tasks = false` opts out). Default 1.
+    #[serde(default)]
+    pub task_after_secs: Option<f64>,
 }
 
 /// How the HTTP endpoint checks its callers' access tokens (stdio has no tokens: its caller
@@ -163,6 +169,15 @@ pub struct UpstreamConfig {
     /// The gateway's own token for an HTTP upstream that asks for one (client credentials).
     #[serde(default)]
     pub oauth: Option<UpstreamOAuth>,
+    /// Whether a long call of this upstream's tools becomes a task for a caller that declared the
+    /// tasks extension (`task_after_secs`); the gateway follows the upstream's own tasks either
+    /// way. Default true.
+    #[serde(default = "yes")]
+    pub tasks: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The protocol era to speak to an upstream.
@@ -189,6 +204,11 @@ impl Era {
 }
 
 impl Config {
+    /// How long a call runs before it becomes a task (for callers with the tasks extension).
+    pub fn task_after(&self) -> Duration {
+        Duration::from_secs_f64(self.task_after_secs.unwrap_or(1.0).max(0.0))
+    }
+
     /// Reads and checks a TOML configuration.
     pub fn from_toml(text: &str) -> Result<Config, String> {
         let config: Config = toml::from_str(text).map_err(|e| e.to_string())?;

@@ -108,6 +108,7 @@ impl Gateway {
         }
         let mut options = mcp_server::Options::default();
         options.list_only_permitted = config.authorization.as_ref().is_some_and(|a| a.list_only_permitted);
+        options.task_grace = config.task_after();
         let server = Server::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
             .options(options)
             .tool_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ToolSource>)

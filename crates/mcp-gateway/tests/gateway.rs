@@ -382,3 +382,46 @@ async fn a_call_the_caller_gives_up_is_cancelled_upstream_in_each_era() {
         .await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_call_becomes_a_task_for_a_caller_with_the_tasks_extension_in_each_upstream_era() {
+    // Each call of `wait` takes one pass through the gate.
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let passes = Arc::clone(&gate);
+    let waiter = Server::builder("waiter", "1.0.0")
+        .tool(ToolRoute::new("wait", move |_: Context, Text { text }: Text| {
+            let gate = Arc::clone(&passes);
+            async move {
+                gate.acquire().await.map_err(|e| Error::failed(e.to_string()))?.forget();
+                Ok::<_, Error>(text)
+            }
+        }))
+        .build()
+        .unwrap();
+    let upstream = Upstream::start(waiter, 0);
+    let gateway = Gateway::start(&config(&format!(
+        "task_after_secs = 2\n\
+         [[upstream]]\nname = \"legacy\"\nurl = \"{0}\"\nera = \"legacy\"\n\
+         [[upstream]]\nname = \"modern\"\nurl = \"{0}\"\nera = \"modern\"\n",
+        upstream.url
+    )))
+    .await
+    .unwrap();
+    let url = serve(&gateway).await;
+    let client =
+        Client::builder("tasks", "1.0.0").era(EraPreference::Modern).tasks(true).connect_http(&url).await.unwrap();
+    for era in ["legacy", "modern"] {
+        let tool = format!("{era}_wait");
+        // A call that ends within `task_after_secs` answers directly…
+        gate.add_permits(1);
+        let quick = client.call_tool_as_task(&tool, json!({"text": "quick"}), Default::default()).await.unwrap();
+        assert!(matches!(&quick, mcp_client::ToolCall::Complete(result) if result.is_error != Some(true)), "{era}");
+        // …one that cannot (the upstream waits for the gate) becomes a task the gateway keeps
+        // following upstream.
+        let slow = client.call_tool_as_task(&tool, json!({"text": "slow"}), Default::default()).await.unwrap();
+        let mcp_client::ToolCall::Task(task) = slow else { panic!("{era}: not a task") };
+        gate.add_permits(1);
+        let result = task.wait().await.unwrap();
+        assert_eq!(serde_json::to_value(&result.content).unwrap()[0]["text"], "slow", "{era}");
+    }
+}

@@ -13,7 +13,7 @@ use mcp_types::{
     ReadResourceResultContentsItem, Resource, ResourceTemplate, Tool,
 };
 
-use crate::{Context, Error, Principal};
+use crate::{Context, Error, Principal, TaskSupport};
 
 /// What [`ToolSource::call`] returns.
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<CallToolResult, Error>> + Send>>;
@@ -26,8 +26,8 @@ pub type ReadFuture = Pin<Box<dyn Future<Output = Result<Vec<ReadResourceResultC
 
 /// Tools the server does not know when it is built ([`ServerBuilder::tool_source`](crate::ServerBuilder::tool_source)).
 ///
-/// The source checks its own arguments (the server has no schema of its own for them) and its
-/// calls do not become tasks. A name that is also a route's goes to the route.
+/// The source checks its own arguments (the server has no schema of its own for them) and says
+/// which of its calls may become tasks. A name that is also a route's goes to the route.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -65,6 +65,20 @@ pub trait ToolSource: Send + Sync + 'static {
     /// Calls the tool `params.name` (one no route of the server has). A name the source does not
     /// have is its to refuse, as `Error::invalid_params("Unknown tool: …")` does.
     fn call(&self, ctx: Context, params: CallToolRequestParams) -> ToolFuture;
+
+    /// Whether a call of `tool` may run as a task, as
+    /// [`ToolRoute::task_support`](crate::ToolRoute::task_support) says for a route (default
+    /// `Forbidden`). See [`crate::tasks`] for when a call becomes one
+    /// ([`Options::task_grace`](crate::Options::task_grace) lets short calls answer directly).
+    fn task_support(&self, _tool: &str) -> TaskSupport {
+        TaskSupport::Forbidden
+    }
+
+    /// Whether [`task_support`](Self::task_support) may allow tasks for some tool: the server then
+    /// declares the tasks extension (default: no).
+    fn offers_tasks(&self) -> bool {
+        false
+    }
 }
 
 /// Prompts the server does not know when it is built ([`ServerBuilder::prompt_source`](crate::ServerBuilder::prompt_source)),

@@ -613,6 +613,15 @@ impl Server {
         self.inner.tool_index.get(name).map(|&index| &self.inner.tools[index])
     }
 
+    /// Whether calls of `name` may run as tasks: its route's, else the tool source's say.
+    fn task_support(&self, name: &str) -> TaskSupport {
+        match (self.tool(name), &self.inner.tool_source) {
+            (Some(entry), _) => entry.route.task_support,
+            (None, Some(source)) => source.task_support(name),
+            (None, None) => TaskSupport::Forbidden,
+        }
+    }
+
     fn has_tools(&self) -> bool {
         !self.inner.tools.is_empty() || self.inner.tool_source.is_some()
     }

@@ -215,3 +215,110 @@ async fn a_source_lists_what_each_caller_may_see() {
         assert_eq!(text(&call), "yours");
     }
 }
+
+/// A source whose tools may run as tasks: `yield` waits once, `gated` until the test opens
+/// its gate; each answers its name.
+struct Tasked {
+    gate: Arc<tokio::sync::Semaphore>,
+    support: mcp_server::TaskSupport,
+}
+
+impl ToolSource for Tasked {
+    fn tools(&self, _caller: &mcp_server::Principal) -> Arc<[Tool]> {
+        ["yield", "gated"].map(|name| Tool::new(ObjectSchema::default(), name)).into()
+    }
+
+    fn call(&self, _ctx: Context, params: CallToolRequestParams) -> ToolFuture {
+        let gate = Arc::clone(&self.gate);
+        Box::pin(async move {
+            match params.name.as_str() {
+                "gated" => gate.acquire().await.expect("open").forget(),
+                _ => tokio::task::yield_now().await,
+            }
+            Ok(text_result(params.name))
+        })
+    }
+
+    fn task_support(&self, _tool: &str) -> mcp_server::TaskSupport {
+        self.support
+    }
+
+    fn offers_tasks(&self) -> bool {
+        self.support != mcp_server::TaskSupport::Forbidden
+    }
+}
+
+fn tasked(support: mcp_server::TaskSupport, grace: std::time::Duration) -> (Server, Arc<tokio::sync::Semaphore>) {
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let mut options = Options::default();
+    options.task_grace = grace;
+    let source = Tasked { gate: Arc::clone(&gate), support };
+    let server = Server::builder("tasked", "1.0.0").tool_source(Arc::new(source)).options(options).build().unwrap();
+    (server, gate)
+}
+
+fn tasks_call(id: i64, tool: &str, declares_tasks: bool) -> serde_json::Value {
+    let capabilities = match declares_tasks {
+        true => json!({ "extensions": { mcp_types::ext::TASKS: {} } }),
+        false => json!({}),
+    };
+    request(id, "tools/call", json!({ "name": tool, "arguments": {}, "_meta": meta_with(capabilities) }))
+}
+
+/// Polls `tasks/get` until the task is over; its state.
+async fn finished(client: &mut MemoryClient, task_id: &str) -> serde_json::Value {
+    for id in 100.. {
+        let meta = meta_with(json!({ "extensions": { mcp_types::ext::TASKS: {} } }));
+        let state = client.ask(request(id, "tasks/get", json!({ "taskId": task_id, "_meta": meta }))).await;
+        if state["result"]["status"] != "working" {
+            return state;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    unreachable!()
+}
+
+#[tokio::test]
+async fn a_sources_call_becomes_a_task_as_a_routes_does() {
+    let (server, _gate) = tasked(mcp_server::TaskSupport::Optional, std::time::Duration::ZERO);
+    let caps = serde_json::to_value(server.capabilities()).unwrap();
+    assert!(caps["extensions"][mcp_types::ext::TASKS].is_object(), "{caps}");
+    let mut client = MemoryClient::start(&server);
+    // Declaring the extension: the handler waits, so the call becomes a task.
+    let created = client.ask(tasks_call(1, "yield", true)).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task_id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = finished(&mut client, &task_id).await;
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(done["result"]["result"]["content"][0]["text"], "yield", "{done}");
+    // Not declaring it: the result, directly.
+    let direct = client.ask(tasks_call(2, "yield", false)).await;
+    assert_eq!(direct["result"]["content"][0]["text"], "yield", "{direct}");
+    // A source that allows none: never a task.
+    let (server, _gate) = tasked(mcp_server::TaskSupport::Forbidden, std::time::Duration::ZERO);
+    let caps = serde_json::to_value(server.capabilities()).unwrap();
+    assert!(caps.pointer("/extensions").is_none_or(|e| e.get(mcp_types::ext::TASKS).is_none()), "{caps}");
+    let direct = MemoryClient::start(&server).ask(tasks_call(3, "yield", true)).await;
+    assert_eq!(direct["result"]["content"][0]["text"], "yield", "{direct}");
+}
+
+#[tokio::test]
+async fn within_the_task_grace_a_call_answers_directly_and_after_it_becomes_a_task() {
+    let (server, gate) = tasked(mcp_server::TaskSupport::Optional, std::time::Duration::from_millis(50));
+    let mut client = MemoryClient::start(&server);
+    let direct = client.ask(tasks_call(1, "yield", true)).await;
+    assert_eq!(direct["result"]["content"][0]["text"], "yield", "it finished within the grace: {direct}");
+    // `gated` cannot finish before the test opens its gate, so whatever the grace, it becomes a task.
+    let created = client.ask(tasks_call(2, "gated", true)).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    gate.add_permits(1);
+    let done = finished(&mut client, created["result"]["taskId"].as_str().unwrap()).await;
+    assert_eq!(done["result"]["result"]["content"][0]["text"], "gated", "{done}");
+}
+
+#[tokio::test]
+async fn a_sources_tool_that_runs_only_as_a_task_refuses_a_caller_without_the_extension() {
+    let (server, _gate) = tasked(mcp_server::TaskSupport::Required, std::time::Duration::ZERO);
+    let refused = MemoryClient::start(&server).ask(tasks_call(1, "yield", false)).await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+}

@@ -362,7 +362,8 @@ impl ServerBuilder {
         if self.completion.is_some() {
             capabilities.completions = Some(Map::new());
         }
-        let has_tasks = tools.iter().any(|entry| entry.route.task_support != TaskSupport::Forbidden);
+        let has_tasks = tools.iter().any(|entry| entry.route.task_support != TaskSupport::Forbidden)
+            || self.tool_source.as_ref().is_some_and(|source| source.offers_tasks());
         if has_tasks {
             capabilities.extensions.get_or_insert_with(Default::default).insert(TASKS.to_owned(), Map::new());
         }

@@ -61,6 +61,10 @@ pub struct Options {
     pub task_ttl: Option<Duration>,
     /// The polling interval suggested to clients (`pollIntervalMs`; default 1 s).
     pub task_poll_interval: Duration,
+    /// How long a call that may become a task is answered directly before it becomes one
+    /// (default zero: it becomes one as soon as its handler first waits). A proxy, whose every
+    /// call waits on its upstream, offers only its long calls as tasks this way.
+    pub task_grace: Duration,
     /// The lease of the instance running a task's handler, renewed every third of it; a task
     /// whose lease lapsed (its instance died) is reported `failed` (default 30 s).
     pub task_lease: Duration,
@@ -94,6 +98,7 @@ impl Default for Options {
             state_replay_cache: 65_536,
             task_ttl: Some(Duration::from_secs(3600)),
             task_poll_interval: Duration::from_secs(1),
+            task_grace: Duration::ZERO,
             task_lease: Duration::from_secs(30),
             max_running_tasks_per_client: 100,
             list_only_permitted: false,

@@ -139,7 +139,7 @@ impl Server {
             Decoded::CallTool(params) => {
                 era == Era::Modern
                     && ext::declares(&meta.client_capabilities, TASKS)
-                    && self.tool(&params.name).is_some_and(|t| t.route.task_support != TaskSupport::Forbidden)
+                    && self.task_support(&params.name) != TaskSupport::Forbidden
             }
             _ => false,
         };
@@ -173,7 +173,17 @@ impl Server {
                         _ => Err(middleware::mismatch("tools/call")),
                     }
                 });
-                match futures::poll!(handler.as_mut()) {
+                // A handler that finishes within the grace (none by default: until it first
+                // waits) answers directly.
+                let grace = self.inner.options.task_grace;
+                let finished = match grace.is_zero() {
+                    true => futures::poll!(handler.as_mut()),
+                    false => match tokio::time::timeout(grace, handler.as_mut()).await {
+                        Ok(outcome) => Poll::Ready(outcome),
+                        Err(_) => Poll::Pending,
+                    },
+                };
+                match finished {
                     Poll::Ready(outcome) => outcome.map(|r| self.respond_tool(id, era, r)),
                     // Boxed: the paths that are not tasks keep a small future.
                     Poll::Pending => {
@@ -362,7 +372,16 @@ impl Server {
     ) -> Result<mcp_types::CallToolResult, Error> {
         let Some(entry) = self.tool(&params.name) else {
             return match &self.inner.tool_source {
-                Some(source) => handler(source.call(ctx, params)).await,
+                Some(source) => {
+                    let support = source.task_support(&params.name);
+                    if let Some(refusal) = task_refusal(&ctx, support, &params.name) {
+                        return Err(refusal);
+                    }
+                    // As for a route: a call that may become a task runs in the task's span.
+                    let may_become_task = ctx.may_become_task();
+                    let running = source.call(ctx, params);
+                    if may_become_task { running.await } else { handler(running).await }
+                }
                 None => Err(Error::invalid_params(format!("Unknown tool: {}", params.name))),
             };
         };
@@ -371,16 +390,8 @@ impl Server {
         {
             return Err(Error::MissingCapability(Box::new(missing)));
         }
-        // The extension does not exist before 2026-07-28, whatever a legacy client declared.
-        let accepts_tasks = ctx.era() == Era::Modern && ext::declares(ctx.client_capabilities(), TASKS);
-        if entry.route.task_support == TaskSupport::Required && !accepts_tasks {
-            return Err(match ctx.era() {
-                Era::Modern => Error::MissingCapability(Box::new(ext::client_capabilities(TASKS))),
-                Era::Legacy => Error::invalid_params(format!(
-                    "Tool {} runs only as a task, which needs the tasks extension of protocol 2026-07-28",
-                    params.name
-                )),
-            });
+        if let Some(refusal) = task_refusal(&ctx, entry.route.task_support, &params.name) {
+            return Err(refusal);
         }
         let arguments = params.arguments.take().map(Value::Object).unwrap_or_else(|| json!({}));
         let problems = entry.validator.problems(&arguments);
@@ -566,4 +577,16 @@ impl Binding {
     fn digest(&self) -> String {
         state::binding(self.method, &self.target, &self.arguments)
     }
+}
+
+/// The refusal of a call of a tool that runs only as a task, from a client that cannot have one
+/// (the extension does not exist before 2026-07-28, whatever a legacy client declared).
+fn task_refusal(ctx: &Context, support: TaskSupport, tool: &str) -> Option<Error> {
+    let accepts_tasks = ctx.era() == Era::Modern && ext::declares(ctx.client_capabilities(), TASKS);
+    (support == TaskSupport::Required && !accepts_tasks).then(|| match ctx.era() {
+        Era::Modern => Error::MissingCapability(Box::new(ext::client_capabilities(TASKS))),
+        Era::Legacy => Error::invalid_params(format!(
+            "Tool {tool} runs only as a task, which needs the tasks extension of protocol 2026-07-28"
+        )),
+    })
 }
