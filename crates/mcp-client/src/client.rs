@@ -342,7 +342,12 @@ impl Client {
             };
             let result =
                 reply.map_err(|error| Error::Rpc { method: call.method.to_owned(), error, http_status: None })?;
-            check_result_type(call.method, &result, self.inner.config.tasks)?;
+            // A call may opt in to tasks with capabilities of its own.
+            let tasks = self.inner.config.tasks
+                || call.options.hooks.input.as_ref().is_some_and(|input| {
+                    input.capabilities.extensions.as_ref().is_some_and(|e| e.contains_key(mcp_types::ext::TASKS))
+                });
+            check_result_type(call.method, &result, tasks)?;
             Ok(result)
         };
         let result = exchange.instrument(operation.span().clone()).await;

@@ -115,6 +115,7 @@ pub struct InputAsk {
 
 type InputFn = dyn Fn(Vec<InputAsk>) -> BoxFuture<'static, Result<Vec<InputResponse>, HandlerError>> + Send + Sync;
 pub(crate) type LogFn = Arc<dyn Fn(LoggingMessageNotificationParams) + Send + Sync>;
+pub(crate) type TaskFn = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// A call's own input handler and the capabilities it declares for the call.
 #[derive(Clone)]
@@ -170,9 +171,12 @@ impl InputHook {
 pub(crate) struct CallHooks {
     pub input: Option<InputHook>,
     pub log: Option<LogFn>,
+    /// Told the task id when the server makes the call a task.
+    pub task: Option<TaskFn>,
 }
 
 impl CallHooks {
+    /// Whether the server must route anything to the call (the task hook is the client's own).
     pub(crate) fn is_empty(&self) -> bool {
         self.input.is_none() && self.log.is_none()
     }

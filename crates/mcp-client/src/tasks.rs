@@ -65,6 +65,12 @@ impl TaskHandle {
     fn call(&self, method: &'static str, mut params: JsonObject) -> Call {
         params.insert("taskId".into(), json!(self.task_id));
         let mut call = Call::new(&self.client, method, params);
+        if let Some(input) = &self.input {
+            // The call's own capabilities (they may be what declared the tasks extension).
+            let mut options = CallOptions::default();
+            options.hooks.input = Some(input.clone());
+            call = call.with_options(options);
+        }
         call.name = Some(self.task_id.clone());
         if let Some(timeout) = self.timeout {
             call.timeout = Some(timeout);

@@ -49,6 +49,8 @@ struct Round {
 
 /// What the upstream sends while serving a request, besides its outcome, in the order sent.
 enum Event {
+    /// The upstream made the request a task (which the client follows).
+    Task,
     Progress(Progress),
     Log(LoggingMessageNotificationParams),
     Ask(Vec<InputAsk>, oneshot::Sender<Result<Vec<InputResponse>, HandlerError>>),
@@ -110,11 +112,12 @@ impl Held {
         self: &Arc<Self>,
         ctx: &Context,
         hold_for: Duration,
+        tasks: bool,
         start: impl FnOnce(CallOptions) -> Upstream<T>,
     ) -> Result<Result<T, mcp_client::Error>, Error> {
         let mut bridged = match ctx.saved().as_ref().and_then(|saved| saved.get(HELD_ID)).and_then(Value::as_str) {
             Some(id) => self.resume::<T>(ctx, id)?,
-            None => Bridged::start(ctx, start),
+            None => Bridged::start(ctx, tasks, start),
         };
         loop {
             let missing = bridged.ask_caller(ctx).await?;
@@ -177,11 +180,16 @@ impl Held {
 }
 
 impl<T: Send + 'static> Bridged<T> {
-    fn start(ctx: &Context, start: impl FnOnce(CallOptions) -> Upstream<T>) -> Self {
+    /// `tasks`: whether the caller's tasks extension goes upstream (the upstream's `tasks`).
+    fn start(ctx: &Context, tasks: bool, start: impl FnOnce(CallOptions) -> Upstream<T>) -> Self {
         let (sender, events) = mpsc::channel(BACKLOG);
         let asks = sender.clone();
         // The upstream may ask what the caller declared it can answer.
-        let mut options = CallOptions::new().on_input(ctx.client_capabilities().clone(), move |round| {
+        let mut capabilities = ctx.client_capabilities().clone();
+        if !tasks && let Some(extensions) = &mut capabilities.extensions {
+            extensions.remove(mcp_types::ext::TASKS);
+        }
+        let mut options = CallOptions::new().on_input(capabilities, move |round| {
             let asks = asks.clone();
             async move {
                 let (reply, answer) = oneshot::channel();
@@ -193,6 +201,10 @@ impl<T: Send + 'static> Bridged<T> {
         });
         // Progress and log messages only when the caller asked for them; an upstream that sends
         // faster than the caller takes them loses the excess.
+        // A caller with the tasks extension passes it on (a modern upstream may then run the call
+        // as a task, which the client follows): the caller's call becomes a task at once too.
+        let tasked = sender.clone();
+        options = options.on_task(move |_| drop(tasked.try_send(Event::Task)));
         if ctx.wants_progress() {
             let reports = sender.clone();
             options = options.on_progress(move |report| drop(reports.try_send(Event::Progress(report))));
@@ -205,6 +217,7 @@ impl<T: Send + 'static> Bridged<T> {
 
     async fn pass_on(&mut self, ctx: &Context, event: Event) {
         match event {
+            Event::Task => ctx.run_as_task().await,
             Event::Progress(report) => {
                 ctx.progress(report.progress, report.total, report.message.as_deref()).await;
             }
@@ -239,25 +252,35 @@ impl<T: Send + 'static> Bridged<T> {
     /// at once; a modern one in its retries) goes back to the upstream; the questions it has yet
     /// to answer are returned.
     async fn ask_caller(&mut self, ctx: &Context) -> Result<BTreeMap<String, InputRequest>, Error> {
-        let mut missing = BTreeMap::new();
+        // All at once: a modern caller gets them in one InputRequiredResult, a task publishes
+        // them together; a legacy caller is asked one after another.
+        let questions: Vec<(String, InputRequest)> = self
+            .waiting
+            .iter()
+            .flat_map(|round| round.questions.iter())
+            .filter(|(_, _, answer)| answer.is_none())
+            .map(|(key, request, _)| (key.clone(), request.clone()))
+            .collect();
+        if questions.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let mut answers = match ctx.input(questions).await {
+            Ok(answers) => answers,
+            Err(Error::InputRequired(missing)) => return Ok(missing),
+            // The caller cannot answer (it lacks the capability, or went away): so is the
+            // upstream request, which ends with the error.
+            Err(error) => return Err(error),
+        };
         for mut round in std::mem::take(&mut self.waiting) {
-            for (key, request, answer) in round.questions.iter_mut().filter(|(_, _, answer)| answer.is_none()) {
-                match ctx.input([(key.clone(), request.clone())]).await {
-                    Ok(mut answers) => *answer = answers.remove(key.as_str()),
-                    Err(Error::InputRequired(requests)) => missing.extend(requests),
-                    // The caller cannot answer (it lacks the capability, or went away): so is the
-                    // upstream request, which ends with the error.
-                    Err(error) => return Err(error),
+            for (key, _, answer) in &mut round.questions {
+                if answer.is_none() {
+                    *answer = answers.remove(key.as_str());
                 }
             }
-            if round.questions.iter().all(|(_, _, answer)| answer.is_some()) {
-                let answers = round.questions.into_iter().filter_map(|(_, _, answer)| answer).collect();
-                let _ = round.reply.send(Ok(answers));
-            } else {
-                self.waiting.push(round);
-            }
+            let answers = round.questions.into_iter().filter_map(|(_, _, answer)| answer).collect();
+            let _ = round.reply.send(Ok(answers));
         }
-        Ok(missing)
+        Ok(BTreeMap::new())
     }
 }
 

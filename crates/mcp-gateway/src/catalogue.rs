@@ -370,7 +370,7 @@ impl ToolSource for Catalogue {
                 let arguments = params.arguments.take().unwrap_or_default();
                 let what = format!("the call to {own}");
                 let outcome = held
-                    .bridge(&ctx, upstream.config.timeout(), move |options| {
+                    .bridge(&ctx, upstream.config.timeout(), upstream.config.tasks, move |options| {
                         Box::pin(async move { client.call_tool_with(&own, arguments, options).await })
                     })
                     .await?;
@@ -422,7 +422,7 @@ impl PromptSource for Catalogue {
                 let arguments = params.arguments.take().unwrap_or_default();
                 let what = format!("getting the prompt {own}");
                 let outcome = held
-                    .bridge(&ctx, upstream.config.timeout(), move |options| {
+                    .bridge(&ctx, upstream.config.timeout(), upstream.config.tasks, move |options| {
                         Box::pin(async move { client.get_prompt_with(&own, arguments, options).await })
                     })
                     .await?;
@@ -481,7 +481,7 @@ impl ResourceSource for Catalogue {
                 let what = format!("reading {uri}");
                 let target = uri.clone();
                 let outcome = held
-                    .bridge(&ctx, upstream.config.timeout(), move |options| {
+                    .bridge(&ctx, upstream.config.timeout(), upstream.config.tasks, move |options| {
                         Box::pin(async move { client.read_resource_with(&target, options).await })
                     })
                     .await?;

@@ -136,8 +136,6 @@ impl Upstream {
     async fn connect(&self) -> Result<Client, mcp_client::Error> {
         let mut builder = Client::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
             .handlers(unrouted())
-            // A modern upstream may run a call as a task; the gateway follows it to its end.
-            .tasks(true)
             .request_timeout(self.config.timeout())
             .era(self.config.era.preference());
         match (&self.config.command, &self.config.url) {

@@ -49,6 +49,8 @@ pub(crate) struct Inner {
     /// tasks extension), and the task once it is one.
     pub may_become_task: bool,
     pub task: OnceLock<TaskLink>,
+    /// Woken by [`Context::run_as_task`]: the call becomes a task now, whatever the grace.
+    pub task_now: tokio::sync::Notify,
 }
 
 impl Context {
@@ -59,6 +61,11 @@ impl Context {
     /// Whether this call may become a task (then its handler outlives the request's span).
     pub(crate) fn may_become_task(&self) -> bool {
         self.inner.may_become_task
+    }
+
+    /// Resolves when the handler asked to become a task now ([`Context::run_as_task`]).
+    pub(crate) async fn task_requested(&self) {
+        self.inner.task_now.notified().await
     }
 
     pub(crate) fn used_answers(&self) -> BTreeMap<String, Value> {
@@ -145,7 +152,9 @@ impl Context {
     /// nothing.
     pub async fn run_as_task(&self) {
         if self.inner.may_become_task && self.inner.task.get().is_none() {
-            // One `Pending`: the server turns the call into a task when its handler waits.
+            // One `Pending`: the server turns the call into a task when its handler waits (or,
+            // within `Options::task_grace`, when told).
+            self.inner.task_now.notify_one();
             tokio::task::yield_now().await;
         }
     }

@@ -126,7 +126,11 @@ impl Client {
         let arguments = tool_arguments(name, arguments)?;
         let result = self.start_tool_call(name, arguments, options.clone()).await?;
         if result_type(&result).as_deref() == Some(mcp_types::ext::tasks::RESULT_TYPE_TASK) {
+            let told = options.hooks.task.clone();
             let handle = crate::tasks::TaskHandle::created(self, &result, options)?;
+            if let Some(told) = told {
+                told(handle.id());
+            }
             let cancel_on_drop = crate::tasks::CancelOnDrop::new(&handle);
             let outcome = handle.wait().await;
             // The task is over unless following it failed (transport, handler, timeout):

@@ -64,6 +64,14 @@ impl CallOptions {
         self
     }
 
+    /// Tells `callback` the task id when the server makes this call a task (the tasks
+    /// extension: with [`ClientBuilder::tasks`], or capabilities of [`CallOptions::on_input`]
+    /// that declare it); [`Client::call_tool_with`] then follows the task as before.
+    pub fn on_task(mut self, callback: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.hooks.task = Some(Arc::new(callback));
+        self
+    }
+
     /// Passes the log messages (`notifications/message`) the server sends while serving this
     /// call to `callback`, instead of the client's trace. They belong to the call as input
     /// requests do (see [`CallOptions::on_input`]). Which levels come is set by
@@ -82,6 +90,7 @@ impl std::fmt::Debug for CallOptions {
             .field("log_level", &self.log_level)
             .field("on_input", &self.hooks.input.is_some())
             .field("on_log", &self.hooks.log.is_some())
+            .field("on_task", &self.hooks.task.is_some())
             .finish()
     }
 }

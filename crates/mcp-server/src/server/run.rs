@@ -159,6 +159,7 @@ impl Server {
             principal: session.request_principal(),
             may_become_task,
             task: Default::default(),
+            task_now: Default::default(),
         });
         let is_tool = matches!(call, Decoded::CallTool(_));
         let outcome: Result<Outgoing, Error> = match (call, &self.inner.layer) {
@@ -178,9 +179,11 @@ impl Server {
                 let grace = self.inner.options.task_grace;
                 let finished = match grace.is_zero() {
                     true => futures::poll!(handler.as_mut()),
-                    false => match tokio::time::timeout(grace, handler.as_mut()).await {
-                        Ok(outcome) => Poll::Ready(outcome),
-                        Err(_) => Poll::Pending,
+                    false => tokio::select! {
+                        biased;
+                        outcome = handler.as_mut() => Poll::Ready(outcome),
+                        _ = ctx.task_requested() => Poll::Pending,
+                        _ = tokio::time::sleep(grace) => Poll::Pending,
                     },
                 };
                 match finished {
