@@ -89,17 +89,24 @@ impl Gateway {
         let upstreams: Vec<Arc<Upstream>> =
             config.upstreams.iter().cloned().map(|c| Arc::new(Upstream::new(c))).collect();
         let catalogue = Arc::new(Catalogue::new(upstreams.clone()));
-        let changed: Arc<dyn Fn() + Send + Sync> = {
+        let report: upstream::Report = {
             let catalogue = Arc::downgrade(&catalogue);
-            Arc::new(move || {
-                if let Some(catalogue) = catalogue.upgrade() {
-                    catalogue.changed();
+            Arc::new(move |change| {
+                let Some(catalogue) = catalogue.upgrade() else { return };
+                match change {
+                    upstream::Change::Lists => catalogue.changed(),
+                    // The server tells the callers that subscribed to it (or to a prefix of it).
+                    upstream::Change::ResourceUpdated(uri) => {
+                        if let Some(server) = catalogue.server.get() {
+                            server.notify_resource_updated(uri);
+                        }
+                    }
                 }
             })
         };
         let supervisors: Vec<_> = upstreams
             .iter()
-            .map(|upstream| tokio::spawn(upstream::supervise(Arc::clone(upstream), Arc::clone(&changed))))
+            .map(|upstream| tokio::spawn(upstream::supervise(Arc::clone(upstream), Arc::clone(&report))))
             .collect();
         futures::future::join_all(upstreams.iter().map(|u| u.first_attempt())).await;
         if let Some(clash) = catalogue.rebuild().0.into_iter().next() {

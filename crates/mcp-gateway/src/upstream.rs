@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 use mcp_client::{Client, ElicitationModes, Era, HandlerError, Handlers, StderrMode, StdioCommand, Subscription};
-use mcp_types::{LoggingLevel, Prompt, Resource, ResourceTemplate, SamplingCapability, SubscriptionFilter, Tool};
+use mcp_types::{
+    LoggingLevel, Prompt, Resource, ResourceTemplate, SamplingCapability, ServerNotification, SubscriptionFilter, Tool,
+};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::config::UpstreamConfig;
@@ -202,9 +204,43 @@ fn unrouted() -> Handlers {
         .roots(|| async { Err(refuse()) })
 }
 
-/// Keeps `upstream` connected for as long as the task runs; calls `changed` after every change of
-/// its tools or of whether it is up.
-pub(crate) async fn supervise(upstream: Arc<Upstream>, changed: Arc<dyn Fn() + Send + Sync>) {
+/// What an upstream's supervisor reports.
+pub(crate) enum Change {
+    /// What it lists changed, or whether it is up.
+    Lists,
+    /// A resource it serves changed (`notifications/resources/updated`).
+    ResourceUpdated(String),
+}
+
+pub(crate) type Report = Arc<dyn Fn(Change) + Send + Sync>;
+
+/// The notifications the gateway follows: every list change, and updates of every resource it
+/// lists (a modern server also takes each template's literal start: its subscriptions match by
+/// prefix), when the upstream offers resource subscriptions.
+fn interest(client: &Client, lists: &Lists) -> SubscriptionFilter {
+    let subscribes = client.server_capabilities().resources.is_some_and(|r| r.subscribe == Some(true));
+    let resources = subscribes.then(|| {
+        let listed = lists.resources.iter().map(|resource| resource.uri.clone());
+        let templates =
+            lists.templates.iter().map(|template| template.uri_template.split('{').next().unwrap_or_default());
+        let starts = templates.filter(|start| !start.is_empty()).map(str::to_owned);
+        match client.era() {
+            Era::Modern => listed.chain(starts).collect(),
+            Era::Legacy => listed.collect(),
+        }
+    });
+    SubscriptionFilter {
+        tools_list_changed: Some(true),
+        prompts_list_changed: Some(true),
+        resources_list_changed: Some(true),
+        resource_subscriptions: resources,
+        ..SubscriptionFilter::default()
+    }
+}
+
+/// Keeps `upstream` connected for as long as the task runs; reports every change of what it
+/// lists or of whether it is up, and every update of a resource it serves.
+pub(crate) async fn supervise(upstream: Arc<Upstream>, report: Report) {
     let name = upstream.name().to_owned();
     let mut backoff = FIRST_BACKOFF;
     loop {
@@ -242,23 +278,18 @@ pub(crate) async fn supervise(upstream: Arc<Upstream>, changed: Arc<dyn Fn() + S
         {
             tracing::warn!(upstream = %name, %error, "asking for log messages failed; none will be forwarded");
         }
-        let wanted = SubscriptionFilter {
-            tools_list_changed: Some(true),
-            prompts_list_changed: Some(true),
-            resources_list_changed: Some(true),
-            ..SubscriptionFilter::default()
-        };
-        let mut changes = client.listen(wanted).await.ok();
+        let wanted = interest(&client, &lists);
+        let mut changes = client.listen(wanted.clone()).await.ok();
         upstream.set_up(client.clone(), lists);
         upstream.attempts.send_modify(|n| *n += 1);
-        changed();
-        let why = watch_connection(&upstream, &client, &mut changes, &changed).await;
+        report(Change::Lists);
+        let why = watch_connection(&upstream, &client, wanted, &mut changes, &report).await;
         tracing::warn!(upstream = %name, %why, "upstream lost; reconnecting");
         drop(changes);
         if let Some(client) = upstream.set_down(why) {
             client.close().await;
         }
-        changed();
+        report(Change::Lists);
         tokio::time::sleep(backoff).await;
     }
 }
@@ -268,19 +299,31 @@ pub(crate) async fn supervise(upstream: Arc<Upstream>, changed: Arc<dyn Fn() + S
 async fn watch_connection(
     upstream: &Upstream,
     client: &Client,
+    mut wanted: SubscriptionFilter,
     changes: &mut Option<Subscription>,
-    changed: &Arc<dyn Fn() + Send + Sync>,
+    report: &Report,
 ) -> String {
     let mut health = tokio::time::interval(upstream.config.health_interval());
     health.tick().await;
     loop {
         let check = tokio::select! {
             notification = next_change(changes) => match notification {
+                Some(Ok(ServerNotification::ResourceUpdated(updated))) => {
+                    report(Change::ResourceUpdated(updated.params.uri));
+                    false
+                }
+                Some(Ok(ServerNotification::SubscriptionsAcknowledged(_))) => false,
                 Some(Ok(_)) => {
                     match Lists::of(client).await {
                         Ok(lists) => {
+                            // New resources are followed too: the subscription starts again.
+                            let now = interest(client, &lists);
+                            if now != wanted {
+                                *changes = client.listen(now.clone()).await.ok();
+                                wanted = now;
+                            }
                             upstream.set_lists(lists);
-                            changed();
+                            report(Change::Lists);
                         }
                         Err(error) => return format!("re-listing what it serves failed: {error}"),
                     }

@@ -425,3 +425,47 @@ async fn a_long_call_becomes_a_task_for_a_caller_with_the_tasks_extension_in_eac
         assert_eq!(serde_json::to_value(&result.content).unwrap()[0]["text"], "slow", "{era}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_resource_update_reaches_the_callers_subscribed_to_it_in_every_pair_of_eras() {
+    use mcp_server::types::{Resource, ServerNotification};
+    let notes = Server::builder("notes", "1.0.0")
+        .resource(mcp_server::ResourceRoute::new(
+            Resource { uri: "notes://today".into(), name: "today".into(), ..Default::default() },
+            |_: Context, _uri: String| async move { Ok::<_, Error>("nothing yet".to_owned()) },
+        ))
+        .tool(ToolRoute::new("touch", |ctx: Context, Text { text }: Text| async move {
+            ctx.server().notify_resource_updated(text);
+            Ok::<_, Error>("touched".to_owned())
+        }))
+        .build()
+        .unwrap();
+    let upstream = Upstream::start(notes, 0);
+    for upstream_era in ["modern", "legacy"] {
+        let toml = format!("[[upstream]]\nname = \"n\"\nurl = \"{}\"\nera = \"{upstream_era}\"\n", upstream.url);
+        let gateway = Gateway::start(&config(&toml)).await.unwrap();
+        let url = serve(&gateway).await;
+        for era in [EraPreference::Modern, EraPreference::Legacy] {
+            let pair = format!("{upstream_era} upstream, {era:?} caller");
+            let client = client(&url, era).await;
+            let filter =
+                SubscriptionFilter { resource_subscriptions: Some(vec!["notes://today".into()]), ..Default::default() };
+            let mut updates = client.listen(filter).await.unwrap();
+            if era == EraPreference::Modern {
+                // The acknowledgement comes first on the modern wire: the subscription is open.
+                updates.next().await.unwrap().unwrap();
+            }
+            // Another resource's update does not reach this caller; its own does.
+            assert_eq!(text(&client, "n_touch", json!({"text": "notes://elsewhere"})).await, "touched");
+            assert_eq!(text(&client, "n_touch", json!({"text": "notes://today"})).await, "touched");
+            let updated = loop {
+                let next = tokio::time::timeout(Duration::from_secs(20), updates.next()).await;
+                match next.unwrap_or_else(|_| panic!("{pair}: no update")).unwrap().unwrap() {
+                    ServerNotification::ResourceUpdated(updated) => break updated.params.uri,
+                    _ => continue,
+                }
+            };
+            assert_eq!(updated, "notes://today", "{pair}");
+        }
+    }
+}
