@@ -58,7 +58,11 @@ era = "legacy"
 name = "notes"
 command = ["$TARGET_DIR/debug/examples/notes"]
 TOML
-"$TARGET_DIR/debug/mcp-gateway" --config "$LOGS/gateway.toml" > "$LOGS/gateway.log" 2>&1 & PIDS+=($!)
+# Its metrics on a Prometheus exposition endpoint (mcp_server::otel), checked after the clients ran.
+METRICS_PORT=$(free_port)
+OTEL_METRICS_EXPORTER=prometheus OTEL_EXPORTER_PROMETHEUS_HOST=127.0.0.1 OTEL_EXPORTER_PROMETHEUS_PORT="$METRICS_PORT" \
+  OTEL_TRACES_EXPORTER=none "$TARGET_DIR/debug/mcp-gateway" --config "$LOGS/gateway.toml" > "$LOGS/gateway.log" 2>&1 &
+PIDS+=($!)
 wait_port "$GW_PORT"
 URL="http://127.0.0.1:$GW_PORT/mcp"
 
@@ -75,6 +79,18 @@ leg() {
 }
 leg typescript-sdk-v2 env MCP_INTEROP_NODE_MODULES="$V2_MODULES" "$NODE" "$ROOT/tests/interop/gateway/ts_client.mjs" "$URL"
 leg python-sdk "$PY" "$ROOT/tests/interop/gateway/py_client.py" "$URL"
+# Each upstream's requests and state, by name.
+metrics="$(curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" || true)"
+for wanted in 'mcp_gateway_upstream_duration_seconds_count{.*mcp_gateway_upstream="py"' \
+  'mcp_gateway_upstream_duration_seconds_count{.*mcp_gateway_upstream="everything"' \
+  'mcp_gateway_upstream_up{.*mcp_gateway_upstream="notes".*} 1'; do
+  if printf '%s\n' "$metrics" | grep -qE "$wanted"; then
+    printf '%-20s PASS  %s\n' metrics "$wanted"
+  else
+    printf '%-20s FAIL  no %s in:\n%s\n' metrics "$wanted" "$(printf '%s\n' "$metrics" | grep mcp_gateway | head -20)"
+    failed=1
+  fi
+done
 if [ "$failed" != 0 ]; then
   log "the gateway's log:"
   sed 's/^/    /' "$LOGS/gateway.log" >&2

@@ -264,10 +264,26 @@ impl Catalogue {
     }
 }
 
-/// The span of one request sent to an upstream (`mcp.gateway.upstream`), inside the downstream
-/// request's span: which upstream, which method, and the upstream's own name for the target.
-fn upstream_span(upstream: &Upstream, method: &'static str, target: &str) -> tracing::Span {
-    tracing::info_span!("mcp.gateway.upstream", upstream = upstream.name(), method, target)
+/// One request sent to an upstream: its span (`mcp.gateway.upstream`, inside the downstream
+/// request's: which upstream, which method, and the upstream's own name for the target) and its
+/// duration (`mcp.gateway.upstream.duration`, with the `otel` feature).
+struct Forward {
+    span: tracing::Span,
+    timer: crate::metrics::Timer,
+}
+
+impl Forward {
+    fn new(upstream: &Upstream, method: &'static str, target: &str) -> Forward {
+        let span = tracing::info_span!("mcp.gateway.upstream", upstream = upstream.name(), method, target);
+        Forward { span, timer: crate::metrics::Timer::start(upstream.name(), method) }
+    }
+
+    async fn run<T>(self, request: impl std::future::Future<Output = Result<T, Error>>) -> Result<T, Error> {
+        let Forward { span, timer } = self;
+        let outcome = tracing::Instrument::instrument(request, span).await;
+        timer.finish(outcome.as_ref().err());
+        outcome
+    }
 }
 
 /// Which lists a rebuild changed.
@@ -332,7 +348,7 @@ impl Catalogue {
             }
             other => return Err(Error::invalid_params(format!("Cannot complete for {}", serde_json::json!(other)))),
         };
-        let span = upstream_span(&upstream, "completion/complete", &params.argument.name);
+        let span = Forward::new(&upstream, "completion/complete", &params.argument.name);
         let completing = async move {
             let client = connected(&upstream)?;
             let _slot = slot(&upstream).await?;
@@ -345,7 +361,7 @@ impl Catalogue {
                 .map_err(|e| upstream_error(&upstream, &what, e))?;
             Ok(result.completion)
         };
-        tracing::Instrument::instrument(completing, span).await
+        span.run(completing).await
     }
 }
 
@@ -361,23 +377,20 @@ impl ToolSource for Catalogue {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
-        let span = upstream_span(&upstream, "tools/call", &own);
+        let span = Forward::new(&upstream, "tools/call", &own);
         let held = Arc::clone(&self.held);
-        Box::pin(tracing::Instrument::instrument(
-            async move {
-                let client = connected(&upstream)?;
-                let _slot = slot(&upstream).await?;
-                let arguments = params.arguments.take().unwrap_or_default();
-                let what = format!("the call to {own}");
-                let outcome = held
-                    .bridge(&ctx, upstream.config.timeout(), upstream.config.tasks, move |options| {
-                        Box::pin(async move { client.call_tool_with(&own, arguments, options).await })
-                    })
-                    .await?;
-                outcome.map_err(|e| upstream_error(&upstream, &what, e))
-            },
-            span,
-        ))
+        Box::pin(span.run(async move {
+            let client = connected(&upstream)?;
+            let _slot = slot(&upstream).await?;
+            let arguments = params.arguments.take().unwrap_or_default();
+            let what = format!("the call to {own}");
+            let outcome = held
+                .bridge(&ctx, upstream.config.timeout(), upstream.config.tasks, move |options| {
+                    Box::pin(async move { client.call_tool_with(&own, arguments, options).await })
+                })
+                .await?;
+            outcome.map_err(|e| upstream_error(&upstream, &what, e))
+        }))
     }
 
     /// A long call becomes a task for a caller with the tasks extension, unless its upstream
@@ -413,23 +426,20 @@ impl PromptSource for Catalogue {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
-        let span = upstream_span(&upstream, "prompts/get", &own);
+        let span = Forward::new(&upstream, "prompts/get", &own);
         let held = Arc::clone(&self.held);
-        Box::pin(tracing::Instrument::instrument(
-            async move {
-                let client = connected(&upstream)?;
-                let _slot = slot(&upstream).await?;
-                let arguments = params.arguments.take().unwrap_or_default();
-                let what = format!("getting the prompt {own}");
-                let outcome = held
-                    .bridge(&ctx, upstream.config.timeout(), upstream.config.tasks, move |options| {
-                        Box::pin(async move { client.get_prompt_with(&own, arguments, options).await })
-                    })
-                    .await?;
-                outcome.map_err(|e| upstream_error(&upstream, &what, e))
-            },
-            span,
-        ))
+        Box::pin(span.run(async move {
+            let client = connected(&upstream)?;
+            let _slot = slot(&upstream).await?;
+            let arguments = params.arguments.take().unwrap_or_default();
+            let what = format!("getting the prompt {own}");
+            let outcome = held
+                .bridge(&ctx, upstream.config.timeout(), upstream.config.tasks, move |options| {
+                    Box::pin(async move { client.get_prompt_with(&own, arguments, options).await })
+                })
+                .await?;
+            outcome.map_err(|e| upstream_error(&upstream, &what, e))
+        }))
     }
 }
 
@@ -472,22 +482,19 @@ impl ResourceSource for Catalogue {
             }
         };
         let upstream = Arc::clone(&self.upstreams[at]);
-        let span = upstream_span(&upstream, "resources/read", &uri);
+        let span = Forward::new(&upstream, "resources/read", &uri);
         let held = Arc::clone(&self.held);
-        Box::pin(tracing::Instrument::instrument(
-            async move {
-                let client = connected(&upstream)?;
-                let _slot = slot(&upstream).await?;
-                let what = format!("reading {uri}");
-                let target = uri.clone();
-                let outcome = held
-                    .bridge(&ctx, upstream.config.timeout(), upstream.config.tasks, move |options| {
-                        Box::pin(async move { client.read_resource_with(&target, options).await })
-                    })
-                    .await?;
-                Ok(outcome.map_err(|e| upstream_error(&upstream, &what, e))?.contents)
-            },
-            span,
-        ))
+        Box::pin(span.run(async move {
+            let client = connected(&upstream)?;
+            let _slot = slot(&upstream).await?;
+            let what = format!("reading {uri}");
+            let target = uri.clone();
+            let outcome = held
+                .bridge(&ctx, upstream.config.timeout(), upstream.config.tasks, move |options| {
+                    Box::pin(async move { client.read_resource_with(&target, options).await })
+                })
+                .await?;
+            Ok(outcome.map_err(|e| upstream_error(&upstream, &what, e))?.contents)
+        }))
     }
 }

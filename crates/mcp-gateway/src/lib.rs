@@ -41,6 +41,7 @@ use mcp_server::Server;
 mod bridge;
 mod catalogue;
 pub mod config;
+mod metrics;
 mod upstream;
 
 pub use catalogue::Clash;
@@ -108,6 +109,7 @@ impl Gateway {
             .iter()
             .map(|upstream| tokio::spawn(upstream::supervise(Arc::clone(upstream), Arc::clone(&report))))
             .collect();
+        metrics::watch(&upstreams);
         futures::future::join_all(upstreams.iter().map(|u| u.first_attempt())).await;
         if let Some(clash) = catalogue.rebuild().0.into_iter().next() {
             supervisors.iter().for_each(|s| s.abort());

@@ -1,7 +1,10 @@
 //! `mcp-gateway --config gateway.toml [--stdio]`: serves the configuration's upstreams as one MCP
 //! endpoint, over HTTP at `http://<listen>/mcp` (with `GET /healthz` and `GET /readyz`) and, with
 //! `--stdio`, on stdin and stdout. SIGINT or SIGTERM stops accepting connections and lets the
-//! open ones finish. Logs go to stderr (`RUST_LOG`, default `info`).
+//! open ones finish. Logs go to stderr (`RUST_LOG`, default `info`). With the `otel` feature (the
+//! default), setting `OTEL_TRACES_EXPORTER`, `OTEL_METRICS_EXPORTER` or
+//! `OTEL_EXPORTER_OTLP_ENDPOINT` exports traces and metrics as `mcp_server::otel` describes
+//! (OTLP, Prometheus on `OTEL_EXPORTER_PROMETHEUS_PORT`, console).
 
 use std::path::PathBuf;
 
@@ -21,18 +24,43 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .init();
-    match run(Args::parse()).await {
+    let args = Args::parse();
+    // Traces and metrics go where the `OTEL_*` variables say, once one names an exporter;
+    // otherwise the log alone.
+    #[cfg(feature = "otel")]
+    let _telemetry = match ["OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT"]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some_and(|value| !value.is_empty()))
+    {
+        true => match mcp_server::otel::init() {
+            Ok(telemetry) => Some(telemetry),
+            Err(error) => {
+                eprintln!("mcp-gateway: OpenTelemetry: {error}");
+                return std::process::ExitCode::FAILURE;
+            }
+        },
+        false => {
+            log_to_stderr();
+            None
+        }
+    };
+    #[cfg(not(feature = "otel"))]
+    log_to_stderr();
+    match run(args).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("mcp-gateway: {error}");
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+fn log_to_stderr() {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .init();
 }
 
 /// Completes at SIGINT or SIGTERM.
