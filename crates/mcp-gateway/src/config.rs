@@ -29,6 +29,10 @@
 //! client_secret = "…"
 //! scopes = ["notes"]
 //!
+//! [redis]                            # several instances behind a load balancer share…
+//! url = "redis://127.0.0.1:6379"     # …sessions, SSE events, tasks and used states
+//! state_secret = "…"                 # …and the key that seals requestState
+//!
 //! [authorization]                    # the endpoint is an OAuth 2.1 resource server
 //! resource = "https://gateway.example/mcp"   # the audience its tokens are issued for
 //! issuer = "https://auth.example"    # JWT access tokens, checked with its JWKS…
@@ -55,6 +59,9 @@ pub struct Config {
     /// Makes the HTTP endpoint an OAuth 2.1 resource server; none: it takes every caller.
     #[serde(default)]
     pub authorization: Option<AuthorizationConfig>,
+    /// Several gateway instances behind a load balancer: what they share in Redis.
+    #[serde(default)]
+    pub redis: Option<RedisConfig>,
     /// Seconds after which a call still running becomes a task, for a caller that declared the
     /// tasks extension (an upstream's `tasks = false` opts out). Default 1.
     #[serde(default)]
@@ -82,6 +89,24 @@ pub struct AuthorizationConfig {
     /// upstream whose `principals` leave the caller out are never listed.
     #[serde(default)]
     pub list_only_permitted: bool,
+}
+
+/// The Redis every instance of one deployment shares: legacy sessions (and their SSE events, for
+/// `Last-Event-ID` on any instance), tasks, and used single-use states; with `state_secret`,
+/// every instance opens the `requestState` another sealed. Each instance follows its upstreams
+/// itself, so list changes and resource updates reach its own callers without Redis.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedisConfig {
+    /// `redis://host:port/db`.
+    pub url: String,
+    /// The prefix of this deployment's keys (default `mcp-gateway:`).
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// The secret every instance seals `requestState` with (at least 32 random bytes); none: one
+    /// random key per process, and a multi-round request must come back to its instance.
+    #[serde(default)]
+    pub state_secret: Option<String>,
 }
 
 /// The gateway's credentials at the authorization server's introspection endpoint.

@@ -78,6 +78,8 @@ pub struct Gateway {
     server: Server,
     catalogue: Arc<Catalogue>,
     authorization: Option<config::AuthorizationConfig>,
+    /// The Redis the instances of a deployment share, if configured.
+    redis: Option<mcp_server_redis::Redis>,
     supervisors: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -115,11 +117,29 @@ impl Gateway {
             supervisors.iter().for_each(|s| s.abort());
             return Err(StartError::Clash(clash));
         }
+        let redis = match &config.redis {
+            Some(shared) => Some(
+                mcp_server_redis::Redis::open(&shared.url)
+                    .map_err(|e| StartError::Config(format!("[redis] url {}: {e}", shared.url)))?
+                    .with_prefix(shared.prefix.as_deref().unwrap_or("mcp-gateway:")),
+            ),
+            None => None,
+        };
         let mut options = mcp_server::Options::default();
         options.list_only_permitted = config.authorization.as_ref().is_some_and(|a| a.list_only_permitted);
         options.task_grace = config.task_after();
-        let server = Server::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
-            .options(options)
+        let mut builder = Server::builder("mcp-gateway", env!("CARGO_PKG_VERSION")).options(options);
+        if let Some(redis) = &redis {
+            builder = builder
+                .task_store(Arc::new(redis.task_store()))
+                .used_state_store(Arc::new(redis.used_state_store()))
+                .session_store(Arc::new(redis.session_store()));
+        }
+        if let Some(secret) = config.redis.as_ref().and_then(|shared| shared.state_secret.as_deref()) {
+            let key = mcp_server::StateKey::from_secret(secret.as_bytes());
+            builder = builder.state_keyring(mcp_server::StateKeyring::new("shared", key));
+        }
+        let server = builder
             .tool_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ToolSource>)
             .prompt_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::PromptSource>)
             .resource_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ResourceSource>)
@@ -138,7 +158,7 @@ impl Gateway {
             .build()
             .map_err(|e| StartError::Server(e.to_string()))?;
         let _ = catalogue.server.set(server.clone());
-        Ok(Gateway { server, catalogue, supervisors, authorization: config.authorization.clone() })
+        Ok(Gateway { server, catalogue, supervisors, authorization: config.authorization.clone(), redis })
     }
 
     /// The downstream server: serve it with `mcp_server::http::serve` or `mcp_server::stdio`.
@@ -158,9 +178,13 @@ impl Gateway {
 
     /// The downstream HTTP settings the configuration asks for: its `[authorization]` (a
     /// resource server verifying the callers' tokens, listing every scope an upstream asks for
-    /// in its metadata), else the defaults.
+    /// in its metadata) and `[redis]` (SSE events shared), else the defaults.
     pub fn http_config(&self) -> mcp_server::http::HttpConfig {
         let mut http = mcp_server::http::HttpConfig::default();
+        if let Some(redis) = &self.redis {
+            // A legacy stream resumes (`Last-Event-ID`) on whichever instance gets the request.
+            http.event_store = Some(Arc::new(redis.event_store()));
+        }
         if let Some(authorization) = &self.authorization {
             use mcp_server::auth::{IntrospectionVerifier, JwtVerifier, ResourceServer};
             let (resource, issuer) = (&authorization.resource, &authorization.issuer);
