@@ -133,8 +133,9 @@ PORT=$(free_port); "$PY" "$CACHE/py_server.py" http "$PORT" > "$CACHE/python-htt
 wait_port "$PORT" && leg python-streamable-http "${PY_ARGS[@]}" "http://127.0.0.1:$PORT/mcp"
 leg python-streamable-http-legacy --era legacy "${PY_ARGS[@]}" "http://127.0.0.1:$PORT/mcp"
 
-# --- mcp-gateway: the everything server (stdio) and the Python server (HTTP, spoken to in the
-# legacy era) behind one endpoint, called through it in either era --------------------------------
+# --- mcp-gateway: the everything server (Streamable HTTP; gateway.sh has it over stdio) and the
+# Python server (HTTP, spoken to in the legacy era) behind one endpoint, called through it in
+# either era ------------------------------------------------------------------------------------
 if [ "$PROFILE" = release ]; then
   (cd "$ROOT" && cargo build --release --quiet -p mcp-gateway)
 else
@@ -142,13 +143,15 @@ else
 fi
 PY_PORT=$(free_port); "$PY" "$CACHE/py_server.py" http "$PY_PORT" > "$CACHE/gateway-python.log" 2>&1 & PIDS+=($!)
 wait_port "$PY_PORT"
+EV_PORT=$(free_port); PORT="$EV_PORT" node "$EVERYTHING" streamableHttp > "$CACHE/gateway-everything.log" 2>&1 & PIDS+=($!)
+wait_port "$EV_PORT"
 GW_PORT=$(free_port)
 cat > "$CACHE/gateway.toml" <<TOMLEOF
 listen = "127.0.0.1:$GW_PORT"
 
 [[upstream]]
 name = "everything"
-command = ["node", "$EVERYTHING", "stdio"]
+url = "http://127.0.0.1:$EV_PORT/mcp"
 
 [[upstream]]
 name = "py"
