@@ -469,3 +469,45 @@ async fn an_upstream_resource_update_reaches_the_callers_subscribed_to_it_in_eve
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mirrored_parameter_header_is_checked_for_an_upstream_tool_as_for_a_route() {
+    use mcp_server::types::{JsonObject, Tool};
+    let schema = serde_json::from_value(json!({"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"}}}))
+    .unwrap();
+    let regional = Server::builder("regional", "1.0.0")
+        .tool(ToolRoute::raw(Tool::new(schema, "where"), |_: Context, args: JsonObject| async move {
+            Ok::<_, Error>(mcp_server::text_result(format!("in {}", args["region"])))
+        }))
+        .build()
+        .unwrap();
+    let upstream = Upstream::start(regional, 0);
+    let gateway =
+        Gateway::start(&config(&format!("[[upstream]]\nname = \"r\"\nurl = \"{}\"\n", upstream.url))).await.unwrap();
+    let url = serve(&gateway).await;
+    let call = |header: &'static str| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "r_where", "arguments": {"region": "eu"},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}}}});
+        let request = reqwest::Client::new()
+            .post(&url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "r_where")
+            .header("Mcp-Param-Region", header)
+            .body(body.to_string());
+        async move {
+            let response = request.send().await.unwrap();
+            (response.status().as_u16(), response.json::<serde_json::Value>().await.unwrap())
+        }
+    };
+    let (status, answer) = call("eu").await;
+    assert_eq!((status, answer["result"]["content"][0]["text"].as_str()), (200, Some("in \"eu\"")), "{answer}");
+    // An intermediary that routes by the header would see another region than the tool: refused.
+    let (status, refused) = call("us").await;
+    assert_eq!((status, refused["error"]["code"].as_i64()), (400, Some(-32020)), "{refused}");
+}

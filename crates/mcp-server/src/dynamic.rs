@@ -66,6 +66,14 @@ pub trait ToolSource: Send + Sync + 'static {
     /// have is its to refuse, as `Error::invalid_params("Unknown tool: …")` does.
     fn call(&self, ctx: Context, params: CallToolRequestParams) -> ToolFuture;
 
+    /// The definition of the tool `name` that `caller` may see (default: the one in
+    /// [`tools`](Self::tools)). The server checks a call's mirrored `Mcp-Param-*` headers against
+    /// its `x-mcp-header` annotations, as it does for a route's; a source with many tools may
+    /// answer from an index.
+    fn tool(&self, name: &str, caller: &Principal) -> Option<Tool> {
+        self.tools(caller).iter().find(|tool| tool.name == name).cloned()
+    }
+
     /// Whether a call of `tool` may run as a task, as
     /// [`ToolRoute::task_support`](crate::ToolRoute::task_support) says for a route (default
     /// `Forbidden`). See [`crate::tasks`] for when a call becomes one

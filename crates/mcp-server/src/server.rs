@@ -371,13 +371,23 @@ impl Server {
         mirrors: Option<&Mirrors>,
     ) -> Result<Reply, Rejection> {
         let meta = call_meta(&call);
-        if let (Decoded::CallTool(params), Some(mirrors)) = (&call, mirrors)
-            && let Some(entry) = self.tool(&params.name)
-            && !entry.headers.is_empty()
-        {
-            let arguments = params.arguments.clone().map(Value::Object).unwrap_or_default();
-            headers::check_params(mirrors, &entry.headers, &arguments)
-                .map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
+        if let (Decoded::CallTool(params), Some(mirrors)) = (&call, mirrors) {
+            let checked = match self.tool(&params.name) {
+                Some(entry) if entry.headers.is_empty() => None,
+                Some(entry) => Some(std::borrow::Cow::Borrowed(&entry.headers[..])),
+                // A source's tool: its annotations as listed now (one the source lists with
+                // invalid ones is checked against none, as the client cannot mirror them).
+                None => self.inner.tool_source.as_ref().and_then(|source| {
+                    let tool = source.tool(&params.name, &session.request_principal())?;
+                    let headers = header_params(&tool.input_schema.to_value()).ok()?;
+                    (!headers.is_empty()).then_some(std::borrow::Cow::Owned(headers))
+                }),
+            };
+            if let Some(expected) = checked {
+                let arguments = params.arguments.clone().map(Value::Object).unwrap_or_default();
+                headers::check_params(mirrors, &expected, &arguments)
+                    .map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
+            }
         }
         Ok(self.dispatch(session, id.clone(), Era::Modern, version, meta, call))
     }
