@@ -31,8 +31,15 @@
 //!   the upstream's `timeout_secs`), and the answers go back. Progress and log messages are
 //!   forwarded, and a call the caller gives up is cancelled upstream.
 //!
-//! Being built (issue 29): resource subscriptions and skills, per-principal visibility, tasks,
-//! metrics.
+//! - A call still running after `task_after_secs` becomes a task for a caller with the tasks
+//!   extension; a modern upstream's own task is followed. Resource updates reach the callers
+//!   subscribed to the URI.
+//! - [`Gateway::http_config`] makes the endpoint an OAuth 2.1 resource server (`[authorization]`);
+//!   each upstream's `scopes`, `principals` and `entry_scopes` decide what a caller sees and uses.
+//! - `[redis]` lets several instances share sessions, tasks and states; with the `otel` feature
+//!   each upstream request is timed (`mcp.gateway.upstream.duration`).
+//!
+//! Being built (issue 29): skills in the catalogue, a pool of processes per stdio upstream.
 
 use std::sync::Arc;
 
