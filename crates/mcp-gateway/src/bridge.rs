@@ -23,6 +23,10 @@ use tokio::sync::{mpsc, oneshot};
 /// Where the id of a held request is saved in the caller's `requestState`.
 const HELD_ID: &str = "gateway/held";
 
+/// Upstream requests held for their callers' retries at most, in all and per principal.
+const MAX_HELD: usize = 4096;
+const MAX_HELD_PER_PRINCIPAL: usize = 64;
+
 /// Progress reports and log messages of one request held for the caller at most; an upstream
 /// that sends faster than the caller takes them loses the excess.
 const BACKLOG: usize = 64;
@@ -56,7 +60,8 @@ enum Event {
     Ask(Vec<InputAsk>, oneshot::Sender<Result<Vec<InputResponse>, HandlerError>>),
 }
 
-type Upstream<T> = BoxFuture<'static, Result<T, mcp_client::Error>>;
+/// An upstream request as the bridge drives it.
+pub(crate) type Upstream<T> = BoxFuture<'static, Result<T, mcp_client::Error>>;
 
 /// The upstream request: polled by the caller's handler, or, while held, on a task of its own.
 enum Outcome<T> {
@@ -122,7 +127,7 @@ impl Held {
         loop {
             let missing = bridged.ask_caller(ctx).await?;
             if !missing.is_empty() {
-                self.hold(ctx, bridged, hold_for);
+                self.hold(ctx, bridged, hold_for)?;
                 return Err(Error::InputRequired(missing));
             }
             tokio::select! {
@@ -138,15 +143,32 @@ impl Held {
         }
     }
 
-    fn hold<T: Send + 'static>(self: &Arc<Self>, ctx: &Context, bridged: Bridged<T>, hold_for: Duration) {
-        let bridged = Bridged { outcome: bridged.outcome.spawned(), ..bridged };
-        let id = held_id();
-        ctx.save(json!({ HELD_ID: id }));
+    /// Holds the request for the caller's retry, within the bounds: at most [`MAX_HELD`] in
+    /// all and [`MAX_HELD_PER_PRINCIPAL`] for one principal (anonymous callers share one). Beyond
+    /// them the request is refused, and so cancelled upstream.
+    fn hold<T: Send + 'static>(
+        self: &Arc<Self>,
+        ctx: &Context,
+        bridged: Bridged<T>,
+        hold_for: Duration,
+    ) -> Result<(), Error> {
         let principal = ctx.principal().as_str().to_owned();
-        self.requests
-            .lock()
-            .expect("not poisoned")
-            .insert(id.clone(), HeldRequest { principal, bridged: Box::new(bridged) });
+        let id = held_id();
+        {
+            let mut requests = self.requests.lock().expect("not poisoned");
+            let theirs = requests.values().filter(|held| held.principal == principal).count();
+            if requests.len() >= MAX_HELD || theirs >= MAX_HELD_PER_PRINCIPAL {
+                return Err(Error::internal(format!(
+                    "The gateway holds too many upstream requests waiting for their callers' input \
+                     ({} in all, {theirs} of this caller; at most {MAX_HELD} and {MAX_HELD_PER_PRINCIPAL}): \
+                     answer or abandon some first",
+                    requests.len()
+                )));
+            }
+            let bridged = Bridged { outcome: bridged.outcome.spawned(), ..bridged };
+            requests.insert(id.clone(), HeldRequest { principal, bridged: Box::new(bridged) });
+        }
+        ctx.save(json!({ HELD_ID: id }));
         // A caller that never retries: the request is dropped, and so cancelled upstream.
         let held = Arc::downgrade(self);
         tokio::spawn(async move {
@@ -158,6 +180,7 @@ impl Held {
                 }
             }
         });
+        Ok(())
     }
 
     fn resume<T: Send + 'static>(&self, ctx: &Context, id: &str) -> Result<Bridged<T>, Error> {

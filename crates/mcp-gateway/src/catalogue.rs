@@ -348,7 +348,7 @@ impl Catalogue {
             }
             other => return Err(Error::invalid_params(format!("Cannot complete for {}", serde_json::json!(other)))),
         };
-        let span = Forward::new(&upstream, "completion/complete", &params.argument.name);
+        let forward = Forward::new(&upstream, "completion/complete", &params.argument.name);
         let completing = async move {
             let client = connected(&upstream)?;
             let _slot = slot(&upstream).await?;
@@ -361,7 +361,7 @@ impl Catalogue {
                 .map_err(|e| upstream_error(&upstream, &what, e))?;
             Ok(result.completion)
         };
-        span.run(completing).await
+        forward.run(completing).await
     }
 }
 
@@ -377,26 +377,21 @@ impl ToolSource for Catalogue {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
-        let span = Forward::new(&upstream, "tools/call", &own);
-        let held = Arc::clone(&self.held);
-        Box::pin(span.run(async move {
-            let client = connected(&upstream)?;
-            let _slot = slot(&upstream).await?;
-            let arguments = params.arguments.take().unwrap_or_default();
-            let what = format!("the call to {own}");
-            let outcome = held
-                .bridge(&ctx, upstream.config.timeout(), upstream.config.tasks, move |options| {
-                    Box::pin(async move { client.call_tool_with(&own, arguments, options).await })
-                })
-                .await?;
-            outcome.map_err(|e| upstream_error(&upstream, &what, e))
-        }))
+        let arguments = params.arguments.take().unwrap_or_default();
+        let what = format!("the call to {own}");
+        self.bridged(ctx, upstream, "tools/call", own, what, |client, own, options| {
+            Box::pin(async move { client.call_tool_with(&own, arguments, options).await })
+        })
     }
 
     /// A long call becomes a task for a caller with the tasks extension, unless its upstream
     /// opted out (`tasks = false`).
     fn task_support(&self, tool: &str) -> mcp_server::TaskSupport {
-        self.tool_tasks(tool)
+        let index = self.index.read().expect("not poisoned");
+        match index.tools.routes.get(tool) {
+            Some((at, _)) if self.upstreams[*at].config.tasks => mcp_server::TaskSupport::Optional,
+            _ => mcp_server::TaskSupport::Forbidden,
+        }
     }
 
     fn offers_tasks(&self) -> bool {
@@ -405,12 +400,29 @@ impl ToolSource for Catalogue {
 }
 
 impl Catalogue {
-    fn tool_tasks(&self, listed: &str) -> mcp_server::TaskSupport {
-        let index = self.index.read().expect("not poisoned");
-        match index.tools.routes.get(listed) {
-            Some((at, _)) if self.upstreams[*at].config.tasks => mcp_server::TaskSupport::Optional,
-            _ => mcp_server::TaskSupport::Forbidden,
-        }
+    /// A request to `upstream` through the era bridge (`start` sends it, to the upstream's own
+    /// name for the target): connected, within the upstream's concurrency limit, in its span and
+    /// timed, its failures named after it (`what`).
+    fn bridged<T: Send + 'static>(
+        &self,
+        ctx: Context,
+        upstream: Arc<Upstream>,
+        method: &'static str,
+        own: String,
+        what: String,
+        start: impl FnOnce(mcp_client::Client, String, mcp_client::CallOptions) -> crate::bridge::Upstream<T>
+        + Send
+        + 'static,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, Error>> + Send>> {
+        let forward = Forward::new(&upstream, method, &own);
+        let held = Arc::clone(&self.held);
+        Box::pin(forward.run(async move {
+            let client = connected(&upstream)?;
+            let _slot = slot(&upstream).await?;
+            let (timeout, tasks) = (upstream.config.timeout(), upstream.config.tasks);
+            let outcome = held.bridge(&ctx, timeout, tasks, move |options| start(client, own, options)).await?;
+            outcome.map_err(|e| upstream_error(&upstream, &what, e))
+        }))
     }
 }
 
@@ -426,20 +438,11 @@ impl PromptSource for Catalogue {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
-        let span = Forward::new(&upstream, "prompts/get", &own);
-        let held = Arc::clone(&self.held);
-        Box::pin(span.run(async move {
-            let client = connected(&upstream)?;
-            let _slot = slot(&upstream).await?;
-            let arguments = params.arguments.take().unwrap_or_default();
-            let what = format!("getting the prompt {own}");
-            let outcome = held
-                .bridge(&ctx, upstream.config.timeout(), upstream.config.tasks, move |options| {
-                    Box::pin(async move { client.get_prompt_with(&own, arguments, options).await })
-                })
-                .await?;
-            outcome.map_err(|e| upstream_error(&upstream, &what, e))
-        }))
+        let arguments = params.arguments.take().unwrap_or_default();
+        let what = format!("getting the prompt {own}");
+        self.bridged(ctx, upstream, "prompts/get", own, what, |client, own, options| {
+            Box::pin(async move { client.get_prompt_with(&own, arguments, options).await })
+        })
     }
 }
 
@@ -482,19 +485,10 @@ impl ResourceSource for Catalogue {
             }
         };
         let upstream = Arc::clone(&self.upstreams[at]);
-        let span = Forward::new(&upstream, "resources/read", &uri);
-        let held = Arc::clone(&self.held);
-        Box::pin(span.run(async move {
-            let client = connected(&upstream)?;
-            let _slot = slot(&upstream).await?;
-            let what = format!("reading {uri}");
-            let target = uri.clone();
-            let outcome = held
-                .bridge(&ctx, upstream.config.timeout(), upstream.config.tasks, move |options| {
-                    Box::pin(async move { client.read_resource_with(&target, options).await })
-                })
-                .await?;
-            Ok(outcome.map_err(|e| upstream_error(&upstream, &what, e))?.contents)
-        }))
+        let what = format!("reading {uri}");
+        let read = self.bridged(ctx, upstream, "resources/read", uri, what, |client, uri, options| {
+            Box::pin(async move { client.read_resource_with(&uri, options).await })
+        });
+        Box::pin(async move { Ok(read.await?.contents) })
     }
 }

@@ -14,13 +14,7 @@ use mcp_server::{Context, Elicited, Error, Server, ToolRoute};
 use serde_json::{Value, json};
 
 mod common;
-use common::{Upstream, config, serve};
-
-/// Whom to greet.
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Whom {
-    name: String,
-}
+use common::{Upstream, Whom, config, serve};
 
 /// No arguments.
 #[derive(serde::Deserialize, schemars::JsonSchema)]

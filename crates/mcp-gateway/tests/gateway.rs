@@ -14,25 +14,13 @@ use mcp_server::{Context, Error, Server, ToolRoute, text_result};
 use serde_json::json;
 
 mod common;
-use common::{Upstream, client, config, eventually, serve, text};
+use common::{Text, Upstream, Whom, client, config, eventually, serve, text};
 
 /// Two integers.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Pair {
     a: i64,
     b: i64,
-}
-
-/// Some text.
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Text {
-    text: String,
-}
-
-/// Whom to greet.
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Whom {
-    name: String,
 }
 
 fn adder() -> Server {

@@ -12,13 +12,7 @@ use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMete
 use serde_json::json;
 
 mod common;
-use common::{Upstream, client, config, serve};
-
-/// Some text.
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Text {
-    text: String,
-}
+use common::{Text, Upstream, client, config, serve};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_upstream_request_is_timed_by_upstream_method_and_outcome() {

@@ -11,22 +11,10 @@ use mcp_server::{Context, Error, Server, ToolRoute};
 use serde_json::{Value, json};
 
 mod common;
-use common::{Upstream, config, serve};
+use common::{Text, Upstream, Whom, config, serve};
 
 #[path = "../../mcp-server-redis/tests/support/mod.rs"]
 mod support;
-
-/// Some text.
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Text {
-    text: String,
-}
-
-/// Whom to greet.
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Whom {
-    name: String,
-}
 
 /// `wait` takes one pass through `gate`; `ask` asks its caller a name.
 fn upstream_server(gate: Arc<tokio::sync::Semaphore>) -> Server {

@@ -371,23 +371,12 @@ impl Server {
         mirrors: Option<&Mirrors>,
     ) -> Result<Reply, Rejection> {
         let meta = call_meta(&call);
-        if let (Decoded::CallTool(params), Some(mirrors)) = (&call, mirrors) {
-            let checked = match self.tool(&params.name) {
-                Some(entry) if entry.headers.is_empty() => None,
-                Some(entry) => Some(std::borrow::Cow::Borrowed(&entry.headers[..])),
-                // A source's tool: its annotations as listed now (one the source lists with
-                // invalid ones is checked against none, as the client cannot mirror them).
-                None => self.inner.tool_source.as_ref().and_then(|source| {
-                    let tool = source.tool(&params.name, &session.request_principal())?;
-                    let headers = header_params(&tool.input_schema.to_value()).ok()?;
-                    (!headers.is_empty()).then_some(std::borrow::Cow::Owned(headers))
-                }),
-            };
-            if let Some(expected) = checked {
-                let arguments = params.arguments.clone().map(Value::Object).unwrap_or_default();
-                headers::check_params(mirrors, &expected, &arguments)
-                    .map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
-            }
+        if let (Decoded::CallTool(params), Some(mirrors)) = (&call, mirrors)
+            && let Some(expected) = self.mirrored_params(&params.name, session)
+        {
+            let arguments = params.arguments.clone().map(Value::Object).unwrap_or_default();
+            headers::check_params(mirrors, &expected, &arguments)
+                .map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
         }
         Ok(self.dispatch(session, id.clone(), Era::Modern, version, meta, call))
     }
@@ -621,15 +610,6 @@ impl Server {
 
     fn tool(&self, name: &str) -> Option<&ToolEntry> {
         self.inner.tool_index.get(name).map(|&index| &self.inner.tools[index])
-    }
-
-    /// Whether calls of `name` may run as tasks: its route's, else the tool source's say.
-    fn task_support(&self, name: &str) -> TaskSupport {
-        match (self.tool(name), &self.inner.tool_source) {
-            (Some(entry), _) => entry.route.task_support,
-            (None, Some(source)) => source.task_support(name),
-            (None, None) => TaskSupport::Forbidden,
-        }
     }
 
     fn has_tools(&self) -> bool {

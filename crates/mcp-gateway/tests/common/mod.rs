@@ -9,6 +9,18 @@ use mcp_gateway::{Config, Gateway};
 use mcp_server::Server;
 use mcp_server::types::ContentBlock;
 
+/// Some text.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct Text {
+    pub text: String,
+}
+
+/// Whom to greet.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct Whom {
+    pub name: String,
+}
+
 /// An upstream on a runtime of its own: dropping it ends the runtime, and with it every
 /// connection, as a process that exits would.
 pub struct Upstream {

@@ -593,3 +593,34 @@ fn task_refusal(ctx: &Context, support: TaskSupport, tool: &str) -> Option<Error
         )),
     })
 }
+
+impl Server {
+    /// Whether calls of `name` may run as tasks: its route's, else the tool source's say.
+    fn task_support(&self, name: &str) -> TaskSupport {
+        match (self.tool(name), &self.inner.tool_source) {
+            (Some(entry), _) => entry.route.task_support,
+            (None, Some(source)) => source.task_support(name),
+            (None, None) => TaskSupport::Forbidden,
+        }
+    }
+
+    /// The `x-mcp-header` parameters a call of `name` must mirror: its route's, else those of the
+    /// source's tool as listed now (one listed with invalid annotations is checked against none,
+    /// as no client can mirror them).
+    pub(super) fn mirrored_params(
+        &self,
+        name: &str,
+        session: &Session,
+    ) -> Option<std::borrow::Cow<'_, [mcp_types::http_headers::HeaderParam]>> {
+        use std::borrow::Cow;
+        match self.tool(name) {
+            Some(entry) if entry.headers.is_empty() => None,
+            Some(entry) => Some(Cow::Borrowed(&entry.headers[..])),
+            None => {
+                let tool = self.inner.tool_source.as_ref()?.tool(name, &session.request_principal())?;
+                let headers = mcp_types::http_headers::header_params(&tool.input_schema.to_value()).ok()?;
+                (!headers.is_empty()).then_some(Cow::Owned(headers))
+            }
+        }
+    }
+}
