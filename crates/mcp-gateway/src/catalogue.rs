@@ -177,7 +177,7 @@ impl Catalogue {
         Err(match listing.ever.get(listed) {
             Some(&at) => {
                 let upstream = &self.upstreams[at];
-                let why = upstream.client().err().unwrap_or_default();
+                let why = upstream.up().err().unwrap_or_default();
                 Error::internal(format!(
                     "The {kind} {listed} is served by upstream `{}`, which is unavailable: {why}",
                     upstream.name()
@@ -317,8 +317,8 @@ fn upstream_error(upstream: &Upstream, what: &str, error: mcp_client::Error) -> 
     }
 }
 
-fn connected(upstream: &Upstream) -> Result<mcp_client::Client, Error> {
-    upstream.client().map_err(|why| Error::internal(format!("upstream `{}` is unavailable: {why}", upstream.name())))
+fn connected(upstream: &Upstream) -> Result<crate::upstream::Lease, Error> {
+    upstream.lease().map_err(|why| Error::internal(format!("upstream `{}` is unavailable: {why}", upstream.name())))
 }
 
 /// A slot of the upstream's concurrency limit, held for the request.
@@ -350,12 +350,13 @@ impl Catalogue {
         };
         let forward = Forward::new(&upstream, "completion/complete", &params.argument.name);
         let completing = async move {
-            let client = connected(&upstream)?;
+            let lease = connected(&upstream)?;
             let _slot = slot(&upstream).await?;
             let context = params.context.and_then(|c| c.arguments).unwrap_or_default();
             let argument = params.argument;
             let what = format!("completing `{}`", argument.name);
-            let result = client
+            let result = lease
+                .client
                 .complete(reference, &argument.name, &argument.value, context)
                 .await
                 .map_err(|e| upstream_error(&upstream, &what, e))?;
@@ -417,10 +418,19 @@ impl Catalogue {
         let forward = Forward::new(&upstream, method, &own);
         let held = Arc::clone(&self.held);
         Box::pin(forward.run(async move {
-            let client = connected(&upstream)?;
+            let crate::upstream::Lease { client, in_flight } = connected(&upstream)?;
             let _slot = slot(&upstream).await?;
             let (timeout, tasks) = (upstream.config.timeout(), upstream.config.tasks);
-            let outcome = held.bridge(&ctx, timeout, tasks, move |options| start(client, own, options)).await?;
+            // The request counts as in flight on its connection until the upstream answers, even
+            // when it is held for a later round.
+            let send = move |options| -> crate::bridge::Upstream<T> {
+                let answer = start(client, own, options);
+                Box::pin(async move {
+                    let _in_flight = in_flight;
+                    answer.await
+                })
+            };
+            let outcome = held.bridge(&ctx, timeout, tasks, send).await?;
             outcome.map_err(|e| upstream_error(&upstream, &what, e))
         }))
     }

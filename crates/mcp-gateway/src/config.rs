@@ -7,6 +7,7 @@
 //! [[upstream]]
 //! name = "files"                     # tools are listed as `files_<tool>`
 //! command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv"]
+//! pool = 4                           # processes of it; a call goes to the least busy
 //!
 //! [[upstream]]
 //! name = "notes"
@@ -145,6 +146,11 @@ pub struct UpstreamConfig {
     /// The program and its arguments, spoken to over stdio.
     #[serde(default)]
     pub command: Option<Vec<String>>,
+    /// How many processes of `command` to keep running (default 1). Each request goes to the one
+    /// with the fewest requests in flight, so a pool suits servers that keep no state between
+    /// requests; each process is restarted on its own, and the upstream is up while one is.
+    #[serde(default)]
+    pub pool: Option<usize>,
     /// Environment variables for `command`.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
@@ -260,6 +266,17 @@ impl Config {
                 }
                 (None, None) => return Err(format!("upstream `{}` needs a `command` or a `url`", upstream.name)),
             }
+            match upstream.pool {
+                Some(0) => return Err(format!("upstream `{}`: `pool` must be at least 1", upstream.name)),
+                Some(n) if n > 1 && upstream.command.is_none() => {
+                    return Err(format!(
+                        "upstream `{}`: `pool` is for stdio upstreams (`command`); scale an HTTP one behind its own \
+                         load balancer",
+                        upstream.name
+                    ));
+                }
+                _ => {}
+            }
             if upstream.oauth.is_some() && upstream.command.is_some() {
                 return Err(format!(
                     "upstream `{}`: `oauth` is for HTTP upstreams; a stdio server takes credentials from its `env`",
@@ -293,6 +310,11 @@ impl UpstreamConfig {
             "" => tool.to_owned(),
             prefix => format!("{prefix}_{tool}"),
         }
+    }
+
+    /// How many connections (processes, for a stdio pool) the upstream is served by.
+    pub(crate) fn pool_size(&self) -> usize {
+        self.pool.unwrap_or(1).max(1)
     }
 
     pub(crate) fn health_interval(&self) -> Duration {
@@ -352,6 +374,9 @@ mod tests {
         let stdio_oauth =
             "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\noauth = { client_id = \"c\", client_secret = \"s\" }\n";
         assert!(refused(stdio_oauth).contains("`oauth` is for HTTP upstreams"));
+        assert!(refused("[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\npool = 0\n").contains("at least 1"));
+        let http_pool = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\npool = 2\n";
+        assert!(refused(http_pool).contains("`pool` is for stdio upstreams"));
     }
 
     #[test]

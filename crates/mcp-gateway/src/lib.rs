@@ -19,6 +19,8 @@
 //! - When an upstream's lists change (its list-changed notifications, or a change seen
 //!   on reconnecting), downstream clients are told the same way.
 //!
+//! - A stdio upstream may be a pool of processes (`pool`): each request goes to the one with the
+//!   fewest requests in flight, and each process is restarted on its own.
 //! - Each upstream may be given a concurrency limit (`max_concurrent_requests`; more requests wait
 //!   up to `queue_timeout_secs`, then fail naming it) and a request timeout (`timeout_secs`).
 //! - [`Gateway::router`] adds `GET /healthz` and `GET /readyz` (503 while an upstream is down) to
@@ -175,12 +177,12 @@ impl Gateway {
 
     /// The names of the upstreams that are connected now.
     pub fn connected(&self) -> Vec<String> {
-        self.catalogue.upstreams.iter().filter(|u| u.client().is_ok()).map(|u| u.name().to_owned()).collect()
+        self.catalogue.upstreams.iter().filter(|u| u.up().is_ok()).map(|u| u.name().to_owned()).collect()
     }
 
     /// Each upstream, in configuration order, and why it is not connected (`Ok` when it is).
     pub fn upstreams(&self) -> Vec<(String, Result<(), String>)> {
-        self.catalogue.upstreams.iter().map(|u| (u.name().to_owned(), u.client().map(drop))).collect()
+        self.catalogue.upstreams.iter().map(|u| (u.name().to_owned(), u.up())).collect()
     }
 
     /// The downstream HTTP settings the configuration asks for: its `[authorization]` (a
@@ -235,10 +237,10 @@ impl Gateway {
                 .upstreams
                 .iter()
                 .map(|u| {
-                    (u.name().to_owned(), u.client().map_or_else(|why| format!("down: {why}"), |_| "up".into()).into())
+                    (u.name().to_owned(), u.up().map_or_else(|why| format!("down: {why}"), |()| "up".into()).into())
                 })
                 .collect();
-            let ready = catalogue.upstreams.iter().all(|u| u.client().is_ok());
+            let ready = catalogue.upstreams.iter().all(|u| u.up().is_ok());
             let status = if ready || !ready_only { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
             let body = serde_json::json!({ "ready": ready, "upstreams": upstreams }).to_string();
             (status, [(header::CONTENT_TYPE, "application/json")], body)

@@ -79,7 +79,7 @@ mod enabled {
             .with_description("1 while the gateway is connected to the upstream, else 0")
             .with_callback(move |observer| {
                 for upstream in upstreams.iter().filter_map(Weak::upgrade) {
-                    let up = u64::from(upstream.client().is_ok());
+                    let up = u64::from(upstream.up().is_ok());
                     observer.observe(up, &[KeyValue::new("mcp.gateway.upstream", upstream.name().to_owned())]);
                 }
             })

@@ -2,6 +2,7 @@
 //! `Client::check_alive`,
 //! reconnected with backoff after a failure), and what it lists (tools, prompts, resources, templates) as last listed.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,13 +21,36 @@ const LAST_BACKOFF: Duration = Duration::from_secs(30);
 /// An upstream and what the gateway knows of it now.
 pub(crate) struct Upstream {
     pub(crate) config: UpstreamConfig,
+    /// Its connections: one, or one per process of a stdio pool (`pool`).
+    members: Vec<Member>,
+    /// The requests it may be sent at once (`max_concurrent_requests`), if limited.
+    slots: Option<Arc<Semaphore>>,
+}
+
+/// One connection of an upstream (one process of a pool), supervised on its own.
+struct Member {
     state: Mutex<State>,
     /// Woken when a call suspects the connection (a transport error): check it at once.
     suspect: Notify,
     /// Counts finished connection attempts, so that start-up can wait for the first one.
     attempts: watch::Sender<u64>,
-    /// The requests it may be sent at once (`max_concurrent_requests`), if limited.
-    slots: Option<Arc<Semaphore>>,
+    /// Requests sent on this connection and not yet answered.
+    in_flight: Arc<AtomicUsize>,
+}
+
+/// A connection chosen for one request; it counts as in flight until dropped.
+pub(crate) struct Lease {
+    pub(crate) client: Client,
+    pub(crate) in_flight: InFlight,
+}
+
+/// One request in flight on a member (pool selection counts these).
+pub(crate) struct InFlight(Arc<AtomicUsize>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// What an upstream lists, under its own names.
@@ -68,45 +92,77 @@ struct State {
 
 impl Upstream {
     pub(crate) fn new(config: UpstreamConfig) -> Upstream {
-        let down_because = Some("not connected yet".to_owned());
         let slots = config.max_concurrent_requests.map(|n| Arc::new(Semaphore::new(n.max(1))));
-        Upstream {
-            slots,
-            config,
-            state: Mutex::new(State { down_because, ..State::default() }),
-            suspect: Notify::new(),
-            attempts: watch::Sender::new(0),
-        }
+        let members = (0..config.pool_size())
+            .map(|_| Member {
+                state: Mutex::new(State { down_because: Some("not connected yet".to_owned()), ..State::default() }),
+                suspect: Notify::new(),
+                attempts: watch::Sender::new(0),
+                in_flight: Arc::default(),
+            })
+            .collect();
+        Upstream { slots, config, members }
     }
 
     pub(crate) fn name(&self) -> &str {
         &self.config.name
     }
 
-    /// The connected client, or why there is none.
-    pub(crate) fn client(&self) -> Result<Client, String> {
-        let state = self.state.lock().expect("not poisoned");
-        state.client.clone().ok_or_else(|| state.down_because.clone().unwrap_or_default())
+    /// `Ok` while a connection is up, else why none is (the first one's reason).
+    pub(crate) fn up(&self) -> Result<(), String> {
+        match self.primary() {
+            Some(_) => Ok(()),
+            None => Err(self.members[0].state.lock().expect("not poisoned").down_because.clone().unwrap_or_default()),
+        }
+    }
+
+    /// A connected client for one request: of a pool, the process with the fewest requests in
+    /// flight (the first of those on a tie); or why none is connected.
+    pub(crate) fn lease(&self) -> Result<Lease, String> {
+        let mut best: Option<(usize, Client, &Member)> = None;
+        for member in &self.members {
+            let Some(client) = member.state.lock().expect("not poisoned").client.clone() else { continue };
+            let load = member.in_flight.load(Ordering::Relaxed);
+            if best.as_ref().is_none_or(|(least, ..)| load < *least) {
+                best = Some((load, client, member));
+            }
+        }
+        let Some((_, client, member)) = best else { return Err(self.up().err().unwrap_or_default()) };
+        member.in_flight.fetch_add(1, Ordering::Relaxed);
+        Ok(Lease { client, in_flight: InFlight(Arc::clone(&member.in_flight)) })
+    }
+
+    /// The first connected member: what it lists is what the upstream lists, and only its
+    /// resource updates are passed on (every process of a pool would report the same change).
+    fn primary(&self) -> Option<usize> {
+        self.members.iter().position(|m| m.state.lock().expect("not poisoned").client.is_some())
+    }
+
+    fn lists(&self) -> Lists {
+        match self.primary() {
+            Some(at) => self.members[at].state.lock().expect("not poisoned").lists.clone(),
+            None => Lists::default(),
+        }
     }
 
     /// The upstream's tools under their own names (none while it is down).
     pub(crate) fn tools(&self) -> Vec<Tool> {
-        self.state.lock().expect("not poisoned").lists.tools.clone()
+        self.lists().tools
     }
 
     /// The upstream's prompts under their own names (none while it is down).
     pub(crate) fn prompts(&self) -> Vec<Prompt> {
-        self.state.lock().expect("not poisoned").lists.prompts.clone()
+        self.lists().prompts
     }
 
     /// The upstream's resources (none while it is down).
     pub(crate) fn resources(&self) -> Vec<Resource> {
-        self.state.lock().expect("not poisoned").lists.resources.clone()
+        self.lists().resources
     }
 
     /// The upstream's resource templates (none while it is down).
     pub(crate) fn templates(&self) -> Vec<ResourceTemplate> {
-        self.state.lock().expect("not poisoned").lists.templates.clone()
+        self.lists().templates
     }
 
     /// A slot for one request, waiting (up to the upstream's queue timeout) while all are taken;
@@ -124,15 +180,17 @@ impl Upstream {
         }
     }
 
-    /// A call failed in a way that may mean the connection is gone.
+    /// A call failed in a way that may mean a connection is gone: check them all at once.
     pub(crate) fn suspect(&self) {
-        self.suspect.notify_one();
+        self.members.iter().for_each(|m| m.suspect.notify_one());
     }
 
-    /// Waits until the first connection attempt has ended, either way.
+    /// Waits until the first connection attempt of every member has ended, either way.
     pub(crate) async fn first_attempt(&self) {
-        let mut attempts = self.attempts.subscribe();
-        let _ = attempts.wait_for(|&n| n > 0).await;
+        for member in &self.members {
+            let mut attempts = member.attempts.subscribe();
+            let _ = attempts.wait_for(|&n| n > 0).await;
+        }
     }
 
     async fn connect(&self) -> Result<Client, mcp_client::Error> {
@@ -168,7 +226,9 @@ impl Upstream {
             (None, None) => unreachable!("the configuration was checked"),
         }
     }
+}
 
+impl Member {
     fn set_up(&self, client: Client, lists: Lists) {
         *self.state.lock().expect("not poisoned") = State { client: Some(client), lists, down_because: None };
     }
@@ -238,10 +298,20 @@ fn interest(client: &Client, lists: &Lists) -> SubscriptionFilter {
     }
 }
 
-/// Keeps `upstream` connected for as long as the task runs; reports every change of what it
-/// lists or of whether it is up, and every update of a resource it serves.
+/// Keeps `upstream` connected for as long as the task runs (each process of a pool on its
+/// own); reports every change of what it lists or of whether it is up, and every update of a
+/// resource it serves.
 pub(crate) async fn supervise(upstream: Arc<Upstream>, report: Report) {
-    let name = upstream.name().to_owned();
+    let members = (0..upstream.members.len()).map(|at| supervise_member(&upstream, at, &report));
+    futures::future::join_all(members).await;
+}
+
+async fn supervise_member(upstream: &Upstream, at: usize, report: &Report) {
+    let name = match upstream.members.len() {
+        1 => upstream.name().to_owned(),
+        n => format!("{} (process {} of {n})", upstream.name(), at + 1),
+    };
+    let member = &upstream.members[at];
     let mut backoff = FIRST_BACKOFF;
     loop {
         let connected = match upstream.connect().await {
@@ -258,8 +328,8 @@ pub(crate) async fn supervise(upstream: Arc<Upstream>, report: Report) {
             Ok(up) => up,
             Err(why) => {
                 tracing::warn!(upstream = %name, %why, retry_in = ?backoff, "upstream unavailable");
-                upstream.set_down(why);
-                upstream.attempts.send_modify(|n| *n += 1);
+                member.set_down(why);
+                member.attempts.send_modify(|n| *n += 1);
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(LAST_BACKOFF);
                 continue;
@@ -280,13 +350,13 @@ pub(crate) async fn supervise(upstream: Arc<Upstream>, report: Report) {
         }
         let wanted = interest(&client, &lists);
         let mut changes = client.listen(wanted.clone()).await.ok();
-        upstream.set_up(client.clone(), lists);
-        upstream.attempts.send_modify(|n| *n += 1);
+        member.set_up(client.clone(), lists);
+        member.attempts.send_modify(|n| *n += 1);
         report(Change::Lists);
-        let why = watch_connection(&upstream, &client, wanted, &mut changes, &report).await;
+        let why = watch_connection(upstream, at, &client, wanted, &mut changes, report).await;
         tracing::warn!(upstream = %name, %why, "upstream lost; reconnecting");
         drop(changes);
-        if let Some(client) = upstream.set_down(why) {
+        if let Some(client) = member.set_down(why) {
             client.close().await;
         }
         report(Change::Lists);
@@ -298,18 +368,22 @@ pub(crate) async fn supervise(upstream: Arc<Upstream>, report: Report) {
 /// answers every health interval (and when a call suspects it). Returns why the connection is deemed lost.
 async fn watch_connection(
     upstream: &Upstream,
+    at: usize,
     client: &Client,
     mut wanted: SubscriptionFilter,
     changes: &mut Option<Subscription>,
     report: &Report,
 ) -> String {
+    let member = &upstream.members[at];
     let mut health = tokio::time::interval(upstream.config.health_interval());
     health.tick().await;
     loop {
         let check = tokio::select! {
             notification = next_change(changes) => match notification {
                 Some(Ok(ServerNotification::ResourceUpdated(updated))) => {
-                    report(Change::ResourceUpdated(updated.params.uri));
+                    if upstream.primary() == Some(at) {
+                        report(Change::ResourceUpdated(updated.params.uri));
+                    }
                     false
                 }
                 Some(Ok(ServerNotification::SubscriptionsAcknowledged(_))) => false,
@@ -322,7 +396,7 @@ async fn watch_connection(
                                 *changes = client.listen(now.clone()).await.ok();
                                 wanted = now;
                             }
-                            upstream.set_lists(lists);
+                            member.set_lists(lists);
                             report(Change::Lists);
                         }
                         Err(error) => return format!("re-listing what it serves failed: {error}"),
@@ -336,7 +410,7 @@ async fn watch_connection(
                 }
             },
             _ = health.tick() => true,
-            _ = upstream.suspect.notified() => true,
+            _ = member.suspect.notified() => true,
         };
         if check && let Err(error) = client.check_alive().await {
             return format!("the health check failed: {error}");

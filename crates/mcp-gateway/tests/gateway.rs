@@ -499,3 +499,78 @@ async fn a_mirrored_parameter_header_is_checked_for_an_upstream_tool_as_for_a_ro
     let (status, refused) = call("us").await;
     assert_eq!((status, refused["error"]["code"].as_i64()), (400, Some(-32020)), "{refused}");
 }
+
+/// A server whose `hold` answers only when the test opens the gate, counting its callers.
+fn holder(arrived: Arc<std::sync::atomic::AtomicUsize>, gate: tokio::sync::watch::Receiver<bool>) -> Server {
+    Server::builder("holder", "1.0.0")
+        .tool(ToolRoute::new("hold", move |_: Context, Text { text }: Text| {
+            let (arrived, mut gate) = (Arc::clone(&arrived), gate.clone());
+            async move {
+                arrived.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                gate.wait_for(|open| *open).await.map_err(|_| Error::internal("gate dropped"))?;
+                Ok::<_, Error>(text)
+            }
+        }))
+        .tool(ToolRoute::new("echo", |_: Context, Text { text }: Text| async move { Ok::<_, Error>(text) }))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_pool_spreads_calls_over_its_processes_and_outlives_one_that_dies() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let arrived = Arc::new(AtomicUsize::new(0));
+    let (open, gate) = tokio::sync::watch::channel(false);
+    let holder = Upstream::start(holder(Arc::clone(&arrived), gate), 0);
+    // Each process of the pool is this crate's binary fronting the holder; the shell writes its
+    // pid (which `exec` keeps) to a file, so that the test can kill one.
+    let dir = std::env::temp_dir().join(format!("mcp-gateway-pool-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (inner, pids) = (dir.join("inner.toml"), dir.join("pids"));
+    std::fs::write(&inner, format!("[[upstream]]\nname = \"h\"\nurl = \"{}\"\nprefix = \"\"\n", holder.url)).unwrap();
+    let script = format!(
+        "echo $$ >> '{}'; exec '{}' --stdio --config '{}'",
+        pids.display(),
+        env!("CARGO_BIN_EXE_mcp-gateway"),
+        inner.display()
+    );
+    let gateway = Gateway::start(&config(&format!(
+        "[[upstream]]\nname = \"p\"\ncommand = [\"sh\", \"-c\", {}]\npool = 2\nprefix = \"\"\n",
+        serde_json::Value::from(script)
+    )))
+    .await
+    .unwrap();
+    let started = || std::fs::read_to_string(&pids).unwrap_or_default().lines().map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(started().len(), 2, "two processes: {:?}", started());
+    let url = serve(&gateway).await;
+    let client = Arc::new(client(&url, EraPreference::Modern).await);
+
+    // Two calls at once go to different processes: killing one process fails exactly one call.
+    let calls: Vec<_> = ["first", "second"]
+        .map(|text| {
+            let client = Arc::clone(&client);
+            tokio::spawn(async move { client.call_tool("hold", json!({ "text": text })).await })
+        })
+        .into();
+    eventually("both calls reach the holder", async || arrived.load(Ordering::SeqCst) == 2).await;
+    let victim = started()[0].clone();
+    let killed = std::process::Command::new("kill").args(["-9", &victim]).status().unwrap();
+    assert!(killed.success());
+    let first_done = tokio::time::timeout(Duration::from_secs(20), futures::future::select_all(calls));
+    let (failed, _, rest) = first_done.await.expect("killing one process of the two ends one call");
+    let error = failed.unwrap().expect_err("the killed process's call fails").to_string();
+    assert!(error.contains("upstream `p`"), "the error names the upstream: {error}");
+    open.send(true).unwrap();
+    let survived = rest.into_iter().next().unwrap().await.unwrap().expect("the other process answers");
+    assert!(matches!(&survived.content[..], [mcp_server::types::ContentBlock::Text(_)]));
+
+    // The dead process is started again; meanwhile and after, the pool serves.
+    assert_eq!(text(&client, "echo", json!({"text": "still here"})).await, "still here");
+    eventually("the killed process is replaced", async || started().len() == 3).await;
+    eventually("the whole pool is up", async || gateway.upstreams() == [("p".to_owned(), Ok(()))]).await;
+    for n in 0..4 {
+        assert_eq!(text(&client, "echo", json!({"text": format!("call {n}")})).await, format!("call {n}"));
+    }
+    drop(gateway);
+    std::fs::remove_dir_all(&dir).ok();
+}
