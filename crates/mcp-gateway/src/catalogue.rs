@@ -1,12 +1,15 @@
-//! One list of each kind (tools, prompts, resources, templates) of every upstream, tools and
-//! prompts under their listed names, and the requests to them: the gateway's [`ToolSource`],
-//! [`PromptSource`] and [`ResourceSource`].
+//! One list of each kind (tools, prompts, resources, templates, skills) of every upstream, tools
+//! and prompts under their listed names, and the requests to them: the gateway's [`ToolSource`],
+//! [`PromptSource`], [`ResourceSource`] and [`SkillSource`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
-use mcp_server::dynamic::{PromptFuture, PromptSource, ReadFuture, ResourceSource, ToolFuture, ToolSource};
+use mcp_server::dynamic::{
+    PromptFuture, PromptSource, ReadFuture, ResourceSource, SkillSource, ToolFuture, ToolSource,
+};
 use mcp_server::{Context, Error, Principal, Server};
+use mcp_types::ext::skills::{SKILL_MD, Skill};
 use mcp_types::{
     CallToolRequestParams, CompleteRequestParams, CompleteRequestParamsRef, CompleteResultCompletion,
     GetPromptRequestParams, Prompt, Resource, ResourceTemplate, Tool,
@@ -32,6 +35,8 @@ struct Index {
     /// Resources and templates keep their URIs: listed by URI, routed by URI.
     resources: Listing<Resource>,
     templates: Listing<ResourceTemplate>,
+    /// Skills keep their URIs (their `SKILL.md`'s); a skill's files are read from its upstream.
+    skills: Listing<Skill>,
 }
 
 /// One kind of entry (tools, prompts) of every upstream.
@@ -53,7 +58,7 @@ impl<T> Default for Listing<T> {
 /// Two upstreams list a tool (or a prompt) under the same name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Clash {
-    /// `tool`, `prompt`, `resource` or `resource template`.
+    /// `tool`, `prompt`, `resource`, `resource template` or `skill`.
     pub kind: &'static str,
     /// The listed name.
     pub name: String,
@@ -140,15 +145,20 @@ impl Catalogue {
             |t| &mut t.uri_template,
             &mut clashes,
         );
+        let skills =
+            listing(upstreams, "skill", false, &previous.skills, Upstream::skills, |s| &mut s.uri, &mut clashes);
         for clash in &clashes {
             tracing::warn!(%clash, "left out");
         }
+        // The skills extension has no notification of its own: a change is a resource change.
         let changed = Changed {
             tools: tools.items != previous.tools.items,
             prompts: prompts.items != previous.prompts.items,
-            resources: resources.items != previous.resources.items || templates.items != previous.templates.items,
+            resources: resources.items != previous.resources.items
+                || templates.items != previous.templates.items
+                || skills.items != previous.skills.items,
         };
-        *self.index.write().expect("not poisoned") = Arc::new(Index { tools, prompts, resources, templates });
+        *self.index.write().expect("not poisoned") = Arc::new(Index { tools, prompts, resources, templates, skills });
         (clashes, changed)
     }
 
@@ -196,6 +206,13 @@ enum Access {
     Hidden,
     /// The caller's token lacks some of these scopes, which the entry needs.
     NeedsScopes(Vec<String>),
+}
+
+impl SkillSource for Catalogue {
+    fn skills(&self, caller: &Principal) -> Arc<[Skill]> {
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        self.visible(caller, &index.skills, |skill| &skill.uri, false)
+    }
 }
 
 impl Catalogue {
@@ -467,10 +484,17 @@ impl ResourceSource for Catalogue {
         self.visible(caller, &index.templates, |template| &template.uri_template, false)
     }
 
-    /// A listed resource goes to its upstream; any other URI to the upstream whose template has
-    /// the longest literal start (the text before its first `{`) that begins the URI.
+    /// A listed resource goes to its upstream, a file of a listed skill to the skill's; any other
+    /// URI to the upstream whose template has the longest literal start (the text before its
+    /// first `{`) that begins the URI.
     fn read(&self, ctx: Context, uri: String) -> ReadFuture {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        let by_skill = || {
+            index.skills.routes.iter().find_map(|(skill, (at, _))| {
+                let root = skill.strip_suffix(SKILL_MD)?;
+                (root.ends_with('/') && uri.starts_with(root)).then_some(*at)
+            })
+        };
         let by_template = || {
             index
                 .templates
@@ -483,7 +507,7 @@ impl ResourceSource for Catalogue {
         };
         let at = match index.resources.routes.get(&uri) {
             Some((at, _)) => Some(*at),
-            None => by_template().or_else(|| index.resources.ever.get(&uri).copied()),
+            None => by_skill().or_else(by_template).or_else(|| index.resources.ever.get(&uri).copied()),
         };
         let at = match at.map(|at| (at, self.access(ctx.principal(), at, None))) {
             Some((at, Access::Granted)) => at,

@@ -5,8 +5,9 @@
 //! both eras over HTTP and stdio (`mcp-server`), each tool under its upstream's prefix or the
 //! name a rule gives it. Built only on the public APIs of `mcp-server` (a
 //! [`ToolSource`](mcp_server::dynamic::ToolSource) and a
-//! [`PromptSource`](mcp_server::dynamic::PromptSource) and a
-//! [`ResourceSource`](mcp_server::dynamic::ResourceSource)) and `mcp-client`. A stdio upstream's
+//! [`PromptSource`](mcp_server::dynamic::PromptSource), a
+//! [`ResourceSource`](mcp_server::dynamic::ResourceSource) and a
+//! [`SkillSource`](mcp_server::dynamic::SkillSource)) and `mcp-client`. A stdio upstream's
 //! stderr goes to the log (target `mcp_client::stderr`), a line at a time.
 //!
 //! - Resources and templates keep their URIs (a read goes to the upstream that lists the
@@ -152,6 +153,7 @@ impl Gateway {
             .tool_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ToolSource>)
             .prompt_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::PromptSource>)
             .resource_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ResourceSource>)
+            .skill_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::SkillSource>)
             .completion({
                 let catalogue = Arc::downgrade(&catalogue);
                 move |ctx: mcp_server::Context, params| {

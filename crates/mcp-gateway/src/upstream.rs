@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 use mcp_client::{Client, ElicitationModes, Era, HandlerError, Handlers, StderrMode, StdioCommand, Subscription};
+use mcp_types::ext::skills::Skill;
 use mcp_types::{
     LoggingLevel, Prompt, Resource, ResourceTemplate, SamplingCapability, ServerNotification, SubscriptionFilter, Tool,
 };
@@ -60,6 +61,8 @@ pub(crate) struct Lists {
     prompts: Vec<Prompt>,
     resources: Vec<Resource>,
     templates: Vec<ResourceTemplate>,
+    /// Skills (the skills extension), whose files are among its resources.
+    skills: Vec<Skill>,
 }
 
 impl Lists {
@@ -78,7 +81,11 @@ impl Lists {
             Some(_) => (client.all_resources().await?, client.all_resource_templates().await?),
             None => (Vec::new(), Vec::new()),
         };
-        Ok(Lists { tools, prompts, resources, templates })
+        let skills = match client.skills_settings() {
+            Some(_) => client.all_skills().await?,
+            None => Vec::new(),
+        };
+        Ok(Lists { tools, prompts, resources, templates, skills })
     }
 }
 
@@ -163,6 +170,11 @@ impl Upstream {
     /// The upstream's resource templates (none while it is down).
     pub(crate) fn templates(&self) -> Vec<ResourceTemplate> {
         self.lists().templates
+    }
+
+    /// The upstream's skills (none while it is down).
+    pub(crate) fn skills(&self) -> Vec<Skill> {
+        self.lists().skills
     }
 
     /// A slot for one request, waiting (up to the upstream's queue timeout) while all are taken;
@@ -337,7 +349,8 @@ async fn supervise_member(upstream: &Upstream, at: usize, report: &Report) {
         };
         tracing::info!(
             upstream = %name, tools = lists.tools.len(), prompts = lists.prompts.len(),
-            resources = lists.resources.len(), templates = lists.templates.len(), era = ?client.era(),
+            resources = lists.resources.len(), templates = lists.templates.len(), skills = lists.skills.len(),
+            era = ?client.era(),
             "upstream connected"
         );
         backoff = FIRST_BACKOFF;

@@ -1,5 +1,6 @@
-//! Tools, prompts and resources that change while the server runs: a proxy's upstream ones, a
-//! plugin host's plugins. A [`ToolSource`] ([`PromptSource`], [`ResourceSource`]) is listed after
+//! Tools, prompts, resources and skills that change while the server runs: a proxy's upstream
+//! ones, a plugin host's plugins. A [`ToolSource`] ([`PromptSource`], [`ResourceSource`],
+//! [`SkillSource`]) is listed after
 //! the server's own routes and asked for every name (URI) none of them serves;
 //! [`Server::notify_tools_list_changed`](crate::Server::notify_tools_list_changed) and its siblings
 //! tell clients when a list changes.
@@ -8,6 +9,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use mcp_types::ext::skills::Skill;
 use mcp_types::{
     CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult, Prompt,
     ReadResourceResultContentsItem, Resource, ResourceTemplate, Tool,
@@ -124,4 +126,15 @@ pub trait ResourceSource: Send + Sync + 'static {
                 .iter()
                 .any(|t| uri.starts_with(t.uri_template.split('{').next().unwrap_or_default()))
     }
+}
+
+/// Skills (the `io.modelcontextprotocol/skills` extension) the server does not know when it is
+/// built ([`ServerBuilder::skill_source`](crate::ServerBuilder::skill_source)): listed by
+/// `skills/list` after the [`SkillRoute`](crate::SkillRoute)s and found by `skills/get`. Their
+/// files are resources: the server's [`ResourceSource`] reads them. With `directoryRead` on
+/// (the default), `resources/directory/read` lists a directory of a skill from the files its
+/// entry lists (a dynamic skill has no directories to list).
+pub trait SkillSource: Send + Sync + 'static {
+    /// The skills as they are now that `caller` may see, in the order they are listed.
+    fn skills(&self, caller: &Principal) -> Arc<[Skill]>;
 }

@@ -59,7 +59,7 @@ pub(crate) use decoded::call_meta;
 use decoded::call_meta_extra;
 use mcp_types::ext::skills::{
     DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
-    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, SkillsSettings,
+    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, Skill, SkillsSettings,
 };
 use mcp_types::ext::tasks::{
     CancelTaskResult, CreateTaskResult, GetTaskRequestParams, GetTaskResult, TaskSubscriptionNotifications,
@@ -121,6 +121,9 @@ struct ServerInner {
     session_store: Arc<dyn SessionStore>,
     skills: Vec<SkillRoute>,
     skill_index: HashMap<String, usize>,
+    skill_source: Option<Arc<dyn crate::dynamic::SkillSource>>,
+    /// `resources/directory/read` lists the directories of the source's skills too.
+    source_directories: bool,
     /// The directory resources of the skills' files, with their direct children.
     directories: HashMap<String, Vec<mcp_types::Resource>>,
     app_state: AppState,
@@ -418,13 +421,11 @@ impl Server {
                 let request = TaskRequest::Update(params.task_id, params.input_responses);
                 Decoded::Task(request, params.meta.unwrap_or_default())
             }
-            "skills/list" if !self.inner.skills.is_empty() => {
+            "skills/list" if self.has_skills() => {
                 Decoded::ListSkills(typed::<ListSkillsRequestParams>(method, params)?.cursor)
             }
-            "skills/get" if !self.inner.skills.is_empty() => {
-                Decoded::GetSkill(typed::<GetSkillRequestParams>(method, params)?.uri)
-            }
-            "resources/directory/read" if !self.inner.directories.is_empty() => {
+            "skills/get" if self.has_skills() => Decoded::GetSkill(typed::<GetSkillRequestParams>(method, params)?.uri),
+            "resources/directory/read" if !self.inner.directories.is_empty() || self.inner.source_directories => {
                 Decoded::ReadDirectory(typed(method, params)?)
             }
             _ => return Err(unknown(method)),
@@ -519,15 +520,22 @@ impl Server {
             ),
             Decoded::Listen(params) => self.listen(session, id, params),
             Decoded::ListSkills(cursor) => {
-                listed(self.page(cursor, &self.inner.skills, SkillRoute::entry).map(|(skills, next)| {
+                let page = match &self.inner.skill_source {
+                    None => self.page(cursor, &self.inner.skills, SkillRoute::entry),
+                    Some(source) => {
+                        let mut all: Vec<Skill> = self.inner.skills.iter().map(SkillRoute::entry).collect();
+                        all.extend(source.skills(&session.request_principal()).iter().cloned());
+                        self.page(cursor, &all, Clone::clone)
+                    }
+                };
+                listed(page.map(|(skills, next)| {
                     let mut result = ListSkillsResult::new(skills, list.ttl_ms, list.scope);
                     result.next_cursor = next;
                     self.respond(&id, era, result)
                 }))
             }
-            Decoded::GetSkill(uri) => match self.inner.skill_index.get(&uri) {
-                Some(&index) => {
-                    let entry = self.inner.skills[index].entry();
+            Decoded::GetSkill(uri) => match self.skill(&uri, || session.request_principal()) {
+                Some(entry) => {
                     Reply::ready(self.respond(&id, era, GetSkillResult::new(entry, list.ttl_ms, list.scope)))
                 }
                 None => {
@@ -536,14 +544,15 @@ impl Server {
                     Reply::ready(Outgoing::error(Some(&id), &error))
                 }
             },
-            Decoded::ReadDirectory(params) => listed(self.read_directory(params).and_then(|(uri, cursor)| {
-                let children = &self.inner.directories[&uri];
-                self.page(cursor, children, Clone::clone).map(|(resources, next)| {
-                    let mut result = ReadResourceDirectoryResult::new(resources);
-                    result.next_cursor = next;
-                    self.respond(&id, era, result)
-                })
-            })),
+            Decoded::ReadDirectory(params) => {
+                listed(self.read_directory(params, session).and_then(|(children, cursor)| {
+                    self.page(cursor, &children, Clone::clone).map(|(resources, next)| {
+                        let mut result = ReadResourceDirectoryResult::new(resources);
+                        result.next_cursor = next;
+                        self.respond(&id, era, result)
+                    })
+                }))
+            }
             Decoded::Task(request, meta) => {
                 if !ext::declares(&meta.client_capabilities, TASKS) {
                     let error = missing_capability(&ext::client_capabilities(TASKS));
@@ -624,14 +633,34 @@ impl Server {
         !self.inner.prompts.is_empty() || self.inner.prompt_source.is_some()
     }
 
-    /// The directory a `resources/directory/read` names, and its cursor.
+    fn has_skills(&self) -> bool {
+        !self.inner.skills.is_empty() || self.inner.skill_source.is_some()
+    }
+
+    /// The entry of the skill whose `SKILL.md` is at `uri`: a route's, else the source's.
+    fn skill(&self, uri: &str, principal: impl FnOnce() -> Principal) -> Option<Skill> {
+        if let Some(&index) = self.inner.skill_index.get(uri) {
+            return Some(self.inner.skills[index].entry());
+        }
+        let source = self.inner.skill_source.as_ref()?;
+        source.skills(&principal()).iter().find(|skill| skill.uri == uri).cloned()
+    }
+
+    /// The children of the directory a `resources/directory/read` names, and its cursor.
     fn read_directory(
         &self,
         params: ReadResourceDirectoryRequestParams,
-    ) -> Result<(String, Option<String>), ErrorObject> {
+        session: &Arc<Session>,
+    ) -> Result<(Vec<mcp_types::Resource>, Option<String>), ErrorObject> {
         let uri = params.uri;
-        if self.inner.directories.contains_key(&uri) {
-            return Ok((uri, params.cursor));
+        if let Some(children) = self.inner.directories.get(&uri) {
+            return Ok((children.clone(), params.cursor));
+        }
+        if self.inner.source_directories
+            && let Some(source) = &self.inner.skill_source
+            && let Some(children) = crate::skills::source_directory(&source.skills(&session.request_principal()), &uri)
+        {
+            return Ok((children, params.cursor));
         }
         for skill in &self.inner.skills {
             if let Some(Err(error)) = skill.inner.relative(&uri) {

@@ -17,7 +17,9 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use base64::Engine as _;
-use mcp_types::ext::skills::{MAX_RESOURCES_PER_SKILL, MAX_TOTAL_SIZE, SKILL_MD, Skill, SkillResource, SkillResources};
+use mcp_types::ext::skills::{
+    DIRECTORY_MIME_TYPE, MAX_RESOURCES_PER_SKILL, MAX_TOTAL_SIZE, SKILL_MD, Skill, SkillResource, SkillResources,
+};
 use mcp_types::{BlobResourceContents, JsonObject, ReadResourceResultContentsItem, Resource, TextResourceContents};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -225,6 +227,50 @@ impl SkillRoute {
         };
         Skill { uri: self.uri(), frontmatter: self.inner.frontmatter.clone(), resources, extra: JsonObject::new() }
     }
+}
+
+/// The children of the directory `uri` of one of `skills` (a [`SkillSource`]'s), from the files
+/// its entry lists, described as a route's would be; `None` when no skill listing its files has
+/// that directory.
+///
+/// [`SkillSource`]: crate::dynamic::SkillSource
+pub(crate) fn source_directory(skills: &[Skill], uri: &str) -> Option<Vec<Resource>> {
+    let prefix = format!("{uri}/");
+    let mut children: BTreeMap<String, Resource> = BTreeMap::new();
+    for skill in skills {
+        let Some(root) = skill.uri.strip_suffix(SKILL_MD).map(|root| root.trim_end_matches('/')) else { continue };
+        if uri != root && !uri.starts_with(&format!("{root}/")) {
+            continue;
+        }
+        let SkillResources::Files(files) = &skill.resources else { continue };
+        for file in files {
+            let Some(rest) = file.uri.strip_prefix(&prefix) else { continue };
+            let child = match rest.split_once('/') {
+                Some((dir, _)) => Resource {
+                    uri: format!("{prefix}{dir}"),
+                    name: dir.to_owned(),
+                    mime_type: Some(DIRECTORY_MIME_TYPE.to_owned()),
+                    ..Default::default()
+                },
+                None => {
+                    let mut resource = Resource {
+                        uri: file.uri.clone(),
+                        name: rest.to_owned(),
+                        mime_type: Some(mime_type(rest).to_owned()),
+                        size: Some(mcp_types::Integer::from(file.size)),
+                        ..Default::default()
+                    };
+                    if file.uri == skill.uri {
+                        resource.name = skill.frontmatter["name"].as_str().unwrap_or_default().to_owned();
+                        resource.description = skill.frontmatter["description"].as_str().map(str::to_owned);
+                    }
+                    resource
+                }
+            };
+            children.entry(child.uri.clone()).or_insert(child);
+        }
+    }
+    (!children.is_empty()).then(|| children.into_values().collect())
 }
 
 impl SkillInner {

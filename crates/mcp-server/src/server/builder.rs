@@ -39,6 +39,7 @@ pub struct ServerBuilder {
     change_bus: Option<Arc<dyn ChangeBus>>,
     session_store: Option<Arc<dyn SessionStore>>,
     skills: Vec<SkillRoute>,
+    skill_source: Option<Arc<dyn crate::dynamic::SkillSource>>,
     skill_directory_read: bool,
     ui_resources: Vec<crate::apps::UiResource>,
     app_state: AppState,
@@ -65,6 +66,7 @@ impl ServerBuilder {
             change_bus: None,
             session_store: None,
             skills: Vec::new(),
+            skill_source: None,
             ui_resources: Vec::new(),
             skill_directory_read: true,
             app_state: AppState::default(),
@@ -259,6 +261,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Skills known only while serving, as [`tool_source`](Self::tool_source) is for tools; see
+    /// [`SkillSource`](crate::dynamic::SkillSource). The server declares the skills extension;
+    /// their files are read through the [`resource_source`](Self::resource_source).
+    pub fn skill_source(mut self, source: Arc<dyn crate::dynamic::SkillSource>) -> Self {
+        self.skill_source = Some(source);
+        self
+    }
+
     /// Whether to answer `resources/directory/read` for the skills' directories and declare
     /// `directoryRead` (default: yes).
     pub fn skill_directory_read(mut self, enabled: bool) -> Self {
@@ -373,9 +383,10 @@ impl ServerBuilder {
         if !self.skill_directory_read {
             directories.clear();
         }
-        if !self.skills.is_empty() {
-            let settings =
-                SkillsSettings { directory_read: (!directories.is_empty()).then_some(true), ..Default::default() };
+        let source_directories = self.skill_directory_read && self.skill_source.is_some();
+        if !self.skills.is_empty() || self.skill_source.is_some() {
+            let directory_read = !directories.is_empty() || source_directories;
+            let settings = SkillsSettings { directory_read: directory_read.then_some(true), ..Default::default() };
             capabilities
                 .extensions
                 .get_or_insert_with(Default::default)
@@ -437,6 +448,8 @@ impl ServerBuilder {
                 session_store: self.session_store.unwrap_or_else(|| Arc::new(InMemorySessionStore::new())),
                 skills: self.skills,
                 skill_index,
+                skill_source: self.skill_source,
+                source_directories,
                 directories: directories
                     .into_iter()
                     .map(|(uri, children)| (uri, children.into_values().collect()))
