@@ -21,6 +21,14 @@
 # Node.js (>= 20.19) and oidc-provider come from `cargo xtask test` (MCP_TEST_NODE and
 # MCP_TEST_OIDC_MODULES, else node on PATH or xtask's under target/test-components/); oidc-provider
 # is installed there with npm as xtask does when missing.
+# A third deployment: two mcp-gateway instances (sharing the redis-server under their own prefix
+# and one state secret) fronting the first haproxy, behind a third haproxy frontend that keeps a
+# client on one instance (`balance source`: a multi-round request the gateway holds must come
+# back to its instance) and a legacy session on the instance that opened it. Through it the
+# 2026-07-28 server leg of the conformance suite, then row gateway-sessions-across-instances: a
+# legacy session opened through haproxy is served by the other instance directly, and through
+# haproxy after its own instance is kill -9'd.
+#
 # SCALE_SECONDS (default 12) is the length of the kill test; CARGO_TARGET_DIR is honoured.
 set -euo pipefail
 
@@ -76,8 +84,10 @@ if ! grep -q "\"version\": \"$oidc_wanted\"" "$OIDC_MODULES/oidc-provider/packag
   OIDC_MODULES="$install_dir/node_modules"
 fi
 cargo build --quiet --workspace --all-features --example scale-server --example scale-check
+cargo build --quiet -p mcp-gateway --bins
 SERVER="$TARGET/debug/examples/scale-server"
 CHECK="$TARGET/debug/examples/scale-check"
+GATEWAY="$TARGET/debug/mcp-gateway"
 
 WORK="$(mktemp -d)"
 pids=()
@@ -205,7 +215,7 @@ frontend $frontend
   default_backend $backend
 
 backend $backend
-  balance roundrobin
+  balance ${BALANCE:-roundrobin}
   # Legacy sessions stay on the instance that opened them while it lives; when it is down the
   # request goes to another, which loads the session from Redis.
   stick-table type string len 128 size 100k expire 30m
@@ -221,12 +231,40 @@ for name in "${NAMES[@]}"; do servers+=("$name:${PORT[$name]}") auth_servers+=("
 sticky_pair mcp "$LB_PORT" instances "" "${servers[@]}" >>"$WORK/haproxy.cfg"
 # The protected deployment's: its URL is the resource their tokens are for.
 sticky_pair mcp-auth "$AUTH_LB_PORT" protected protected- "${auth_servers[@]}" >>"$WORK/haproxy.cfg"
+# The gateways': a client stays on one instance (the upstream requests a gateway holds between
+# the rounds of a multi-round request are that instance's).
+GW_NAMES=(gw-one gw-two)
+declare -A GW_PORT
+gw_servers=()
+for name in "${GW_NAMES[@]}"; do GW_PORT[$name]="$(free_port)"; gw_servers+=("$name:${GW_PORT[$name]}"); done
+GW_LB_PORT="$(free_port)"
+BALANCE=source sticky_pair mcp-gateway "$GW_LB_PORT" gateways "" "${gw_servers[@]}" >>"$WORK/haproxy.cfg"
 haproxy -f "$WORK/haproxy.cfg" -db >"$WORK/haproxy.log" 2>&1 &
 echo $! >"$WORK/haproxy.pid"
 wait_port "$LB_PORT" haproxy || { log "haproxy: $(tail -n 20 "$WORK/haproxy.log")"; exit 1; }
 LB="http://127.0.0.1:$LB_PORT/mcp"
 wait_port "$AUTH_LB_PORT" "haproxy (protected)" || { log "haproxy: $(tail -n 20 "$WORK/haproxy.log")"; exit 1; }
 log "redis 127.0.0.1:$REDIS_PORT; instances ${PORT[one]} ${PORT[two]} ${PORT[three]}; haproxy $LB"
+# The gateway instances, the first load balancer their one upstream.
+for name in "${GW_NAMES[@]}"; do
+  cat >"$WORK/$name.toml" <<EOF
+listen = "127.0.0.1:${GW_PORT[$name]}"
+[[upstream]]
+name = "scale"
+url = "$LB"
+prefix = ""
+[redis]
+url = "redis://127.0.0.1:$REDIS_PORT"
+prefix = "mcp-scale-gateway:"
+state_secret = "the-secret-every-gateway-instance-of-the-scale-check-shares"
+EOF
+  "$GATEWAY" --config "$WORK/$name.toml" >"$WORK/$name.log" 2>&1 </dev/null &
+  echo $! >"$WORK/$name.pid"
+done
+for name in "${GW_NAMES[@]}"; do wait_port "${GW_PORT[$name]}" "$name"; done
+GW_LB="http://127.0.0.1:$GW_LB_PORT/mcp"
+wait_port "$GW_LB_PORT" "haproxy (gateways)" || { log "haproxy: $(tail -n 20 "$WORK/haproxy.log")"; exit 1; }
+log "gateways ${GW_PORT[gw-one]} ${GW_PORT[gw-two]}; haproxy $GW_LB"
 log "issuer $ISSUER; protected instances ${AUTH_PORT[one]} ${AUTH_PORT[two]} ${AUTH_PORT[three]}; haproxy $AUTH_LB"
 
 # --- the checks --------------------------------------------------------------------------------
@@ -236,9 +274,9 @@ record() { ORDER+=("$1"); RESULT[$1]="$2"; DETAIL[$1]="$3"; }
 
 tasks_scenarios=(tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
   tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-required-task-error tasks-mrtr-composition)
-conformance_leg() {
-  local revision="$1" out verdict=PASS
-  out="$(../shared/tools/conformance/run.sh server "$LB" "$revision" 2>&1 || true)"
+conformance_leg() { # REVISION [URL ROW_PREFIX]
+  local revision="$1" url="${2:-$LB}" row="${3:-}" out verdict=PASS
+  out="$(../shared/tools/conformance/run.sh server "$url" "$revision" 2>&1 || true)"
   printf '%s\n' "$out" | grep -v '^      ' >&2
   printf '%s\n' "$out" | tail -n 1 | grep -qE ' \(0 failed\)$' || verdict=FAIL
   if [ "$revision" = 2026-07-28 ]; then
@@ -246,11 +284,58 @@ conformance_leg() {
       printf '%s\n' "$out" | grep -qE "^  PASS  ${scenario}( |\$)" || { verdict=FAIL; log "$scenario did not pass"; }
     done
   fi
-  record "conformance-server-$revision" "$verdict" "$(printf '%s\n' "$out" | tail -n 1)"
+  record "${row}conformance-server-$revision" "$verdict" "$(printf '%s\n' "$out" | tail -n 1)"
 }
 if [ -z "${SCALE_SKIP_CONFORMANCE:-}" ]; then
   conformance_leg 2026-07-28
   conformance_leg 2025-11-25
+  conformance_leg 2026-07-28 "$GW_LB" gateway-
+fi
+
+# A legacy session through the gateways' load balancer: opened on one instance, served by the
+# other (its record is in Redis), directly and through haproxy once its own instance is gone.
+legacy_post() { # URL SESSION BODY: prints the status, X-Served-By and Mcp-Session-Id, then the body
+  local headers=(-H 'content-type: application/json' -H 'accept: application/json, text/event-stream')
+  [ -z "$2" ] || headers+=(-H "mcp-session-id: $2" -H 'mcp-protocol-version: 2025-11-25')
+  curl -s -m 20 -D "$WORK/gw-headers" -o "$WORK/gw-body" -w '%{http_code}' "${headers[@]}" -d "$3" "$1" || true
+  printf ' %s %s\n' "$(sed -n 's/^[Xx]-[Ss]erved-[Bb]y: *//p' "$WORK/gw-headers" | tr -d '\r')" \
+    "$(sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: *//p' "$WORK/gw-headers" | tr -d '\r')"
+  cat "$WORK/gw-body"
+}
+gateway_sessions() {
+  local init call reply status served session other served_now
+  init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"scale-run","version":"1"}}}'
+  call='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"scale_whoami","arguments":{}}}'
+  reply="$(legacy_post "$GW_LB" "" "$init")"
+  read -r status served session <<<"$(head -n 1 <<<"$reply")"
+  [ "$status" = 200 ] && [ -n "$session" ] || { echo "initialize through haproxy: $reply"; return 1; }
+  legacy_post "$GW_LB" "$session" '{"jsonrpc":"2.0","method":"notifications/initialized"}' >/dev/null
+  case "$served" in gw-one) other=gw-two ;; gw-two) other=gw-one ;; *) echo "served by '$served'"; return 1 ;; esac
+  reply="$(legacy_post "http://127.0.0.1:${GW_PORT[$other]}/mcp" "$session" "$call")"
+  grep -q '"result"' <<<"$reply" || { echo "the session opened on $served, called on $other: $reply"; return 1; }
+  kill -9 "$(cat "$WORK/$served.pid")"
+  while (exec 3<>"/dev/tcp/127.0.0.1/${GW_PORT[$served]}") 2>/dev/null; do sleep 0.005; done
+  # Until its health check marks the instance down (250 ms), haproxy hashes the client to it
+  # again on each retry and answers 503.
+  local refused=0
+  while :; do
+    reply="$(legacy_post "$GW_LB" "$session" "$call")"
+    read -r status served_now _ <<<"$(head -n 1 <<<"$reply")"
+    [ "$status" = 503 ] && [ "$refused" -lt 40 ] || break
+    refused=$((refused + 1))
+    sleep 0.05
+  done
+  if [ "$status" != 200 ] || [ "$served_now" != "$other" ] || ! grep -q '"result"' <<<"$reply"; then
+    echo "after $served was killed: $reply"
+    return 1
+  fi
+  echo "opened on $served, served by $other directly and through haproxy after $served was killed" \
+    "(503 from haproxy $refused times until its health check saw $served down)"
+}
+if detail="$(gateway_sessions 2>&1)"; then
+  record gateway-sessions-across-instances PASS "$detail"
+else
+  record gateway-sessions-across-instances FAIL "$detail"
 fi
 
 # kill -9, then wait until the port refuses connections: until then the dying process's
