@@ -24,7 +24,7 @@ use tokio::sync::{mpsc, oneshot};
 const HELD_ID: &str = "gateway/held";
 
 /// Upstream requests held for their callers' retries at most, in all and per principal.
-const MAX_HELD: usize = 4096;
+pub(crate) const MAX_HELD: usize = 4096;
 const MAX_HELD_PER_PRINCIPAL: usize = 64;
 
 /// Progress reports and log messages of one request held for the caller at most; an upstream

@@ -209,6 +209,9 @@ impl Upstream {
         let mut builder = Client::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
             .handlers(unrouted())
             .request_timeout(self.config.timeout())
+            // A question the gateway holds for its caller's retry is a server request being
+            // answered all that time: the held requests' own bound is what limits them.
+            .max_server_requests(crate::bridge::MAX_HELD)
             .era(self.config.era.preference());
         match (&self.config.command, &self.config.url) {
             (Some(command), _) => {

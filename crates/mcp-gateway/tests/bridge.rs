@@ -23,7 +23,12 @@ struct Nothing {}
 /// A server whose tool `interview` asks its caller a name (a form), a model's answer and the
 /// roots, logging and reporting progress between the questions.
 fn interviewer() -> Server {
+    interviewer_with(mcp_server::Options::default())
+}
+
+fn interviewer_with(options: mcp_server::Options) -> Server {
     Server::builder("interviewer", "1.0.0")
+        .options(options)
         .tool(ToolRoute::new("interview", |ctx: Context, Nothing {}| async move {
             ctx.log(LoggingLevel::Info, Some("interviewer"), json!("asking a name")).await;
             ctx.progress(1.0, Some(3.0), Some("name")).await;
@@ -137,27 +142,7 @@ async fn a_modern_caller_gets_the_questions_of_a_legacy_upstream_as_input_reques
     let gateway = gateway(&upstream, "legacy").await;
     let url = serve(&gateway).await;
     let http = reqwest::Client::new();
-    let call = |extra: Value| {
-        let mut params = json!({
-            "name": "interview",
-            "arguments": {},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}, "sampling": {}, "roots": {}},
-            },
-        });
-        params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-        let request = http
-            .post(&url)
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", "2026-07-28")
-            .header("Mcp-Method", "tools/call")
-            .header("Mcp-Name", "interview")
-            .header("Content-Type", "application/json")
-            .body(body.to_string());
-        async move { serde_json::from_str::<Value>(&request.send().await.unwrap().text().await.unwrap()).unwrap() }
-    };
+    let call = |extra: Value| modern_interview(&http, &url, extra);
     // Round 1: the upstream's elicitation, under a key named for its method (a legacy server's
     // requests have none), with a state only the gateway can open.
     let first = call(json!({})).await;
@@ -179,6 +164,59 @@ async fn a_modern_caller_gets_the_questions_of_a_legacy_upstream_as_input_reques
     let replayed = call(json!({"requestState": state, "inputResponses": answer})).await;
     let why = replayed["error"]["message"].as_str().unwrap_or_default();
     assert!(why.contains("no longer held"), "{replayed}");
+}
+
+/// A 2026-07-28 `tools/call` of `interview` on the raw wire, with `extra` params (a state, answers).
+async fn modern_interview(http: &reqwest::Client, url: &str, extra: Value) -> Value {
+    let mut params = json!({
+        "name": "interview",
+        "arguments": {},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}, "sampling": {}, "roots": {}},
+        },
+    });
+    params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let request = http
+        .post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "interview")
+        .header("Content-Type", "application/json")
+        .body(body.to_string());
+    serde_json::from_str::<Value>(&request.send().await.unwrap().text().await.unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_may_leave_at_most_64_upstream_requests_waiting_for_its_answers() {
+    // The upstream takes more requests at once on the gateway's session than the gateway
+    // holds for one caller, so that the gateway's bound is the one met.
+    let mut options = mcp_server::Options::default();
+    options.max_in_flight = 100;
+    let upstream = Upstream::start(interviewer_with(options), 0);
+    let gateway = gateway(&upstream, "legacy").await;
+    let url = serve(&gateway).await;
+    let http = reqwest::Client::new();
+    // Every caller here is the anonymous one: 64 first rounds are held, each for its retry…
+    let mut states = Vec::new();
+    for n in 0..64 {
+        let first = modern_interview(&http, &url, json!({})).await;
+        assert_eq!(first["result"]["resultType"], "input_required", "call {n}: {first}");
+        states.push(first["result"]["requestState"].as_str().unwrap().to_owned());
+    }
+    // …the 65th is refused (and cancelled upstream), naming the bound…
+    let refused = modern_interview(&http, &url, json!({})).await;
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
+    let why = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(why.contains("64 of this caller; at most 4096 and 64"), "{refused}");
+    // …and none of those already held is lost: each goes on with its answer.
+    let answer = json!({"elicitation": {"action": "accept", "content": {"name": "Bo"}}});
+    for state in [&states[0], &states[63]] {
+        let next = modern_interview(&http, &url, json!({"requestState": state, "inputResponses": answer})).await;
+        assert_eq!(next["result"]["inputRequests"]["sampling"]["method"], "sampling/createMessage", "{next}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
