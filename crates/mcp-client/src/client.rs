@@ -415,6 +415,7 @@ impl Client {
     async fn revive(&self) -> Result<bool, Error> {
         #[cfg(feature = "stdio")]
         if let Transport::Stdio(stdio) = &*self.transport()
+            && stdio.restarts_on_exit()
             && !stdio.is_alive()
         {
             tracing::warn!("the stdio server exited; restarting it");

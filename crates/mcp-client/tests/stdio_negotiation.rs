@@ -290,6 +290,19 @@ async fn a_server_that_dies_is_restarted_on_the_next_request() {
 }
 
 #[tokio::test]
+async fn a_server_that_dies_stays_down_when_something_else_supervises_it() {
+    let log = log_path("no-restart");
+    let client = builder().connect_stdio(command("modern", &log).restart_on_exit(false)).await.unwrap();
+    let err = client.call_tool("crash", ()).await.unwrap_err();
+    assert!(matches!(err, Error::Closed), "{err}");
+    let err = client.all_tools().await.unwrap_err();
+    assert!(matches!(err, Error::Closed), "no new process answers: {err}");
+    let discovered = methods(&log).iter().filter(|m| *m == "server/discover").count();
+    assert_eq!(discovered, 1, "one process, started once");
+    client.close().await;
+}
+
+#[tokio::test]
 async fn a_modern_stdio_subscription_streams_and_is_cancelled_when_dropped() {
     let log = log_path("modern-listen");
     let client = builder().connect_stdio(command("modern", &log)).await.unwrap();

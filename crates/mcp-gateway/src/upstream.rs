@@ -24,6 +24,9 @@ pub(crate) struct Upstream {
     pub(crate) config: UpstreamConfig,
     /// Its connections: one, or one per process of a stdio pool (`pool`).
     members: Vec<Member>,
+    /// Held while a request picks its member, so that two at once do not both see the same one
+    /// as the least busy.
+    picking: Mutex<()>,
     /// The requests it may be sent at once (`max_concurrent_requests`), if limited.
     slots: Option<Arc<Semaphore>>,
 }
@@ -108,7 +111,7 @@ impl Upstream {
                 in_flight: Arc::default(),
             })
             .collect();
-        Upstream { slots, config, members }
+        Upstream { slots, config, members, picking: Mutex::new(()) }
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -126,6 +129,7 @@ impl Upstream {
     /// A connected client for one request: of a pool, the process with the fewest requests in
     /// flight (the first of those on a tie); or why none is connected.
     pub(crate) fn lease(&self) -> Result<Lease, String> {
+        let _picking = (self.members.len() > 1).then(|| self.picking.lock().expect("not poisoned"));
         let mut best: Option<(usize, Client, &Member)> = None;
         for member in &self.members {
             let Some(client) = member.state.lock().expect("not poisoned").client.clone() else { continue };
@@ -215,8 +219,13 @@ impl Upstream {
             .era(self.config.era.preference());
         match (&self.config.command, &self.config.url) {
             (Some(command), _) => {
-                // Its stderr goes to the log, a line at a time, each line bounded.
-                let mut stdio = StdioCommand::new(&command[0]).args(&command[1..]).stderr(StderrMode::Capture);
+                // Its stderr goes to the log, a line at a time, each line bounded. The supervisor
+                // restarts it; a call in flight when it died fails, naming the upstream, instead
+                // of being sent again to the new process.
+                let mut stdio = StdioCommand::new(&command[0])
+                    .args(&command[1..])
+                    .stderr(StderrMode::Capture)
+                    .restart_on_exit(false);
                 for (key, value) in &self.config.env {
                     stdio = stdio.env(key, value);
                 }

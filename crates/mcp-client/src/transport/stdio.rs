@@ -48,6 +48,7 @@ pub struct StdioCommand {
     grace: Duration,
     stderr_line_bytes: usize,
     stderr_capture_bytes: usize,
+    restart_on_exit: bool,
 }
 
 impl StdioCommand {
@@ -62,6 +63,7 @@ impl StdioCommand {
             grace: Duration::from_secs(2),
             stderr_line_bytes: 16 * 1024,
             stderr_capture_bytes: 256 * 1024,
+            restart_on_exit: true,
         }
     }
 
@@ -106,6 +108,15 @@ impl StdioCommand {
     /// [`Client::stderr_lines`](crate::Client::stderr_lines) (default 256 KiB).
     pub fn stderr_capture_bytes(mut self, bytes: usize) -> Self {
         self.stderr_capture_bytes = bytes;
+        self
+    }
+
+    /// Whether a request that finds the server exited starts it again and is sent once more
+    /// to the new process (default `true`). Turn it off where something else supervises the
+    /// process, or where a request must not be sent twice: the request then fails with
+    /// [`Error::Closed`](crate::Error::Closed), as every later one does.
+    pub fn restart_on_exit(mut self, restart: bool) -> Self {
+        self.restart_on_exit = restart;
         self
     }
 
@@ -347,6 +358,12 @@ impl StdioTransport {
         let reply = delivered(rx.await);
         guard.disarm();
         reply
+    }
+
+    /// Whether a request that finds the process exited may start it again
+    /// ([`StdioCommand::restart_on_exit`]).
+    pub fn restarts_on_exit(&self) -> bool {
+        self.command.restart_on_exit
     }
 
     /// Starts a fresh process (the old one, if any, is shut down first).
