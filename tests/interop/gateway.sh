@@ -84,7 +84,9 @@ metrics="$(curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" || true)"
 for wanted in 'mcp_gateway_upstream_duration_seconds_count{.*mcp_gateway_upstream="py"' \
   'mcp_gateway_upstream_duration_seconds_count{.*mcp_gateway_upstream="everything"' \
   'mcp_gateway_upstream_up{.*mcp_gateway_upstream="notes".*} 1'; do
-  if printf '%s\n' "$metrics" | grep -qE "$wanted"; then
+  # A here-string, not a pipe: with pipefail, grep -q quitting at its match would fail printf
+  # (SIGPIPE) once the exposition outgrows the pipe's buffer.
+  if grep -qE "$wanted" <<<"$metrics"; then
     printf '%-20s PASS  %s\n' metrics "$wanted"
   else
     printf '%-20s FAIL  no %s in:\n%s\n' metrics "$wanted" "$(printf '%s\n' "$metrics" | grep mcp_gateway | head -20)"

@@ -281,7 +281,7 @@ conformance_leg() { # REVISION [URL ROW_PREFIX]
   printf '%s\n' "$out" | tail -n 1 | grep -qE ' \(0 failed\)$' || verdict=FAIL
   if [ "$revision" = 2026-07-28 ]; then
     for scenario in "${tasks_scenarios[@]}"; do
-      printf '%s\n' "$out" | grep -qE "^  PASS  ${scenario}( |\$)" || { verdict=FAIL; log "$scenario did not pass"; }
+      grep -qE "^  PASS  ${scenario}( |\$)" <<<"$out" || { verdict=FAIL; log "$scenario did not pass"; }
     done
   fi
   record "${row}conformance-server-$revision" "$verdict" "$(printf '%s\n' "$out" | tail -n 1)"
