@@ -31,8 +31,8 @@ pub(crate) struct Inner {
     pub server: Server,
     pub era: Era,
     pub protocol_version: String,
-    pub client_capabilities: ClientCapabilities,
-    pub client_info: Option<Implementation>,
+    pub client_capabilities: Box<ClientCapabilities>,
+    pub client_info: Option<Box<Implementation>>,
     pub log_level: Option<LoggingLevel>,
     pub progress_token: Option<ProgressToken>,
     pub sink: mpsc::Sender<Outgoing>,
@@ -126,7 +126,7 @@ impl Context {
 
     /// The client's self-reported identity, if it sent one.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.inner.client_info.as_ref()
+        self.inner.client_info.as_deref()
     }
 
     /// The party making the request, as the transport knows it ([`Principal`]).

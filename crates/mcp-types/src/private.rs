@@ -359,6 +359,12 @@ score_kind! {
     Map<String, Value> => Value::is_object,
 }
 
+impl<T: MatchScore> MatchScore for Box<T> {
+    fn match_score(value: &Value) -> Option<usize> {
+        T::match_score(value)
+    }
+}
+
 impl<T: MatchScore> MatchScore for Vec<T> {
     fn match_score(value: &Value) -> Option<usize> {
         match value {

@@ -51,6 +51,10 @@ pub fn ty_tokens(ty: &Ty) -> TokenStream {
             quote!(#n)
         }
         Ty::Path(p) => syn::parse_str::<syn::Type>(p).map(|t| quote!(#t)).expect("valid path"),
+        Ty::Boxed(inner) => {
+            let inner = ty_tokens(inner);
+            quote!(::std::boxed::Box<#inner>)
+        }
     }
 }
 
@@ -80,6 +84,7 @@ fn read_value(ty: &Ty, free_form_alias: bool) -> TokenStream {
 fn ty_phrase(ty: &Ty) -> Option<String> {
     match ty {
         Ty::Named(name) => Some(format!("[`{name}`]")),
+        Ty::Boxed(inner) => ty_phrase(inner),
         Ty::Path(path) => Some(format!("[`{}`]({path})", path.trim_start_matches("crate::"))),
         Ty::Vec(inner) => ty_phrase(inner).map(|p| format!("a list of {p}")),
         Ty::Map(inner) => ty_phrase(inner).map(|p| format!("a map from names to {p}")),

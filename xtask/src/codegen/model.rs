@@ -29,6 +29,8 @@ pub enum Ty {
     Named(String),
     /// A hand-written type of the crate (`crate::RequestId`).
     Path(&'static str),
+    /// A generated type kept on the heap (`Box<T>`): see [`super::corrections::boxed`].
+    Boxed(Box<Ty>),
 }
 
 #[derive(Debug)]
@@ -418,7 +420,7 @@ impl<'a> Builder<'a> {
                 ident: field_ident(&json),
                 doc,
                 json,
-                ty,
+                ty: super::corrections::boxed(ty),
                 required: is_required,
                 nullable,
                 default_if_absent,

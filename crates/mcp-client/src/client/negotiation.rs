@@ -225,7 +225,7 @@ impl Client {
         state.protocol_version = version;
         if let Some((raw, result)) = discovered {
             state.server_info = server_info_of(raw);
-            state.capabilities = result.capabilities.clone();
+            state.capabilities = (*result.capabilities).clone();
             state.instructions = result.instructions.clone();
             state.supported_versions = result.supported_versions.clone();
             if let Some(ttl) = ttl_of(raw) {

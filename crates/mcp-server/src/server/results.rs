@@ -13,7 +13,7 @@ impl Server {
                 if self.inner.options.server_info_in_results {
                     let meta = result.meta().get_or_insert_with(Default::default);
                     if meta.server_info.is_none() {
-                        meta.server_info = Some(self.inner.info.clone());
+                        meta.server_info = Some(Box::new(self.inner.info.clone()));
                     }
                 }
                 Outgoing::result(id, &result)

@@ -222,8 +222,8 @@ impl Server {
             return Typed::Done(Some(Reply::ready(Outgoing::error_as(Some(&id), &error, Disposition::BadRequest))));
         };
         let meta = |progress_token, extra| RequestMetaObject {
-            client_capabilities: client_capabilities.clone(),
-            client_info: client_info.clone(),
+            client_capabilities: Box::new(client_capabilities.clone()),
+            client_info: client_info.clone().map(Box::new),
             log_level: None,
             protocol_version: version.clone(),
             progress_token,

@@ -4369,7 +4369,7 @@ pub struct McpUiInitializeRequestParams {
     /// Features and capabilities this app provides.
     pub app_capabilities: McpUiAppCapabilities,
     /// App identification (name and version).
-    pub app_info: Implementation,
+    pub app_info: ::std::boxed::Box<Implementation>,
     /// Protocol version this app supports.
     pub protocol_version: ::std::string::String,
 }
@@ -4378,12 +4378,12 @@ impl McpUiInitializeRequestParams {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         app_capabilities: McpUiAppCapabilities,
-        app_info: Implementation,
+        app_info: impl ::std::convert::Into<::std::boxed::Box<Implementation>>,
         protocol_version: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         McpUiInitializeRequestParams {
             app_capabilities,
-            app_info,
+            app_info: app_info.into(),
             protocol_version: protocol_version.into(),
         }
     }
@@ -4407,7 +4407,7 @@ impl crate::private::VisitObject for McpUiInitializeRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_app_capabilities: ::std::option::Option<McpUiAppCapabilities> = ::std::option::Option::None;
-        let mut f_app_info: ::std::option::Option<Implementation> = ::std::option::Option::None;
+        let mut f_app_info: ::std::option::Option<::std::boxed::Box<Implementation>> = ::std::option::Option::None;
         let mut f_protocol_version: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -4512,9 +4512,9 @@ impl crate::private::MatchScore for McpUiInitializeRequestParams {
                 &value["appCapabilities"],
             )?;
         score
-            += <Implementation as crate::private::MatchScore>::match_score(
-                &value["appInfo"],
-            )?;
+            += <::std::boxed::Box<
+                Implementation,
+            > as crate::private::MatchScore>::match_score(&value["appInfo"])?;
         ::std::option::Option::Some(score)
     }
 }
@@ -4646,7 +4646,7 @@ pub struct McpUiInitializeResult {
     /// Rich context about the host environment.
     pub host_context: McpUiHostContext,
     /// Host application identification and version.
-    pub host_info: Implementation,
+    pub host_info: ::std::boxed::Box<Implementation>,
     /// Negotiated protocol version string (e.g., "2025-11-21").
     pub protocol_version: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -4658,13 +4658,13 @@ impl McpUiInitializeResult {
     pub fn new(
         host_capabilities: McpUiHostCapabilities,
         host_context: McpUiHostContext,
-        host_info: Implementation,
+        host_info: impl ::std::convert::Into<::std::boxed::Box<Implementation>>,
         protocol_version: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         McpUiInitializeResult {
             host_capabilities,
             host_context,
-            host_info,
+            host_info: host_info.into(),
             protocol_version: protocol_version.into(),
             extra: crate::JsonObject::new(),
         }
@@ -4695,7 +4695,7 @@ impl crate::private::VisitObject for McpUiInitializeResult {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_host_capabilities: ::std::option::Option<McpUiHostCapabilities> = ::std::option::Option::None;
         let mut f_host_context: ::std::option::Option<McpUiHostContext> = ::std::option::Option::None;
-        let mut f_host_info: ::std::option::Option<Implementation> = ::std::option::Option::None;
+        let mut f_host_info: ::std::option::Option<::std::boxed::Box<Implementation>> = ::std::option::Option::None;
         let mut f_protocol_version: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
@@ -4824,9 +4824,9 @@ impl crate::private::MatchScore for McpUiInitializeResult {
                 &value["hostContext"],
             )?;
         score
-            += <Implementation as crate::private::MatchScore>::match_score(
-                &value["hostInfo"],
-            )?;
+            += <::std::boxed::Box<
+                Implementation,
+            > as crate::private::MatchScore>::match_score(&value["hostInfo"])?;
         ::std::option::Option::Some(score)
     }
 }
@@ -9153,7 +9153,7 @@ impl crate::private::MatchScore for McpUiToolMeta {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct McpUiToolResultNotificationParamsMeta {
     /// The `io.modelcontextprotocol/serverInfo` member: [`Implementation`].
-    pub server_info: ::std::option::Option<Implementation>,
+    pub server_info: ::std::option::Option<::std::boxed::Box<Implementation>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -9169,7 +9169,7 @@ impl McpUiToolResultNotificationParamsMeta {
     /// Sets `io.modelcontextprotocol/serverInfo`.
     pub fn with_server_info(
         mut self,
-        value: impl ::std::convert::Into<Implementation>,
+        value: impl ::std::convert::Into<::std::boxed::Box<Implementation>>,
     ) -> Self {
         self.server_info = ::std::option::Option::Some(value.into());
         self
@@ -9205,7 +9205,9 @@ impl crate::private::VisitObject for McpUiToolResultNotificationParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_server_info: ::std::option::Option<Implementation> = ::std::option::Option::None;
+        let mut f_server_info: ::std::option::Option<
+            ::std::boxed::Box<Implementation>,
+        > = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?

@@ -4887,9 +4887,9 @@ impl crate::private::MatchScore for Implementation {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializeRequestParams {
     /// The `capabilities` member: [`ClientCapabilities`].
-    pub capabilities: ClientCapabilities,
+    pub capabilities: ::std::boxed::Box<ClientCapabilities>,
     /// The `clientInfo` member: [`Implementation`].
-    pub client_info: Implementation,
+    pub client_info: ::std::boxed::Box<Implementation>,
     /// The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
     pub protocol_version: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
@@ -4899,13 +4899,13 @@ impl InitializeRequestParams {
     ///A `InitializeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        capabilities: ClientCapabilities,
-        client_info: Implementation,
+        capabilities: impl ::std::convert::Into<::std::boxed::Box<ClientCapabilities>>,
+        client_info: impl ::std::convert::Into<::std::boxed::Box<Implementation>>,
         protocol_version: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         InitializeRequestParams {
-            capabilities,
-            client_info,
+            capabilities: capabilities.into(),
+            client_info: client_info.into(),
             protocol_version: protocol_version.into(),
             extra: crate::JsonObject::new(),
         }
@@ -4933,8 +4933,12 @@ impl crate::private::VisitObject for InitializeRequestParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_capabilities: ::std::option::Option<ClientCapabilities> = ::std::option::Option::None;
-        let mut f_client_info: ::std::option::Option<Implementation> = ::std::option::Option::None;
+        let mut f_capabilities: ::std::option::Option<
+            ::std::boxed::Box<ClientCapabilities>,
+        > = ::std::option::Option::None;
+        let mut f_client_info: ::std::option::Option<
+            ::std::boxed::Box<Implementation>,
+        > = ::std::option::Option::None;
         let mut f_protocol_version: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
@@ -4950,13 +4954,11 @@ impl crate::private::VisitObject for InitializeRequestParams {
                             ),
                         );
                     }
-                    map.next_value_seed(
-                            crate::private::InPlace(
-                                &mut f_capabilities,
-                                "a `ClientCapabilities` object",
-                            ),
-                        )
-                        .map_err(|e| crate::private::in_field("capabilities", e))?;
+                    f_capabilities = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("capabilities", e))?,
+                    );
                 }
                 "clientInfo" => {
                     if f_client_info.is_some() {
@@ -4967,13 +4969,11 @@ impl crate::private::VisitObject for InitializeRequestParams {
                             ),
                         );
                     }
-                    map.next_value_seed(
-                            crate::private::InPlace(
-                                &mut f_client_info,
-                                "a `Implementation` object",
-                            ),
-                        )
-                        .map_err(|e| crate::private::in_field("clientInfo", e))?;
+                    f_client_info = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("clientInfo", e))?,
+                    );
                 }
                 "protocolVersion" => {
                     if f_protocol_version.is_some() {
@@ -5035,13 +5035,13 @@ impl crate::private::MatchScore for InitializeRequestParams {
             &["capabilities", "clientInfo", "protocolVersion"],
         )?;
         score
-            += <ClientCapabilities as crate::private::MatchScore>::match_score(
-                &value["capabilities"],
-            )?;
+            += <::std::boxed::Box<
+                ClientCapabilities,
+            > as crate::private::MatchScore>::match_score(&value["capabilities"])?;
         score
-            += <Implementation as crate::private::MatchScore>::match_score(
-                &value["clientInfo"],
-            )?;
+            += <::std::boxed::Box<
+                Implementation,
+            > as crate::private::MatchScore>::match_score(&value["clientInfo"])?;
         ::std::option::Option::Some(score)
     }
 }
@@ -5179,7 +5179,7 @@ pub struct InitializeResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub meta: ::std::option::Option<crate::JsonObject>,
     /// The `capabilities` member: [`ServerCapabilities`].
-    pub capabilities: ServerCapabilities,
+    pub capabilities: ::std::boxed::Box<ServerCapabilities>,
     /// Instructions describing how to use the server and its features.
     ///
     /// This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
@@ -5187,7 +5187,7 @@ pub struct InitializeResult {
     /// The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
     pub protocol_version: ::std::string::String,
     /// The `serverInfo` member: [`Implementation`].
-    pub server_info: Implementation,
+    pub server_info: ::std::boxed::Box<Implementation>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -5195,16 +5195,16 @@ impl InitializeResult {
     ///A `InitializeResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        capabilities: ServerCapabilities,
+        capabilities: impl ::std::convert::Into<::std::boxed::Box<ServerCapabilities>>,
         protocol_version: impl ::std::convert::Into<::std::string::String>,
-        server_info: Implementation,
+        server_info: impl ::std::convert::Into<::std::boxed::Box<Implementation>>,
     ) -> Self {
         InitializeResult {
             meta: ::std::option::Option::None,
-            capabilities,
+            capabilities: capabilities.into(),
             instructions: ::std::option::Option::None,
             protocol_version: protocol_version.into(),
-            server_info,
+            server_info: server_info.into(),
             extra: crate::JsonObject::new(),
         }
     }
@@ -5259,10 +5259,14 @@ impl crate::private::VisitObject for InitializeResult {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut f_capabilities: ::std::option::Option<ServerCapabilities> = ::std::option::Option::None;
+        let mut f_capabilities: ::std::option::Option<
+            ::std::boxed::Box<ServerCapabilities>,
+        > = ::std::option::Option::None;
         let mut f_instructions: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_protocol_version: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_server_info: ::std::option::Option<Implementation> = ::std::option::Option::None;
+        let mut f_server_info: ::std::option::Option<
+            ::std::boxed::Box<Implementation>,
+        > = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -5289,13 +5293,11 @@ impl crate::private::VisitObject for InitializeResult {
                             ),
                         );
                     }
-                    map.next_value_seed(
-                            crate::private::InPlace(
-                                &mut f_capabilities,
-                                "a `ServerCapabilities` object",
-                            ),
-                        )
-                        .map_err(|e| crate::private::in_field("capabilities", e))?;
+                    f_capabilities = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("capabilities", e))?,
+                    );
                 }
                 "instructions" => {
                     if f_instructions.is_some() {
@@ -5336,13 +5338,11 @@ impl crate::private::VisitObject for InitializeResult {
                             ),
                         );
                     }
-                    map.next_value_seed(
-                            crate::private::InPlace(
-                                &mut f_server_info,
-                                "a `Implementation` object",
-                            ),
-                        )
-                        .map_err(|e| crate::private::in_field("serverInfo", e))?;
+                    f_server_info = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("serverInfo", e))?,
+                    );
                 }
                 _ => {
                     let value: ::serde_json::Value = map
@@ -5391,13 +5391,13 @@ impl crate::private::MatchScore for InitializeResult {
             &["_meta", "capabilities", "instructions", "protocolVersion", "serverInfo"],
         )?;
         score
-            += <ServerCapabilities as crate::private::MatchScore>::match_score(
-                &value["capabilities"],
-            )?;
+            += <::std::boxed::Box<
+                ServerCapabilities,
+            > as crate::private::MatchScore>::match_score(&value["capabilities"])?;
         score
-            += <Implementation as crate::private::MatchScore>::match_score(
-                &value["serverInfo"],
-            )?;
+            += <::std::boxed::Box<
+                Implementation,
+            > as crate::private::MatchScore>::match_score(&value["serverInfo"])?;
         ::std::option::Option::Some(score)
     }
 }

@@ -5819,7 +5819,7 @@ pub struct DiscoverResult {
     /// The caching rules give no default: `private` is the cautious reading.
     pub cache_scope: ::std::option::Option<CacheScope>,
     /// The capabilities of the server.
-    pub capabilities: ServerCapabilities,
+    pub capabilities: ::std::boxed::Box<ServerCapabilities>,
     /// Natural-language guidance describing the server and its features.
     ///
     /// This can be used by clients to improve an LLM's understanding of
@@ -5862,14 +5862,14 @@ impl DiscoverResult {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         cache_scope: impl ::std::convert::Into<CacheScope>,
-        capabilities: ServerCapabilities,
+        capabilities: impl ::std::convert::Into<::std::boxed::Box<ServerCapabilities>>,
         supported_versions: ::std::vec::Vec<::std::string::String>,
         ttl_ms: impl ::std::convert::Into<crate::TtlMs>,
     ) -> Self {
         DiscoverResult {
             meta: ::std::option::Option::None,
             cache_scope: ::std::option::Option::Some(cache_scope.into()),
-            capabilities,
+            capabilities: capabilities.into(),
             instructions: ::std::option::Option::None,
             result_type: ::std::default::Default::default(),
             supported_versions,
@@ -5937,7 +5937,9 @@ impl crate::private::VisitObject for DiscoverResult {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_cache_scope: ::std::option::Option<CacheScope> = ::std::option::Option::None;
-        let mut f_capabilities: ::std::option::Option<ServerCapabilities> = ::std::option::Option::None;
+        let mut f_capabilities: ::std::option::Option<
+            ::std::boxed::Box<ServerCapabilities>,
+        > = ::std::option::Option::None;
         let mut f_instructions: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
         let mut f_supported_versions: ::std::option::Option<
@@ -5987,13 +5989,11 @@ impl crate::private::VisitObject for DiscoverResult {
                             ),
                         );
                     }
-                    map.next_value_seed(
-                            crate::private::InPlace(
-                                &mut f_capabilities,
-                                "a `ServerCapabilities` object",
-                            ),
-                        )
-                        .map_err(|e| crate::private::in_field("capabilities", e))?;
+                    f_capabilities = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field("capabilities", e))?,
+                    );
                 }
                 "instructions" => {
                     if f_instructions.is_some() {
@@ -6108,9 +6108,9 @@ impl crate::private::MatchScore for DiscoverResult {
             ],
         )?;
         score
-            += <ServerCapabilities as crate::private::MatchScore>::match_score(
-                &value["capabilities"],
-            )?;
+            += <::std::boxed::Box<
+                ServerCapabilities,
+            > as crate::private::MatchScore>::match_score(&value["capabilities"])?;
         ::std::option::Option::Some(score)
     }
 }
@@ -15257,16 +15257,20 @@ impl crate::private::MatchScore for MethodNotFoundError {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MissingRequiredClientCapabilityErrorData {
     /// The capabilities the server requires from the client to process this request.
-    pub required_capabilities: ClientCapabilities,
+    pub required_capabilities: ::std::boxed::Box<ClientCapabilities>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
 impl MissingRequiredClientCapabilityErrorData {
     ///A `MissingRequiredClientCapabilityErrorData` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(required_capabilities: ClientCapabilities) -> Self {
+    pub fn new(
+        required_capabilities: impl ::std::convert::Into<
+            ::std::boxed::Box<ClientCapabilities>,
+        >,
+    ) -> Self {
         MissingRequiredClientCapabilityErrorData {
-            required_capabilities,
+            required_capabilities: required_capabilities.into(),
             extra: crate::JsonObject::new(),
         }
     }
@@ -15295,7 +15299,9 @@ impl crate::private::VisitObject for MissingRequiredClientCapabilityErrorData {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_required_capabilities: ::std::option::Option<ClientCapabilities> = ::std::option::Option::None;
+        let mut f_required_capabilities: ::std::option::Option<
+            ::std::boxed::Box<ClientCapabilities>,
+        > = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -15310,16 +15316,14 @@ impl crate::private::VisitObject for MissingRequiredClientCapabilityErrorData {
                             ),
                         );
                     }
-                    map.next_value_seed(
-                            crate::private::InPlace(
-                                &mut f_required_capabilities,
-                                "a `ClientCapabilities` object",
-                            ),
-                        )
-                        .map_err(|e| crate::private::in_field(
-                            "requiredCapabilities",
-                            e,
-                        ))?;
+                    f_required_capabilities = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field(
+                                "requiredCapabilities",
+                                e,
+                            ))?,
+                    );
                 }
                 _ => {
                     let value: ::serde_json::Value = map
@@ -15359,7 +15363,9 @@ impl crate::private::MatchScore for MissingRequiredClientCapabilityErrorData {
             &["requiredCapabilities"],
         )?;
         score
-            += <ClientCapabilities as crate::private::MatchScore>::match_score(
+            += <::std::boxed::Box<
+                ClientCapabilities,
+            > as crate::private::MatchScore>::match_score(
                 &value["requiredCapabilities"],
             )?;
         ::std::option::Option::Some(score)
@@ -20148,7 +20154,7 @@ pub struct RequestMetaObject {
     /// Capabilities are declared per-request rather than once at initialization;
     /// an empty object means the client supports no optional capabilities.
     /// Servers MUST NOT infer capabilities from prior requests.
-    pub client_capabilities: ClientCapabilities,
+    pub client_capabilities: ::std::boxed::Box<ClientCapabilities>,
     /// `io.modelcontextprotocol/clientInfo`: Identifies the client software making the request. Clients SHOULD
     /// include this field on every request unless specifically configured not
     /// to do so.
@@ -20160,7 +20166,7 @@ pub struct RequestMetaObject {
     /// protocol. It is intended for display, logging, and debugging. Servers
     /// SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
     /// security decisions.
-    pub client_info: ::std::option::Option<Implementation>,
+    pub client_info: ::std::option::Option<::std::boxed::Box<Implementation>>,
     /// `io.modelcontextprotocol/logLevel`: The desired log level for this request. Optional.
     ///
     /// If absent, the server MUST NOT send any [`notifications/message`](LoggingMessageNotification)
@@ -20183,11 +20189,13 @@ impl RequestMetaObject {
     ///A `RequestMetaObject` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        client_capabilities: ClientCapabilities,
+        client_capabilities: impl ::std::convert::Into<
+            ::std::boxed::Box<ClientCapabilities>,
+        >,
         protocol_version: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         RequestMetaObject {
-            client_capabilities,
+            client_capabilities: client_capabilities.into(),
             client_info: ::std::option::Option::None,
             log_level: ::std::option::Option::None,
             protocol_version: protocol_version.into(),
@@ -20198,7 +20206,7 @@ impl RequestMetaObject {
     /// Sets `io.modelcontextprotocol/clientInfo`: Identifies the client software making the request. Clients SHOULD
     pub fn with_client_info(
         mut self,
-        value: impl ::std::convert::Into<Implementation>,
+        value: impl ::std::convert::Into<::std::boxed::Box<Implementation>>,
     ) -> Self {
         self.client_info = ::std::option::Option::Some(value.into());
         self
@@ -20268,8 +20276,12 @@ impl crate::private::VisitObject for RequestMetaObject {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_client_capabilities: ::std::option::Option<ClientCapabilities> = ::std::option::Option::None;
-        let mut f_client_info: ::std::option::Option<Implementation> = ::std::option::Option::None;
+        let mut f_client_capabilities: ::std::option::Option<
+            ::std::boxed::Box<ClientCapabilities>,
+        > = ::std::option::Option::None;
+        let mut f_client_info: ::std::option::Option<
+            ::std::boxed::Box<Implementation>,
+        > = ::std::option::Option::None;
         let mut f_log_level: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
         let mut f_protocol_version: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
@@ -20287,16 +20299,14 @@ impl crate::private::VisitObject for RequestMetaObject {
                             ),
                         );
                     }
-                    map.next_value_seed(
-                            crate::private::InPlace(
-                                &mut f_client_capabilities,
-                                "a `ClientCapabilities` object",
-                            ),
-                        )
-                        .map_err(|e| crate::private::in_field(
-                            "io.modelcontextprotocol/clientCapabilities",
-                            e,
-                        ))?;
+                    f_client_capabilities = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field(
+                                "io.modelcontextprotocol/clientCapabilities",
+                                e,
+                            ))?,
+                    );
                 }
                 "io.modelcontextprotocol/clientInfo" => {
                     if f_client_info.is_some() {
@@ -20307,16 +20317,14 @@ impl crate::private::VisitObject for RequestMetaObject {
                             ),
                         );
                     }
-                    map.next_value_seed(
-                            crate::private::InPlace(
-                                &mut f_client_info,
-                                "a `Implementation` object",
-                            ),
-                        )
-                        .map_err(|e| crate::private::in_field(
-                            "io.modelcontextprotocol/clientInfo",
-                            e,
-                        ))?;
+                    f_client_info = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field(
+                                "io.modelcontextprotocol/clientInfo",
+                                e,
+                            ))?,
+                    );
                 }
                 "io.modelcontextprotocol/logLevel" => {
                     if f_log_level.is_some() {
@@ -20421,7 +20429,9 @@ impl crate::private::MatchScore for RequestMetaObject {
             ],
         )?;
         score
-            += <ClientCapabilities as crate::private::MatchScore>::match_score(
+            += <::std::boxed::Box<
+                ClientCapabilities,
+            > as crate::private::MatchScore>::match_score(
                 &value["io.modelcontextprotocol/clientCapabilities"],
             )?;
         ::std::option::Option::Some(score)
@@ -22562,7 +22572,7 @@ pub struct ResultMetaObject {
     /// protocol. It is intended for display, logging, and debugging. Clients
     /// SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
     /// security decisions.
-    pub server_info: ::std::option::Option<Implementation>,
+    pub server_info: ::std::option::Option<::std::boxed::Box<Implementation>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
     pub extra: crate::JsonObject,
 }
@@ -22578,7 +22588,7 @@ impl ResultMetaObject {
     /// Sets `io.modelcontextprotocol/serverInfo`: Identifies the server software producing the response. Servers SHOULD
     pub fn with_server_info(
         mut self,
-        value: impl ::std::convert::Into<Implementation>,
+        value: impl ::std::convert::Into<::std::boxed::Box<Implementation>>,
     ) -> Self {
         self.server_info = ::std::option::Option::Some(value.into());
         self
@@ -22614,7 +22624,9 @@ impl crate::private::VisitObject for ResultMetaObject {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_server_info: ::std::option::Option<Implementation> = ::std::option::Option::None;
+        let mut f_server_info: ::std::option::Option<
+            ::std::boxed::Box<Implementation>,
+        > = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -22629,16 +22641,14 @@ impl crate::private::VisitObject for ResultMetaObject {
                             ),
                         );
                     }
-                    map.next_value_seed(
-                            crate::private::InPlace(
-                                &mut f_server_info,
-                                "a `Implementation` object",
-                            ),
-                        )
-                        .map_err(|e| crate::private::in_field(
-                            "io.modelcontextprotocol/serverInfo",
-                            e,
-                        ))?;
+                    f_server_info = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field(
+                                "io.modelcontextprotocol/serverInfo",
+                                e,
+                            ))?,
+                    );
                 }
                 _ => {
                     let value: ::serde_json::Value = map
@@ -25958,7 +25968,7 @@ pub struct SubscriptionsListenResultMetaObject {
     /// protocol. It is intended for display, logging, and debugging. Clients
     /// SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
     /// security decisions.
-    pub server_info: ::std::option::Option<Implementation>,
+    pub server_info: ::std::option::Option<::std::boxed::Box<Implementation>>,
     /// `io.modelcontextprotocol/subscriptionId`: Identifies the subscription stream this response closes, so the client can
     /// correlate it with the originating subscription — mirroring the same key on
     /// the stream's notifications. The value is the JSON-RPC ID of the
@@ -25981,7 +25991,7 @@ impl SubscriptionsListenResultMetaObject {
     /// Sets `io.modelcontextprotocol/serverInfo`: Identifies the server software producing the response. Servers SHOULD
     pub fn with_server_info(
         mut self,
-        value: impl ::std::convert::Into<Implementation>,
+        value: impl ::std::convert::Into<::std::boxed::Box<Implementation>>,
     ) -> Self {
         self.server_info = ::std::option::Option::Some(value.into());
         self
@@ -26022,7 +26032,9 @@ impl crate::private::VisitObject for SubscriptionsListenResultMetaObject {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_server_info: ::std::option::Option<Implementation> = ::std::option::Option::None;
+        let mut f_server_info: ::std::option::Option<
+            ::std::boxed::Box<Implementation>,
+        > = ::std::option::Option::None;
         let mut f_subscription_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
         let mut extra = crate::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
@@ -26038,16 +26050,14 @@ impl crate::private::VisitObject for SubscriptionsListenResultMetaObject {
                             ),
                         );
                     }
-                    map.next_value_seed(
-                            crate::private::InPlace(
-                                &mut f_server_info,
-                                "a `Implementation` object",
-                            ),
-                        )
-                        .map_err(|e| crate::private::in_field(
-                            "io.modelcontextprotocol/serverInfo",
-                            e,
-                        ))?;
+                    f_server_info = ::std::option::Option::Some(
+                        map
+                            .next_value()
+                            .map_err(|e| crate::private::in_field(
+                                "io.modelcontextprotocol/serverInfo",
+                                e,
+                            ))?,
+                    );
                 }
                 "io.modelcontextprotocol/subscriptionId" => {
                     if f_subscription_id.is_some() {

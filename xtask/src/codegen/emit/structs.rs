@@ -74,7 +74,8 @@ pub(super) fn struct_tokens(
         if f.constructor_arg {
             quote!(#id: ::std::option::Option::Some(#id.into()),)
         } else if f.required && !f.default_if_absent {
-            if (f.ty == Ty::String || f.ty == Ty::Path("crate::Integer")) && !f.nullable {
+            if (f.ty == Ty::String || f.ty == Ty::Path("crate::Integer") || matches!(f.ty, Ty::Boxed(_))) && !f.nullable
+            {
                 quote!(#id: #id.into(),)
             } else {
                 quote!(#id,)
@@ -354,11 +355,12 @@ pub(super) fn struct_tokens(
         s.fields.iter().map(|f| f.json.as_str()).chain(s.consts.iter().map(|c| c.json.as_str())).collect();
     // Required members of a generated type must fit that type too (tells apart unions whose
     // members differ only below the top level, like the titled and untitled enum schemas).
-    let nested = s.fields.iter().filter(|f| f.required && !f.nullable && matches!(f.ty, Ty::Named(_))).map(|f| {
-        let ty = ty_tokens(&f.ty);
-        let key = &f.json;
-        quote!(score += <#ty as crate::private::MatchScore>::match_score(&value[#key])?;)
-    });
+    let nested =
+        s.fields.iter().filter(|f| f.required && !f.nullable && matches!(f.ty, Ty::Named(_) | Ty::Boxed(_))).map(|f| {
+            let ty = ty_tokens(&f.ty);
+            let key = &f.json;
+            quote!(score += <#ty as crate::private::MatchScore>::match_score(&value[#key])?;)
+        });
 
     quote! {
         #doc
@@ -438,7 +440,7 @@ fn is_optional(f: &Field) -> bool {
 /// The type of a constructor parameter.
 pub(super) fn param_ty(f: &Field) -> TokenStream {
     let ty = ty_tokens(&f.ty);
-    if f.constructor_arg || (!f.nullable && matches!(f.ty, Ty::String | Ty::Path("crate::Integer"))) {
+    if f.constructor_arg || (!f.nullable && matches!(f.ty, Ty::String | Ty::Path("crate::Integer") | Ty::Boxed(_))) {
         quote!(impl ::std::convert::Into<#ty>)
     } else if f.nullable {
         quote!(::std::option::Option<#ty>)

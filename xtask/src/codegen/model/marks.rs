@@ -58,6 +58,7 @@ impl Builder<'_> {
                         Ty::Named(n) => {
                             d.contains(n) || (depth < 8 && aliases.get(n).is_some_and(|t| go(t, d, aliases, depth + 1)))
                         }
+                        Ty::Boxed(inner) => go(inner, d, aliases, depth),
                     }
                 }
                 go(ty, &snapshot, &aliases, 0)
