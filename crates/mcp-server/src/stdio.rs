@@ -45,8 +45,10 @@ pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
 /// descriptor that stdout or stderr shares) stdin is read by a thread with blocking reads:
 /// tokio's own handle would run every read as a separate blocking-pool task. That thread stops
 /// reading while the server is behind (it waits for room in the server's inbox), and is left to
-/// end with the process if the server stops first. stdout is written by a thread with blocking
-/// writes, so a stray `println!` elsewhere in the process is never refused with `EAGAIN`.
+/// end with the process if the server stops first. stdout is written with blocking writes (it is
+/// never made non-blocking, so a stray `println!` elsewhere in the process is never refused with
+/// `EAGAIN`): on the runtime when stdout is a pipe with room for the whole batch (one `poll` and
+/// one `write`, no thread to wake for each answer), else on the blocking pool.
 pub async fn serve_stdio_with(server: Server, config: StdioConfig) -> std::io::Result<()> {
     let (to_server, inbox) = mpsc::channel::<String>(64);
     let (outbox, from_server) = mpsc::channel::<String>(64);
@@ -62,7 +64,9 @@ pub async fn serve_stdio_with(server: Server, config: StdioConfig) -> std::io::R
         }
     };
     let serving = tokio::spawn(async move { server.serve(Connection { sender: outbox, receiver: inbox }).await });
-    let writing = tokio::task::spawn_blocking(move || write_lines_blocking(from_server, || std::io::stdout().lock()));
+    // A task of the runtime, like the reader and the server: an answer wakes it on the worker
+    // that produced it, not the thread awaiting this function.
+    let writing = tokio::spawn(write_lines(from_server));
     let written = writing.await.map_err(std::io::Error::other).and_then(|written| written);
     // After a failed write (stdout closed), the server is left to end with the process.
     if written.is_ok() {
@@ -278,14 +282,14 @@ fn read_lines_blocking<R: BufRead>(
     }
 }
 
-/// Writes each answer as a line, with blocking writes, for a thread of its own: what is ready is
-/// written together, with one write call and one flush.
-fn write_lines_blocking<W: std::io::Write>(
-    mut from_server: mpsc::Receiver<String>,
-    writer: impl Fn() -> W,
-) -> std::io::Result<()> {
+/// Writes each answer as a line to stdout: what is ready is written together, with one write
+/// call and one flush. A batch that a pipe takes at once (at most `PIPE_BUF` bytes while it has a
+/// free buffer: such a write neither blocks nor splits) is written right here; any other goes to
+/// the blocking pool, which this awaits, so that lines keep their order.
+async fn write_lines(mut from_server: mpsc::Receiver<String>) -> std::io::Result<()> {
+    let pipe = stdout_is_pipe();
     let mut batch = Vec::with_capacity(WRITE_BATCH);
-    while let Some(message) = from_server.blocking_recv() {
+    while let Some(message) = from_server.recv().await {
         batch.extend_from_slice(message.as_bytes());
         batch.push(b'\n');
         while batch.len() < WRITE_BATCH
@@ -294,11 +298,12 @@ fn write_lines_blocking<W: std::io::Write>(
             batch.extend_from_slice(message.as_bytes());
             batch.push(b'\n');
         }
-        // Taken per batch, not for the whole session, so that a stray print elsewhere in the
-        // process waits at most one batch instead of forever.
-        let mut out = writer();
-        out.write_all(&batch)?;
-        out.flush()?;
+        if pipe && batch.len() <= PIPE_BUF && stdout_has_room() {
+            write_stdout(&batch)?;
+        } else {
+            let written = tokio::task::spawn_blocking(move || write_stdout(&batch).map(|()| batch));
+            batch = written.await.map_err(std::io::Error::other)??;
+        }
         // One huge answer should not keep its buffer for the rest of the session.
         if batch.capacity() > 4 * WRITE_BATCH {
             batch = Vec::with_capacity(WRITE_BATCH);
@@ -306,6 +311,45 @@ fn write_lines_blocking<W: std::io::Write>(
         batch.clear();
     }
     Ok(())
+}
+
+/// The bytes a pipe write is atomic up to (POSIX's minimum, Linux's value).
+const PIPE_BUF: usize = 4096;
+
+/// One batch, with the stdout lock taken for it alone (a stray print elsewhere in the process
+/// waits at most one batch).
+fn write_stdout(batch: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    out.write_all(batch)?;
+    out.flush()
+}
+
+#[cfg(unix)]
+fn stdout_is_pipe() -> bool {
+    use std::os::fd::AsFd as _;
+    use std::os::unix::fs::FileTypeExt as _;
+    let stdout = std::io::stdout().as_fd().try_clone_to_owned().map(std::fs::File::from);
+    stdout.and_then(|file| file.metadata()).is_ok_and(|metadata| metadata.file_type().is_fifo())
+}
+
+#[cfg(not(unix))]
+fn stdout_is_pipe() -> bool {
+    false
+}
+
+/// Whether the stdout pipe has a free buffer now (`poll` with no wait).
+#[cfg(unix)]
+fn stdout_has_room() -> bool {
+    let mut stdout = libc::pollfd { fd: libc::STDOUT_FILENO, events: libc::POLLOUT, revents: 0 };
+    // SAFETY: one valid pollfd, a count of one, and no wait.
+    let ready = unsafe { libc::poll(&mut stdout, 1, 0) };
+    ready == 1 && stdout.revents & libc::POLLOUT != 0 && stdout.revents & (libc::POLLERR | libc::POLLHUP) == 0
+}
+
+#[cfg(not(unix))]
+fn stdout_has_room() -> bool {
+    false
 }
 
 /// Discards input up to and including the next newline (or the end of input).
