@@ -52,6 +52,7 @@ mod options;
 mod refusals;
 mod results;
 mod run;
+mod skill_requests;
 mod typed;
 mod walk;
 pub use builder::{BuildError, ServerBuilder};
@@ -59,7 +60,7 @@ pub(crate) use decoded::call_meta;
 use decoded::call_meta_extra;
 use mcp_types::ext::skills::{
     DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
-    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, Skill, SkillsSettings,
+    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, SkillsSettings,
 };
 use mcp_types::ext::tasks::{
     CancelTaskResult, CreateTaskResult, GetTaskRequestParams, GetTaskResult, TaskSubscriptionNotifications,
@@ -520,15 +521,7 @@ impl Server {
             ),
             Decoded::Listen(params) => self.listen(session, id, params),
             Decoded::ListSkills(cursor) => {
-                let page = match &self.inner.skill_source {
-                    None => self.page(cursor, &self.inner.skills, SkillRoute::entry),
-                    Some(source) => {
-                        let mut all: Vec<Skill> = self.inner.skills.iter().map(SkillRoute::entry).collect();
-                        all.extend(source.skills(&session.request_principal()).iter().cloned());
-                        self.page(cursor, &all, Clone::clone)
-                    }
-                };
-                listed(page.map(|(skills, next)| {
+                listed(self.skills_page(cursor, || session.request_principal()).map(|(skills, next)| {
                     let mut result = ListSkillsResult::new(skills, list.ttl_ms, list.scope);
                     result.next_cursor = next;
                     self.respond(&id, era, result)
@@ -545,7 +538,7 @@ impl Server {
                 }
             },
             Decoded::ReadDirectory(params) => {
-                listed(self.read_directory(params, session).and_then(|(children, cursor)| {
+                listed(self.read_directory(params, || session.request_principal()).and_then(|(children, cursor)| {
                     self.page(cursor, &children, Clone::clone).map(|(resources, next)| {
                         let mut result = ReadResourceDirectoryResult::new(resources);
                         result.next_cursor = next;
@@ -633,50 +626,7 @@ impl Server {
         !self.inner.prompts.is_empty() || self.inner.prompt_source.is_some()
     }
 
-    fn has_skills(&self) -> bool {
-        !self.inner.skills.is_empty() || self.inner.skill_source.is_some()
-    }
-
-    /// The entry of the skill whose `SKILL.md` is at `uri`: a route's, else the source's.
-    fn skill(&self, uri: &str, principal: impl FnOnce() -> Principal) -> Option<Skill> {
-        if let Some(&index) = self.inner.skill_index.get(uri) {
-            return Some(self.inner.skills[index].entry());
-        }
-        let source = self.inner.skill_source.as_ref()?;
-        source.skills(&principal()).iter().find(|skill| skill.uri == uri).cloned()
-    }
-
-    /// The children of the directory a `resources/directory/read` names, and its cursor.
-    fn read_directory(
-        &self,
-        params: ReadResourceDirectoryRequestParams,
-        session: &Arc<Session>,
-    ) -> Result<(Vec<mcp_types::Resource>, Option<String>), ErrorObject> {
-        let uri = params.uri;
-        if let Some(children) = self.inner.directories.get(&uri) {
-            return Ok((children.clone(), params.cursor));
-        }
-        if self.inner.source_directories
-            && let Some(source) = &self.inner.skill_source
-            && let Some(children) = crate::skills::source_directory(&source.skills(&session.request_principal()), &uri)
-        {
-            return Ok((children, params.cursor));
-        }
-        for skill in &self.inner.skills {
-            if let Some(Err(error)) = skill.inner.relative(&uri) {
-                return Err(error.into_error_object());
-            }
-        }
-        // Only the wording depends on it: the anonymous caller stands for any.
-        let message = if self.knows_resource(&uri, &Principal::default()) {
-            format!("{uri} is not a directory resource")
-        } else {
-            format!("No directory resource at {uri}")
-        };
-        Err(ErrorObject::invalid_params(message).with_data(json!({ "uri": uri })))
-    }
-
-    fn knows_resource(&self, uri: &str, caller: &Principal) -> bool {
+    pub(super) fn knows_resource(&self, uri: &str, caller: &Principal) -> bool {
         self.inner.resource_index.contains_key(uri)
             || self.inner.templates.iter().any(|t| t.pattern.matches(uri).is_some())
             || self.inner.resource_source.as_ref().is_some_and(|source| source.serves(uri, caller))
