@@ -13,15 +13,47 @@ use serde::de::DeserializeOwned;
 fn round_trip<T: DeserializeOwned + Serialize + PartialEq + Debug>(name: &str, bytes: &[u8]) {
     let Ok(first) = serde_json::from_slice::<T>(bytes) else { return };
     let text = serde_json::to_string(&first).unwrap_or_else(|e| panic!("{name}: a decoded value does not encode: {e}"));
-    let second: T = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("{name}: its own encoding does not decode: {e}\n{text}"));
+    let second: T =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: its own encoding does not decode: {e}\n{text}"));
     assert_eq!(first, second, "{name}: decode, encode, decode changed the value\n{text}");
     let again = serde_json::to_string(&second).expect("encodes");
     assert_eq!(text, again, "{name}: encoding is not stable");
     let value = serde_json::to_value(&first).expect("encodes to a Value");
+    // serde_json's `Value` (no `arbitrary_precision`) holds an integer beyond 64 bits only as
+    // the nearest float: an `Integer` kept as such a literal cannot come back through it.
+    if has_integer_beyond_64_bits(&text) {
+        return;
+    }
     let third: T = serde_json::from_value(value)
         .unwrap_or_else(|e| panic!("{name}: its encoding does not decode from a Value: {e}\n{text}"));
     assert_eq!(first, third, "{name}: decoding from a Value changed the value\n{text}");
+}
+
+/// Whether a JSON text writes an integer (no fraction, no exponent) that neither `i64` nor
+/// `u64` holds.
+fn has_integer_beyond_64_bits(text: &str) -> bool {
+    let (bytes, mut at, mut in_string) = (text.as_bytes(), 0, false);
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\\' if in_string => at += 1,
+            b'"' => in_string = !in_string,
+            b'-' | b'0'..=b'9' if !in_string => {
+                let start = at;
+                while at < bytes.len() && matches!(bytes[at], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                    at += 1;
+                }
+                let number = &text[start..at];
+                if !number.contains(['.', 'e', 'E']) && number.parse::<i64>().is_err() && number.parse::<u64>().is_err()
+                {
+                    return true;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    false
 }
 
 macro_rules! all_types {
