@@ -3,6 +3,10 @@
 //! baseline measured in the same run: a bare axum route returning a fixed JSON body (HTTP), and a
 //! child that echoes lines (stdio). The ratio column is MCP / baseline throughput.
 //!
+//! Then, over the in-memory connection (`Connection::memory()`, what stdio serves through), a
+//! tool that waits once before answering next to the same tool answering at once (baseline):
+//! what a handler that waits for anything costs beyond one that does not.
+//!
 //! Then the cost of a task (the tasks extension) over HTTP: a `tools/call` that becomes a task
 //! plus `tasks/get` until it is completed (polled back to back, without the `pollIntervalMs` a
 //! real client waits), next to a plain `tools/call` of the same tool by a client that did not
@@ -23,7 +27,7 @@ use std::time::{Duration, Instant};
 use mcp_server::http::HttpConfig;
 use std::sync::atomic::AtomicUsize;
 
-use mcp_server::{Context, Error, Server, TaskSupport, ToolRoute};
+use mcp_server::{Connection, Context, Error, Server, TaskSupport, ToolRoute};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::sync::{Mutex, oneshot};
@@ -309,6 +313,67 @@ async fn stdio_levels(secs: f64) -> Vec<(usize, Stats, Stats)> {
     rows
 }
 
+/// `clients` callers, each on a connection of its own, calling `tool` one call after another for
+/// `secs` (after a one-second warm-up).
+async fn memory_load(server: &Server, clients: usize, secs: f64, tool: &'static str) -> Stats {
+    let mut callers = Vec::new();
+    for _ in 0..clients {
+        let (serving, client) = Connection::memory();
+        let server = server.clone();
+        tokio::spawn(async move { server.serve(serving).await });
+        callers.push(Arc::new(Mutex::new(client)));
+    }
+    let run = |duration: Duration| {
+        let tasks: Vec<_> = callers
+            .iter()
+            .map(|client| {
+                let client = Arc::clone(client);
+                tokio::spawn(async move {
+                    let mut client = client.lock().await;
+                    let (mut latencies, mut id) = (Vec::new(), 0);
+                    let end = Instant::now() + duration;
+                    while Instant::now() < end {
+                        id += 1;
+                        let start = Instant::now();
+                        let call = modern(
+                            id,
+                            "tools/call",
+                            json!({ "name": tool, "arguments": { "a": 2, "b": 3 } }),
+                            json!({}),
+                        );
+                        client.sender.send(call.to_string()).await.expect("the server reads");
+                        let answer = client.receiver.recv().await.expect("the server answers");
+                        assert!(answer.contains(r#""text":"5""#), "{answer}");
+                        latencies.push(start.elapsed());
+                    }
+                    latencies
+                })
+            })
+            .collect::<Vec<_>>();
+        async move {
+            let start = Instant::now();
+            let mut latencies = Vec::new();
+            for task in tasks {
+                latencies.extend(task.await.expect("load task"));
+            }
+            Stats { requests: latencies.len(), elapsed: start.elapsed(), latencies }
+        }
+    };
+    run(Duration::from_secs(1)).await;
+    run(Duration::from_secs_f64(secs)).await
+}
+
+async fn memory_levels(secs: f64) -> Vec<(usize, Stats, Stats)> {
+    let server = server();
+    let mut rows = Vec::new();
+    for clients in [1, 16] {
+        let waiting = memory_load(&server, clients, secs, "add_later").await;
+        let at_once = memory_load(&server, clients, secs, "add").await;
+        rows.push((clients, waiting, at_once));
+    }
+    rows
+}
+
 fn print(title: &str, rows: Vec<(usize, Stats, Stats)>) {
     println!("\n{title}");
     println!("| clients | req/s | p50 | p99 | baseline req/s | baseline p50 | baseline p99 | ratio |");
@@ -357,6 +422,11 @@ fn main() {
     print("Streamable HTTP (loopback, JSON responses): tools/call", http);
     let stdio = runtime.block_on(stdio_levels(secs));
     print("stdio (child process): tools/call", stdio);
+    let memory = runtime.block_on(memory_levels(secs));
+    print(
+        "in-memory connection: tools/call of a tool that waits once vs the same tool answering at once (baseline)",
+        memory,
+    );
     let (tasks, gets) = runtime.block_on(task_levels(secs));
     print(
         "Streamable HTTP: a task round trip (tools/call -> CreateTaskResult, tasks/get until completed; req/s = \

@@ -5,6 +5,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures::Stream;
+use futures::future::BoxFuture;
 use mcp_types::{ErrorObject, RequestId};
 use serde::Serialize;
 use serde_json::Value;
@@ -139,14 +140,43 @@ impl Outgoing {
 
 /// The messages of one request: notifications and (legacy) server requests, then the response.
 ///
-/// Dropping it cancels the request: its handler is stopped and nothing more is sent for it.
+/// A handler that did not answer at once runs as its reply is polled, in the task that reads the
+/// reply (no task of its own, so what it wakes, say a database connection's task, runs next rather
+/// than behind a newly spawned one). Dropping the reply cancels the request: its handler is
+/// stopped and nothing more is sent for it.
 pub struct Reply {
     /// Messages known before the reply was made, sent before anything from `rx`.
     queued: VecDeque<Outgoing>,
+    /// The rest of the handler; it sends its messages and response to `rx`.
+    running: Option<BoxFuture<'static, ()>>,
     rx: Option<mpsc::Receiver<Outgoing>>,
-    task: Option<AbortHandle>,
+    stop: Option<Stop>,
     done: bool,
     long_lived: bool,
+}
+
+/// How a request still running is stopped (a client's cancellation, a closed session, a dropped
+/// reply): its task, or the handler a [`Reply`] drives.
+pub(crate) enum Stop {
+    Task(AbortHandle),
+    Inline(futures::future::AbortHandle),
+}
+
+impl Stop {
+    pub(crate) fn abort(&self) {
+        match self {
+            Stop::Task(task) => task.abort(),
+            Stop::Inline(handler) => handler.abort(),
+        }
+    }
+
+    /// Whether it has ended (an inline handler that ended on its own is untracked by itself).
+    pub(crate) fn is_finished(&self) -> bool {
+        match self {
+            Stop::Task(task) => task.is_finished(),
+            Stop::Inline(handler) => handler.is_aborted(),
+        }
+    }
 }
 
 impl Reply {
@@ -156,11 +186,36 @@ impl Reply {
 
     /// A reply whose messages are all known: a handler's notifications, then its response.
     pub(crate) fn finished(messages: VecDeque<Outgoing>) -> Self {
-        Reply { queued: messages, rx: None, task: None, done: false, long_lived: false }
+        Reply { queued: messages, running: None, rx: None, stop: None, done: false, long_lived: false }
     }
 
+    /// A reply whose messages come from a task of its own.
     pub(crate) fn streaming(rx: mpsc::Receiver<Outgoing>, task: AbortHandle) -> Self {
-        Reply { queued: VecDeque::new(), rx: Some(rx), task: Some(task), done: false, long_lived: false }
+        Reply {
+            queued: VecDeque::new(),
+            running: None,
+            rx: Some(rx),
+            stop: Some(Stop::Task(task)),
+            done: false,
+            long_lived: false,
+        }
+    }
+
+    /// A reply that drives `running`, the rest of a handler sending its messages to `rx`, each
+    /// time it is polled; `stop` stops it when the reply is dropped.
+    pub(crate) fn running(
+        running: BoxFuture<'static, ()>,
+        rx: mpsc::Receiver<Outgoing>,
+        stop: futures::future::AbortHandle,
+    ) -> Self {
+        Reply {
+            queued: VecDeque::new(),
+            running: Some(running),
+            rx: Some(rx),
+            stop: Some(Stop::Inline(stop)),
+            done: false,
+            long_lived: false,
+        }
     }
 
     pub(crate) fn long_lived(mut self) -> Self {
@@ -190,6 +245,11 @@ impl Stream for Reply {
         if self.done {
             return Poll::Ready(None);
         }
+        if let Some(running) = self.running.as_mut()
+            && running.as_mut().poll(cx).is_ready()
+        {
+            self.running = None;
+        }
         let next = match self.queued.pop_front() {
             Some(message) => Poll::Ready(Some(message)),
             None => match self.rx.as_mut() {
@@ -207,8 +267,8 @@ impl Stream for Reply {
 
 impl Drop for Reply {
     fn drop(&mut self) {
-        if let Some(task) = &self.task {
-            task.abort();
+        if let Some(stop) = &self.stop {
+            stop.abort();
         }
     }
 }

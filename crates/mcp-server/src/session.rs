@@ -15,9 +15,8 @@ use std::time::{Duration, Instant};
 use mcp_types::{ClientCapabilities, ErrorObject, Implementation, LoggingLevel, RequestId};
 use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc, oneshot};
-use tokio::task::AbortHandle;
 
-use crate::message::Outgoing;
+use crate::message::{Outgoing, Stop};
 use crate::tasks::{StoreError, StoreFuture};
 use crate::telemetry::{self, SessionTimer, Transport};
 use crate::{Error, Principal};
@@ -36,7 +35,7 @@ pub struct Session {
     revision: AtomicU64,
     pending: Mutex<Pending>,
     next_id: AtomicI64,
-    in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
+    in_flight: Mutex<HashMap<RequestId, Stop>>,
     /// No answer from the client can arrive any more (its input closed, or the session closed).
     input_closed: AtomicBool,
     closed: AtomicBool,
@@ -407,7 +406,7 @@ impl Session {
         }
     }
 
-    pub(crate) fn track(&self, id: RequestId, task: AbortHandle) {
+    pub(crate) fn track(&self, id: RequestId, task: Stop) {
         let mut in_flight = self.in_flight.lock().expect("not poisoned");
         if self.is_closed() {
             task.abort();

@@ -116,7 +116,7 @@ impl Server {
                 }
             }
         });
-        session.track(id, task.abort_handle());
+        session.track(id, crate::message::Stop::Task(task.abort_handle()));
         Reply::streaming(rx, task.abort_handle()).long_lived()
     }
 

@@ -1,14 +1,16 @@
-//! Running a request's handler: its first step inline and the rest, if it waits, on a task of
-//! its own; multi-round requests (`requestState`, `inputResponses`); and the calls into the tools,
+//! Running a request's handler: its first step inline and the rest, if it waits, as its reply is
+//! polled; multi-round requests (`requestState`, `inputResponses`); and the calls into the tools,
 //! resources, prompts and completions the server was built with.
 
 use super::*;
+use futures::FutureExt as _;
+
+use crate::message::Stop;
 use crate::telemetry::Operation;
 
 impl Server {
-    /// Runs a handler: its first step here, and the rest, if it waits for anything, on its own
-    /// task; its messages and response arrive through the [`Reply`]. Most handlers answer
-    /// without waiting, and then no task is spawned.
+    /// Runs a handler: its first step here, and the rest, if it waits for anything, as the
+    /// [`Reply`] that carries its messages and response is polled. No task is spawned for it.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn spawn(
         &self,
@@ -29,8 +31,8 @@ impl Server {
         self.drive(session, id, respond, rx, running, operation)
     }
 
-    /// Polls `running` once here; if it waits, the rest runs on its own task (cancelled when the
-    /// reply is dropped) and its response comes through `respond`.
+    /// Polls `running` once here; if it waits, the rest runs as the reply is polled (stopped when
+    /// the reply is dropped) and its response comes through `respond`.
     #[inline(never)]
     pub(super) fn drive(
         &self,
@@ -60,18 +62,24 @@ impl Server {
         let first = std::panic::catch_unwind(AssertUnwindSafe(|| running.as_mut().poll(&mut waker)));
         let response = match first {
             Ok(Poll::Pending) => {
+                // The rest runs as the reply is polled: a task spawned here would take the
+                // worker's next turn from whatever the first step woke (a connection's task
+                // sending the handler's query), and that would wait behind every queued task.
                 let task_session = Arc::clone(session);
                 let task_id = id.clone();
-                let task = tokio::spawn(async move {
-                    let response = running.await;
+                let (stop, registration) = futures::future::AbortHandle::new_pair();
+                let rest = async move {
+                    // A panic ends the reply without a response, as on a task of its own.
+                    let Ok(response) = AssertUnwindSafe(running).catch_unwind().await else { return };
                     if let Some(operation) = operation {
                         operation.finish(Some(&response));
                     }
                     let _ = respond.send(response).await;
                     task_session.untrack(&task_id);
-                });
-                session.track(id, task.abort_handle());
-                return Reply::streaming(rx, task.abort_handle());
+                };
+                let rest = futures::future::Abortable::new(rest, registration).map(|_| ());
+                session.track(id, Stop::Inline(stop.clone()));
+                return Reply::running(Box::pin(rest), rx, stop);
             }
             Ok(Poll::Ready(response)) => Some(response),
             Err(_) => None,
