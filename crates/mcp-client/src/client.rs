@@ -267,9 +267,9 @@ impl Client {
             }
         };
         let core = &self.inner.core;
-        let mut params = call.params.clone();
-        let mut meta = match params.remove("_meta") {
-            Some(Value::Object(meta)) => meta,
+        let params = &call.params;
+        let mut meta = match params.get("_meta") {
+            Some(Value::Object(meta)) => meta.clone(),
             _ => JsonObject::new(),
         };
         let mut _progress = None;
@@ -285,7 +285,7 @@ impl Client {
             meta.insert("progressToken".into(), token);
         }
         let transport = self.transport();
-        let labels = telemetry::RequestLabels { method: call.method, id: &id, version: &version, params: &params };
+        let labels = telemetry::RequestLabels { method: call.method, id: &id, version: &version, params };
         let operation = telemetry::Operation::start(&self.inner.peer, &labels, || self.legacy_session());
         operation.inject(&mut meta);
         let mut headers = Vec::new();
@@ -314,10 +314,7 @@ impl Client {
                 headers.extend(call.param_headers.iter().cloned());
             }
         }
-        if !meta.is_empty() {
-            params.insert("_meta".into(), Value::Object(meta));
-        }
-        let message = request_message(&id, call.method, Value::Object(params));
+        let message = request_message(&id, call.method, params, &meta);
         let cancel_notice =
             CancelNotice { peer: self.inner.peer.clone(), version, request_span: operation.span().clone() };
         let out = Outgoing {
@@ -459,12 +456,16 @@ impl Client {
     /// handlers and retries (new id, the original params plus `inputResponses` and the
     /// `requestState` echoed unchanged) until the result is complete.
     async fn request_with_input(&self, mut call: Call) -> Result<Box<RawValue>, Error> {
-        let original = call.params.clone();
+        // The params as the caller gave them, kept once a round needs them.
+        let mut original: Option<JsonObject> = None;
         for _ in 0..MAX_INPUT_ROUNDS {
             let result = self.request(&call).await?;
-            if result_type(&result).as_deref() != Some("input_required") {
+            if !crate::core::may_hold(result.get(), r#""input_required""#)
+                || result_type(&result).as_deref() != Some("input_required")
+            {
                 return Ok(result);
             }
+            let original = original.get_or_insert_with(|| call.params.clone());
             // Each retry, after the handlers answered, has the request timeout of its own.
             call.deadline = None;
             #[derive(Deserialize)]
@@ -577,6 +578,9 @@ pub(crate) fn result_type(result: &RawValue) -> Option<String> {
     struct Probe {
         #[serde(rename = "resultType")]
         result_type: Option<Value>,
+    }
+    if !crate::core::may_hold(result.get(), r#""resultType""#) {
+        return None;
     }
     serde_json::from_str::<Probe>(result.get())
         .ok()

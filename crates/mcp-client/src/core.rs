@@ -347,8 +347,47 @@ pub(crate) fn as_reply_to(text: &str, id: &RequestId) -> Option<Delivery> {
 }
 
 /// Builds a JSON-RPC request message.
-pub(crate) fn request_message(id: &RequestId, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+/// Whether the JSON text `text` may hold the JSON string `quoted` (written with its quotes) as a
+/// member name or a value: without a backslash anywhere nothing is escaped, so a plain search
+/// answers exactly, and a "no" saves a parse.
+pub(crate) fn may_hold(text: &str, quoted: &str) -> bool {
+    text.contains('\\') || text.contains(quoted)
+}
+
+/// The encoded request: `params` with `meta` as its `_meta` (left out when empty), written
+/// straight from the caller's maps rather than through a copy of them.
+pub(crate) fn request_message(
+    id: &RequestId,
+    method: &str,
+    params: &serde_json::Map<String, Value>,
+    meta: &serde_json::Map<String, Value>,
+) -> String {
+    struct Params<'a> {
+        params: &'a serde_json::Map<String, Value>,
+        meta: &'a serde_json::Map<String, Value>,
+    }
+    impl serde::Serialize for Params<'_> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap as _;
+            let mut map = serializer.serialize_map(None)?;
+            for (name, value) in self.params.iter().filter(|(name, _)| *name != "_meta") {
+                map.serialize_entry(name, value)?;
+            }
+            if !self.meta.is_empty() {
+                map.serialize_entry("_meta", self.meta)?;
+            }
+            map.end()
+        }
+    }
+    #[derive(serde::Serialize)]
+    struct Request<'a> {
+        jsonrpc: &'static str,
+        id: &'a RequestId,
+        method: &'a str,
+        params: Params<'a>,
+    }
+    let request = Request { jsonrpc: "2.0", id, method, params: Params { params, meta } };
+    serde_json::to_string(&request).expect("JSON values and request ids always serialize")
 }
 
 #[cfg(test)]

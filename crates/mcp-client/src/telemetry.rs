@@ -118,6 +118,9 @@ fn is_tool_error(result: &RawValue) -> bool {
         #[serde(rename = "isError", default)]
         is_error: Option<bool>,
     }
+    if !crate::core::may_hold(result.get(), r#""isError""#) {
+        return false;
+    }
     serde_json::from_str::<ToolResult>(result.get()).is_ok_and(|r| r.is_error == Some(true))
 }
 

@@ -111,7 +111,7 @@ impl HttpTransport {
         req
     }
 
-    async fn post(&self, body: &Value, headers: &[(String, String)]) -> Result<reqwest::Response, Error> {
+    async fn post(&self, body: String, headers: &[(String, String)]) -> Result<reqwest::Response, Error> {
         let mut req = self
             .inner
             .client
@@ -123,11 +123,11 @@ impl HttpTransport {
         for (name, value) in headers {
             req = req.header(name, value);
         }
-        send(&self.inner.service, req.body(body.to_string()), &format!("POST {}", self.inner.url)).await
+        send(&self.inner.service, req.body(body), || format!("POST {}", self.inner.url)).await
     }
 
     pub async fn notify(&self, message: &Value, headers: &[(String, String)]) -> Result<(), Error> {
-        let response = self.post(message, headers).await?;
+        let response = self.post(message.to_string(), headers).await?;
         let status = response.status();
         if status.is_success() {
             return Ok(());
@@ -135,7 +135,7 @@ impl HttpTransport {
         Err(Error::HttpStatus { status: status.as_u16(), body: read_capped(response, MAX_ERROR_BODY).await })
     }
 
-    pub async fn request(&self, core: &Arc<Core>, out: Outgoing) -> Result<Reply, Error> {
+    pub async fn request(&self, core: &Arc<Core>, mut out: Outgoing) -> Result<Reply, Error> {
         let rx = core.expect(out.id.clone());
         // Legacy servers do not read a closed stream as cancellation: tell them.
         let on_cancel: Option<Box<dyn FnOnce() + Send>> = (self.is_legacy() && out.cancel_on_drop).then(|| {
@@ -155,7 +155,7 @@ impl HttpTransport {
             }) as Box<dyn FnOnce() + Send>
         });
         let mut guard = PendingGuard::new(core, out.id.clone(), on_cancel);
-        let response = self.post(&out.message, &out.headers).await?;
+        let response = self.post(std::mem::take(&mut out.message), &out.headers).await?;
         let result = self.read_response(core, response, &out, rx).await;
         guard.disarm();
         result
@@ -288,7 +288,7 @@ impl HttpTransport {
         if let Some(last) = last_event_id {
             req = req.header("Last-Event-ID", last);
         }
-        send(&self.inner.service, req, "GET for an event stream").await
+        send(&self.inner.service, req, || "GET for an event stream".to_owned()).await
     }
 
     /// Opens the legacy standalone GET stream on which a server sends requests and
@@ -354,7 +354,7 @@ impl HttpTransport {
         let Some(session) = self.session() else { return };
         let req = self.inner.client.delete(self.inner.url.clone()).headers(self.inner.headers.clone());
         let req = self.legacy_headers(req).header("Mcp-Session-Id", session);
-        let _ = send(&self.inner.service, req, "DELETE of the session").await;
+        let _ = send(&self.inner.service, req, || "DELETE of the session".to_owned()).await;
     }
 }
 

@@ -42,7 +42,7 @@ impl LegacySseTransport {
         timeout: Duration,
     ) -> Result<Self, Error> {
         let request = client.get(url.clone()).headers(headers.clone()).header(ACCEPT, "text/event-stream");
-        let response = send(&service, request, &format!("GET {url}")).await?;
+        let response = send(&service, request, || format!("GET {url}")).await?;
         let status = response.status();
         if !status.is_success() {
             return Err(Error::HttpStatus { status: status.as_u16(), body: read_capped(response, 4096).await });
@@ -100,7 +100,7 @@ impl LegacySseTransport {
                         let slot = core.server_request_slot().await;
                         let inner = reader_inner.clone();
                         answering.spawn(core.clone().answer_and_deliver(request, slot, |answer| async move {
-                            let _ = post(&inner, &answer).await;
+                            let _ = post(&inner, answer.to_string()).await;
                         }));
                         while answering.try_join_next().is_some() {}
                     }
@@ -113,7 +113,7 @@ impl LegacySseTransport {
     }
 
     pub async fn post(&self, message: &Value) -> Result<(), Error> {
-        post(&self.inner, message).await
+        post(&self.inner, message.to_string()).await
     }
 
     pub async fn request(&self, core: &Arc<Core>, out: Outgoing) -> Result<Reply, Error> {
@@ -128,7 +128,7 @@ impl LegacySseTransport {
                     let (message, span) = notice.message(&id);
                     handle.spawn(
                         async move {
-                            if let Err(error) = post(&inner, &message).await {
+                            if let Err(error) = post(&inner, message.to_string()).await {
                                 crate::telemetry::notification_failed(&tracing::Span::current(), &error);
                             }
                         }
@@ -138,7 +138,7 @@ impl LegacySseTransport {
             }) as Box<dyn FnOnce() + Send>
         });
         let mut guard = PendingGuard::new(core, out.id.clone(), on_cancel);
-        post(&self.inner, &out.message).await?;
+        post(&self.inner, out.message).await?;
         let reply = delivered(rx.await);
         guard.disarm();
         reply
@@ -161,14 +161,14 @@ impl Drop for LegacySseTransport {
     }
 }
 
-async fn post(inner: &Inner, message: &Value) -> Result<(), Error> {
+async fn post(inner: &Inner, message: String) -> Result<(), Error> {
     let request = inner
         .client
         .post(inner.endpoint.clone())
         .headers(inner.headers.clone())
         .header(CONTENT_TYPE, "application/json")
-        .body(message.to_string());
-    let response = send(&inner.service, request, &format!("POST {}", inner.endpoint)).await?;
+        .body(message);
+    let response = send(&inner.service, request, || format!("POST {}", inner.endpoint)).await?;
     let status = response.status();
     if status.is_success() {
         Ok(())

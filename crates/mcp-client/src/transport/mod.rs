@@ -16,29 +16,29 @@ use crate::core::{Core, Delivery, Reply};
 use crate::error::Error;
 
 /// Sends `request` through the client's HTTP service; `what` names it in errors (never with
-/// secrets).
+/// secrets), and is only called for one.
 #[cfg(feature = "http")]
 pub(crate) async fn send(
     service: &crate::layer::HttpService,
     request: reqwest::RequestBuilder,
-    what: &str,
+    what: impl Fn() -> String,
 ) -> Result<reqwest::Response, Error> {
     use tower::ServiceExt as _;
 
-    let request = request.build().map_err(|e| Error::transport_with(what.to_owned(), e))?;
-    service.clone().oneshot(request).await.map_err(|e| service_error(what, e))
+    let request = request.build().map_err(|e| Error::transport_with(what(), e))?;
+    service.clone().oneshot(request).await.map_err(|e| service_error(what(), e))
 }
 
 /// What a failure of the HTTP service means for the caller: an OAuth failure stays one, the
 /// rest is a transport error with the service's error as its source.
 #[cfg(feature = "http")]
-fn service_error(what: &str, error: crate::layer::BoxError) -> Error {
+fn service_error(what: String, error: crate::layer::BoxError) -> Error {
     #[cfg(feature = "auth")]
     let error = match error.downcast::<crate::auth::AuthError>() {
         Ok(auth) => return Error::Auth(*auth),
         Err(error) => error,
     };
-    Error::Transport { message: what.to_owned(), source: Some(error) }
+    Error::Transport { message: what, source: Some(error) }
 }
 
 /// Which transport a client talks over.
@@ -58,7 +58,8 @@ pub enum TransportKind {
 pub(crate) struct Outgoing {
     pub id: RequestId,
     pub method: String,
-    pub message: Value,
+    /// The encoded request.
+    pub message: String,
     /// Extra HTTP headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`, `MCP-Protocol-Version`).
     pub headers: Vec<(String, String)>,
     /// Send `notifications/cancelled` when the request is dropped unanswered (not for the

@@ -354,7 +354,7 @@ impl StdioTransport {
             }) as Box<dyn FnOnce() + Send>
         });
         let mut guard = PendingGuard::new(core, out.id, on_cancel);
-        writer.send(out.message.to_string()).await?;
+        writer.send(out.message).await?;
         let reply = delivered(rx.await);
         guard.disarm();
         reply
