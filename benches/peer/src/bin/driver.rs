@@ -818,7 +818,7 @@ async fn realistic_call(
 
 /// The realistic cell on `sdk`: its HTTP server pinned to CPU 0, `--realistic-clients` legacy
 /// sessions, the three tools in turn.
-async fn realistic_cell(sdk: Sdk, redis: &Redis, round: usize, args: &Args) -> Cell {
+async fn realistic_cell(sdk: Sdk, redis: &Redis, round: usize, args: &Args) -> (Cell, Vec<Vec<u32>>) {
     let mut command = Server::command(sdk, Transport::Http, None, false);
     command.arg("--realistic").env(workload::REDIS_URL, &redis.url);
     // SAFETY: sched_setaffinity is async-signal-safe and touches only the child being started.
@@ -850,16 +850,35 @@ async fn realistic_cell(sdk: Sdk, redis: &Redis, round: usize, args: &Args) -> C
     let ids = Arc::new(AtomicI64::new(1));
     let connections: Arc<Vec<_>> =
         Arc::new((0..clients).map(|_| tokio::sync::Mutex::new(RawConnection::new(&url))).collect());
+    // Each tool's latencies of the measured run (the warm-up's are cleared when it ends).
+    let by_tool: Arc<std::sync::Mutex<Vec<Vec<u32>>>> = Arc::new(std::sync::Mutex::new(vec![Vec::new(); tools.len()]));
     let cell = measure(&server, args, async |duration| {
+        by_tool.lock().expect("not poisoned").iter_mut().for_each(Vec::clear);
         load(clients, duration, &ids, {
-            let (connections, sessions, prefix, tools) =
-                (Arc::clone(&connections), Arc::clone(&sessions), Arc::clone(&prefix), Arc::clone(&tools));
+            let (connections, sessions, prefix, tools, by_tool) = (
+                Arc::clone(&connections),
+                Arc::clone(&sessions),
+                Arc::clone(&prefix),
+                Arc::clone(&tools),
+                Arc::clone(&by_tool),
+            );
             move |client, id| {
-                let (connections, sessions, prefix, tools) =
-                    (Arc::clone(&connections), Arc::clone(&sessions), Arc::clone(&prefix), Arc::clone(&tools));
+                let (connections, sessions, prefix, tools, by_tool) = (
+                    Arc::clone(&connections),
+                    Arc::clone(&sessions),
+                    Arc::clone(&prefix),
+                    Arc::clone(&tools),
+                    Arc::clone(&by_tool),
+                );
                 async move {
                     let mut connection = connections[client].lock().await;
-                    realistic_call(&mut connection, &tools, &prefix, client, &sessions[client], id).await
+                    let sent = Instant::now();
+                    let outcome = realistic_call(&mut connection, &tools, &prefix, client, &sessions[client], id).await;
+                    if outcome.is_ok() {
+                        let micros = sent.elapsed().as_micros().min(u32::MAX as u128) as u32;
+                        by_tool.lock().expect("not poisoned")[id as usize % tools.len()].push(micros);
+                    }
+                    outcome
                 }
             }
         })
@@ -867,16 +886,18 @@ async fn realistic_cell(sdk: Sdk, redis: &Redis, round: usize, args: &Args) -> C
     })
     .await;
     server.stop().await;
-    cell
+    let mut by_tool = std::mem::take(&mut *by_tool.lock().expect("not poisoned"));
+    by_tool.iter_mut().for_each(|latencies| latencies.sort_unstable());
+    (cell, by_tool)
 }
 
 /// Runs the realistic cell `--rounds` times on ours and rmcp, back to back, and prints its table.
 async fn realistic_cells(args: &Args, notes: &mut Vec<String>) {
     let redis = Redis::start().await;
-    let mut runs: [Vec<Cell>; 2] = [Vec::new(), Vec::new()];
+    let mut runs: [Vec<(Cell, Vec<Vec<u32>>)>; 2] = [Vec::new(), Vec::new()];
     for round in 0..args.rounds {
         for (sdk, runs) in [Sdk::Ours, Sdk::Rmcp].into_iter().zip(&mut runs) {
-            let cell = realistic_cell(sdk, &redis, round, args).await;
+            let (cell, by_tool) = realistic_cell(sdk, &redis, round, args).await;
             if let Some(error) = &cell.load.first_error {
                 notes.push(format!("realistic {sdk:?}: {} errors, first: {error}", cell.load.errors));
             }
@@ -886,13 +907,13 @@ async fn realistic_cells(args: &Args, notes: &mut Vec<String>) {
                 cell.load.rate(),
                 cell.load.errors
             );
-            runs.push(cell);
+            runs.push((cell, by_tool));
         }
     }
     let per_round: Vec<String> =
-        runs[0].iter().zip(&runs[1]).map(|(o, r)| ratio(o.load.rate(), r.load.rate())).collect();
-    let [o, r] = runs.map(|mut runs| {
-        runs.sort_by(|a, b| a.load.rate().total_cmp(&b.load.rate()));
+        runs[0].iter().zip(&runs[1]).map(|(o, r)| ratio(o.0.load.rate(), r.0.load.rate())).collect();
+    let [(o, o_by_tool), (r, r_by_tool)] = runs.map(|mut runs| {
+        runs.sort_by(|a, b| a.0.load.rate().total_cmp(&b.0.load.rate()));
         runs.swap_remove(runs.len() / 2)
     });
     let label = format!("realistic ×{}", args.realistic_clients);
@@ -927,6 +948,15 @@ async fn realistic_cells(args: &Args, notes: &mut Vec<String>) {
         ratio(o.peak_rss as f64, r.peak_rss as f64),
         per_round.join(" ")
     );
+    if args.realistic_tools.len() > 1 {
+        out!("\nEach tool's latency in the same rounds:\n");
+        out!("| tool | calls ours/rmcp | ours p50 µs | rmcp p50 µs | ours p99 µs | rmcp p99 µs | p99 ours/rmcp |");
+        out!("|---|---:|---:|---:|---:|---:|---:|");
+        for (tool, (o, r)) in args.realistic_tools.iter().zip(o_by_tool.iter().zip(&r_by_tool)) {
+            let (o50, r50, o99, r99) = (percentile(o, 0.50), percentile(r, 0.50), percentile(o, 0.99), percentile(r, 0.99));
+            out!("| {tool} | {}/{} | {o50:.0} | {r50:.0} | {o99:.0} | {r99:.0} | {} |", o.len(), r.len(), ratio(o99, r99));
+        }
+    }
 }
 
 // ------------------------------------------------------------------ load
@@ -946,12 +976,17 @@ impl Load {
     }
 
     fn percentile(&self, p: f64) -> f64 {
-        if self.latencies_us.is_empty() {
-            return f64::NAN;
-        }
-        let index = ((self.latencies_us.len() as f64 * p).ceil() as usize).clamp(1, self.latencies_us.len()) - 1;
-        self.latencies_us[index] as f64
+        percentile(&self.latencies_us, p)
     }
+}
+
+/// The `p` quantile of `sorted` (nearest rank), NaN when empty.
+fn percentile(sorted: &[u32], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let index = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[index] as f64
 }
 
 impl Load {
