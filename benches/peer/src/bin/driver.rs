@@ -953,8 +953,14 @@ async fn realistic_cells(args: &Args, notes: &mut Vec<String>) {
         out!("| tool | calls ours/rmcp | ours p50 µs | rmcp p50 µs | ours p99 µs | rmcp p99 µs | p99 ours/rmcp |");
         out!("|---|---:|---:|---:|---:|---:|---:|");
         for (tool, (o, r)) in args.realistic_tools.iter().zip(o_by_tool.iter().zip(&r_by_tool)) {
-            let (o50, r50, o99, r99) = (percentile(o, 0.50), percentile(r, 0.50), percentile(o, 0.99), percentile(r, 0.99));
-            out!("| {tool} | {}/{} | {o50:.0} | {r50:.0} | {o99:.0} | {r99:.0} | {} |", o.len(), r.len(), ratio(o99, r99));
+            let (o50, r50, o99, r99) =
+                (percentile(o, 0.50), percentile(r, 0.50), percentile(o, 0.99), percentile(r, 0.99));
+            out!(
+                "| {tool} | {}/{} | {o50:.0} | {r50:.0} | {o99:.0} | {r99:.0} | {} |",
+                o.len(),
+                r.len(),
+                ratio(o99, r99)
+            );
         }
     }
 }
