@@ -221,6 +221,9 @@ impl Server {
     ///
     /// A message with more objects and arrays than [`Options::max_json_containers`] is refused
     /// before any of it is decoded.
+    ///
+    /// A handler that does not answer at once goes on as the returned [`Reply`] is polled: read
+    /// the reply to its end, here or on a task of its own; dropping it cancels the request.
     pub fn handle_bytes(&self, session: &Arc<Session>, bytes: &[u8], mirrors: Option<&Mirrors>) -> Option<Reply> {
         match self.refusal_before_decode(bytes) {
             Some(refusal) => Some(refusal),

@@ -391,7 +391,7 @@ impl Session {
         }
     }
 
-    /// Requests whose handlers are running on their own task.
+    /// Requests whose handlers are still running (on a task of their own, or driven by their reply).
     pub(crate) fn in_flight(&self) -> usize {
         let mut in_flight = self.in_flight.lock().expect("not poisoned");
         in_flight.retain(|_, task| !task.is_finished());
