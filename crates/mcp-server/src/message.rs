@@ -147,8 +147,9 @@ impl Outgoing {
 pub struct Reply {
     /// Messages known before the reply was made, sent before anything from `rx`.
     queued: VecDeque<Outgoing>,
-    /// The rest of the handler; it sends its messages and response to `rx`.
-    running: Option<BoxFuture<'static, ()>>,
+    /// The rest of the handler: it sends its messages to `rx` and ends with its response (none
+    /// when it was stopped or panicked).
+    running: Option<BoxFuture<'static, Option<Outgoing>>>,
     rx: Option<mpsc::Receiver<Outgoing>>,
     stop: Option<Stop>,
     done: bool,
@@ -201,10 +202,10 @@ impl Reply {
         }
     }
 
-    /// A reply that drives `running`, the rest of a handler sending its messages to `rx`, each
-    /// time it is polled; `stop` stops it when the reply is dropped.
+    /// A reply that drives `running`, the rest of a handler sending its messages to `rx` and
+    /// ending with its response, each time it is polled; `stop` stops it when the reply is dropped.
     pub(crate) fn running(
-        running: BoxFuture<'static, ()>,
+        running: BoxFuture<'static, Option<Outgoing>>,
         rx: mpsc::Receiver<Outgoing>,
         stop: futures::future::AbortHandle,
     ) -> Self {
@@ -245,21 +246,48 @@ impl Stream for Reply {
         if self.done {
             return Poll::Ready(None);
         }
-        if let Some(running) = self.running.as_mut()
-            && running.as_mut().poll(cx).is_ready()
-        {
-            self.running = None;
+        let this = &mut *self;
+        if let Some(running) = this.running.as_mut() {
+            match running.as_mut().poll(cx) {
+                Poll::Ready(response) => {
+                    // What the handler sent before it ended goes first, then its response.
+                    this.running = None;
+                    if let Some(mut rx) = this.rx.take() {
+                        while let Ok(message) = rx.try_recv() {
+                            this.queued.push_back(message);
+                        }
+                    }
+                    this.queued.extend(response);
+                }
+                // While it runs, what it sends so far; the end of `rx` is not the end of the reply.
+                Poll::Pending => {
+                    let sent = match this.queued.pop_front() {
+                        Some(message) => Some(message),
+                        None => match this.rx.as_mut().map(|rx| rx.poll_recv(cx)) {
+                            Some(Poll::Ready(Some(message))) => Some(message),
+                            _ => None,
+                        },
+                    };
+                    return match sent {
+                        Some(message) => {
+                            this.done = message.is_response();
+                            Poll::Ready(Some(message))
+                        }
+                        None => Poll::Pending,
+                    };
+                }
+            }
         }
-        let next = match self.queued.pop_front() {
+        let next = match this.queued.pop_front() {
             Some(message) => Poll::Ready(Some(message)),
-            None => match self.rx.as_mut() {
+            None => match this.rx.as_mut() {
                 Some(rx) => rx.poll_recv(cx),
                 None => Poll::Ready(None),
             },
         };
         if let Poll::Ready(item) = &next {
             // The response ends the stream even if a handler kept a clone of its context alive.
-            self.done = item.as_ref().is_none_or(Outgoing::is_response);
+            this.done = item.as_ref().is_none_or(Outgoing::is_response);
         }
         next
     }

@@ -557,9 +557,10 @@ impl Server {
                 let server = self.clone();
                 let principal = session.principal().clone();
                 let request_id = id.clone();
-                let (respond, rx) = mpsc::channel(1);
+                // A tasks/* request sends no messages of its own: its reply is its response.
+                let (_, rx) = mpsc::channel(1);
                 let running = async move { server.task_request(&principal, &request_id, request).await };
-                self.drive(session, id, respond, rx, Box::pin(running), operation.take())
+                self.drive(session, id, rx, Box::pin(running), operation.take())
             }
             call => self.spawn(session, id, era, version, meta, call, operation.take()),
         }

@@ -39,6 +39,13 @@ fn server(releases: Vec<oneshot::Receiver<()>>, dropped: Arc<AtomicBool>) -> Ser
                 Ok::<_, Error>("released")
             }
         }))
+        .tool(ToolRoute::new("progress_later", |ctx: Context, _: NoArguments| async move {
+            ctx.progress(1.0, Some(2.0), None).await;
+            tokio::task::yield_now().await;
+            // Sent in the same step that ends the handler: it must still come before the response.
+            ctx.progress(2.0, Some(2.0), None).await;
+            Ok::<_, Error>("done")
+        }))
         .tool(ToolRoute::new("panic_later", |_: Context, _: NoArguments| async move {
             tokio::task::yield_now().await;
             if true {
@@ -102,4 +109,19 @@ async fn a_handler_panicking_after_its_first_step_ends_its_reply_without_a_respo
     let mut reply = server.handle(&session, call(1, "panic_later"), None).expect("a request has a reply");
     let polled = std::panic::AssertUnwindSafe(reply.next()).catch_unwind().await;
     assert!(matches!(polled, Ok(None)), "the panic stays in the handler and the reply ends");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_waiting_handlers_notifications_come_before_its_response() {
+    let (_release, waiting) = oneshot::channel();
+    let server = server(vec![waiting], Arc::new(AtomicBool::new(false)));
+    let session = Session::new();
+    let mut request = call(1, "progress_later");
+    request["params"]["_meta"]["progressToken"] = json!("p");
+    let reply = server.handle(&session, request, None).expect("a request has a reply");
+    let messages: Vec<Value> = reply.map(|message| serde_json::from_str(&message.json).unwrap()).collect().await;
+    let progress: Vec<_> = messages.iter().take(2).map(|m| m["params"]["progress"].clone()).collect();
+    assert_eq!(progress, [json!(1.0), json!(2.0)], "{messages:?}");
+    assert_eq!(messages.len(), 3, "two notifications, then the response: {messages:?}");
+    assert_eq!(messages[2]["result"]["content"][0]["text"], "done", "{messages:?}");
 }

@@ -23,22 +23,20 @@ impl Server {
         operation: Option<Operation>,
     ) -> Reply {
         let (sink, rx) = mpsc::channel(32);
-        let respond = sink.clone();
         let server = self.clone();
         let run_session = Arc::clone(session);
         let run_id = id.clone();
         let running = Box::pin(async move { server.run(&run_session, &run_id, era, version, meta, call, sink).await });
-        self.drive(session, id, respond, rx, running, operation)
+        self.drive(session, id, rx, running, operation)
     }
 
     /// Polls `running` once here; if it waits, the rest runs as the reply is polled (stopped when
-    /// the reply is dropped) and its response comes through `respond`.
+    /// the reply is dropped) and ends the reply with its response.
     #[inline(never)]
     pub(super) fn drive(
         &self,
         session: &Arc<Session>,
         id: RequestId,
-        respond: mpsc::Sender<Outgoing>,
         mut rx: mpsc::Receiver<Outgoing>,
         mut running: BoxFuture<Outgoing>,
         operation: Option<Operation>,
@@ -70,14 +68,14 @@ impl Server {
                 let (stop, registration) = futures::future::AbortHandle::new_pair();
                 let rest = async move {
                     // A panic ends the reply without a response, as on a task of its own.
-                    let Ok(response) = AssertUnwindSafe(running).catch_unwind().await else { return };
+                    let response = AssertUnwindSafe(running).catch_unwind().await.ok()?;
                     if let Some(operation) = operation {
                         operation.finish(Some(&response));
                     }
-                    let _ = respond.send(response).await;
                     task_session.untrack(&task_id);
+                    Some(response)
                 };
-                let rest = futures::future::Abortable::new(rest, registration).map(|_| ());
+                let rest = futures::future::Abortable::new(rest, registration).map(|ended| ended.ok().flatten());
                 session.track(id, Stop::Inline(stop.clone()));
                 return Reply::running(Box::pin(rest), rx, stop);
             }
