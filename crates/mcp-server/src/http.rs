@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt as _};
 use mcp_types::ErrorObject;
@@ -45,7 +45,12 @@ use sessions::SESSION_SHARE_FULL;
 use sessions::{other_principal, store_error};
 use sse::{Event, KEEP_ALIVE_COMMENT, Logs, ReplayBudget, sse, sse_events};
 
-const SESSION_HEADER: &str = "mcp-session-id";
+const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+// Parsed once: a lookup by a `&str` parses the name again each time.
+const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
+const LAST_EVENT_ID_HEADER: HeaderName = HeaderName::from_static("last-event-id");
 
 /// Which `Host` (and `Origin`) values are accepted: the guard against DNS rebinding.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -280,7 +285,7 @@ async fn post(
     client: ClientKey,
 ) -> Response {
     let headers = &headers;
-    if let Some(accept) = header_str(headers, header::ACCEPT.as_str())
+    if let Some(accept) = header_str(headers, &header::ACCEPT)
         && !["application/json", "text/event-stream", "*/*", "application/*", "text/*"]
             .iter()
             .any(|t| accept.contains(t))
@@ -340,9 +345,9 @@ async fn post(
             &Outgoing::error_as(id.as_ref(), &error, Disposition::BadRequest),
         );
     }
-    let version = header_str(headers, "mcp-protocol-version");
+    let version = header_str(headers, &PROTOCOL_VERSION_HEADER);
     let legacy_wire = version.is_none_or(|v| LEGACY_VERSIONS.contains(&v));
-    let session_id = header_str(headers, SESSION_HEADER);
+    let session_id = header_str(headers, &SESSION_HEADER);
 
     // Modern requests are stateless: a session id that comes with one is ignored.
     let (session, new_session, logs) = match (legacy_wire, session_id) {
@@ -397,8 +402,8 @@ async fn post(
     };
     let mirrors = Mirrors {
         protocol_version: version.map(str::to_owned),
-        method: header_str(headers, "mcp-method").map(str::to_owned),
-        name: header_str(headers, "mcp-name").map(str::to_owned),
+        method: header_str(headers, &METHOD_HEADER).map(str::to_owned),
+        name: header_str(headers, &NAME_HEADER).map(str::to_owned),
         params: headers
             .iter()
             .filter_map(|(name, value)| {
@@ -550,12 +555,10 @@ fn probe(bytes: &[u8]) -> Option<(Option<mcp_types::RequestId>, bool)> {
 
 /// The legacy standalone stream: session notifications outside any request.
 async fn get(shared: Arc<Shared>, headers: &HeaderMap, principal: &Principal) -> Response {
-    let Some(session_id) = header_str(headers, SESSION_HEADER) else {
+    let Some(session_id) = header_str(headers, &SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
-    if header_str(headers, header::ACCEPT.as_str())
-        .is_some_and(|a| !a.contains("text/event-stream") && !a.contains("*/*"))
-    {
+    if header_str(headers, &header::ACCEPT).is_some_and(|a| !a.contains("text/event-stream") && !a.contains("*/*")) {
         return error(StatusCode::NOT_ACCEPTABLE, None, "Accept must allow text/event-stream");
     }
     let (session, logs) = match shared.resolve(session_id).await {
@@ -565,7 +568,7 @@ async fn get(shared: Arc<Shared>, headers: &HeaderMap, principal: &Principal) ->
         Err(e) => return json_response(StatusCode::SERVICE_UNAVAILABLE, &Outgoing::error(None, &store_error(&e))),
     };
     // `Last-Event-ID: stream:n` resumes that request's stream after its n-th event.
-    let last_event = header_str(headers, "last-event-id").and_then(|last| {
+    let last_event = header_str(headers, &LAST_EVENT_ID_HEADER).and_then(|last| {
         let (stream, position) = last.split_once(':')?;
         Some((stream.parse::<u64>().ok()?, position.parse::<usize>().ok()?))
     });
@@ -610,7 +613,7 @@ async fn get(shared: Arc<Shared>, headers: &HeaderMap, principal: &Principal) ->
 }
 
 async fn delete(shared: Arc<Shared>, headers: &HeaderMap, principal: &Principal) -> Response {
-    let Some(session_id) = header_str(headers, SESSION_HEADER) else {
+    let Some(session_id) = header_str(headers, &SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
     // Only the session's own principal may end it, wherever it was opened.
@@ -639,7 +642,7 @@ async fn delete(shared: Arc<Shared>, headers: &HeaderMap, principal: &Principal)
 }
 
 /// The JSON-RPC code of the refusal of an `initialize` beyond
-fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     headers.get(name).and_then(|value| value.to_str().ok()).map(str::trim)
 }
 

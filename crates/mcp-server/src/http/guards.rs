@@ -9,14 +9,16 @@ use super::*;
 pub(super) fn repeated_mirror(headers: &HeaderMap) -> Option<&str> {
     headers
         .keys()
+        .find(|name| {
+            mcp_types::http_headers::is_mirrored_header(name.as_str()) && headers.get_all(*name).iter().count() > 1
+        })
         .map(|name| name.as_str())
-        .find(|name| mcp_types::http_headers::is_mirrored_header(name) && headers.get_all(*name).iter().count() > 1)
 }
 
 /// `Host`, `Origin` or `Mcp-Session-Id` given more than once: this server reads the first, a proxy
 /// in front of it may read another, and check or route differently.
 pub(super) fn repeated_single(headers: &HeaderMap) -> Option<&'static str> {
-    [("Host", header::HOST.as_str()), ("Origin", header::ORIGIN.as_str()), ("Mcp-Session-Id", SESSION_HEADER)]
+    [("Host", &header::HOST), ("Origin", &header::ORIGIN), ("Mcp-Session-Id", &SESSION_HEADER)]
         .into_iter()
         .find(|(_, name)| headers.get_all(*name).iter().nth(1).is_some())
         .map(|(shown, _)| shown)
@@ -33,11 +35,11 @@ pub(super) fn host_refusal(check: &HostCheck, headers: &HeaderMap) -> Option<Res
         let name = strip_port(host);
         matches!(name, "localhost" | "127.0.0.1" | "[::1]") || allowed.iter().any(|a| a.eq_ignore_ascii_case(name))
     };
-    let host = header_str(headers, header::HOST.as_str()).unwrap_or_default();
+    let host = header_str(headers, &header::HOST).unwrap_or_default();
     if !ok(host) {
         return Some(error(StatusCode::FORBIDDEN, None, &format!("Host `{host}` is not allowed")));
     }
-    if let Some(origin) = header_str(headers, header::ORIGIN.as_str()) {
+    if let Some(origin) = header_str(headers, &header::ORIGIN) {
         let authority = origin.split_once("://").map_or(origin, |(_, rest)| rest);
         if !ok(authority.split('/').next().unwrap_or_default()) {
             return Some(error(StatusCode::FORBIDDEN, None, &format!("Origin `{origin}` is not allowed")));

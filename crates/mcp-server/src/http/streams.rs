@@ -23,7 +23,7 @@ pub(super) fn admit(
 
 /// Whether a request opens a long-lived stream: a GET, or a `subscriptions/listen`.
 pub(super) fn is_long_lived(method: &Method, headers: &HeaderMap) -> bool {
-    *method == Method::GET || header_str(headers, "mcp-method") == Some("subscriptions/listen")
+    *method == Method::GET || header_str(headers, &super::METHOD_HEADER) == Some("subscriptions/listen")
 }
 
 /// The 429 of a client that already holds its share of streams.
