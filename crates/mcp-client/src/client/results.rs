@@ -1,0 +1,92 @@
+//! Reading what a server answered: the result's `resultType`, its typed decoding, the server's
+//! `serverInfo`, and the versions a `-32022` error offers.
+
+use mcp_types::{ErrorObject, Implementation};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::error::Error;
+
+/// The versions an unsupported-version error (`-32022`) lists in `data.supported`.
+pub(super) fn supported_versions(error: &ErrorObject) -> Vec<String> {
+    error
+        .data
+        .as_ref()
+        .and_then(|d| d.get("supported"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+pub(crate) fn result_type(result: &RawValue) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(rename = "resultType")]
+        result_type: Option<Value>,
+    }
+    if !crate::core::may_hold(result.get(), r#""resultType""#) {
+        return None;
+    }
+    serde_json::from_str::<Probe>(result.get())
+        .ok()
+        .and_then(|p| p.result_type)
+        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+}
+
+/// Absent `resultType` means complete; only the three multi round-trip methods may answer
+/// `input_required`, and only `tools/call` may answer `task`, when the client declared the tasks
+/// extension; any other value is invalid.
+pub(super) fn check_result_type(method: &str, result: &RawValue, tasks: bool) -> Result<(), Error> {
+    match result_type(result).as_deref() {
+        None | Some("complete") => Ok(()),
+        Some("input_required") if matches!(method, "tools/call" | "prompts/get" | "resources/read") => Ok(()),
+        Some(mcp_types::ext::tasks::RESULT_TYPE_TASK) if tasks && method == "tools/call" => Ok(()),
+        Some(other) => Err(Error::protocol(format!("{method} returned the unrecognized resultType {other:?}"))),
+    }
+}
+
+/// Decodes a result. Caching hints need no help: the types accept an absent or negative `ttlMs`
+/// and an absent `cacheScope` (older servers), as the caching rules tell clients to.
+pub(crate) fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, Error> {
+    serde_json::from_str(raw.get()).map_err(|e| Error::protocol(format!("malformed {method} result: {e}")))
+}
+
+/// `_meta.io.modelcontextprotocol/serverInfo`, or (leniently) a top-level `serverInfo`.
+pub(super) fn server_info_of(raw: &RawValue) -> Option<Implementation> {
+    let value: Value = serde_json::from_str(raw.get()).ok()?;
+    let info = value.pointer("/_meta/io.modelcontextprotocol~1serverInfo").or_else(|| value.get("serverInfo"))?.clone();
+    serde_json::from_value(info).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn result_types_are_checked_per_method() {
+        assert!(check_result_type("tools/list", &raw(r#"{"tools":[]}"#), false).is_ok());
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"input_required"}"#), false).is_ok());
+        assert!(check_result_type("tools/list", &raw(r#"{"resultType":"input_required"}"#), false).is_err());
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"weird"}"#), false).is_err());
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":7}"#), false).is_err());
+        // A task only for a client that declared the extension, and only from tools/call.
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"task"}"#), true).is_ok());
+        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"task"}"#), false).is_err());
+        assert!(check_result_type("prompts/get", &raw(r#"{"resultType":"task"}"#), true).is_err());
+    }
+
+    #[test]
+    fn result_type_is_read_whether_or_not_its_name_is_escaped() {
+        assert_eq!(result_type(&raw(r#"{"content":[]}"#)), None);
+        assert_eq!(result_type(&raw(r#"{"resultType":"input_required"}"#)).as_deref(), Some("input_required"));
+        // An escaped member name cannot be found by a plain search: the text is parsed instead.
+        assert_eq!(result_type(&raw(r#"{"result\u0054ype":"task"}"#)).as_deref(), Some("task"));
+        assert_eq!(result_type(&raw(r#"{"text":"a \"quote\"","resultType":"complete"}"#)).as_deref(), Some("complete"));
+    }
+}
