@@ -316,51 +316,26 @@ async fn stdio_levels(secs: f64) -> Vec<(usize, Stats, Stats)> {
 /// `clients` callers, each on a connection of its own, calling `tool` one call after another for
 /// `secs` (after a one-second warm-up).
 async fn memory_load(server: &Server, clients: usize, secs: f64, tool: &'static str) -> Stats {
-    let mut callers = Vec::new();
+    let free = Arc::new(std::sync::Mutex::new(Vec::new()));
     for _ in 0..clients {
         let (serving, client) = Connection::memory();
         let server = server.clone();
         tokio::spawn(async move { server.serve(serving).await });
-        callers.push(Arc::new(Mutex::new(client)));
+        free.lock().expect("not poisoned").push(client);
     }
-    let run = |duration: Duration| {
-        let tasks: Vec<_> = callers
-            .iter()
-            .map(|client| {
-                let client = Arc::clone(client);
-                tokio::spawn(async move {
-                    let mut client = client.lock().await;
-                    let (mut latencies, mut id) = (Vec::new(), 0);
-                    let end = Instant::now() + duration;
-                    while Instant::now() < end {
-                        id += 1;
-                        let start = Instant::now();
-                        let call = modern(
-                            id,
-                            "tools/call",
-                            json!({ "name": tool, "arguments": { "a": 2, "b": 3 } }),
-                            json!({}),
-                        );
-                        client.sender.send(call.to_string()).await.expect("the server reads");
-                        let answer = client.receiver.recv().await.expect("the server answers");
-                        assert!(answer.contains(r#""text":"5""#), "{answer}");
-                        latencies.push(start.elapsed());
-                    }
-                    latencies
-                })
-            })
-            .collect::<Vec<_>>();
+    load(clients, secs, move |id| {
+        let free = Arc::clone(&free);
         async move {
-            let start = Instant::now();
-            let mut latencies = Vec::new();
-            for task in tasks {
-                latencies.extend(task.await.expect("load task"));
-            }
-            Stats { requests: latencies.len(), elapsed: start.elapsed(), latencies }
+            // As many connections as callers: one is always free.
+            let mut client = free.lock().expect("not poisoned").pop().expect("a free connection");
+            let call = modern(id, "tools/call", json!({ "name": tool, "arguments": { "a": 2, "b": 3 } }), json!({}));
+            client.sender.send(call.to_string()).await.expect("the server reads");
+            let answer = client.receiver.recv().await.expect("the server answers");
+            assert!(answer.contains(r#""text":"5""#), "{answer}");
+            free.lock().expect("not poisoned").push(client);
         }
-    };
-    run(Duration::from_secs(1)).await;
-    run(Duration::from_secs_f64(secs)).await
+    })
+    .await
 }
 
 async fn memory_levels(secs: f64) -> Vec<(usize, Stats, Stats)> {
