@@ -816,6 +816,31 @@ async fn realistic_call(
     realistic_check(tools, id, &answer)
 }
 
+/// What the realistic cell's callers share: a connection and a legacy session per client, and
+/// each tool's latencies.
+struct RealisticCalls {
+    connections: Vec<tokio::sync::Mutex<RawConnection>>,
+    sessions: Vec<String>,
+    prefix: String,
+    tools: Vec<String>,
+    by_tool: std::sync::Mutex<Vec<Vec<u32>>>,
+}
+
+impl RealisticCalls {
+    /// Call `id` from `client`, its latency kept under its tool when it succeeds.
+    async fn call(&self, client: usize, id: i64) -> Result<(), String> {
+        let mut connection = self.connections[client].lock().await;
+        let sent = Instant::now();
+        let outcome =
+            realistic_call(&mut connection, &self.tools, &self.prefix, client, &self.sessions[client], id).await;
+        if outcome.is_ok() {
+            let micros = sent.elapsed().as_micros().min(u32::MAX as u128) as u32;
+            self.by_tool.lock().expect("not poisoned")[id as usize % self.tools.len()].push(micros);
+        }
+        outcome
+    }
+}
+
 /// The realistic cell on `sdk`: its HTTP server pinned to CPU 0, `--realistic-clients` legacy
 /// sessions, the three tools in turn.
 async fn realistic_cell(sdk: Sdk, redis: &Redis, round: usize, args: &Args) -> (Cell, Vec<Vec<u32>>) {
@@ -844,49 +869,27 @@ async fn realistic_cell(sdk: Sdk, redis: &Redis, round: usize, args: &Args) -> (
     for _ in 0..clients {
         sessions.push(http.open_session().await.unwrap_or_else(|e| panic!("{sdk:?}: {e}")));
     }
-    let sessions = Arc::new(sessions);
-    let prefix = Arc::new(format!("{sdk:?}-{round}-{}", std::process::id()));
-    let tools = Arc::new(args.realistic_tools.clone());
+    let calls = Arc::new(RealisticCalls {
+        connections: (0..clients).map(|_| tokio::sync::Mutex::new(RawConnection::new(&url))).collect(),
+        sessions,
+        prefix: format!("{sdk:?}-{round}-{}", std::process::id()),
+        tools: args.realistic_tools.clone(),
+        by_tool: std::sync::Mutex::new(vec![Vec::new(); args.realistic_tools.len()]),
+    });
     let ids = Arc::new(AtomicI64::new(1));
-    let connections: Arc<Vec<_>> =
-        Arc::new((0..clients).map(|_| tokio::sync::Mutex::new(RawConnection::new(&url))).collect());
-    // Each tool's latencies of the measured run (the warm-up's are cleared when it ends).
-    let by_tool: Arc<std::sync::Mutex<Vec<Vec<u32>>>> = Arc::new(std::sync::Mutex::new(vec![Vec::new(); tools.len()]));
     let cell = measure(&server, args, async |duration| {
-        by_tool.lock().expect("not poisoned").iter_mut().for_each(Vec::clear);
-        load(clients, duration, &ids, {
-            let (connections, sessions, prefix, tools, by_tool) = (
-                Arc::clone(&connections),
-                Arc::clone(&sessions),
-                Arc::clone(&prefix),
-                Arc::clone(&tools),
-                Arc::clone(&by_tool),
-            );
-            move |client, id| {
-                let (connections, sessions, prefix, tools, by_tool) = (
-                    Arc::clone(&connections),
-                    Arc::clone(&sessions),
-                    Arc::clone(&prefix),
-                    Arc::clone(&tools),
-                    Arc::clone(&by_tool),
-                );
-                async move {
-                    let mut connection = connections[client].lock().await;
-                    let sent = Instant::now();
-                    let outcome = realistic_call(&mut connection, &tools, &prefix, client, &sessions[client], id).await;
-                    if outcome.is_ok() {
-                        let micros = sent.elapsed().as_micros().min(u32::MAX as u128) as u32;
-                        by_tool.lock().expect("not poisoned")[id as usize % tools.len()].push(micros);
-                    }
-                    outcome
-                }
-            }
+        // Each tool's latencies of the measured run: the warm-up's are cleared when it ends.
+        calls.by_tool.lock().expect("not poisoned").iter_mut().for_each(Vec::clear);
+        let calls = Arc::clone(&calls);
+        load(clients, duration, &ids, move |client, id| {
+            let calls = Arc::clone(&calls);
+            async move { calls.call(client, id).await }
         })
         .await
     })
     .await;
     server.stop().await;
-    let mut by_tool = std::mem::take(&mut *by_tool.lock().expect("not poisoned"));
+    let mut by_tool = std::mem::take(&mut *calls.by_tool.lock().expect("not poisoned"));
     by_tool.iter_mut().for_each(|latencies| latencies.sort_unstable());
     (cell, by_tool)
 }
