@@ -67,6 +67,7 @@ wait_port "$GW_PORT"
 URL="http://127.0.0.1:$GW_PORT/mcp"
 
 failed=0
+failures=()
 leg() {
   local name="$1"
   shift
@@ -74,6 +75,7 @@ leg() {
     printf '%-20s PASS  %s\n' "$name" "$out"
   else
     printf '%-20s FAIL  %s\n' "$name" "$(tail -n 5 "$LOGS/$name.err" | tr '\n' ' ')"
+    failures+=("$name: $(tail -n 40 "$LOGS/$name.err")")
     failed=1
   fi
 }
@@ -90,11 +92,14 @@ for wanted in 'mcp_gateway_upstream_duration_seconds_count{.*mcp_gateway_upstrea
     printf '%-20s PASS  %s\n' metrics "$wanted"
   else
     printf '%-20s FAIL  no %s in:\n%s\n' metrics "$wanted" "$(printf '%s\n' "$metrics" | grep mcp_gateway | head -20)"
+    failures+=("metrics: no $wanted")
     failed=1
   fi
 done
 if [ "$failed" != 0 ]; then
   log "the gateway's log:"
   sed 's/^/    /' "$LOGS/gateway.log" >&2
+  # Again after the log, so that a report keeping only the end of the output still says what failed.
+  for failure in "${failures[@]}"; do log "FAILED $failure"; done
 fi
 exit "$failed"

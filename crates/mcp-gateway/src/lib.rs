@@ -41,8 +41,6 @@
 //!   each upstream's `scopes`, `principals` and `entry_scopes` decide what a caller sees and uses.
 //! - `[redis]` lets several instances share sessions, tasks and states; with the `otel` feature
 //!   each upstream request is timed (`mcp.gateway.upstream.duration`).
-//!
-//! Being built (issue 29): skills in the catalogue, a pool of processes per stdio upstream.
 
 use std::sync::Arc;
 
