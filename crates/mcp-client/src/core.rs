@@ -346,12 +346,11 @@ pub(crate) fn as_reply_to(text: &str, id: &RequestId) -> Option<Delivery> {
     matches.then(|| envelope.reply().ok_or_else(|| format!("malformed JSON-RPC response: {text}")))
 }
 
-/// Builds a JSON-RPC request message.
-/// Whether the JSON text `text` may hold the JSON string `quoted` (written with its quotes) as a
-/// member name or a value: without a backslash anywhere nothing is escaped, so a plain search
-/// answers exactly, and a "no" saves a parse.
-pub(crate) fn may_hold(text: &str, quoted: &str) -> bool {
-    text.contains('\\') || text.contains(quoted)
+/// Whether the JSON text `text` may hold `needle` (a JSON string written with its quotes, or a
+/// word of one) in a member name or a value: without a backslash anywhere nothing is escaped,
+/// so a plain search answers exactly, and a "no" saves a parse.
+pub(crate) fn may_hold(text: &str, needle: &str) -> bool {
+    text.contains('\\') || text.contains(needle)
 }
 
 /// The encoded request: `params` with `meta` as its `_meta` (left out when empty), written

@@ -5,6 +5,7 @@
 //! default), setting `OTEL_TRACES_EXPORTER`, `OTEL_METRICS_EXPORTER` or
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` exports traces and metrics as `mcp_server::otel` describes
 //! (OTLP, Prometheus on `OTEL_EXPORTER_PROMETHEUS_PORT`, console).
+//! With the `mimalloc` feature (the default), it allocates with mimalloc.
 
 use std::path::PathBuf;
 
@@ -21,6 +22,10 @@ struct Args {
     #[arg(long)]
     stdio: bool,
 }
+
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {

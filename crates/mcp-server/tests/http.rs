@@ -448,6 +448,43 @@ async fn annotated_arguments_must_be_mirrored_in_param_headers() {
     expect_ok(&http, headers, &body, "count absent").await;
 }
 
+/// A tool source's tools are checked as routes are, whether their schema spells the annotation
+/// plainly or with an escape (`x-mcp-\u0068eader`): the server reads the schema's text either way.
+#[tokio::test]
+async fn a_tool_sources_annotated_arguments_must_be_mirrored_whatever_the_schemas_spelling() {
+    use mcp_server::dynamic::{ToolFuture, ToolSource};
+    use mcp_types::{CallToolRequestParams, ObjectSchema, Tool};
+    struct Regional;
+    impl ToolSource for Regional {
+        fn tools(&self, _caller: &mcp_server::Principal) -> std::sync::Arc<[Tool]> {
+            let schema = |key: &str| {
+                let text =
+                    format!(r#"{{"type":"object","properties":{{"region":{{"type":"string","{key}":"Region"}}}}}}"#);
+                ObjectSchema::from_json(&text).unwrap()
+            };
+            [Tool::new(schema("x-mcp-header"), "plain"), Tool::new(schema(r"x-mcp-\u0068eader"), "escaped")].into()
+        }
+        fn call(&self, _ctx: mcp_server::Context, params: CallToolRequestParams) -> ToolFuture {
+            Box::pin(std::future::ready(Ok(mcp_server::text_result(params.name))))
+        }
+    }
+    let server =
+        Server::builder("regional-source", "1.0.0").tool_source(std::sync::Arc::new(Regional)).build().unwrap();
+    let http = start(&server).await;
+    for tool in ["plain", "escaped"] {
+        let body = modern("x", "tools/call", json!({ "name": tool, "arguments": { "region": "eu-west" } }));
+        let with = |region: &str| {
+            let mut headers = modern_headers(&body);
+            let (name, value) = header("Mcp-Param-Region", region);
+            headers.insert(name, value);
+            headers
+        };
+        assert_eq!(text(&expect_ok(&http, with("eu-west"), &body, tool).await), tool);
+        expect_header_mismatch(&http, with("us-east"), &body, tool).await;
+        expect_header_mismatch(&http, modern_headers(&body), &body, tool).await;
+    }
+}
+
 // ------------------------------------------------------------------ transport guards
 
 #[tokio::test]

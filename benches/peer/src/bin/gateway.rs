@@ -2,6 +2,10 @@
 //! one upstream, its tools keeping their names, served over HTTP on a loopback port whose URL it
 //! prints, as `ours http` does (the driver's `gateway` cell).
 
+/// The allocator the `mcp-gateway` binary uses (its default `mimalloc` feature).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -125,7 +125,10 @@ impl Client {
     ) -> Result<CallToolResult, Error> {
         let arguments = tool_arguments(name, arguments)?;
         let result = self.start_tool_call(name, arguments, options.clone()).await?;
-        if result_type(&result).as_deref() == Some(mcp_types::ext::tasks::RESULT_TYPE_TASK) {
+        // Most results are not tasks: a plain search for the word says so without a second parse.
+        if crate::core::may_hold(result.get(), mcp_types::ext::tasks::RESULT_TYPE_TASK)
+            && result_type(&result).as_deref() == Some(mcp_types::ext::tasks::RESULT_TYPE_TASK)
+        {
             let told = options.hooks.task.clone();
             let handle = crate::tasks::TaskHandle::created(self, &result, options)?;
             if let Some(told) = told {

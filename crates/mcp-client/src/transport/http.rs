@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 use mcp_types::RequestId;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tracing::Instrument as _;
@@ -117,8 +117,9 @@ impl HttpTransport {
             .client
             .post(self.inner.url.clone())
             .headers(self.inner.headers.clone())
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json");
+            // Static values: a `&str` would be checked and copied on every request.
+            .header(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"))
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         req = self.legacy_headers(req);
         for (name, value) in headers {
             req = req.header(name, value);

@@ -624,6 +624,12 @@ impl Server {
             Some(entry) => Some(Cow::Borrowed(&entry.headers[..])),
             None => {
                 let tool = self.inner.tool_source.as_ref()?.tool(name, &session.request_principal())?;
+                // Parsing the schema is most of this call's cost: without a backslash nothing in
+                // the text is escaped, so an annotation would appear as it is spelled.
+                let text = tool.input_schema.as_json();
+                if !text.contains('\\') && !text.contains(mcp_types::http_headers::ANNOTATION) {
+                    return None;
+                }
                 let headers = mcp_types::http_headers::header_params(&tool.input_schema.to_value()).ok()?;
                 (!headers.is_empty()).then_some(Cow::Owned(headers))
             }
