@@ -291,7 +291,7 @@ impl Client {
         if era == Era::Modern {
             meta.insert(META_VERSION.into(), json!(version));
             let capabilities = match &call.options.hooks.input {
-                Some(input) => &declared(input.capabilities.clone(), self.inner.config.tasks),
+                Some(input) => &declared(ClientCapabilities::clone(&input.capabilities), self.inner.config.tasks),
                 None => &self.inner.capabilities,
             };
             meta.insert(META_CAPS.into(), serde_json::to_value(capabilities).unwrap_or_else(|_| json!({})));
@@ -454,19 +454,17 @@ impl Client {
     /// A request that may answer `input_required`: fulfils the input requests with the
     /// handlers and retries (new id, the original params plus `inputResponses` and the
     /// `requestState` echoed unchanged) until the result is complete.
-    async fn request_with_input(&self, mut call: Call) -> Result<Box<RawValue>, Error> {
-        // The params as the caller gave them, kept once a round needs them.
-        let mut original: Option<JsonObject> = None;
+    async fn request_with_input(&self, call: &Call) -> Result<Box<RawValue>, Error> {
+        // The call as the next round sends it: the caller's params with the answers so far, made
+        // (a copy of the caller's call) only once a round asks for input.
+        let mut round: Option<Call> = None;
         for _ in 0..MAX_INPUT_ROUNDS {
-            let result = self.request(&call).await?;
+            let result = self.request(round.as_ref().unwrap_or(call)).await?;
             if !crate::core::may_hold(result.get(), r#""input_required""#)
                 || result_type(&result).as_deref() != Some("input_required")
             {
                 return Ok(result);
             }
-            let original = original.get_or_insert_with(|| call.params.clone());
-            // Each retry, after the handlers answered, has the request timeout of its own.
-            call.deadline = None;
             #[derive(Deserialize)]
             struct InputRequired {
                 #[serde(rename = "inputRequests")]
@@ -484,12 +482,18 @@ impl Client {
             }
             let requests = input.input_requests.unwrap_or_default();
             let responses = self.answer_inputs(call.method, requests, call.options.hooks.input.as_ref()).await?;
-            call.params = original.clone();
+            let next = round.get_or_insert_with(|| {
+                // Each retry, after the handlers answered, has the request timeout of its own.
+                let mut next = call.clone();
+                next.deadline = None;
+                next
+            });
+            next.params = call.params.clone();
             if !responses.is_empty() {
-                call.params.insert("inputResponses".into(), Value::Object(responses));
+                next.params.insert("inputResponses".into(), Value::Object(responses));
             }
             if let Some(state) = input.request_state {
-                call.params.insert("requestState".into(), Value::String(state));
+                next.params.insert("requestState".into(), Value::String(state));
             }
         }
         Err(Error::protocol(format!("{} still needs input after {MAX_INPUT_ROUNDS} rounds", call.method)))

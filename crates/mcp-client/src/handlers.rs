@@ -120,7 +120,8 @@ pub(crate) type TaskFn = Arc<dyn Fn(&str) + Send + Sync>;
 /// A call's own input handler and the capabilities it declares for the call.
 #[derive(Clone)]
 pub(crate) struct InputHook {
-    pub capabilities: ClientCapabilities,
+    /// Shared: the hook is copied with its call's options, several times a call.
+    pub capabilities: Arc<ClientCapabilities>,
     answer: Arc<InputFn>,
 }
 
@@ -136,7 +137,7 @@ impl InputHook {
         F: Fn(Vec<InputAsk>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<InputResponse>, HandlerError>> + Send + 'static,
     {
-        InputHook { capabilities, answer: Arc::new(move |asks| Box::pin(handler(asks))) }
+        InputHook { capabilities: Arc::new(capabilities), answer: Arc::new(move |asks| Box::pin(handler(asks))) }
     }
 
     /// Runs the handler for one round of questions (`key`, `method`, `params`), returning the

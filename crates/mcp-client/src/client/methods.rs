@@ -174,18 +174,19 @@ impl Client {
             call.param_headers = self.param_headers(name, learned.as_ref(), arguments.as_ref())?;
         }
         call.params.insert("name".into(), json!(name));
-        if let Some(arguments) = &arguments {
-            call.params.insert("arguments".into(), Value::Object(arguments.clone()));
+        if let Some(arguments) = arguments {
+            call.params.insert("arguments".into(), Value::Object(arguments));
         }
-        let result = match self.request_with_input(call.clone()).await {
+        let result = match self.request_with_input(&call).await {
             Err(Error::Rpc { error, .. })
                 if error.code == error_codes::HEADER_MISMATCH && !call.param_headers.is_empty() =>
             {
                 // The tool's annotations may have changed: list again, then retry once.
                 self.invalidate("tools/list");
                 let learned = self.learn_tool(&call, name).await?;
-                call.param_headers = self.param_headers(name, learned.as_ref(), arguments.as_ref())?;
-                self.request_with_input(call).await?
+                let arguments = call.params.get("arguments").and_then(Value::as_object);
+                call.param_headers = self.param_headers(name, learned.as_ref(), arguments)?;
+                self.request_with_input(&call).await?
             }
             other => other?,
         };
@@ -309,7 +310,7 @@ impl Client {
         let first = self.request(&call).await?;
         let result = if result_type(&first).as_deref() == Some("input_required") {
             // Results of retries are never cached.
-            self.request_with_input(call).await?
+            self.request_with_input(&call).await?
         } else {
             if let Some(ttl) = ttl_of(&first) {
                 self.cache_put(key, &first, ttl);
@@ -360,7 +361,7 @@ impl Client {
         if !arguments.is_empty() {
             call.params.insert("arguments".into(), Value::Object(arguments));
         }
-        let result = self.request_with_input(call).await?;
+        let result = self.request_with_input(&call).await?;
         decode("prompts/get", &result)
     }
 
