@@ -39,12 +39,31 @@ pub(crate) fn result_type(result: &RawValue) -> Option<String> {
 /// `input_required`, and only `tools/call` may answer `task`, when the client declared the tasks
 /// extension; any other value is invalid.
 pub(super) fn check_result_type(method: &str, result: &RawValue, tasks: bool) -> Result<(), Error> {
+    if says_only_complete(result.get()) {
+        return Ok(());
+    }
     match result_type(result).as_deref() {
         None | Some("complete") => Ok(()),
         Some("input_required") if matches!(method, "tools/call" | "prompts/get" | "resources/read") => Ok(()),
         Some(mcp_types::ext::tasks::RESULT_TYPE_TASK) if tasks && method == "tools/call" => Ok(()),
         Some(other) => Err(Error::protocol(format!("{method} returned the unrecognized resultType {other:?}"))),
     }
+}
+
+/// Whether `text`, having no escapes, holds `"resultType"` exactly once, as `"resultType":
+/// "complete"`: the result's own member (complete), or one nested in its content while the
+/// result has none (complete too). Most results are answered by this search, without a parse.
+fn says_only_complete(text: &str) -> bool {
+    const NAME: &str = "\"resultType\"";
+    if text.contains('\\') {
+        return false;
+    }
+    let Some(at) = text.find(NAME) else { return false };
+    let rest = &text[at + NAME.len()..];
+    if rest.contains(NAME) {
+        return false;
+    }
+    rest.trim_start().strip_prefix(':').is_some_and(|value| value.trim_start().starts_with("\"complete\""))
 }
 
 /// Decodes a result. Caching hints need no help: the types accept an absent or negative `ttlMs`
@@ -79,6 +98,28 @@ mod tests {
         assert!(check_result_type("tools/call", &raw(r#"{"resultType":"task"}"#), true).is_ok());
         assert!(check_result_type("tools/call", &raw(r#"{"resultType":"task"}"#), false).is_err());
         assert!(check_result_type("prompts/get", &raw(r#"{"resultType":"task"}"#), true).is_err());
+    }
+
+    #[test]
+    fn a_result_that_says_complete_once_is_complete_without_a_parse() {
+        assert!(says_only_complete(r#"{"content":[],"resultType":"complete"}"#));
+        assert!(says_only_complete(r#"{"resultType" : "complete","content":[]}"#));
+        // Nested, with none at the top: complete as well.
+        assert!(says_only_complete(r#"{"structuredContent":{"resultType":"complete"}}"#));
+        // Anything else is left to the parse.
+        assert!(!says_only_complete(r#"{"content":[]}"#));
+        assert!(!says_only_complete(r#"{"resultType":"task"}"#));
+        assert!(!says_only_complete(r#"{"resultType":"completed"}"#));
+        assert!(!says_only_complete(r#"{"x":{"resultType":"complete"},"resultType":"task"}"#));
+        assert!(!says_only_complete(r#"{"resultType":"complete","x":"\u0041"}"#));
+        // Each of these is still judged right by check_result_type.
+        assert!(
+            check_result_type("tools/list", &raw(r#"{"x":{"resultType":"complete"},"resultType":"task"}"#), true)
+                .is_err()
+        );
+        assert!(
+            check_result_type("tools/call", &raw(r#"{"structuredContent":{"resultType":"complete"}}"#), false).is_ok()
+        );
     }
 
     #[test]
