@@ -192,8 +192,13 @@ async fn an_upstream_that_goes_away_is_left_out_and_served_again_after_it_return
     .await
     .unwrap();
     let client = client(&serve(&gateway).await, EraPreference::Modern).await;
-    // Both are up after start; if not, the message says why the gateway holds one down.
-    assert_eq!(names(&client).await, ["a_add", "a_count", "a_echo", "s_shout"], "{:?}", gateway.upstreams());
+    // Both are up after start, or soon: `start` waits for each first attempt, and retries one that
+    // failed (seen once in CI, on a loaded machine) after 0.1 s. Why one was down is printed.
+    let at_start = gateway.upstreams();
+    if at_start.iter().any(|(_, up)| up.is_err()) {
+        eprintln!("an upstream was down right after start: {at_start:?}");
+    }
+    eventually("both served", async || names(&client).await == ["a_add", "a_count", "a_echo", "s_shout"]).await;
 
     drop(adder_upstream);
     eventually("a's tools left out", async || names(&client).await == ["s_shout"]).await;
