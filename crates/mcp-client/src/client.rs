@@ -460,9 +460,7 @@ impl Client {
         let mut round: Option<Call> = None;
         for _ in 0..MAX_INPUT_ROUNDS {
             let result = self.request(round.as_ref().unwrap_or(call)).await?;
-            if !crate::core::may_hold(result.get(), r#""input_required""#)
-                || result_type(&result).as_deref() != Some("input_required")
-            {
+            if !result_type_is(&result, "input_required") {
                 return Ok(result);
             }
             #[derive(Deserialize)]
@@ -579,7 +577,7 @@ mod tool_annotations;
 use cache::{CacheEntry, cache_key, ttl_of};
 pub use options::{CallOptions, ClientBuilder};
 use results::{check_result_type, server_info_of, supported_versions};
-pub(crate) use results::{decode, result_type};
+pub(crate) use results::{decode, result_type, result_type_is};
 pub use skills::LoadedSkill;
 pub use subscription::Subscription;
 
@@ -601,7 +599,7 @@ mod tests {
     use super::methods::{collect, paginate};
     use super::*;
 
-    fn raw(text: &str) -> Box<RawValue> {
+    pub(super) fn raw(text: &str) -> Box<RawValue> {
         RawValue::from_string(text.to_owned()).unwrap()
     }
 

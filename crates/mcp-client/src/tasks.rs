@@ -205,7 +205,7 @@ impl Client {
     ) -> Result<ToolCall, Error> {
         let arguments = crate::client::tool_arguments(name, arguments)?;
         let result = self.start_tool_call(name, arguments, options.clone()).await?;
-        if crate::client::result_type(&result).as_deref() == Some(mcp_types::ext::tasks::RESULT_TYPE_TASK) {
+        if crate::client::result_type_is(&result, mcp_types::ext::tasks::RESULT_TYPE_TASK) {
             return TaskHandle::created(self, &result, options).map(ToolCall::Task);
         }
         decode("tools/call", &result).map(ToolCall::Complete)

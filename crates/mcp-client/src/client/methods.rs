@@ -125,10 +125,7 @@ impl Client {
     ) -> Result<CallToolResult, Error> {
         let arguments = tool_arguments(name, arguments)?;
         let result = self.start_tool_call(name, arguments, options.clone()).await?;
-        // Most results are not tasks: a plain search for the word says so without a second parse.
-        if crate::core::may_hold(result.get(), mcp_types::ext::tasks::RESULT_TYPE_TASK)
-            && result_type(&result).as_deref() == Some(mcp_types::ext::tasks::RESULT_TYPE_TASK)
-        {
+        if result_type_is(&result, mcp_types::ext::tasks::RESULT_TYPE_TASK) {
             let told = options.hooks.task.clone();
             let handle = crate::tasks::TaskHandle::created(self, &result, options)?;
             if let Some(told) = told {
@@ -308,7 +305,7 @@ impl Client {
         call.name = Some(uri.to_owned());
         call.params.insert("uri".into(), json!(uri));
         let first = self.request(&call).await?;
-        let result = if result_type(&first).as_deref() == Some("input_required") {
+        let result = if result_type_is(&first, "input_required") {
             // Results of retries are never cached.
             self.request_with_input(&call).await?
         } else {

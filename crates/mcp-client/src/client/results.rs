@@ -35,6 +35,12 @@ pub(crate) fn result_type(result: &RawValue) -> Option<String> {
         .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
 }
 
+/// Whether the result's `resultType` is `wanted`. Most results say `complete`: a plain search for
+/// `wanted` answers those without a parse.
+pub(crate) fn result_type_is(result: &RawValue, wanted: &str) -> bool {
+    crate::core::may_hold(result.get(), wanted) && result_type(result).as_deref() == Some(wanted)
+}
+
 /// Absent `resultType` means complete; only the three multi round-trip methods may answer
 /// `input_required`, and only `tools/call` may answer `task`, when the client declared the tasks
 /// extension; any other value is invalid.
@@ -82,10 +88,7 @@ pub(super) fn server_info_of(raw: &RawValue) -> Option<Implementation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn raw(text: &str) -> Box<RawValue> {
-        RawValue::from_string(text.to_owned()).unwrap()
-    }
+    use crate::client::tests::raw;
 
     #[test]
     fn result_types_are_checked_per_method() {
@@ -129,5 +132,10 @@ mod tests {
         // An escaped member name cannot be found by a plain search: the text is parsed instead.
         assert_eq!(result_type(&raw(r#"{"result\u0054ype":"task"}"#)).as_deref(), Some("task"));
         assert_eq!(result_type(&raw(r#"{"text":"a \"quote\"","resultType":"complete"}"#)).as_deref(), Some("complete"));
+        // The same answers through the shortcut of `result_type_is`.
+        assert!(result_type_is(&raw(r#"{"resultType":"input_required"}"#), "input_required"));
+        assert!(result_type_is(&raw(r#"{"result\u0054ype":"task"}"#), "task"));
+        assert!(!result_type_is(&raw(r#"{"content":[{"type":"text","text":"task"}]}"#), "task"));
+        assert!(!result_type_is(&raw(r#"{"content":[]}"#), "task"));
     }
 }
