@@ -142,7 +142,10 @@ def extension_results():
     skill = {"uri": "skill://team/notes/SKILL.md", "frontmatter": {"name": "notes", "description": "Team notes"},
              "resources": [{"uri": "skill://team/notes/data/a.txt", "size": 1,
                             "digest": "sha256:ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"}]}
-    return [compact(v) for v in [
+    # Integers a `serde_json::Value` respells or cannot hold (CI once found `6.000`).
+    respelled = [compact(dict(task, ttlMs=0)).replace('"ttlMs":0', f'"ttlMs":{literal}')
+                 for literal in ["6.000", "1.5e1", "1e400", "123456789012345678901234567890", "-0.0"]]
+    return respelled + [compact(v) for v in [
         dict(task, resultType="task"),
         dict(task, resultType="complete", inputRequests={"target": {"method": "elicitation/create", "params": {
             "mode": "form", "message": "Target?", "requestedSchema": {"type": "object", "properties": {}}}}}),
