@@ -102,16 +102,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
-used_ports=" "
+# Ports handed out, in a file: `$(free_port)` runs in a subshell, where a variable would not
+# outlive the call (CI once gave a gateway the port chosen, not yet bound, for a haproxy frontend).
+touch "$WORK/ports"
 free_port() {
   local port
   while :; do
     # Below Linux's ephemeral range (32768 and up): a port an outgoing connection holds
     # cannot be told from a free one by connecting to it, and haproxy could not bind it.
     port=$((20000 + RANDOM % 12000))
-    case "$used_ports" in *" $port "*) continue ;; esac
+    grep -qx "$port" "$WORK/ports" && continue
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      used_ports+="$port "
+      echo "$port" >>"$WORK/ports"
       echo "$port"
       return
     fi
