@@ -454,7 +454,8 @@ async fn post(
             OutgoingKind::Response(Disposition::Forbidden) => StatusCode::FORBIDDEN,
             _ => StatusCode::OK,
         };
-        json_response(status, &first)
+        // Moved, not copied: a large result is written once.
+        json_body(status, first.json)
     } else if let Some(logs) = logs {
         // The messages go to the session's replay log and, while the client reads, straight to
         // this response: a live reader loses nothing to the replay budget, and a client that
@@ -647,7 +648,11 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> 
 }
 
 fn json_response(status: StatusCode, message: &Outgoing) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], message.json.clone()).into_response()
+    json_body(status, message.json.clone())
+}
+
+fn json_body(status: StatusCode, json: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], json).into_response()
 }
 
 fn error(status: StatusCode, id: Option<&mcp_types::RequestId>, message: &str) -> Response {
