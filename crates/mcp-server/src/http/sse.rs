@@ -209,16 +209,20 @@ impl Event {
     }
 
     fn encode(&self) -> String {
-        let mut text = String::new();
+        use std::fmt::Write;
+        // Sized for one data line (JSON is written on one line): the data is copied once.
+        let mut text = String::with_capacity(self.data.len() + 64);
         if let Some(id) = &self.id {
-            text.push_str(&format!("id: {id}\n"));
+            let _ = writeln!(text, "id: {id}");
         }
         if let Some(retry) = self.retry {
-            text.push_str(&format!("retry: {}\n", retry.as_millis()));
+            let _ = writeln!(text, "retry: {}", retry.as_millis());
         }
         // Always a data line, so that an empty priming event is still dispatched by clients.
         for line in self.data.split('\n') {
-            text.push_str(&format!("data: {line}\n"));
+            text.push_str("data: ");
+            text.push_str(line);
+            text.push('\n');
         }
         text.push('\n');
         text
@@ -234,6 +238,8 @@ pub(super) fn sse_events(events: impl Stream<Item = Event> + Send + 'static) -> 
     let events = Box::pin(events);
     let body = futures::stream::unfold(events, |mut events| async move {
         let chunk = tokio::select! {
+            // An event that is ready goes out without arming the keep-alive timer.
+            biased;
             event = events.next() => event?.encode(),
             () = tokio::time::sleep(KEEP_ALIVE) => String::from_utf8_lossy(KEEP_ALIVE_COMMENT).into_owned(),
         };
@@ -245,4 +251,21 @@ pub(super) fn sse_events(events: impl Stream<Item = Event> + Send + 'static) -> 
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_written_as_its_fields_then_one_data_line_per_line_of_its_data() {
+        let event = Event { id: Some("s1:4".into()), retry: Some(Duration::from_millis(1500)), data: "a\nb".into() };
+        assert_eq!(event.encode(), "id: s1:4\nretry: 1500\ndata: a\ndata: b\n\n");
+        assert_eq!(Event::data(r#"{"jsonrpc":"2.0"}"#.into()).encode(), "data: {\"jsonrpc\":\"2.0\"}\n\n");
+        // The priming event: no data, still one (empty) data line.
+        assert_eq!(
+            Event { id: Some("s1:0".into()), retry: None, data: String::new() }.encode(),
+            "id: s1:0\ndata: \n\n"
+        );
+    }
 }
