@@ -32,7 +32,7 @@ fn server() -> Server {
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Empty {}
 
-/// 100 KiB of prose-like text: lines of 79 characters, with a quoted word now and then.
+/// 100 KiB of prose-like text: lines of 73 characters, each with a quoted word.
 fn long_text() -> String {
     let line = "The \"notes\" tool returns what was written, line by line, as text content.";
     let mut text = String::with_capacity(100 * 1024 + 80);
