@@ -10,7 +10,8 @@
 //!
 //! With `--rounds N` every cell runs N times, the SDKs back to back in each round; the table shows
 //! each SDK's median round and the ratio of every round. `--floor true` adds `floor`
-//! (`src/bin/floor.rs`), a server with no SDK and no runtime: what this machine allows at all.
+//! (`src/bin/floor.rs`), a server with no SDK and no runtime: what this machine allows at all; and
+//! the runtime floor (`floor --runtime`), the same answers on tokio and hyper alone.
 //!
 //! `http-modern-auth` and `http-legacy-auth` are ours only: the same calls on `ours http` open and
 //! on `ours http --auth` (a JWT-protected endpoint, every request with `Authorization: Bearer`),
@@ -81,6 +82,8 @@ enum Sdk {
     Rmcp,
     /// `src/bin/floor.rs`: no SDK at all, the yardstick of `--floor`.
     Floor,
+    /// `floor --runtime`: the same answers on tokio and hyper alone, the stack both SDKs use.
+    RuntimeFloor,
 }
 
 impl Sdk {
@@ -89,6 +92,7 @@ impl Sdk {
             Sdk::Ours => "ours",
             Sdk::Rmcp => "rmcp",
             Sdk::Floor => "floor",
+            Sdk::RuntimeFloor => "runtime floor",
         }
     }
 
@@ -97,7 +101,7 @@ impl Sdk {
         dir.join(match self {
             Sdk::Ours => "ours",
             Sdk::Rmcp => "rmcp",
-            Sdk::Floor => "floor",
+            Sdk::Floor | Sdk::RuntimeFloor => "floor",
         })
     }
 }
@@ -204,6 +208,9 @@ impl Server {
             Transport::Http => "http",
             Transport::Stdio => "stdio",
         });
+        if sdk == Sdk::RuntimeFloor {
+            command.arg("--runtime");
+        }
         if let (Sdk::Ours, Some(max)) = (sdk, max_sessions) {
             command.args(["--max-sessions", &max.to_string()]);
         }
@@ -1597,8 +1604,10 @@ async fn main() {
             continue;
         }
         for &clients in &args.clients {
-            let sdks: Vec<Sdk> =
-                [Sdk::Ours, Sdk::Rmcp, Sdk::Floor].into_iter().filter(|&s| s != Sdk::Floor || args.floor).collect();
+            let sdks: Vec<Sdk> = [Sdk::Ours, Sdk::Rmcp, Sdk::Floor, Sdk::RuntimeFloor]
+                .into_iter()
+                .filter(|&s| matches!(s, Sdk::Ours | Sdk::Rmcp) || args.floor)
+                .collect();
             let mut runs: Vec<Vec<Cell>> = sdks.iter().map(|_| Vec::new()).collect();
             // The SDKs run back to back in each round, so that a pair sees the same machine.
             for _ in 0..args.rounds {
@@ -1635,11 +1644,16 @@ async fn main() {
             "| cell | clients | ours req/s | rmcp req/s | ours/rmcp | ours p50 µs | rmcp p50 µs | ours p99 µs | rmcp p99 µs | p99 ours/rmcp \
              | ours CPU µs/req | rmcp CPU µs/req | CPU ours/rmcp | client CPU µs/req with ours/rmcp \
              | ours peak RSS | rmcp peak RSS | errors ours/rmcp | ours/rmcp each round |{}",
-            if args.floor { " floor req/s | floor/rmcp | floor CPU µs/req |" } else { "" }
+            if args.floor {
+                " floor req/s | floor/rmcp | floor CPU µs/req | ours/floor \
+                 | runtime floor req/s | runtime floor/floor | runtime floor CPU µs/req | runtime floor p99 µs | ours/runtime floor |"
+            } else {
+                ""
+            }
         );
         out!(
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|{}",
-            if args.floor { "---:|---:|---:|" } else { "" }
+            if args.floor { "---:|---:|---:|---:|---:|---:|---:|---:|---:|" } else { "" }
         );
         for (name, clients, cells, per_round) in &rows {
             let (o, r) = (&cells[0], &cells[1]);
@@ -1664,8 +1678,19 @@ async fn main() {
                 r.load.errors,
                 if cells.len() > 2 { "" } else { "\n" },
             );
-            if let Some(f) = cells.get(2) {
-                out!(" {:.0} | {} | {:.1} |", f.load.rate(), ratio(f.load.rate(), r.load.rate()), f.cpu_us_per_request);
+            if let [_, _, f, t] = &cells[..] {
+                out!(
+                    " {:.0} | {} | {:.1} | {} | {:.0} | {} | {:.1} | {:.0} | {} |",
+                    f.load.rate(),
+                    ratio(f.load.rate(), r.load.rate()),
+                    f.cpu_us_per_request,
+                    ratio(o.load.rate(), f.load.rate()),
+                    t.load.rate(),
+                    ratio(t.load.rate(), f.load.rate()),
+                    t.cpu_us_per_request,
+                    t.load.percentile(0.99),
+                    ratio(o.load.rate(), t.load.rate()),
+                );
             }
         }
     }

@@ -6,6 +6,11 @@
 //!
 //! `floor http` serves 127.0.0.1 (an ephemeral port, printed as the first line of stdout);
 //! `floor stdio` serves stdin and stdout.
+//!
+//! With `--runtime` the same answers come from the bare stack that ours and rmcp both stand on:
+//! tokio's multi-thread runtime with hyper's HTTP/1 server (no router, no framework), or stdin
+//! read on the runtime's reactor. The gap between the two floors is what the runtime and hyper
+//! cost; the gap between the runtime floor and a server is what its MCP layer costs.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
@@ -81,8 +86,12 @@ fn serve_connection(stream: TcpStream) -> std::io::Result<()> {
 }
 
 fn main() -> std::io::Result<()> {
-    match std::env::args().nth(1).as_deref() {
-        Some("http") => {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args[..] {
+        ["http", "--runtime"] => runtime().block_on(runtime_http()),
+        ["stdio", "--runtime"] => runtime().block_on(async { tokio::spawn(runtime_stdio()).await? }),
+        ["http"] => {
             let listener = TcpListener::bind("127.0.0.1:0")?;
             println!("http://{}/mcp", listener.local_addr()?);
             for stream in listener.incoming() {
@@ -91,7 +100,7 @@ fn main() -> std::io::Result<()> {
             }
             Ok(())
         }
-        Some("stdio") => {
+        ["stdio"] => {
             let (stdin, mut stdout) = (std::io::stdin().lock(), std::io::stdout().lock());
             let mut out = Vec::new();
             for line in stdin.split(b'\n') {
@@ -105,6 +114,63 @@ fn main() -> std::io::Result<()> {
             }
             Ok(())
         }
-        _ => panic!("usage: floor http | floor stdio"),
+        _ => panic!("usage: floor http|stdio [--runtime]"),
+    }
+}
+
+/// The runtime both SDKs' binaries use: `#[tokio::main]`'s.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime")
+}
+
+/// hyper's HTTP/1 server, a task per connection, the body collected before it is answered.
+async fn runtime_http() -> std::io::Result<()> {
+    use http_body_util::BodyExt as _;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    println!("http://{}/mcp", listener.local_addr()?);
+    loop {
+        let (stream, _) = listener.accept().await?;
+        stream.set_nodelay(true)?;
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(|request: hyper::Request<hyper::body::Incoming>| async move {
+                let body = request.into_body().collect().await?.to_bytes();
+                let response = match answer(&body) {
+                    Some(json) => hyper::Response::builder()
+                        .header("content-type", "application/json")
+                        .header("mcp-session-id", "floor")
+                        .body(http_body_util::Full::new(bytes::Bytes::from(json))),
+                    None => hyper::Response::builder().status(202).body(http_body_util::Full::default()),
+                };
+                Ok::<_, hyper::Error>(response.expect("a valid response"))
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+        });
+    }
+}
+
+/// stdin (a pipe, as the driver gives it) read on the reactor by a task of the runtime; each
+/// answer written to stdout with a blocking write, as ours writes a batch that fits the pipe.
+async fn runtime_stdio() -> std::io::Result<()> {
+    use std::os::fd::AsFd as _;
+    use tokio::io::AsyncBufReadExt as _;
+
+    let stdin = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
+    let mut stdin = tokio::io::BufReader::new(tokio::net::unix::pipe::Receiver::from_file(stdin)?);
+    let (mut line, mut out) = (Vec::new(), Vec::new());
+    loop {
+        line.clear();
+        if stdin.read_until(b'\n', &mut line).await? == 0 {
+            return Ok(());
+        }
+        if let Some(json) = answer(line.trim_ascii_end()) {
+            out.clear();
+            out.extend_from_slice(json.as_bytes());
+            out.push(b'\n');
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(&out)?;
+            stdout.flush()?;
+        }
     }
 }
