@@ -8,7 +8,6 @@ use std::sync::Arc;
 use futures::StreamExt as _;
 use mcp_types::ErrorObject;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use crate::message::{Disposition, Outgoing, Reply};
 use crate::{MODERN_VERSIONS, Mirrors, Server, Session};
@@ -52,21 +51,21 @@ impl Server {
         if replies.is_empty() {
             return None;
         }
-        let (sink, rx) = mpsc::channel(32);
+        let (sink, rx) = crate::message::sink();
         let task = tokio::spawn(async move {
             let mut responses = Vec::new();
             let mut messages = futures::stream::select_all(replies);
             while let Some(message) = messages.next().await {
                 if message.is_response() {
                     responses.push(message.json);
-                } else if sink.send(message).await.is_err() {
+                } else if sink.send(Box::new(message)).await.is_err() {
                     return;
                 }
             }
             // Requests cancelled before they answered have no response, as outside a batch.
             if !responses.is_empty() {
                 let json = format!("[{}]", responses.join(","));
-                let _ = sink.send(Outgoing::response(json)).await;
+                let _ = sink.send(Box::new(Outgoing::response(json))).await;
             }
         });
         Some(Reply::streaming(rx, task.abort_handle()))

@@ -11,7 +11,6 @@ use mcp_types::{
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use crate::Error;
 use crate::elicitation::Elicited;
@@ -35,7 +34,7 @@ pub(crate) struct Inner {
     pub client_info: Option<Box<Implementation>>,
     pub log_level: Option<LoggingLevel>,
     pub progress_token: Option<ProgressToken>,
-    pub sink: mpsc::Sender<Outgoing>,
+    pub sink: crate::message::Sink,
     /// The legacy session that can carry server-to-client requests.
     pub session: Option<Arc<Session>>,
     /// Modern era: the input responses known in this round (earlier rounds' ones come from
@@ -206,7 +205,7 @@ impl Context {
         }
         let message = json!({ "jsonrpc": "2.0", "method": method, "params": params });
         // A closed sink means the client went away; the handler will be stopped soon.
-        let _ = self.inner.sink.send(Outgoing::notification(&message)).await;
+        let _ = self.inner.sink.send(Box::new(Outgoing::notification(&message))).await;
     }
 
     /// On a legacy Streamable HTTP session, ends the current SSE response early after its
@@ -214,7 +213,7 @@ impl Context {
     /// rest, while the handler keeps running. Elsewhere it does nothing.
     pub async fn close_stream(&self) {
         if self.inner.era == Era::Legacy {
-            let _ = self.inner.sink.send(Outgoing::stream_break()).await;
+            let _ = self.inner.sink.send(Box::new(Outgoing::stream_break())).await;
         }
     }
 

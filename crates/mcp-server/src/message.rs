@@ -12,6 +12,19 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+/// Where a handler's messages go before its response, on their way to its [`Reply`]. A channel
+/// is made for every request and few carry anything, so the messages are boxed: tokio allocates
+/// a block of 32 slots when a channel is made, and 32 messages unboxed make that block too large
+/// for the allocator's fast path.
+pub(crate) type Sink = mpsc::Sender<Box<Outgoing>>;
+/// The receiving end of a [`Sink`].
+pub(crate) type SinkReceiver = mpsc::Receiver<Box<Outgoing>>;
+
+/// A [`Sink`] with room for 32 messages, and its receiving end.
+pub(crate) fn sink() -> (Sink, SinkReceiver) {
+    mpsc::channel(32)
+}
+
 /// How a response should be surfaced by a transport that has status codes.
 ///
 /// The core decides this from what went wrong, so that the HTTP layer does not need to know the
@@ -88,6 +101,39 @@ impl Outgoing {
         }
     }
 
+    /// A result whose `_meta` holds only the server's identity (`server_info`, already JSON),
+    /// written ahead of the result's own members, which must leave `_meta` out: the identity is
+    /// neither copied into the result nor encoded again for each response.
+    pub(crate) fn result_with_server_info<T: Serialize>(id: &RequestId, result: &T, server_info: &str) -> Self {
+        const SERVER_INFO: &[u8] = b",\"result\":{\"_meta\":{\"io.modelcontextprotocol/serverInfo\":";
+        let mut json = Vec::with_capacity(256 + server_info.len());
+        json.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        let written = serde_json::to_writer(&mut json, id).and_then(|()| {
+            json.extend_from_slice(SERVER_INFO);
+            json.extend_from_slice(server_info.as_bytes());
+            json.push(b'}');
+            let members = json.len();
+            serde_json::to_writer(&mut json, result)?;
+            // The result's own `{` becomes the comma after `_meta`; an empty result adds nothing
+            // but the brace that closes it.
+            match &json[members..] {
+                b"{}" => {
+                    json[members] = b'}';
+                    json.truncate(members + 1);
+                }
+                [b'{', ..] => json[members] = b',',
+                _ => return Err(serde::ser::Error::custom("a result is an object")),
+            }
+            json.push(b'}');
+            Ok(())
+        });
+        match written.map(|()| String::from_utf8(json)) {
+            Ok(Ok(json)) => Outgoing::response(json),
+            Ok(Err(error)) => Self::error(Some(id), &ErrorObject::internal_error(format!("result not UTF-8: {error}"))),
+            Err(error) => Self::error(Some(id), &ErrorObject::internal_error(format!("result not encodable: {error}"))),
+        }
+    }
+
     /// An error response; `id` is `None` only when the request's id could not be read.
     pub(crate) fn error(id: Option<&RequestId>, error: &ErrorObject) -> Self {
         Self::error_as(id, error, Disposition::Ok)
@@ -150,7 +196,7 @@ pub struct Reply {
     /// The rest of the handler: it sends its messages to `rx` and ends with its response (none
     /// when it was stopped or panicked).
     running: Option<BoxFuture<'static, Option<Outgoing>>>,
-    rx: Option<mpsc::Receiver<Outgoing>>,
+    rx: Option<SinkReceiver>,
     stop: Option<Stop>,
     done: bool,
     long_lived: bool,
@@ -191,7 +237,7 @@ impl Reply {
     }
 
     /// A reply whose messages come from a task of its own.
-    pub(crate) fn streaming(rx: mpsc::Receiver<Outgoing>, task: AbortHandle) -> Self {
+    pub(crate) fn streaming(rx: SinkReceiver, task: AbortHandle) -> Self {
         Reply {
             queued: VecDeque::new(),
             running: None,
@@ -206,7 +252,7 @@ impl Reply {
     /// ending with its response, each time it is polled; `stop` stops it when the reply is dropped.
     pub(crate) fn running(
         running: BoxFuture<'static, Option<Outgoing>>,
-        rx: mpsc::Receiver<Outgoing>,
+        rx: SinkReceiver,
         stop: futures::future::AbortHandle,
     ) -> Self {
         Reply {
@@ -254,7 +300,7 @@ impl Stream for Reply {
                     this.running = None;
                     if let Some(mut rx) = this.rx.take() {
                         while let Ok(message) = rx.try_recv() {
-                            this.queued.push_back(message);
+                            this.queued.push_back(*message);
                         }
                     }
                     this.queued.extend(response);
@@ -264,7 +310,7 @@ impl Stream for Reply {
                     let sent = match this.queued.pop_front() {
                         Some(message) => Some(message),
                         None => match this.rx.as_mut().map(|rx| rx.poll_recv(cx)) {
-                            Some(Poll::Ready(Some(message))) => Some(message),
+                            Some(Poll::Ready(Some(message))) => Some(*message),
                             _ => None,
                         },
                     };
@@ -281,7 +327,7 @@ impl Stream for Reply {
         let next = match this.queued.pop_front() {
             Some(message) => Poll::Ready(Some(message)),
             None => match this.rx.as_mut() {
-                Some(rx) => rx.poll_recv(cx),
+                Some(rx) => rx.poll_recv(cx).map(|message| message.map(|message| *message)),
                 None => Poll::Ready(None),
             },
         };
@@ -298,5 +344,36 @@ impl Drop for Reply {
         if let Some(stop) = &self.stop {
             stop.abort();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The identity written ahead of the result reads as the same message as one the result
+    /// carries in its own `_meta`, for a result with members and for an empty one.
+    #[test]
+    fn server_info_is_written_ahead_of_the_result() {
+        let info = mcp_types::Implementation { name: "notes".into(), version: "1.2.0".into(), ..Default::default() };
+        let info_json = serde_json::to_string(&info).unwrap();
+        let id = RequestId::from(7);
+        let mut result = mcp_types::CallToolResult::new(vec![]);
+        result.is_error = Some(true);
+        let spliced = Outgoing::result_with_server_info(&id, &result, &info_json);
+        result.meta = Some(mcp_types::ResultMetaObject { server_info: Some(Box::new(info)), ..Default::default() });
+        let carried = Outgoing::result(&id, &result);
+        let spliced: Value = serde_json::from_str(&spliced.json).unwrap();
+        assert_eq!(spliced, serde_json::from_str::<Value>(&carried.json).unwrap());
+        assert_eq!(spliced["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "notes");
+
+        let empty = Outgoing::result_with_server_info(&id, &json!({}), &info_json);
+        assert_eq!(
+            empty.json,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"notes","version":"1.2.0"}}}}"#
+        );
+        let refused = Outgoing::result_with_server_info(&id, &json!([1]), &info_json);
+        assert!(refused.json.contains("a result is an object"), "{}", refused.json);
     }
 }

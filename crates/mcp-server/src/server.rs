@@ -20,7 +20,6 @@ use mcp_types::{
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
 
 use crate::app_state::AppState;
 use crate::bus::{Change, ChangeBus, InMemoryChangeBus};
@@ -56,8 +55,7 @@ mod skill_requests;
 mod typed;
 mod walk;
 pub use builder::{BuildError, ServerBuilder};
-pub(crate) use decoded::call_meta;
-use decoded::call_meta_extra;
+use decoded::call_meta;
 use mcp_types::ext::skills::{
     DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
     ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, SkillsSettings,
@@ -93,6 +91,8 @@ struct ToolEntry {
 
 struct ServerInner {
     info: Implementation,
+    /// `info` as JSON, encoded once: the `serverInfo` of every modern result's `_meta`.
+    info_json: String,
     instructions: Option<String>,
     capabilities: ServerCapabilities,
     tools: Vec<ToolEntry>,
@@ -377,7 +377,6 @@ impl Server {
         call: Decoded,
         mirrors: Option<&Mirrors>,
     ) -> Result<Reply, Rejection> {
-        let meta = call_meta(&call);
         if let (Decoded::CallTool(params), Some(mirrors)) = (&call, mirrors)
             && let Some(expected) = self.mirrored_params(&params.name, session)
         {
@@ -385,7 +384,7 @@ impl Server {
             headers::check_params(mirrors, &expected, &arguments)
                 .map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
         }
-        Ok(self.dispatch(session, id.clone(), Era::Modern, version, meta, call))
+        Ok(self.dispatch(session, id.clone(), Era::Modern, version, call))
     }
 
     /// Whether this server serves a method of the generated `ClientRequest` (every other method
@@ -438,21 +437,28 @@ impl Server {
 
     // ---------------------------------------------------------------- serving, both eras
 
-    fn dispatch(
-        &self,
-        session: &Arc<Session>,
-        id: RequestId,
-        era: Era,
-        version: String,
-        meta: RequestMetaObject,
-        call: Decoded,
-    ) -> Reply {
+    /// A request's `_meta`, for its handler's context. A tool call's is moved out of its params
+    /// when nothing else sees them (a route of its own with no middleware, which is given only
+    /// the arguments); any other is copied, as layers, route middleware and sources get the
+    /// params whole.
+    fn request_meta(&self, call: &mut Decoded) -> RequestMetaObject {
+        if let Decoded::CallTool(params) = call
+            && self.inner.layer.is_none()
+            && self.tool(&params.name).is_some_and(|entry| entry.route.service.is_none())
+        {
+            return std::mem::take(&mut params.meta);
+        }
+        call_meta(call)
+    }
+
+    fn dispatch(&self, session: &Arc<Session>, id: RequestId, era: Era, version: String, mut call: Decoded) -> Reply {
+        let meta = self.request_meta(&mut call);
         let labels = RequestLabels {
             method: call.method(),
             id: &id,
             version: &version,
             target: call.target(),
-            meta: call_meta_extra(&call).or(Some(&meta.extra)),
+            meta: Some(&meta.extra),
         };
         let mut operation = Some(Operation::start(session, &labels));
         let span = operation.as_ref().map(|op| op.span().clone()).unwrap_or_else(tracing::Span::none);
@@ -558,7 +564,7 @@ impl Server {
                 let principal = session.principal().clone();
                 let request_id = id.clone();
                 // A tasks/* request sends no messages of its own: its reply is its response.
-                let (_, rx) = mpsc::channel(1);
+                let (_, rx) = crate::message::sink();
                 let running = async move { server.task_request(&principal, &request_id, request).await };
                 self.drive(session, id, rx, Box::pin(running), operation.take())
             }

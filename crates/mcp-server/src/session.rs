@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use mcp_types::{ClientCapabilities, ErrorObject, Implementation, LoggingLevel, RequestId};
 use serde_json::{Value, json};
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{Notify, oneshot};
 
 use crate::message::{Outgoing, Stop};
 use crate::tasks::{StoreError, StoreFuture};
@@ -322,7 +322,7 @@ impl Session {
     /// client's answer.
     pub(crate) async fn request(
         &self,
-        sink: &mpsc::Sender<Outgoing>,
+        sink: &crate::message::Sink,
         method: &str,
         params: Value,
         timeout: Duration,
@@ -342,7 +342,7 @@ impl Session {
         let mut params = params;
         telemetry::inject(&span, &mut params);
         let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        sink.send(Outgoing::request(&message)).await.map_err(|_| Error::internal("the client went away"))?;
+        sink.send(Box::new(Outgoing::request(&message))).await.map_err(|_| Error::internal("the client went away"))?;
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(Ok(result))) => Ok(result),
             Ok(Ok(Err(error))) => Err(Error::Failed(format!("the client answered {method} with an error: {error}"))),

@@ -421,6 +421,7 @@ impl ServerBuilder {
             inner: Arc::new(ServerInner {
                 layer,
                 has_route_layers,
+                info_json: serde_json::to_string(&self.info).expect("an Implementation encodes"),
                 info: self.info,
                 instructions: self.instructions,
                 capabilities,

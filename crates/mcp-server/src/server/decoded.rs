@@ -37,24 +37,8 @@ impl Decoded {
     }
 }
 
-/// The `_meta` members of a request that carries its own (the trace context among them).
-pub(super) fn call_meta_extra(call: &Decoded) -> Option<&mcp_types::JsonObject> {
-    match call {
-        Decoded::CallTool(p) => Some(&p.meta.extra),
-        Decoded::Read(p) => Some(&p.meta.extra),
-        Decoded::GetPrompt(p) => Some(&p.meta.extra),
-        Decoded::Complete(p) => Some(&p.meta.extra),
-        Decoded::Listen(p) => Some(&p.meta.extra),
-        Decoded::Task(_, meta) => Some(&meta.extra),
-        Decoded::ListTools(listing)
-        | Decoded::ListResources(listing)
-        | Decoded::ListTemplates(listing)
-        | Decoded::ListPrompts(listing) => Some(&listing.meta.extra),
-        _ => None,
-    }
-}
-
-pub(crate) fn call_meta(call: &Decoded) -> RequestMetaObject {
+/// A copy of the `_meta` of a request that carries one; an empty one for the rest.
+pub(super) fn call_meta(call: &Decoded) -> RequestMetaObject {
     match call {
         Decoded::CallTool(p) => p.meta.clone(),
         Decoded::Read(p) => p.meta.clone(),

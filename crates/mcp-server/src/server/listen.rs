@@ -40,7 +40,7 @@ impl Server {
             let error = missing_capability(&ext::client_capabilities(TASKS));
             return Reply::ready(Outgoing::error_as(Some(&id), &error, Disposition::BadRequest));
         }
-        let (sink, rx) = mpsc::channel(32);
+        let (sink, rx) = crate::message::sink();
         let mut changes = self.inner.changes.subscribe();
         let store = Arc::clone(&self.inner.task_store);
         let lease = self.inner.options.task_lease;
@@ -72,7 +72,7 @@ impl Server {
                 "method": "notifications/subscriptions/acknowledged",
                 "params": { "notifications": honoured, "_meta": meta },
             });
-            if sink.send(Outgoing::notification(&ack)).await.is_err() {
+            if sink.send(Box::new(Outgoing::notification(&ack))).await.is_err() {
                 return;
             }
             loop {
@@ -84,7 +84,7 @@ impl Server {
                             for uri in honoured.resource_subscriptions.iter().flatten() {
                                 let params = json!({ "uri": uri, "_meta": meta });
                                 let updated = json!({ "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": params });
-                                if sink.send(Outgoing::notification(&updated)).await.is_err() {
+                                if sink.send(Box::new(Outgoing::notification(&updated))).await.is_err() {
                                     return;
                                 }
                             }
@@ -111,7 +111,7 @@ impl Server {
                         json!({ "jsonrpc": "2.0", "method": "notifications/tasks", "params": params })
                     }
                 };
-                if sink.send(Outgoing::notification(&message)).await.is_err() {
+                if sink.send(Box::new(Outgoing::notification(&message))).await.is_err() {
                     return;
                 }
             }

@@ -11,6 +11,9 @@ impl Server {
         match era {
             Era::Modern => {
                 if self.inner.options.server_info_in_results {
+                    if result.meta().is_none() {
+                        return Outgoing::result_with_server_info(id, &result, &self.inner.info_json);
+                    }
                     let meta = result.meta().get_or_insert_with(Default::default);
                     if meta.server_info.is_none() {
                         meta.server_info = Some(Box::new(self.inner.info.clone()));

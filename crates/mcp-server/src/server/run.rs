@@ -22,7 +22,7 @@ impl Server {
         call: Decoded,
         operation: Option<Operation>,
     ) -> Reply {
-        let (sink, rx) = mpsc::channel(32);
+        let (sink, rx) = crate::message::sink();
         let server = self.clone();
         let run_session = Arc::clone(session);
         let run_id = id.clone();
@@ -37,7 +37,7 @@ impl Server {
         &self,
         session: &Arc<Session>,
         id: RequestId,
-        mut rx: mpsc::Receiver<Outgoing>,
+        mut rx: crate::message::SinkReceiver,
         mut running: BoxFuture<Outgoing>,
         operation: Option<Operation>,
     ) -> Reply {
@@ -88,7 +88,7 @@ impl Server {
         }
         let mut messages = VecDeque::new();
         while let Ok(message) = rx.try_recv() {
-            messages.push_back(message);
+            messages.push_back(*message);
         }
         messages.extend(response);
         Reply::finished(messages)
@@ -103,7 +103,7 @@ impl Server {
         version: String,
         meta: RequestMetaObject,
         call: Decoded,
-        sink: mpsc::Sender<Outgoing>,
+        sink: crate::message::Sink,
     ) -> Outgoing {
         // Multi-round requests: earlier answers come back sealed in `requestState`, bound to the
         // request they were given for. The binding (a hash) is computed only when needed: to

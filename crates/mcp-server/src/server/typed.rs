@@ -23,8 +23,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::{
-    CLIENT_CAPABILITIES, Decoded, LEGACY_VERSIONS, Listing, MetaView, ModernView, PROTOCOL_VERSION, Rejection,
-    call_meta, unknown,
+    CLIENT_CAPABILITIES, Decoded, LEGACY_VERSIONS, Listing, MetaView, ModernView, PROTOCOL_VERSION, Rejection, unknown,
 };
 use crate::headers::Mirrors;
 use crate::message::{Disposition, Outgoing, Reply};
@@ -40,7 +39,9 @@ pub(crate) enum Source<'a> {
 impl Source<'_> {
     fn decode<T: DeserializeOwned>(self) -> Option<T> {
         match self {
-            Source::Bytes(bytes) => serde_json::from_slice(bytes).ok(),
+            // Checked as UTF-8 once, whole, rather than string by string as `from_slice` would;
+            // text that is not UTF-8 goes to the `Value` walk, which words the error.
+            Source::Bytes(bytes) => serde_json::from_str(std::str::from_utf8(bytes).ok()?).ok(),
             Source::Value(value) => T::deserialize(value).ok(),
         }
     }
@@ -305,8 +306,7 @@ impl Server {
             legacy::ClientRequest::Complete(_) | legacy::ClientRequest::Other(_) => return Typed::Fallback,
             other => return error(&unknown(other.method()).0),
         };
-        let meta = call_meta(&call);
-        Typed::Done(Some(self.dispatch(session, id, Era::Legacy, version, meta, call)))
+        Typed::Done(Some(self.dispatch(session, id, Era::Legacy, version, call)))
     }
 }
 

@@ -226,8 +226,7 @@ impl Server {
                 return Reply::ready(Outgoing::error(Some(&id), &error));
             }
         };
-        let meta = call_meta(&call);
-        self.dispatch(session, id, Era::Legacy, version, meta, call)
+        self.dispatch(session, id, Era::Legacy, version, call)
     }
 
     fn initialize(&self, session: &Arc<Session>, id: &RequestId, params: Option<Value>) -> Outgoing {
