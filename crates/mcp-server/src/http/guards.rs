@@ -7,6 +7,9 @@ use super::*;
 /// appears more than once: a gateway reading another copy than this server would route or
 /// authorize differently.
 pub(super) fn repeated_mirror(headers: &HeaderMap) -> Option<&str> {
+    if no_repeated_header(headers) {
+        return None;
+    }
     headers
         .keys()
         .find(|name| {
@@ -18,10 +21,19 @@ pub(super) fn repeated_mirror(headers: &HeaderMap) -> Option<&str> {
 /// `Host`, `Origin` or `Mcp-Session-Id` given more than once: this server reads the first, a proxy
 /// in front of it may read another, and check or route differently.
 pub(super) fn repeated_single(headers: &HeaderMap) -> Option<&'static str> {
+    if no_repeated_header(headers) {
+        return None;
+    }
     [("Host", &header::HOST), ("Origin", &header::ORIGIN), ("Mcp-Session-Id", &SESSION_HEADER)]
         .into_iter()
         .find(|(_, name)| headers.get_all(*name).iter().nth(1).is_some())
         .map(|(shown, _)| shown)
+}
+
+/// Whether every header name appears once (as in almost every request): then no name needs to
+/// be looked up again to find a second value.
+fn no_repeated_header(headers: &HeaderMap) -> bool {
+    headers.len() == headers.keys_len()
 }
 
 /// The 403 for a Host or Origin that is not allowed.
