@@ -24,7 +24,15 @@ use prompts::prompt_arguments;
 pub use prompts::{IntoPromptResult, PromptRoute};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
-type ToolFn = Arc<dyn Fn(Context, Value) -> BoxFuture<Result<CallToolResult, Error>> + Send + Sync>;
+type ToolFn = Arc<dyn Fn(Context, ToolArguments<'_>) -> BoxFuture<Result<CallToolResult, Error>> + Send + Sync>;
+
+/// A call's arguments for a tool route's handler: given to it, or lent while its future is made
+/// when the server needs them afterwards (a modern call's `requestState` binding, made only if
+/// the handler asks for input). A typed handler decodes either without a copy of the object.
+pub(crate) enum ToolArguments<'a> {
+    Given(Value),
+    Lent(&'a Value),
+}
 type ReadFn =
     Arc<dyn Fn(Context, String) -> BoxFuture<Result<Vec<ReadResourceResultContentsItem>, Error>> + Send + Sync>;
 type TemplateFn = Arc<
@@ -176,15 +184,19 @@ impl ToolRoute {
         let handler = Arc::new(handler);
         let tool_name = Arc::clone(&name);
         let handler: ToolFn = Arc::new(move |ctx, arguments| {
+            let decoded = match arguments {
+                ToolArguments::Given(arguments) => serde_json::from_value(arguments),
+                ToolArguments::Lent(arguments) => A::deserialize(arguments),
+            };
+            let arguments: A = match decoded {
+                Ok(arguments) => arguments,
+                Err(error) => {
+                    let result = error_result(format!("Invalid arguments for tool {tool_name}: {error}"));
+                    return Box::pin(std::future::ready(Ok(result)));
+                }
+            };
             let handler = Arc::clone(&handler);
-            let name = Arc::clone(&tool_name);
-            Box::pin(async move {
-                let arguments: A = match serde_json::from_value(arguments) {
-                    Ok(arguments) => arguments,
-                    Err(error) => return Ok(error_result(format!("Invalid arguments for tool {name}: {error}"))),
-                };
-                handler(ctx, arguments).await.map(IntoToolResult::into_tool_result)
-            })
+            Box::pin(async move { handler(ctx, arguments).await.map(IntoToolResult::into_tool_result) })
         });
         let mut tool = Tool::new(input_schema, &*name);
         tool.output_schema = R::output_schema();
@@ -210,13 +222,13 @@ impl ToolRoute {
     {
         let handler = Arc::new(handler);
         let handler: ToolFn = Arc::new(move |ctx, arguments| {
+            let arguments = match arguments {
+                ToolArguments::Given(Value::Object(arguments)) => arguments,
+                ToolArguments::Lent(Value::Object(arguments)) => arguments.clone(),
+                _ => return Box::pin(std::future::ready(Ok(error_result("Invalid arguments: expected an object")))),
+            };
             let handler = Arc::clone(&handler);
-            Box::pin(async move {
-                let Value::Object(arguments) = arguments else {
-                    return Ok(error_result("Invalid arguments: expected an object"));
-                };
-                handler(ctx, arguments).await.map(IntoToolResult::into_tool_result)
-            })
+            Box::pin(async move { handler(ctx, arguments).await.map(IntoToolResult::into_tool_result) })
         });
         let mut tool = tool;
         if tool.output_schema.is_none() {
@@ -297,7 +309,7 @@ impl ToolRoute {
                         return Err(middleware::mismatch("tools/call"));
                     };
                     let arguments = Value::Object(params.arguments.unwrap_or_default());
-                    handler(request.ctx, arguments).await.map(McpResponse::CallTool)
+                    handler(request.ctx, ToolArguments::Given(arguments)).await.map(McpResponse::CallTool)
                 }
             })
         }));

@@ -444,7 +444,7 @@ impl Server {
     fn request_meta(&self, call: &mut Decoded) -> RequestMetaObject {
         if let Decoded::CallTool(params) = call
             && self.inner.layer.is_none()
-            && self.tool(&params.name).is_some_and(|entry| entry.route.service.is_none())
+            && self.plain_tool_route(&params.name)
         {
             return std::mem::take(&mut params.meta);
         }
@@ -622,6 +622,12 @@ impl Server {
 
     fn tool(&self, name: &str) -> Option<&ToolEntry> {
         self.inner.tool_index.get(name).map(|&index| &self.inner.tools[index])
+    }
+
+    /// Whether `name` is a tool route without middleware of its own: its handler is given only
+    /// the arguments, never the params.
+    fn plain_tool_route(&self, name: &str) -> bool {
+        self.tool(name).is_some_and(|entry| entry.route.service.is_none())
     }
 
     fn has_tools(&self) -> bool {

@@ -105,3 +105,64 @@ async fn the_floats_javascript_and_python_write_reach_a_tool_exactly() {
     let message = refused.to_string();
     assert!(message.contains("-32602") && message.contains("123456789012345678901234567890"), "{refused}");
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Greet {
+    greeting: String,
+}
+
+/// Tools that ask for the caller's name: one typed, one raw.
+fn greeting_server() -> Server {
+    async fn ask_name(ctx: &Context) -> Result<String, Error> {
+        let form = serde_json::from_value(json!({
+            "mode": "form",
+            "message": "What is your name?",
+            "requestedSchema": { "type": "object", "properties": { "name": { "type": "string" } } },
+        }))
+        .expect("a valid form");
+        let answer = ctx.elicit_with("name", form).await?;
+        Ok(serde_json::to_value(&answer.content).unwrap()["name"].as_str().unwrap_or("?").to_owned())
+    }
+    let raw = Tool::new(ObjectSchema::from_value(json!({ "type": "object" })).unwrap(), "greet_raw");
+    Server::builder("arguments", "1.0")
+        .tool(ToolRoute::new("greet", |ctx: Context, Greet { greeting }: Greet| async move {
+            Ok::<_, Error>(format!("{greeting}, {}!", ask_name(&ctx).await?))
+        }))
+        .tool(ToolRoute::raw(raw, |ctx: Context, args: JsonObject| async move {
+            Ok::<_, Error>(format!("{}, {}!", args["greeting"].as_str().unwrap_or("?"), ask_name(&ctx).await?))
+        }))
+        .build()
+        .unwrap()
+}
+
+/// A handler that asks for input is lent its call's arguments (typed) or given a copy (raw); the
+/// `requestState` it gets is bound to those arguments all the same: the next round with the same
+/// arguments completes the call, and one with other arguments is refused.
+#[tokio::test]
+async fn a_request_state_is_bound_to_the_arguments_of_the_call_that_asked() {
+    let mut client = MemoryClient::start(&greeting_server());
+    let call = |id: u64, name: &str, greeting: &str, extra: serde_json::Value| {
+        let mut params = json!({
+            "name": name,
+            "arguments": { "greeting": greeting },
+            "_meta": meta_with(json!({ "elicitation": { "form": {} } })),
+        });
+        params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        request(id, "tools/call", params)
+    };
+    for (first, tool) in [(1, "greet"), (11, "greet_raw")] {
+        let response = client.ask(call(first, tool, "Hello", json!({}))).await;
+        assert_eq!(response["result"]["resultType"], "input_required", "{tool}: {response}");
+        let state = response["result"]["requestState"].as_str().unwrap().to_owned();
+        let answer = json!({ "name": { "action": "accept", "content": { "name": "Ada" } } });
+
+        let other = json!({ "inputResponses": answer, "requestState": state });
+        let refused = client.ask(call(first + 1, tool, "Goodbye", other)).await;
+        assert_error(&refused, first + 1, -32602);
+        assert!(message(&refused).contains("different request"), "{tool}: {refused}");
+
+        let same = json!({ "inputResponses": answer, "requestState": state });
+        let response = client.ask(call(first + 2, tool, "Hello", same)).await;
+        assert_eq!(text(&response), "Hello, Ada!", "{tool}: {response}");
+    }
+}

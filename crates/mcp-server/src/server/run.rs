@@ -6,6 +6,7 @@ use super::*;
 use futures::FutureExt as _;
 
 use crate::message::Stop;
+use crate::routes::ToolArguments;
 use crate::telemetry::Operation;
 
 impl Server {
@@ -109,32 +110,13 @@ impl Server {
         // request they were given for. The binding (a hash) is computed only when needed: to
         // open a state, or to seal one. The legacy wire has neither.
         let modern = era == Era::Modern;
-        let (binding, state, responses) = match &call {
-            Decoded::CallTool(p) => (
-                modern.then(|| Binding {
-                    method: "tools/call",
-                    target: p.name.clone(),
-                    arguments: p.arguments.clone().map(Value::Object).unwrap_or_default(),
-                }),
-                p.request_state.as_deref(),
-                p.input_responses.as_ref(),
-            ),
-            Decoded::GetPrompt(p) => (
-                modern.then(|| Binding {
-                    method: "prompts/get",
-                    target: p.name.clone(),
-                    arguments: serde_json::to_value(&p.arguments).unwrap_or_default(),
-                }),
-                p.request_state.as_deref(),
-                p.input_responses.as_ref(),
-            ),
-            Decoded::Read(p) => (
-                modern.then(|| Binding { method: "resources/read", target: p.uri.clone(), arguments: Value::Null }),
-                p.request_state.as_deref(),
-                p.input_responses.as_ref(),
-            ),
-            _ => (None, None, None),
+        let (state, responses) = match &call {
+            Decoded::CallTool(p) => (p.request_state.as_deref(), p.input_responses.as_ref()),
+            Decoded::GetPrompt(p) => (p.request_state.as_deref(), p.input_responses.as_ref()),
+            Decoded::Read(p) => (p.request_state.as_deref(), p.input_responses.as_ref()),
+            _ => (None, None),
         };
+        let mut binding = (modern && state.is_some()).then(|| Binding::of(&call)).flatten();
         let principal = session.principal();
         let principal = (!principal.is_anonymous()).then(|| state::principal_digest(principal.as_str()));
         let (answers, saved) = match self.answers(era, binding.as_ref(), principal.as_deref(), state, responses).await {
@@ -149,6 +131,15 @@ impl Server {
             }
             _ => false,
         };
+        // A plain tool route lends the handler its arguments, so the binding can be made from them
+        // if the handler asks for input; anything else that may need one copies them now.
+        let lends_arguments = match &call {
+            Decoded::CallTool(p) => !may_become_task && self.inner.layer.is_none() && self.plain_tool_route(&p.name),
+            _ => false,
+        };
+        if modern && binding.is_none() && !lends_arguments {
+            binding = Binding::of(&call);
+        }
         let ctx = Context::new(ContextInner {
             server: self.clone(),
             era,
@@ -204,8 +195,12 @@ impl Server {
             // Without middleware each handler is awaited right here, on the decoded params: no
             // async level and no copy of the params more than before layers existed (this
             // future is moved whole into its box, so its size is paid on every request).
-            (Decoded::CallTool(params), None) => {
-                self.call_tool(id, ctx.clone(), params).await.map(|r| self.respond_tool(id, era, r))
+            (Decoded::CallTool(mut params), None) => {
+                let outcome = self.call_tool(id, ctx.clone(), &mut params).await;
+                if modern && binding.is_none() && matches!(outcome, Err(Error::InputRequired(_))) {
+                    binding = Binding::of(&Decoded::CallTool(params));
+                }
+                outcome.map(|r| self.respond_tool(id, era, r))
             }
             (Decoded::Read(params), None) => self.read(id, ctx.clone(), params).await.map(|contents| {
                 let cache = self.inner.options.read_cache;
@@ -282,7 +277,7 @@ impl Server {
     /// Serves a request (inside the server's middleware): its route, through the route's own.
     pub(super) async fn serve_call(&self, id: RequestId, ctx: Context, call: McpCall) -> Result<McpResponse, Error> {
         Ok(match call {
-            McpCall::CallTool(params) => McpResponse::CallTool(self.call_tool(&id, ctx, params).await?),
+            McpCall::CallTool(mut params) => McpResponse::CallTool(self.call_tool(&id, ctx, &mut params).await?),
             McpCall::ReadResource(params) => McpResponse::ReadResource(self.read(&id, ctx, params).await?),
             McpCall::GetPrompt(params) => McpResponse::GetPrompt(self.get_prompt(&id, ctx, params).await?),
             McpCall::Complete(params) => McpResponse::Complete(self.complete(ctx, params).await?),
@@ -373,11 +368,13 @@ impl Server {
         Ok((answers, saved))
     }
 
+    /// Calls a tool. A route without middleware is lent the arguments on the modern wire and
+    /// they are put back in `params` (a binding may be made from them); anything else takes them.
     async fn call_tool(
         &self,
         id: &RequestId,
         ctx: Context,
-        mut params: CallToolRequestParams,
+        params: &mut CallToolRequestParams,
     ) -> Result<mcp_types::CallToolResult, Error> {
         let Some(entry) = self.tool(&params.name) else {
             return match &self.inner.tool_source {
@@ -388,7 +385,7 @@ impl Server {
                     }
                     // As for a route: a call that may become a task runs in the task's span.
                     let may_become_task = ctx.may_become_task();
-                    let running = source.call(ctx, params);
+                    let running = source.call(ctx, std::mem::take(params));
                     if may_become_task { running.await } else { handler(running).await }
                 }
                 None => Err(Error::invalid_params(format!("Unknown tool: {}", params.name))),
@@ -402,7 +399,9 @@ impl Server {
         if let Some(refusal) = task_refusal(&ctx, entry.route.task_support, &params.name) {
             return Err(refusal);
         }
-        let arguments = params.arguments.take().map(Value::Object).unwrap_or_else(|| json!({}));
+        let given = params.arguments.take();
+        let had_arguments = given.is_some();
+        let arguments = given.map(Value::Object).unwrap_or_else(|| json!({}));
         let problems = entry.validator.problems(&arguments);
         if !problems.is_empty() {
             return Ok(error_result(format!("Invalid arguments for tool {}: {}", params.name, problems.join("; "))));
@@ -411,12 +410,22 @@ impl Server {
             // A call that may become a task runs in the task's span once it is one: a handler
             // span here would hold the request's span open for the task's whole life.
             let may_become_task = ctx.may_become_task();
-            let running = (entry.route.handler)(ctx, arguments);
+            let running = match ctx.era() {
+                Era::Modern => {
+                    let running = (entry.route.handler)(ctx, ToolArguments::Lent(&arguments));
+                    if let (true, Value::Object(arguments)) = (had_arguments, arguments) {
+                        params.arguments = Some(arguments);
+                    }
+                    running
+                }
+                Era::Legacy => (entry.route.handler)(ctx, ToolArguments::Given(arguments)),
+            };
             return if may_become_task { running.await } else { handler(running).await };
         };
         let Value::Object(arguments) = arguments else { unreachable!("built from an object") };
         params.arguments = Some(arguments);
-        match middleware::call(service, McpRequest { id: id.clone(), ctx, call: McpCall::CallTool(params) }).await? {
+        let call = McpCall::CallTool(std::mem::take(params));
+        match middleware::call(service, McpRequest { id: id.clone(), ctx, call }).await? {
             McpResponse::CallTool(result) => Ok(result),
             _ => Err(middleware::mismatch("tools/call")),
         }
@@ -583,6 +592,24 @@ struct Binding {
 }
 
 impl Binding {
+    /// The binding of a request that can carry a `requestState`.
+    fn of(call: &Decoded) -> Option<Binding> {
+        Some(match call {
+            Decoded::CallTool(p) => Binding {
+                method: "tools/call",
+                target: p.name.clone(),
+                arguments: p.arguments.clone().map(Value::Object).unwrap_or_default(),
+            },
+            Decoded::GetPrompt(p) => Binding {
+                method: "prompts/get",
+                target: p.name.clone(),
+                arguments: serde_json::to_value(&p.arguments).unwrap_or_default(),
+            },
+            Decoded::Read(p) => Binding { method: "resources/read", target: p.uri.clone(), arguments: Value::Null },
+            _ => return None,
+        })
+    }
+
     fn digest(&self) -> String {
         state::binding(self.method, &self.target, &self.arguments)
     }
