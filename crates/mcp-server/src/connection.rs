@@ -46,7 +46,13 @@ impl Server {
     /// Serves one connection whose requests all come from `principal` (the tasks they create are
     /// bound to it).
     pub async fn serve_as(&self, connection: Connection, principal: Principal) {
-        let Connection { sender, mut receiver } = connection;
+        let Connection { sender, receiver } = connection;
+        self.serve_inbox(receiver, sender, principal).await
+    }
+
+    /// [`Server::serve_as`] with the peer's messages from `inbox` (a channel, or a transport
+    /// that reads them itself, so that no task stands between the bytes and the server).
+    pub(crate) async fn serve_inbox(&self, mut inbox: impl Inbox, sender: mpsc::Sender<String>, principal: Principal) {
         let session = Session::with_principal(principal);
         session.set_transport(crate::telemetry::Transport::Pipe);
         session.opened(None);
@@ -56,8 +62,18 @@ impl Server {
         let limit = self.options().max_in_flight;
         loop {
             tokio::select! {
-                message = receiver.recv() => {
-                    let Some(message) = message else { break };
+                incoming = inbox.next() => {
+                    let message = match incoming {
+                        None => break,
+                        Some(Incoming::Message(message)) => message,
+                        // The transport's own answer, for something it could not read.
+                        Some(Incoming::Answer(answer)) => {
+                            if sender.send(answer).await.is_err() {
+                                break;
+                            }
+                            continue;
+                        }
+                    };
                     let at_limit = requests.len() >= limit;
                     if at_limit && let Some(refusal) = refusal(message.as_bytes(), limit) {
                         if sender.send(refusal).await.is_err() {
@@ -117,6 +133,34 @@ impl Server {
         }
         session.close();
         requests.abort_all();
+    }
+}
+
+/// What a connection's inbox gives the server next.
+pub(crate) enum Incoming {
+    /// A message from the peer.
+    Message(String),
+    /// An answer of the transport's own, for input it could not read as a message (stdio's).
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
+    Answer(String),
+}
+
+/// Where a served connection's messages come from. `next` must be cancel-safe: the serving loop
+/// waits for it beside other work and drops it when that comes first.
+pub(crate) trait Inbox: Send {
+    /// The next message, `None` once the peer closed.
+    fn next(&mut self) -> impl Future<Output = Option<Incoming>> + Send;
+}
+
+impl Inbox for mpsc::Receiver<String> {
+    async fn next(&mut self) -> Option<Incoming> {
+        self.recv().await.map(Incoming::Message)
+    }
+}
+
+impl<I: Inbox> Inbox for &mut I {
+    fn next(&mut self) -> impl Future<Output = Option<Incoming>> + Send {
+        (**self).next()
     }
 }
 

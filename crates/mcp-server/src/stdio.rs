@@ -2,10 +2,11 @@
 
 use std::io::BufRead;
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, BufWriter};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncWrite, AsyncWriteExt as _, BufWriter};
 use tokio::sync::mpsc;
 
-use crate::{Connection, Server};
+use crate::connection::{Inbox, Incoming};
+use crate::{Connection, Principal, Server};
 
 /// The default of [`StdioConfig::max_line_bytes`].
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -50,33 +51,33 @@ pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
 /// `EAGAIN`): on the runtime when stdout is a pipe with room for the whole batch (one `poll` and
 /// one `write`, no thread to wake for each answer), else on the blocking pool.
 pub async fn serve_stdio_with(server: Server, config: StdioConfig) -> std::io::Result<()> {
-    let (to_server, inbox) = mpsc::channel::<String>(64);
     let (outbox, from_server) = mpsc::channel::<String>(64);
-    let errors = outbox.clone();
     let max_line = config.max_line_bytes;
-    let reading = match reactor_stdin()? {
-        Some(stdin) => Some(tokio::spawn(read_lines(stdin, to_server, errors, max_line))),
+    let serving = match reactor_stdin()? {
+        // Read by the serving task itself: no task and no channel between a line and the server.
+        Some(stdin) => {
+            let lines = Lines::new(stdin, max_line);
+            tokio::spawn(async move { server.serve_inbox(lines, outbox, Principal::anonymous()).await })
+        }
         None => {
+            let (to_server, inbox) = mpsc::channel::<String>(64);
+            let errors = outbox.clone();
             std::thread::Builder::new()
                 .name("mcp-stdin".into())
                 .spawn(move || read_lines_blocking(std::io::stdin().lock(), &to_server, &errors, max_line))?;
-            None
+            tokio::spawn(async move { server.serve(Connection { sender: outbox, receiver: inbox }).await })
         }
     };
-    let serving = tokio::spawn(async move { server.serve(Connection { sender: outbox, receiver: inbox }).await });
-    // A task of the runtime, like the reader and the server: an answer wakes it on the worker
-    // that produced it, not the thread awaiting this function.
+    // A task of the runtime, like the server: an answer wakes it on the worker that produced it,
+    // not the thread awaiting this function.
     let writing = tokio::spawn(write_lines(from_server));
     let written = writing.await.map_err(std::io::Error::other).and_then(|written| written);
-    // After a failed write (stdout closed), the server is left to end with the process.
-    if written.is_ok() {
-        let _ = serving.await;
+    // After a failed write (stdout closed) nothing more can be answered: the server is stopped.
+    if written.is_err() {
+        serving.abort();
     }
-    if let Some(reading) = reading {
-        reading.abort();
-        // Until the task is dropped, stdin is still non-blocking.
-        let _ = reading.await;
-    }
+    // Until the serving task is dropped, stdin (read on the reactor) is still non-blocking.
+    let _ = serving.await;
     written
 }
 
@@ -169,14 +170,12 @@ where
     R: AsyncBufRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (to_server, inbox) = mpsc::channel::<String>(64);
     let (outbox, mut from_server) = mpsc::channel::<String>(64);
-    let outbox_for_errors = outbox.clone();
-    let serving = tokio::spawn({
-        let server = server.clone();
-        async move { server.serve(Connection { sender: outbox, receiver: inbox }).await }
+    let serving = tokio::spawn(async move {
+        let mut lines = Lines::new(reader, config.max_line_bytes);
+        server.serve_inbox(&mut lines, outbox, Principal::anonymous()).await;
+        lines.error.map_or(Ok(()), Err)
     });
-    let reading = tokio::spawn(read_lines(reader, to_server, outbox_for_errors, config.max_line_bytes));
     let mut writer = BufWriter::with_capacity(WRITE_BATCH, writer);
     while let Some(message) = from_server.recv().await {
         write_line(&mut writer, &message).await?;
@@ -186,8 +185,7 @@ where
         }
         writer.flush().await?;
     }
-    let _ = serving.await;
-    reading.await.unwrap_or(Ok(()))
+    serving.await.unwrap_or(Ok(()))
 }
 
 async fn write_line<W: AsyncWrite + Unpin>(writer: &mut BufWriter<W>, message: &str) -> std::io::Result<()> {
@@ -222,37 +220,82 @@ fn delivery(bytes: &[u8], max_line: usize) -> (Delivery, bool) {
     (delivery, false)
 }
 
-/// Forwards each line to the server. A line over `max_line` bytes is answered here with -32600 and
-/// skipped without buffering it, so one huge line can neither exhaust memory nor end the session.
-async fn read_lines<R: AsyncBufRead + Unpin>(
-    mut reader: R,
-    to_server: mpsc::Sender<String>,
-    to_client: mpsc::Sender<String>,
+/// Newline-delimited messages, read by the serving loop itself. A line over `max_line` bytes is
+/// answered with -32600 and skipped without buffering it, so one huge line can neither exhaust
+/// memory nor end the session; a blank line is skipped.
+struct Lines<R> {
+    reader: R,
+    /// The line read so far, at most `max_line` bytes and its newline.
+    line: Vec<u8>,
     max_line: usize,
-) -> std::io::Result<()> {
-    let mut bytes = Vec::new();
-    loop {
-        bytes.clear();
-        let read = (&mut reader).take(max_line as u64 + 1).read_until(b'\n', &mut bytes).await?;
-        if read == 0 {
-            return Ok(());
-        }
-        let (delivery, cut) = delivery(&bytes, max_line);
-        if cut {
-            skip_line(&mut reader).await?;
-        }
-        let delivered = match delivery {
-            Delivery::Server(message) => to_server.send(message).await,
-            Delivery::Client(answer) => to_client.send(answer).await,
-            Delivery::Nowhere => Ok(()),
-        };
-        if delivered.is_err() {
-            return Ok(());
+    /// Inside a line over the limit, already answered: its bytes go unread to its newline.
+    skipping: bool,
+    /// Why reading stopped, if it failed.
+    error: Option<std::io::Error>,
+}
+
+impl<R> Lines<R> {
+    fn new(reader: R, max_line: usize) -> Self {
+        Lines { reader, line: Vec::new(), max_line, skipping: false, error: None }
+    }
+}
+
+impl<R: AsyncBufRead + Unpin + Send> Inbox for Lines<R> {
+    /// Cancel-safe: only `fill_buf` waits, and what it read stays in the reader's buffer.
+    async fn next(&mut self) -> Option<Incoming> {
+        loop {
+            let available = match self.reader.fill_buf().await {
+                Ok(available) => available,
+                Err(error) => {
+                    self.error = Some(error);
+                    return None;
+                }
+            };
+            if available.is_empty() {
+                // The end of input; a last line without its newline is still a line.
+                self.skipping = false;
+                let last = std::mem::take(&mut self.line);
+                return if last.is_empty() { None } else { incoming(delivery(&last, self.max_line).0) };
+            }
+            let (used, complete) = match memchr::memchr(b'\n', available) {
+                Some(newline) => (newline + 1, true),
+                None => (available.len(), false),
+            };
+            if self.skipping {
+                self.reader.consume(used);
+                self.skipping = !complete;
+                continue;
+            }
+            if self.line.len() + used - usize::from(complete) > self.max_line {
+                self.reader.consume(used);
+                self.line.clear();
+                self.skipping = !complete;
+                return Some(Incoming::Answer(oversized_line_error(self.max_line)));
+            }
+            self.line.extend_from_slice(&available[..used]);
+            self.reader.consume(used);
+            if complete {
+                let line = incoming(delivery(&self.line, self.max_line).0);
+                self.line.clear();
+                if line.is_some() {
+                    return line;
+                }
+            }
         }
     }
 }
 
-/// [`read_lines`] with blocking reads, for a thread of its own.
+/// What a line read becomes for the serving loop; `None` for a blank line.
+fn incoming(delivery: Delivery) -> Option<Incoming> {
+    match delivery {
+        Delivery::Server(message) => Some(Incoming::Message(message)),
+        Delivery::Client(answer) => Some(Incoming::Answer(answer)),
+        Delivery::Nowhere => None,
+    }
+}
+
+/// Forwards each line to the server, from a thread of its own with blocking reads (as [`Lines`]
+/// reads them: a line over `max_line` bytes answered and skipped, a blank line skipped).
 fn read_lines_blocking<R: BufRead>(
     mut reader: R,
     to_server: &mpsc::Sender<String>,
@@ -353,24 +396,6 @@ fn stdout_has_room() -> bool {
 }
 
 /// Discards input up to and including the next newline (or the end of input).
-async fn skip_line<R: AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Result<()> {
-    loop {
-        let buffer = reader.fill_buf().await?;
-        if buffer.is_empty() {
-            return Ok(());
-        }
-        let (used, done) = match buffer.iter().position(|&b| b == b'\n') {
-            Some(newline) => (newline + 1, true),
-            None => (buffer.len(), false),
-        };
-        reader.consume(used);
-        if done {
-            return Ok(());
-        }
-    }
-}
-
-/// [`skip_line`] with blocking reads.
 fn skip_line_blocking<R: BufRead>(reader: &mut R) -> std::io::Result<()> {
     loop {
         let buffer = reader.fill_buf()?;
@@ -404,4 +429,56 @@ fn invalid_utf8_error(error: &std::str::Utf8Error) -> String {
         error.valid_up_to()
     ));
     serde_json::json!({"jsonrpc": "2.0", "error": error}).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::FutureExt as _;
+
+    /// What `Lines` gives for `input`, written through a pipe that holds `chunk` bytes at a time.
+    async fn read_all(input: &'static [u8], chunk: usize, max_line: usize) -> Vec<String> {
+        let (mut client, server) = tokio::io::duplex(chunk);
+        let writer = tokio::spawn(async move { client.write_all(input).await.unwrap() });
+        let mut lines = Lines::new(tokio::io::BufReader::new(server), max_line);
+        let mut items = Vec::new();
+        while let Some(item) = lines.next().await {
+            items.push(match item {
+                Incoming::Message(message) => format!("message {message}"),
+                Incoming::Answer(answer) => format!("answer {answer}"),
+            });
+        }
+        writer.await.unwrap();
+        assert!(lines.error.is_none());
+        items
+    }
+
+    #[tokio::test]
+    async fn each_line_is_a_message_and_one_that_cannot_be_is_answered() {
+        let input = b"{\"a\":1}\n\n  \n\xff\xfe\n0123456789\n01234567890123\n{\"b\":2}\n{\"c\":3}";
+        for chunk in [1, 3, 4096] {
+            let items = read_all(input, chunk, 10).await;
+            assert_eq!(items.len(), 6, "blank lines are skipped ({chunk}-byte pieces): {items:?}");
+            assert_eq!(items[0], r#"message {"a":1}"#);
+            assert!(items[1].starts_with("answer ") && items[1].contains("not valid UTF-8"), "{}", items[1]);
+            assert_eq!(items[2], "message 0123456789", "a line of exactly the limit is read");
+            assert!(items[3].starts_with("answer ") && items[3].contains("exceeds the 10-byte limit"), "{}", items[3]);
+            assert_eq!(items[4], r#"message {"b":2}"#, "the session goes on after a line over the limit");
+            assert_eq!(items[5], r#"message {"c":3}"#, "the last line needs no newline");
+        }
+    }
+
+    /// The serving loop drops a wait for the next line when other work comes first.
+    #[tokio::test]
+    async fn part_of_a_line_survives_a_dropped_wait() {
+        let (mut client, server) = tokio::io::duplex(1024);
+        let mut lines = Lines::new(tokio::io::BufReader::new(server), 100);
+        client.write_all(br#"{"pa"#).await.unwrap();
+        assert!(lines.next().now_or_never().is_none(), "half a line is no message yet");
+        client.write_all(b"rt\":1}\n").await.unwrap();
+        match lines.next().await {
+            Some(Incoming::Message(message)) => assert_eq!(message, r#"{"part":1}"#),
+            _ => panic!("the whole line is one message"),
+        }
+    }
 }
