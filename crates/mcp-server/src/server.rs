@@ -89,6 +89,10 @@ struct ToolEntry {
     headers: Vec<HeaderParam>,
 }
 
+/// Routes by name or URI. Built once and only read after, so a fast hash is safe: a caller
+/// choosing the keys it asks for cannot make the table degrade.
+type RouteIndex = HashMap<String, usize, foldhash::fast::RandomState>;
+
 struct ServerInner {
     info: Implementation,
     /// `info` as JSON, encoded once: the `serverInfo` of every modern result's `_meta`.
@@ -96,14 +100,14 @@ struct ServerInner {
     instructions: Option<String>,
     capabilities: ServerCapabilities,
     tools: Vec<ToolEntry>,
-    tool_index: HashMap<String, usize>,
+    tool_index: RouteIndex,
     /// Tools listed after the routes, called for names no route has.
     tool_source: Option<Arc<dyn crate::dynamic::ToolSource>>,
     resources: Vec<ResourceRoute>,
-    resource_index: HashMap<String, usize>,
+    resource_index: RouteIndex,
     templates: Vec<ResourceTemplateRoute>,
     prompts: Vec<PromptRoute>,
-    prompt_index: HashMap<String, usize>,
+    prompt_index: RouteIndex,
     /// Prompts listed after the routes, asked for names no route has.
     prompt_source: Option<Arc<dyn crate::dynamic::PromptSource>>,
     /// Resources and templates listed after the routes, asked for URIs no route serves.
@@ -121,7 +125,7 @@ struct ServerInner {
     task_store: Arc<dyn TaskStore>,
     session_store: Arc<dyn SessionStore>,
     skills: Vec<SkillRoute>,
-    skill_index: HashMap<String, usize>,
+    skill_index: RouteIndex,
     skill_source: Option<Arc<dyn crate::dynamic::SkillSource>>,
     /// `resources/directory/read` lists the directories of the source's skills too.
     source_directories: bool,

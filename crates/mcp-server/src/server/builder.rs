@@ -289,7 +289,7 @@ impl ServerBuilder {
         let has_ui = !self.ui_resources.is_empty();
         let ui_routes = crate::apps::routes(std::mem::take(&mut self.ui_resources), &self.tools).map_err(BuildError)?;
         self.resources.extend(ui_routes);
-        let mut skill_index = HashMap::new();
+        let mut skill_index = super::RouteIndex::default();
         let mut directories: BTreeMap<String, BTreeMap<String, mcp_types::Resource>> = BTreeMap::new();
         for (index, skill) in self.skills.iter().enumerate() {
             if skill_index.insert(skill.uri(), index).is_some() {
@@ -307,7 +307,7 @@ impl ServerBuilder {
             add_directories(&mut directories, &skill.inner);
         }
         let mut tools = Vec::with_capacity(self.tools.len());
-        let mut tool_index = HashMap::new();
+        let mut tool_index = super::RouteIndex::default();
         for route in self.tools {
             let name = route.tool.name.clone();
             if let Some(error) = &route.schema_error {
@@ -328,7 +328,7 @@ impl ServerBuilder {
             let headers = header_params(&schema).map_err(|e| BuildError(format!("tool `{name}`: {e}")))?;
             tools.push(ToolEntry { route, validator, headers });
         }
-        let mut resource_index = HashMap::new();
+        let mut resource_index = super::RouteIndex::default();
         for (index, route) in self.resources.iter().enumerate() {
             if resource_index.insert(route.resource.uri.clone(), index).is_some() {
                 return Err(BuildError(format!("resource `{}` is registered twice", route.resource.uri)));
@@ -343,7 +343,7 @@ impl ServerBuilder {
                 return Err(BuildError(format!("resource template `{template}` is registered twice")));
             }
         }
-        let mut prompt_index = HashMap::new();
+        let mut prompt_index = super::RouteIndex::default();
         for (index, route) in self.prompts.iter().enumerate() {
             if let Some(error) = &route.schema_error {
                 return Err(BuildError(format!("prompt `{}`: {error}", route.prompt.name)));
