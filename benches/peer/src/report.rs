@@ -1,6 +1,7 @@
 //! What `driver --results DIR` writes: a section of `DIR/RESULTS.md` (machine, load, commit and
 //! the run's tables, newest first) and two SVG charts it draws itself (requests per second and
-//! p99 latency per cell: ours, rmcp and, with `--floor true`, the floor) in `DIR/charts/`.
+//! p99 latency per cell: ours, rmcp and, with `--floor true`, the floor and the runtime floor) in
+//! `DIR/charts/`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -12,7 +13,8 @@ pub struct ChartRow {
     pub bars: Vec<(&'static str, f64, f64)>,
 }
 
-const COLOURS: [(&str, &str); 3] = [("ours", "#2b6cb0"), ("rmcp", "#c05621"), ("floor", "#718096")];
+const COLOURS: [(&str, &str); 4] =
+    [("ours", "#2b6cb0"), ("rmcp", "#c05621"), ("floor", "#718096"), ("runtime floor", "#b7c3d0")];
 
 /// A horizontal bar chart of `value(bar)` for every row, one colour per server, each row scaled
 /// to its own largest figure (the figures are written beside the bars).
@@ -33,7 +35,7 @@ pub fn bar_chart(title: &str, rows: &[ChartRow], value: impl Fn(&(&'static str, 
         if rows.iter().any(|r| r.bars.iter().any(|b| b.0 == name)) {
             let _ = write!(svg, r#"<rect x="{x}" y="32" width="12" height="12" fill="{colour}"/>"#);
             let _ = write!(svg, r#"<text x="{}" y="42">{name}</text>"#, x + 16.0);
-            x += 70.0;
+            x += 30.0 + 7.0 * name.len() as f64;
         }
     }
     let mut y = top;
