@@ -447,8 +447,7 @@ impl Server {
     /// params whole.
     fn request_meta(&self, call: &mut Decoded) -> RequestMetaObject {
         if let Decoded::CallTool(params) = call
-            && self.inner.layer.is_none()
-            && self.plain_tool_route(&params.name)
+            && self.handler_sees_only_arguments(&params.name)
         {
             return std::mem::take(&mut params.meta);
         }
@@ -628,10 +627,10 @@ impl Server {
         self.inner.tool_index.get(name).map(|&index| &self.inner.tools[index])
     }
 
-    /// Whether `name` is a tool route without middleware of its own: its handler is given only
-    /// the arguments, never the params.
-    fn plain_tool_route(&self, name: &str) -> bool {
-        self.tool(name).is_some_and(|entry| entry.route.service.is_none())
+    /// Whether a call of `name` reaches no layer and no middleware, only a route's handler, which
+    /// is given the arguments and never the params.
+    fn handler_sees_only_arguments(&self, name: &str) -> bool {
+        self.inner.layer.is_none() && self.tool(name).is_some_and(|entry| entry.route.service.is_none())
     }
 
     fn has_tools(&self) -> bool {

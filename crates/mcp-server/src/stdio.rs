@@ -193,55 +193,86 @@ async fn write_line<W: AsyncWrite + Unpin>(writer: &mut BufWriter<W>, message: &
     writer.write_all(b"\n").await
 }
 
-/// Where one line read from the client goes.
-enum Delivery {
-    /// A message for the server.
-    Server(String),
-    /// An answer of the transport's own, for a line the server never sees.
-    Client(String),
-    /// Nowhere: a blank line.
-    Nowhere,
-}
-
-/// What the line just read (`bytes`, read up to `max_line + 1` bytes) becomes, and whether it
-/// was cut there, so that the rest of it must be skipped.
-fn delivery(bytes: &[u8], max_line: usize) -> (Delivery, bool) {
-    if bytes.len() > max_line && bytes.last() != Some(&b'\n') {
-        return (Delivery::Client(oversized_line_error(max_line)), true);
-    }
-    // Invalid UTF-8 is refused as HTTP refuses it, never repaired into something else.
-    let delivery = match std::str::from_utf8(bytes) {
+/// What a whole line (its newline included) becomes: a message for the server, the transport's
+/// own answer when it is not UTF-8 (refused as HTTP refuses it, never repaired), or nothing when
+/// it is blank.
+fn line_incoming(bytes: &[u8]) -> Option<Incoming> {
+    match std::str::from_utf8(bytes) {
         Ok(text) => match text.trim() {
-            "" => Delivery::Nowhere,
-            text => Delivery::Server(text.to_owned()),
+            "" => None,
+            text => Some(Incoming::Message(text.to_owned())),
         },
-        Err(error) => Delivery::Client(invalid_utf8_error(&error)),
-    };
-    (delivery, false)
+        Err(error) => Some(Incoming::Answer(invalid_utf8_error(&error))),
+    }
 }
 
-/// Newline-delimited messages, read by the serving loop itself. A line over `max_line` bytes is
-/// answered with -32600 and skipped without buffering it, so one huge line can neither exhaust
-/// memory nor end the session; a blank line is skipped.
-struct Lines<R> {
-    reader: R,
+/// Splits bytes into lines as they arrive; both readers (the reactor's and the blocking thread's)
+/// follow its rules. A line over `max_line` bytes is answered with -32600 as soon as it passes the
+/// limit and skipped to its newline without being buffered, so one huge line can neither exhaust
+/// memory nor end the session.
+struct LineSplitter {
     /// The line read so far, at most `max_line` bytes and its newline.
     line: Vec<u8>,
     max_line: usize,
-    /// Inside a line over the limit, already answered: its bytes go unread to its newline.
+    /// Inside a line over the limit, already answered.
     skipping: bool,
+}
+
+impl LineSplitter {
+    fn new(max_line: usize) -> Self {
+        LineSplitter { line: Vec::new(), max_line, skipping: false }
+    }
+
+    /// Takes `available` up to and including its first newline: how many bytes it took, and what
+    /// the line that ended there (or passed the limit) becomes.
+    fn take(&mut self, available: &[u8]) -> (usize, Option<Incoming>) {
+        let (used, complete) = match memchr::memchr(b'\n', available) {
+            Some(newline) => (newline + 1, true),
+            None => (available.len(), false),
+        };
+        if self.skipping {
+            self.skipping = !complete;
+            return (used, None);
+        }
+        if self.line.len() + used - usize::from(complete) > self.max_line {
+            self.line.clear();
+            self.skipping = !complete;
+            return (used, Some(Incoming::Answer(oversized_line_error(self.max_line))));
+        }
+        self.line.extend_from_slice(&available[..used]);
+        if !complete {
+            return (used, None);
+        }
+        let line = line_incoming(&self.line);
+        self.line.clear();
+        (used, line)
+    }
+
+    /// At the end of input: a last line without its newline is still a line.
+    fn finish(&mut self) -> Option<Incoming> {
+        self.skipping = false;
+        let last = std::mem::take(&mut self.line);
+        if last.is_empty() { None } else { line_incoming(&last) }
+    }
+}
+
+/// Newline-delimited messages, read by the serving loop itself (by [`LineSplitter`]'s rules).
+struct Lines<R> {
+    reader: R,
+    splitter: LineSplitter,
     /// Why reading stopped, if it failed.
     error: Option<std::io::Error>,
 }
 
 impl<R> Lines<R> {
     fn new(reader: R, max_line: usize) -> Self {
-        Lines { reader, line: Vec::new(), max_line, skipping: false, error: None }
+        Lines { reader, splitter: LineSplitter::new(max_line), error: None }
     }
 }
 
 impl<R: AsyncBufRead + Unpin + Send> Inbox for Lines<R> {
-    /// Cancel-safe: only `fill_buf` waits, and what it read stays in the reader's buffer.
+    /// Cancel-safe: only `fill_buf` waits, and what was read stays in the reader's buffer or in
+    /// the splitter.
     async fn next(&mut self) -> Option<Incoming> {
         loop {
             let available = match self.reader.fill_buf().await {
@@ -252,74 +283,41 @@ impl<R: AsyncBufRead + Unpin + Send> Inbox for Lines<R> {
                 }
             };
             if available.is_empty() {
-                // The end of input; a last line without its newline is still a line.
-                self.skipping = false;
-                let last = std::mem::take(&mut self.line);
-                return if last.is_empty() { None } else { incoming(delivery(&last, self.max_line).0) };
+                return self.splitter.finish();
             }
-            let (used, complete) = match memchr::memchr(b'\n', available) {
-                Some(newline) => (newline + 1, true),
-                None => (available.len(), false),
-            };
-            if self.skipping {
-                self.reader.consume(used);
-                self.skipping = !complete;
-                continue;
-            }
-            if self.line.len() + used - usize::from(complete) > self.max_line {
-                self.reader.consume(used);
-                self.line.clear();
-                self.skipping = !complete;
-                return Some(Incoming::Answer(oversized_line_error(self.max_line)));
-            }
-            self.line.extend_from_slice(&available[..used]);
+            let (used, line) = self.splitter.take(available);
             self.reader.consume(used);
-            if complete {
-                let line = incoming(delivery(&self.line, self.max_line).0);
-                self.line.clear();
-                if line.is_some() {
-                    return line;
-                }
+            if line.is_some() {
+                return line;
             }
         }
     }
 }
 
-/// What a line read becomes for the serving loop; `None` for a blank line.
-fn incoming(delivery: Delivery) -> Option<Incoming> {
-    match delivery {
-        Delivery::Server(message) => Some(Incoming::Message(message)),
-        Delivery::Client(answer) => Some(Incoming::Answer(answer)),
-        Delivery::Nowhere => None,
-    }
-}
-
-/// Forwards each line to the server, from a thread of its own with blocking reads (as [`Lines`]
-/// reads them: a line over `max_line` bytes answered and skipped, a blank line skipped).
+/// Forwards each line to the server, from a thread of its own with blocking reads (by
+/// [`LineSplitter`]'s rules, as [`Lines`] reads them).
 fn read_lines_blocking<R: BufRead>(
     mut reader: R,
     to_server: &mpsc::Sender<String>,
     to_client: &mpsc::Sender<String>,
     max_line: usize,
 ) -> std::io::Result<()> {
-    use std::io::Read as _;
-    let mut bytes = Vec::new();
+    let mut splitter = LineSplitter::new(max_line);
     loop {
-        bytes.clear();
-        let read = (&mut reader).take(max_line as u64 + 1).read_until(b'\n', &mut bytes)?;
-        if read == 0 {
-            return Ok(());
-        }
-        let (delivery, cut) = delivery(&bytes, max_line);
-        if cut {
-            skip_line_blocking(&mut reader)?;
-        }
-        let delivered = match delivery {
-            Delivery::Server(message) => to_server.blocking_send(message),
-            Delivery::Client(answer) => to_client.blocking_send(answer),
-            Delivery::Nowhere => Ok(()),
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
         };
-        if delivered.is_err() {
+        let ended = available.is_empty();
+        let (used, line) = if ended { (0, splitter.finish()) } else { splitter.take(available) };
+        reader.consume(used);
+        let delivered = match line {
+            Some(Incoming::Message(message)) => to_server.blocking_send(message),
+            Some(Incoming::Answer(answer)) => to_client.blocking_send(answer),
+            None => Ok(()),
+        };
+        if ended || delivered.is_err() {
             return Ok(());
         }
     }
@@ -395,24 +393,6 @@ fn stdout_has_room() -> bool {
     false
 }
 
-/// Discards input up to and including the next newline (or the end of input).
-fn skip_line_blocking<R: BufRead>(reader: &mut R) -> std::io::Result<()> {
-    loop {
-        let buffer = reader.fill_buf()?;
-        if buffer.is_empty() {
-            return Ok(());
-        }
-        let (used, done) = match buffer.iter().position(|&b| b == b'\n') {
-            Some(newline) => (newline + 1, true),
-            None => (buffer.len(), false),
-        };
-        reader.consume(used);
-        if done {
-            return Ok(());
-        }
-    }
-}
-
 /// The error for a line too long to read: its `id` is unknown, so the response has none.
 fn oversized_line_error(max_line: usize) -> String {
     let error = mcp_types::ErrorObject::invalid_request(format!(
@@ -453,11 +433,45 @@ mod tests {
         items
     }
 
+    /// What the blocking thread's reader forwards for `input`, read `chunk` bytes at a time.
+    fn read_all_blocking(input: &'static [u8], chunk: usize, max_line: usize) -> Vec<String> {
+        let (to_server, mut messages) = mpsc::channel(64);
+        let (to_client, mut answers) = mpsc::channel(64);
+        let reader = std::io::BufReader::with_capacity(chunk, input);
+        read_lines_blocking(reader, &to_server, &to_client, max_line).unwrap();
+        // Messages and answers go to two channels, so their order between each other is lost.
+        let mut items = Vec::new();
+        while let Ok(message) = messages.try_recv() {
+            items.push(format!("message {message}"));
+        }
+        while let Ok(answer) = answers.try_recv() {
+            items.push(format!("answer {answer}"));
+        }
+        items
+    }
+
+    const LINES: &[u8] = b"{\"a\":1}\n\n  \n\xff\xfe\n0123456789\n01234567890123\n{\"b\":2}\n{\"c\":3}";
+
+    #[test]
+    fn the_blocking_reader_follows_the_same_rules() {
+        for chunk in [1, 3, 4096] {
+            let mut items = read_all_blocking(LINES, chunk, 10);
+            items.sort();
+            let answers = &items[..2];
+            assert!(answers[0].contains("exceeds the 10-byte limit"), "{answers:?}");
+            assert!(answers[1].contains("not valid UTF-8"), "{answers:?}");
+            assert_eq!(
+                items[2..],
+                ["message 0123456789", r#"message {"a":1}"#, r#"message {"b":2}"#, r#"message {"c":3}"#],
+                "{chunk}-byte pieces"
+            );
+        }
+    }
+
     #[tokio::test]
     async fn each_line_is_a_message_and_one_that_cannot_be_is_answered() {
-        let input = b"{\"a\":1}\n\n  \n\xff\xfe\n0123456789\n01234567890123\n{\"b\":2}\n{\"c\":3}";
         for chunk in [1, 3, 4096] {
-            let items = read_all(input, chunk, 10).await;
+            let items = read_all(LINES, chunk, 10).await;
             assert_eq!(items.len(), 6, "blank lines are skipped ({chunk}-byte pieces): {items:?}");
             assert_eq!(items[0], r#"message {"a":1}"#);
             assert!(items[1].starts_with("answer ") && items[1].contains("not valid UTF-8"), "{}", items[1]);

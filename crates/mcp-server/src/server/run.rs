@@ -134,7 +134,7 @@ impl Server {
         // A plain tool route lends the handler its arguments, so the binding can be made from them
         // if the handler asks for input; anything else that may need one copies them now.
         let lends_arguments = match &call {
-            Decoded::CallTool(p) => !may_become_task && self.inner.layer.is_none() && self.plain_tool_route(&p.name),
+            Decoded::CallTool(p) => !may_become_task && self.handler_sees_only_arguments(&p.name),
             _ => false,
         };
         if modern && binding.is_none() && !lends_arguments {
