@@ -1436,11 +1436,13 @@ async fn auth_cells(args: &Args, notes: &mut Vec<String>) {
 
 // ------------------------------------------------------------------ the gateway cell
 
-/// Where the gateway's upstream (`ours`) runs.
+/// Where the gateway's upstream (`ours`) runs, and what stands in front of it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Upstream {
     Http,
     Stdio,
+    /// `floor proxy`: no gateway, the least any HTTP gateway does (a hyper hop, no JSON read).
+    ProxyFloor,
 }
 
 /// `src/bin/gateway.rs` in front of `ours` (its own HTTP process, or its stdio child), the
@@ -1448,20 +1450,22 @@ enum Upstream {
 async fn gateway_server(upstream: Upstream) -> (Server, Option<Server>, String) {
     let ours = Sdk::Ours.binary();
     let (upstream_server, arguments) = match upstream {
-        Upstream::Http => {
+        Upstream::Http | Upstream::ProxyFloor => {
             let (server, url, _) = Server::http(Sdk::Ours, None, false).await;
-            (Some(server), vec!["http".to_owned(), url])
+            let mode = if upstream == Upstream::Http { "http" } else { "proxy" };
+            (Some(server), vec![mode.to_owned(), url])
         }
         Upstream::Stdio => (None, vec!["stdio".to_owned(), ours.display().to_string(), "stdio".to_owned()]),
     };
-    let mut child = Command::new(ours.with_file_name("gateway"))
+    let front = if upstream == Upstream::ProxyFloor { "floor" } else { "gateway" };
+    let mut child = Command::new(ours.with_file_name(front))
         .args(&arguments)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
-        .expect("start the gateway");
+        .unwrap_or_else(|error| panic!("start {front}: {error}"));
     let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
     let mut url = String::new();
     stdout.read_line(&mut url).await.expect("the gateway prints its URL");
@@ -1503,14 +1507,15 @@ async fn raw_modern_cell(server: &Server, url: &str, clients: usize, args: &Args
 }
 
 /// The `gateway` cell: `ours` called directly, then through mcp-gateway to it as an HTTP
-/// upstream and as a stdio one, back to back in each round; the same 2026-07-28 `add` calls.
+/// upstream and as a stdio one, then through the proxy floor to it over HTTP, back to back in
+/// each round; the same 2026-07-28 `add` calls.
 async fn gateway_cells(args: &Args, notes: &mut Vec<String>) {
     let mut rows = Vec::new();
     for &clients in &args.clients {
-        let mut runs: [Vec<Cell>; 3] = Default::default();
+        let mut runs: [Vec<Cell>; 4] = Default::default();
         for _ in 0..args.rounds {
             runs[0].push(http_cell(Sdk::Ours, Era::Modern, clients, args, false).await);
-            for (at, upstream) in [(1, Upstream::Http), (2, Upstream::Stdio)] {
+            for (at, upstream) in [(1, Upstream::Http), (2, Upstream::Stdio), (3, Upstream::ProxyFloor)] {
                 let (gateway, upstream_server, url) = gateway_server(upstream).await;
                 let cell = raw_modern_cell(&gateway, &url, clients, args).await;
                 gateway.stop().await;
@@ -1526,10 +1531,12 @@ async fn gateway_cells(args: &Args, notes: &mut Vec<String>) {
                 runs[at].push(cell);
             }
             eprintln!(
-                "gateway x{clients}: direct {:.0}, via HTTP upstream {:.0}, via stdio upstream {:.0} req/s",
+                "gateway x{clients}: direct {:.0}, via HTTP upstream {:.0}, via stdio upstream {:.0}, via the proxy \
+                 floor {:.0} req/s",
                 runs[0].last().map_or(0.0, |c| c.load.rate()),
                 runs[1].last().map_or(0.0, |c| c.load.rate()),
                 runs[2].last().map_or(0.0, |c| c.load.rate()),
+                runs[3].last().map_or(0.0, |c| c.load.rate()),
             );
         }
         let per_round = |at: usize| {
@@ -1540,28 +1547,31 @@ async fn gateway_cells(args: &Args, notes: &mut Vec<String>) {
                 .collect::<Vec<_>>()
                 .join(" ")
         };
-        let rounds = [per_round(1), per_round(2)];
-        let [direct, http, stdio] = runs.map(|mut runs| {
+        let rounds = [per_round(1), per_round(2), per_round(3)];
+        let [direct, http, stdio, proxy] = runs.map(|mut runs| {
             runs.sort_by(|a, b| a.load.rate().total_cmp(&b.load.rate()));
             runs.swap_remove(runs.len() / 2)
         });
-        rows.push((clients, direct, [http, stdio], rounds));
+        rows.push((clients, direct, [http, stdio, proxy], rounds));
     }
     out!(
         "\nGateway cell: the same 2026-07-28 `add` calls to `ours`, directly and through mcp-gateway (its \
-         upstream `ours` over HTTP, or over stdio as its child); gateway CPU counts the upstream's. Cost is \
-         direct req/s ÷ gateway req/s (1.0: free).\n"
+         upstream `ours` over HTTP, or over stdio as its child), and through the proxy floor (`floor proxy`: \
+         hyper's server and client on tokio passing each request and answer through unread, the least any \
+         HTTP gateway does); gateway CPU counts the upstream's. Cost is direct req/s ÷ gateway req/s (1.0: \
+         free); over the proxy floor is proxy floor req/s ÷ gateway req/s.\n"
     );
     out!(
         "| upstream | clients | direct req/s | gateway req/s | cost | direct p50 µs | gateway p50 µs | p50 gateway/direct \
          | direct p99 µs | gateway p99 µs | direct CPU µs/req | gateway+upstream CPU µs/req | gateway+upstream peak RSS \
-         | errors | cost each round |"
+         | errors | cost each round | over the proxy floor |"
     );
-    out!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    out!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|");
     for (clients, direct, via, rounds) in &rows {
-        for ((name, cell), rounds) in ["HTTP", "stdio"].iter().zip(via).zip(rounds) {
+        let proxy = &via[2];
+        for ((name, cell), rounds) in ["HTTP", "stdio", "HTTP, proxy floor"].iter().zip(via).zip(rounds) {
             out!(
-                "| {name} | {clients} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {:.1} | {:.1} | {} | {} | {rounds} |",
+                "| {name} | {clients} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {:.1} | {:.1} | {} | {} | {rounds} | {} |",
                 direct.load.rate(),
                 cell.load.rate(),
                 ratio(direct.load.rate(), cell.load.rate()),
@@ -1574,6 +1584,7 @@ async fn gateway_cells(args: &Args, notes: &mut Vec<String>) {
                 cell.cpu_us_per_request,
                 mib(cell.peak_rss),
                 cell.load.errors,
+                ratio(proxy.load.rate(), cell.load.rate()),
             );
         }
     }

@@ -11,6 +11,11 @@
 //! tokio's multi-thread runtime with hyper's HTTP/1 server (no router, no framework), or stdin
 //! read on the runtime's reactor. The gap between the two floors is what the runtime and hyper
 //! cost; the gap between the runtime floor and a server is what its MCP layer costs.
+//!
+//! `floor proxy URL` is the least an HTTP gateway can cost (the driver's `gateway` cell): hyper's
+//! HTTP/1 server on tokio that sends each request, headers and body untouched, over one kept
+//! hyper HTTP/1 connection per downstream connection to `URL`, and streams the answer back. It
+//! reads no JSON: any gateway does at least this much work per call.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
@@ -91,6 +96,10 @@ fn main() -> std::io::Result<()> {
     match args[..] {
         ["http", "--runtime"] => runtime().block_on(runtime_http()),
         ["stdio", "--runtime"] => runtime().block_on(async { tokio::spawn(runtime_stdio()).await? }),
+        ["proxy", upstream] => {
+            let upstream: hyper::Uri = upstream.parse().expect("an upstream URL");
+            runtime().block_on(runtime_proxy(upstream))
+        }
         ["http"] => {
             let listener = TcpListener::bind("127.0.0.1:0")?;
             println!("http://{}/mcp", listener.local_addr()?);
@@ -114,7 +123,7 @@ fn main() -> std::io::Result<()> {
             }
             Ok(())
         }
-        _ => panic!("usage: floor http|stdio [--runtime]"),
+        _ => panic!("usage: floor http|stdio [--runtime] | floor proxy URL"),
     }
 }
 
@@ -172,5 +181,42 @@ async fn runtime_stdio() -> std::io::Result<()> {
             stdout.write_all(&out)?;
             stdout.flush()?;
         }
+    }
+}
+
+/// Each downstream connection gets its own upstream connection, so the upstream sees as many
+/// keep-alive connections as the gateway has clients and no pool is consulted per request.
+async fn runtime_proxy(upstream: hyper::Uri) -> std::io::Result<()> {
+    let authority = upstream.authority().expect("an upstream URL with a host and port").clone();
+    let host = hyper::header::HeaderValue::from_str(authority.as_str()).expect("an authority is a header value");
+    // Origin form, as a client writes it: the path alone on the request line.
+    let path = hyper::Uri::from(upstream.path_and_query().expect("an upstream path").clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    println!("http://{}/mcp", listener.local_addr()?);
+    loop {
+        let (stream, _) = listener.accept().await?;
+        stream.set_nodelay(true)?;
+        let to_upstream = tokio::net::TcpStream::connect(authority.as_str()).await?;
+        to_upstream.set_nodelay(true)?;
+        let (sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(to_upstream))
+            .await
+            .map_err(std::io::Error::other)?;
+        tokio::spawn(connection);
+        let sender = std::sync::Arc::new(tokio::sync::Mutex::new(sender));
+        let (path, host) = (path.clone(), host.clone());
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+                let sender = std::sync::Arc::clone(&sender);
+                *request.uri_mut() = path.clone();
+                request.headers_mut().insert(hyper::header::HOST, host.clone());
+                async move {
+                    let mut sender = sender.lock().await;
+                    sender.ready().await?;
+                    sender.send_request(request).await
+                }
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+        });
     }
 }
