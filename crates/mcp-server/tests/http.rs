@@ -1,6 +1,7 @@
 //! Streamable HTTP on loopback: `mcp_server::http::serve` on 127.0.0.1 (port 0) driven with
 //! reqwest. Status codes, JSON-RPC error bodies with the request id, header validation,
 //! DNS-rebinding protection, the body limit, legacy sessions and SSE responses.
+#![cfg(feature = "http")]
 
 mod common;
 

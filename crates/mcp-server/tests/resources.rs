@@ -2,7 +2,7 @@
 //! process's memory (`VmRSS` of `/proc/self/status`) and descriptors (`/proc/self/fd`) held to a
 //! stated bound, and honest clients still served. The tests measure the whole process, so they
 //! run one at a time; each names the case of the issue it covers (S1 … S8).
-#![cfg(target_os = "linux")]
+#![cfg(all(target_os = "linux", feature = "http"))]
 
 mod common;
 
@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use futures::StreamExt as _;
 use mcp_server::http::HttpConfig;
+#[cfg(feature = "stdio")]
 use mcp_server::stdio::StdioConfig;
 use mcp_server::{
     Context, Error, NoArguments, Options, Server, TaskSupport, ToolRoute, encode_header_value, text_result,
@@ -20,7 +21,9 @@ use mcp_server::{
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+#[cfg(feature = "stdio")]
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
 const SESSION: &str = "mcp-session-id";
@@ -398,6 +401,7 @@ async fn s1_two_thousand_abandoned_elicitations_stay_flat() {
 
 // ------------------------------------------------------------------ S2: stdio and a waiting handler
 
+#[cfg(feature = "stdio")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s2_stdio_ends_when_stdin_closes_while_a_handler_waits_on_the_client() {
     let _serial = SERIAL.lock().await;
@@ -806,6 +810,7 @@ async fn s6_a_mirrored_header_sent_twice_is_refused_with_32020() {
 
 /// The issue's S7 attack: a stdio client that pipelines requests and never reads the answers.
 /// The server stops reading; once the client reads, every request gets exactly one answer.
+#[cfg(feature = "stdio")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s7_stdio_stops_reading_while_nobody_reads_its_output() {
     let _serial = SERIAL.lock().await;
@@ -863,6 +868,7 @@ async fn s7_stdio_stops_reading_while_nobody_reads_its_output() {
     let _stdin = writer.await.unwrap();
 }
 
+#[cfg(feature = "stdio")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s8_stdio_refuses_invalid_utf8_with_32700_like_http() {
     let _serial = SERIAL.lock().await;

@@ -1,5 +1,6 @@
 //! Both protocol eras over the stdio transport: `mcp_server::stdio::serve_lines` on an in-process
 //! byte pipe (`tokio::io::duplex`), newline-delimited JSON-RPC in both directions.
+#![cfg(feature = "stdio")]
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) on the wire, as raw JSON:
 //! over the in-memory connection, stdio and Streamable HTTP.
+#![cfg(all(feature = "http", feature = "stdio"))]
 
 mod common;
 

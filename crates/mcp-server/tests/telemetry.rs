@@ -3,7 +3,7 @@
 //! caller's `traceparent` in `_meta`), over the in-memory connection (a stdio session) and
 //! Streamable HTTP, both eras; a task's span under the request that created it, and its polls
 //! in that trace; the trace context in a server-to-client request. The metrics are in `telemetry_metrics.rs`.
-#![cfg(feature = "otel")]
+#![cfg(all(feature = "otel", feature = "http"))]
 
 mod common;
 
