@@ -94,6 +94,10 @@ impl<T: Send + 'static> Outcome<T> {
 struct Bridged<T> {
     outcome: Outcome<T>,
     events: mpsc::Receiver<Event>,
+    /// A sender of `events` kept here, so that the upstream call dropping its senders as it ends
+    /// does not close the channel: a close would wake the caller's task from inside its own poll,
+    /// and tokio requeues such a task and wakes another worker to take it.
+    _open: mpsc::Sender<Event>,
     waiting: Vec<Round>,
     keys: HashSet<String>,
 }
@@ -206,6 +210,7 @@ impl<T: Send + 'static> Bridged<T> {
     /// `tasks`: whether the caller's tasks extension goes upstream (the upstream's `tasks`).
     fn start(ctx: &Context, tasks: bool, start: impl FnOnce(CallOptions) -> Upstream<T>) -> Self {
         let (sender, events) = mpsc::channel(BACKLOG);
+        let open = sender.clone();
         let asks = sender.clone();
         // The upstream may ask what the caller declared it can answer.
         let mut capabilities = ctx.client_capabilities().clone();
@@ -235,7 +240,8 @@ impl<T: Send + 'static> Bridged<T> {
         if let Some(level) = ctx.log_level() {
             options = options.log_level(level).on_log(move |message| drop(sender.try_send(Event::Log(message))));
         }
-        Bridged { outcome: Outcome::Inline(start(options)), events, waiting: Vec::new(), keys: HashSet::new() }
+        let outcome = Outcome::Inline(start(options));
+        Bridged { outcome, events, _open: open, waiting: Vec::new(), keys: HashSet::new() }
     }
 
     async fn pass_on(&mut self, ctx: &Context, event: Event) {

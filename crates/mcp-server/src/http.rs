@@ -36,6 +36,7 @@ use crate::{LEGACY_VERSIONS, Mirrors, Principal, Server, Session, SessionRecord}
 mod authorization;
 mod connections;
 mod guards;
+mod self_wake;
 mod sessions;
 mod sse;
 mod streams;

@@ -197,6 +197,10 @@ pub struct Reply {
     /// when it was stopped or panicked).
     running: Option<BoxFuture<'static, Option<Outgoing>>>,
     rx: Option<SinkReceiver>,
+    /// A sender of `rx` kept while `running` runs, so that the handler dropping its own at its
+    /// end does not close the channel: a close wakes the task polling this reply from inside its
+    /// own poll, and tokio requeues such a task and wakes another worker to take it.
+    open: Option<Sink>,
     stop: Option<Stop>,
     done: bool,
     long_lived: bool,
@@ -233,7 +237,7 @@ impl Reply {
 
     /// A reply whose messages are all known: a handler's notifications, then its response.
     pub(crate) fn finished(messages: VecDeque<Outgoing>) -> Self {
-        Reply { queued: messages, running: None, rx: None, stop: None, done: false, long_lived: false }
+        Reply { queued: messages, running: None, rx: None, open: None, stop: None, done: false, long_lived: false }
     }
 
     /// A reply whose messages come from a task of its own.
@@ -242,6 +246,7 @@ impl Reply {
             queued: VecDeque::new(),
             running: None,
             rx: Some(rx),
+            open: None,
             stop: Some(Stop::Task(task)),
             done: false,
             long_lived: false,
@@ -250,15 +255,18 @@ impl Reply {
 
     /// A reply that drives `running`, the rest of a handler sending its messages to `rx` and
     /// ending with its response, each time it is polled; `stop` stops it when the reply is dropped.
+    /// `open` (a sender of `rx`, when the handler has one) is held until `running` ends.
     pub(crate) fn running(
         running: BoxFuture<'static, Option<Outgoing>>,
         rx: SinkReceiver,
+        open: Option<Sink>,
         stop: futures::future::AbortHandle,
     ) -> Self {
         Reply {
             queued: VecDeque::new(),
             running: Some(running),
             rx: Some(rx),
+            open,
             stop: Some(Stop::Inline(stop)),
             done: false,
             long_lived: false,
@@ -303,6 +311,8 @@ impl Stream for Reply {
                             this.queued.push_back(*message);
                         }
                     }
+                    // After the receiver: a sender dropped first would wake it.
+                    this.open = None;
                     this.queued.extend(response);
                 }
                 // While it runs, what it sends so far; the end of `rx` is not the end of the reply.
@@ -341,7 +351,12 @@ impl Stream for Reply {
 
 impl Drop for Reply {
     fn drop(&mut self) {
-        if let Some(stop) = &self.stop {
+        // A handler driven here that has ended needs no stop: aborting it would wake the task
+        // dropping the reply, from inside its own poll.
+        let ended_here = self.running.is_none() && matches!(self.stop, Some(Stop::Inline(_)));
+        if let Some(stop) = &self.stop
+            && !ended_here
+        {
             stop.abort();
         }
     }

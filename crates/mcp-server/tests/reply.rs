@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use common::modern;
@@ -109,6 +109,41 @@ async fn a_handler_panicking_after_its_first_step_ends_its_reply_without_a_respo
     let mut reply = server.handle(&session, call(1, "panic_later"), None).expect("a request has a reply");
     let polled = std::panic::AssertUnwindSafe(reply.next()).catch_unwind().await;
     assert!(matches!(polled, Ok(None)), "the panic stays in the handler and the reply ends");
+    drop(reply);
+    // One request at a time: the handler that panicked no longer counts.
+    let mut reply = server.handle(&session, call(2, "wait"), None).expect("a request has a reply");
+    assert!(reply.next().now_or_never().is_none(), "the next call waits (it was not refused as busy)");
+}
+
+/// Counts the wakes of the task that polls a reply.
+struct CountingWaker(AtomicUsize);
+
+impl std::task::Wake for CountingWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A handler ending, and its reply being dropped, must not wake the task reading the reply from
+/// inside that task's own poll: tokio would requeue the task and wake another worker for nothing.
+#[tokio::test(flavor = "current_thread")]
+async fn a_handler_ending_wakes_nobody() {
+    let (release, waiting) = oneshot::channel();
+    let server = server(vec![waiting], Arc::new(AtomicBool::new(false)));
+    let session = Session::new();
+    let mut reply = server.handle(&session, call(1, "wait"), None).expect("a request has a reply");
+    let wakes = Arc::new(CountingWaker(AtomicUsize::new(0)));
+    let waker = std::task::Waker::from(Arc::clone(&wakes));
+    let mut cx = std::task::Context::from_waker(&waker);
+    assert!(reply.poll_next_unpin(&mut cx).is_pending(), "the handler waits for its release");
+    release.send(()).unwrap();
+    assert_eq!(wakes.0.load(Ordering::SeqCst), 1, "the release wakes the reply's reader");
+    let std::task::Poll::Ready(Some(response)) = reply.poll_next_unpin(&mut cx) else {
+        panic!("the released handler answers at once")
+    };
+    assert!(response.json.contains("released"), "{}", response.json);
+    drop(reply);
+    assert_eq!(wakes.0.load(Ordering::SeqCst), 1, "the handler's end and the reply's drop woke nobody");
 }
 
 #[tokio::test(flavor = "current_thread")]

@@ -86,6 +86,7 @@ pub async fn serve_router(
             app.clone().layer(axum::Extension(ConnectInfo(remote))).into_service::<hyper::body::Incoming>(),
         );
         let connection = graceful.watch(http1.serve_connection(TokioIo::new(stream), service));
+        let connection = super::self_wake::RepollOnSelfWake::new(connection);
         tokio::spawn(async move {
             let _held = (slot, share);
             if let Err(error) = connection.await {

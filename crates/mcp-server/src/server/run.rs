@@ -24,11 +24,12 @@ impl Server {
         operation: Option<Operation>,
     ) -> Reply {
         let (sink, rx) = crate::message::sink();
+        let open = sink.clone();
         let server = self.clone();
         let run_session = Arc::clone(session);
         let run_id = id.clone();
         let running = Box::pin(async move { server.run(&run_session, &run_id, era, version, meta, call, sink).await });
-        self.drive(session, id, rx, running, operation)
+        self.drive(session, id, (Some(open), rx), running, operation)
     }
 
     /// Polls `running` once here; if it waits, the rest runs as the reply is polled (stopped when
@@ -38,7 +39,7 @@ impl Server {
         &self,
         session: &Arc<Session>,
         id: RequestId,
-        mut rx: crate::message::SinkReceiver,
+        (open, mut rx): (Option<crate::message::Sink>, crate::message::SinkReceiver),
         mut running: BoxFuture<Outgoing>,
         operation: Option<Operation>,
     ) -> Reply {
@@ -69,16 +70,17 @@ impl Server {
                 let (stop, registration) = futures::future::AbortHandle::new_pair();
                 let rest = async move {
                     // A panic ends the reply without a response, as on a task of its own.
-                    let response = AssertUnwindSafe(running).catch_unwind().await.ok()?;
-                    if let Some(operation) = operation {
-                        operation.finish(Some(&response));
+                    let response = AssertUnwindSafe(running).catch_unwind().await.ok();
+                    if let (Some(operation), Some(response)) = (operation, &response) {
+                        operation.finish(Some(response));
                     }
+                    // Untracked however it ended: the reply does not stop a handler that ended.
                     task_session.untrack(&task_id);
-                    Some(response)
+                    response
                 };
                 let rest = futures::future::Abortable::new(rest, registration).map(|ended| ended.ok().flatten());
                 session.track(id, Stop::Inline(stop.clone()));
-                return Reply::running(Box::pin(rest), rx, stop);
+                return Reply::running(Box::pin(rest), rx, open, stop);
             }
             Ok(Poll::Ready(response)) => Some(response),
             Err(_) => None,
