@@ -569,7 +569,7 @@ impl Server {
                 // A tasks/* request sends no messages of its own: its reply is its response.
                 let (_, rx) = crate::message::sink();
                 let running = async move { server.task_request(&principal, &request_id, request).await };
-                self.drive(session, id, (None, rx), Box::pin(running), operation.take())
+                self.drive(session, id, rx, None, Box::pin(running), operation.take())
             }
             call => self.spawn(session, id, era, version, meta, call, operation.take()),
         }

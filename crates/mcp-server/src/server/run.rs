@@ -29,17 +29,19 @@ impl Server {
         let run_session = Arc::clone(session);
         let run_id = id.clone();
         let running = Box::pin(async move { server.run(&run_session, &run_id, era, version, meta, call, sink).await });
-        self.drive(session, id, (Some(open), rx), running, operation)
+        self.drive(session, id, rx, Some(open), running, operation)
     }
 
     /// Polls `running` once here; if it waits, the rest runs as the reply is polled (stopped when
-    /// the reply is dropped) and ends the reply with its response.
+    /// the reply is dropped) and ends the reply with its response. `open`, a sender of `rx`, is
+    /// held by the reply until the handler ends.
     #[inline(never)]
     pub(super) fn drive(
         &self,
         session: &Arc<Session>,
         id: RequestId,
-        (open, mut rx): (Option<crate::message::Sink>, crate::message::SinkReceiver),
+        mut rx: crate::message::SinkReceiver,
+        open: Option<crate::message::Sink>,
         mut running: BoxFuture<Outgoing>,
         operation: Option<Operation>,
     ) -> Reply {
