@@ -64,6 +64,13 @@ pub trait ToolSource: Send + Sync + 'static {
     /// source decides which; [`call`](Self::call) sees the caller as `ctx.principal()`).
     fn tools(&self, caller: &Principal) -> Arc<[Tool]>;
 
+    /// Whether what [`tools`](Self::tools) lists may differ from one caller to another (default:
+    /// yes). The server then marks its lists `cacheScope: "private"`; a source that lists the
+    /// same to everyone says no, and the server's configured hint stands.
+    fn lists_depend_on_caller(&self) -> bool {
+        true
+    }
+
     /// Calls the tool `params.name` (one no route of the server has). A name the source does not
     /// have is its to refuse, as `Error::invalid_params("Unknown tool: …")` does.
     fn call(&self, ctx: Context, params: CallToolRequestParams) -> ToolFuture;
@@ -98,6 +105,13 @@ pub trait PromptSource: Send + Sync + 'static {
     /// The prompts as they are now that `caller` may see, in the order they are listed.
     fn prompts(&self, caller: &Principal) -> Arc<[Prompt]>;
 
+    /// Whether what [`prompts`](Self::prompts) lists may differ from one caller to another (default:
+    /// yes). The server then marks its lists `cacheScope: "private"`; a source that lists the
+    /// same to everyone says no, and the server's configured hint stands.
+    fn lists_depend_on_caller(&self) -> bool {
+        true
+    }
+
     /// Gets the prompt `params.name` (one no route of the server has). A name the source does
     /// not have is its to refuse, as `Error::invalid_params("Unknown prompt: …")` does.
     fn get(&self, ctx: Context, params: GetPromptRequestParams) -> PromptFuture;
@@ -112,6 +126,13 @@ pub trait ResourceSource: Send + Sync + 'static {
 
     /// The resource templates as they are now that `caller` may see, in the order they are listed.
     fn templates(&self, caller: &Principal) -> Arc<[ResourceTemplate]>;
+
+    /// Whether what [`resources`](Self::resources) lists may differ from one caller to another (default:
+    /// yes). The server then marks its lists `cacheScope: "private"`; a source that lists the
+    /// same to everyone says no, and the server's configured hint stands.
+    fn lists_depend_on_caller(&self) -> bool {
+        true
+    }
 
     /// Reads `uri` (one no route serves). A URI the source does not serve is its to refuse, as
     /// `Error::resource_not_found(uri)` does.
@@ -137,4 +158,10 @@ pub trait ResourceSource: Send + Sync + 'static {
 pub trait SkillSource: Send + Sync + 'static {
     /// The skills as they are now that `caller` may see, in the order they are listed.
     fn skills(&self, caller: &Principal) -> Arc<[Skill]>;
+
+    /// Whether what [`skills`](Self::skills) lists may differ from one caller to another
+    /// (default: yes), as [`ToolSource::lists_depend_on_caller`] says for tools.
+    fn lists_depend_on_caller(&self) -> bool {
+        true
+    }
 }

@@ -534,14 +534,14 @@ impl Server {
             Decoded::Listen(params) => self.listen(session, id, params),
             Decoded::ListSkills(cursor) => {
                 listed(self.skills_page(cursor, || session.request_principal()).map(|(skills, next)| {
-                    let mut result = ListSkillsResult::new(skills, list.ttl_ms, list.scope);
+                    let mut result = ListSkillsResult::new(skills, list.ttl_ms, self.skills_scope());
                     result.next_cursor = next;
                     self.respond(&id, era, result)
                 }))
             }
             Decoded::GetSkill(uri) => match self.skill(&uri, || session.request_principal()) {
                 Some(entry) => {
-                    Reply::ready(self.respond(&id, era, GetSkillResult::new(entry, list.ttl_ms, list.scope)))
+                    Reply::ready(self.respond(&id, era, GetSkillResult::new(entry, list.ttl_ms, self.skills_scope())))
                 }
                 None => {
                     let error = ErrorObject::invalid_params(format!("No skill is served at {uri}"))
@@ -598,11 +598,49 @@ impl Server {
         found.map_or(&[], |scopes| &scopes.0)
     }
 
-    /// The refusal of `resources/subscribe` to a resource whose scopes the caller's token lacks
-    /// (not a request of the middleware seam, so checked here).
-    pub(crate) fn subscribe_refused(&self, session: &Session, id: &RequestId, uri: &str) -> Option<Outgoing> {
-        let refusal = crate::middleware::lacking(session.principal(), self.scopes_for("resources/subscribe", uri))?;
-        Some(Outgoing::error_as(Some(id), &refusal.into_error_object(), Disposition::Forbidden))
+    /// The scopes completing an argument of `reference` needs: those of the prompt or the resource
+    /// template it names (a completion reveals what the entry offers, as a call of it would).
+    pub(crate) fn completion_scopes(&self, reference: &CompleteRequestParamsRef) -> &[String] {
+        let found = match reference {
+            CompleteRequestParamsRef::RefPrompt(prompt) => {
+                self.inner.prompt_index.get(&prompt.name).map(|&i| &self.inner.prompts[i].scopes)
+            }
+            CompleteRequestParamsRef::RefResource(template) => {
+                self.inner.templates.iter().find(|t| t.template.uri_template == template.uri).map(|t| &t.scopes)
+            }
+            _ => None,
+        };
+        found.map_or(&[], |scopes| &scopes.0)
+    }
+
+    /// The one decision on whether `caller` may hear of the resource at `uri`: subscribe to it
+    /// (`resources/subscribe`, `subscriptions/listen`) and receive its
+    /// `notifications/resources/updated`. A URI no route or source serves to the caller is unknown
+    /// to it (a source's hidden entries included); one whose scopes its token lacks is refused as
+    /// a read of it would be. `resources/read` itself reaches the same two checks through the
+    /// route lookup and the scope layer.
+    pub(crate) fn resource_refusal(&self, uri: &str, caller: &Principal) -> Option<(Error, Disposition)> {
+        if !self.knows_resource(uri, caller) {
+            return Some((Error::resource_not_found(uri), Disposition::Ok));
+        }
+        let refusal = crate::middleware::lacking(caller, self.scopes_for("resources/subscribe", uri))?;
+        Some((refusal, Disposition::Forbidden))
+    }
+
+    /// The answer to `resources/subscribe` (or `unsubscribe`, for which only an unknown URI is
+    /// refused) that `resource_refusal` refuses.
+    pub(crate) fn subscribe_refused(
+        &self,
+        session: &Session,
+        id: &RequestId,
+        uri: &str,
+        subscribe: bool,
+    ) -> Option<Outgoing> {
+        let (refusal, disposition) = self.resource_refusal(uri, session.principal())?;
+        if !subscribe && disposition == Disposition::Forbidden {
+            return None;
+        }
+        Some(Outgoing::error_as(Some(id), &refusal.into_error_object(), disposition))
     }
 
     pub(crate) fn running_tasks(&self) -> &Arc<crate::tasks::RunningTasks> {

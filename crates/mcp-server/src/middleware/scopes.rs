@@ -74,9 +74,14 @@ where
     fn call(&mut self, request: McpRequest) -> Self::Future {
         let refusal = match &self.needed {
             Needed::Fixed(scopes) => lacking(request.principal(), scopes),
-            Needed::Route => request.call.target().and_then(|target| {
-                lacking(request.principal(), request.ctx.server().scopes_for(request.method(), target))
-            }),
+            Needed::Route => match &request.call {
+                McpCall::Complete(params) => {
+                    lacking(request.principal(), request.ctx.server().completion_scopes(&params.r#ref))
+                }
+                call => call.target().and_then(|target| {
+                    lacking(request.principal(), request.ctx.server().scopes_for(request.method(), target))
+                }),
+            },
         };
         if let Some(refusal) = refusal {
             return Box::pin(std::future::ready(Err(Box::new(refusal) as BoxError)));

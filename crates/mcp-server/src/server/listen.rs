@@ -24,7 +24,12 @@ impl Server {
             if wanted.resources_list_changed == Some(true) {
                 honoured.resources_list_changed = Some(true);
             }
-            honoured.resource_subscriptions = wanted.resource_subscriptions.clone();
+            // Only what the caller may hear of, by the decision `resources/subscribe` makes; each
+            // update is checked again when it comes (a subscription also covers sub-resources).
+            honoured.resource_subscriptions = wanted.resource_subscriptions.as_ref().map(|uris| {
+                let caller = session.principal();
+                uris.iter().filter(|uri| self.resource_refusal(uri, caller).is_none()).cloned().collect()
+            });
         }
         let task_ids = match TaskSubscriptionNotifications::of(&wanted) {
             Ok(subscription) if self.inner.has_tasks => subscription.task_ids,
@@ -45,6 +50,7 @@ impl Server {
         let store = Arc::clone(&self.inner.task_store);
         let lease = self.inner.options.task_lease;
         let principal = session.principal().clone();
+        let server = self.clone();
         let task_id = id.clone();
         let task = tokio::spawn(async move {
             let id = task_id;
@@ -82,6 +88,9 @@ impl Server {
                         if change == Change::ResourcesUpdated {
                             // Each subscription (a URI, or a prefix of the URIs it covers) is named once.
                             for uri in honoured.resource_subscriptions.iter().flatten() {
+                                if server.resource_refusal(uri, &principal).is_some() {
+                                    continue;
+                                }
                                 let params = json!({ "uri": uri, "_meta": meta });
                                 let updated = json!({ "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": params });
                                 if sink.send(Box::new(Outgoing::notification(&updated))).await.is_err() {
@@ -97,7 +106,8 @@ impl Server {
                                 json!({ "_meta": meta })
                             }
                             Change::ResourceUpdated(uri)
-                                if honoured.resource_subscriptions.iter().flatten().any(|s| uri.starts_with(s.as_str())) =>
+                                if honoured.resource_subscriptions.iter().flatten().any(|s| uri.starts_with(s.as_str()))
+                                    && server.resource_refusal(uri, &principal).is_none() =>
                             {
                                 json!({ "uri": uri, "_meta": meta })
                             }
@@ -124,34 +134,43 @@ impl Server {
     /// updates of the resources it subscribed to.
     pub fn session_notifications(&self, session: Arc<Session>) -> impl Stream<Item = Outgoing> + Send + 'static {
         let changes = self.inner.changes.subscribe();
+        let server = self.clone();
+        // Checked when subscribed, and again for each update: what the caller may see can change.
+        let visible = move |session: &Session, uri: &str| server.resource_refusal(uri, session.principal()).is_none();
         let updated = |uri: &str| {
             let message =
                 json!({ "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": { "uri": uri } });
             Outgoing::notification(&message)
         };
         let state = (changes, session, VecDeque::new());
-        futures::stream::unfold(state, move |(mut changes, session, mut queued)| async move {
-            loop {
-                if let Some(message) = queued.pop_front() {
-                    return Some((message, (changes, session, queued)));
-                }
-                let change = changes.next().await?;
-                if !session.is_initialized_legacy() {
-                    continue;
-                }
-                let params = match &change {
-                    Change::ResourceUpdated(uri) if session.is_subscribed(uri) => json!({ "uri": uri }),
-                    Change::ResourceUpdated(_) => continue,
-                    Change::ResourcesUpdated => {
-                        queued.extend(
-                            session.read_legacy(|l| l.subscriptions.iter().map(|uri| updated(uri)).collect::<Vec<_>>()),
-                        );
+        futures::stream::unfold(state, move |(mut changes, session, mut queued)| {
+            let visible = visible.clone();
+            async move {
+                loop {
+                    if let Some(message) = queued.pop_front() {
+                        return Some((message, (changes, session, queued)));
+                    }
+                    let change = changes.next().await?;
+                    if !session.is_initialized_legacy() {
                         continue;
                     }
-                    _ => json!({}),
-                };
-                let message = json!({ "jsonrpc": "2.0", "method": change_method(&change), "params": params });
-                return Some((Outgoing::notification(&message), (changes, session, queued)));
+                    let params = match &change {
+                        Change::ResourceUpdated(uri) if session.is_subscribed(uri) && visible(&session, uri) => {
+                            json!({ "uri": uri })
+                        }
+                        Change::ResourceUpdated(_) => continue,
+                        Change::ResourcesUpdated => {
+                            let subscribed =
+                                session.read_legacy(|l| l.subscriptions.iter().cloned().collect::<Vec<_>>());
+                            queued
+                                .extend(subscribed.iter().filter(|uri| visible(&session, uri)).map(|uri| updated(uri)));
+                            continue;
+                        }
+                        _ => json!({}),
+                    };
+                    let message = json!({ "jsonrpc": "2.0", "method": change_method(&change), "params": params });
+                    return Some((Outgoing::notification(&message), (changes, session, queued)));
+                }
             }
         })
     }

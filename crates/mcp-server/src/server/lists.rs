@@ -19,7 +19,8 @@ impl Server {
             |t| t.route.tool.clone(),
             source,
         )?;
-        let mut result = ListToolsResult::new(list.scope, tools, list.ttl_ms);
+        let scope = self.list_scope(self.inner.tool_source.as_ref().is_some_and(|s| s.lists_depend_on_caller()));
+        let mut result = ListToolsResult::new(scope, tools, list.ttl_ms);
         result.next_cursor = next;
         Ok(result)
     }
@@ -33,7 +34,8 @@ impl Server {
         let source = self.inner.resource_source.as_ref().map(|s| |caller: &Principal| s.resources(caller));
         let (resources, next) =
             self.page_listed(principal, cursor, &self.inner.resources, |r| &r.scopes, |r| r.resource.clone(), source)?;
-        let mut result = ListResourcesResult::new(list.scope, resources, list.ttl_ms);
+        let scope = self.list_scope(self.inner.resource_source.as_ref().is_some_and(|s| s.lists_depend_on_caller()));
+        let mut result = ListResourcesResult::new(scope, resources, list.ttl_ms);
         result.next_cursor = next;
         Ok(result)
     }
@@ -47,7 +49,8 @@ impl Server {
         let source = self.inner.resource_source.as_ref().map(|s| |caller: &Principal| s.templates(caller));
         let (templates, next) =
             self.page_listed(principal, cursor, &self.inner.templates, |t| &t.scopes, |t| t.template.clone(), source)?;
-        let mut result = ListResourceTemplatesResult::new(list.scope, templates, list.ttl_ms);
+        let scope = self.list_scope(self.inner.resource_source.as_ref().is_some_and(|s| s.lists_depend_on_caller()));
+        let mut result = ListResourceTemplatesResult::new(scope, templates, list.ttl_ms);
         result.next_cursor = next;
         Ok(result)
     }
@@ -61,9 +64,23 @@ impl Server {
         let source = self.inner.prompt_source.as_ref().map(|s| |caller: &Principal| s.prompts(caller));
         let (prompts, next) =
             self.page_listed(principal, cursor, &self.inner.prompts, |p| &p.scopes, |p| p.prompt.clone(), source)?;
-        let mut result = ListPromptsResult::new(list.scope, prompts, list.ttl_ms);
+        let scope = self.list_scope(self.inner.prompt_source.as_ref().is_some_and(|s| s.lists_depend_on_caller()));
+        let mut result = ListPromptsResult::new(scope, prompts, list.ttl_ms);
         result.next_cursor = next;
         Ok(result)
+    }
+
+    /// The `cacheScope` of a list: the configured one, but `private` whenever the list may differ
+    /// from one caller to the next (entries left out by scope, or a source that says its lists
+    /// depend on the caller), so that no shared cache hands one caller's list to another.
+    pub(super) fn list_scope(&self, source_depends_on_caller: bool) -> CacheScope {
+        let by_scopes = self.inner.options.list_only_permitted && self.inner.has_route_scopes;
+        if by_scopes || source_depends_on_caller { CacheScope::Private } else { self.inner.options.list_cache.scope }
+    }
+
+    /// The `cacheScope` of `skills/list` and `skills/get`, as [`list_scope`](Self::list_scope).
+    pub(super) fn skills_scope(&self) -> CacheScope {
+        self.list_scope(self.inner.skill_source.as_ref().is_some_and(|s| s.lists_depend_on_caller()))
     }
 
     /// A page of the routes the caller may use followed, when the server has a source of this

@@ -18,7 +18,11 @@ pub struct CacheHints {
 pub struct Options {
     /// Items per page of every list (default 100).
     pub page_size: usize,
-    /// Hints on `server/discover` and the four lists (default 60 s, public).
+    /// Hints on `server/discover` and the four lists (default 60 s, public). A list that may
+    /// differ by caller is marked private whatever this says: with
+    /// [`list_only_permitted`](Self::list_only_permitted) and routes that declare scopes, or with a
+    /// source whose lists depend on the caller
+    /// ([`ToolSource::lists_depend_on_caller`](crate::dynamic::ToolSource::lists_depend_on_caller)).
     pub list_cache: CacheHints,
     /// Hints on `resources/read` (default 0 ms, private: not cached).
     pub read_cache: CacheHints,

@@ -51,9 +51,10 @@ impl Server {
         if let Some(children) = self.inner.directories.get(&uri) {
             return Ok((Cow::Borrowed(children), params.cursor));
         }
+        let caller = principal();
         if self.inner.source_directories
             && let Some(source) = &self.inner.skill_source
-            && let Some(children) = crate::skills::source_directory(&source.skills(&principal()), &uri)
+            && let Some(children) = crate::skills::source_directory(&source.skills(&caller), &uri)
         {
             return Ok((Cow::Owned(children), params.cursor));
         }
@@ -62,8 +63,8 @@ impl Server {
                 return Err(error.into_error_object());
             }
         }
-        // Only the wording depends on it: the anonymous caller stands for any.
-        let message = if self.knows_resource(&uri, &Principal::default()) {
+        // Only the wording depends on it, but asked as the caller: what it may not see is unknown.
+        let message = if self.knows_resource(&uri, &caller) {
             format!("{uri} is not a directory resource")
         } else {
             format!("No directory resource at {uri}")

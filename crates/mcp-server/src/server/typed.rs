@@ -27,7 +27,7 @@ use super::{
 };
 use crate::headers::Mirrors;
 use crate::message::{Disposition, Outgoing, Reply};
-use crate::{Era, Error, Server, Session};
+use crate::{Era, Server, Session};
 
 /// Where a message comes from: its bytes, or a `Value` a caller already has.
 #[derive(Clone, Copy)]
@@ -251,10 +251,7 @@ impl Server {
                     legacy::ClientRequest::Unsubscribe(r) => (false, r.params.uri),
                     _ => unreachable!("matched above"),
                 };
-                if !self.knows_resource(&uri, session.principal()) {
-                    return error(&Error::resource_not_found(&uri).into_error_object());
-                }
-                if subscribe && let Some(refusal) = self.subscribe_refused(session, &id, &uri) {
+                if let Some(refusal) = self.subscribe_refused(session, &id, &uri, subscribe) {
                     return Typed::Done(Some(Reply::ready(refusal)));
                 }
                 session.update(|legacy| {

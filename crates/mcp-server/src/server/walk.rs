@@ -172,14 +172,8 @@ impl Server {
                         ErrorObject::invalid_params(format!("Invalid params for {method}: missing field `uri`"));
                     return Reply::ready(Outgoing::error(Some(&id), &error));
                 };
-                if !self.knows_resource(&uri, session.principal()) {
-                    return Reply::ready(Outgoing::error(
-                        Some(&id),
-                        &Error::resource_not_found(&uri).into_error_object(),
-                    ));
-                }
                 let subscribe = method == "resources/subscribe";
-                if subscribe && let Some(refusal) = self.subscribe_refused(session, &id, &uri) {
+                if let Some(refusal) = self.subscribe_refused(session, &id, &uri, subscribe) {
                     return Reply::ready(refusal);
                 }
                 session.update(|legacy| {
