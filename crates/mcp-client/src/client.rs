@@ -221,6 +221,14 @@ impl Client {
         self.inner.state.read().unwrap().server_info.clone()
     }
 
+    /// The records this client keeps for requests in flight (a response awaited, a call's
+    /// hooks, a progress watcher): each ends with its request, however the request ends, so
+    /// this is zero whenever nothing is in flight. A gauge for a process that makes millions of
+    /// calls through one client.
+    pub fn records_in_flight(&self) -> usize {
+        self.inner.core.records_in_flight()
+    }
+
     /// What the server can do.
     pub fn server_capabilities(&self) -> ServerCapabilities {
         self.inner.state.read().unwrap().capabilities.clone()

@@ -132,6 +132,11 @@ impl Core {
         RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
+    /// The records of requests in flight: responses awaited, call hooks and progress watchers.
+    pub fn records_in_flight(&self) -> usize {
+        self.pending.lock().unwrap().len() + self.calls.lock().unwrap().len() + self.progress.lock().unwrap().len()
+    }
+
     /// Registers interest in the response to `id`.
     pub fn expect(&self, id: RequestId) -> oneshot::Receiver<Delivery> {
         let (tx, rx) = oneshot::channel();

@@ -117,3 +117,22 @@ async fn modern_subscription_sees_list_changes() {
     let changed = tokio::time::timeout(Duration::from_secs(5), subscription.next()).await.unwrap().unwrap().unwrap();
     assert!(matches!(changed, ServerNotification::ToolListChanged(_)), "{changed:?}");
 }
+
+/// Every call's records end with it (issue 47): 1,000 calls in each era, answered as JSON, as
+/// an elicitation round (greet) and as errors, leave no record behind. Before, each call answered
+/// in an HTTP body kept its awaited-response entry for good: 2,000 records after these calls.
+#[tokio::test]
+async fn a_thousand_calls_in_each_era_leave_no_record_behind() {
+    let (url, _server) = start().await;
+    for preference in [EraPreference::Auto, EraPreference::Legacy] {
+        let client = client(preference).connect_http(&url).await.unwrap();
+        for call in 0..1_000 {
+            let args = json!({"text": call.to_string()}).as_object().cloned();
+            assert_eq!(text(&client.call_tool("echo", args).await.unwrap()), call.to_string());
+        }
+        assert_eq!(text(&client.call_tool("greet", ()).await.unwrap()), "Hello, World!");
+        assert!(client.call_tool("no_such_tool", ()).await.is_err());
+        assert_eq!(client.records_in_flight(), 0, "{preference:?}: 1,002 calls left records behind");
+        client.close().await;
+    }
+}

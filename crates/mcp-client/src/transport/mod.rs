@@ -160,8 +160,10 @@ impl Transport {
     }
 }
 
-/// Forgets a request that was dropped before its response arrived, and runs the transport's
-/// cancellation (if any). Disarmed once the response is in.
+/// Forgets a request's entry among the pending ones when it ends, however it ends (a response
+/// read from an HTTP body never passes through the pending map, which would keep the entry for
+/// good), and runs the transport's cancellation (if any) when the request was dropped before its
+/// response arrived. Disarmed (no cancellation) once the response is in.
 pub(crate) struct PendingGuard {
     core: Arc<Core>,
     id: RequestId,
@@ -181,11 +183,11 @@ impl PendingGuard {
 
 impl Drop for PendingGuard {
     fn drop(&mut self) {
-        if self.armed {
-            self.core.forget(&self.id);
-            if let Some(cancel) = self.on_cancel.take() {
-                cancel();
-            }
+        self.core.forget(&self.id);
+        if self.armed
+            && let Some(cancel) = self.on_cancel.take()
+        {
+            cancel();
         }
     }
 }
