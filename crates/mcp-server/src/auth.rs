@@ -362,8 +362,7 @@ impl ResourceServer {
     }
 
     fn insufficient(&self, needed: &[String], missing: &[&String]) -> Challenge {
-        let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
-        let description = format!("the token lacks the scope(s) {}", names.join(" "));
+        let description = format!("the token lacks the scope(s) {}", scope_list(missing));
         let challenge = format!(
             "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\", error_description=\"{}\"",
             scope_list(needed),

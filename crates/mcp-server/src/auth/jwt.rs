@@ -236,6 +236,11 @@ impl JwtVerifier {
             }
             None => {}
         }
+        if loaded {
+            // A refresh serves key ids not known yet as well: none fetches again before the
+            // interval.
+            fetches.refreshed = Some(Instant::now());
+        }
         fetches.attempted = Some(Instant::now());
         let fetched = self.fetch_keys().await;
         fetches.failure = fetched.as_ref().err().cloned();
