@@ -169,18 +169,7 @@ impl Protected {
 
     /// A modern `tools/call` of `tool`, with its headers, without credentials.
     fn modern_call(&self, tool: &str) -> reqwest::RequestBuilder {
-        let body = json!({
-            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": { "name": tool, "arguments": if tool == "add_note" { json!({"title": "t"}) } else { json!({}) },
-                "_meta": { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} } }
-        });
-        self.http
-            .post(&self.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", MODERN)
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", tool)
-            .json(&body)
+        modern_call_at(&self.http, &self.url, tool)
     }
 
     async fn initialize(&self, token: &str) -> String {
@@ -204,6 +193,21 @@ impl Protected {
         assert_eq!(response.status(), StatusCode::OK);
         response.headers()["mcp-session-id"].to_str().unwrap().to_owned()
     }
+}
+
+/// A modern `tools/call` of `tool` at `url`, with its headers, without credentials.
+fn modern_call_at(http: &reqwest::Client, url: &str, tool: &str) -> reqwest::RequestBuilder {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": tool, "arguments": if tool == "add_note" { json!({"title": "t"}) } else { json!({}) },
+            "_meta": { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} } }
+    });
+    http.post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", MODERN)
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool)
+        .json(&body)
 }
 
 /// Status, `WWW-Authenticate` and `error_description` of a refusal.
@@ -907,4 +911,411 @@ async fn a_verified_token_is_reused_only_as_long_as_its_verifier_allows() {
         }
         assert_eq!(calls.load(Ordering::SeqCst), expected, "reuse_for {reuse:?}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hardening (issue 42, items 5, 6 and 8)
+
+/// Serves `app` at a fresh loopback URL, protected by what `authorization` makes for that URL.
+async fn serve_protected(app: Server, authorization: impl FnOnce(&str) -> ResourceServer) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let mut config = HttpConfig::default();
+    config.authorization = Some(authorization(&url));
+    tokio::spawn(mcp_server::http::serve(listener, app, config));
+    url
+}
+
+/// A JWS of these header and claims, signed with the provider's key (ES256) whatever they say.
+fn sign_raw(provider: &OidcProvider, header: Value, claims: Value) -> String {
+    use p256::ecdsa::signature::Signer as _;
+    use p256::pkcs8::DecodePrivateKey as _;
+    let key = p256::ecdsa::SigningKey::from_pkcs8_pem(&provider.key_pem).unwrap();
+    let input = format!("{}.{}", B64URL.encode(header.to_string()), B64URL.encode(claims.to_string()));
+    let signature: p256::ecdsa::Signature = key.sign(input.as_bytes());
+    format!("{input}.{}", B64URL.encode(signature.to_bytes()))
+}
+
+/// Figures: before, each of these four tokens got 200; after, each gets 401 naming the claim.
+#[tokio::test]
+async fn lenient_claims_and_crit_headers_are_refused() {
+    let server = protected(Verify::Jwt).await;
+    let header = json!({"alg": "ES256", "typ": "at+jwt", "kid": KEY_ID});
+    let claims = |overrides: Value| {
+        let mut claims = json!({"iss": server.provider.issuer, "aud": server.url, "sub": "alice",
+            "scope": "notes:read", "iat": now(), "exp": now() + 600});
+        for (name, value) in overrides.as_object().unwrap() {
+            claims[name] = value.clone();
+        }
+        claims
+    };
+    let good = sign_raw(&server.provider, header.clone(), claims(json!({})));
+    assert_eq!(server.call(Some(&format!("Bearer {good}")), "whoami").await.status(), StatusCode::OK);
+    let cases = [
+        (header.clone(), claims(json!({"iss": [server.provider.issuer]})), "`iss` claim is not a string"),
+        (header.clone(), claims(json!({"iat": now() + 3600})), "`iat` is in the future"),
+        (header.clone(), claims(json!({"sub": ""})), "`sub` claim is empty"),
+        (header.clone(), claims(json!({"sub": "client:test-cc"})), "namespace of client principals"),
+        (
+            json!({"alg": "ES256", "typ": "at+jwt", "kid": KEY_ID, "crit": ["urn:example:must-understand"],
+                "urn:example:must-understand": true}),
+            claims(json!({})),
+            "critical extensions",
+        ),
+    ];
+    for (header, claims, why) in cases {
+        let token = sign_raw(&server.provider, header, claims);
+        assert_invalid_token(server.call(Some(&format!("Bearer {token}")), "whoami").await, why).await;
+    }
+}
+
+/// Figure: a legacy session opened by the user `alice` was served to the client `alice`
+/// (a token without `sub`: same principal, 200); now that client is `client:alice` (403).
+#[tokio::test]
+async fn a_client_named_like_a_user_is_not_that_user() {
+    let server = protected(Verify::Jwt).await;
+    let user = server.mint(json!({ "sub": "alice", "client_id": "web" }));
+    let client = server.mint(json!({ "sub": null, "client_id": "alice", "jti": "client-token" }));
+    let session = server.initialize(&user).await;
+    let ping = |token: &str| {
+        server
+            .http
+            .post(&server.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", LEGACY)
+            .bearer_auth(token)
+            .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+    };
+    assert_eq!(ping(&client).send().await.unwrap().status(), StatusCode::FORBIDDEN);
+    assert_eq!(ping(&user).send().await.unwrap().status(), StatusCode::OK);
+    // The client's own principal is in the `client:` namespace.
+    let principal = mcp_server::Principal::from_token(mcp_server::VerifiedToken::from_claims(
+        json!({"client_id": "alice"}).as_object().unwrap().clone(),
+    ));
+    assert_eq!(principal.as_str(), "client:alice");
+}
+
+/// Figures: a required scope with a quote, a space, a backslash or CR/LF made a resource server
+/// (and its challenge carried it); now `try_build` refuses it, naming it. A route's scope
+/// with a quote was written into the 403 challenge; now it is left out and the challenge
+/// stays one well-formed header.
+#[tokio::test]
+async fn scope_names_that_are_not_scope_tokens_never_reach_a_challenge() {
+    for bad in ["notes\"read", "notes read", "notes\\read", "notes\r\nX-Injected: 1", ""] {
+        let builder = ResourceServer::builder("http://127.0.0.1:9/mcp", JwtVerifier::new("http://127.0.0.1:9", "x"));
+        let error = builder.required_scopes(["ok", bad]).try_build().unwrap_err();
+        assert_eq!(error.scope, bad);
+        assert!(error.to_string().contains("scope-token"), "{error}");
+        let builder = ResourceServer::builder("http://127.0.0.1:9/mcp", JwtVerifier::new("http://127.0.0.1:9", "x"));
+        assert!(builder.scopes_supported([bad]).try_build().is_err(), "scopes_supported {bad:?}");
+    }
+    let provider = OidcProvider::start();
+    let app = Server::builder("protected", "1.0.0")
+        .tool(ToolRoute::new("whoami", whoami).scopes(["bad\"scope", "notes:write"]))
+        .build()
+        .unwrap();
+    let url = serve_protected(app, |url| {
+        let builder = ResourceServer::builder(url, JwtVerifier::new(&provider.issuer, url));
+        builder.required_scopes(["notes:read"]).try_build().unwrap()
+    })
+    .await;
+    let server = Protected { url, provider, http: reqwest::Client::new() };
+    let token = server.token("notes:read").await;
+    let (status, challenge, _) = refusal(server.call(Some(&format!("Bearer {token}")), "whoami").await).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(
+        challenge.starts_with("Bearer error=\"insufficient_scope\", scope=\"notes:read notes:write\""),
+        "{challenge}"
+    );
+    assert!(!challenge.contains("bad"), "{challenge}");
+}
+
+/// A small introspection endpoint calling every token inactive, counting the calls.
+async fn counting_introspection() -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/introspect", listener.local_addr().unwrap());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&calls);
+    let app = axum::Router::new().route(
+        "/introspect",
+        axum::routing::post(move || {
+            count.fetch_add(1, Ordering::SeqCst);
+            async { axum::Json(json!({"active": false})) }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, calls)
+}
+
+/// Figure: the same junk opaque token sent 3 times cost 3 introspection calls; now 1 (and a
+/// different junk token one more).
+#[tokio::test]
+async fn a_junk_opaque_token_repeated_costs_one_introspection_call() {
+    let (endpoint, calls) = counting_introspection().await;
+    let url = serve_protected(server(), |url| {
+        let verifier = IntrospectionVerifier::new("http://127.0.0.1:9", url, "rs", "secret").endpoint(&endpoint);
+        ResourceServer::builder(url, verifier).try_build().unwrap()
+    })
+    .await;
+    let http = reqwest::Client::new();
+    let call = |token: &str| {
+        http.post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", MODERN)
+            .bearer_auth(token)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .send()
+    };
+    for _ in 0..3 {
+        assert_invalid_token(call("junk-token").await.unwrap(), "not active").await;
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_invalid_token(call("other-junk").await.unwrap(), "not active").await;
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+}
+
+/// Figures: 10 bad-signature tokens from one address cost 10 verifications; now 5 (the burst),
+/// the other 5 get 429 with `Retry-After` unverified. A valid token verified before keeps
+/// working (200); a new token, valid or not, waits like the rest (the choice: the limit is
+/// on failures, but telling a new valid token apart costs the verification it saves).
+#[tokio::test]
+async fn failed_verifications_are_limited_per_address() {
+    let provider = OidcProvider::start();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let url = serve_protected(server(), |url| {
+        let verifier = Counting {
+            inner: JwtVerifier::new(&provider.issuer, url),
+            calls: Arc::clone(&calls),
+            reuse: Duration::MAX,
+        };
+        let builder = ResourceServer::builder(url, verifier).required_scopes(["notes:read"]);
+        builder.failed_verification_limit(5, Duration::from_secs(3600)).try_build().unwrap()
+    })
+    .await;
+    let server = Protected { url, provider, http: reqwest::Client::new() };
+    let valid = server.token("notes:read").await;
+    assert_eq!(server.call(Some(&format!("Bearer {valid}")), "whoami").await.status(), StatusCode::OK);
+    let forged = DpopKey::generate();
+    let mut header = Header::new(Algorithm::ES256);
+    header.kid = Some(KEY_ID.to_owned());
+    header.typ = Some("at+jwt".to_owned());
+    let mut statuses = Vec::new();
+    for n in 0..10 {
+        let claims = json!({"iss": server.provider.issuer, "aud": server.url, "sub": format!("mallory-{n}"), "exp": now() + 600});
+        let token = jsonwebtoken::encode(&header, &claims, &forged.encoding).unwrap();
+        let response = server.call(Some(&format!("Bearer {token}")), "whoami").await;
+        if response.status() == StatusCode::TOO_MANY_REQUESTS {
+            let retry_after: u64 = response.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+            assert!(retry_after > 0 && retry_after <= 3600, "{retry_after}");
+        }
+        statuses.push(response.status().as_u16());
+    }
+    assert_eq!(statuses, [401, 401, 401, 401, 401, 429, 429, 429, 429, 429]);
+    assert_eq!(calls.load(Ordering::SeqCst), 1 + 5, "the valid token and the burst of bad ones");
+    assert_eq!(server.call(Some(&format!("Bearer {valid}")), "whoami").await.status(), StatusCode::OK);
+    let another = server.mint(json!({"jti": "another"}));
+    assert_eq!(server.call(Some(&format!("Bearer {another}")), "whoami").await.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(calls.load(Ordering::SeqCst), 6);
+}
+
+/// An issuer of the provider's keys whose JWKS can change, be slow, carry `Cache-Control`, or
+/// be huge; counting metadata and JWKS fetches, and the JWKS bytes it wrote.
+#[derive(Clone, Default)]
+struct HostileIssuer {
+    issuer: String,
+    jwks: Arc<std::sync::Mutex<Value>>,
+    cache_control: Option<&'static str>,
+    delay: Duration,
+    /// Serve this many bytes of whitespace-padded JSON instead of the keys (0: the keys).
+    huge: usize,
+    metadata_fetches: Arc<AtomicUsize>,
+    jwks_fetches: Arc<AtomicUsize>,
+    jwks_bytes_written: Arc<AtomicUsize>,
+    /// Set when a huge body stream was dropped (the client went away or it ended).
+    huge_dropped: Arc<tokio::sync::Notify>,
+}
+
+/// Counts what a huge JWKS body wrote, and says when the server dropped it.
+struct HugeBody {
+    left: usize,
+    written: Arc<AtomicUsize>,
+    dropped: Arc<tokio::sync::Notify>,
+}
+
+impl Drop for HugeBody {
+    fn drop(&mut self) {
+        self.dropped.notify_one();
+    }
+}
+
+impl HostileIssuer {
+    async fn start(mut self, provider: &OidcProvider) -> HostileIssuer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        self.issuer = format!("http://{}", listener.local_addr().unwrap());
+        let jwks: Value = reqwest::get(format!("{}/jwks", provider.issuer)).await.unwrap().json().await.unwrap();
+        *self.jwks.lock().unwrap() = jwks;
+        let metadata = json!({ "issuer": self.issuer, "jwks_uri": format!("{}/jwks", self.issuer) });
+        let (meta, this) = (self.clone(), self.clone());
+        let app = axum::Router::new()
+            .route(
+                "/.well-known/oauth-authorization-server",
+                axum::routing::get(move || {
+                    meta.metadata_fetches.fetch_add(1, Ordering::SeqCst);
+                    std::future::ready(axum::Json(metadata.clone()))
+                }),
+            )
+            .route("/jwks", axum::routing::get(move || this.clone().serve_jwks()));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        self
+    }
+
+    async fn serve_jwks(self) -> axum::response::Response {
+        use axum::response::IntoResponse as _;
+        self.jwks_fetches.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(self.delay).await;
+        if self.huge > 0 {
+            let body = HugeBody { left: self.huge, written: self.jwks_bytes_written, dropped: self.huge_dropped };
+            let chunks = futures::stream::unfold(body, |mut body| async move {
+                const CHUNK: usize = 64 * 1024;
+                let size = CHUNK.min(body.left);
+                if size == 0 {
+                    return None;
+                }
+                body.left -= size;
+                body.written.fetch_add(size, Ordering::SeqCst);
+                Some((Ok::<_, std::io::Error>(axum::body::Bytes::from(vec![b' '; size])), body))
+            });
+            return axum::body::Body::from_stream(chunks).into_response();
+        }
+        let jwks = self.jwks.lock().unwrap().clone();
+        let mut response = axum::Json(jwks).into_response();
+        if let Some(cache_control) = self.cache_control {
+            response.headers_mut().insert("cache-control", cache_control.parse().unwrap());
+        }
+        response
+    }
+}
+
+/// Figures: a key removed from the JWKS kept verifying new tokens and the tokens already
+/// verified (200 after the removal, one JWKS fetch in all); now, with the JWKS saying
+/// `max-age=1`, both are refused once that second has passed (401), after a second fetch.
+#[tokio::test]
+async fn a_key_removed_from_the_jwks_stops_verifying_after_its_max_age() {
+    let provider = OidcProvider::start();
+    let issuer = HostileIssuer { cache_control: Some("public, max-age=1"), ..Default::default() };
+    let issuer = issuer.start(&provider).await;
+    let url = serve_protected(server(), |url| {
+        // Bounds far from the header's 1 s: the header is what sets the interval.
+        let verifier =
+            JwtVerifier::new(&issuer.issuer, url).jwks_max_age(Duration::from_millis(100), Duration::from_secs(3600));
+        ResourceServer::builder(url, verifier).try_build().unwrap()
+    })
+    .await;
+    let server = Protected { url, provider, http: reqwest::Client::new() };
+    let token = |sub: &str| {
+        let claims =
+            json!({"iss": issuer.issuer, "aud": server.url, "sub": sub, "scope": "notes:read", "exp": now() + 600});
+        mint_with(&server.provider, KEY_ID, claims)
+    };
+    let (verified, fresh) = (token("alice"), token("bob"));
+    assert_eq!(server.call(Some(&format!("Bearer {verified}")), "whoami").await.status(), StatusCode::OK);
+    *issuer.jwks.lock().unwrap() = json!({"keys": []});
+    // Past the max-age the JWKS gave (1 s).
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_invalid_token(server.call(Some(&format!("Bearer {fresh}")), "whoami").await, "no key `test-key-1`").await;
+    assert_invalid_token(server.call(Some(&format!("Bearer {verified}")), "whoami").await, "no key `test-key-1`").await;
+    assert_eq!(issuer.jwks_fetches.load(Ordering::SeqCst), 2);
+}
+
+/// Figures: 8 requests waiting on a first JWKS load slower than the verifier's timeout each
+/// fetched in turn (8 JWKS fetches, one after another); now they share one fetch (1 metadata
+/// and 1 JWKS fetch) and all get its outcome, `Unavailable`.
+#[tokio::test]
+async fn a_slow_first_key_load_is_one_fetch_shared_by_every_waiting_request() {
+    let provider = OidcProvider::start();
+    let issuer = HostileIssuer { delay: Duration::from_secs(3), ..Default::default() }.start(&provider).await;
+    let audience = "http://127.0.0.1:9/mcp";
+    let http = reqwest::Client::builder().timeout(Duration::from_millis(1200)).build().unwrap();
+    let verifier = Arc::new(JwtVerifier::new(&issuer.issuer, audience).http_client(http));
+    let claims = json!({"iss": issuer.issuer, "aud": audience, "sub": "alice", "exp": now() + 600});
+    let token = mint_with(&provider, KEY_ID, claims);
+    let waiting = (0..8).map(|_| {
+        let (verifier, token) = (Arc::clone(&verifier), token.clone());
+        tokio::spawn(async move { verifier.verify(&token).await })
+    });
+    for outcome in futures::future::join_all(waiting).await {
+        let error = outcome.unwrap().unwrap_err();
+        assert!(matches!(error, mcp_server::auth::VerifyError::Unavailable(_)), "{error:?}");
+    }
+    assert_eq!(issuer.metadata_fetches.load(Ordering::SeqCst), 1);
+    assert_eq!(issuer.jwks_fetches.load(Ordering::SeqCst), 1);
+}
+
+/// Figures: a 500 MB JWKS was read whole (534 MB peak); now the verifier refuses it
+/// (`Unavailable`, naming the 1 MiB cap) and the issuer wrote less than 16 MiB of it before
+/// the connection closed (the cap plus what the loopback socket buffers hold).
+#[tokio::test]
+async fn a_huge_jwks_is_refused_after_reading_at_most_the_cap() {
+    let provider = OidcProvider::start();
+    let issuer = HostileIssuer { huge: 500_000_000, ..Default::default() }.start(&provider).await;
+    let audience = "http://127.0.0.1:9/mcp";
+    let verifier = JwtVerifier::new(&issuer.issuer, audience);
+    let claims = json!({"iss": issuer.issuer, "aud": audience, "sub": "alice", "exp": now() + 600});
+    let error = verifier.verify(&mint_with(&provider, KEY_ID, claims)).await.unwrap_err();
+    assert!(matches!(error, mcp_server::auth::VerifyError::Unavailable(_)), "{error:?}");
+    assert!(error.to_string().contains("exceeds 1048576 bytes"), "{error}");
+    tokio::time::timeout(Duration::from_secs(20), issuer.huge_dropped.notified())
+        .await
+        .expect("the issuer's body stream ends once the verifier hangs up");
+    let written = issuer.jwks_bytes_written.load(Ordering::SeqCst);
+    assert!(written < 16 * 1024 * 1024, "{written} bytes written");
+}
+
+#[path = "../../crates/mcp-server-redis/tests/support/mod.rs"]
+mod redis_support;
+
+/// Figures: a DPoP proof accepted by one instance was accepted again by a second instance of
+/// the same deployment (2/2); with both recording proofs in one real Redis, the second refuses
+/// it as replayed (1/2), and one DPoP key holds at most its share of Redis (`per_key` 3: its
+/// fourth live proof is refused).
+#[tokio::test]
+async fn a_dpop_proof_used_on_one_instance_is_refused_on_another_sharing_redis() {
+    let redis_server = redis_support::RedisServer::start();
+    let redis = mcp_server_redis::Redis::open(&redis_server.url()).unwrap().with_prefix("replay-test:");
+    let provider = OidcProvider::start();
+    // Two instances of one deployment: one canonical URL (the proofs' htu), two listeners.
+    let listeners = [
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+    ];
+    let resource = format!("http://{}/mcp", listeners[0].local_addr().unwrap());
+    let mut instances = Vec::new();
+    for listener in listeners {
+        instances.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
+        let authorization = ResourceServer::builder(&resource, JwtVerifier::new(&provider.issuer, &resource))
+            .dpop_replay_store(Arc::new(redis.replay_store(3)))
+            .try_build()
+            .unwrap();
+        let mut config = HttpConfig::default();
+        config.authorization = Some(authorization);
+        tokio::spawn(mcp_server::http::serve(listener, server(), config));
+    }
+    let server = Protected { url: resource.clone(), provider, http: reqwest::Client::new() };
+    let key = DpopKey::generate();
+    let token = server.dpop_token(&key).await;
+    let call = |instance: &str, proof: String| {
+        let request = modern_call_at(&server.http, instance, "whoami");
+        request.header("authorization", format!("DPoP {token}")).header("dpop", proof).send()
+    };
+    let proof = key.proof("POST", &resource, Some(&token), "used-once");
+    assert_eq!(call(&instances[0], proof.clone()).await.unwrap().status(), StatusCode::OK);
+    assert_bad_proof(call(&instances[1], proof).await.unwrap(), "already used").await;
+    // The key's share: two more proofs fit, the fourth does not.
+    for jti in ["second", "third"] {
+        let proof = key.proof("POST", &resource, Some(&token), jti);
+        assert_eq!(call(&instances[1], proof).await.unwrap().status(), StatusCode::OK, "{jti}");
+    }
+    let fourth = key.proof("POST", &resource, Some(&token), "fourth");
+    assert_bad_proof(call(&instances[0], fourth).await.unwrap(), "too many DPoP proofs of this key").await;
 }

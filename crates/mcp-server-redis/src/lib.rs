@@ -12,6 +12,9 @@
 //!   stream per SSE stream, so that `Last-Event-ID` resumes on any instance.
 //! - [`RedisChangeBus`]: list changes and resource updates ([`mcp_server::ChangeBus`]) on
 //!   pub/sub, so that a change announced through one instance reaches the listeners of all.
+//! - `RedisReplayStore` (feature `auth`): the `jti`s of DPoP proofs already used
+//!   (`mcp_server::auth::ReplayStore`), bounded per DPoP key, so that a proof accepted by one
+//!   instance is refused by every other.
 //!
 //! Every store of one [`Redis`] shares its connection (a [`ConnectionManager`] that reconnects
 //! by itself). While Redis is unreachable an operation fails after
@@ -34,9 +37,13 @@
 
 mod bus;
 mod events;
+#[cfg(feature = "auth")]
+mod replay;
 
 pub use bus::RedisChangeBus;
 pub use events::RedisEventStore;
+#[cfg(feature = "auth")]
+pub use replay::RedisReplayStore;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -21,11 +21,24 @@
 //! * verifies DPoP proofs (RFC 9449) for tokens bound to a key (`cnf.jkt`): method, URL,
 //!   `iat` window, access token hash, and `jti` replay; a bound token sent as a plain bearer
 //!   token is refused. Server-provided nonces are not used;
-//! * makes the token's subject (else its client id) the request's [`Principal`], with the
-//!   [`VerifiedToken`] attached: handlers read it through
-//!   [`Context::principal`](crate::Context::principal). A legacy session is bound to the
-//!   principal that opened it: a request on it with another principal's token gets 403, on
-//!   every instance sharing the session store.
+//! * makes the token's subject the request's [`Principal`], with the [`VerifiedToken`]
+//!   attached: handlers read it through [`Context::principal`](crate::Context::principal). A
+//!   token without a string `sub` (client credentials: only a `client_id`) is the principal
+//!   `client:<client_id>`, a namespace of its own, so that a client registered as `alice` is
+//!   never the user `alice`; a `sub` that is empty or starts with `client:` is refused. A legacy
+//!   session is bound to the principal that opened it: a request on it with another
+//!   principal's token gets 403, on every instance sharing the session store;
+//! * refuses the leniencies a hostile issuer or caller could use: `iss` other than a string,
+//!   a `crit` header (no extension is understood, RFC 7515 §4.1.11), `iat` in the future
+//!   beyond the leeway; scope names that are not RFC 6749 scope-tokens are refused at
+//!   [`try_build`](ResourceServerBuilder::try_build) and never written into a challenge;
+//! * limits failed verifications per remote address
+//!   ([`failed_verification_limit`](ResourceServerBuilder::failed_verification_limit)): over
+//!   the limit, a token not already verified gets 429 without being verified, while tokens
+//!   verified before keep working;
+//! * records DPoP proofs' `jti` in a [`ReplayStore`]: in memory by default, or shared by every
+//!   instance of a deployment ([`dpop_replay_store`](ResourceServerBuilder::dpop_replay_store),
+//!   e.g. the Redis one of `mcp-server-redis`).
 //!
 //! Over stdio none of this applies: the process that spawned the server is its only client,
 //! and the specification says stdio servers take credentials from their environment instead.
@@ -34,9 +47,11 @@ mod cache;
 mod dpop;
 mod introspection;
 mod jwt;
+mod limit;
 mod metadata;
 
 use std::fmt;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -47,9 +62,34 @@ use futures::future::BoxFuture;
 pub use introspection::IntrospectionVerifier;
 pub use jwt::JwtVerifier;
 
+use crate::tasks::StoreError;
 use crate::{Principal, VerifiedToken};
 use cache::TokenCache;
 use dpop::ReplayCache;
+use limit::FailureLimiter;
+
+/// Where the `jti`s of the DPoP proofs already used are recorded, so that a proof is accepted
+/// once: in memory by default (one instance), or in a store every instance of a deployment
+/// shares ([`ResourceServerBuilder::dpop_replay_store`]).
+pub trait ReplayStore: Send + Sync + 'static {
+    /// Records the proof `jti` of the DPoP key whose thumbprint is `key`, until `until`
+    /// (seconds since the Unix epoch; the proof is refused by its age after that): whether it
+    /// is its first use. A store bounds what one key may hold, and answers
+    /// [`ProofUse::TooMany`] rather than forget a proof early.
+    fn record<'a>(&'a self, key: &'a str, jti: &'a str, until: u64) -> BoxFuture<'a, Result<ProofUse, StoreError>>;
+}
+
+/// What a [`ReplayStore`] says of a proof.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProofUse {
+    /// Not seen before: now recorded.
+    First,
+    /// Recorded already: a replay.
+    Replayed,
+    /// The key (or the whole store) holds as many proofs as it may: refused until some age out.
+    TooMany,
+}
 
 /// Verifies an access token for this resource: its signature or its issuer's word, its
 /// audience (this server), its lifetime.
@@ -104,7 +144,9 @@ struct Inner {
     max_token_bytes: usize,
     verifier: Arc<dyn TokenVerifier>,
     dpop_iat_window: Duration,
-    dpop_replay: ReplayCache,
+    dpop_replay: Arc<dyn ReplayStore>,
+    /// Failed verifications per remote address.
+    failures: FailureLimiter,
     /// Verified tokens, by hash: a client's next request costs no verification.
     tokens: TokenCache,
     /// The Protected Resource Metadata document, encoded once.
@@ -133,6 +175,9 @@ pub struct ResourceServerBuilder {
     verifier: Arc<dyn TokenVerifier>,
     dpop_iat_window: Duration,
     dpop_replay_capacity: usize,
+    dpop_replay_store: Option<Arc<dyn ReplayStore>>,
+    failure_burst: u32,
+    failure_refill: Duration,
     token_cache: usize,
 }
 
@@ -152,6 +197,9 @@ impl ResourceServer {
             verifier: Arc::new(verifier),
             dpop_iat_window: Duration::from_secs(60),
             dpop_replay_capacity: 262_144,
+            dpop_replay_store: None,
+            failure_burst: 60,
+            failure_refill: Duration::from_secs(1),
             token_cache: 10_000,
         }
     }
@@ -188,9 +236,14 @@ impl ResourceServer {
         &self.inner.required_scopes
     }
 
-    /// Verifies the request's token (and DPoP proof): the principal it names, or the challenge
-    /// to answer with.
-    pub(crate) async fn authenticate(&self, method: &Method, headers: &HeaderMap) -> Result<Principal, Challenge> {
+    /// Verifies the request's token (and DPoP proof) from `remote` (when known): the principal
+    /// it names, or the challenge to answer with.
+    pub(crate) async fn authenticate(
+        &self,
+        method: &Method,
+        headers: &HeaderMap,
+        remote: Option<IpAddr>,
+    ) -> Result<Principal, Challenge> {
         let mut values = headers.get_all(header::AUTHORIZATION).iter();
         let (Some(value), None) = (values.next(), values.next()) else {
             return match headers.get_all(header::AUTHORIZATION).iter().count() {
@@ -226,9 +279,17 @@ impl ResourceServer {
                     return Err(not_a_token());
                 }
                 let Ok(token) = std::str::from_utf8(token) else { return Err(not_a_token()) };
+                if let Some(retry_after) = remote.and_then(|remote| self.inner.failures.exhausted(remote)) {
+                    return Err(Challenge::too_many_failures(retry_after));
+                }
                 let verified = match self.inner.verifier.verify(token).await {
                     Ok(verified) => Arc::new(verified),
-                    Err(VerifyError::Invalid(why)) => return Err(self.invalid(&why)),
+                    Err(VerifyError::Invalid(why)) => {
+                        if let Some(remote) = remote {
+                            self.inner.failures.failed(remote);
+                        }
+                        return Err(self.invalid(&why));
+                    }
                     Err(VerifyError::Unavailable(why)) => return Err(Challenge::unavailable(&why)),
                 };
                 let reuse = self.inner.verifier.reuse_for();
@@ -260,8 +321,20 @@ impl ResourceServer {
                     jkt,
                     iat_window: self.inner.dpop_iat_window,
                 };
-                if let Err(why) = dpop::verify(proof, &expected, &self.inner.dpop_replay) {
-                    return Err(self.dpop_invalid(&why));
+                let proof = dpop::verify(proof, &expected).map_err(|why| self.dpop_invalid(&why))?;
+                match self.inner.dpop_replay.record(&proof.key, &proof.jti, proof.until).await {
+                    Ok(ProofUse::First) => {}
+                    Ok(ProofUse::Replayed) => {
+                        return Err(self.dpop_invalid("the DPoP proof was already used (jti replayed)"));
+                    }
+                    Ok(ProofUse::TooMany) => {
+                        return Err(
+                            self.dpop_invalid("too many DPoP proofs of this key in the replay window; retry shortly")
+                        );
+                    }
+                    Err(error) => {
+                        return Err(Challenge::unavailable(&format!("the DPoP replay store failed: {error}")));
+                    }
                 }
             }
             (None, false) => {}
@@ -289,25 +362,25 @@ impl ResourceServer {
     }
 
     fn insufficient(&self, needed: &[String], missing: &[&String]) -> Challenge {
-        let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
-        let description = format!("the token lacks the scope(s) {}", names.join(" "));
+        let description = format!("the token lacks the scope(s) {}", scope_list(missing));
         let challenge = format!(
             "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\", error_description=\"{}\"",
-            needed.join(" "),
+            scope_list(needed),
             self.metadata_url(),
-            description
+            quoted(&description)
         );
         Challenge {
             status: StatusCode::FORBIDDEN,
             www_authenticate: challenge,
             error: "insufficient_scope",
             description,
+            retry_after: None,
         }
     }
 
     fn challenge(&self, refusal: Refusal) -> Challenge {
         let mut challenge = format!("Bearer resource_metadata=\"{}\"", self.metadata_url());
-        let scope = self.inner.required_scopes.join(" ");
+        let scope = scope_list(&self.inner.required_scopes);
         if !scope.is_empty() {
             challenge.push_str(&format!(", scope=\"{scope}\""));
         }
@@ -326,7 +399,13 @@ impl ResourceServer {
                 quoted(&description)
             );
         }
-        Challenge { status: StatusCode::UNAUTHORIZED, www_authenticate: challenge, error, description }
+        Challenge {
+            status: StatusCode::UNAUTHORIZED,
+            www_authenticate: challenge,
+            error,
+            description,
+            retry_after: None,
+        }
     }
 }
 
@@ -386,8 +465,45 @@ impl ResourceServerBuilder {
         self
     }
 
-    /// The resource server.
+    /// Where DPoP proofs' `jti`s are recorded against replay (default: in this process,
+    /// bounded as [`dpop_window`](Self::dpop_window) says). Instances serving one deployment
+    /// share one store (`mcp_server_redis::Redis::replay_store`), so that a proof used on one
+    /// is refused on all. A store that fails refuses the request with 503.
+    pub fn dpop_replay_store(mut self, store: Arc<dyn ReplayStore>) -> Self {
+        self.dpop_replay_store = Some(store);
+        self
+    }
+
+    /// How many failed verifications one remote address may cause: `burst` at once, then one
+    /// more per `refill` (default 60, then one a second). Over the limit, a token not verified
+    /// before gets 429 with `Retry-After`, without being verified; tokens already verified
+    /// (and reused, see [`TokenVerifier::reuse_for`]) keep working. Only refused tokens count.
+    /// Behind a proxy every caller has the proxy's address: raise the limit there. `burst`
+    /// zero: no limit.
+    pub fn failed_verification_limit(mut self, burst: u32, refill: Duration) -> Self {
+        self.failure_burst = burst;
+        self.failure_refill = refill;
+        self
+    }
+
+    /// The resource server, or the first configured scope name that is not an RFC 6749
+    /// scope-token (it would be written into `WWW-Authenticate` challenges).
+    pub fn try_build(self) -> Result<ResourceServer, InvalidScope> {
+        let supported = self.scopes_supported.iter().flatten();
+        if let Some(scope) = self.required_scopes.iter().chain(supported).find(|scope| !is_scope_token(scope)) {
+            return Err(InvalidScope { scope: scope.clone() });
+        }
+        Ok(self.build())
+    }
+
+    /// The resource server. Prefer [`try_build`](Self::try_build), which refuses invalid scope
+    /// names: here they are logged, still required, and left out of every challenge.
     pub fn build(self) -> ResourceServer {
+        for scope in self.required_scopes.iter().chain(self.scopes_supported.iter().flatten()) {
+            if !is_scope_token(scope) {
+                tracing::error!(scope = %scope.escape_debug(), "a configured scope name is not an RFC 6749 scope-token");
+            }
+        }
         let scopes_supported = self.scopes_supported.unwrap_or_else(|| self.required_scopes.clone());
         let metadata = metadata::document(
             &self.resource,
@@ -404,7 +520,10 @@ impl ResourceServerBuilder {
                 max_token_bytes: self.max_token_bytes,
                 verifier: self.verifier,
                 dpop_iat_window: self.dpop_iat_window,
-                dpop_replay: ReplayCache::new(self.dpop_replay_capacity),
+                dpop_replay: self
+                    .dpop_replay_store
+                    .unwrap_or_else(|| Arc::new(ReplayCache::new(self.dpop_replay_capacity))),
+                failures: FailureLimiter::new(self.failure_burst, self.failure_refill),
                 tokens: TokenCache::new(self.token_cache),
                 metadata,
             }),
@@ -418,6 +537,26 @@ enum Refusal {
     InvalidDpopProof(String),
 }
 
+/// A configured scope name that is not an RFC 6749 scope-token (`%x21 / %x23-5B / %x5D-7E`:
+/// no space, quote, backslash or control character).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidScope {
+    /// The name, as configured.
+    pub scope: String,
+}
+
+impl fmt::Display for InvalidScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the scope name {:?} is not an RFC 6749 scope-token (no space, quote, backslash or control character)",
+            self.scope
+        )
+    }
+}
+
+impl std::error::Error for InvalidScope {}
+
 /// A refused request: its status, `WWW-Authenticate` and OAuth error body.
 #[derive(Debug)]
 pub(crate) struct Challenge {
@@ -425,6 +564,7 @@ pub(crate) struct Challenge {
     www_authenticate: String,
     error: &'static str,
     description: String,
+    retry_after: Option<Duration>,
 }
 
 impl Challenge {
@@ -434,6 +574,17 @@ impl Challenge {
             www_authenticate: String::new(),
             error: "temporarily_unavailable",
             description: format!("the access token cannot be verified now: {why}"),
+            retry_after: None,
+        }
+    }
+
+    fn too_many_failures(retry_after: Duration) -> Challenge {
+        Challenge {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            www_authenticate: String::new(),
+            error: "too_many_failed_verifications",
+            description: "too many refused tokens from this address; retry later".to_owned(),
+            retry_after: Some(retry_after),
         }
     }
 }
@@ -442,6 +593,11 @@ impl IntoResponse for Challenge {
     fn into_response(self) -> Response {
         let body = serde_json::json!({ "error": self.error, "error_description": self.description }).to_string();
         let mut response = (self.status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+        if let Some(retry_after) = self.retry_after {
+            // Whole seconds, rounded up: never an invitation to retry too early.
+            let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
         if let Ok(value) = HeaderValue::from_str(&self.www_authenticate)
             && !self.www_authenticate.is_empty()
         {
@@ -454,6 +610,18 @@ impl IntoResponse for Challenge {
 /// The characters of an RFC 6750 `b64token` (token68).
 fn is_token68(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'=')
+}
+
+/// An RFC 6749 scope-token: `1*( %x21 / %x23-5B / %x5D-7E )`.
+pub(crate) fn is_scope_token(scope: &str) -> bool {
+    !scope.is_empty() && scope.bytes().all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
+}
+
+/// The scope-tokens of `scopes`, space-separated, for a challenge's `scope`: any other name
+/// (a route's, say) is left out rather than break out of the quoted string.
+fn scope_list<S: AsRef<str>>(scopes: &[S]) -> String {
+    let valid = scopes.iter().map(AsRef::as_ref).filter(|scope| is_scope_token(scope));
+    valid.collect::<Vec<&str>>().join(" ")
 }
 
 /// `text` made safe inside a quoted-string of a header.

@@ -23,6 +23,13 @@ use serde_json::{Map, Value};
 /// allows; set a principal where that is not enough.
 ///
 /// Two principals are the same party when their ids are equal, whatever token each came with.
+///
+/// The principal of a verified token is its `sub` (a user, or whatever the issuer names as the
+/// subject). A token without a string `sub` (a client credentials token naming only its
+/// `client_id`) is the principal `client:<client_id>`, in a namespace of its own: a client
+/// registered as `alice` is never the user `alice`. Configuration that lists principals (the
+/// gateway's `principals = [...]`) writes such clients as `client:<client_id>`. The verifiers
+/// refuse a `sub` that is empty or itself starts with `client:`, so the two never meet.
 #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct Principal {
@@ -37,18 +44,27 @@ impl Principal {
         Principal { id: id.into(), token: None }
     }
 
-    /// The party a verified access token names: its subject, else its client id (a client
-    /// credentials token), with the token attached.
+    /// The party a verified access token names: its subject, else `client:<client id>` (a
+    /// client credentials token; see the type's documentation), with the token attached.
     pub fn from_token(token: VerifiedToken) -> Self {
-        let id = token.subject.clone().or_else(|| token.client_id.clone()).unwrap_or_default();
-        Principal { id, token: Some(Arc::new(token)) }
+        Principal { id: Self::id_of(&token), token: Some(Arc::new(token)) }
     }
 
     /// [`from_token`](Self::from_token) of a token already shared.
     #[cfg(feature = "auth")]
     pub(crate) fn from_shared_token(token: Arc<VerifiedToken>) -> Self {
-        let id = token.subject.clone().or_else(|| token.client_id.clone()).unwrap_or_default();
-        Principal { id, token: Some(token) }
+        Principal { id: Self::id_of(&token), token: Some(token) }
+    }
+
+    /// The prefix of the principals of tokens that name a client but no subject.
+    pub const CLIENT_PREFIX: &'static str = "client:";
+
+    fn id_of(token: &VerifiedToken) -> String {
+        match (&token.subject, &token.client_id) {
+            (Some(subject), _) if !subject.is_empty() => subject.clone(),
+            (_, Some(client)) if !client.is_empty() => format!("{}{client}", Self::CLIENT_PREFIX),
+            _ => String::new(),
+        }
     }
 
     /// The party of requests nobody authenticated.

@@ -6,6 +6,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use futures::future::BoxFuture;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
 use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
@@ -14,6 +16,8 @@ use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
 use super::jwt::{accepted_algorithm, jose_header};
+use super::{ProofUse, ReplayStore};
+use crate::tasks::StoreError;
 
 /// The proof algorithms accepted (the metadata's `dpop_signing_alg_values_supported`).
 pub(super) const ALGORITHMS: &[&str] = &["ES256", "ES384", "RS256", "PS256"];
@@ -32,8 +36,17 @@ pub(super) struct Expected<'a> {
     pub iat_window: Duration,
 }
 
-/// Verifies `proof`; the error says why it is refused.
-pub(super) fn verify(proof: &str, expected: &Expected<'_>, replay: &ReplayCache) -> Result<(), String> {
+/// A proof that verified, to be recorded against replay.
+pub(super) struct Proof {
+    /// The thumbprint of the proof's key.
+    pub key: String,
+    pub jti: String,
+    /// When its `iat` is out of the window (seconds since the epoch).
+    pub until: u64,
+}
+
+/// Verifies `proof` (all but its replay); the error says why it is refused.
+pub(super) fn verify(proof: &str, expected: &Expected<'_>) -> Result<Proof, String> {
     if proof.len() > MAX_PROOF_BYTES {
         return Err(format!("the DPoP proof exceeds {MAX_PROOF_BYTES} bytes"));
     }
@@ -87,7 +100,7 @@ pub(super) fn verify(proof: &str, expected: &Expected<'_>, replay: &ReplayCache)
         return Err(format!("the DPoP proof's iat is more than {window} s from now"));
     }
     let jti = claim("jti").filter(|jti| !jti.is_empty() && jti.len() <= 256).ok_or("the DPoP proof has no jti")?;
-    replay.record(&thumbprint, jti, iat + 2 * window, now)
+    Ok(Proof { key: thumbprint, jti: jti.to_owned(), until: iat + 2 * window })
 }
 
 fn without_query(url: &str) -> &str {
@@ -118,7 +131,7 @@ impl ReplayCache {
         ReplayCache { capacity, per_key: (capacity / 16).max(1), seen: Mutex::new(Seen::default()) }
     }
 
-    fn record(&self, key: &str, jti: &str, until: u64, now: u64) -> Result<(), String> {
+    fn record_at(&self, key: &str, jti: &str, until: u64, now: u64) -> ProofUse {
         let mut seen = self.seen.lock().expect("not poisoned");
         while seen.order.front().is_some_and(|(expiry, _, _)| *expiry <= now) {
             let (_, old, key_len) = seen.order.pop_front().expect("just looked");
@@ -132,21 +145,22 @@ impl ReplayCache {
         }
         let proof = format!("{key} {jti}");
         if seen.proofs.contains(&proof) {
-            return Err("the DPoP proof was already used (jti replayed)".to_owned());
+            return ProofUse::Replayed;
         }
-        if seen.by_key.get(key).is_some_and(|&count| count >= self.per_key) {
-            return Err(format!(
-                "more than {} DPoP proofs of this key in the replay window; retry shortly",
-                self.per_key
-            ));
-        }
-        if seen.proofs.len() >= self.capacity {
-            return Err("too many DPoP proofs in the replay window; retry shortly".to_owned());
+        if seen.by_key.get(key).is_some_and(|&count| count >= self.per_key) || seen.proofs.len() >= self.capacity {
+            return ProofUse::TooMany;
         }
         seen.proofs.insert(proof.clone());
         seen.order.push_back((until, proof, key.len()));
         *seen.by_key.entry(key.to_owned()).or_default() += 1;
-        Ok(())
+        ProofUse::First
+    }
+}
+
+impl ReplayStore for ReplayCache {
+    fn record<'a>(&'a self, key: &'a str, jti: &'a str, until: u64) -> BoxFuture<'a, Result<ProofUse, StoreError>> {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+        Box::pin(std::future::ready(Ok(self.record_at(key, jti, until, now))))
     }
 }
 
@@ -157,23 +171,23 @@ mod tests {
     #[test]
     fn a_jti_is_accepted_once_within_its_window() {
         let cache = ReplayCache::new(32);
-        assert!(cache.record("k", "a", 100, 10).is_ok());
-        assert!(cache.record("k", "a", 100, 20).unwrap_err().contains("replayed"));
-        assert!(cache.record("k", "b", 100, 20).is_ok());
+        assert_eq!(cache.record_at("k", "a", 100, 10), ProofUse::First);
+        assert_eq!(cache.record_at("k", "a", 100, 20), ProofUse::Replayed);
+        assert_eq!(cache.record_at("k", "b", 100, 20), ProofUse::First);
         // Key k holds its share (32 / 16 = 2); another key still has room.
-        assert!(cache.record("k", "c", 100, 20).unwrap_err().contains("of this key"));
-        assert!(cache.record("other", "c", 100, 20).is_ok());
+        assert_eq!(cache.record_at("k", "c", 100, 20), ProofUse::TooMany);
+        assert_eq!(cache.record_at("other", "c", 100, 20), ProofUse::First);
         // Past their window, they are forgotten and room is made.
-        assert!(cache.record("k", "c", 300, 200).is_ok());
-        assert!(cache.record("k", "a", 300, 200).is_ok());
+        assert_eq!(cache.record_at("k", "c", 300, 200), ProofUse::First);
+        assert_eq!(cache.record_at("k", "a", 300, 200), ProofUse::First);
     }
 
     #[test]
     fn the_whole_cache_is_bounded_across_keys() {
         let cache = ReplayCache::new(16);
         for key in 0..16 {
-            assert!(cache.record(&key.to_string(), "j", 100, 10).is_ok());
+            assert_eq!(cache.record_at(&key.to_string(), "j", 100, 10), ProofUse::First);
         }
-        assert!(cache.record("16", "j", 100, 10).unwrap_err().contains("too many"));
+        assert_eq!(cache.record_at("16", "j", 100, 10), ProofUse::TooMany);
     }
 }

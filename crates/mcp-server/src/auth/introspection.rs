@@ -1,11 +1,14 @@
 //! Opaque access tokens, asked about at the issuer's introspection endpoint (RFC 7662).
 
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use super::jwt::{http_client, issuer_metadata};
+use super::cache::TokenCache;
+use super::jwt::{check_claims, http_client, issuer_metadata};
 use super::{TokenVerifier, VerifyError};
 use crate::VerifiedToken;
 
@@ -16,7 +19,9 @@ use crate::VerifiedToken;
 /// must be `active`, issued by the issuer (`iss`, when the answer names one) and for this
 /// resource (`aud` must contain it: RFC 8707; see [`allow_missing_audience`](Self::allow_missing_audience)).
 /// The [`ResourceServer`](super::ResourceServer) reuses an answer for at most
-/// [`cache_for`](Self::cache_for), never beyond the token's `exp`.
+/// [`cache_for`](Self::cache_for), never beyond the token's `exp`. A token the endpoint called
+/// inactive is refused again without asking for [`inactive_cache`](Self::inactive_cache)
+/// (30 s), remembered by its hash, so that junk tokens repeated cost one call each.
 pub struct IntrospectionVerifier {
     issuer: String,
     audience: String,
@@ -27,6 +32,39 @@ pub struct IntrospectionVerifier {
     missing_audience: bool,
     http: reqwest::Client,
     discovered: tokio::sync::OnceCell<String>,
+    inactive: InactiveTokens,
+}
+
+/// Tokens the endpoint called inactive, by hash, each until when it is not asked about again.
+struct InactiveTokens {
+    ttl: Duration,
+    capacity: usize,
+    until: Mutex<HashMap<[u8; 32], Instant>>,
+}
+
+impl InactiveTokens {
+    fn known(&self, digest: &[u8; 32]) -> bool {
+        let until = self.until.lock().expect("not poisoned");
+        until.get(digest).is_some_and(|until| Instant::now() < *until)
+    }
+
+    fn remember(&self, digest: [u8; 32]) {
+        if self.ttl.is_zero() || self.capacity == 0 {
+            return;
+        }
+        let now = Instant::now();
+        let mut until = self.until.lock().expect("not poisoned");
+        if until.len() >= self.capacity {
+            until.retain(|_, until| *until > now);
+            if until.len() >= self.capacity {
+                // Still full: forget one; that token is asked about again when it comes back.
+                if let Some(first) = until.keys().next().copied() {
+                    until.remove(&first);
+                }
+            }
+        }
+        until.insert(digest, now + self.ttl);
+    }
 }
 
 impl IntrospectionVerifier {
@@ -48,6 +86,7 @@ impl IntrospectionVerifier {
             missing_audience: false,
             http: http_client(),
             discovered: tokio::sync::OnceCell::new(),
+            inactive: InactiveTokens { ttl: Duration::from_secs(30), capacity: 10_000, until: Mutex::default() },
         }
     }
 
@@ -61,6 +100,15 @@ impl IntrospectionVerifier {
     /// token keeps working at most this long.
     pub fn cache_for(mut self, duration: Duration) -> Self {
         self.cache_for = duration;
+        self
+    }
+
+    /// How long a token called inactive is refused without asking again, and how many such
+    /// tokens are remembered (default 30 s, 10,000; zero: every request asks). A token becomes
+    /// active only when issued, and a new token is another hash, so this delays nothing.
+    pub fn inactive_cache(mut self, ttl: Duration, tokens: usize) -> Self {
+        self.inactive.ttl = ttl;
+        self.inactive.capacity = tokens;
         self
     }
 
@@ -93,6 +141,11 @@ impl IntrospectionVerifier {
     }
 
     async fn introspect(&self, token: &str) -> Result<VerifiedToken, VerifyError> {
+        let inactive = || VerifyError::Invalid("the token is not active".to_owned());
+        let digest = TokenCache::digest(token.as_bytes());
+        if self.inactive.known(&digest) {
+            return Err(inactive());
+        }
         let endpoint = self.endpoint_url().await?;
         let unavailable = |why: String| VerifyError::Unavailable(format!("introspection at {endpoint}: {why}"));
         let response = self
@@ -110,8 +163,10 @@ impl IntrospectionVerifier {
         let answer: Map<String, Value> =
             response.json().await.map_err(|e| unavailable(format!("not a JSON object: {e}")))?;
         if answer.get("active") != Some(&Value::Bool(true)) {
-            return Err(VerifyError::Invalid("the token is not active".to_owned()));
+            self.inactive.remember(digest);
+            return Err(inactive());
         }
+        check_claims(&answer, None)?;
         if let Some(iss) = answer.get("iss").and_then(Value::as_str)
             && iss != self.issuer
         {

@@ -15,7 +15,8 @@ pub(super) async fn authenticate(
         otel.kind = "internal",
         error.type = tracing::field::Empty,
     );
-    let checked = authorization.authenticate(&parts.method, &parts.headers);
+    let remote = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|info| info.0.ip());
+    let checked = authorization.authenticate(&parts.method, &parts.headers, remote);
     let checked = tracing::Instrument::instrument(checked, span.clone()).await;
     if checked.is_err() {
         span.record("error.type", "unauthorized");
