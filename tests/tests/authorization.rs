@@ -939,6 +939,10 @@ fn sign_raw(provider: &OidcProvider, header: Value, claims: Value) -> String {
 /// Figures: before, each of these four tokens got 200; after, each gets 401 naming the claim.
 #[tokio::test]
 async fn lenient_claims_and_crit_headers_are_refused() {
+    let without_sub = |mut claims: Value| {
+        claims.as_object_mut().unwrap().remove("sub");
+        claims
+    };
     let server = protected(Verify::Jwt).await;
     let header = json!({"alg": "ES256", "typ": "at+jwt", "kid": KEY_ID});
     let claims = |overrides: Value| {
@@ -956,6 +960,8 @@ async fn lenient_claims_and_crit_headers_are_refused() {
         (header.clone(), claims(json!({"iat": now() + 3600})), "`iat` is in the future"),
         (header.clone(), claims(json!({"sub": ""})), "`sub` claim is empty"),
         (header.clone(), claims(json!({"sub": "client:test-cc"})), "namespace of client principals"),
+        // Neither a user nor a client: it would be the anonymous principal.
+        (header.clone(), without_sub(claims(json!({}))), "names no subject (sub) and no client (client_id)"),
         (
             json!({"alg": "ES256", "typ": "at+jwt", "kid": KEY_ID, "crit": ["urn:example:must-understand"],
                 "urn:example:must-understand": true}),

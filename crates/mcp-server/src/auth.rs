@@ -282,8 +282,15 @@ impl ResourceServer {
                 if let Some(retry_after) = remote.and_then(|remote| self.inner.failures.exhausted(remote)) {
                     return Err(Challenge::too_many_failures(retry_after));
                 }
+                // A token that names neither a user nor a client would make its bearer the
+                // anonymous principal, which every unauthenticated party shares.
+                let named = |token: &VerifiedToken| {
+                    token.subject.as_deref().is_some_and(|s| !s.is_empty())
+                        || token.client_id.as_deref().is_some_and(|c| !c.is_empty())
+                };
                 let verified = match self.inner.verifier.verify(token).await {
-                    Ok(verified) => Arc::new(verified),
+                    Ok(verified) if named(&verified) => Arc::new(verified),
+                    Ok(_) => return Err(self.invalid("the token names no subject (sub) and no client (client_id)")),
                     Err(VerifyError::Invalid(why)) => {
                         if let Some(remote) = remote {
                             self.inner.failures.failed(remote);
