@@ -49,6 +49,7 @@ use mcp_server::Server;
 mod bridge;
 mod catalogue;
 pub mod config;
+mod failure;
 mod metrics;
 mod upstream;
 
@@ -106,12 +107,9 @@ impl Gateway {
                 let Some(catalogue) = catalogue.upgrade() else { return };
                 match change {
                     upstream::Change::Lists => catalogue.changed(),
-                    // The server tells the callers that subscribed to it (or to a prefix of it).
-                    upstream::Change::ResourceUpdated(uri) => {
-                        if let Some(server) = catalogue.server.get() {
-                            server.notify_resource_updated(uri);
-                        }
-                    }
+                    // The server tells the callers that subscribed to it (or to a prefix of it), if
+                    // the upstream owns it.
+                    upstream::Change::ResourceUpdated(upstream, uri) => catalogue.resource_updated(&upstream, uri),
                 }
             })
         };
@@ -121,7 +119,7 @@ impl Gateway {
             .collect();
         metrics::watch(&upstreams);
         futures::future::join_all(upstreams.iter().map(|u| u.first_attempt())).await;
-        if let Some(clash) = catalogue.rebuild().0.into_iter().next() {
+        if let Some(clash) = catalogue.start().into_iter().next() {
             supervisors.iter().for_each(|s| s.abort());
             return Err(StartError::Clash(clash));
         }
