@@ -10,10 +10,17 @@
 //! [`SkillSource`](mcp_server::dynamic::SkillSource)) and `mcp-client`. A stdio upstream's
 //! stderr goes to the log (target `mcp_client::stderr`), a line at a time.
 //!
-//! - Resources and templates keep their URIs (a read goes to the upstream that lists the
-//!   resource, or whose template's literal start is the longest that begins the URI); tools and
+//! - Resources and templates keep their URIs (a read goes to the one upstream that owns the URI:
+//!   that lists the resource, else whose skill or template's literal start holds it); tools and
 //!   prompts are listed under the upstream's prefix (`<prefix>_<name>`) or the name a
-//!   `rename` rule gives; a clash (two upstreams listing one name) is refused at start, naming both.
+//!   `rename` rule gives; a clash (two upstreams listing one name, or overlapping templates) is
+//!   refused at start, naming both. After start, an entry belongs to the upstream that listed
+//!   it first: another's entry under that name is left out (logged, counted), and an upstream's
+//!   resource updates are passed on only for URIs it owns.
+//! - An upstream's lists are bounded (`max_entries`, `max_list_pages`: over them it is degraded,
+//!   not the gateway), and a burst of its list changes is one re-list (`relist_delay_secs`).
+//! - An upstream's failure reaches a caller as its kind and a request id; the whole error is
+//!   logged under that id, credentials redacted.
 //! - An upstream that is down (it failed to start, its process exited, its URL stopped
 //!   answering a `ping`) is left out of the list and reconnected with backoff; a call to one of
 //!   its tools fails with `-32603` naming it.

@@ -375,3 +375,19 @@ async fn an_upstream_listing_50000_tools_is_degraded_and_the_others_are_served()
     assert_eq!(tool_names(&client).await, ["e_echo"]);
     assert_eq!(text(&client, "e_echo", json!({"text": "served"})).await, "served");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_over_its_max_entries_is_degraded_naming_the_bound() {
+    let many = Shifting::new("many", &[], &[], &[]);
+    *many.tools.lock().unwrap() = (0..120).map(|n| format!("tool{n}")).collect();
+    let many = Upstream::start(many.server(), 0);
+    let gateway =
+        Gateway::start(&config(&format!("[[upstream]]\nname = \"many\"\nurl = \"{}\"\nmax_entries = 50\n", many.url)))
+            .await
+            .expect("the gateway starts");
+    // Figure: 120 tools against `max_entries = 50`: degraded, 0 of them listed.
+    let why = gateway.upstreams()[0].1.clone().expect_err("degraded");
+    assert_eq!(why, "degraded: it lists more than 50 tools (`max_entries`)");
+    let client = client(&serve(&gateway).await, EraPreference::Modern).await;
+    assert!(tool_names(&client).await.is_empty());
+}
