@@ -119,4 +119,16 @@ mod tests {
         assert!(redacted.ends_with("ok</pre>"), "{redacted}");
         assert_eq!(redact("nothing secret here", &[]), "nothing secret here");
     }
+
+    #[test]
+    fn the_kind_of_a_failure_holds_nothing_the_upstream_wrote() {
+        use mcp_client::Error;
+        let page = Error::HttpStatus { status: 502, body: "Authorization: Bearer leaked".into() };
+        assert_eq!(kind(&page), "HTTP status 502");
+        let timeout = Error::Timeout { method: "tools/call".into(), after: std::time::Duration::from_secs(2) };
+        assert_eq!(kind(&timeout), "timeout after 2s");
+        let refused = Error::Transport { message: "connect: Connection refused (os error 111)".into(), source: None };
+        assert_eq!(kind(&refused), "connection refused");
+        assert_eq!(kind(&Error::Protocol("leaked".into())), "protocol error");
+    }
 }
