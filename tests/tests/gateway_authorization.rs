@@ -286,3 +286,62 @@ async fn the_gateways_credentials_go_only_to_its_configured_issuer_and_never_to_
         "{message}"
     );
 }
+
+/// A token of the provider's key for the gateway at `resource`.
+fn mint(provider: &OidcProvider, resource: &str, subject: &str, scope: &str) -> String {
+    let claims = json!({
+        "iss": provider.issuer, "aud": resource, "sub": subject, "client_id": "agent", "scope": scope,
+        "iat": now(), "exp": now() + 600, "jti": format!("{subject}-{scope}-{}", now()),
+    });
+    let mut header = Header::new(Algorithm::ES256);
+    header.kid = Some(KEY_ID.to_owned());
+    header.typ = Some("at+jwt".to_owned());
+    jsonwebtoken::encode(&header, &claims, &EncodingKey::from_ec_pem(provider.key_pem.as_bytes()).unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_takes_the_same_decision_as_a_read() {
+    use mcp_server::types::{Resource, SubscriptionFilter};
+    let provider = OidcProvider::start();
+    let issuer = provider.issuer.clone();
+    let notes = Server::builder("notes", "1.0.0")
+        .resource(mcp_server::ResourceRoute::new(
+            Resource { uri: "notes://today".into(), name: "today".into(), ..Default::default() },
+            |_: Context, _uri: String| async move { Ok::<_, Error>("nothing yet".to_owned()) },
+        ))
+        .build()
+        .unwrap();
+    let notes = serve(notes, None).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let config = Config::from_toml(&format!(
+        "[authorization]\nresource = \"{url}\"\nissuer = \"{issuer}\"\n\
+         [[upstream]]\nname = \"notes\"\nurl = \"{notes}\"\nscopes = [\"notes:read\"]\n"
+    ))
+    .unwrap();
+    let gateway = Gateway::start(&config).await.unwrap();
+    let app = gateway.router(gateway.http_config());
+    let limits = mcp_server::http::ConnectionLimits::from(&HttpConfig::default());
+    tokio::spawn(mcp_server::http::serve_router(listener, app, limits, std::future::pending()));
+    let connect = async |token: String| {
+        mcp_client::Client::builder("subscriber", "1.0.0")
+            .era(mcp_client::EraPreference::Legacy)
+            .http_header("Authorization", format!("Bearer {token}"))
+            .connect_http(&url)
+            .await
+            .unwrap()
+    };
+    let filter =
+        SubscriptionFilter { resource_subscriptions: Some(vec!["notes://today".into()]), ..Default::default() };
+    // Figure: a token without `notes:read` gets 0 of 2 (read refused, subscription refused;
+    // before, the subscription was taken: the listing shows what needs more scopes).
+    let carol = connect(mint(&provider, &url, "carol", "")).await;
+    let read = carol.read_resource("notes://today").await.unwrap_err().to_string();
+    assert!(read.contains("403") || read.contains("insufficient_scope"), "{read}");
+    let subscribed = carol.listen(filter.clone()).await.err().expect("the subscription is refused").to_string();
+    assert!(subscribed.contains("Resource not found: notes://today"), "{subscribed}");
+    // With the scope, both.
+    let bob = connect(mint(&provider, &url, "bob", "notes:read")).await;
+    assert!(bob.read_resource("notes://today").await.is_ok());
+    assert!(bob.listen(filter).await.is_ok());
+}
