@@ -32,6 +32,15 @@ fn server(name: &str, tools: &[&'static str]) -> Server {
 
 /// Serves `server` on loopback (behind `authorization`, if given); its URL.
 async fn serve(server: Server, protect: Option<&str>) -> String {
+    serve_layered(server, protect, |router| router).await
+}
+
+/// [`serve`], with `layer` applied to the server's router.
+async fn serve_layered(
+    server: Server,
+    protect: Option<&str>,
+    layer: impl FnOnce(axum::Router) -> axum::Router,
+) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let mut config = HttpConfig::default();
@@ -42,7 +51,9 @@ async fn serve(server: Server, protect: Option<&str>) -> String {
             .build();
         config.authorization = Some(resource);
     }
-    tokio::spawn(mcp_server::http::serve(listener, server, config));
+    let limits = mcp_server::http::ConnectionLimits::from(&config);
+    let app = layer(mcp_server::http::router(server, config));
+    tokio::spawn(mcp_server::http::serve_router(listener, app, limits, std::future::pending()));
     url
 }
 
@@ -127,7 +138,7 @@ async fn each_caller_sees_and_uses_what_its_scopes_and_principal_allow() {
         url = "{notes}"
         scopes = ["notes:read"]
         entry_scopes = {{ add_note = ["notes:write"] }}
-        oauth = {{ client_id = "test-cc", client_secret = "test-cc-secret", scopes = ["notes:read"] }}
+        oauth = {{ issuer = "{issuer}", client_id = "test-cc", client_secret = "test-cc-secret", scopes = ["notes:read"] }}
         [[upstream]]
         name = "admin"
         url = "{admin}"
@@ -187,4 +198,150 @@ async fn each_caller_sees_and_uses_what_its_scopes_and_principal_allow() {
     let (status, header) = challenge(&nobody.call("notes_list_notes").await);
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert!(header.contains("scope=\"notes:read\""), "{header}");
+}
+
+/// An authorization server that counts every request it gets and answers each with metadata
+/// naming itself (so that a client that trusted it would go on to its token endpoint).
+async fn counting_authorization_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let issuer = format!("http://{}", listener.local_addr().unwrap());
+    let requests = std::sync::Arc::new(AtomicUsize::new(0));
+    let (counted, named) = (std::sync::Arc::clone(&requests), issuer.clone());
+    let app = axum::Router::new().fallback(move || {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let metadata = json!({ "issuer": named, "token_endpoint": format!("{named}/token"),
+                               "grant_types_supported": ["client_credentials"] });
+        async move { axum::Json(metadata) }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (issuer, requests)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateways_credentials_go_only_to_its_configured_issuer_and_never_to_a_caller() {
+    use std::sync::atomic::Ordering;
+    let provider = OidcProvider::start();
+    let issuer = provider.issuer.clone();
+    let (hostile_issuer, hostile_requests) = counting_authorization_server().await;
+    // An upstream whose metadata names the hostile authorization server.
+    let lured = serve(server("lured", &["hello"]), Some(&hostile_issuer)).await;
+    // One that names the real one, and one (also the real one's) whose error page for a call
+    // echoes the request's headers, the gateway's token among them.
+    let honest = serve(server("honest", &["hello"]), Some(&issuer)).await;
+    let echo_headers = |request: axum::extract::Request, next: axum::middleware::Next| async move {
+        use axum::response::IntoResponse as _;
+        if request.headers().get("mcp-method").is_some_and(|m| m == "tools/call") {
+            let headers: String = request
+                .headers()
+                .iter()
+                .map(|(name, value)| format!("{name}: {}\n", value.to_str().unwrap()))
+                .collect();
+            return (axum::http::StatusCode::INTERNAL_SERVER_ERROR, headers).into_response();
+        }
+        next.run(request).await
+    };
+    let echoing = serve_layered(server("echoing", &["hello"]), Some(&issuer), |router| {
+        router.layer(axum::middleware::from_fn(echo_headers))
+    })
+    .await;
+    let oauth = format!(
+        r#"oauth = {{ issuer = "{issuer}", client_id = "test-cc", client_secret = "test-cc-secret", scopes = ["notes:read"] }}"#
+    );
+    let config = Config::from_toml(&format!(
+        "[[upstream]]\nname = \"lured\"\nurl = \"{lured}\"\n{oauth}\n\
+         [[upstream]]\nname = \"honest\"\nurl = \"{honest}\"\n{oauth}\n\
+         [[upstream]]\nname = \"echoing\"\nurl = \"{echoing}\"\nera = \"modern\"\n{oauth}\n"
+    ))
+    .unwrap();
+    let gateway = Gateway::start(&config).await.unwrap();
+    // Figure: the hostile authorization server got 0 requests (before: the metadata request and
+    // the token request with `test-cc:test-cc-secret`); the lured upstream is down saying why.
+    assert_eq!(hostile_requests.load(Ordering::SeqCst), 0, "requests to the hostile authorization server");
+    let states = gateway.upstreams();
+    let why = states[0].1.as_ref().expect_err("the lured upstream is refused");
+    assert!(
+        why.contains(&format!(
+            "names the authorization server(s) {hostile_issuer}, not the configured issuer {issuer}"
+        )),
+        "{why}"
+    );
+    assert_eq!(states[1..], [("honest".to_owned(), Ok(())), ("echoing".to_owned(), Ok(()))]);
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(mcp_server::http::serve(listener, gateway.server().clone(), HttpConfig::default()));
+    let caller = Caller { url: &url, token: None, http: reqwest::Client::new() };
+    // The real issuer's token was used for the honest upstream.
+    assert_eq!(caller.text("honest_hello").await, format!("hello (test-cc for \"{honest}\")"));
+    // Figure: the echoed page reaches the caller with 0 credentials: no token (a JWT starts
+    // `eyJ`), no `Bearer`, no secret; the status and a request id do.
+    let failed: Value = caller.call("echoing_hello").await.json().await.unwrap();
+    let message = failed["error"]["message"].as_str().unwrap_or_else(|| panic!("{failed}"));
+    for leak in ["eyJ", "Bearer", "test-cc-secret", "authorization"] {
+        assert!(!message.contains(leak), "{leak} reached the caller: {message}");
+    }
+    assert!(
+        message.contains("upstream `echoing` failed") && message.contains("HTTP status 500 (request id "),
+        "{message}"
+    );
+}
+
+/// A token of the provider's key for the gateway at `resource`.
+fn mint(provider: &OidcProvider, resource: &str, subject: &str, scope: &str) -> String {
+    let claims = json!({
+        "iss": provider.issuer, "aud": resource, "sub": subject, "client_id": "agent", "scope": scope,
+        "iat": now(), "exp": now() + 600, "jti": format!("{subject}-{scope}-{}", now()),
+    });
+    let mut header = Header::new(Algorithm::ES256);
+    header.kid = Some(KEY_ID.to_owned());
+    header.typ = Some("at+jwt".to_owned());
+    jsonwebtoken::encode(&header, &claims, &EncodingKey::from_ec_pem(provider.key_pem.as_bytes()).unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_takes_the_same_decision_as_a_read() {
+    use mcp_server::types::{Resource, SubscriptionFilter};
+    let provider = OidcProvider::start();
+    let issuer = provider.issuer.clone();
+    let notes = Server::builder("notes", "1.0.0")
+        .resource(mcp_server::ResourceRoute::new(
+            Resource { uri: "notes://today".into(), name: "today".into(), ..Default::default() },
+            |_: Context, _uri: String| async move { Ok::<_, Error>("nothing yet".to_owned()) },
+        ))
+        .build()
+        .unwrap();
+    let notes = serve(notes, None).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let config = Config::from_toml(&format!(
+        "[authorization]\nresource = \"{url}\"\nissuer = \"{issuer}\"\n\
+         [[upstream]]\nname = \"notes\"\nurl = \"{notes}\"\nscopes = [\"notes:read\"]\n"
+    ))
+    .unwrap();
+    let gateway = Gateway::start(&config).await.unwrap();
+    let app = gateway.router(gateway.http_config());
+    let limits = mcp_server::http::ConnectionLimits::from(&HttpConfig::default());
+    tokio::spawn(mcp_server::http::serve_router(listener, app, limits, std::future::pending()));
+    let connect = async |token: String| {
+        mcp_client::Client::builder("subscriber", "1.0.0")
+            .era(mcp_client::EraPreference::Legacy)
+            .http_header("Authorization", format!("Bearer {token}"))
+            .connect_http(&url)
+            .await
+            .unwrap()
+    };
+    let filter =
+        SubscriptionFilter { resource_subscriptions: Some(vec!["notes://today".into()]), ..Default::default() };
+    // Figure: a token without `notes:read` gets 0 of 2 (read refused, subscription refused;
+    // before, the subscription was taken: the listing shows what needs more scopes).
+    let carol = connect(mint(&provider, &url, "carol", "")).await;
+    let read = carol.read_resource("notes://today").await.unwrap_err().to_string();
+    assert!(read.contains("403") || read.contains("insufficient_scope"), "{read}");
+    let subscribed = carol.listen(filter.clone()).await.err().expect("the subscription is refused").to_string();
+    assert!(subscribed.contains("Resource not found: notes://today"), "{subscribed}");
+    // With the scope, both.
+    let bob = connect(mint(&provider, &url, "bob", "notes:read")).await;
+    assert!(bob.read_resource("notes://today").await.is_ok());
+    assert!(bob.listen(filter).await.is_ok());
 }

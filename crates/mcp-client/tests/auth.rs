@@ -753,3 +753,29 @@ fn extension_secrets_never_show_in_debug_output() {
     }
     assert!(built.contains("public-id") && built.contains(CLIENT_KEY_JKT), "{built}");
 }
+
+#[tokio::test]
+async fn a_pinned_authorization_server_is_the_only_one_asked() {
+    // The protected server's metadata names `auth`; the client trusts only another issuer.
+    let mut config = unattended_as(&["client_secret_basic"]);
+    config.basic = Some(("cc-client".into(), "cc-secret".into()));
+    let (auth, server) = setup(config, |_| {}).await;
+    let pinned = |issuer: &str| {
+        oauth().client_id("cc-client").client_secret("cc-secret").client_credentials().authorization_server(issuer)
+    };
+    let error = use_server(&server, pinned("https://trusted.example").build()).await.unwrap_err();
+    match auth_error(&error) {
+        AuthError::UntrustedAuthorizationServer { trusted, listed } => {
+            assert_eq!(
+                (trusted.as_str(), listed.as_slice()),
+                ("https://trusted.example", [auth.issuer.clone()].as_slice())
+            );
+        }
+        other => panic!("{other}"),
+    }
+    // Figure: 0 requests of any kind reached the server the metadata named.
+    assert_eq!(auth.log.lock().unwrap().len(), 0, "{:?}", auth.log.lock().unwrap());
+    // Pinned to the issuer it names, the same client gets its token there.
+    use_server(&server, pinned(&auth.issuer).build()).await.unwrap();
+    assert_eq!(auth.requests("/token").len(), 1);
+}

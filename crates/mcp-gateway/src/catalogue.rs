@@ -2,8 +2,9 @@
 //! and prompts under their listed names, and the requests to them: the gateway's [`ToolSource`],
 //! [`PromptSource`], [`ResourceSource`] and [`SkillSource`].
 
-use std::collections::HashMap;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use mcp_server::dynamic::{
     PromptFuture, PromptSource, ReadFuture, ResourceSource, SkillSource, ToolFuture, ToolSource,
@@ -16,12 +17,17 @@ use mcp_types::{
 };
 
 use crate::bridge::Held;
-use crate::upstream::Upstream;
+use crate::upstream::{Lists, Upstream};
 
 /// The upstreams, in configuration order, and the index of their tools and prompts as listed now.
 pub(crate) struct Catalogue {
     pub(crate) upstreams: Vec<Arc<Upstream>>,
     index: RwLock<Arc<Index>>,
+    /// One rebuild at a time: each starts from the owners the one before recorded.
+    rebuilding: Mutex<()>,
+    /// Set by the first rebuild (`Gateway::start`'s, in configuration order); list changes
+    /// reported before it wait for it.
+    started: AtomicBool,
     /// The server to tell when a list changes (set once it is built).
     pub(crate) server: OnceLock<Server>,
     /// Upstream requests waiting for their modern callers' input.
@@ -35,8 +41,15 @@ struct Index {
     /// Resources and templates keep their URIs: listed by URI, routed by URI.
     resources: Listing<Resource>,
     templates: Listing<ResourceTemplate>,
+    /// Each owned template's literal start (the text before its first `{`): its upstream and
+    /// the template. No two upstreams' starts are equal or one a prefix of the other, so a URI
+    /// has one owner.
+    starts: BTreeMap<String, (usize, String)>,
     /// Skills keep their URIs (their `SKILL.md`'s); a skill's files are read from its upstream.
     skills: Listing<Skill>,
+    /// Entries left out because another upstream owns them, by kind, upstream and listed name:
+    /// each is logged and counted once, when first refused.
+    refused: HashSet<(&'static str, usize, String)>,
 }
 
 /// One kind of entry (tools, prompts) of every upstream.
@@ -44,25 +57,28 @@ struct Listing<T> {
     items: Arc<[T]>,
     /// Listed name → (upstream, its own name for the entry).
     routes: HashMap<String, (usize, String)>,
-    /// Every listed name seen so far, with its upstream, so that a request for an entry of an
-    /// upstream that is down names the upstream.
-    ever: HashMap<String, usize>,
+    /// The owner of every listed name seen so far: the upstream that listed it first, for the
+    /// gateway's life (another that lists it later is refused, even while the owner is down),
+    /// and the one a request names when the owner is down.
+    owners: HashMap<String, usize>,
 }
 
 impl<T> Default for Listing<T> {
     fn default() -> Self {
-        Listing { items: Arc::from(Vec::new()), routes: HashMap::new(), ever: HashMap::new() }
+        Listing { items: Arc::from(Vec::new()), routes: HashMap::new(), owners: HashMap::new() }
     }
 }
 
-/// Two upstreams list a tool (or a prompt) under the same name.
+/// Two upstreams list a tool (or a prompt) under the same name, or resource templates that
+/// overlap.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Clash {
     /// `tool`, `prompt`, `resource`, `resource template` or `skill`.
     pub kind: &'static str,
     /// The listed name.
     pub name: String,
-    /// The upstream listed first in the configuration, and its own name for the entry.
+    /// The upstream that owns the name (listed first in the configuration at start, first in
+    /// time after), and its own name for the entry.
     pub first: (String, String),
     /// The other upstream, and its own name for the entry.
     pub second: (String, String),
@@ -71,6 +87,14 @@ pub struct Clash {
 impl std::fmt::Display for Clash {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let Clash { kind, name, first, second } = self;
+        if *kind == "resource template" && first.1 != second.1 {
+            return write!(
+                f,
+                "resource template `{}` of upstream `{}` overlaps resource template `{}` of upstream `{}` (the text \
+                 before one's first `{{` begins the other's), so a read would have two owners; change one of them",
+                second.1, second.0, first.1, first.0
+            );
+        }
         write!(
             f,
             "{kind} `{name}` is listed by upstream `{}` (its {kind} `{}`) and by upstream `{}` (its {kind} `{}`); \
@@ -80,75 +104,134 @@ impl std::fmt::Display for Clash {
     }
 }
 
+/// A template's literal start: the text before its first `{`.
+fn literal_start(template: &str) -> &str {
+    template.split('{').next().unwrap_or_default()
+}
+
+/// The owner other than `at` of a literal start that `start` begins or that begins `start`,
+/// with its template.
+fn overlapping(starts: &BTreeMap<String, (usize, String)>, start: &str, at: usize) -> Option<(usize, String)> {
+    let others = |(owner, _): &&(usize, String)| *owner != at;
+    let prefixes = start.char_indices().map(|(i, _)| &start[..i]).chain([start]);
+    let shorter = prefixes.filter_map(|prefix| starts.get(prefix).filter(others)).next();
+    let longer = || starts.range(start.to_owned()..).take_while(|(other, _)| other.starts_with(start)).map(|(_, o)| o);
+    shorter.or_else(|| longer().find(others)).cloned()
+}
+
 /// The listing of one kind: each upstream's entries under their listed names (`renamed`: with
-/// the upstream's prefix or rename rules; else as they are), the first upstream keeping a name
-/// two of them give.
+/// the upstream's prefix or rename rules; else as they are). A name keeps its owner: an entry
+/// of another upstream under that name, or (`starts`, for templates) whose literal start
+/// overlaps another upstream's, is left out and returned as a clash.
+#[allow(clippy::too_many_arguments)]
 fn listing<T: Clone>(
     upstreams: &[Arc<Upstream>],
     kind: &'static str,
     renamed: bool,
     previous: &Listing<T>,
-    entries: impl Fn(&Upstream) -> Vec<T>,
+    entries: impl Fn(&Lists) -> &[T],
     name: impl Fn(&mut T) -> &mut String,
-    clashes: &mut Vec<Clash>,
+    mut starts: Option<&mut BTreeMap<String, (usize, String)>>,
+    clashes: &mut Vec<(usize, Clash)>,
 ) -> Listing<T> {
     let mut items = Vec::new();
     let mut routes: HashMap<String, (usize, String)> = HashMap::new();
-    let mut ever = previous.ever.clone();
+    let mut owners = previous.owners.clone();
+    let own_name = |listed: &str, owner: usize, routes: &HashMap<String, (usize, String)>| {
+        let route = routes.get(listed).or_else(|| previous.routes.get(listed)).filter(|(at, _)| *at == owner);
+        route.map_or_else(|| listed.to_owned(), |(_, own)| own.clone())
+    };
     for (at, upstream) in upstreams.iter().enumerate() {
-        for mut entry in entries(upstream) {
+        let lists = upstream.lists();
+        for entry in entries(&lists) {
+            let mut entry = entry.clone();
             let own = name(&mut entry).clone();
             let listed = if renamed { upstream.config.listed_name(&own) } else { own.clone() };
-            if let Some((first, first_own)) = routes.get(&listed) {
-                let first = (upstreams[*first].name().to_owned(), first_own.clone());
-                clashes.push(Clash { kind, name: listed, first, second: (upstream.name().to_owned(), own) });
+            let owner = match owners.get(&listed) {
+                Some(&owner) if owner != at => Some((owner, own_name(&listed, owner, &routes))),
+                // Listed twice by the same upstream (two of its names renamed alike).
+                Some(_) if routes.contains_key(&listed) => Some((at, own_name(&listed, at, &routes))),
+                Some(_) => None,
+                None => starts.as_deref().and_then(|starts| overlapping(starts, literal_start(&listed), at)),
+            };
+            if let Some((owner, owner_own)) = owner {
+                let first = (upstreams[owner].name().to_owned(), owner_own);
+                let clash = Clash { kind, name: listed, first, second: (upstream.name().to_owned(), own) };
+                clashes.push((at, clash));
                 continue;
             }
-            ever.insert(listed.clone(), at);
+            owners.insert(listed.clone(), at);
+            if let Some(starts) = starts.as_deref_mut() {
+                starts.insert(literal_start(&listed).to_owned(), (at, listed.clone()));
+            }
             *name(&mut entry) = listed.clone();
             routes.insert(listed, (at, own));
             items.push(entry);
         }
     }
-    Listing { items: items.into(), routes, ever }
+    Listing { items: items.into(), routes, owners }
 }
 
 impl Catalogue {
     pub(crate) fn new(upstreams: Vec<Arc<Upstream>>) -> Catalogue {
-        Catalogue { upstreams, index: RwLock::default(), server: OnceLock::new(), held: Arc::default() }
+        Catalogue {
+            upstreams,
+            index: RwLock::default(),
+            rebuilding: Mutex::new(()),
+            started: AtomicBool::new(false),
+            server: OnceLock::new(),
+            held: Arc::default(),
+        }
     }
 
-    /// Rebuilds the index from the upstreams' current lists. A clash keeps the entry of the
-    /// upstream listed first in the configuration and is returned, with which lists changed.
-    pub(crate) fn rebuild(&self) -> (Vec<Clash>, Changed) {
+    /// The first index, in configuration order (`Gateway::start`): every clash is returned.
+    pub(crate) fn start(&self) -> Vec<Clash> {
+        let _one = self.rebuilding.lock().expect("not poisoned");
+        self.started.store(true, Ordering::SeqCst);
+        self.rebuild_locked().0
+    }
+
+    /// Rebuilds the index from the upstreams' current lists. An entry another upstream owns is
+    /// left out (logged and counted the first time) and returned, with which lists changed.
+    fn rebuild_locked(&self) -> (Vec<Clash>, Changed) {
         let previous = Arc::clone(&self.index.read().expect("not poisoned"));
         let mut clashes = Vec::new();
         let upstreams = &self.upstreams;
-        let tools = listing(upstreams, "tool", true, &previous.tools, Upstream::tools, |t| &mut t.name, &mut clashes);
+        let tools =
+            listing(upstreams, "tool", true, &previous.tools, |l| &l.tools, |t| &mut t.name, None, &mut clashes);
         let prompts =
-            listing(upstreams, "prompt", true, &previous.prompts, Upstream::prompts, |p| &mut p.name, &mut clashes);
+            listing(upstreams, "prompt", true, &previous.prompts, |l| &l.prompts, |p| &mut p.name, None, &mut clashes);
         let resources = listing(
             upstreams,
             "resource",
             false,
             &previous.resources,
-            Upstream::resources,
+            |l| &l.resources,
             |r| &mut r.uri,
+            None,
             &mut clashes,
         );
+        let mut starts = previous.starts.clone();
         let templates = listing(
             upstreams,
             "resource template",
             false,
             &previous.templates,
-            Upstream::templates,
+            |l| &l.templates,
             |t| &mut t.uri_template,
+            Some(&mut starts),
             &mut clashes,
         );
         let skills =
-            listing(upstreams, "skill", false, &previous.skills, Upstream::skills, |s| &mut s.uri, &mut clashes);
-        for clash in &clashes {
-            tracing::warn!(%clash, "left out");
+            listing(upstreams, "skill", false, &previous.skills, |l| &l.skills, |s| &mut s.uri, None, &mut clashes);
+        let mut refused = HashSet::new();
+        for (at, clash) in &clashes {
+            let key = (clash.kind, *at, clash.name.clone());
+            if !previous.refused.contains(&key) {
+                tracing::warn!(%clash, owner = %clash.first.0, refused = %clash.second.0, "left out");
+                crate::metrics::refused(clash.kind, &clash.second.0);
+            }
+            refused.insert(key);
         }
         // The skills extension has no notification of its own: a change is a resource change.
         let changed = Changed {
@@ -158,13 +241,20 @@ impl Catalogue {
                 || templates.items != previous.templates.items
                 || skills.items != previous.skills.items,
         };
-        *self.index.write().expect("not poisoned") = Arc::new(Index { tools, prompts, resources, templates, skills });
-        (clashes, changed)
+        let index = Index { tools, prompts, resources, templates, starts, skills, refused };
+        *self.index.write().expect("not poisoned") = Arc::new(index);
+        (clashes.into_iter().map(|(_, clash)| clash).collect(), changed)
     }
 
     /// After an upstream changed: rebuild, and tell the downstream clients what changed.
     pub(crate) fn changed(&self) {
-        let (_, changed) = self.rebuild();
+        let changed = {
+            let _one = self.rebuilding.lock().expect("not poisoned");
+            if !self.started.load(Ordering::SeqCst) {
+                return;
+            }
+            self.rebuild_locked().1
+        };
         if let Some(server) = self.server.get() {
             if changed.tools {
                 server.notify_tools_list_changed();
@@ -178,24 +268,52 @@ impl Catalogue {
         }
     }
 
+    /// An upstream says a resource changed: passed on to its subscribers only if that upstream
+    /// owns the URI; otherwise dropped and counted.
+    pub(crate) fn resource_updated(&self, upstream: &str, uri: String) {
+        let Some(at) = self.upstreams.iter().position(|u| u.name() == upstream) else { return };
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        if owner_of(&index, &uri) != Some(at) {
+            tracing::debug!(upstream, %uri, "dropped an update of a resource the upstream does not own");
+            crate::metrics::refused("resource update", upstream);
+            return;
+        }
+        if let Some(server) = self.server.get() {
+            server.notify_resource_updated(uri);
+        }
+    }
+
     /// The upstream serving `listed` and its own name for it, or the error for a name no
-    /// connected upstream lists (naming the upstream that listed it, if one did).
+    /// connected upstream lists (naming the upstream that owns it, if one does).
     fn route<T>(&self, listing: &Listing<T>, kind: &str, listed: &str) -> Result<(Arc<Upstream>, String), Error> {
         if let Some((at, own)) = listing.routes.get(listed) {
             return Ok((Arc::clone(&self.upstreams[*at]), own.clone()));
         }
-        Err(match listing.ever.get(listed) {
-            Some(&at) => {
-                let upstream = &self.upstreams[at];
-                let why = upstream.up().err().unwrap_or_default();
-                Error::internal(format!(
-                    "The {kind} {listed} is served by upstream `{}`, which is unavailable: {why}",
-                    upstream.name()
-                ))
-            }
+        let down = listing.owners.get(listed).map(|&at| &self.upstreams[at]).and_then(|u| Some((u, u.up().err()?)));
+        Err(match down {
+            Some((upstream, why)) => Error::internal(format!(
+                "The {kind} {listed} is served by upstream `{}`, which is unavailable: {why}",
+                upstream.name()
+            )),
             None => Error::invalid_params(format!("Unknown {kind}: {listed}")),
         })
     }
+}
+
+/// The one upstream a read of `uri` goes to: the owner of a resource with that URI, else of the
+/// skill whose directory holds it, else of the template whose literal start begins it.
+fn owner_of(index: &Index, uri: &str) -> Option<usize> {
+    if let Some(&at) = index.resources.owners.get(uri) {
+        return Some(at);
+    }
+    let by_skill = index.skills.owners.iter().find_map(|(skill, &at)| {
+        let root = skill.strip_suffix(SKILL_MD)?;
+        (root.ends_with('/') && uri.starts_with(root)).then_some(at)
+    });
+    by_skill.or_else(|| {
+        let prefixes = uri.char_indices().map(|(i, _)| &uri[..i]).chain([uri]);
+        prefixes.filter_map(|prefix| index.starts.get(prefix).map(|(at, _)| *at)).next_back()
+    })
 }
 
 /// What a caller may do with the entries of an upstream.
@@ -311,7 +429,9 @@ pub(crate) struct Changed {
 }
 
 /// The error of a request the upstream did not answer: its own JSON-RPC errors pass as they are;
-/// anything else names the upstream and has its connection checked.
+/// anything else names the upstream and the kind of failure, with a request id under which the
+/// gateway logs the whole error (redacted: an HTTP error page may echo the gateway's
+/// credentials), and has its connection checked.
 fn upstream_error(upstream: &Upstream, what: &str, error: mcp_client::Error) -> Error {
     match error {
         // A capability the upstream needs of its client is one the caller must have: the same
@@ -329,7 +449,8 @@ fn upstream_error(upstream: &Upstream, what: &str, error: mcp_client::Error) -> 
         mcp_client::Error::Rpc { error, .. } => Error::Rpc(error),
         error => {
             upstream.suspect();
-            Error::internal(format!("upstream `{}` failed {what}: {error}", upstream.name()))
+            let failure = upstream.failure(what, &error);
+            Error::internal(format!("upstream `{}` failed {what}: {failure}", upstream.name()))
         }
     }
 }
@@ -484,31 +605,11 @@ impl ResourceSource for Catalogue {
         self.visible(caller, &index.templates, |template| &template.uri_template, false)
     }
 
-    /// A listed resource goes to its upstream, a file of a listed skill to the skill's; any other
-    /// URI to the upstream whose template has the longest literal start (the text before its
-    /// first `{`) that begins the URI.
+    /// A read goes to the one upstream that owns the URI ([`owner_of`]), if the caller may
+    /// use that upstream.
     fn read(&self, ctx: Context, uri: String) -> ReadFuture {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        let by_skill = || {
-            index.skills.routes.iter().find_map(|(skill, (at, _))| {
-                let root = skill.strip_suffix(SKILL_MD)?;
-                (root.ends_with('/') && uri.starts_with(root)).then_some(*at)
-            })
-        };
-        let by_template = || {
-            index
-                .templates
-                .routes
-                .iter()
-                .map(|(template, route)| (template.split('{').next().unwrap_or_default(), route))
-                .filter(|(start, _)| uri.starts_with(start))
-                .max_by_key(|(start, _)| start.len())
-                .map(|(_, (at, _))| *at)
-        };
-        let at = match index.resources.routes.get(&uri) {
-            Some((at, _)) => Some(*at),
-            None => by_skill().or_else(by_template).or_else(|| index.resources.ever.get(&uri).copied()),
-        };
+        let at = owner_of(&index, &uri);
         let at = match at.map(|at| (at, self.access(ctx.principal(), at, None))) {
             Some((at, Access::Granted)) => at,
             None | Some((_, Access::Hidden)) => {
@@ -524,5 +625,12 @@ impl ResourceSource for Catalogue {
             Box::pin(async move { client.read_resource_with(&uri, options).await })
         });
         Box::pin(async move { Ok(read.await?.contents) })
+    }
+
+    /// Subscriptions (`resources/subscribe`, `subscriptions/listen`) take the same decision as a
+    /// read: the URI's one owner, and whether the caller may use it.
+    fn serves(&self, uri: &str, caller: &Principal) -> bool {
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        owner_of(&index, uri).is_some_and(|at| self.access(caller, at, None) == Access::Granted)
     }
 }

@@ -24,8 +24,12 @@
 //! principals = ["alice"]             # …and only these principals may (default: any)
 //! entry_scopes = { delete = ["notes:write"] }  # more for one tool or prompt (own names)
 //! tasks = true                       # its long calls may become tasks (default)
+//! max_entries = 10000                # tools (prompts, resources…) it may list, each kind (default)
+//! max_list_pages = 100               # pages one list may take (default); over either: degraded
+//! relist_delay_secs = 0.25           # a burst of list changes is one re-list after this (default)
 //!
 //! [upstream.oauth]                   # the gateway's own token for this upstream
+//! issuer = "https://auth.example"    # the only authorization server it is sent to (required)
 //! client_id = "gateway"              # (client credentials; never the caller's token)
 //! client_secret = "…"
 //! scopes = ["notes"]
@@ -124,10 +128,14 @@ pub struct IntrospectionConfig {
 }
 
 /// The gateway's own OAuth client for an HTTP upstream: the client credentials grant, at the
-/// authorization server the upstream names (its Protected Resource Metadata).
+/// configured `issuer` alone. An upstream whose Protected Resource Metadata does not list that
+/// authorization server is refused (down, naming why): the credentials never go elsewhere.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpstreamOAuth {
+    /// The authorization server's issuer identifier, exactly as in its metadata (required).
+    #[serde(default)]
+    pub issuer: Option<String>,
     /// The gateway's client id there.
     pub client_id: String,
     /// Its secret.
@@ -205,6 +213,18 @@ pub struct UpstreamConfig {
     /// way. Default true.
     #[serde(default = "yes")]
     pub tasks: bool,
+    /// The most entries of each kind (tools, prompts, resources, templates, skills) it may
+    /// list. Default 10,000. An upstream that lists more is degraded: none of its entries are
+    /// listed, and it is tried again later.
+    #[serde(default)]
+    pub max_entries: Option<usize>,
+    /// The most pages one of its lists may take. Default 100; more degrades it too.
+    #[serde(default)]
+    pub max_list_pages: Option<usize>,
+    /// Seconds the gateway waits after a list-changed notification before it lists again, so
+    /// that a burst of them costs one re-list. Default 0.25.
+    #[serde(default)]
+    pub relist_delay_secs: Option<f64>,
 }
 
 fn yes() -> bool {
@@ -283,6 +303,15 @@ impl Config {
                     upstream.name
                 ));
             }
+            if let Some(oauth) = &upstream.oauth
+                && oauth.issuer.as_deref().is_none_or(str::is_empty)
+            {
+                return Err(format!(
+                    "upstream `{}`: `[upstream.oauth]` needs `issuer`, the authorization server the gateway sends its \
+                     client credentials to (and no other)",
+                    upstream.name
+                ));
+            }
             if upstream.restricts_callers() && self.authorization.is_none() {
                 return Err(format!(
                     "upstream `{}` restricts its callers (`scopes`, `principals` or `entry_scopes`), \
@@ -323,6 +352,18 @@ impl UpstreamConfig {
 
     pub(crate) fn timeout(&self) -> Duration {
         Duration::from_secs_f64(self.timeout_secs.unwrap_or(60.0).max(0.001))
+    }
+
+    pub(crate) fn max_entries(&self) -> usize {
+        self.max_entries.unwrap_or(10_000)
+    }
+
+    pub(crate) fn max_list_pages(&self) -> usize {
+        self.max_list_pages.unwrap_or(100).max(1)
+    }
+
+    pub(crate) fn relist_delay(&self) -> Duration {
+        Duration::from_secs_f64(self.relist_delay_secs.unwrap_or(0.25).clamp(0.0, 60.0))
     }
 
     pub(crate) fn queue_timeout(&self) -> Duration {
@@ -374,6 +415,9 @@ mod tests {
         let stdio_oauth =
             "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\noauth = { client_id = \"c\", client_secret = \"s\" }\n";
         assert!(refused(stdio_oauth).contains("`oauth` is for HTTP upstreams"));
+        let unpinned =
+            "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\noauth = { client_id = \"c\", client_secret = \"s\" }\n";
+        assert!(refused(unpinned).contains("upstream `a`: `[upstream.oauth]` needs `issuer`"), "{}", refused(unpinned));
         assert!(refused("[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\npool = 0\n").contains("at least 1"));
         let http_pool = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\npool = 2\n";
         assert!(refused(http_pool).contains("`pool` is for stdio upstreams"));
@@ -394,7 +438,7 @@ mod tests {
             scopes = ["notes"]
             principals = ["alice"]
             entry_scopes = { delete = ["notes:write"] }
-            oauth = { client_id = "gw", client_secret = "s2", scopes = ["notes"] }
+            oauth = { issuer = "https://auth.example", client_id = "gw", client_secret = "s2", scopes = ["notes"] }
             "#,
         )
         .unwrap();

@@ -10,10 +10,17 @@
 //! [`SkillSource`](mcp_server::dynamic::SkillSource)) and `mcp-client`. A stdio upstream's
 //! stderr goes to the log (target `mcp_client::stderr`), a line at a time.
 //!
-//! - Resources and templates keep their URIs (a read goes to the upstream that lists the
-//!   resource, or whose template's literal start is the longest that begins the URI); tools and
+//! - Resources and templates keep their URIs (a read goes to the one upstream that owns the URI:
+//!   that lists the resource, else whose skill or template's literal start holds it); tools and
 //!   prompts are listed under the upstream's prefix (`<prefix>_<name>`) or the name a
-//!   `rename` rule gives; a clash (two upstreams listing one name) is refused at start, naming both.
+//!   `rename` rule gives; a clash (two upstreams listing one name, or overlapping templates) is
+//!   refused at start, naming both. After start, an entry belongs to the upstream that listed
+//!   it first: another's entry under that name is left out (logged, counted), and an upstream's
+//!   resource updates are passed on only for URIs it owns.
+//! - An upstream's lists are bounded (`max_entries`, `max_list_pages`: over them it is degraded,
+//!   not the gateway), and a burst of its list changes is one re-list (`relist_delay_secs`).
+//! - An upstream's failure reaches a caller as its kind and a request id; the whole error is
+//!   logged under that id, credentials redacted.
 //! - An upstream that is down (it failed to start, its process exited, its URL stopped
 //!   answering a `ping`) is left out of the list and reconnected with backoff; a call to one of
 //!   its tools fails with `-32603` naming it.
@@ -49,6 +56,7 @@ use mcp_server::Server;
 mod bridge;
 mod catalogue;
 pub mod config;
+mod failure;
 mod metrics;
 mod upstream;
 
@@ -106,12 +114,9 @@ impl Gateway {
                 let Some(catalogue) = catalogue.upgrade() else { return };
                 match change {
                     upstream::Change::Lists => catalogue.changed(),
-                    // The server tells the callers that subscribed to it (or to a prefix of it).
-                    upstream::Change::ResourceUpdated(uri) => {
-                        if let Some(server) = catalogue.server.get() {
-                            server.notify_resource_updated(uri);
-                        }
-                    }
+                    // The server tells the callers that subscribed to it (or to a prefix of it), if
+                    // the upstream owns it.
+                    upstream::Change::ResourceUpdated(upstream, uri) => catalogue.resource_updated(&upstream, uri),
                 }
             })
         };
@@ -121,7 +126,7 @@ impl Gateway {
             .collect();
         metrics::watch(&upstreams);
         futures::future::join_all(upstreams.iter().map(|u| u.first_attempt())).await;
-        if let Some(clash) = catalogue.rebuild().0.into_iter().next() {
+        if let Some(clash) = catalogue.start().into_iter().next() {
             supervisors.iter().for_each(|s| s.abort());
             return Err(StartError::Clash(clash));
         }

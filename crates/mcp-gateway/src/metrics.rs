@@ -2,7 +2,8 @@
 //! (`mcp_server::otel::init` sets it): `mcp.gateway.upstream.duration`, a histogram of every
 //! request sent to an upstream, by `mcp.gateway.upstream`, `mcp.method.name` and, when it
 //! failed, `error.type` (the JSON-RPC code); and `mcp.gateway.upstream.up`, a
-//! gauge of 1 or 0 per upstream. The requests the gateway serves downstream and those its
+//! gauge of 1 or 0 per upstream; `mcp.gateway.ownership.refused`, a counter of entries (and
+//! resource updates) of an upstream refused because another owns them, by `kind` and upstream. The requests the gateway serves downstream and those its
 //! clients send have mcp-server's and mcp-client's metrics besides.
 
 #[cfg(feature = "otel")]
@@ -70,6 +71,21 @@ mod enabled {
         }
     }
 
+    /// Counts one entry left out, or one resource update dropped, because another upstream owns
+    /// it (`mcp.gateway.ownership.refused`, by `kind` and the refused upstream).
+    pub(crate) fn refused(kind: &'static str, upstream: &str) {
+        static REFUSED: OnceLock<opentelemetry::metrics::Counter<u64>> = OnceLock::new();
+        let counter = REFUSED.get_or_init(|| {
+            opentelemetry::global::meter("mcp-gateway")
+                .u64_counter("mcp.gateway.ownership.refused")
+                .with_description(
+                    "Entries and resource updates of an upstream refused because another upstream owns them",
+                )
+                .build()
+        });
+        counter.add(1, &[KeyValue::new("kind", kind), KeyValue::new("mcp.gateway.upstream", upstream.to_owned())]);
+    }
+
     /// Reports 1 for each connected upstream, 0 for the others, whenever metrics are read.
     pub(crate) fn watch(upstreams: &[Arc<Upstream>]) {
         let upstreams: Vec<Weak<Upstream>> = upstreams.iter().map(Arc::downgrade).collect();
@@ -88,7 +104,7 @@ mod enabled {
 }
 
 #[cfg(feature = "otel")]
-pub(crate) use enabled::{Timer, watch};
+pub(crate) use enabled::{Timer, refused, watch};
 
 #[cfg(not(feature = "otel"))]
 mod disabled {
@@ -104,7 +120,9 @@ mod disabled {
     }
 
     pub(crate) fn watch(_upstreams: &[std::sync::Arc<crate::upstream::Upstream>]) {}
+
+    pub(crate) fn refused(_kind: &'static str, _upstream: &str) {}
 }
 
 #[cfg(not(feature = "otel"))]
-pub(crate) use disabled::{Timer, watch};
+pub(crate) use disabled::{Timer, refused, watch};

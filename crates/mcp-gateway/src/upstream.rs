@@ -29,6 +29,8 @@ pub(crate) struct Upstream {
     picking: Mutex<()>,
     /// The requests it may be sent at once (`max_concurrent_requests`), if limited.
     slots: Option<Arc<Semaphore>>,
+    /// The gateway's own OAuth client for it (`[upstream.oauth]`), kept across reconnections.
+    oauth: Option<mcp_client::auth::OAuth>,
 }
 
 /// One connection of an upstream (one process of a pool), supervised on its own.
@@ -60,32 +62,69 @@ impl Drop for InFlight {
 /// What an upstream lists, under its own names.
 #[derive(Default, Clone)]
 pub(crate) struct Lists {
-    tools: Vec<Tool>,
-    prompts: Vec<Prompt>,
-    resources: Vec<Resource>,
-    templates: Vec<ResourceTemplate>,
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) prompts: Vec<Prompt>,
+    pub(crate) resources: Vec<Resource>,
+    pub(crate) templates: Vec<ResourceTemplate>,
     /// Skills (the skills extension), whose files are among its resources.
-    skills: Vec<Skill>,
+    pub(crate) skills: Vec<Skill>,
+}
+
+/// Why listing what an upstream serves failed.
+enum ListError {
+    Client(mcp_client::Error),
+    /// It lists more than its bound (entries, or pages): it is degraded, not the gateway.
+    OverBound(String),
+}
+
+impl From<mcp_client::Error> for ListError {
+    fn from(error: mcp_client::Error) -> ListError {
+        match error {
+            mcp_client::Error::LimitExceeded { message, .. } => {
+                ListError::OverBound(format!("{message} (`max_list_pages`)"))
+            }
+            error => ListError::Client(error),
+        }
+    }
+}
+
+/// Every item of a list, up to `max`: one more and the listing stops there.
+async fn bounded<T>(
+    mut items: futures::stream::BoxStream<'static, Result<T, mcp_client::Error>>,
+    kind: &str,
+    max: usize,
+) -> Result<Vec<T>, ListError> {
+    let mut all = Vec::new();
+    while let Some(item) = items.next().await {
+        all.push(item?);
+        if all.len() > max {
+            return Err(ListError::OverBound(format!("it lists more than {max} {kind} (`max_entries`)")));
+        }
+    }
+    Ok(all)
 }
 
 impl Lists {
-    /// What `client`'s server lists (only the kinds it declares).
-    async fn of(client: &Client) -> Result<Lists, mcp_client::Error> {
+    /// What `client`'s server lists (only the kinds it declares), each kind at most `max` entries.
+    async fn of(client: &Client, max: usize) -> Result<Lists, ListError> {
         let capabilities = client.server_capabilities();
         let tools = match capabilities.tools {
-            Some(_) => client.all_tools().await?,
+            Some(_) => bounded(client.list_tools(), "tools", max).await?,
             None => Vec::new(),
         };
         let prompts = match capabilities.prompts {
-            Some(_) => client.all_prompts().await?,
+            Some(_) => bounded(client.list_prompts(), "prompts", max).await?,
             None => Vec::new(),
         };
         let (resources, templates) = match capabilities.resources {
-            Some(_) => (client.all_resources().await?, client.all_resource_templates().await?),
+            Some(_) => (
+                bounded(client.list_resources(), "resources", max).await?,
+                bounded(client.list_resource_templates(), "resource templates", max).await?,
+            ),
             None => (Vec::new(), Vec::new()),
         };
         let skills = match client.skills_settings() {
-            Some(_) => client.all_skills().await?,
+            Some(_) => bounded(client.list_skills(), "skills", max).await?,
             None => Vec::new(),
         };
         Ok(Lists { tools, prompts, resources, templates, skills })
@@ -95,7 +134,7 @@ impl Lists {
 #[derive(Default)]
 struct State {
     client: Option<Client>,
-    lists: Lists,
+    lists: Arc<Lists>,
     /// Why the upstream is not connected, when it is not.
     down_because: Option<String>,
 }
@@ -111,7 +150,45 @@ impl Upstream {
                 in_flight: Arc::default(),
             })
             .collect();
-        Upstream { slots, config, members, picking: Mutex::new(()) }
+        let oauth = config.oauth.as_ref().map(|oauth| {
+            let mut client = mcp_client::auth::OAuth::builder()
+                .client_id(&oauth.client_id)
+                .client_secret(oauth.client_secret.clone())
+                .client_credentials();
+            if let Some(issuer) = &oauth.issuer {
+                client = client.authorization_server(issuer).client_issuer(issuer);
+            }
+            if !oauth.scopes.is_empty() {
+                client = client.scopes(oauth.scopes.iter().cloned());
+            }
+            client.build()
+        });
+        Upstream { slots, config, members, picking: Mutex::new(()), oauth }
+    }
+
+    /// What must never reach a caller or the log: its configured header values, its client
+    /// secret and the tokens it holds now.
+    pub(crate) fn secrets(&self) -> Vec<String> {
+        let mut secrets: Vec<String> = self.config.headers.values().cloned().collect();
+        secrets.extend(self.config.env.values().cloned());
+        if let Some(oauth) = &self.config.oauth {
+            secrets.push(oauth.client_secret.clone());
+        }
+        if let Some(tokens) = self.oauth.as_ref().and_then(mcp_client::auth::OAuth::tokens) {
+            secrets.push(tokens.access_token.expose().to_owned());
+            secrets.extend(tokens.refresh_token.map(|t| t.expose().to_owned()));
+        }
+        secrets
+    }
+
+    /// A failure of this upstream, `what` it was doing: logged whole (redacted) under a new
+    /// request id; returned as what a caller may read (the kind of failure and that id).
+    pub(crate) fn failure(&self, what: &str, error: &mcp_client::Error) -> String {
+        let id = crate::failure::request_id();
+        let detail = crate::failure::redact(&error.to_string(), &self.secrets());
+        // Debug-formatted: an error page's line breaks stay escaped, inside one log line.
+        tracing::warn!(upstream = self.name(), request_id = %id, error = ?detail, "upstream failed {what}");
+        format!("{} (request id {id})", crate::failure::kind(error))
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -149,36 +226,12 @@ impl Upstream {
         self.members.iter().position(|m| m.state.lock().expect("not poisoned").client.is_some())
     }
 
-    fn lists(&self) -> Lists {
+    /// What it lists now, under its own names (nothing while it is down).
+    pub(crate) fn lists(&self) -> Arc<Lists> {
         match self.primary() {
-            Some(at) => self.members[at].state.lock().expect("not poisoned").lists.clone(),
-            None => Lists::default(),
+            Some(at) => Arc::clone(&self.members[at].state.lock().expect("not poisoned").lists),
+            None => Arc::default(),
         }
-    }
-
-    /// The upstream's tools under their own names (none while it is down).
-    pub(crate) fn tools(&self) -> Vec<Tool> {
-        self.lists().tools
-    }
-
-    /// The upstream's prompts under their own names (none while it is down).
-    pub(crate) fn prompts(&self) -> Vec<Prompt> {
-        self.lists().prompts
-    }
-
-    /// The upstream's resources (none while it is down).
-    pub(crate) fn resources(&self) -> Vec<Resource> {
-        self.lists().resources
-    }
-
-    /// The upstream's resource templates (none while it is down).
-    pub(crate) fn templates(&self) -> Vec<ResourceTemplate> {
-        self.lists().templates
-    }
-
-    /// The upstream's skills (none while it is down).
-    pub(crate) fn skills(&self) -> Vec<Skill> {
-        self.lists().skills
     }
 
     /// A slot for one request, waiting (up to the upstream's queue timeout) while all are taken;
@@ -216,6 +269,7 @@ impl Upstream {
             // A question the gateway holds for its caller's retry is a server request being
             // answered all that time: the held requests' own bound is what limits them.
             .max_server_requests(crate::bridge::MAX_HELD)
+            .max_list_pages(self.config.max_list_pages())
             .era(self.config.era.preference());
         match (&self.config.command, &self.config.url) {
             (Some(command), _) => {
@@ -235,15 +289,8 @@ impl Upstream {
                 for (name, value) in &self.config.headers {
                     builder = builder.http_header(name, value);
                 }
-                if let Some(oauth) = &self.config.oauth {
-                    let mut client = mcp_client::auth::OAuth::builder()
-                        .client_id(&oauth.client_id)
-                        .client_secret(oauth.client_secret.clone())
-                        .client_credentials();
-                    if !oauth.scopes.is_empty() {
-                        client = client.scopes(oauth.scopes.iter().cloned());
-                    }
-                    builder = builder.oauth(client.build());
+                if let Some(oauth) = &self.oauth {
+                    builder = builder.oauth(oauth.clone());
                 }
                 builder.connect_http(url).await
             }
@@ -254,16 +301,17 @@ impl Upstream {
 
 impl Member {
     fn set_up(&self, client: Client, lists: Lists) {
+        let lists = Arc::new(lists);
         *self.state.lock().expect("not poisoned") = State { client: Some(client), lists, down_because: None };
     }
 
     fn set_lists(&self, lists: Lists) {
-        self.state.lock().expect("not poisoned").lists = lists;
+        self.state.lock().expect("not poisoned").lists = Arc::new(lists);
     }
 
     fn set_down(&self, why: String) -> Option<Client> {
         let mut state = self.state.lock().expect("not poisoned");
-        state.lists = Lists::default();
+        state.lists = Arc::default();
         state.down_because = Some(why);
         state.client.take()
     }
@@ -292,8 +340,9 @@ fn unrouted() -> Handlers {
 pub(crate) enum Change {
     /// What it lists changed, or whether it is up.
     Lists,
-    /// A resource it serves changed (`notifications/resources/updated`).
-    ResourceUpdated(String),
+    /// A resource changed (`notifications/resources/updated`), says the upstream named first:
+    /// passed on only if it owns the URI.
+    ResourceUpdated(String, String),
 }
 
 pub(crate) type Report = Arc<dyn Fn(Change) + Send + Sync>;
@@ -339,14 +388,14 @@ async fn supervise_member(upstream: &Upstream, at: usize, report: &Report) {
     let mut backoff = FIRST_BACKOFF;
     loop {
         let connected = match upstream.connect().await {
-            Ok(client) => match Lists::of(&client).await {
+            Ok(client) => match Lists::of(&client, upstream.config.max_entries()).await {
                 Ok(lists) => Ok((client, lists)),
                 Err(error) => {
                     client.close().await;
-                    Err(format!("listing what it serves failed: {error}"))
+                    Err(listing_failed(upstream, &error))
                 }
             },
-            Err(error) => Err(format!("connecting failed: {error}")),
+            Err(error) => Err(format!("connecting failed: {}", upstream.failure("connecting", &error))),
         };
         let (client, lists) = match connected {
             Ok(up) => up,
@@ -407,13 +456,16 @@ async fn watch_connection(
             notification = next_change(changes) => match notification {
                 Some(Ok(ServerNotification::ResourceUpdated(updated))) => {
                     if upstream.primary() == Some(at) {
-                        report(Change::ResourceUpdated(updated.params.uri));
+                        report(Change::ResourceUpdated(upstream.name().to_owned(), updated.params.uri));
                     }
                     false
                 }
                 Some(Ok(ServerNotification::SubscriptionsAcknowledged(_))) => false,
                 Some(Ok(_)) => {
-                    match Lists::of(client).await {
+                    // A burst of list changes is one re-list: the ones that come meanwhile are
+                    // taken in by it (resource updates still pass on).
+                    settle(upstream, at, changes, report).await;
+                    match Lists::of(client, upstream.config.max_entries()).await {
                         Ok(lists) => {
                             // New resources are followed too: the subscription starts again.
                             let now = interest(client, &lists);
@@ -424,7 +476,7 @@ async fn watch_connection(
                             member.set_lists(lists);
                             report(Change::Lists);
                         }
-                        Err(error) => return format!("re-listing what it serves failed: {error}"),
+                        Err(error) => return listing_failed(upstream, &error),
                     }
                     false
                 }
@@ -440,6 +492,43 @@ async fn watch_connection(
         if check && let Err(error) = client.check_alive().await {
             return format!("the health check failed: {error}");
         }
+    }
+}
+
+/// Waits `relist_delay` after a list change, passing on resource updates and dropping the
+/// list changes that come meanwhile (the re-list that follows takes them in).
+async fn settle(upstream: &Upstream, at: usize, changes: &mut Option<Subscription>, report: &Report) {
+    let deadline = tokio::time::sleep(upstream.config.relist_delay());
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            () = &mut deadline => return,
+            notification = next_change(changes) => match notification {
+                Some(Ok(ServerNotification::ResourceUpdated(updated))) => {
+                    if upstream.primary() == Some(at) {
+                        report(Change::ResourceUpdated(upstream.name().to_owned(), updated.params.uri));
+                    }
+                }
+                Some(Ok(_)) => {}
+                // The subscription ended: the main loop checks the connection after the re-list.
+                _ => {
+                    *changes = None;
+                    return;
+                }
+            },
+        }
+    }
+}
+
+/// Why listing what `upstream` serves failed: over a bound it is degraded (said plainly, once
+/// per attempt); any other failure is logged under a request id.
+fn listing_failed(upstream: &Upstream, error: &ListError) -> String {
+    match error {
+        ListError::OverBound(why) => {
+            tracing::error!(upstream = upstream.name(), %why, "upstream degraded: its entries are left out");
+            format!("degraded: {why}")
+        }
+        ListError::Client(error) => format!("listing what it serves failed: {}", upstream.failure("listing", error)),
     }
 }
 

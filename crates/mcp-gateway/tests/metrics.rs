@@ -3,8 +3,12 @@
 //! process's global one before the gateway records anything.
 #![cfg(feature = "otel")]
 
+use std::sync::{Arc, Mutex};
+
 use mcp_client::EraPreference;
 use mcp_gateway::Gateway;
+use mcp_server::dynamic::{ToolFuture, ToolSource};
+use mcp_server::types::{CallToolRequestParams, ObjectSchema, Tool};
 use mcp_server::{Context, Error, Server, ToolRoute};
 use opentelemetry::KeyValue;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
@@ -29,9 +33,25 @@ async fn every_upstream_request_is_timed_by_upstream_method_and_outcome() {
         .build()
         .unwrap();
     let upstream = Upstream::start(echo, 0);
-    let gateway =
-        Gateway::start(&config(&format!("[[upstream]]\nname = \"e\"\nurl = \"{}\"\n", upstream.url))).await.unwrap();
+    // An upstream that lists `e_echo` too, once the gateway runs: refused, and counted.
+    let late_tools = Arc::new(Late(Mutex::new(vec!["marker0".into()])));
+    let late_server =
+        Server::builder("late", "1.0.0").tool_source(Arc::clone(&late_tools) as Arc<dyn ToolSource>).build().unwrap();
+    let late = Upstream::start(late_server.clone(), 0);
+    let gateway = Gateway::start(&config(&format!(
+        "[[upstream]]\nname = \"e\"\nurl = \"{}\"\n[[upstream]]\nname = \"late\"\nurl = \"{}\"\nprefix = \"\"\n",
+        upstream.url, late.url
+    )))
+    .await
+    .unwrap();
     let client = client(&serve(&gateway).await, EraPreference::Modern).await;
+    late_tools.0.lock().unwrap().extend(["e_echo".to_owned(), "marker1".to_owned()]);
+    late_server.notify_tools_list_changed();
+    common::eventually("the re-list", async || {
+        client.clear_cache();
+        client.all_tools().await.unwrap().iter().any(|t| t.name == "marker1")
+    })
+    .await;
     client.call_tool("e_echo", json!({"text": "hi"})).await.unwrap();
     client.call_tool("e_echo", json!({"text": "hi again"})).await.unwrap();
     let refused = client.call_tool("e_echo", json!({"text": "refuse"})).await.unwrap_err().to_string();
@@ -46,7 +66,7 @@ async fn every_upstream_request_is_timed_by_upstream_method_and_outcome() {
     // The latest export holds every point (cumulative).
     let exports = exporter.get_finished_metrics().unwrap();
     let last = exports.last().expect("an export");
-    let (mut ok, mut failed, mut up) = (0, 0, None);
+    let (mut ok, mut failed, mut up, mut refused) = (0, 0, None, 0);
     for scope in last.scope_metrics() {
         for metric in scope.metrics() {
             match (metric.name(), metric.data()) {
@@ -64,6 +84,14 @@ async fn every_upstream_request_is_timed_by_upstream_method_and_outcome() {
                         }
                     }
                 }
+                ("mcp.gateway.ownership.refused", AggregatedMetrics::U64(MetricData::Sum(sum))) => {
+                    let (kind, late) = (KeyValue::new("kind", "tool"), KeyValue::new("mcp.gateway.upstream", "late"));
+                    for point in sum.data_points() {
+                        if has(&mut point.attributes(), &[&kind, &late]) {
+                            refused += point.value();
+                        }
+                    }
+                }
                 ("mcp.gateway.upstream.up", AggregatedMetrics::U64(MetricData::Gauge(gauge))) => {
                     for point in gauge.data_points() {
                         if point.attributes().any(|kv| *kv == upstream_attribute) {
@@ -77,4 +105,19 @@ async fn every_upstream_request_is_timed_by_upstream_method_and_outcome() {
     }
     assert_eq!((ok, failed), (2, 1), "two calls answered, one refused by the upstream");
     assert_eq!(up, Some(1), "the upstream is up");
+    // Figure: one tool refused once, however many re-lists see it again.
+    assert_eq!(refused, 1, "`late`'s `e_echo` refused and counted once");
+}
+
+/// Tools that the test changes while the upstream runs.
+struct Late(Mutex<Vec<String>>);
+
+impl ToolSource for Late {
+    fn tools(&self, _caller: &mcp_server::Principal) -> Arc<[Tool]> {
+        self.0.lock().unwrap().iter().map(|name| Tool::new(ObjectSchema::default(), name)).collect()
+    }
+
+    fn call(&self, _ctx: Context, params: CallToolRequestParams) -> ToolFuture {
+        Box::pin(std::future::ready(Ok(mcp_server::text_result(format!("{} ran", params.name)))))
+    }
 }

@@ -82,6 +82,14 @@ pub enum AuthError {
         /// The `error_description`, if any.
         description: Option<String>,
     },
+    /// The Protected Resource Metadata does not list the one authorization server this client
+    /// trusts ([`OAuthBuilder::authorization_server`]); no request was sent to any it lists.
+    UntrustedAuthorizationServer {
+        /// The authorization server this client trusts.
+        trusted: String,
+        /// The ones the metadata lists.
+        listed: Vec<String>,
+    },
     /// No client identity for this issuer: no pre-registered credentials, no Client ID
     /// Metadata Document support and no registration endpoint.
     NoClientIdentity {
@@ -147,6 +155,12 @@ impl fmt::Display for AuthError {
             AuthError::Registration { status, error, description } => {
                 write!(f, "client registration refused (HTTP {status}): {}", described(error, description))
             }
+            AuthError::UntrustedAuthorizationServer { trusted, listed } => write!(
+                f,
+                "the protected resource names the authorization server(s) {}, not {trusted}, the only one trusted: \
+                 not authorizing",
+                listed.join(", ")
+            ),
             AuthError::NoClientIdentity { issuer } => write!(
                 f,
                 "no client identity for {issuer}: no pre-registered client, no client ID metadata document support, \

@@ -12,7 +12,9 @@
 //!    path-based well-known URL, then the root one. Its `resource` must name the server (same
 //!    origin, path prefix), or the client stops ([`AuthError::ResourceMismatch`]).
 //! 2. Authorization server metadata (RFC 8414, OpenID discovery) in the specification's order;
-//!    a document whose `issuer` is not exactly the issuer is not used.
+//!    a document whose `issuer` is not exactly the issuer is not used. The issuer is the first
+//!    the PRM lists, or the one pinned with [`OAuthBuilder::authorization_server`] (a PRM that
+//!    does not list it is refused before any request to another server).
 //! 3. Client identity: pre-registered credentials, else a Client ID Metadata Document URL when
 //!    the server supports them, else Dynamic Client Registration (per issuer, so a new
 //!    authorization server means a new registration).
@@ -113,6 +115,8 @@ struct Config {
     client_auth_method: Option<TokenEndpointAuthMethod>,
     client_key: Option<Arc<Es256Key>>,
     client_issuer: Option<String>,
+    /// The only authorization server used (`OAuthBuilder::authorization_server`).
+    trusted_issuer: Option<String>,
     client_metadata_url: Option<String>,
     scopes: Vec<String>,
     protocol_version: String,
@@ -262,6 +266,16 @@ impl OAuthBuilder {
         self
     }
 
+    /// Trusts only the authorization server `issuer` (its issuer identifier, compared byte for
+    /// byte): a server whose Protected Resource Metadata does not list it is refused with
+    /// [`AuthError::UntrustedAuthorizationServer`] before any request to the servers it lists,
+    /// so that metadata, token requests and credentials go to `issuer` alone. Without it, the
+    /// first authorization server the metadata lists is used.
+    pub fn authorization_server(mut self, issuer: impl Into<String>) -> Self {
+        self.config.trusted_issuer = Some(issuer.into());
+        self
+    }
+
     /// The HTTPS URL of this client's Client ID Metadata Document, used as `client_id` by
     /// authorization servers that support them.
     pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
@@ -351,6 +365,7 @@ impl OAuth {
                 client_auth_method: None,
                 client_key: None,
                 client_issuer: None,
+                trusted_issuer: None,
                 client_metadata_url: None,
                 scopes: Vec::new(),
                 protocol_version: "2026-07-28".into(),
@@ -553,13 +568,22 @@ impl OAuth {
         if !discovery::resource_matches(&prm.resource, server) {
             return Err(AuthError::ResourceMismatch { resource: prm.resource, server: server.to_string() });
         }
-        let issuer = prm
-            .authorization_servers
-            .first()
-            .ok_or_else(|| {
-                AuthError::InvalidMetadata("the protected resource metadata names no authorization server".into())
-            })?
-            .clone();
+        let issuer = match &self.inner.config.trusted_issuer {
+            Some(trusted) if prm.authorization_servers.contains(trusted) => trusted.clone(),
+            Some(trusted) => {
+                return Err(AuthError::UntrustedAuthorizationServer {
+                    trusted: trusted.clone(),
+                    listed: prm.authorization_servers,
+                });
+            }
+            None => prm
+                .authorization_servers
+                .first()
+                .ok_or_else(|| {
+                    AuthError::InvalidMetadata("the protected resource metadata names no authorization server".into())
+                })?
+                .clone(),
+        };
         let metadata = self.server_metadata(&issuer).await?;
         Ok(Session {
             resource: prm.resource,
