@@ -175,6 +175,11 @@ async fn each_caller_sees_and_uses_what_its_scopes_and_principal_allow() {
     // Bob may read notes: he sees neither the tool that writes nor the upstream for Alice.
     let bob = caller(Some(mint("bob", "notes:read")));
     assert_eq!(bob.tools().await, ["notes_list_notes", "open_hello"]);
+    // Lists that differ by caller are never for a shared cache (issue 42: they were "public").
+    for method in ["tools/list", "prompts/list", "resources/list", "resources/templates/list"] {
+        let list: Value = bob.post(method, None, json!({})).await.json().await.unwrap();
+        assert_eq!(list["result"]["cacheScope"], "private", "{method}: {list}");
+    }
     // The notes upstream was called with the gateway's token, issued for it, not with Bob's.
     assert_eq!(bob.text("notes_list_notes").await, format!("list_notes (test-cc for \"{notes}\")"));
     assert_eq!(bob.text("open_hello").await, "hello (no token)");

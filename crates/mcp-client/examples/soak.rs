@@ -151,7 +151,12 @@ async fn main() -> std::process::ExitCode {
         let _ = worker.await;
     }
     let seconds = started.elapsed().as_secs_f64();
-    println!("soak: {} calls in {seconds:.1} s ({:.0}/s), {} failed", args.calls, args.calls as f64 / seconds, failed.load(Ordering::Relaxed));
+    println!(
+        "soak: {} calls in {seconds:.1} s ({:.0}/s), {} failed",
+        args.calls,
+        args.calls as f64 / seconds,
+        failed.load(Ordering::Relaxed)
+    );
     if !args.idle.is_zero() {
         tokio::time::sleep(args.idle).await;
         readings.push(read(format!("idle {} s", args.idle.as_secs()), args.watch));

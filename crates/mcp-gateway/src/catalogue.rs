@@ -327,6 +327,11 @@ enum Access {
 }
 
 impl SkillSource for Catalogue {
+    /// The same to every caller unless an upstream restricts who sees it.
+    fn lists_depend_on_caller(&self) -> bool {
+        self.restricted()
+    }
+
     fn skills(&self, caller: &Principal) -> Arc<[Skill]> {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
         self.visible(caller, &index.skills, |skill| &skill.uri, false)
@@ -505,6 +510,11 @@ impl Catalogue {
 }
 
 impl ToolSource for Catalogue {
+    /// The same to every caller unless an upstream restricts who sees it.
+    fn lists_depend_on_caller(&self) -> bool {
+        self.restricted()
+    }
+
     fn tools(&self, caller: &Principal) -> Arc<[Tool]> {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
         self.visible(caller, &index.tools, |tool| &tool.name, true)
@@ -575,6 +585,11 @@ impl Catalogue {
 }
 
 impl PromptSource for Catalogue {
+    /// The same to every caller unless an upstream restricts who sees it.
+    fn lists_depend_on_caller(&self) -> bool {
+        self.restricted()
+    }
+
     fn prompts(&self, caller: &Principal) -> Arc<[Prompt]> {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
         self.visible(caller, &index.prompts, |prompt| &prompt.name, true)
@@ -595,6 +610,11 @@ impl PromptSource for Catalogue {
 }
 
 impl ResourceSource for Catalogue {
+    /// The same to every caller unless an upstream restricts who sees it.
+    fn lists_depend_on_caller(&self) -> bool {
+        self.restricted()
+    }
+
     fn resources(&self, caller: &Principal) -> Arc<[Resource]> {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
         self.visible(caller, &index.resources, |resource| &resource.uri, false)

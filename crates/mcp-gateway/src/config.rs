@@ -21,7 +21,8 @@
 //! queue_timeout_secs = 2             # …this long, then fail naming the upstream
 //! health_interval_secs = 10          # `ping` / `server/discover` while connected
 //! scopes = ["notes"]                 # a caller's token needs these to see and use it…
-//! principals = ["alice"]             # …and only these principals may (default: any)
+//! principals = ["alice"]             # …and only these principals may (default: any; a token
+//!                                    # with no `sub` is the principal `client:<client_id>`)
 //! entry_scopes = { delete = ["notes:write"] }  # more for one tool or prompt (own names)
 //! tasks = true                       # its long calls may become tasks (default)
 //! max_entries = 10000                # tools (prompts, resources…) it may list, each kind (default)
@@ -312,6 +313,14 @@ impl Config {
                     upstream.name
                 ));
             }
+            let scopes = upstream.scopes.iter().chain(upstream.entry_scopes.values().flatten());
+            if let Some(bad) = scopes.clone().find(|scope| !mcp_server::auth::is_scope_token(scope)) {
+                return Err(format!(
+                    "upstream `{}`: the scope {bad:?} is not an OAuth scope-token (RFC 6749: no space, quote, \
+                     backslash or control character)",
+                    upstream.name
+                ));
+            }
             if upstream.restricts_callers() && self.authorization.is_none() {
                 return Err(format!(
                     "upstream `{}` restricts its callers (`scopes`, `principals` or `entry_scopes`), \
@@ -319,6 +328,13 @@ impl Config {
                     upstream.name
                 ));
             }
+        }
+        let required = self.authorization.iter().flat_map(|a| a.required_scopes.iter());
+        if let Some(bad) = required.clone().find(|scope| !mcp_server::auth::is_scope_token(scope)) {
+            return Err(format!(
+                "[authorization] required_scopes: {bad:?} is not an OAuth scope-token (RFC 6749: no space, quote, \
+                 backslash or control character)"
+            ));
         }
         Ok(())
     }
@@ -412,6 +428,12 @@ mod tests {
         assert!(refused("lisen = \"x\"\n").contains("unknown field `lisen`"));
         let scoped = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nscopes = [\"s\"]\n";
         assert!(refused(scoped).contains("upstream `a` restricts its callers"), "{}", refused(scoped));
+        // A scope name that a challenge could not carry (issue 42): refused at load, named.
+        let quoted = "[authorization]\nresource = \"r\"\nissuer = \"i\"\n[[upstream]]\nname = \"a\"\n\
+                      url = \"http://x\"\nentry_scopes = { t = [\"a\\\"b\"] }\n";
+        assert!(refused(quoted).contains(r#"the scope "a\"b" is not an OAuth scope-token"#), "{}", refused(quoted));
+        let spaced = "[authorization]\nresource = \"r\"\nissuer = \"i\"\nrequired_scopes = [\"a b\"]\n";
+        assert!(refused(spaced).contains("required_scopes: \"a b\" is not"), "{}", refused(spaced));
         let stdio_oauth =
             "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\noauth = { client_id = \"c\", client_secret = \"s\" }\n";
         assert!(refused(stdio_oauth).contains("`oauth` is for HTTP upstreams"));

@@ -66,6 +66,10 @@ pub use config::{Config, UpstreamConfig};
 use catalogue::Catalogue;
 use upstream::Upstream;
 
+/// With `[redis]`, the DPoP proofs of one key held in the shared replay store at most (about 130
+/// requests a second per client: a proof's `jti` is kept for up to two minutes).
+const DPOP_PROOFS_PER_KEY: u64 = 16_384;
+
 /// Why the gateway did not start.
 #[derive(Debug)]
 pub enum StartError {
@@ -220,6 +224,11 @@ impl Gateway {
             }
             scopes.sort();
             scopes.dedup();
+            // DPoP proofs are single-use across every instance of the deployment.
+            let builder = match &self.redis {
+                Some(redis) => builder.dpop_replay_store(Arc::new(redis.replay_store(DPOP_PROOFS_PER_KEY))),
+                None => builder,
+            };
             let server = builder
                 .authorization_server(issuer)
                 .required_scopes(authorization.required_scopes.iter().cloned())

@@ -121,6 +121,12 @@ async fn upstreams_over_http_and_stdio_are_one_list_in_both_eras() {
     for era in [EraPreference::Modern, EraPreference::Legacy] {
         let client = client(&url, era).await;
         assert_eq!(names(&client).await, ["a_add", "a_count", "a_echo", "yell"], "{era:?}");
+        if era == EraPreference::Modern {
+            // No upstream restricts its callers: every caller sees the same list, which a shared
+            // cache may keep (a gateway with restrictions says private: gateway_authorization.rs).
+            let page = client.list_tools_page(None).await.unwrap();
+            assert_eq!(page.cache_scope, Some(mcp_types::CacheScope::Public));
+        }
         // The upstream's progress reaches the caller, and completion goes to the prompt's upstream.
         let reports = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&reports);

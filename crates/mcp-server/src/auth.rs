@@ -619,8 +619,9 @@ fn is_token68(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'=')
 }
 
-/// An RFC 6749 scope-token: `1*( %x21 / %x23-5B / %x5D-7E )`.
-pub(crate) fn is_scope_token(scope: &str) -> bool {
+/// Whether `scope` is an RFC 6749 scope-token (`1*( %x21 / %x23-5B / %x5D-7E )`): no space, quote,
+/// backslash or control character, which a `WWW-Authenticate` challenge could not carry.
+pub fn is_scope_token(scope: &str) -> bool {
     !scope.is_empty() && scope.bytes().all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
 }
 
