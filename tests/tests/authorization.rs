@@ -1003,11 +1003,10 @@ async fn a_client_named_like_a_user_is_not_that_user() {
 }
 
 /// Figures: a required scope with a quote, a space, a backslash or CR/LF made a resource server
-/// (and its challenge carried it); now `try_build` refuses it, naming it. A route's scope
-/// with a quote was written into the 403 challenge; now it is left out and the challenge
-/// stays one well-formed header.
-#[tokio::test]
-async fn scope_names_that_are_not_scope_tokens_never_reach_a_challenge() {
+/// (and its challenge carried it); now `try_build` refuses it, naming it. (A route's scope name
+/// is refused by `Server::build`: mcp-server's `tests/visibility.rs`.)
+#[test]
+fn scope_names_that_are_not_scope_tokens_are_refused_at_build() {
     for bad in ["notes\"read", "notes read", "notes\\read", "notes\r\nX-Injected: 1", ""] {
         let builder = ResourceServer::builder("http://127.0.0.1:9/mcp", JwtVerifier::new("http://127.0.0.1:9", "x"));
         let error = builder.required_scopes(["ok", bad]).try_build().unwrap_err();
@@ -1016,25 +1015,6 @@ async fn scope_names_that_are_not_scope_tokens_never_reach_a_challenge() {
         let builder = ResourceServer::builder("http://127.0.0.1:9/mcp", JwtVerifier::new("http://127.0.0.1:9", "x"));
         assert!(builder.scopes_supported([bad]).try_build().is_err(), "scopes_supported {bad:?}");
     }
-    let provider = OidcProvider::start();
-    let app = Server::builder("protected", "1.0.0")
-        .tool(ToolRoute::new("whoami", whoami).scopes(["bad\"scope", "notes:write"]))
-        .build()
-        .unwrap();
-    let url = serve_protected(app, |url| {
-        let builder = ResourceServer::builder(url, JwtVerifier::new(&provider.issuer, url));
-        builder.required_scopes(["notes:read"]).try_build().unwrap()
-    })
-    .await;
-    let server = Protected { url, provider, http: reqwest::Client::new() };
-    let token = server.token("notes:read").await;
-    let (status, challenge, _) = refusal(server.call(Some(&format!("Bearer {token}")), "whoami").await).await;
-    assert_eq!(status, StatusCode::FORBIDDEN);
-    assert!(
-        challenge.starts_with("Bearer error=\"insufficient_scope\", scope=\"notes:read notes:write\""),
-        "{challenge}"
-    );
-    assert!(!challenge.contains("bad"), "{challenge}");
 }
 
 /// A small introspection endpoint calling every token inactive, counting the calls.

@@ -28,11 +28,11 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use mcp_types::ext::apps::{self, McpUiResourceCsp, McpUiResourceMeta, McpUiResourcePermissions, McpUiToolVisibility};
+use mcp_types::ext::apps::{self, McpUiResourceCsp, McpUiResourceMeta, McpUiResourcePermissions};
 use mcp_types::{JsonObject, Resource, TextResourceContents};
 use serde_json::Value;
 
-use crate::{Error, ResourceRoute, ToolRoute};
+use crate::{error::Error, routes::ResourceRoute, routes::ToolRoute};
 
 /// An MCP App's HTML interface: a `ui://` resource, its HTML given as text or read from a file
 /// at each `resources/read` (so that an edit shows without a restart).
@@ -173,23 +173,4 @@ pub(crate) fn routes(resources: Vec<UiResource>, tools: &[ToolRoute]) -> Result<
         }
     }
     resources.into_iter().map(UiResource::into_route).collect()
-}
-
-/// Adds `value` at `_meta.ui.<key>` of a tool's `_meta`.
-pub(crate) fn set_tool_ui(meta: &mut Option<JsonObject>, key: &str, value: Value) {
-    let ui = meta
-        .get_or_insert_with(JsonObject::new)
-        .entry(apps::META_KEY)
-        .or_insert_with(|| Value::Object(JsonObject::new()));
-    if !ui.is_object() {
-        *ui = Value::Object(JsonObject::new());
-    }
-    if let Value::Object(ui) = ui {
-        ui.insert(key.to_owned(), value);
-    }
-}
-
-/// The visibility list as the schema writes it.
-pub(crate) fn visibility_value(visibility: &[McpUiToolVisibility]) -> Value {
-    serde_json::to_value(visibility).unwrap_or(Value::Null)
 }

@@ -59,11 +59,12 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::future::BoxFuture;
 
+pub use crate::routes::is_scope_token;
 pub use introspection::IntrospectionVerifier;
 pub use jwt::JwtVerifier;
 
-use crate::tasks::StoreError;
-use crate::{Principal, VerifiedToken};
+use crate::store::StoreError;
+use crate::{principal::Principal, principal::VerifiedToken};
 use cache::TokenCache;
 use dpop::ReplayCache;
 use limit::FailureLimiter;
@@ -619,14 +620,9 @@ fn is_token68(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'=')
 }
 
-/// Whether `scope` is an RFC 6749 scope-token (`1*( %x21 / %x23-5B / %x5D-7E )`): no space, quote,
-/// backslash or control character, which a `WWW-Authenticate` challenge could not carry.
-pub fn is_scope_token(scope: &str) -> bool {
-    !scope.is_empty() && scope.bytes().all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
-}
-
-/// The scope-tokens of `scopes`, space-separated, for a challenge's `scope`: any other name
-/// (a route's, say) is left out rather than break out of the quoted string.
+/// The scope-tokens of `scopes`, space-separated, for a challenge's `scope`. `try_build` and
+/// `Server::build` refuse any other name; one that got past `build` is left out here rather
+/// than break out of the quoted string.
 fn scope_list<S: AsRef<str>>(scopes: &[S]) -> String {
     let valid = scopes.iter().map(AsRef::as_ref).filter(|scope| is_scope_token(scope));
     valid.collect::<Vec<&str>>().join(" ")

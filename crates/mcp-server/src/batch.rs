@@ -10,7 +10,7 @@ use mcp_types::ErrorObject;
 use serde_json::Value;
 
 use crate::message::{Disposition, Outgoing, Reply};
-use crate::{MODERN_VERSIONS, Mirrors, Server, Session};
+use crate::{headers::Mirrors, server::MODERN_VERSIONS, server::Server, session::Session};
 
 /// The only revision whose sessions accept batches.
 const BATCH_VERSION: &str = "2025-03-26";

@@ -8,7 +8,7 @@ use mcp_types::RequestId;
 
 use crate::message::Outgoing;
 use crate::server::busy;
-use crate::{Principal, Server, Session};
+use crate::{principal::Principal, server::Server, session::Session};
 
 /// Two ends of a message channel, as in lsp-server: whole JSON-RPC messages as text.
 pub struct Connection {

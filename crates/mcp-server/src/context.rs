@@ -1,8 +1,10 @@
 //! What a handler can do besides returning its result: report progress, log, ask the client for
 //! input, announce changes. The same calls serve both protocol eras.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use mcp_types::{
     Action, ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
@@ -12,22 +14,33 @@ use mcp_types::{
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::Error;
+use crate::app_state::AppState;
 use crate::elicitation::Elicited;
+use crate::error::Error;
 use crate::error::input_method;
 use crate::message::Outgoing;
 use crate::session::Session;
 use crate::tasks::{TaskLink, task_input};
-use crate::{Era, Principal, Server};
+use crate::{era::Era, principal::Principal};
 
 /// The request a handler is serving, and its channel back to the client.
 #[derive(Clone)]
 pub struct Context {
-    inner: Arc<Inner>,
+    inner: Arc<Inner<dyn Served>>,
 }
 
-pub(crate) struct Inner {
-    pub server: Server,
+/// What a context needs of the server serving it. The core implements it for its `Server`, so
+/// that the context stands below the core; the core's `Context::server` hands the `Server` back.
+pub(crate) trait Served: Any + Send + Sync {
+    /// The application states given to the builder.
+    fn app_state(&self) -> &AppState;
+    /// How long a request to a legacy client may wait for its answer.
+    fn client_request_timeout(&self) -> Duration;
+}
+
+/// A context's request; `server` last, so that the core's `Inner<Server>` becomes an
+/// `Inner<dyn Served>` in the same allocation.
+pub(crate) struct Inner<S: ?Sized> {
     pub era: Era,
     pub protocol_version: String,
     pub client_capabilities: Box<ClientCapabilities>,
@@ -50,11 +63,17 @@ pub(crate) struct Inner {
     pub task: OnceLock<TaskLink>,
     /// Woken by [`Context::run_as_task`]: the call becomes a task now, whatever the grace.
     pub task_now: tokio::sync::Notify,
+    pub server: S,
 }
 
 impl Context {
-    pub(crate) fn new(inner: Inner) -> Self {
+    pub(crate) fn new<S: Served>(inner: Inner<S>) -> Self {
         Context { inner: Arc::new(inner) }
+    }
+
+    /// The server serving this request, as the context sees it.
+    pub(crate) fn served(&self) -> &dyn Served {
+        &self.inner.server
     }
 
     /// Whether this call may become a task (then its handler outlives the request's span).
@@ -102,11 +121,6 @@ impl Context {
         *self.inner.saved.lock().expect("not poisoned") = Some(value);
     }
 
-    /// The server serving this request (to announce list changes, for instance).
-    pub fn server(&self) -> &Server {
-        &self.inner.server
-    }
-
     /// Which protocol era this request came in.
     pub fn era(&self) -> Era {
         self.inner.era
@@ -136,7 +150,7 @@ impl Context {
     /// The access token this request was authorized with (HTTP with `HttpConfig::authorization`,
     /// feature `auth`): subject, client id, scopes, expiry and every claim. On a legacy session,
     /// the token of the session's latest request (always of the same principal).
-    pub fn token(&self) -> Option<&crate::VerifiedToken> {
+    pub fn token(&self) -> Option<&crate::principal::VerifiedToken> {
         self.inner.principal.token()
     }
 
@@ -221,7 +235,7 @@ impl Context {
     /// [`ServerBuilder::state`](crate::ServerBuilder::state); an error naming the type when none
     /// was given.
     pub fn state<S: Send + Sync + 'static>(&self) -> Result<&S, Error> {
-        self.inner.server.state::<S>().ok_or_else(|| {
+        self.inner.server.app_state().get::<S>().ok_or_else(|| {
             Error::internal(format!(
                 "no state of type `{}` was given to ServerBuilder::state",
                 std::any::type_name::<S>()
@@ -340,7 +354,7 @@ impl Context {
                         _ => return Err(Error::internal(format!("cannot send {method} to a legacy client"))),
                     }
                     .map_err(|e| Error::internal(e.to_string()))?;
-                    let timeout = self.inner.server.options().client_request_timeout;
+                    let timeout = self.inner.server.client_request_timeout();
                     let result = session.request(&self.inner.sink, method, params, timeout).await?;
                     let response = decode_response(method, result)
                         .map_err(|e| Error::internal(format!("the client's {method} result is invalid: {e}")))?;

@@ -15,7 +15,7 @@ use mcp_types::{
     ReadResourceResultContentsItem, Resource, ResourceTemplate, Tool,
 };
 
-use crate::{Context, Error, Principal, TaskSupport};
+use crate::{context::Context, error::Error, principal::Principal, routes::TaskSupport};
 
 /// What [`ToolSource::call`] returns.
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<CallToolResult, Error>> + Send>>;

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use futures::Stream;
 use tokio::sync::watch;
 
-use crate::tasks::{StoreError, StoreFuture};
+use crate::store::{StoreError, StoreFuture};
 
 /// One stored event: its position in its stream (1-based; the event id is `STREAM:POSITION`)
 /// and its data, one JSON-RPC message.

@@ -29,8 +29,11 @@ use tokio::sync::watch;
 use crate::events::EventStore;
 use crate::message::{Disposition, Outgoing, OutgoingKind};
 use crate::session_table::{ClientKey, SessionTable, ShareFull};
-use crate::tasks::StoreError;
-use crate::{LEGACY_VERSIONS, Mirrors, Principal, Server, Session, SessionRecord};
+use crate::store::StoreError;
+use crate::{
+    headers::Mirrors, principal::Principal, server::LEGACY_VERSIONS, server::Server, session::Session,
+    session::SessionRecord,
+};
 
 #[cfg(feature = "auth")]
 mod authorization;

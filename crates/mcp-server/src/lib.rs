@@ -53,6 +53,7 @@ mod connection;
 mod context;
 pub mod dynamic;
 mod elicitation;
+mod era;
 mod error;
 pub mod events;
 mod headers;
@@ -74,6 +75,7 @@ pub mod skills;
 mod state;
 #[cfg(feature = "stdio")]
 pub mod stdio;
+mod store;
 pub mod tasks;
 mod telemetry;
 mod validation;
@@ -83,6 +85,7 @@ pub use bus::{Change, ChangeBus, InMemoryChangeBus};
 pub use connection::Connection;
 pub use context::Context;
 pub use elicitation::Elicited;
+pub use era::Era;
 pub use error::Error;
 pub use events::{EventStore, InMemoryEventStore};
 pub use headers::Mirrors;
@@ -104,12 +107,3 @@ pub use session::{InMemorySessionStore, Session, SessionRecord, SessionStore};
 pub use skills::{SkillError, SkillRoute};
 pub use state::{InMemoryUsedStates, StateKey, StateKeyring, StateUse, UseVerdict, UsedStateStore};
 pub use tasks::{InMemoryTaskStore, TaskStore};
-
-/// The protocol era of a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Era {
-    /// 2026-07-28 and later: stateless, everything in `_meta`.
-    Modern,
-    /// 2024-11-05 … 2025-11-25: a session opened by `initialize`.
-    Legacy,
-}

@@ -54,7 +54,7 @@ use mcp_types::{
 use tower::util::BoxCloneSyncService;
 use tower::{Layer, Service, ServiceExt as _};
 
-use crate::{Context, Error, Principal};
+use crate::{context::Context, error::Error, principal::Principal};
 
 mod scopes;
 pub use scopes::{RequireScopes, ScopeCheck};

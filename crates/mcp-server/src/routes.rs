@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::middleware::{self, McpCall, McpLayer, McpResponse, McpService};
-use crate::{Context, Error};
+use crate::{context::Context, error::Error};
 
 mod prompts;
 #[cfg(test)]
@@ -48,6 +48,19 @@ pub(crate) type CompletionFn =
 /// The OAuth scopes a route needs (usually none: a small list, searched linearly).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Scopes(pub(crate) Arc<[String]>);
+
+impl Scopes {
+    /// The first name that is not an RFC 6749 scope-token: a challenge could not carry it.
+    pub(crate) fn invalid(&self) -> Option<&str> {
+        self.0.iter().map(String::as_str).find(|scope| !is_scope_token(scope))
+    }
+}
+
+/// Whether `scope` is an RFC 6749 scope-token (`1*( %x21 / %x23-5B / %x5D-7E )`): no space, quote,
+/// backslash or control character, which a `WWW-Authenticate` challenge could not carry.
+pub fn is_scope_token(scope: &str) -> bool {
+    !scope.is_empty() && scope.bytes().all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
+}
 
 impl<S: Into<String>> FromIterator<S> for Scopes {
     fn from_iter<I: IntoIterator<Item = S>>(scopes: I) -> Self {
@@ -321,7 +334,7 @@ impl ToolRoute {
     /// (`_meta.ui.resourceUri`; [`ServerBuilder::build`](crate::ServerBuilder::build) refuses a
     /// URI no UI resource has).
     pub fn ui(mut self, resource_uri: impl Into<String>) -> Self {
-        crate::apps::set_tool_ui(&mut self.tool.meta, "resourceUri", Value::String(resource_uri.into()));
+        set_tool_ui(&mut self.tool.meta, "resourceUri", Value::String(resource_uri.into()));
         self
     }
 
@@ -329,7 +342,7 @@ impl ToolRoute {
     /// app (from its interface, through the host), or both. Hosts enforce it.
     pub fn ui_visibility(mut self, visibility: impl IntoIterator<Item = McpUiToolVisibility>) -> Self {
         let visibility: Vec<McpUiToolVisibility> = visibility.into_iter().collect();
-        crate::apps::set_tool_ui(&mut self.tool.meta, "visibility", crate::apps::visibility_value(&visibility));
+        set_tool_ui(&mut self.tool.meta, "visibility", visibility_value(&visibility));
         self
     }
 
@@ -364,6 +377,25 @@ impl<T: IntoResourceContents> IntoResourceContents for Option<T> {
     fn into_contents(self, uri: &str) -> Vec<ReadResourceResultContentsItem> {
         self.map(|contents| contents.into_contents(uri)).unwrap_or_default()
     }
+}
+
+/// Adds `value` at `_meta.ui.<key>` of a tool's `_meta`.
+fn set_tool_ui(meta: &mut Option<JsonObject>, key: &str, value: Value) {
+    let ui = meta
+        .get_or_insert_with(JsonObject::new)
+        .entry(mcp_types::ext::apps::META_KEY)
+        .or_insert_with(|| Value::Object(JsonObject::new()));
+    if !ui.is_object() {
+        *ui = Value::Object(JsonObject::new());
+    }
+    if let Value::Object(ui) = ui {
+        ui.insert(key.to_owned(), value);
+    }
+}
+
+/// The visibility list as the schema writes it.
+fn visibility_value(visibility: &[McpUiToolVisibility]) -> Value {
+    serde_json::to_value(visibility).unwrap_or(Value::Null)
 }
 
 /// A resource with a fixed URI.

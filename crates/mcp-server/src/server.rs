@@ -1,6 +1,7 @@
 //! The protocol core: one entry point, [`Server::handle`], that turns an incoming JSON-RPC message
 //! into the messages to send back. It knows both protocol eras and nothing of transports.
 
+use std::any::Any;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::panic::AssertUnwindSafe;
@@ -23,7 +24,7 @@ use serde_json::{Map, Value, json};
 
 use crate::app_state::AppState;
 use crate::bus::{Change, ChangeBus, InMemoryChangeBus};
-use crate::context::{Context, Inner as ContextInner};
+use crate::context::{Context, Inner as ContextInner, Served};
 use crate::error::missing_capability;
 use crate::headers::{self, Mirrors};
 use crate::message::{Disposition, Outgoing, Reply};
@@ -38,7 +39,7 @@ use crate::state::{self, InMemoryUsedStates, Sealed, StateKey, StateKeyring, Sta
 use crate::tasks::{InMemoryTaskStore, RawUpdateParams, TaskRequest, TaskStore};
 use crate::telemetry::{Operation, RequestLabels};
 use crate::validation::ArgumentValidator;
-use crate::{Era, Error, Principal};
+use crate::{era::Era, error::Error, principal::Principal};
 use typed::{Source, Typed};
 
 mod builder;
@@ -52,6 +53,7 @@ mod refusals;
 mod results;
 mod run;
 mod skill_requests;
+mod task_requests;
 mod typed;
 mod visibility;
 mod walk;
@@ -168,6 +170,24 @@ pub(crate) struct Listing {
 #[derive(Clone)]
 pub struct Server {
     inner: Arc<ServerInner>,
+}
+
+impl Served for Server {
+    fn app_state(&self) -> &AppState {
+        &self.inner.app_state
+    }
+
+    fn client_request_timeout(&self) -> Duration {
+        self.inner.options.client_request_timeout
+    }
+}
+
+impl Context {
+    /// The server serving this request (to announce list changes, for instance).
+    pub fn server(&self) -> &Server {
+        let served: &dyn Any = self.served();
+        served.downcast_ref().expect("every context is made by a `Server`")
+    }
 }
 
 impl Server {
@@ -463,8 +483,10 @@ impl Server {
             version: &version,
             target: call.target(),
             meta: Some(&meta.extra),
+            transport: session.transport(),
+            session_id: session.http_id(),
         };
-        let mut operation = Some(Operation::start(session, &labels));
+        let mut operation = Some(Operation::start(&labels));
         let span = operation.as_ref().map(|op| op.span().clone()).unwrap_or_else(tracing::Span::none);
         let reply = if span.is_disabled() {
             self.serve_decoded(session, id, era, version, meta, call, &mut operation)

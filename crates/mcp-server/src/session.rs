@@ -17,9 +17,9 @@ use serde_json::{Value, json};
 use tokio::sync::{Notify, oneshot};
 
 use crate::message::{Outgoing, Stop};
-use crate::tasks::{StoreError, StoreFuture};
+use crate::store::{StoreError, StoreFuture};
 use crate::telemetry::{self, SessionTimer, Transport};
-use crate::{Error, Principal};
+use crate::{error::Error, principal::Principal};
 
 type Pending = HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>;
 
@@ -29,7 +29,7 @@ pub struct Session {
     principal: Principal,
     /// The token of the session's latest authorized request (HTTP with authorization): what its
     /// handlers read through [`Context::principal`](crate::Context::principal).
-    latest_token: Mutex<Option<Arc<crate::VerifiedToken>>>,
+    latest_token: Mutex<Option<Arc<crate::principal::VerifiedToken>>>,
     legacy: Mutex<Legacy>,
     /// How many times `legacy` changed: a transport saves the record only when this moved.
     revision: AtomicU64,
@@ -273,7 +273,7 @@ impl Session {
     /// A request of the session's own principal came with `token` (a fresh one, perhaps with
     /// more scopes after a step-up): its handlers and later ones read it.
     #[cfg(feature = "http")]
-    pub(crate) fn authorized(&self, token: Option<&Arc<crate::VerifiedToken>>) {
+    pub(crate) fn authorized(&self, token: Option<&Arc<crate::principal::VerifiedToken>>) {
         if let Some(token) = token {
             *self.latest_token.lock().expect("not poisoned") = Some(Arc::clone(token));
         }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use crate::Principal;
+use crate::principal::Principal;
 
 /// Who opened a session, for the per-client share: the principal an auth layer named, else the
 /// remote address; `Unknown` (no auth layer, no connection info) has no share of its own.

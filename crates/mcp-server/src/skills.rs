@@ -25,7 +25,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::routes::BoxFuture;
-use crate::{Context, Error};
+use crate::{context::Context, error::Error};
 
 type GenerateFn =
     Arc<dyn Fn(Context, String) -> BoxFuture<Result<Vec<ReadResourceResultContentsItem>, Error>> + Send + Sync>;

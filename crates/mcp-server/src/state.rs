@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::tasks::StoreFuture;
+use crate::store::StoreFuture;
 
 type HmacSha256 = Hmac<Sha256>;
 

@@ -6,7 +6,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncWrite, AsyncWriteExt as
 use tokio::sync::mpsc;
 
 use crate::connection::{Inbox, Incoming};
-use crate::{Connection, Principal, Server};
+use crate::{connection::Connection, principal::Principal, server::Server};
 
 /// The default of [`StdioConfig::max_line_bytes`].
 pub const MAX_LINE: usize = 16 * 1024 * 1024;

@@ -9,7 +9,6 @@ use tracing::Span;
 use tracing::field::Empty;
 
 use crate::message::{Outcome, Outgoing};
-use crate::session::Session;
 
 /// The `tracing` target of the server's spans and events.
 pub(crate) const TARGET: &str = "mcp_server";
@@ -25,6 +24,10 @@ pub(crate) struct RequestLabels<'a> {
     /// read with `otel`).
     #[cfg_attr(not(feature = "otel"), allow(dead_code))]
     pub meta: Option<&'a JsonObject>,
+    /// How the request came (none: in process).
+    pub transport: Option<Transport>,
+    /// The legacy HTTP session's id.
+    pub session_id: Option<&'a str>,
 }
 
 /// One request being served: its span and (with `otel`) what its duration is recorded with.
@@ -35,11 +38,11 @@ pub(crate) struct Operation {
 }
 
 impl Operation {
-    pub(crate) fn start(session: &Session, labels: &RequestLabels<'_>) -> Self {
-        let span = request_span(session, labels);
+    pub(crate) fn start(labels: &RequestLabels<'_>) -> Self {
+        let span = request_span(labels);
         Operation {
             #[cfg(feature = "otel")]
-            metrics: otel::Timer::start(session, labels, &span),
+            metrics: otel::Timer::start(labels, &span),
             span,
         }
     }
@@ -71,7 +74,7 @@ impl Operation {
     }
 }
 
-fn request_span(session: &Session, labels: &RequestLabels<'_>) -> Span {
+fn request_span(labels: &RequestLabels<'_>) -> Span {
     let span = tracing::info_span!(
         target: TARGET,
         "mcp.request",
@@ -112,13 +115,13 @@ fn request_span(session: &Session, labels: &RequestLabels<'_>) -> Span {
         }
     }
     span.record("jsonrpc.request.id", tracing::field::display(labels.id));
-    if let Some(transport) = session.transport() {
+    if let Some(transport) = labels.transport {
         span.record("network.transport", transport.network());
         if transport == Transport::Http {
             span.record("network.protocol.name", "http");
         }
     }
-    if let Some(id) = session.http_id() {
+    if let Some(id) = labels.session_id {
         span.record("mcp.session.id", id);
     }
     #[cfg(feature = "otel")]
@@ -348,7 +351,7 @@ pub(crate) mod otel {
     }
 
     impl Timer {
-        pub(crate) fn start(session: &Session, labels: &RequestLabels<'_>, _span: &Span) -> Self {
+        pub(crate) fn start(labels: &RequestLabels<'_>, _span: &Span) -> Self {
             let mut attributes = vec![
                 KeyValue::new("mcp.method.name", labels.method),
                 KeyValue::new("mcp.protocol.version", labels.version.to_owned()),
@@ -363,7 +366,7 @@ pub(crate) mod otel {
                 }
                 _ => {}
             }
-            if let Some(transport) = session.transport() {
+            if let Some(transport) = labels.transport {
                 attributes.push(KeyValue::new("network.transport", transport.network()));
                 if transport == Transport::Http {
                     attributes.push(KeyValue::new("network.protocol.name", "http"));

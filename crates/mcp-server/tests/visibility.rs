@@ -437,3 +437,50 @@ async fn listen_delivers_no_update_of_a_resource_the_caller_may_not_read() {
     server.notify_resource_updated("open://doc");
     assert!(mallory.quiet().await, "not subscribed to it");
 }
+
+/// A scope name a challenge could not carry (here with a quote) was accepted on a route and
+/// silently left out of its 403 challenge; now `build` refuses it, naming the route and the
+/// scope, for each of the four kinds of route that take scopes (4/4 refused).
+#[test]
+fn a_route_scope_that_is_not_a_scope_token_is_refused_at_build() {
+    type AddRoute = Box<dyn FnOnce(mcp_server::ServerBuilder) -> mcp_server::ServerBuilder>;
+    let scopes = ["notes:write", "bad\"scope"];
+    let resource = Resource { uri: "notes://a".into(), name: "a".into(), ..Default::default() };
+    let template = ResourceTemplate { uri_template: "notes://{id}".into(), name: "n".into(), ..Default::default() };
+    let routes: [(&str, AddRoute); 4] = [
+        (
+            "tool `t`",
+            Box::new(move |b| {
+                b.tool(ToolRoute::new("t", |_: Context, _: NoArguments| async { Ok::<_, Error>("x") }).scopes(scopes))
+            }),
+        ),
+        (
+            "resource `notes://a`",
+            Box::new(move |b| {
+                let read = |_: Context, _: String| async { Ok::<_, Error>("x".to_owned()) };
+                b.resource(ResourceRoute::new(resource, read).scopes(scopes))
+            }),
+        ),
+        (
+            "resource template `notes://{id}`",
+            Box::new(move |b| {
+                let read = |_: Context, _: String, _| async { Ok::<_, Error>("x".to_owned()) };
+                b.resource_template(ResourceTemplateRoute::new(template, read).scopes(scopes))
+            }),
+        ),
+        (
+            "prompt `p`",
+            Box::new(move |b| {
+                b.prompt(
+                    PromptRoute::new("p", |_: Context, _: Topic| async { Ok::<_, Error>(String::new()) })
+                        .scopes(scopes),
+                )
+            }),
+        ),
+    ];
+    for (route, add) in routes {
+        let error = add(Server::builder("s", "1.0.0")).build().err().expect(route).to_string();
+        assert!(error.starts_with(route), "{error}");
+        assert!(error.contains(r#""bad\"scope""#) && error.contains("scope-token"), "{error}");
+    }
+}

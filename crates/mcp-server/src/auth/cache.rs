@@ -7,7 +7,7 @@ use std::time::{Instant, SystemTime};
 
 use sha2::{Digest as _, Sha256};
 
-use crate::VerifiedToken;
+use crate::principal::VerifiedToken;
 
 pub(super) struct TokenCache {
     capacity: usize,

@@ -17,7 +17,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::jwt::{accepted_algorithm, jose_header};
 use super::{ProofUse, ReplayStore};
-use crate::tasks::StoreError;
+use crate::store::StoreError;
 
 /// The proof algorithms accepted (the metadata's `dpop_signing_alg_values_supported`).
 pub(super) const ALGORITHMS: &[&str] = &["ES256", "ES384", "RS256", "PS256"];

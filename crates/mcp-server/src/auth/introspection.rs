@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::cache::TokenCache;
 use super::jwt::{check_claims, http_client, issuer_metadata};
 use super::{TokenVerifier, VerifyError};
-use crate::VerifiedToken;
+use crate::principal::VerifiedToken;
 
 /// Verifies tokens by asking the authorization server (RFC 7662), authenticating as the
 /// resource server's own client (`client_secret_basic`).

@@ -15,7 +15,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
 
 use super::{TokenVerifier, VerifyError};
-use crate::VerifiedToken;
+use crate::principal::VerifiedToken;
 
 /// The JWS algorithms accepted for access tokens: asymmetric ones only (never `none`, never an
 /// HMAC, which a public key could be misused for).
@@ -341,7 +341,7 @@ pub(super) fn check_claims(claims: &Map<String, Value>, iat_leeway: Option<Durat
     match claims.get("sub") {
         None => {}
         Some(Value::String(sub)) if sub.is_empty() => return invalid("the token's `sub` claim is empty"),
-        Some(Value::String(sub)) if sub.starts_with(crate::Principal::CLIENT_PREFIX) => {
+        Some(Value::String(sub)) if sub.starts_with(crate::principal::Principal::CLIENT_PREFIX) => {
             return invalid("the token's `sub` claim starts with `client:`, the namespace of client principals");
         }
         Some(Value::String(_)) => {}

@@ -14,8 +14,8 @@ impl fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
-impl From<crate::SkillError> for BuildError {
-    fn from(error: crate::SkillError) -> Self {
+impl From<crate::skills::SkillError> for BuildError {
+    fn from(error: crate::skills::SkillError) -> Self {
         BuildError(error.to_string())
     }
 }
@@ -350,6 +350,19 @@ impl ServerBuilder {
             }
             if prompt_index.insert(route.prompt.name.clone(), index).is_some() {
                 return Err(BuildError(format!("prompt `{}` is registered twice", route.prompt.name)));
+            }
+        }
+        let scoped = tools.iter().map(|t| ("tool", &t.route.tool.name, &t.route.scopes));
+        let scoped = scoped
+            .chain(self.resources.iter().map(|r| ("resource", &r.resource.uri, &r.scopes)))
+            .chain(self.templates.iter().map(|r| ("resource template", &r.template.uri_template, &r.scopes)))
+            .chain(self.prompts.iter().map(|r| ("prompt", &r.prompt.name, &r.scopes)));
+        for (kind, name, scopes) in scoped {
+            if let Some(scope) = scopes.invalid() {
+                return Err(BuildError(format!(
+                    "{kind} `{name}`: the scope name {scope:?} is not an RFC 6749 scope-token \
+                     (no space, quote, backslash or control character)"
+                )));
             }
         }
         if self.options.page_size == 0 {

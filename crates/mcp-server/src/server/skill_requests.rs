@@ -8,7 +8,7 @@ use mcp_types::ext::skills::{ReadResourceDirectoryRequestParams, Skill};
 use serde_json::json;
 
 use super::Server;
-use crate::Principal;
+use crate::principal::Principal;
 use crate::skills::SkillRoute;
 
 impl Server {

@@ -27,7 +27,7 @@ use super::{
 };
 use crate::headers::Mirrors;
 use crate::message::{Disposition, Outgoing, Reply};
-use crate::{Era, Server, Session};
+use crate::{era::Era, server::Server, session::Session};
 
 /// Where a message comes from: its bytes, or a `Value` a caller already has.
 #[derive(Clone, Copy)]

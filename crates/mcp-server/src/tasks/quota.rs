@@ -3,7 +3,7 @@
 
 use std::net::IpAddr;
 
-use crate::Principal;
+use crate::principal::Principal;
 use crate::shares::Shares;
 
 /// Whose quota a task counts against: its principal, else (anonymous over HTTP) the remote

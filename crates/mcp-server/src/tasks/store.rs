@@ -3,9 +3,7 @@
 //! [`InMemoryTaskStore`] of a single instance.
 
 use super::*;
-
-/// What a [`TaskStore`] method returns.
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+pub use crate::store::{StoreError, StoreFuture};
 
 /// Everything the server knows about one task. A store keeps it whole; the server changes it
 /// only through [`TaskStore::update`].
@@ -108,18 +106,6 @@ impl TaskRecord {
         DetailedTask::new(task, input_requests, result, error)
     }
 }
-
-/// Why a store could not do what was asked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoreError(pub String);
-
-impl fmt::Display for StoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for StoreError {}
 
 /// The states of one task: the current one first, then one after each change, until the task
 /// is removed or expires.

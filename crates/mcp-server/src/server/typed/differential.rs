@@ -17,7 +17,10 @@ use mcp_types::{
 use serde_json::{Value, json};
 
 use super::Source;
-use crate::{Context, Error, Mirrors, PromptRoute, Reply, ResourceRoute, Server, Session, ToolRoute, text_result};
+use crate::{
+    context::Context, error::Error, headers::Mirrors, message::Reply, routes::PromptRoute, routes::ResourceRoute,
+    routes::ToolRoute, routes::text_result, server::Server, session::Session,
+};
 
 fn server() -> Server {
     let weather = Tool::new(
