@@ -2,7 +2,6 @@
 //! and prompts under their listed names, and the requests to them: the gateway's [`ToolSource`],
 //! [`PromptSource`], [`ResourceSource`] and [`SkillSource`].
 
-use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
@@ -10,14 +9,15 @@ use mcp_server::dynamic::{
     PromptFuture, PromptSource, ReadFuture, ResourceSource, SkillSource, ToolFuture, ToolSource,
 };
 use mcp_server::{Context, Error, Principal, Server};
-use mcp_types::ext::skills::{SKILL_MD, Skill};
+use mcp_types::ext::skills::Skill;
 use mcp_types::{
     CallToolRequestParams, CompleteRequestParams, CompleteRequestParamsRef, CompleteResultCompletion,
     GetPromptRequestParams, Prompt, Resource, ResourceTemplate, Tool,
 };
 
 use crate::bridge::Held;
-use crate::upstream::{Lists, Upstream};
+use crate::index::{Changed, Clash, Index, Listing, owner_of};
+use crate::upstream::Upstream;
 
 /// The upstreams, in configuration order, and the index of their tools and prompts as listed now.
 pub(crate) struct Catalogue {
@@ -25,6 +25,8 @@ pub(crate) struct Catalogue {
     index: RwLock<Arc<Index>>,
     /// One rebuild at a time: each starts from the owners the one before recorded.
     rebuilding: Mutex<()>,
+    /// Whether a rebuild after a list change is wanted, and whether one runs.
+    rebuilds: Mutex<Rebuilds>,
     /// Set by the first rebuild (`Gateway::start`'s, in configuration order); list changes
     /// reported before it wait for it.
     started: AtomicBool,
@@ -34,142 +36,12 @@ pub(crate) struct Catalogue {
     held: Arc<Held>,
 }
 
+/// The rebuilds after list changes: at most one runs (on a blocking thread), and changes
+/// reported meanwhile are one more rebuild after it.
 #[derive(Default)]
-struct Index {
-    tools: Listing<Tool>,
-    prompts: Listing<Prompt>,
-    /// Resources and templates keep their URIs: listed by URI, routed by URI.
-    resources: Listing<Resource>,
-    templates: Listing<ResourceTemplate>,
-    /// Each owned template's literal start (the text before its first `{`): its upstream and
-    /// the template. No two upstreams' starts are equal or one a prefix of the other, so a URI
-    /// has one owner.
-    starts: BTreeMap<String, (usize, String)>,
-    /// Skills keep their URIs (their `SKILL.md`'s); a skill's files are read from its upstream.
-    skills: Listing<Skill>,
-    /// Entries left out because another upstream owns them, by kind, upstream and listed name:
-    /// each is logged and counted once, when first refused.
-    refused: HashSet<(&'static str, usize, String)>,
-}
-
-/// One kind of entry (tools, prompts) of every upstream.
-struct Listing<T> {
-    items: Arc<[T]>,
-    /// Listed name → (upstream, its own name for the entry).
-    routes: HashMap<String, (usize, String)>,
-    /// The owner of every listed name seen so far: the upstream that listed it first, for the
-    /// gateway's life (another that lists it later is refused, even while the owner is down),
-    /// and the one a request names when the owner is down.
-    owners: HashMap<String, usize>,
-}
-
-impl<T> Default for Listing<T> {
-    fn default() -> Self {
-        Listing { items: Arc::from(Vec::new()), routes: HashMap::new(), owners: HashMap::new() }
-    }
-}
-
-/// Two upstreams list a tool (or a prompt) under the same name, or resource templates that
-/// overlap.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Clash {
-    /// `tool`, `prompt`, `resource`, `resource template` or `skill`.
-    pub kind: &'static str,
-    /// The listed name.
-    pub name: String,
-    /// The upstream that owns the name (listed first in the configuration at start, first in
-    /// time after), and its own name for the entry.
-    pub first: (String, String),
-    /// The other upstream, and its own name for the entry.
-    pub second: (String, String),
-}
-
-impl std::fmt::Display for Clash {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let Clash { kind, name, first, second } = self;
-        if *kind == "resource template" && first.1 != second.1 {
-            return write!(
-                f,
-                "resource template `{}` of upstream `{}` overlaps resource template `{}` of upstream `{}` (the text \
-                 before one's first `{{` begins the other's), so a read would have two owners; change one of them",
-                second.1, second.0, first.1, first.0
-            );
-        }
-        write!(
-            f,
-            "{kind} `{name}` is listed by upstream `{}` (its {kind} `{}`) and by upstream `{}` (its {kind} `{}`); \
-             give one of them a `prefix` or a `rename`",
-            first.0, first.1, second.0, second.1
-        )
-    }
-}
-
-/// A template's literal start: the text before its first `{`.
-fn literal_start(template: &str) -> &str {
-    template.split('{').next().unwrap_or_default()
-}
-
-/// The owner other than `at` of a literal start that `start` begins or that begins `start`,
-/// with its template.
-fn overlapping(starts: &BTreeMap<String, (usize, String)>, start: &str, at: usize) -> Option<(usize, String)> {
-    let others = |(owner, _): &&(usize, String)| *owner != at;
-    let prefixes = start.char_indices().map(|(i, _)| &start[..i]).chain([start]);
-    let shorter = prefixes.filter_map(|prefix| starts.get(prefix).filter(others)).next();
-    let longer = || starts.range(start.to_owned()..).take_while(|(other, _)| other.starts_with(start)).map(|(_, o)| o);
-    shorter.or_else(|| longer().find(others)).cloned()
-}
-
-/// The listing of one kind: each upstream's entries under their listed names (`renamed`: with
-/// the upstream's prefix or rename rules; else as they are). A name keeps its owner: an entry
-/// of another upstream under that name, or (`starts`, for templates) whose literal start
-/// overlaps another upstream's, is left out and returned as a clash.
-#[allow(clippy::too_many_arguments)]
-fn listing<T: Clone>(
-    upstreams: &[Arc<Upstream>],
-    kind: &'static str,
-    renamed: bool,
-    previous: &Listing<T>,
-    entries: impl Fn(&Lists) -> &[T],
-    name: impl Fn(&mut T) -> &mut String,
-    mut starts: Option<&mut BTreeMap<String, (usize, String)>>,
-    clashes: &mut Vec<(usize, Clash)>,
-) -> Listing<T> {
-    let mut items = Vec::new();
-    let mut routes: HashMap<String, (usize, String)> = HashMap::new();
-    let mut owners = previous.owners.clone();
-    let own_name = |listed: &str, owner: usize, routes: &HashMap<String, (usize, String)>| {
-        let route = routes.get(listed).or_else(|| previous.routes.get(listed)).filter(|(at, _)| *at == owner);
-        route.map_or_else(|| listed.to_owned(), |(_, own)| own.clone())
-    };
-    for (at, upstream) in upstreams.iter().enumerate() {
-        let lists = upstream.lists();
-        for entry in entries(&lists) {
-            let mut entry = entry.clone();
-            let own = name(&mut entry).clone();
-            let listed = if renamed { upstream.config.listed_name(&own) } else { own.clone() };
-            let owner = match owners.get(&listed) {
-                Some(&owner) if owner != at => Some((owner, own_name(&listed, owner, &routes))),
-                // Listed twice by the same upstream (two of its names renamed alike).
-                Some(_) if routes.contains_key(&listed) => Some((at, own_name(&listed, at, &routes))),
-                Some(_) => None,
-                None => starts.as_deref().and_then(|starts| overlapping(starts, literal_start(&listed), at)),
-            };
-            if let Some((owner, owner_own)) = owner {
-                let first = (upstreams[owner].name().to_owned(), owner_own);
-                let clash = Clash { kind, name: listed, first, second: (upstream.name().to_owned(), own) };
-                clashes.push((at, clash));
-                continue;
-            }
-            owners.insert(listed.clone(), at);
-            if let Some(starts) = starts.as_deref_mut() {
-                starts.insert(literal_start(&listed).to_owned(), (at, listed.clone()));
-            }
-            *name(&mut entry) = listed.clone();
-            routes.insert(listed, (at, own));
-            items.push(entry);
-        }
-    }
-    Listing { items: items.into(), routes, owners }
+struct Rebuilds {
+    wanted: bool,
+    running: bool,
 }
 
 impl Catalogue {
@@ -178,6 +50,7 @@ impl Catalogue {
             upstreams,
             index: RwLock::default(),
             rebuilding: Mutex::new(()),
+            rebuilds: Mutex::default(),
             started: AtomicBool::new(false),
             server: OnceLock::new(),
             held: Arc::default(),
@@ -191,79 +64,69 @@ impl Catalogue {
         self.rebuild_locked().0
     }
 
-    /// Rebuilds the index from the upstreams' current lists. An entry another upstream owns is
-    /// left out (logged and counted the first time) and returned, with which lists changed.
+    /// Rebuilds the index from the upstreams' current lists: the clashes, and which lists
+    /// changed.
     fn rebuild_locked(&self) -> (Vec<Clash>, Changed) {
         let previous = Arc::clone(&self.index.read().expect("not poisoned"));
-        let mut clashes = Vec::new();
-        let upstreams = &self.upstreams;
-        let tools =
-            listing(upstreams, "tool", true, &previous.tools, |l| &l.tools, |t| &mut t.name, None, &mut clashes);
-        let prompts =
-            listing(upstreams, "prompt", true, &previous.prompts, |l| &l.prompts, |p| &mut p.name, None, &mut clashes);
-        let resources = listing(
-            upstreams,
-            "resource",
-            false,
-            &previous.resources,
-            |l| &l.resources,
-            |r| &mut r.uri,
-            None,
-            &mut clashes,
-        );
-        let mut starts = previous.starts.clone();
-        let templates = listing(
-            upstreams,
-            "resource template",
-            false,
-            &previous.templates,
-            |l| &l.templates,
-            |t| &mut t.uri_template,
-            Some(&mut starts),
-            &mut clashes,
-        );
-        let skills =
-            listing(upstreams, "skill", false, &previous.skills, |l| &l.skills, |s| &mut s.uri, None, &mut clashes);
-        let mut refused = HashSet::new();
-        for (at, clash) in &clashes {
-            let key = (clash.kind, *at, clash.name.clone());
-            if !previous.refused.contains(&key) {
-                tracing::warn!(%clash, owner = %clash.first.0, refused = %clash.second.0, "left out");
-                crate::metrics::refused(clash.kind, &clash.second.0);
-            }
-            refused.insert(key);
-        }
-        // The skills extension has no notification of its own: a change is a resource change.
-        let changed = Changed {
-            tools: tools.items != previous.tools.items,
-            prompts: prompts.items != previous.prompts.items,
-            resources: resources.items != previous.resources.items
-                || templates.items != previous.templates.items
-                || skills.items != previous.skills.items,
-        };
-        let index = Index { tools, prompts, resources, templates, starts, skills, refused };
+        let (index, clashes, changed) = Index::next(&previous, &self.upstreams);
         *self.index.write().expect("not poisoned") = Arc::new(index);
-        (clashes.into_iter().map(|(_, clash)| clash).collect(), changed)
+        (clashes, changed)
     }
 
-    /// After an upstream changed: rebuild, and tell the downstream clients what changed.
-    pub(crate) fn changed(&self) {
-        let changed = {
-            let _one = self.rebuilding.lock().expect("not poisoned");
-            if !self.started.load(Ordering::SeqCst) {
+    /// The names the index records (owners, template starts, refused entries).
+    pub(crate) fn recorded(&self) -> usize {
+        self.index.read().expect("not poisoned").recorded()
+    }
+
+    /// After an upstream changed: rebuild, and tell the downstream clients what changed. The
+    /// rebuild is CPU work over every upstream's entries, so it runs on a blocking thread, not
+    /// on the async workers that serve calls meanwhile.
+    pub(crate) fn changed(self: &Arc<Self>) {
+        {
+            let mut rebuilds = self.rebuilds.lock().expect("not poisoned");
+            rebuilds.wanted = true;
+            if rebuilds.running {
                 return;
             }
-            self.rebuild_locked().1
-        };
-        if let Some(server) = self.server.get() {
-            if changed.tools {
-                server.notify_tools_list_changed();
+            rebuilds.running = true;
+        }
+        let catalogue = Arc::clone(self);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(move || catalogue.rebuild_while_wanted())),
+            // Outside a runtime there are no async workers to spare.
+            Err(_) => catalogue.rebuild_while_wanted(),
+        }
+    }
+
+    /// Rebuilds until no change is left unseen, telling the downstream clients after each.
+    fn rebuild_while_wanted(&self) {
+        loop {
+            {
+                let mut rebuilds = self.rebuilds.lock().expect("not poisoned");
+                if !rebuilds.wanted {
+                    rebuilds.running = false;
+                    return;
+                }
+                rebuilds.wanted = false;
             }
-            if changed.prompts {
-                server.notify_prompts_list_changed();
-            }
-            if changed.resources {
-                server.notify_resources_list_changed();
+            let changed = {
+                let _one = self.rebuilding.lock().expect("not poisoned");
+                // Before the first rebuild: that one takes the change in.
+                if !self.started.load(Ordering::SeqCst) {
+                    continue;
+                }
+                self.rebuild_locked().1
+            };
+            if let Some(server) = self.server.get() {
+                if changed.tools {
+                    server.notify_tools_list_changed();
+                }
+                if changed.prompts {
+                    server.notify_prompts_list_changed();
+                }
+                if changed.resources {
+                    server.notify_resources_list_changed();
+                }
             }
         }
     }
@@ -298,22 +161,6 @@ impl Catalogue {
             None => Error::invalid_params(format!("Unknown {kind}: {listed}")),
         })
     }
-}
-
-/// The one upstream a read of `uri` goes to: the owner of a resource with that URI, else of the
-/// skill whose directory holds it, else of the template whose literal start begins it.
-fn owner_of(index: &Index, uri: &str) -> Option<usize> {
-    if let Some(&at) = index.resources.owners.get(uri) {
-        return Some(at);
-    }
-    let by_skill = index.skills.owners.iter().find_map(|(skill, &at)| {
-        let root = skill.strip_suffix(SKILL_MD)?;
-        (root.ends_with('/') && uri.starts_with(root)).then_some(at)
-    });
-    by_skill.or_else(|| {
-        let prefixes = uri.char_indices().map(|(i, _)| &uri[..i]).chain([uri]);
-        prefixes.filter_map(|prefix| index.starts.get(prefix).map(|(at, _)| *at)).next_back()
-    })
 }
 
 /// What a caller may do with the entries of an upstream.
@@ -424,13 +271,6 @@ impl Forward {
         timer.finish(outcome.as_ref().err());
         outcome
     }
-}
-
-/// Which lists a rebuild changed.
-pub(crate) struct Changed {
-    tools: bool,
-    prompts: bool,
-    resources: bool,
 }
 
 /// The error of a request the upstream did not answer: its own JSON-RPC errors pass as they are;

@@ -26,7 +26,9 @@
 //! entry_scopes = { delete = ["notes:write"] }  # more for one tool or prompt (own names)
 //! tasks = true                       # its long calls may become tasks (default)
 //! max_entries = 10000                # tools (prompts, resources…) it may list, each kind (default)
-//! max_list_pages = 100               # pages one list may take (default); over either: degraded
+//! max_list_pages = 100               # pages one list may take (default)
+//! max_list_bytes = 16777216          # bytes of JSON all its lists take together (default 16 MiB);
+//!                                    # over any of the three: degraded
 //! relist_delay_secs = 0.25           # a burst of list changes is one re-list after this (default)
 //!
 //! [upstream.oauth]                   # the gateway's own token for this upstream
@@ -222,6 +224,11 @@ pub struct UpstreamConfig {
     /// The most pages one of its lists may take. Default 100; more degrades it too.
     #[serde(default)]
     pub max_list_pages: Option<usize>,
+    /// The most bytes its lists (every kind together, as JSON) may take. Default 16 MiB
+    /// (16,777,216); more degrades it too. Counted as the entries come, so that the gateway
+    /// holds at most about a page more.
+    #[serde(default)]
+    pub max_list_bytes: Option<usize>,
     /// Seconds the gateway waits after a list-changed notification before it lists again, so
     /// that a burst of them costs one re-list. Default 0.25.
     #[serde(default)]
@@ -321,6 +328,9 @@ impl Config {
                     upstream.name
                 ));
             }
+            if upstream.max_list_bytes == Some(0) {
+                return Err(format!("upstream `{}`: `max_list_bytes` must be at least 1", upstream.name));
+            }
             if upstream.restricts_callers() && self.authorization.is_none() {
                 return Err(format!(
                     "upstream `{}` restricts its callers (`scopes`, `principals` or `entry_scopes`), \
@@ -372,6 +382,10 @@ impl UpstreamConfig {
 
     pub(crate) fn max_entries(&self) -> usize {
         self.max_entries.unwrap_or(10_000)
+    }
+
+    pub(crate) fn max_list_bytes(&self) -> usize {
+        self.max_list_bytes.unwrap_or(16 << 20)
     }
 
     pub(crate) fn max_list_pages(&self) -> usize {
@@ -443,6 +457,14 @@ mod tests {
         assert!(refused("[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\npool = 0\n").contains("at least 1"));
         let http_pool = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\npool = 2\n";
         assert!(refused(http_pool).contains("`pool` is for stdio upstreams"));
+        let no_bytes = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nmax_list_bytes = 0\n";
+        assert!(
+            refused(no_bytes).contains("upstream `a`: `max_list_bytes` must be at least 1"),
+            "{}",
+            refused(no_bytes)
+        );
+        let negative = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nmax_list_bytes = -1\n";
+        assert!(refused(negative).contains("max_list_bytes"), "{}", refused(negative));
     }
 
     #[test]

@@ -16,9 +16,13 @@
 //!   `rename` rule gives; a clash (two upstreams listing one name, or overlapping templates) is
 //!   refused at start, naming both. After start, an entry belongs to the upstream that listed
 //!   it first: another's entry under that name is left out (logged, counted), and an upstream's
-//!   resource updates are passed on only for URIs it owns.
-//! - An upstream's lists are bounded (`max_entries`, `max_list_pages`: over them it is degraded,
-//!   not the gateway), and a burst of its list changes is one re-list (`relist_delay_secs`).
+//!   resource updates are passed on only for URIs it owns. The owner keeps the name while it
+//!   lists it, and while it is down; once it is up and lists it no more, another upstream may
+//!   take it (so what the gateway records stays bounded by what is listed).
+//! - An upstream's lists are bounded (`max_entries` of each kind, `max_list_pages` per list,
+//!   `max_list_bytes` of JSON for all its lists together: over them it is degraded, not the
+//!   gateway), and a burst of its list changes is one re-list (`relist_delay_secs`). The index
+//!   is rebuilt after a change on a blocking thread, not on the workers that serve calls.
 //! - An upstream's failure reaches a caller as its kind and a request id; the whole error is
 //!   logged under that id, credentials redacted.
 //! - An upstream that is down (it failed to start, its process exited, its URL stopped
@@ -49,226 +53,15 @@
 //! - `[redis]` lets several instances share sessions, tasks and states; with the `otel` feature
 //!   each upstream request is timed (`mcp.gateway.upstream.duration`).
 
-use std::sync::Arc;
-
-use mcp_server::Server;
-
 mod bridge;
 mod catalogue;
 pub mod config;
 mod failure;
+mod gateway;
+mod index;
 mod metrics;
 mod upstream;
 
-pub use catalogue::Clash;
 pub use config::{Config, UpstreamConfig};
-
-use catalogue::Catalogue;
-use upstream::Upstream;
-
-/// With `[redis]`, the DPoP proofs of one key held in the shared replay store at most (about 130
-/// requests a second per client: a proof's `jti` is kept for up to two minutes).
-const DPOP_PROOFS_PER_KEY: u64 = 16_384;
-
-/// Why the gateway did not start.
-#[derive(Debug)]
-pub enum StartError {
-    /// The configuration is invalid.
-    Config(String),
-    /// Two upstreams list a tool under the same name.
-    Clash(Clash),
-    /// The downstream server could not be built.
-    Server(String),
-}
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StartError::Config(why) => write!(f, "invalid configuration: {why}"),
-            StartError::Clash(clash) => clash.fmt(f),
-            StartError::Server(why) => write!(f, "the downstream server: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for StartError {}
-
-/// A running gateway: its upstreams supervised, its downstream [`Server`] ready to serve.
-pub struct Gateway {
-    server: Server,
-    catalogue: Arc<Catalogue>,
-    authorization: Option<config::AuthorizationConfig>,
-    /// The Redis the instances of a deployment share, if configured.
-    redis: Option<mcp_server_redis::Redis>,
-    supervisors: Vec<tokio::task::JoinHandle<()>>,
-}
-
-impl Gateway {
-    /// Connects to every upstream (waiting for each one's first attempt; one that fails is
-    /// retried in the background), checks that no two list the same name, and builds the
-    /// downstream server.
-    pub async fn start(config: &Config) -> Result<Gateway, StartError> {
-        config.check().map_err(StartError::Config)?;
-        let upstreams: Vec<Arc<Upstream>> =
-            config.upstreams.iter().cloned().map(|c| Arc::new(Upstream::new(c))).collect();
-        let catalogue = Arc::new(Catalogue::new(upstreams.clone()));
-        let report: upstream::Report = {
-            let catalogue = Arc::downgrade(&catalogue);
-            Arc::new(move |change| {
-                let Some(catalogue) = catalogue.upgrade() else { return };
-                match change {
-                    upstream::Change::Lists => catalogue.changed(),
-                    // The server tells the callers that subscribed to it (or to a prefix of it), if
-                    // the upstream owns it.
-                    upstream::Change::ResourceUpdated(upstream, uri) => catalogue.resource_updated(&upstream, uri),
-                }
-            })
-        };
-        let supervisors: Vec<_> = upstreams
-            .iter()
-            .map(|upstream| tokio::spawn(upstream::supervise(Arc::clone(upstream), Arc::clone(&report))))
-            .collect();
-        metrics::watch(&upstreams);
-        futures::future::join_all(upstreams.iter().map(|u| u.first_attempt())).await;
-        if let Some(clash) = catalogue.start().into_iter().next() {
-            supervisors.iter().for_each(|s| s.abort());
-            return Err(StartError::Clash(clash));
-        }
-        let redis = match &config.redis {
-            Some(shared) => Some(
-                mcp_server_redis::Redis::open(&shared.url)
-                    .map_err(|e| StartError::Config(format!("[redis] url {}: {e}", shared.url)))?
-                    .with_prefix(shared.prefix.as_deref().unwrap_or("mcp-gateway:")),
-            ),
-            None => None,
-        };
-        let mut options = mcp_server::Options::default();
-        options.list_only_permitted = config.authorization.as_ref().is_some_and(|a| a.list_only_permitted);
-        options.task_grace = config.task_after();
-        let mut builder = Server::builder("mcp-gateway", env!("CARGO_PKG_VERSION")).options(options);
-        if let Some(redis) = &redis {
-            builder = builder
-                .task_store(Arc::new(redis.task_store()))
-                .used_state_store(Arc::new(redis.used_state_store()))
-                .session_store(Arc::new(redis.session_store()));
-        }
-        if let Some(secret) = config.redis.as_ref().and_then(|shared| shared.state_secret.as_deref()) {
-            let key = mcp_server::StateKey::from_secret(secret.as_bytes());
-            builder = builder.state_keyring(mcp_server::StateKeyring::new("shared", key));
-        }
-        let server = builder
-            .tool_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ToolSource>)
-            .prompt_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::PromptSource>)
-            .resource_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ResourceSource>)
-            .skill_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::SkillSource>)
-            .completion({
-                let catalogue = Arc::downgrade(&catalogue);
-                move |ctx: mcp_server::Context, params| {
-                    let catalogue = catalogue.upgrade();
-                    async move {
-                        match catalogue {
-                            Some(catalogue) => catalogue.complete(ctx.principal(), params).await,
-                            None => Err(mcp_server::Error::internal("the gateway is stopping")),
-                        }
-                    }
-                }
-            })
-            .build()
-            .map_err(|e| StartError::Server(e.to_string()))?;
-        let _ = catalogue.server.set(server.clone());
-        Ok(Gateway { server, catalogue, supervisors, authorization: config.authorization.clone(), redis })
-    }
-
-    /// The downstream server: serve it with `mcp_server::http::serve` or `mcp_server::stdio`.
-    pub fn server(&self) -> &Server {
-        &self.server
-    }
-
-    /// The names of the upstreams that are connected now.
-    pub fn connected(&self) -> Vec<String> {
-        self.catalogue.upstreams.iter().filter(|u| u.up().is_ok()).map(|u| u.name().to_owned()).collect()
-    }
-
-    /// Each upstream, in configuration order, and why it is not connected (`Ok` when it is).
-    pub fn upstreams(&self) -> Vec<(String, Result<(), String>)> {
-        self.catalogue.upstreams.iter().map(|u| (u.name().to_owned(), u.up())).collect()
-    }
-
-    /// The downstream HTTP settings the configuration asks for: its `[authorization]` (a
-    /// resource server verifying the callers' tokens, listing every scope an upstream asks for
-    /// in its metadata) and `[redis]` (SSE events shared), else the defaults.
-    pub fn http_config(&self) -> mcp_server::http::HttpConfig {
-        let mut http = mcp_server::http::HttpConfig::default();
-        if let Some(redis) = &self.redis {
-            // A legacy stream resumes (`Last-Event-ID`) on whichever instance gets the request.
-            http.event_store = Some(Arc::new(redis.event_store()));
-        }
-        if let Some(authorization) = &self.authorization {
-            use mcp_server::auth::{IntrospectionVerifier, JwtVerifier, ResourceServer};
-            let (resource, issuer) = (&authorization.resource, &authorization.issuer);
-            let builder = match &authorization.introspection {
-                Some(client) => {
-                    let mut verifier =
-                        IntrospectionVerifier::new(issuer, resource, &client.client_id, &client.client_secret);
-                    if let Some(endpoint) = &client.endpoint {
-                        verifier = verifier.endpoint(endpoint);
-                    }
-                    ResourceServer::builder(resource, verifier)
-                }
-                None => ResourceServer::builder(resource, JwtVerifier::new(issuer, resource)),
-            };
-            let mut scopes: Vec<String> = authorization.required_scopes.clone();
-            for upstream in &self.catalogue.upstreams {
-                scopes.extend(upstream.config.scopes.iter().cloned());
-                scopes.extend(upstream.config.entry_scopes.values().flatten().cloned());
-            }
-            scopes.sort();
-            scopes.dedup();
-            // DPoP proofs are single-use across every instance of the deployment.
-            let builder = match &self.redis {
-                Some(redis) => builder.dpop_replay_store(Arc::new(redis.replay_store(DPOP_PROOFS_PER_KEY))),
-                None => builder,
-            };
-            let server = builder
-                .authorization_server(issuer)
-                .required_scopes(authorization.required_scopes.iter().cloned())
-                .scopes_supported(scopes)
-                .build();
-            http.authorization = Some(server);
-        }
-        http
-    }
-
-    /// The downstream HTTP application: the MCP endpoint (at `config.path`), `GET /healthz`
-    /// (200 while the process serves) and `GET /readyz` (200 when every upstream is connected,
-    /// else 503; both with a JSON body naming each upstream's state). Serve it with
-    /// `mcp_server::http::serve_router`, which applies `config`'s connection limits.
-    pub fn router(&self, config: mcp_server::http::HttpConfig) -> axum::Router {
-        use axum::http::{StatusCode, header};
-        let catalogue = Arc::clone(&self.catalogue);
-        let states = move |ready_only: bool| {
-            let upstreams: serde_json::Map<String, serde_json::Value> = catalogue
-                .upstreams
-                .iter()
-                .map(|u| {
-                    (u.name().to_owned(), u.up().map_or_else(|why| format!("down: {why}"), |()| "up".into()).into())
-                })
-                .collect();
-            let ready = catalogue.upstreams.iter().all(|u| u.up().is_ok());
-            let status = if ready || !ready_only { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
-            let body = serde_json::json!({ "ready": ready, "upstreams": upstreams }).to_string();
-            (status, [(header::CONTENT_TYPE, "application/json")], body)
-        };
-        let health = states.clone();
-        mcp_server::http::router(self.server.clone(), config)
-            .route("/healthz", axum::routing::get(move || std::future::ready(health(false))))
-            .route("/readyz", axum::routing::get(move || std::future::ready(states(true))))
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        // The supervisors own the upstream clients; a stdio child ends with its client.
-        self.supervisors.iter().for_each(|s| s.abort());
-    }
-}
+pub use gateway::{Gateway, StartError};
+pub use index::Clash;

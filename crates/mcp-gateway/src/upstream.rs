@@ -73,7 +73,7 @@ pub(crate) struct Lists {
 /// Why listing what an upstream serves failed.
 enum ListError {
     Client(mcp_client::Error),
-    /// It lists more than its bound (entries, or pages): it is degraded, not the gateway.
+    /// It lists more than its bound (entries, bytes or pages): it is degraded, not the gateway.
     OverBound(String),
 }
 
@@ -88,16 +88,51 @@ impl From<mcp_client::Error> for ListError {
     }
 }
 
-/// Every item of a list, up to `max`: one more and the listing stops there.
-async fn bounded<T>(
+/// What one listing of an upstream may take: `max_entries` of each kind, and `max_bytes` of
+/// JSON in all (every kind together, counted in `bytes` as the entries come).
+struct Bounds {
+    max_entries: usize,
+    max_bytes: usize,
+    bytes: usize,
+}
+
+/// Counts the bytes written to it.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 = self.0.saturating_add(bytes.len());
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Every item of a list, within `bounds`: the item that goes over one stops the listing there,
+/// so that no more than a page beyond the bound is ever fetched.
+async fn bounded<T: serde::Serialize>(
     mut items: futures::stream::BoxStream<'static, Result<T, mcp_client::Error>>,
     kind: &str,
-    max: usize,
+    bounds: &mut Bounds,
 ) -> Result<Vec<T>, ListError> {
     let mut all = Vec::new();
     while let Some(item) = items.next().await {
-        all.push(item?);
-        if all.len() > max {
+        let item = item?;
+        // Its size as JSON, counted without holding a copy (a list entry always serializes).
+        let mut size = Counter(0);
+        let _ = serde_json::to_writer(&mut size, &item);
+        bounds.bytes = bounds.bytes.saturating_add(size.0);
+        if bounds.bytes > bounds.max_bytes {
+            let max = bounds.max_bytes;
+            return Err(ListError::OverBound(format!(
+                "its lists take more than {max} bytes of JSON (`max_list_bytes`)"
+            )));
+        }
+        all.push(item);
+        if all.len() > bounds.max_entries {
+            let max = bounds.max_entries;
             return Err(ListError::OverBound(format!("it lists more than {max} {kind} (`max_entries`)")));
         }
     }
@@ -105,26 +140,27 @@ async fn bounded<T>(
 }
 
 impl Lists {
-    /// What `client`'s server lists (only the kinds it declares), each kind at most `max` entries.
-    async fn of(client: &Client, max: usize) -> Result<Lists, ListError> {
+    /// What `client`'s server lists (only the kinds it declares), within `config`'s bounds.
+    async fn of(client: &Client, config: &UpstreamConfig) -> Result<Lists, ListError> {
+        let bounds = &mut Bounds { max_entries: config.max_entries(), max_bytes: config.max_list_bytes(), bytes: 0 };
         let capabilities = client.server_capabilities();
         let tools = match capabilities.tools {
-            Some(_) => bounded(client.list_tools(), "tools", max).await?,
+            Some(_) => bounded(client.list_tools(), "tools", bounds).await?,
             None => Vec::new(),
         };
         let prompts = match capabilities.prompts {
-            Some(_) => bounded(client.list_prompts(), "prompts", max).await?,
+            Some(_) => bounded(client.list_prompts(), "prompts", bounds).await?,
             None => Vec::new(),
         };
         let (resources, templates) = match capabilities.resources {
             Some(_) => (
-                bounded(client.list_resources(), "resources", max).await?,
-                bounded(client.list_resource_templates(), "resource templates", max).await?,
+                bounded(client.list_resources(), "resources", bounds).await?,
+                bounded(client.list_resource_templates(), "resource templates", bounds).await?,
             ),
             None => (Vec::new(), Vec::new()),
         };
         let skills = match client.skills_settings() {
-            Some(_) => bounded(client.list_skills(), "skills", max).await?,
+            Some(_) => bounded(client.list_skills(), "skills", bounds).await?,
             None => Vec::new(),
         };
         Ok(Lists { tools, prompts, resources, templates, skills })
@@ -226,12 +262,13 @@ impl Upstream {
         self.members.iter().position(|m| m.state.lock().expect("not poisoned").client.is_some())
     }
 
-    /// What it lists now, under its own names (nothing while it is down).
-    pub(crate) fn lists(&self) -> Arc<Lists> {
-        match self.primary() {
-            Some(at) => Arc::clone(&self.members[at].state.lock().expect("not poisoned").lists),
-            None => Arc::default(),
-        }
+    /// What it lists now, under its own names (its first connected member's lists); `None`
+    /// while it is down. One look at each member, so that the two agree.
+    pub(crate) fn current(&self) -> Option<Arc<Lists>> {
+        self.members.iter().find_map(|member| {
+            let state = member.state.lock().expect("not poisoned");
+            state.client.is_some().then(|| Arc::clone(&state.lists))
+        })
     }
 
     /// A slot for one request, waiting (up to the upstream's queue timeout) while all are taken;
@@ -388,7 +425,7 @@ async fn supervise_member(upstream: &Upstream, at: usize, report: &Report) {
     let mut backoff = FIRST_BACKOFF;
     loop {
         let connected = match upstream.connect().await {
-            Ok(client) => match Lists::of(&client, upstream.config.max_entries()).await {
+            Ok(client) => match Lists::of(&client, &upstream.config).await {
                 Ok(lists) => Ok((client, lists)),
                 Err(error) => {
                     client.close().await;
@@ -465,7 +502,7 @@ async fn watch_connection(
                     // A burst of list changes is one re-list: the ones that come meanwhile are
                     // taken in by it (resource updates still pass on).
                     settle(upstream, at, changes, report).await;
-                    match Lists::of(client, upstream.config.max_entries()).await {
+                    match Lists::of(client, &upstream.config).await {
                         Ok(lists) => {
                             // New resources are followed too: the subscription starts again.
                             let now = interest(client, &lists);

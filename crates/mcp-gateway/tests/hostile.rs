@@ -2,99 +2,20 @@
 //! gateway started, or an HTTP layer in front of one): what an upstream owns stays its own, an
 //! upstream's error page never reaches a caller, and an upstream's lists are bounded.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures::StreamExt as _;
 use mcp_client::{Client, EraPreference};
 use mcp_gateway::{Gateway, StartError};
-use mcp_server::dynamic::{ReadFuture, ResourceSource, ToolFuture, ToolSource};
-use mcp_server::types::{
-    CallToolRequestParams, ObjectSchema, Resource, ResourceTemplate, ServerNotification, SubscriptionFilter, Tool,
-};
-use mcp_server::{Context, Error, Principal, Server, ToolRoute, text_result};
+use mcp_server::types::{ServerNotification, SubscriptionFilter};
+use mcp_server::{Context, Error, Server, ToolRoute};
 use serde_json::json;
 
 mod common;
+use common::shifting::{Shifting, resource_uris, tool_names};
 use common::{Text, Upstream, client, config, eventually, serve, text};
-
-/// Tools, resources and templates that the test changes while the upstream runs; it answers
-/// every call and read with `who`, and counts them (and how often its tools were listed).
-struct Shifting {
-    who: &'static str,
-    tools: Mutex<Vec<String>>,
-    resources: Mutex<Vec<String>>,
-    templates: Mutex<Vec<String>>,
-    calls: AtomicUsize,
-    reads: AtomicUsize,
-    tool_lists: AtomicUsize,
-}
-
-impl Shifting {
-    fn new(who: &'static str, tools: &[&str], resources: &[&str], templates: &[&str]) -> Arc<Shifting> {
-        let owned = |names: &[&str]| Mutex::new(names.iter().map(|n| n.to_string()).collect());
-        Arc::new(Shifting {
-            who,
-            tools: owned(tools),
-            resources: owned(resources),
-            templates: owned(templates),
-            calls: AtomicUsize::new(0),
-            reads: AtomicUsize::new(0),
-            tool_lists: AtomicUsize::new(0),
-        })
-    }
-
-    fn server(self: &Arc<Self>) -> Server {
-        Server::builder(self.who, "1.0.0")
-            .tool_source(Arc::clone(self) as Arc<dyn ToolSource>)
-            .resource_source(Arc::clone(self) as Arc<dyn ResourceSource>)
-            .build()
-            .unwrap()
-    }
-}
-
-impl ToolSource for Shifting {
-    fn tools(&self, _caller: &Principal) -> Arc<[Tool]> {
-        self.tool_lists.fetch_add(1, Ordering::SeqCst);
-        self.tools.lock().unwrap().iter().map(|name| Tool::new(ObjectSchema::default(), name)).collect()
-    }
-
-    fn call(&self, _ctx: Context, params: CallToolRequestParams) -> ToolFuture {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        let arguments = serde_json::to_string(&params.arguments).unwrap();
-        Box::pin(std::future::ready(Ok(text_result(format!("{} {arguments}", self.who)))))
-    }
-}
-
-impl ResourceSource for Shifting {
-    fn resources(&self, _caller: &Principal) -> Arc<[Resource]> {
-        let resources = self.resources.lock().unwrap();
-        resources.iter().map(|uri| Resource { uri: uri.clone(), name: uri.clone(), ..Default::default() }).collect()
-    }
-
-    fn templates(&self, _caller: &Principal) -> Arc<[ResourceTemplate]> {
-        let templates = self.templates.lock().unwrap();
-        let template = |t: &String| ResourceTemplate { uri_template: t.clone(), name: t.clone(), ..Default::default() };
-        templates.iter().map(template).collect()
-    }
-
-    fn read(&self, _ctx: Context, uri: String) -> ReadFuture {
-        self.reads.fetch_add(1, Ordering::SeqCst);
-        let contents = serde_json::from_value(json!({ "uri": uri, "text": self.who })).unwrap();
-        Box::pin(std::future::ready(Ok(vec![contents])))
-    }
-}
-
-async fn tool_names(client: &Client) -> Vec<String> {
-    client.clear_cache();
-    client.all_tools().await.unwrap().into_iter().map(|t| t.name).collect()
-}
-
-async fn resource_uris(client: &Client) -> Vec<String> {
-    client.clear_cache();
-    client.all_resources().await.unwrap().into_iter().map(|r| r.uri).collect()
-}
 
 async fn read_text(client: &Client, uri: &str) -> String {
     let result = client.read_resource(uri).await.unwrap_or_else(|e| panic!("{uri}: {e}"));

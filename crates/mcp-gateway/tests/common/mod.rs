@@ -9,6 +9,8 @@ use mcp_gateway::{Config, Gateway};
 use mcp_server::Server;
 use mcp_server::types::ContentBlock;
 
+pub mod shifting;
+
 /// Some text.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 pub struct Text {
