@@ -133,7 +133,9 @@ fn declared_names(
                 if let Some((_, content)) = &item.content {
                     declared_names(content, &[module, &[item.ident.to_string()]].concat(), modules, names);
                 }
-                Some(&item.ident)
+                // A module reached through a glob is an alias (see `Scan::items`), not a name: a
+                // field or variable of the same name would pass for it.
+                None
             }
             Item::Static(item) => Some(&item.ident),
             Item::Struct(item) => Some(&item.ident),
@@ -208,6 +210,17 @@ impl Scan<'_> {
                 && self.modules.contains_key(&target)
             {
                 aliases.insert(alias.clone(), target);
+            }
+            // `use that::*` brings `that`'s modules: `sibling::X` through it names `sibling`.
+            if let Some(target) = absolute(self.modules, path, module, &Aliases::new())
+                && path.last().is_some_and(|last| last == "*")
+            {
+                let target = &target[..target.len() - 1];
+                let children =
+                    self.modules.keys().filter(|child| child.len() == target.len() + 1 && child.starts_with(target));
+                for child in children {
+                    aliases.entry(child[target.len()].clone()).or_insert_with(|| child.clone());
+                }
             }
         }
         let mut idents = BTreeSet::new();

@@ -79,3 +79,15 @@ fn a_glob_names_what_the_code_mentions() {
     assert_eq!(lines, ["parent.rs → parent/child.rs (helper)", "parent/child.rs → parent.rs (Parent)"]);
     assert_eq!(circles_and_floors(&graph).0, [vec![1, 2]]);
 }
+
+#[test]
+fn a_glob_brings_modules_as_paths_not_as_names() {
+    let (lines, _) = edges(&[
+        ("lib.rs", "mod parent;"),
+        ("parent.rs", "mod a; mod b; struct S { a: u8 }"),
+        // `a` the field is nothing; `b::B` through the glob is `b.rs`.
+        ("parent/a.rs", "use super::*; fn f(s: S) -> b::B { let _ = s.a; b::B }"),
+        ("parent/b.rs", "pub struct B;"),
+    ]);
+    assert_eq!(lines, ["parent/a.rs → parent.rs (S)", "parent/a.rs → parent/b.rs (B)"]);
+}
