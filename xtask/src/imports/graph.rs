@@ -21,14 +21,28 @@ pub fn graph(root: &Path, read: &dyn Fn(&Path) -> Option<String>) -> anyhow::Res
     let mut loader = Loader { read, parsed: Vec::new(), modules: BTreeMap::new() };
     let dir = root.parent().unwrap_or(Path::new("")).to_path_buf();
     loader.load(root, Vec::new(), dir)?;
-    let mut names = BTreeMap::new();
+    let (mut own, mut globs) = (BTreeMap::new(), BTreeMap::new());
     for (_, syntax, module) in &loader.parsed {
-        declared_names(&syntax.items, module, &loader.modules, &mut names);
+        declared_names(&syntax.items, module, &loader.modules, &mut own, &mut globs);
+    }
+    let mut names = own.clone();
+    // A glob brings its target's names, which a `use super::*` below reaches in turn.
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for (module, targets) in &globs {
+            let reached: Vec<String> =
+                targets.iter().filter_map(|target| names.get(target)).flatten().cloned().collect();
+            let own: &mut BTreeSet<String> = names.entry(module.clone()).or_default();
+            let before = own.len();
+            own.extend(reached);
+            grew |= own.len() > before;
+        }
     }
     let mut graph =
         Graph { files: loader.parsed.iter().map(|(path, _, _)| path.clone()).collect(), ..Graph::default() };
     for (file, (_, syntax, module)) in loader.parsed.iter().enumerate() {
-        let mut scan = Scan { modules: &loader.modules, names: &names, file, edges: &mut graph.edges };
+        let mut scan = Scan { modules: &loader.modules, names: &names, own: &own, file, edges: &mut graph.edges };
         scan.items(&syntax.items, module);
     }
     Ok(graph)
@@ -121,6 +135,7 @@ fn declared_names(
     module: &[String],
     modules: &Modules,
     names: &mut BTreeMap<Vec<String>, BTreeSet<String>>,
+    globs: &mut BTreeMap<Vec<String>, Vec<Vec<String>>>,
 ) {
     let mut own = BTreeSet::new();
     for item in items {
@@ -131,7 +146,7 @@ fn declared_names(
             Item::Macro(item) => item.ident.as_ref(),
             Item::Mod(item) => {
                 if let Some((_, content)) = &item.content {
-                    declared_names(content, &[module, &[item.ident.to_string()]].concat(), modules, names);
+                    declared_names(content, &[module, &[item.ident.to_string()]].concat(), modules, names, globs);
                 }
                 // A module reached through a glob is an alias (see `Scan::items`), not a name: a
                 // field or variable of the same name would pass for it.
@@ -145,9 +160,13 @@ fn declared_names(
             Item::Use(used) => {
                 let mut uses = Vec::new();
                 flatten(&used.tree, &mut Vec::new(), &mut uses);
-                let ours =
-                    uses.into_iter().filter(|(path, _)| absolute(modules, path, module, &Aliases::new()).is_some());
-                own.extend(ours.filter_map(|(_, alias)| alias));
+                for (path, alias) in uses {
+                    let Some(target) = absolute(modules, &path, module, &Aliases::new()) else { continue };
+                    match alias {
+                        Some(alias) => _ = own.insert(alias),
+                        None => globs.entry(module.to_vec()).or_default().push(target[..target.len() - 1].to_vec()),
+                    }
+                }
                 None
             }
             _ => None,
@@ -178,7 +197,10 @@ const FOREIGN_MACROS: [&str; 3] = ["quote", "quote_spanned", "parse_quote"];
 
 struct Scan<'a> {
     modules: &'a Modules,
+    /// What a glob into each module reaches.
     names: &'a BTreeMap<Vec<String>, BTreeSet<String>>,
+    /// What each module declares or imports by name (it shadows what its globs bring).
+    own: &'a BTreeMap<Vec<String>, BTreeSet<String>>,
     file: usize,
     edges: &'a mut BTreeMap<(usize, usize), BTreeSet<String>>,
 }
@@ -238,7 +260,7 @@ impl Scan<'_> {
                 // what the scope declares or imports itself (those shadow the glob).
                 Some(target) => {
                     let target = &target[..target.len() - 1];
-                    let own = self.names.get(module);
+                    let own = self.own.get(module);
                     let used = |name: &&String| idents.contains(*name) && !own.is_some_and(|own| own.contains(*name));
                     for name in self.names.get(target).into_iter().flatten().filter(used) {
                         let path = [&["crate".to_owned()], target, std::slice::from_ref(name)].concat();

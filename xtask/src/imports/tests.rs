@@ -91,3 +91,22 @@ fn a_glob_brings_modules_as_paths_not_as_names() {
     ]);
     assert_eq!(lines, ["parent/a.rs → parent.rs (S)", "parent/a.rs → parent/b.rs (B)"]);
 }
+
+#[test]
+fn a_glob_reaches_what_its_target_re_exports() {
+    let (lines, _) = edges(&[
+        ("lib.rs", "mod private;"),
+        ("private.rs", "mod buffered; mod shape; pub use buffered::*; pub use shape::*;"),
+        ("private/buffered.rs", "pub struct Buffered;"),
+        // `Buffered` comes through `private.rs`'s glob: an edge to `private.rs`.
+        ("private/shape.rs", "use super::*; pub fn f(_: Buffered) {}"),
+    ]);
+    assert_eq!(
+        lines,
+        [
+            "private.rs → private/buffered.rs (*)",
+            "private.rs → private/shape.rs (*)",
+            "private/shape.rs → private.rs (Buffered)"
+        ]
+    );
+}
