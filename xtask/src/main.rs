@@ -15,9 +15,12 @@
 //! * `cargo xtask codegen [--check]` syncs when needed and regenerates `crates/mcp-types/src/generated/`;
 //!   with `--check` it writes nothing and fails when the committed files differ. See [`codegen`] for the
 //!   pipeline.
+//! * `cargo xtask imports [--floors] [CRATE...]` fails when a crate's files import each other in a
+//!   circle (see [`imports`]); `.ci/run` runs it.
 
 mod codegen;
 mod components;
+mod imports;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -48,6 +51,14 @@ enum Command {
         /// Extra arguments passed to `cargo test`.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
+    },
+    /// Check that every crate reads top-down: no circle among the files' imports.
+    Imports {
+        /// Also list the files on each floor.
+        #[arg(long)]
+        floors: bool,
+        /// Only these crates (directory names: `mcp-client`, `xtask`, `tests`).
+        crates: Vec<String>,
     },
     /// Manage the pinned upstream schema files.
     Schema {
@@ -101,6 +112,7 @@ fn main() -> anyhow::Result<()> {
             anyhow::ensure!(status.success(), "cargo test failed");
             Ok(())
         }
+        Command::Imports { floors, crates } => imports::run(&root, &crates, floors),
         Command::Schema { command: SchemaCommand::Sync { from } } => {
             schema::sync(&root, from.as_deref(), schema::Quiet::No)
         }

@@ -1,33 +1,43 @@
 //! The client: configuration, era negotiation, the request pipeline (per-request `_meta`, HTTP
 //! headers, timeouts, version retry, caching, multi round-trip requests) and the typed API.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use futures::stream::{self, BoxStream, Stream, StreamExt as _};
 use mcp_types::{
-    CallToolResult, ClientCapabilities, CompleteRequestParamsRef, CompleteResult, DiscoverResult, GetPromptResult,
-    Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    LoggingLevel, Prompt, ReadResourceResult, RequestId, Resource, ResourceTemplate, ServerCapabilities,
-    ServerNotification, SubscriptionFilter, Tool, error_codes,
+    ClientCapabilities, DiscoverResult, Implementation, JsonObject, RequestId, ServerCapabilities, error_codes,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::core::{Core, Limits, Progress, ProgressFn, request_message, token_key};
+use crate::core::{Core, request_message, token_key};
 use crate::error::Error;
-use crate::handlers::{Handlers, InputHook};
+use crate::handlers::InputHook;
 use crate::telemetry;
-use crate::transport::{CancelNotice, Outgoing, Transport, TransportKind};
-use mcp_types::http_headers::{encode_value as encode_header_value, header_params, param_headers};
+use crate::transport::request::{CancelNotice, Outgoing};
+use crate::transport::{Transport, TransportKind};
+use mcp_types::http_headers::encode_value as encode_header_value;
 use tracing::Instrument as _;
 
-/// The 2026-07-28 (stateless) versions this client speaks, preferred first.
-pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
-/// The legacy (`initialize` handshake) versions this client speaks, preferred first.
-pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+// Below the client: what it is made of.
+pub(crate) mod era;
+pub(crate) mod options;
+pub(crate) mod results;
+mod tool_annotations;
+// Above it: what it does, in `impl Client` blocks of their own.
+pub(crate) mod apps;
+mod cache;
+mod connect;
+mod methods;
+mod negotiation;
+pub(crate) mod skills;
+pub(crate) mod subscription;
+
+use era::{Era, ServerDetails};
+use options::{CallOptions, ClientBuilder};
+use results::{check_result_type, result_type_is, supported_versions};
 
 const MAX_INPUT_ROUNDS: usize = 16;
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -35,44 +45,10 @@ const META_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_INFO: &str = "io.modelcontextprotocol/clientInfo";
 const META_LOG: &str = "io.modelcontextprotocol/logLevel";
 
-/// The protocol era a connection speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Era {
-    /// 2026-07-28 and later: stateless, per-request `_meta`.
-    Modern,
-    /// 2024-11-05 … 2025-11-25: the `initialize` handshake.
-    Legacy,
-}
-
-/// Which era(s) the client may negotiate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum EraPreference {
-    /// Modern first, falling back to legacy as the spec's compatibility rules say.
-    #[default]
-    Auto,
-    /// Modern only: never `initialize`.
-    Modern,
-    /// Legacy only: go straight to `initialize`.
-    Legacy,
-}
-
-/// What negotiation established about the server.
-#[derive(Debug, Clone)]
-pub struct ServerDetails {
-    /// The era negotiated.
-    pub era: Era,
-    /// The protocol version requests are sent with.
-    pub protocol_version: String,
-    /// The server's self-description, if it gave one.
-    pub server_info: Option<Implementation>,
-    /// What the server can do.
-    pub capabilities: ServerCapabilities,
-    /// The server's instructions for the model, if it gave any.
-    pub instructions: Option<String>,
-    /// Versions the server said it supports (`server/discover` or `-32022`); empty if unknown.
-    pub supported_versions: Vec<String>,
-    /// The transport the client talks over.
-    pub transport: TransportKind,
+/// A cached result and when it goes stale (the cache itself is in `cache`).
+struct CacheEntry {
+    pub(super) expires: Instant,
+    pub(super) result: Box<RawValue>,
 }
 
 struct Inner {
@@ -572,23 +548,6 @@ impl Drop for CallHooksGuard {
     }
 }
 
-mod apps;
-pub use apps::UiResourceContents;
-mod cache;
-mod methods;
-mod negotiation;
-mod options;
-mod results;
-mod skills;
-mod subscription;
-mod tool_annotations;
-use cache::{CacheEntry, cache_key, ttl_of};
-pub use options::{CallOptions, ClientBuilder};
-use results::{check_result_type, server_info_of, supported_versions};
-pub(crate) use results::{decode, result_type, result_type_is};
-pub use skills::LoadedSkill;
-pub use subscription::Subscription;
-
 /// A tool call's `arguments`: a value that serializes to an object, or to `null` for none.
 pub(crate) fn tool_arguments(name: &str, arguments: impl Serialize) -> Result<Option<JsonObject>, Error> {
     match serde_json::to_value(arguments) {
@@ -599,53 +558,5 @@ pub(crate) fn tool_arguments(name: &str, arguments: impl Serialize) -> Result<Op
             message: format!("arguments must serialize to a JSON object, not {other}"),
         }),
         Err(error) => Err(Error::InvalidArguments { tool: name.to_owned(), message: error.to_string() }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::methods::{collect, paginate};
-    use super::*;
-
-    pub(super) fn raw(text: &str) -> Box<RawValue> {
-        RawValue::from_string(text.to_owned()).unwrap()
-    }
-
-    #[test]
-    fn ttl_and_normalization_follow_the_caching_rules() {
-        assert_eq!(ttl_of(&raw(r#"{"ttlMs":1500}"#)), Some(Duration::from_millis(1500)));
-        assert_eq!(ttl_of(&raw(r#"{"ttlMs":0}"#)), None);
-        assert_eq!(ttl_of(&raw(r#"{"ttlMs":-5}"#)), None);
-        assert_eq!(ttl_of(&raw(r#"{}"#)), None);
-        assert_eq!(ttl_of(&raw(r#"{"ttlMs":10,"resultType":"input_required"}"#)), None);
-        let page: ListToolsResult = decode("tools/list", &raw(r#"{"tools":[],"ttlMs":-3}"#)).unwrap();
-        assert_eq!(page.ttl_ms.unwrap_or_default().duration(), Duration::ZERO);
-        let page: ListToolsResult = decode("tools/list", &raw(r#"{"tools":[]}"#)).unwrap();
-        assert_eq!((page.ttl_ms, page.cache_scope), (None, None));
-    }
-
-    #[tokio::test]
-    async fn pagination_follows_cursors_and_stops_on_a_loop() {
-        let pages = paginate(10, |cursor: Option<String>| async move {
-            Ok(match cursor.as_deref() {
-                None => (vec![1, 2], Some("a".to_owned())),
-                Some("a") => (vec![3], Some("".to_owned())),
-                Some("") => (vec![4], None),
-                _ => unreachable!(),
-            })
-        });
-        assert_eq!(collect(pages).await.unwrap(), vec![1, 2, 3, 4]);
-        let looping = paginate(10, |_cursor: Option<String>| async move { Ok((vec![0], Some("same".to_owned()))) });
-        let err = collect(looping).await.unwrap_err();
-        assert!(err.to_string().contains("repeated the cursor"), "{err}");
-        let fetched = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let counter = fetched.clone();
-        let endless = paginate(3, move |cursor: Option<String>| {
-            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            async move { Ok((vec![0], Some(format!("{}x", cursor.unwrap_or_default())))) }
-        });
-        let err = collect(endless).await.unwrap_err();
-        assert!(matches!(err, Error::LimitExceeded { limit: "ClientBuilder::max_list_pages", .. }), "{err}");
-        assert_eq!(fetched.load(std::sync::atomic::Ordering::SeqCst), 3);
     }
 }

@@ -351,13 +351,6 @@ pub(crate) fn as_reply_to(text: &str, id: &RequestId) -> Option<Delivery> {
     matches.then(|| envelope.reply().ok_or_else(|| format!("malformed JSON-RPC response: {text}")))
 }
 
-/// Whether the JSON text `text` may hold `needle` (a JSON string written with its quotes, or a
-/// word of one) in a member name or a value: without a backslash anywhere nothing is escaped,
-/// so a plain search answers exactly, and a "no" saves a parse.
-pub(crate) fn may_hold(text: &str, needle: &str) -> bool {
-    text.contains('\\') || text.contains(needle)
-}
-
 /// The encoded request: `params` with `meta` as its `_meta` (left out when empty), written
 /// straight from the caller's maps rather than through a copy of them.
 pub(crate) fn request_message(
@@ -435,5 +428,56 @@ mod tests {
         let mut rx = core.expect(id.clone());
         core.dispatch(&json!({"jsonrpc":"2.0","id":id,"result":{"ok":true}}).to_string(), None);
         assert_eq!(rx.try_recv().unwrap().unwrap().unwrap().get(), r#"{"ok":true}"#);
+    }
+}
+
+#[cfg(all(test, feature = "otel"))]
+mod answer_spans {
+    use opentelemetry::trace::SpanKind;
+    use serde_json::{Value, json};
+
+    use super::{Core, Handlers, Limits, ServerRequest};
+    use crate::telemetry::recorded;
+
+    const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const PARENT_ID: &str = "00f067aa0ba902b7";
+
+    #[test]
+    fn a_server_request_is_answered_in_a_child_of_the_context_in_its_meta() {
+        let spans = recorded(|| {
+            let core = Core::new(Handlers::new().roots(|| async { Ok(vec![]) }), Limits::default());
+            let request = ServerRequest {
+                id: json!("s-1"),
+                method: "roots/list".into(),
+                params: json!({"_meta": {"traceparent": format!("00-{TRACE_ID}-{PARENT_ID}-01")}}),
+                related: None,
+            };
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let answer = runtime.block_on(core.answer(&request));
+            assert_eq!(answer["result"], json!({"roots": []}));
+        });
+        let span = spans.iter().find(|s| s.name == "roots/list").expect("a roots/list span");
+        assert_eq!(span.span_kind, SpanKind::Server);
+        assert_eq!(span.span_context.trace_id().to_string(), TRACE_ID);
+        assert_eq!(span.parent_span_id.to_string(), PARENT_ID);
+        let id = span.attributes.iter().find(|kv| kv.key.as_str() == "jsonrpc.request.id");
+        assert_eq!(id.map(|kv| kv.value.to_string()).as_deref(), Some("s-1"));
+    }
+
+    #[test]
+    fn a_failed_answer_names_its_code() {
+        let spans = recorded(|| {
+            let core = Core::new(Handlers::new(), Limits::default());
+            let request =
+                ServerRequest { id: json!(3), method: "roots/list".into(), params: Value::Null, related: None };
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let answer = runtime.block_on(core.answer(&request));
+            assert_eq!(answer["error"]["code"], -32600);
+        });
+        let span = spans.iter().find(|s| s.name == "roots/list").expect("a roots/list span");
+        let attribute =
+            |key: &str| span.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string());
+        assert_eq!(attribute("error.type").as_deref(), Some("-32600"));
+        assert_eq!(attribute("rpc.response.status_code").as_deref(), Some("-32600"));
     }
 }

@@ -11,7 +11,9 @@ use mcp_types::{CallToolResult, ErrorObject, InputResponses, JsonObject};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::client::{Call, CallOptions, Client, decode};
+use crate::client::options::CallOptions;
+use crate::client::results::{decode, result_type_is};
+use crate::client::{Call, Client, tool_arguments};
 use crate::error::Error;
 
 /// How long to wait between two `tasks/get` when the server suggests no interval.
@@ -203,9 +205,9 @@ impl Client {
         arguments: impl serde::Serialize,
         options: CallOptions,
     ) -> Result<ToolCall, Error> {
-        let arguments = crate::client::tool_arguments(name, arguments)?;
+        let arguments = tool_arguments(name, arguments)?;
         let result = self.start_tool_call(name, arguments, options.clone()).await?;
-        if crate::client::result_type_is(&result, mcp_types::ext::tasks::RESULT_TYPE_TASK) {
+        if result_type_is(&result, mcp_types::ext::tasks::RESULT_TYPE_TASK) {
             return TaskHandle::created(self, &result, options).map(ToolCall::Task);
         }
         decode("tools/call", &result).map(ToolCall::Complete)

@@ -118,7 +118,7 @@ fn is_tool_error(result: &RawValue) -> bool {
         #[serde(rename = "isError", default)]
         is_error: Option<bool>,
     }
-    if !crate::core::may_hold(result.get(), r#""isError""#) {
+    if !crate::json_text::may_hold(result.get(), r#""isError""#) {
         return false;
     }
     serde_json::from_str::<ToolResult>(result.get()).is_ok_and(|r| r.is_error == Some(true))
@@ -590,70 +590,28 @@ mod otel {
     }
 }
 
+/// Runs `work` with spans recorded; the finished spans (for the tests here and in `core`).
 #[cfg(all(test, feature = "otel"))]
-mod tests {
-    use opentelemetry::trace::{SpanKind, TracerProvider as _};
+pub(crate) fn recorded(work: impl FnOnce()) -> Vec<opentelemetry_sdk::trace::SpanData> {
+    use opentelemetry::trace::TracerProvider as _;
     use opentelemetry_sdk::propagation::TraceContextPropagator;
-    use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
-    use serde_json::json;
+    use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
     use tracing_subscriber::layer::SubscriberExt as _;
 
+    opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), work);
+    let _ = provider.force_flush();
+    exporter.get_finished_spans().unwrap()
+}
+
+#[cfg(all(test, feature = "otel"))]
+mod tests {
+    use serde_json::json;
+
     use super::*;
-    use crate::core::{Core, Limits, ServerRequest};
-    use crate::handlers::Handlers;
-
-    const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
-    const PARENT_ID: &str = "00f067aa0ba902b7";
-
-    /// Runs `work` with spans recorded; the finished spans.
-    fn recorded(work: impl FnOnce()) -> Vec<SpanData> {
-        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
-        let exporter = InMemorySpanExporter::default();
-        let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
-        let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
-        tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), work);
-        let _ = provider.force_flush();
-        exporter.get_finished_spans().unwrap()
-    }
-
-    #[test]
-    fn a_server_request_is_answered_in_a_child_of_the_context_in_its_meta() {
-        let spans = recorded(|| {
-            let core = Core::new(Handlers::new().roots(|| async { Ok(vec![]) }), Limits::default());
-            let request = ServerRequest {
-                id: json!("s-1"),
-                method: "roots/list".into(),
-                params: json!({"_meta": {"traceparent": format!("00-{TRACE_ID}-{PARENT_ID}-01")}}),
-                related: None,
-            };
-            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-            let answer = runtime.block_on(core.answer(&request));
-            assert_eq!(answer["result"], json!({"roots": []}));
-        });
-        let span = spans.iter().find(|s| s.name == "roots/list").expect("a roots/list span");
-        assert_eq!(span.span_kind, SpanKind::Server);
-        assert_eq!(span.span_context.trace_id().to_string(), TRACE_ID);
-        assert_eq!(span.parent_span_id.to_string(), PARENT_ID);
-        let id = span.attributes.iter().find(|kv| kv.key.as_str() == "jsonrpc.request.id");
-        assert_eq!(id.map(|kv| kv.value.to_string()).as_deref(), Some("s-1"));
-    }
-
-    #[test]
-    fn a_failed_answer_names_its_code() {
-        let spans = recorded(|| {
-            let core = Core::new(Handlers::new(), Limits::default());
-            let request =
-                ServerRequest { id: json!(3), method: "roots/list".into(), params: Value::Null, related: None };
-            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-            let answer = runtime.block_on(core.answer(&request));
-            assert_eq!(answer["error"]["code"], -32600);
-        });
-        let span = spans.iter().find(|s| s.name == "roots/list").expect("a roots/list span");
-        let attribute =
-            |key: &str| span.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string());
-        assert_eq!(attribute("error.type").as_deref(), Some("-32600"));
-        assert_eq!(attribute("rpc.response.status_code").as_deref(), Some("-32600"));
-    }
 
     #[test]
     fn the_trace_context_never_replaces_what_the_caller_put_in_meta() {

@@ -9,7 +9,7 @@ use mcp_server::tasks::StoreError;
 use mcp_server::{Change, ChangeBus};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
-use crate::Redis;
+use crate::connection::Redis;
 
 const BUS: &str = "change bus";
 

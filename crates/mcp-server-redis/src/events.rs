@@ -7,7 +7,7 @@ use mcp_server::EventStore;
 use mcp_server::events::{EventFeed, StoredEvent};
 use mcp_server::tasks::{StoreError, StoreFuture};
 
-use crate::{Redis, millis};
+use crate::connection::{Redis, millis};
 
 const EVENTS: &str = "event store";
 

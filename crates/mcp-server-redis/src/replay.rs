@@ -3,7 +3,7 @@
 use mcp_server::auth::{ProofUse, ReplayStore};
 use mcp_server::tasks::StoreError;
 
-use crate::Redis;
+use crate::connection::Redis;
 
 const REPLAY: &str = "DPoP replay store";
 
@@ -53,7 +53,7 @@ impl ReplayStore for RedisReplayStore {
             let proof = self.redis.key("dpop", &format!("{{{key}}}:{jti}"));
             let count = self.redis.key("dpop-count", &format!("{{{key}}}"));
             // An expiry already past would make the key vanish at once and accept a replay.
-            let until = until.max(crate::now_ms() / 1000 + 1);
+            let until = until.max(crate::connection::now_ms() / 1000 + 1);
             let script = redis::Script::new(RECORD);
             let mut invocation = script.key(&proof);
             invocation.key(&count).arg(until).arg(self.per_key);

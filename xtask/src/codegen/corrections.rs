@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::model::Ty;
+use super::ty::Ty;
 
 /// A member that receivers must accept beyond what `schema.json` allows.
 pub struct Tolerance {

@@ -67,6 +67,7 @@ mod enums;
 mod inlined;
 mod model;
 mod registry;
+mod ty;
 
 use std::fs;
 use std::path::Path;

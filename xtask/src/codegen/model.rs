@@ -11,27 +11,8 @@ mod messages;
 mod names;
 mod unions;
 pub use names::*;
-
-/// A Rust type expression.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Ty {
-    String,
-    Bool,
-    /// `serde_json::Number`: keeps `50` as `50` and `0.5` as `0.5`.
-    Number,
-    Value,
-    /// `serde_json::Map<String, Value>`.
-    Object,
-    Vec(Box<Ty>),
-    /// `BTreeMap<String, T>`.
-    Map(Box<Ty>),
-    /// A type generated into this module.
-    Named(String),
-    /// A hand-written type of the crate (`crate::RequestId`).
-    Path(&'static str),
-    /// A generated type kept on the heap (`Box<T>`): see [`super::corrections::boxed`].
-    Boxed(Box<Ty>),
-}
+// Below this model and the corrections it applies, which both speak of types.
+pub use super::ty::Ty;
 
 #[derive(Debug)]
 pub struct Field {

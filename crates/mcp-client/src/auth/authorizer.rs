@@ -7,7 +7,7 @@ use futures::future::BoxFuture;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use url::Url;
 
-use super::AuthError;
+use super::error::AuthError;
 
 /// Takes the user through authorization: receives the authorization URL and returns the
 /// redirect URL the authorization server sent the user agent to (carrying `code`, `state` and

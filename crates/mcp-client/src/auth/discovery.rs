@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use url::Url;
 
-use super::AuthError;
+use super::error::AuthError;
 
 /// What a 401 or 403 said in its `Bearer` challenge.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! [`AuthError`]: one variant for each way authorization fails, and the message it displays.
 
-use super::*;
+use std::fmt;
 
 /// Why authorization failed.
 #[derive(Debug)]
@@ -83,7 +83,7 @@ pub enum AuthError {
         description: Option<String>,
     },
     /// The Protected Resource Metadata does not list the one authorization server this client
-    /// trusts ([`OAuthBuilder::authorization_server`]); no request was sent to any it lists.
+    /// trusts ([`OAuthBuilder::authorization_server`](super::OAuthBuilder::authorization_server)); no request was sent to any it lists.
     UntrustedAuthorizationServer {
         /// The authorization server this client trusts.
         trusted: String,
@@ -96,9 +96,9 @@ pub enum AuthError {
         /// The authorization server's issuer.
         issuer: String,
     },
-    /// Authorization is needed but no [`Authorizer`] was configured.
+    /// Authorization is needed but no [`Authorizer`](super::Authorizer) was configured.
     NoAuthorizer,
-    /// The [`Authorizer`] failed (no redirect in time, the user gave up, …).
+    /// The [`Authorizer`](super::Authorizer) failed (no redirect in time, the user gave up, …).
     Authorizer(String),
     /// A metadata, registration or token document is malformed.
     InvalidMetadata(String),

@@ -6,18 +6,17 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use sha2::{Digest as _, Sha256};
 use url::Url;
 
 use super::authorizer::endpoint_of;
 use super::discovery::ServerMetadata;
+use super::error::AuthError;
+use super::fetch::{endpoint_url, read_text};
 use super::grants::{ClientAuth, Grant, oauth_error};
+use super::oauth::{OAuth, Session};
 use super::store::{ClientRegistration, Secret, StoredTokens, TokenEndpointAuthMethod};
-use super::{AuthError, OAuth, Session};
-
-/// Largest token, registration or metadata response read.
-const MAX_RESPONSE: usize = 1024 * 1024;
 
 /// `n` random bytes from the operating system, base64url without padding.
 fn random_string(n: usize) -> Result<String, AuthError> {
@@ -249,27 +248,6 @@ fn registration_method(metadata: &ServerMetadata) -> TokenEndpointAuthMethod {
 fn application_type(redirect_uri: &Url) -> &'static str {
     let loopback = matches!(redirect_uri.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
     if loopback || !matches!(redirect_uri.scheme(), "http" | "https") { "native" } else { "web" }
-}
-
-pub(crate) fn endpoint_url(endpoint: Option<&str>, name: &str) -> Result<Url, AuthError> {
-    let endpoint = endpoint.ok_or_else(|| AuthError::InvalidMetadata(format!("the metadata has no {name}")))?;
-    Url::parse(endpoint).map_err(|e| AuthError::InvalidMetadata(format!("{name} {endpoint:?} is not a URL: {e}")))
-}
-
-/// Reads a response body up to [`MAX_RESPONSE`]; never fails.
-pub(crate) async fn read_text(response: reqwest::Response) -> String {
-    crate::body::read_capped(response, MAX_RESPONSE).await
-}
-
-/// Fetches a JSON document (metadata); `None` for anything but a 200 with JSON.
-pub(crate) async fn fetch_json(http: &reqwest::Client, url: &Url) -> Result<Value, String> {
-    let response =
-        http.get(url.clone()).header(ACCEPT, "application/json").send().await.map_err(|e| format!("GET {url}: {e}"))?;
-    let status = response.status();
-    if !status.is_success() {
-        return Err(format!("GET {url}: HTTP {status}"));
-    }
-    serde_json::from_str(&read_text(response).await).map_err(|e| format!("GET {url}: not JSON: {e}"))
 }
 
 #[cfg(test)]

@@ -17,10 +17,11 @@ use reqwest::header::ACCEPT;
 use serde::Deserialize;
 use url::Url;
 
-use super::flow::{endpoint_url, read_text};
+use super::error::AuthError;
+use super::fetch::{endpoint_url, read_text};
 use super::jose::{self, Es256Key};
+use super::oauth::{OAuth, Session, Unattended};
 use super::store::{ClientRegistration, Secret, StoredTokens, TokenEndpointAuthMethod};
-use super::{AuthError, OAuth, Session};
 
 const GRANT_JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const TOKEN_TYPE_ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
@@ -175,14 +176,6 @@ fn form_encode(value: &str) -> String {
 
 fn jose_error(e: jose::JoseError) -> AuthError {
     AuthError::Internal(format!("signing a token request: {e}"))
-}
-
-/// A grant that needs no user, used instead of the authorization code flow.
-#[derive(Debug, Clone)]
-pub(crate) enum Unattended {
-    ClientCredentials,
-    EnterpriseManaged { idp_token_endpoint: String, idp_client_id: String, id_token: Secret },
-    JwtBearer { assertion: Secret },
 }
 
 impl OAuth {

@@ -9,7 +9,7 @@ use mcp_types::ext::apps::{self, McpUiResourceMeta, McpUiToolMeta};
 use mcp_types::{ReadResourceResultContentsItem, Tool};
 
 use super::Client;
-use crate::Error;
+use crate::error::Error;
 
 /// An MCP App's interface as read from the server.
 #[derive(Debug, Clone, PartialEq)]

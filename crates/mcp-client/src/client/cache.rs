@@ -1,11 +1,13 @@
 //! The `ttlMs` cache of list and read results, within `max_cache_bytes`.
 
-use super::*;
+use std::time::{Duration, Instant};
 
-pub(super) struct CacheEntry {
-    pub(super) expires: Instant,
-    pub(super) result: Box<RawValue>,
-}
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::results::result_type;
+use super::{CacheEntry, Call, Client};
+use crate::error::Error;
 
 impl Client {
     /// A cacheable request: served from the cache while fresh (modern era only: legacy results
@@ -73,4 +75,29 @@ pub(super) fn ttl_of(result: &RawValue) -> Option<Duration> {
     // Absent, negative or malformed: nothing to cache.
     let ttl = serde_json::from_str::<Hints>(result.get()).ok()?.ttl_ms?.duration();
     (!ttl.is_zero()).then_some(ttl)
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_types::ListToolsResult;
+
+    use super::*;
+    use crate::client::results::decode;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn ttl_and_normalization_follow_the_caching_rules() {
+        assert_eq!(ttl_of(&raw(r#"{"ttlMs":1500}"#)), Some(Duration::from_millis(1500)));
+        assert_eq!(ttl_of(&raw(r#"{"ttlMs":0}"#)), None);
+        assert_eq!(ttl_of(&raw(r#"{"ttlMs":-5}"#)), None);
+        assert_eq!(ttl_of(&raw(r#"{}"#)), None);
+        assert_eq!(ttl_of(&raw(r#"{"ttlMs":10,"resultType":"input_required"}"#)), None);
+        let page: ListToolsResult = decode("tools/list", &raw(r#"{"tools":[],"ttlMs":-3}"#)).unwrap();
+        assert_eq!(page.ttl_ms.unwrap_or_default().duration(), Duration::ZERO);
+        let page: ListToolsResult = decode("tools/list", &raw(r#"{"tools":[]}"#)).unwrap();
+        assert_eq!((page.ttl_ms, page.cache_scope), (None, None));
+    }
 }

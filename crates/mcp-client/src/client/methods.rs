@@ -2,7 +2,27 @@
 //! completion, `health`, `ping`), each a [`Call`] through the request pipeline, and the list
 //! pagination behind `list_*` and `all_*`.
 
-use super::*;
+use std::collections::{BTreeMap, HashSet};
+use std::time::Instant;
+
+use futures::stream::{self, BoxStream, StreamExt as _};
+use mcp_types::http_headers::{header_params, param_headers};
+use mcp_types::{
+    CallToolResult, CompleteRequestParamsRef, CompleteResult, DiscoverResult, GetPromptResult, JsonObject,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult,
+    Resource, ResourceTemplate, Tool, error_codes,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use super::cache::{cache_key, ttl_of};
+use super::era::Era;
+use super::options::CallOptions;
+use super::results::{decode, result_type_is};
+use super::{Call, Client, tool_arguments};
+use crate::error::Error;
+use crate::transport::TransportKind;
 
 impl Client {
     /// `server/discover` (modern era), served from the cache while its `ttlMs` lasts.
@@ -113,9 +133,9 @@ impl Client {
     /// Calls a tool with per-call options (progress, timeout, log level); `arguments` as for
     /// [`Client::call_tool`].
     ///
-    /// With [`ClientBuilder::tasks`], a server may run the call as a task: this then polls
+    /// With [`ClientBuilder::tasks`](crate::ClientBuilder::tasks), a server may run the call as a task: this then polls
     /// `tasks/get` (every `pollIntervalMs`), answers the task's input requests with the
-    /// [`Handlers`], and returns the task's result, or its JSON-RPC error ([`Error::Rpc`]), or
+    /// [`Handlers`](crate::Handlers), and returns the task's result, or its JSON-RPC error ([`Error::Rpc`]), or
     /// [`Error::TaskCancelled`]. Dropping the future cancels the task (`tasks/cancel`).
     pub async fn call_tool_with(
         &self,
@@ -409,7 +429,7 @@ impl Client {
 
     /// Asks a legacy server for log messages at or above `level` for the rest of the session
     /// (`logging/setLevel`, deprecated). A 2026-07-28 server takes the level per request:
-    /// [`CallOptions::log_level`] or [`ClientBuilder::log_level`].
+    /// [`CallOptions::log_level`] or [`ClientBuilder::log_level`](crate::ClientBuilder::log_level).
     pub async fn set_log_level(&self, level: mcp_types::LoggingLevel) -> Result<(), Error> {
         if self.era() == Era::Modern {
             return Err(Error::NotSupported {
@@ -519,5 +539,35 @@ fn prompt_arguments(name: &str, arguments: impl Serialize) -> Result<JsonObject,
             message: format!("prompt argument `{key}` must be a string, not {value}"),
         }),
         None => Ok(arguments),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn pagination_follows_cursors_and_stops_on_a_loop() {
+        let pages = paginate(10, |cursor: Option<String>| async move {
+            Ok(match cursor.as_deref() {
+                None => (vec![1, 2], Some("a".to_owned())),
+                Some("a") => (vec![3], Some("".to_owned())),
+                Some("") => (vec![4], None),
+                _ => unreachable!(),
+            })
+        });
+        assert_eq!(collect(pages).await.unwrap(), vec![1, 2, 3, 4]);
+        let looping = paginate(10, |_cursor: Option<String>| async move { Ok((vec![0], Some("same".to_owned()))) });
+        let err = collect(looping).await.unwrap_err();
+        assert!(err.to_string().contains("repeated the cursor"), "{err}");
+        let fetched = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = fetched.clone();
+        let endless = paginate(3, move |cursor: Option<String>| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move { Ok((vec![0], Some(format!("{}x", cursor.unwrap_or_default())))) }
+        });
+        let err = collect(endless).await.unwrap_err();
+        assert!(matches!(err, Error::LimitExceeded { limit: "ClientBuilder::max_list_pages", .. }), "{err}");
+        assert_eq!(fetched.load(std::sync::atomic::Ordering::SeqCst), 3);
     }
 }

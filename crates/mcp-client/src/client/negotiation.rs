@@ -1,7 +1,18 @@
 //! Which era and version a connection speaks: probing with `server/discover`, the legacy
 //! `initialize` handshake, and the fallback to the 2024-11-05 HTTP+SSE transport.
 
-use super::*;
+use std::time::{Duration, Instant};
+
+use mcp_types::{DiscoverResult, JsonObject, ServerCapabilities, error_codes};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use super::cache::ttl_of;
+use super::era::{Era, EraPreference};
+use super::results::{decode, server_info_of, supported_versions};
+use super::{Call, Client};
+use crate::error::Error;
+use crate::transport::{Transport, TransportKind};
 
 impl Client {
     pub(super) async fn negotiate(&self) -> Result<(), Error> {
@@ -322,7 +333,7 @@ impl Client {
             self.inner.config.probe_timeout.max(Duration::from_secs(5)),
         )
         .await?;
-        *self.inner.transport.write().unwrap() = Arc::new(Transport::LegacySse(sse));
+        *self.inner.transport.write().unwrap() = std::sync::Arc::new(Transport::LegacySse(sse));
         self.initialize(version).await
     }
 

@@ -1,10 +1,15 @@
 //! How a client is configured: [`ClientBuilder`] for the connection (handlers, era and
 //! versions, timeouts, limits, HTTP settings) and [`CallOptions`] for one call.
 
-use super::*;
-use crate::HandlerError;
-use crate::handlers::{CallHooks, InputAsk, InputHook};
-use mcp_types::{InputResponse, LoggingMessageNotificationParams};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_types::{ClientCapabilities, Implementation, InputResponse, LoggingLevel, LoggingMessageNotificationParams};
+
+use super::era::{EraPreference, LEGACY_VERSIONS, MODERN_VERSIONS};
+use crate::core::{Limits, Progress, ProgressFn};
+use crate::error::HandlerError;
+use crate::handlers::{CallHooks, Handlers, InputAsk, InputHook};
 
 /// Per-call options.
 #[derive(Clone, Default)]
@@ -66,7 +71,7 @@ impl CallOptions {
 
     /// Tells `callback` the task id when the server makes this call a task (the tasks
     /// extension: with [`ClientBuilder::tasks`], or capabilities of [`CallOptions::on_input`]
-    /// that declare it); [`Client::call_tool_with`] then follows the task as before.
+    /// that declare it); [`Client::call_tool_with`](crate::Client::call_tool_with) then follows the task as before.
     pub fn on_task(mut self, callback: impl Fn(&str) + Send + Sync + 'static) -> Self {
         self.hooks.task = Some(Arc::new(callback));
         self
@@ -75,7 +80,7 @@ impl CallOptions {
     /// Passes the log messages (`notifications/message`) the server sends while serving this
     /// call to `callback`, instead of the client's trace. They belong to the call as input
     /// requests do (see [`CallOptions::on_input`]). Which levels come is set by
-    /// [`CallOptions::log_level`] (modern) or [`Client::set_log_level`] (legacy).
+    /// [`CallOptions::log_level`] (modern) or [`Client::set_log_level`](crate::Client::set_log_level) (legacy).
     pub fn on_log(mut self, callback: impl Fn(LoggingMessageNotificationParams) + Send + Sync + 'static) -> Self {
         self.hooks.log = Some(Arc::new(callback));
         self
@@ -95,7 +100,7 @@ impl std::fmt::Debug for CallOptions {
     }
 }
 
-/// Builds a [`Client`] and connects it.
+/// Builds a [`Client`](crate::Client) and connects it.
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
     pub(super) client_info: Implementation,
@@ -190,7 +195,7 @@ impl ClientBuilder {
     }
 
     /// The most pages one listing follows (default 1000): `all_tools` and the other `all_*`
-    /// and `list_*` streams end with [`Error::LimitExceeded`] after it, and the listing that
+    /// and `list_*` streams end with [`Error::LimitExceeded`](crate::Error::LimitExceeded) after it, and the listing that
     /// `call_tool` does to learn a tool's headers stops there.
     pub fn max_list_pages(mut self, pages: usize) -> Self {
         self.limits.max_list_pages = pages;
@@ -222,7 +227,7 @@ impl ClientBuilder {
     }
 
     /// Bytes of messages queued for a stdio server's stdin (default 8 MiB). Requests and answers
-    /// wait for room; a notification that finds no room fails with [`Error::LimitExceeded`].
+    /// wait for room; a notification that finds no room fails with [`Error::LimitExceeded`](crate::Error::LimitExceeded).
     pub fn max_outbox_bytes(mut self, bytes: usize) -> Self {
         self.limits.max_outbox_bytes = bytes;
         self
@@ -242,9 +247,9 @@ impl ClientBuilder {
 
     /// Opts in to the tasks extension (`io.modelcontextprotocol/tasks`, default: off): the client
     /// declares it on every modern request, so a server may answer a `tools/call` with a task.
-    /// [`Client::call_tool`] then follows the task to its end (polling `tasks/get`, answering its
+    /// [`Client::call_tool`](crate::Client::call_tool) then follows the task to its end (polling `tasks/get`, answering its
     /// input requests with the [`Handlers`], cancelling it when the call is dropped), and
-    /// [`Client::call_tool_as_task`] hands the task to the caller. Without it a server never
+    /// [`Client::call_tool_as_task`](crate::Client::call_tool_as_task) hands the task to the caller. Without it a server never
     /// makes a call a task.
     pub fn tasks(mut self, enabled: bool) -> Self {
         self.tasks = enabled;
@@ -302,44 +307,5 @@ impl ClientBuilder {
     pub fn oauth(mut self, oauth: crate::auth::OAuth) -> Self {
         self.oauth = Some(oauth);
         self
-    }
-
-    /// Spawns the server and negotiates.
-    #[cfg(feature = "stdio")]
-    pub async fn connect_stdio(self, command: crate::StdioCommand) -> Result<Client, Error> {
-        let core = Core::new(self.handlers.clone(), self.limits.clone());
-        let transport = crate::transport::stdio::StdioTransport::spawn(command, &core).await?;
-        let client = Client::assemble(self, core, Transport::Stdio(transport));
-        client.negotiate().await?;
-        Ok(client)
-    }
-
-    /// Connects to a Streamable HTTP endpoint (falling back to HTTP+SSE if needed) and
-    /// negotiates.
-    #[cfg(feature = "http")]
-    pub async fn connect_http(self, url: &str) -> Result<Client, Error> {
-        let url = reqwest::Url::parse(url).map_err(|e| Error::transport(format!("invalid URL {url:?}: {e}")))?;
-        let mut headers = reqwest::header::HeaderMap::new();
-        for (name, value) in &self.http_headers {
-            let name = reqwest::header::HeaderName::try_from(name.as_str())
-                .map_err(|e| Error::transport(format!("invalid header name {name:?}: {e}")))?;
-            let value = reqwest::header::HeaderValue::try_from(value.as_str())
-                .map_err(|e| Error::transport(format!("invalid value for header {name}: {e}")))?;
-            headers.insert(name, value);
-        }
-        let core = Core::new(self.handlers.clone(), self.limits.clone());
-        let http = self.http_client.clone().unwrap_or_default();
-        let service = crate::layer::reqwest_service(http.clone());
-        // OAuth innermost: its proof and token are made for the request as it finally goes out.
-        #[cfg(feature = "auth")]
-        let service = match &self.oauth {
-            Some(oauth) => crate::layer::boxed(tower::Layer::layer(&oauth.layer(url.clone()), service)),
-            None => service,
-        };
-        let service = self.http_layers.wrap(service);
-        let transport = crate::transport::http::HttpTransport::new(http, url, headers, service);
-        let client = Client::assemble(self, core, Transport::Http(transport));
-        client.negotiate().await?;
-        Ok(client)
     }
 }

@@ -26,7 +26,7 @@ pub(crate) fn result_type(result: &RawValue) -> Option<String> {
         #[serde(rename = "resultType")]
         result_type: Option<Value>,
     }
-    if !crate::core::may_hold(result.get(), r#""resultType""#) {
+    if !crate::json_text::may_hold(result.get(), r#""resultType""#) {
         return None;
     }
     serde_json::from_str::<Probe>(result.get())
@@ -38,7 +38,7 @@ pub(crate) fn result_type(result: &RawValue) -> Option<String> {
 /// Whether the result's `resultType` is `wanted`. Most results say `complete`: a plain search for
 /// `wanted` answers those without a parse.
 pub(crate) fn result_type_is(result: &RawValue, wanted: &str) -> bool {
-    crate::core::may_hold(result.get(), wanted) && result_type(result).as_deref() == Some(wanted)
+    crate::json_text::may_hold(result.get(), wanted) && result_type(result).as_deref() == Some(wanted)
 }
 
 /// Absent `resultType` means complete; only the three multi round-trip methods may answer
@@ -88,7 +88,10 @@ pub(super) fn server_info_of(raw: &RawValue) -> Option<Implementation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::tests::raw;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
 
     #[test]
     fn result_types_are_checked_per_method() {

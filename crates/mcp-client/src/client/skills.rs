@@ -17,9 +17,11 @@ use mcp_types::{JsonObject, ReadResourceResultContentsItem, Resource};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use super::cache::cache_key;
 use super::methods::{collect, cursor_params, paginate};
-use super::{Call, Client, cache_key, decode};
-use crate::Error;
+use super::results::decode;
+use super::{Call, Client};
+use crate::error::Error;
 
 /// A skill whose `SKILL.md` was read and matched its entry.
 #[derive(Debug, Clone, PartialEq)]

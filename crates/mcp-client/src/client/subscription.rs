@@ -1,6 +1,12 @@
 //! [`Client::listen`] and the [`Subscription`] stream it returns.
 
-use super::*;
+use futures::stream::{self, BoxStream, Stream, StreamExt as _};
+use mcp_types::{JsonObject, ServerNotification, SubscriptionFilter};
+use serde_json::{Value, json};
+
+use super::era::Era;
+use super::{Call, Client};
+use crate::error::Error;
 
 impl Client {
     /// Opens a subscription: a stream of the notifications selected by `filter`. On the modern

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tracing::Instrument as _;
 
-use super::{Outgoing, PendingGuard, delivered, send};
+use super::request::{Outgoing, PendingGuard, delivered, send};
 use crate::body::read_capped;
 use crate::core::{Core, Delivery, Reply, as_reply_to};
 use crate::error::Error;

@@ -11,7 +11,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use serde_json::Value;
 use tracing::Instrument as _;
 
-use super::{Outgoing, PendingGuard, delivered, send};
+use super::request::{Outgoing, PendingGuard, delivered, send};
 use crate::body::read_capped;
 use crate::core::{Core, Reply};
 use crate::error::Error;

@@ -14,7 +14,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError, mpsc};
 use tokio::task::JoinSet;
 
-use super::{Outgoing, PendingGuard, delivered};
+use super::request::{Outgoing, PendingGuard, delivered};
 use crate::core::{Core, Reply};
 use crate::error::Error;
 

@@ -2,7 +2,11 @@
 //! `Other`, with the rest of the message read once where it can be), and the `Request` and
 //! `Notification` impls (`METHOD`, `Params`, `Result`) of each method.
 
-use super::*;
+use proc_macro2::{Ident, TokenStream};
+use quote::quote;
+
+use super::super::model::*;
+use super::tokens::{ident, struct_named, ty_tokens, union_named};
 
 pub(super) fn message_tokens(msg: &MessageDef, m: &Module) -> TokenStream {
     let name = ident(&msg.name);

@@ -2,7 +2,15 @@
 //! `extra`, `const` members checked, errors naming type and field), and the constructors
 //! (`new` with the required members, `with_<member>` setters) with a literal example in their docs.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use serde_json::Value;
+
+use super::super::docs::Docs;
+use super::super::model::*;
+use super::tokens::{const_tokens, doc_attrs, ident, read_value, ty_phrase, ty_tokens};
 
 pub(super) fn struct_tokens(
     s: &StructDef,

@@ -3,8 +3,15 @@
 //! fits) where it has not; the `settle` step of `resultType` unions; and the `From` conversions
 //! and shorthands between a union and its variants.
 
-use super::structs::{HAND_WRITTEN, constructor_fields, param_ty};
-use super::*;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::super::docs::Docs;
+use super::super::model::*;
+use super::structs::{HAND_WRITTEN, constructor_fields, has_positional_new, param_ty};
+use super::tokens::{
+    doc_attrs, ident, is_free_form, is_snake_ident, resolve_named, struct_named, ty_phrase, ty_tokens,
+};
 
 pub(super) fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
     let name = ident(&u.name);

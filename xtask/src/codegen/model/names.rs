@@ -1,7 +1,7 @@
 //! Rust names for schema names: type names, member idents, and the definitions that become
 //! hand-written or plain-JSON types instead.
 
-use super::*;
+use super::super::ty::Ty;
 
 /// Definitions replaced by hand-written types shared by every revision.
 pub(super) fn replacement(def: &str) -> Option<(Ty, &'static str)> {

@@ -1,0 +1,48 @@
+//! Connecting: the transport a [`ClientBuilder`] asks for, then negotiation.
+
+use super::Client;
+use super::options::ClientBuilder;
+use crate::core::Core;
+use crate::error::Error;
+use crate::transport::Transport;
+
+impl ClientBuilder {
+    /// Spawns the server and negotiates.
+    #[cfg(feature = "stdio")]
+    pub async fn connect_stdio(self, command: crate::transport::stdio::StdioCommand) -> Result<Client, Error> {
+        let core = Core::new(self.handlers.clone(), self.limits.clone());
+        let transport = crate::transport::stdio::StdioTransport::spawn(command, &core).await?;
+        let client = Client::assemble(self, core, Transport::Stdio(transport));
+        client.negotiate().await?;
+        Ok(client)
+    }
+
+    /// Connects to a Streamable HTTP endpoint (falling back to HTTP+SSE if needed) and
+    /// negotiates.
+    #[cfg(feature = "http")]
+    pub async fn connect_http(self, url: &str) -> Result<Client, Error> {
+        let url = reqwest::Url::parse(url).map_err(|e| Error::transport(format!("invalid URL {url:?}: {e}")))?;
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (name, value) in &self.http_headers {
+            let name = reqwest::header::HeaderName::try_from(name.as_str())
+                .map_err(|e| Error::transport(format!("invalid header name {name:?}: {e}")))?;
+            let value = reqwest::header::HeaderValue::try_from(value.as_str())
+                .map_err(|e| Error::transport(format!("invalid value for header {name}: {e}")))?;
+            headers.insert(name, value);
+        }
+        let core = Core::new(self.handlers.clone(), self.limits.clone());
+        let http = self.http_client.clone().unwrap_or_default();
+        let service = crate::layer::reqwest_service(http.clone());
+        // OAuth innermost: its proof and token are made for the request as it finally goes out.
+        #[cfg(feature = "auth")]
+        let service = match &self.oauth {
+            Some(oauth) => crate::layer::boxed(tower::Layer::layer(&oauth.layer(url.clone()), service)),
+            None => service,
+        };
+        let service = self.http_layers.wrap(service);
+        let transport = crate::transport::http::HttpTransport::new(http, url, headers, service);
+        let client = Client::assemble(self, core, Transport::Http(transport));
+        client.negotiate().await?;
+        Ok(client)
+    }
+}
