@@ -10,6 +10,9 @@ pub mod instances;
 pub mod mutate;
 pub mod oidc;
 pub mod prometheus;
+mod workspace;
+
+pub use workspace::workspace_root;
 
 /// Decodes JSON text into one schema type and re-encodes it.
 pub struct TypeEntry {
@@ -99,10 +102,6 @@ revisions! {
 
 pub fn revision(name: &str) -> &'static Revision {
     REVISIONS.iter().find(|r| r.name == name).expect("known revision")
-}
-
-pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
 /// `schema/<rev>/...`, filled by `cargo xtask schema sync` (the README's test command runs it).

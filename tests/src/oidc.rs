@@ -48,7 +48,7 @@ impl OidcProvider {
     pub fn start_with_env(vars: &[(&str, &str)]) -> OidcProvider {
         let node = required_env("MCP_TEST_NODE");
         let modules = required_env("MCP_TEST_OIDC_MODULES");
-        let script = crate::workspace_root().join("tests/auth/provider.mjs");
+        let script = crate::workspace::workspace_root().join("tests/auth/provider.mjs");
 
         static COUNT: AtomicUsize = AtomicUsize::new(0);
         let temp_dir = std::env::temp_dir().join(format!(

@@ -1,19 +1,21 @@
 //! `cargo xtask imports`: every crate must read top-down (issue 43).
 //!
-//! Each `.rs` file is a room; a room stands above the rooms whose items it names. A file names an
-//! item of another when a `use` or a path in its code (types, expressions, macro bodies: any
-//! `crate::`, `$crate::`, `super::`, `self::` or child-module path in its tokens) reaches into a
-//! module, resolved to the deepest module along the path that is declared (`crate::a::b::X` →
-//! `a/b.rs` if `mod b` exists, else `a.rs`). A path through the crate root (`crate::X` where
-//! `lib.rs` re-exports `X`) is an edge to `lib.rs`, and `lib.rs`'s `pub use` is an edge from it,
-//! so a module that reaches a sibling through the root's re-exports closes a circle with
-//! `lib.rs`. `mod x;` declares, it is no edge. Code in `#[cfg(test)]` modules counts for the file
-//! it is in (tests read the house like any other room). Attributes' string paths
+//! Each `.rs` file names items of others when a `use` or a path in its code (types, expressions,
+//! macro bodies: any `crate::`, `$crate::`, `super::`, `self::` or child-module path in its
+//! tokens) reaches into a module, resolved to the deepest module along the path that is declared
+//! (`crate::a::b::X` → `a/b.rs` if `mod b` exists, else `a.rs`); `mod x;` declares, it is no
+//! edge. Code in `#[cfg(test)]` modules counts for the file it is in. Attributes' string paths
 //! (`#[serde(with = "...")]`) and doc links are not seen.
 //!
+//! A module and its own children are one room (a parent re-exports its children, a child uses its
+//! parent's private helpers): edges between a file and its ancestors are left out, and every other
+//! edge joins the two sibling rooms that hold its ends ([`rooms`]). The rooms must form no circle,
+//! and no file may reach an item through the crate root's re-exports (`crate::Server` instead of
+//! `crate::server::Server`): `lib.rs` only declares modules and re-exports the public API.
+//!
 //! For each crate root (`src/lib.rs`, `src/main.rs` of `crates/*`, `xtask` and `tests`) it prints
-//! the files, the floors (the longest chain in the graph of circles) and every circle with the
-//! names that make each of its edges; it fails when any crate has a circle.
+//! the files, the floors (the longest chain in the graph of rooms) and every circle with the
+//! names that make each of its edges; it fails on a circle or an import through the root.
 
 mod graph;
 #[cfg(test)]
@@ -23,6 +25,43 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 pub use graph::{Graph, graph};
+
+/// A file's module path under `src` (`server/run.rs` → `server::run`, `auth/mod.rs` → `auth`,
+/// the crate root → nothing).
+fn module_path(file: &Path, src: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(src).unwrap_or(file).with_extension("");
+    let mut path: Vec<String> = relative.iter().map(|part| part.to_string_lossy().into_owned()).collect();
+    if matches!(path.last().map(String::as_str), Some("mod")) || path == ["lib"] || path == ["main"] {
+        path.pop();
+    }
+    path
+}
+
+/// The graph of rooms: a module and its own children are one room, so an edge between a file and
+/// one of its ancestors is dropped, and any other edge joins the two children of the files'
+/// nearest common ancestor that hold them (`server/run.rs → routes.rs` is `server.rs → routes.rs`;
+/// `auth/flow.rs → auth/grants.rs` stays). Also returns the edges into the crate root from below:
+/// names reached through the root's re-exports instead of by their module's path.
+pub fn rooms(graph: &Graph, src: &Path) -> (Graph, Vec<(usize, BTreeSet<String>)>) {
+    let paths: Vec<Vec<String>> = graph.files.iter().map(|file| module_path(file, src)).collect();
+    let file_of = |path: &[String]| paths.iter().position(|p| p == path);
+    let mut lifted = Graph { files: graph.files.clone(), edges: Default::default() };
+    let mut through_root = Vec::new();
+    for (&(from, to), names) in &graph.edges {
+        let (a, b) = (&paths[from], &paths[to]);
+        if b.is_empty() && !a.is_empty() {
+            through_root.push((from, names.clone()));
+        }
+        let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        if common == a.len() || common == b.len() {
+            continue;
+        }
+        // Both rooms exist: a file's ancestors are declared by files of the crate.
+        let (Some(room_a), Some(room_b)) = (file_of(&a[..=common]), file_of(&b[..=common])) else { continue };
+        lifted.edges.entry((room_a, room_b)).or_default().extend(names.iter().cloned());
+    }
+    (lifted, through_root)
+}
 
 /// The graph's circles (sets of more than one file that reach each other) and each file's floor,
 /// counted from the bottom: a file that imports nothing of its crate is on floor 1, the others one
@@ -90,9 +129,15 @@ pub fn run(root: &Path, only: &[String], floors: bool) -> anyhow::Result<()> {
                 let path = &graph.files[file];
                 path.strip_prefix(&src).or_else(|_| path.strip_prefix(root)).unwrap_or(path).display().to_string()
             };
+            let files = graph.files.len();
+            let (graph, through_root) = rooms(&graph, &src);
             let (circles, floor) = circles_and_floors(&graph);
             let top = floor.iter().copied().max().unwrap_or(0);
-            println!("{label}: {} files, {top} floors, {} circles", graph.files.len(), circles.len());
+            println!("{label}: {files} files, {top} floors, {} circles", circles.len());
+            for (from, names) in &through_root {
+                let names = names.iter().map(String::as_str).collect::<Vec<_>>().join(", ");
+                println!("  through the crate root: {} uses {names} (import it by its module's path)", shown(*from));
+            }
             for circle in &circles {
                 println!("  circle: {}", circle.iter().map(|&file| shown(file)).collect::<Vec<_>>().join(", "));
                 for ((from, to), names) in &graph.edges {
@@ -108,11 +153,11 @@ pub fn run(root: &Path, only: &[String], floors: bool) -> anyhow::Result<()> {
                     println!("  floor {level}: {}", files.join(", "));
                 }
             }
-            if !circles.is_empty() {
+            if !circles.is_empty() || !through_root.is_empty() {
                 failing.push(label);
             }
         }
     }
-    anyhow::ensure!(failing.is_empty(), "import circles in {}", failing.join(", "));
+    anyhow::ensure!(failing.is_empty(), "import circles (or imports through the crate root) in {}", failing.join(", "));
     Ok(())
 }

@@ -34,6 +34,7 @@ mod methods;
 mod negotiation;
 pub(crate) mod skills;
 pub(crate) mod subscription;
+pub(crate) mod tasks;
 
 use era::{Era, ServerDetails};
 use options::{CallOptions, ClientBuilder};

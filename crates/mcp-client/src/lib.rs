@@ -112,7 +112,6 @@ mod json_text;
 pub mod layer;
 #[cfg(any(feature = "http", feature = "fuzzing"))]
 mod sse;
-mod tasks;
 mod telemetry;
 mod transport;
 
@@ -122,10 +121,10 @@ pub use client::era::{Era, EraPreference, LEGACY_VERSIONS, MODERN_VERSIONS, Serv
 pub use client::options::{CallOptions, ClientBuilder};
 pub use client::skills::LoadedSkill;
 pub use client::subscription::Subscription;
+pub use client::tasks::{TaskHandle, ToolCall};
 pub use core::Progress;
 pub use error::{Error, HandlerError};
 pub use handlers::{ElicitationModes, ElicitationResponse, Handlers, InputAsk};
-pub use tasks::{TaskHandle, ToolCall};
 pub use transport::TransportKind;
 #[cfg(feature = "stdio")]
 pub use transport::stdio::{StderrMode, StdioCommand};

@@ -110,3 +110,27 @@ fn a_glob_reaches_what_its_target_re_exports() {
         ]
     );
 }
+
+#[test]
+fn a_parent_and_its_children_are_one_room_and_siblings_at_any_depth_are_rooms_of_their_own() {
+    let (_, graph) = edges(&[
+        ("lib.rs", "mod server; mod routes; mod auth; pub use server::Server;"),
+        ("server.rs", "mod run; pub use run::serve; pub struct Server; fn helper() {}"),
+        ("server/run.rs", "use super::helper; use crate::routes::Route; pub fn serve() {}"),
+        ("routes.rs", "pub struct Route;"),
+        ("auth/mod.rs", "mod flow; mod grants;"),
+        ("auth/flow.rs", "use super::grants::grant; pub fn flow() {}"),
+        ("auth/grants.rs", "use crate::Server; pub fn grant() { super::flow::flow() }"),
+    ]);
+    let (rooms, through_root) = rooms(&graph, Path::new("src"));
+    let name = |file: usize| graph.files[file].strip_prefix("src").unwrap().display().to_string();
+    let lines: Vec<String> = rooms.edges.keys().map(|(from, to)| format!("{} → {}", name(*from), name(*to))).collect();
+    // server.rs ↔ server/run.rs is one room; run.rs → routes.rs lifts to server.rs → routes.rs.
+    assert_eq!(lines, ["server.rs → routes.rs", "auth/flow.rs → auth/grants.rs", "auth/grants.rs → auth/flow.rs"]);
+    let circles: Vec<Vec<String>> =
+        circles_and_floors(&rooms).0.into_iter().map(|circle| circle.into_iter().map(name).collect()).collect();
+    assert_eq!(circles, [vec!["auth/flow.rs".to_owned(), "auth/grants.rs".to_owned()]]);
+    let through: Vec<(String, Vec<String>)> =
+        through_root.into_iter().map(|(from, names)| (name(from), names.into_iter().collect())).collect();
+    assert_eq!(through, [("auth/grants.rs".to_owned(), vec!["Server".to_owned()])]);
+}

@@ -147,11 +147,11 @@ impl Client {
         let result = self.start_tool_call(name, arguments, options.clone()).await?;
         if result_type_is(&result, mcp_types::ext::tasks::RESULT_TYPE_TASK) {
             let told = options.hooks.task.clone();
-            let handle = crate::tasks::TaskHandle::created(self, &result, options)?;
+            let handle = crate::client::tasks::TaskHandle::created(self, &result, options)?;
             if let Some(told) = told {
                 told(handle.id());
             }
-            let cancel_on_drop = crate::tasks::CancelOnDrop::new(&handle);
+            let cancel_on_drop = crate::client::tasks::CancelOnDrop::new(&handle);
             let outcome = handle.wait().await;
             // The task is over unless following it failed (transport, handler, timeout):
             // then it is cancelled, as when the call is dropped.
