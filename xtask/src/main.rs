@@ -15,8 +15,9 @@
 //! * `cargo xtask codegen [--check]` syncs when needed and regenerates `crates/mcp-types/src/generated/`;
 //!   with `--check` it writes nothing and fails when the committed files differ. See [`codegen`] for the
 //!   pipeline.
-//! * `cargo xtask imports [--floors] [CRATE...]` fails when a crate's rooms (a module with its children) import each other in a
-//!   circle, or a file imports through the crate root (see [`imports`]); `.ci/run` runs it.
+//! * `cargo xtask imports [--floors] [CRATE...]` fails when a crate's rooms (a module with its
+//!   children) import each other in a circle, or a file imports through the crate root (see
+//!   [`imports`]); `.ci/run` runs it.
 
 mod codegen;
 mod components;
