@@ -13,7 +13,8 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use crate::private::{self, FromRaw};
+use crate::private::buffered::{FromRaw, deserialize_raw};
+use crate::private::score::MatchScore;
 
 /// A JSON number the schema types as `integer`, kept exactly as received: a plain integer in
 /// the `i64` or `u64` range as that integer, anything else (`18446744073709551616`, `1.0`,
@@ -232,11 +233,11 @@ impl<'de> FromRaw<'de> for Integer {
 
 impl<'de> Deserialize<'de> for Integer {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        private::deserialize_raw(d)
+        deserialize_raw(d)
     }
 }
 
-impl private::MatchScore for Integer {
+impl MatchScore for Integer {
     fn match_score(value: &serde_json::Value) -> Option<usize> {
         let n = value.as_number()?;
         (n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)).then_some(0)

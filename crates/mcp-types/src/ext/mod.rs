@@ -130,13 +130,13 @@ impl<M: ExtMethod> ExtNotification<M> {
     }
 }
 
-impl<M: ExtRequestMethod> crate::Request for ExtRequest<M> {
+impl<M: ExtRequestMethod> crate::method::Request for ExtRequest<M> {
     const METHOD: &'static str = M::METHOD;
     type Params = M::Params;
     type Result = M::Result;
 }
 
-impl<M: ExtMethod> crate::Notification for ExtNotification<M> {
+impl<M: ExtMethod> crate::method::Notification for ExtNotification<M> {
     const METHOD: &'static str = M::METHOD;
     type Params = M::Params;
 }

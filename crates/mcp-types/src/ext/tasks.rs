@@ -63,7 +63,7 @@ impl TaskStatus {
 }
 
 /// Milliseconds as a duration, a negative value counting as 0 and one beyond `u64` as `u64::MAX`.
-fn millis(ms: &crate::Integer) -> Duration {
+fn millis(ms: &crate::number::Integer) -> Duration {
     match ms.is_negative() {
         true => Duration::ZERO,
         false => Duration::from_millis(ms.as_u64().unwrap_or(u64::MAX)),
@@ -112,10 +112,10 @@ impl From<Task> for CreateTaskResult {
 struct Shared<'a> {
     created_at: &'a String,
     last_updated_at: &'a String,
-    poll_interval_ms: &'a Option<crate::Integer>,
+    poll_interval_ms: &'a Option<crate::number::Integer>,
     status_message: &'a Option<String>,
     task_id: &'a String,
-    ttl_ms: &'a Option<crate::Integer>,
+    ttl_ms: &'a Option<crate::number::Integer>,
     extra: &'a JsonObject,
 }
 
@@ -524,7 +524,7 @@ mod tests {
         }));
         assert_eq!(get.params.task_id, "786512e2-9e0d-44bd-8f29-789f320fe840");
         assert_eq!(GetTaskRequest::METHOD, "tasks/get");
-        assert_eq!(<CancelTaskRequest as crate::Request>::METHOD, "tasks/cancel");
+        assert_eq!(<CancelTaskRequest as crate::method::Request>::METHOD, "tasks/cancel");
 
         let update: UpdateTaskRequest = round_trip(json!({
             "jsonrpc": "2.0", "id": 6, "method": "tasks/update",
@@ -549,7 +549,7 @@ mod tests {
         let result: CallToolResult = note.params.result_as().unwrap().unwrap();
         assert_eq!(result.is_error, Some(false));
 
-        let ack: <UpdateTaskRequest as crate::Request>::Result = round_trip(json!({"resultType": "complete"}));
+        let ack: <UpdateTaskRequest as crate::method::Request>::Result = round_trip(json!({"resultType": "complete"}));
         assert_eq!(ack, UpdateTaskResult::default());
     }
 

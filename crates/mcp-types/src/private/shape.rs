@@ -2,11 +2,19 @@
 //! members checked as they are read ([`FreeForm`]), numbers kept exactly ([`ExactNumber`]), and
 //! the value a union decoded by shape is scored on ([`Scored`]).
 
-use super::*;
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserialize as _, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde_json::{Map, Value};
+
+use super::buffered::{FromRaw, deserialize_raw, json_string};
+use super::text::strip_position;
 
 /// A free-form member (`serde_json::Value`, a JSON object, a list of values), decoded from its
 /// exact text so that every number is decided by its value, never changed silently (an error
-/// names the member through [`in_field`]). serde_json gives every integer within 64 bits as an
+/// names the member through [`in_field`](super::in_field)). serde_json gives every integer within 64 bits as an
 /// integer and any other number as an `f64` without its text: the member is first built in one
 /// pass from its text, and only when a number is ambiguous (an `f64` of magnitude 2^63 or more,
 /// which may have been an integer literal beyond 64 bits, or a negative zero, which may have been

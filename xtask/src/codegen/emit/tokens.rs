@@ -26,7 +26,7 @@ pub fn ty_tokens(ty: &Ty) -> TokenStream {
         Ty::Bool => quote!(bool),
         Ty::Number => quote!(::serde_json::Number),
         Ty::Value => quote!(::serde_json::Value),
-        Ty::Object => quote!(crate::JsonObject),
+        Ty::Object => quote!(crate::free_form::JsonObject),
         Ty::Vec(inner) => {
             let inner = ty_tokens(inner);
             quote!(::std::vec::Vec<#inner>)
@@ -39,12 +39,26 @@ pub fn ty_tokens(ty: &Ty) -> TokenStream {
             let n = ident(n);
             quote!(#n)
         }
-        Ty::Path(p) => syn::parse_str::<syn::Type>(p).map(|t| quote!(#t)).expect("valid path"),
+        Ty::Path(p) => syn::parse_str::<syn::Type>(&home(p)).map(|t| quote!(#t)).expect("valid path"),
         Ty::Boxed(inner) => {
             let inner = ty_tokens(inner);
             quote!(::std::boxed::Box<#inner>)
         }
     }
+}
+
+/// Where the generated code finds a hand-written type the model names by its public path
+/// (`crate::RequestId`): in its own module, not through the crate root, which stands above the
+/// revisions it re-exports (`cargo xtask imports`).
+pub fn home(path: &str) -> String {
+    let module = match path.trim_start_matches("crate::") {
+        "RequestId" | "ProgressToken" | "ErrorObject" | "ResultType" | "TtlMs" => "common",
+        "Integer" => "number",
+        "RawResult" => "raw_result",
+        "JsonSchema" | "ObjectSchema" => "schema",
+        _ => return path.to_owned(),
+    };
+    path.replacen("crate::", &format!("crate::{module}::"), 1)
 }
 
 /// Free-form JSON (`Value`, objects, lists or maps of them): decoded through
