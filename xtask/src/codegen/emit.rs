@@ -64,9 +64,11 @@ pub fn module(m: &Module, docs: &Docs, module: &str) -> TokenStream {
             }
             Item::Reexport { path, doc, .. } => {
                 // A hand-written type is re-exported from its (private) module: listed as a
-                // re-export, as its public path was, rather than inlined into every revision.
+                // re-export, as its public path was, rather than inlined into every revision. (A
+                // revision's type restated by an extension was inlined already, and stays so.)
                 let home = home(path);
-                let no_inline = (home != *path).then(|| quote!(#[doc(no_inline)]));
+                let hand_written = home != *path && !home.starts_with("crate::generated::");
+                let no_inline = hand_written.then(|| quote!(#[doc(no_inline)]));
                 let path: syn::Path = syn::parse_str(&home).unwrap();
                 let doc = doc_attrs(docs, Some(doc));
                 quote!(#doc #no_inline pub use #path;)

@@ -5,21 +5,21 @@
          //! restates are re-exported from [`crate::v2025_11_25`].
 
          /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::Annotations;
+pub use crate::generated::v2025_11_25::Annotations;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::AudioContent;
+pub use crate::generated::v2025_11_25::AudioContent;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::BlobResourceContents;
+pub use crate::generated::v2025_11_25::BlobResourceContents;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::EmbeddedResourceResource;
+pub use crate::generated::v2025_11_25::EmbeddedResourceResource;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::EmbeddedResource;
+pub use crate::generated::v2025_11_25::EmbeddedResource;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::Icon;
+pub use crate::generated::v2025_11_25::Icon;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::ImageContent;
+pub use crate::generated::v2025_11_25::ImageContent;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::Implementation;
+pub use crate::generated::v2025_11_25::Implementation;
 /// `JSONValue`: any JSON value of this shape. The schema's form admits no fractions and no `null`, which the protocol's TypeScript source allows, so plain JSON is used.
 pub type JsonValue = ::serde_json::Value;
 /// App exposes MCP-style tools that the host can call.
@@ -10923,17 +10923,17 @@ impl crate::private::MatchScore for McpUiUpdateModelContextRequest {
     }
 }
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::TextContent;
+pub use crate::generated::v2025_11_25::TextContent;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::TextResourceContents;
+pub use crate::generated::v2025_11_25::TextResourceContents;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::ToolAnnotations;
+pub use crate::generated::v2025_11_25::ToolAnnotations;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::Role;
+pub use crate::generated::v2025_11_25::Role;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::TaskSupport;
+pub use crate::generated::v2025_11_25::TaskSupport;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::Theme;
+pub use crate::generated::v2025_11_25::Theme;
 impl crate::private::MatchScore for McpUiDisplayMode {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
         value.as_str().and_then(|s| s.parse::<McpUiDisplayMode>().ok()).map(|_| 1)

@@ -5,13 +5,13 @@
          //! restates are re-exported from [`crate::v2026_07_28`].
 
          /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Annotations;
+pub use crate::generated::v2026_07_28::Annotations;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::AudioContent;
+pub use crate::generated::v2026_07_28::AudioContent;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::BlobResourceContents;
+pub use crate::generated::v2026_07_28::BlobResourceContents;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::BooleanSchema;
+pub use crate::generated::v2026_07_28::BooleanSchema;
 /// The `params` member of [`CancelTaskRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CancelTaskRequestParams {
@@ -957,15 +957,15 @@ impl crate::private::MatchScore for CompletedTask {
     }
 }
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ContentBlock;
+pub use crate::generated::v2026_07_28::ContentBlock;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::CreateMessageRequest;
+pub use crate::generated::v2026_07_28::CreateMessageRequest;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::CreateMessageRequestParams;
+pub use crate::generated::v2026_07_28::CreateMessageRequestParams;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::CreateMessageResultContent;
+pub use crate::generated::v2026_07_28::CreateMessageResultContent;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::CreateMessageResult;
+pub use crate::generated::v2026_07_28::CreateMessageResult;
 /// The schema's `CreateTaskResult` object.
 ///
 /// No positional `new`: two required members of `CreateTaskResult` have the same type and
@@ -1463,23 +1463,23 @@ impl ::std::convert::From<CancelledTask> for DetailedTask {
     }
 }
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitRequest;
+pub use crate::generated::v2026_07_28::ElicitRequest;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitRequestFormParamsRequestedSchema;
+pub use crate::generated::v2026_07_28::ElicitRequestFormParamsRequestedSchema;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitRequestFormParams;
+pub use crate::generated::v2026_07_28::ElicitRequestFormParams;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitRequestParams;
+pub use crate::generated::v2026_07_28::ElicitRequestParams;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitRequestUrlParams;
+pub use crate::generated::v2026_07_28::ElicitRequestUrlParams;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitResultContentValue;
+pub use crate::generated::v2026_07_28::ElicitResultContentValue;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitResult;
+pub use crate::generated::v2026_07_28::ElicitResult;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::EmbeddedResourceResource;
+pub use crate::generated::v2026_07_28::EmbeddedResourceResource;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::EmbeddedResource;
+pub use crate::generated::v2026_07_28::EmbeddedResource;
 /// The schema's `Error` is the shared [`crate::ErrorObject`].
 #[doc(no_inline)]
 pub use crate::common::ErrorObject;
@@ -3963,13 +3963,13 @@ impl crate::private::MatchScore for GetTaskResultWorking {
     }
 }
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Icon;
+pub use crate::generated::v2026_07_28::Icon;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ImageContent;
+pub use crate::generated::v2026_07_28::ImageContent;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Implementation;
+pub use crate::generated::v2026_07_28::Implementation;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::InputRequest;
+pub use crate::generated::v2026_07_28::InputRequest;
 /// A map of server-initiated requests that the client must fulfill.
 /// Keys are server-assigned identifiers; values are the request objects.
 pub type InputRequests = ::std::collections::BTreeMap<
@@ -4281,7 +4281,7 @@ impl crate::private::MatchScore for InputRequiredTask {
     }
 }
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::InputResponse;
+pub use crate::generated::v2026_07_28::InputResponse;
 /// A map of client responses to server-initiated requests.
 /// Keys correspond to the keys in the [`InputRequests`] map;
 /// values are the client's result for each request.
@@ -4292,19 +4292,19 @@ pub type InputResponses = ::std::collections::BTreeMap<
 /// `JSONObject`: any JSON value of this shape. The schema's form admits no fractions and no `null`, which the protocol's TypeScript source allows, so plain JSON is used.
 pub type JsonObject = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::JsonRpcNotification;
+pub use crate::generated::v2026_07_28::JsonRpcNotification;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::JsonRpcRequest;
+pub use crate::generated::v2026_07_28::JsonRpcRequest;
 /// `JSONValue`: any JSON value of this shape. The schema's form admits no fractions and no `null`, which the protocol's TypeScript source allows, so plain JSON is used.
 pub type JsonValue = ::serde_json::Value;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::LegacyTitledEnumSchema;
+pub use crate::generated::v2026_07_28::LegacyTitledEnumSchema;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ListRootsRequestParams;
+pub use crate::generated::v2026_07_28::ListRootsRequestParams;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ListRootsRequest;
+pub use crate::generated::v2026_07_28::ListRootsRequest;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ListRootsResult;
+pub use crate::generated::v2026_07_28::ListRootsResult;
 /// Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
 ///
 /// Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
@@ -4322,36 +4322,36 @@ pub use crate::v2026_07_28::ListRootsResult;
 /// - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
 pub type MetaObject = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ModelHint;
+pub use crate::generated::v2026_07_28::ModelHint;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ModelPreferences;
+pub use crate::generated::v2026_07_28::ModelPreferences;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::NotificationMetaObject;
+pub use crate::generated::v2026_07_28::NotificationMetaObject;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::NotificationParams;
+pub use crate::generated::v2026_07_28::NotificationParams;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::NumberSchema;
+pub use crate::generated::v2026_07_28::NumberSchema;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::PrimitiveSchemaDefinition;
+pub use crate::generated::v2026_07_28::PrimitiveSchemaDefinition;
 /// The schema's `RequestId` is the shared [`crate::RequestId`].
 #[doc(no_inline)]
 pub use crate::common::RequestId;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ResourceLink;
+pub use crate::generated::v2026_07_28::ResourceLink;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ResultBase;
+pub use crate::generated::v2026_07_28::ResultBase;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ResultMetaObject;
+pub use crate::generated::v2026_07_28::ResultMetaObject;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Root;
+pub use crate::generated::v2026_07_28::Root;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::SamplingMessageContent;
+pub use crate::generated::v2026_07_28::SamplingMessageContent;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::SamplingMessage;
+pub use crate::generated::v2026_07_28::SamplingMessage;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::SamplingMessageContentBlock;
+pub use crate::generated::v2026_07_28::SamplingMessageContentBlock;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::StringSchema;
+pub use crate::generated::v2026_07_28::StringSchema;
 /// The schema's `Task` object.
 ///
 /// No positional `new`: two required members of `Task` have the same type and
@@ -6837,35 +6837,35 @@ pub type TasksExtensionCapability = ::serde_json::Map<
     ::serde_json::Value,
 >;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::TextContent;
+pub use crate::generated::v2026_07_28::TextContent;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::TextResourceContents;
+pub use crate::generated::v2026_07_28::TextResourceContents;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::TitledMultiSelectEnumSchemaItemsAnyOfItem;
+pub use crate::generated::v2026_07_28::TitledMultiSelectEnumSchemaItemsAnyOfItem;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::TitledMultiSelectEnumSchemaItems;
+pub use crate::generated::v2026_07_28::TitledMultiSelectEnumSchemaItems;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::TitledMultiSelectEnumSchema;
+pub use crate::generated::v2026_07_28::TitledMultiSelectEnumSchema;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::TitledSingleSelectEnumSchemaOneOfItem;
+pub use crate::generated::v2026_07_28::TitledSingleSelectEnumSchemaOneOfItem;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::TitledSingleSelectEnumSchema;
+pub use crate::generated::v2026_07_28::TitledSingleSelectEnumSchema;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Tool;
+pub use crate::generated::v2026_07_28::Tool;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ToolAnnotations;
+pub use crate::generated::v2026_07_28::ToolAnnotations;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ToolChoice;
+pub use crate::generated::v2026_07_28::ToolChoice;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ToolResultContent;
+pub use crate::generated::v2026_07_28::ToolResultContent;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ToolUseContent;
+pub use crate::generated::v2026_07_28::ToolUseContent;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::UntitledMultiSelectEnumSchemaItems;
+pub use crate::generated::v2026_07_28::UntitledMultiSelectEnumSchemaItems;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::UntitledMultiSelectEnumSchema;
+pub use crate::generated::v2026_07_28::UntitledMultiSelectEnumSchema;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::UntitledSingleSelectEnumSchema;
+pub use crate::generated::v2026_07_28::UntitledSingleSelectEnumSchema;
 /// The `params` member of [`UpdateTaskRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UpdateTaskRequestParams {
@@ -7555,21 +7555,21 @@ impl crate::private::MatchScore for WorkingTask {
     }
 }
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Action;
+pub use crate::generated::v2026_07_28::Action;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitRequestFormParamsMode;
+pub use crate::generated::v2026_07_28::ElicitRequestFormParamsMode;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Format;
+pub use crate::generated::v2026_07_28::Format;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::IncludeContext;
+pub use crate::generated::v2026_07_28::IncludeContext;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::NumberSchemaType;
+pub use crate::generated::v2026_07_28::NumberSchemaType;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Role;
+pub use crate::generated::v2026_07_28::Role;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Theme;
+pub use crate::generated::v2026_07_28::Theme;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ToolChoiceMode;
+pub use crate::generated::v2026_07_28::ToolChoiceMode;
 impl crate::private::MatchScore for TaskStatus {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
         value.as_str().and_then(|s| s.parse::<TaskStatus>().ok()).map(|_| 1)

@@ -47,15 +47,23 @@ pub fn ty_tokens(ty: &Ty) -> TokenStream {
     }
 }
 
-/// Where the generated code finds a hand-written type the model names by its public path
-/// (`crate::RequestId`): in its own module, not through the crate root, which stands above the
+/// Where the generated code finds a type the model names by its public path: a hand-written
+/// one (`crate::RequestId`) in its own module, one of a revision (`crate::v2026_07_28::Tool`, which
+/// the extensions restate) in `generated`; never through the crate root, which stands above the
 /// revisions it re-exports (`cargo xtask imports`).
 pub fn home(path: &str) -> String {
-    let module = match path.trim_start_matches("crate::") {
+    let rest = path.trim_start_matches("crate::");
+    let first = rest.split("::").next().unwrap_or_default();
+    let module = match rest {
         "RequestId" | "ProgressToken" | "ErrorObject" | "ResultType" | "TtlMs" => "common",
         "Integer" => "number",
         "RawResult" => "raw_result",
         "JsonSchema" | "ObjectSchema" => "schema",
+        _ if first == "draft"
+            || (first.starts_with('v') && first[1..].bytes().all(|b| b.is_ascii_digit() || b == b'_')) =>
+        {
+            "generated"
+        }
         _ => return path.to_owned(),
     };
     path.replacen("crate::", &format!("crate::{module}::"), 1)
