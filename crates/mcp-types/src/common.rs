@@ -26,7 +26,7 @@ macro_rules! string_or_integer {
             /// valid JSON Schema integers). Kept exactly, so that it is answered with the same
             /// text. Decoding yields it only for such integers; `-0` and `-0.0` decode as
             /// `Integer(0)`.
-            Number(crate::Integer),
+            Number(crate::number::Integer),
         }
 
         impl fmt::Display for $name {
@@ -57,8 +57,8 @@ macro_rules! string_or_integer {
             }
         }
 
-        impl From<crate::Integer> for $name {
-            fn from(n: crate::Integer) -> Self {
+        impl From<crate::number::Integer> for $name {
+            fn from(n: crate::number::Integer) -> Self {
                 match n.as_literal() {
                     None => match n.as_i64() {
                         Some(n) => Self::Integer(n),
@@ -99,7 +99,7 @@ macro_rules! string_or_integer {
                     Some(b'n') => Err(E::custom(concat!($what, " must be a string or an integer, found null"))),
                     Some(b'-' | b'0'..=b'9') => match raw.parse::<i64>() {
                         Ok(n) => Ok($name::Integer(n)),
-                        Err(_) => match crate::Integer::from_literal(&raw) {
+                        Err(_) => match crate::number::Integer::from_literal(&raw) {
                             Ok(n) => Ok($name::from(n)),
                             Err(_) => Err(E::custom(format_args!(
                                 concat!($what, " must be a string or an integer, found the number {}"),
@@ -127,7 +127,7 @@ macro_rules! string_or_integer {
             fn string(s: String) -> Self {
                 Self::String(s)
             }
-            fn number(n: crate::Integer) -> Self {
+            fn number(n: crate::number::Integer) -> Self {
                 Self::from(n)
             }
         }
@@ -141,7 +141,7 @@ macro_rules! string_or_integer {
 
         impl private::MatchScore for $name {
             fn match_score(value: &Value) -> Option<usize> {
-                (value.is_string() || <crate::Integer as private::MatchScore>::match_score(value).is_some()).then_some(0)
+                (value.is_string() || <crate::number::Integer as private::MatchScore>::match_score(value).is_some()).then_some(0)
             }
         }
     };
@@ -152,7 +152,7 @@ trait IdLike {
     const WHAT: &'static str;
     fn integer(n: i64) -> Self;
     fn string(s: String) -> Self;
-    fn number(n: crate::Integer) -> Self;
+    fn number(n: crate::number::Integer) -> Self;
 }
 
 /// Decodes an id from a deserializer without raw text (a `Value`, serde's `Content`): the numbers
@@ -173,7 +173,7 @@ impl<T: IdLike> Visitor<'_> for IdVisitor<T> {
     fn visit_f64<E: de::Error>(self, n: f64) -> Result<T, E> {
         let integral = serde_json::Number::from_f64(n)
             .filter(|_| n.fract() == 0.0)
-            .and_then(|n| crate::Integer::from_literal(&n.to_string()).ok());
+            .and_then(|n| crate::number::Integer::from_literal(&n.to_string()).ok());
         integral.map(T::number).ok_or_else(|| {
             E::custom(format_args!("{} must be a string or an integer, found the number {}", T::WHAT, n))
         })
@@ -208,7 +208,7 @@ string_or_integer!(
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ErrorObject {
     /// The error code; see [`error_codes`]. Compares with an `i64`: `error.code == error_codes::INVALID_PARAMS`.
-    pub code: crate::Integer,
+    pub code: crate::number::Integer,
     /// A short description of the error, one concise sentence.
     pub message: String,
     /// Additional information defined by the sender.
@@ -404,11 +404,11 @@ impl private::MatchScore for ResultType {
 /// assert_eq!(forever.millis(), u64::MAX);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct TtlMs(crate::Integer);
+pub struct TtlMs(crate::number::Integer);
 
 impl TtlMs {
     /// Stale at once.
-    pub const ZERO: TtlMs = TtlMs(crate::Integer::ZERO);
+    pub const ZERO: TtlMs = TtlMs(crate::number::Integer::ZERO);
 
     /// A `ttlMs` of `ms` milliseconds (what a server sends).
     pub fn from_millis(ms: u64) -> Self {
@@ -416,7 +416,7 @@ impl TtlMs {
     }
 
     /// The value exactly as received.
-    pub fn get(&self) -> &crate::Integer {
+    pub fn get(&self) -> &crate::number::Integer {
         &self.0
     }
 
@@ -455,7 +455,7 @@ impl Serialize for TtlMs {
 
 impl<'de> Deserialize<'de> for TtlMs {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        crate::Integer::deserialize(d)
+        crate::number::Integer::deserialize(d)
             .map(TtlMs)
             .map_err(|e| de::Error::custom(format_args!("`ttlMs` must be an integer number of milliseconds: {e}")))
     }

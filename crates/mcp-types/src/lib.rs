@@ -82,9 +82,12 @@
 mod common;
 pub mod error_codes;
 pub mod ext;
+mod free_form;
 mod generated;
 #[cfg(feature = "http-headers")]
 pub mod http_headers;
+mod literal;
+mod method;
 mod number;
 #[doc(hidden)]
 pub mod private;
@@ -94,6 +97,8 @@ mod shorthand;
 mod version;
 
 pub use common::{ErrorObject, ProgressToken, RequestId, ResultType, TtlMs};
+pub use free_form::{JsonObject, free_form_from_str};
+pub use method::{Notification, Request};
 pub use number::Integer;
 pub use raw_result::RawResult;
 // The revision modules; nothing when no revision feature is on.
@@ -104,45 +109,3 @@ pub use version::ProtocolVersion;
 
 #[cfg(feature = "v2026_07_28")]
 pub use generated::v2026_07_28::*;
-
-/// A JSON object with arbitrary members (`_meta` values, tool arguments, capability settings).
-pub type JsonObject = serde_json::Map<String, serde_json::Value>;
-
-/// Decodes free-form JSON on its own (a `JSONValue`, `JSONObject` or `JSONArray`, a `_meta`
-/// object, tool arguments) as the generated types decode their free-form members: every number
-/// kept by its value or refused, never silently changed. `serde_json::from_str::<Value>` would
-/// turn the integer `18446744073709551616` into the float `1.8446744073709552e19`; this refuses
-/// it, and keeps `1e+21`, `-0.0` and every other number a `Value` holds exactly.
-///
-/// `T` is `serde_json::Value`, [`JsonObject`], or a `Vec` or `BTreeMap` of them.
-///
-/// ```
-/// let value: serde_json::Value = mcp_types::free_form_from_str(r#"{"big":1e+21,"zero":-0.0}"#).unwrap();
-/// assert_eq!(value.to_string(), r#"{"big":1e+21,"zero":-0.0}"#);
-/// let refused = mcp_types::free_form_from_str::<serde_json::Value>("[18446744073709551616]").unwrap_err();
-/// assert!(refused.to_string().contains("18446744073709551616"));
-/// ```
-pub fn free_form_from_str<T: private::FreeFormType>(text: &str) -> serde_json::Result<T> {
-    private::free_form_from_text(text)
-}
-
-/// A request method, in the style of `lsp-types`: the method name, its params and its result.
-///
-/// Implemented by every request type of every revision, so that a caller can decode a response by
-/// the method it sent: `serde_json::from_value::<<CallToolRequest as Request>::Result>(result)`.
-pub trait Request {
-    /// The method name, as sent on the wire (`"tools/call"`).
-    const METHOD: &'static str;
-    /// The type of the request's `params`.
-    type Params: serde::Serialize + serde::de::DeserializeOwned;
-    /// The type of the response's `result`.
-    type Result: serde::Serialize + serde::de::DeserializeOwned;
-}
-
-/// A notification method: its name and its params.
-pub trait Notification {
-    /// The method name, as sent on the wire (`"notifications/progress"`).
-    const METHOD: &'static str;
-    /// The type of the notification's `params`.
-    type Params: serde::Serialize + serde::de::DeserializeOwned;
-}

@@ -4,65 +4,19 @@ use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, Deserialize as _, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
-mod buffered;
+pub(crate) mod buffered;
+pub(crate) mod score;
 mod shape;
+mod text;
 pub use buffered::*;
+pub use score::{MatchScore, object_score, rank_variants};
 pub use shape::*;
-
-/// An object key, borrowed from the input when possible.
-pub struct Key<'de>(pub Cow<'de, str>);
-
-impl<'de> Key<'de> {
-    #[inline]
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-    #[inline]
-    pub fn into_owned(self) -> String {
-        self.0.into_owned()
-    }
-}
-
-impl<'de> de::Deserialize<'de> for Key<'de> {
-    #[inline]
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(CowStr("an object key")).map(Key)
-    }
-}
-
-/// A string value, borrowed from the input when possible (used for tags and `const` checks).
-pub struct Str<'de>(pub Cow<'de, str>);
-
-impl<'de> de::Deserialize<'de> for Str<'de> {
-    #[inline]
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        // "expected a string", not "an object key", when a tag is not a string.
-        d.deserialize_str(CowStr("a string")).map(Str)
-    }
-}
-
-/// Reads a string, borrowed from the input when possible; the text names it in errors.
-struct CowStr(&'static str);
-
-impl<'de> Visitor<'de> for CowStr {
-    type Value = Cow<'de, str>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.0)
-    }
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Cow<'de, str>, E> {
-        Ok(Cow::Borrowed(v))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Cow<'de, str>, E> {
-        Ok(Cow::Owned(v.to_owned()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Cow<'de, str>, E> {
-        Ok(Cow::Owned(v))
-    }
-}
+use text::strip_position;
+pub use text::{Key, Str, entry};
 
 /// Types whose generated decoder works on an already opened JSON object, so a tagged union can
 /// read the tag first and hand the rest of the object to the variant without buffering it.
@@ -112,15 +66,6 @@ impl<'de, T: VisitObject> Visitor<'de> for InPlace<'_, T> {
         *self.0 = Some(T::visit_object(map)?);
         Ok(())
     }
-}
-
-/// Writes one member: the key, then the value. serde's default `serialize_entry` does the same
-/// but is not inlined, so every member paid a call; serde_json's `serialize_key` and
-/// `serialize_value` are `#[inline]`, and every serializer implements them.
-#[inline]
-pub fn entry<M: SerializeMap, V: serde::Serialize + ?Sized>(map: &mut M, key: &str, value: &V) -> Result<(), M::Error> {
-    map.serialize_key(key)?;
-    map.serialize_value(value)
 }
 
 /// Writes the unknown members kept in `extra`: one instance shared by every struct, called only
@@ -255,22 +200,6 @@ pub fn unknown_tag<E: de::Error>(union: &str, tag_key: &str, tag: &str, expected
     ))
 }
 
-/// Strips the ` at line L column C` suffix serde_json appends, so that nested errors read as one
-/// sentence and the position is reported once, by the outermost deserializer.
-fn strip_position(message: &str) -> &str {
-    if let Some(idx) = message.rfind(" at line ") {
-        let tail = &message[idx + " at line ".len()..];
-        let mut parts = tail.splitn(3, ' ');
-        let line_ok = parts.next().is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()));
-        let column_word = parts.next() == Some("column");
-        let column_ok = parts.next().is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()));
-        if line_ok && column_word && column_ok {
-            return &message[..idx];
-        }
-    }
-    message
-}
-
 /// Prefixes an error from the value of field `field` with the field's path (`a.b: ...`).
 #[cold]
 pub fn in_field<E: de::Error>(field: &str, error: E) -> E {
@@ -328,121 +257,6 @@ pub fn expect_const_i64<'de, A: MapAccess<'de>>(
         Ok(())
     } else {
         Err(de::Error::custom(format_args!("`{ty}`: at `{field}`: expected {expected}, found {value}")))
-    }
-}
-
-/// How well a JSON value fits a type, for unions that no single member discriminates: `None` when
-/// it cannot be that type, else the number of required members and tags that matched (the most
-/// specific fitting variant wins).
-pub trait MatchScore {
-    fn match_score(value: &Value) -> Option<usize>;
-}
-
-macro_rules! score_kind {
-    ($($ty:ty => $check:expr),* $(,)?) => {$(
-        impl MatchScore for $ty {
-            fn match_score(value: &Value) -> Option<usize> {
-                let check: fn(&Value) -> bool = $check;
-                check(value).then_some(0)
-            }
-        }
-    )*};
-}
-
-score_kind! {
-    String => Value::is_string,
-    bool => Value::is_boolean,
-    i64 => Value::is_i64,
-    u64 => Value::is_u64,
-    serde_json::Number => Value::is_number,
-    Value => |_| true,
-    Map<String, Value> => Value::is_object,
-}
-
-impl<T: MatchScore> MatchScore for Box<T> {
-    fn match_score(value: &Value) -> Option<usize> {
-        T::match_score(value)
-    }
-}
-
-impl<T: MatchScore> MatchScore for Vec<T> {
-    fn match_score(value: &Value) -> Option<usize> {
-        match value {
-            Value::Array(items) => match items.first() {
-                Some(first) => T::match_score(first),
-                None => Some(0),
-            },
-            _ => None,
-        }
-    }
-}
-
-impl<T> MatchScore for std::collections::BTreeMap<String, T> {
-    fn match_score(value: &Value) -> Option<usize> {
-        value.is_object().then_some(0)
-    }
-}
-
-/// Score of an object against required members, string tags (`(member, allowed values,
-/// optional)`) and declared members: required members and tags count most, then how many of the
-/// object's members the type declares, then (for otherwise equal fits) the type declaring fewer.
-pub fn object_score(
-    value: &Value,
-    required: &[&str],
-    tags: &[(&str, &[&str], bool)],
-    declared: &[&str],
-) -> Option<usize> {
-    let object = value.as_object()?;
-    for (key, allowed, optional) in tags {
-        match object.get(*key) {
-            Some(Value::String(s)) if allowed.contains(&s.as_str()) => {}
-            None if *optional => {}
-            _ => return None,
-        }
-    }
-    if !required.iter().all(|key| object.contains_key(*key)) {
-        return None;
-    }
-    let covered = object.keys().filter(|k| declared.contains(&k.as_str())).count();
-    Some((required.len() + tags.len()) * 1_000_000 + covered * 1_000 + 999usize.saturating_sub(declared.len()))
-}
-
-/// The variants a value fits, best score first: a union decodes the first that accepts the value
-/// (the schema's `anyOf` takes any branch, so a value the most specific fitting variant rejects
-/// may still be another's). A tie at the top between different variants is an error, not a guess,
-/// except for `[]`, which fits every list variant alike and encodes the same from each: the first
-/// is taken.
-pub fn rank_variants<E: de::Error>(
-    union: &str,
-    value: &Value,
-    scores: &[(&'static str, Option<usize>)],
-) -> Result<Vec<usize>, E> {
-    let mut order: Vec<(usize, usize)> =
-        scores.iter().enumerate().filter_map(|(i, (_, s))| s.map(|s| (i, s))).collect();
-    // Stable: equal scores keep declaration order.
-    order.sort_by_key(|&(_, score)| std::cmp::Reverse(score));
-    match order.as_slice() {
-        [] => Err(E::custom(format_args!(
-            "`{union}`: {} fits none of {}",
-            kind_name(value),
-            scores.iter().map(|(n, _)| format!("`{n}`")).collect::<Vec<_>>().join(", ")
-        ))),
-        [(i, a), (j, b), ..] if a == b && !value.as_array().is_some_and(Vec::is_empty) => Err(E::custom(format_args!(
-            "`{union}`: ambiguous value, fits both `{}` and `{}`",
-            scores[*i].0, scores[*j].0
-        ))),
-        _ => Ok(order.into_iter().map(|(i, _)| i).collect()),
-    }
-}
-
-fn kind_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -564,18 +378,6 @@ impl<'de, A: MapAccess<'de>, T: de::Deserialize<'de>> MapAccess<'de> for IdProbe
     #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
         self.inner.next_value_seed(seed)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::strip_position;
-
-    #[test]
-    fn strips_only_a_trailing_serde_json_position() {
-        assert_eq!(strip_position("missing field `a` at line 1 column 20"), "missing field `a`");
-        assert_eq!(strip_position("bad at line one"), "bad at line one");
-        assert_eq!(strip_position("plain"), "plain");
     }
 }
 

@@ -78,7 +78,7 @@ impl PartialEq for RawResult {
             return true;
         }
         let value = |raw: &RawResult| {
-            crate::free_form_from_str::<serde_json::Value>(raw.get())
+            crate::free_form::free_form_from_str::<serde_json::Value>(raw.get())
                 .or_else(|_| serde_json::from_str::<serde_json::Value>(raw.get()))
         };
         matches!((value(self), value(other)), (Ok(a), Ok(b)) if a == b)

@@ -13,16 +13,16 @@ macro_rules! shorthands {
     ($rev:ident, $feature:literal, prompt: $prompt:ident, tool: $tool:ident, text: [$($text:ident),*]) => {
         #[cfg(feature = $feature)]
         mod $rev {
-            use crate::$rev::{CallToolResult, PromptMessage, Role, TextContent};
+            use crate::generated::$rev::{CallToolResult, PromptMessage, Role, TextContent};
 
             impl PromptMessage {
                 /// A message from the user: `PromptMessage::user("Summarize the notes")`.
-                pub fn user(content: impl Into<crate::$rev::$prompt>) -> Self {
+                pub fn user(content: impl Into<crate::generated::$rev::$prompt>) -> Self {
                     Self::new(content.into(), Role::User)
                 }
 
                 /// A message from the assistant (a prefilled answer or an earlier turn).
-                pub fn assistant(content: impl Into<crate::$rev::$prompt>) -> Self {
+                pub fn assistant(content: impl Into<crate::generated::$rev::$prompt>) -> Self {
                     Self::new(content.into(), Role::Assistant)
                 }
             }
@@ -31,7 +31,7 @@ macro_rules! shorthands {
                 /// A successful result with one text block: `CallToolResult::text("42 notes")`.
                 /// A tool failure sets `is_error`: `CallToolResult::text("no such note").with_is_error(true)`.
                 pub fn text(text: impl Into<String>) -> Self {
-                    Self::new(vec![crate::$rev::$tool::text(text)])
+                    Self::new(vec![crate::generated::$rev::$tool::text(text)])
                 }
             }
 
@@ -48,13 +48,13 @@ macro_rules! shorthands {
             }
 
             $(
-                impl From<String> for crate::$rev::$text {
+                impl From<String> for crate::generated::$rev::$text {
                     fn from(text: String) -> Self {
                         Self::text(text)
                     }
                 }
 
-                impl From<&str> for crate::$rev::$text {
+                impl From<&str> for crate::generated::$rev::$text {
                     fn from(text: &str) -> Self {
                         Self::text(text)
                     }

@@ -17,7 +17,7 @@ mod unions;
 use messages::{message_tokens, method_impls};
 use structs::struct_tokens;
 // What the registry emits with.
-use tokens::{doc_attrs, ty_phrase};
+use tokens::{doc_attrs, home, ty_phrase};
 pub use tokens::{ident, is_free_form, ty_tokens};
 use unions::{union_conversions, union_tokens};
 
@@ -63,9 +63,15 @@ pub fn module(m: &Module, docs: &Docs, module: &str) -> TokenStream {
                 quote!(#doc pub type #name = #ty;)
             }
             Item::Reexport { path, doc, .. } => {
-                let path: syn::Path = syn::parse_str(path).unwrap();
+                // A hand-written type is re-exported from its (private) module: listed as a
+                // re-export, as its public path was, rather than inlined into every revision. (A
+                // revision's type restated by an extension was inlined already, and stays so.)
+                let home = home(path);
+                let hand_written = home != *path && !home.starts_with("crate::generated::");
+                let no_inline = hand_written.then(|| quote!(#[doc(no_inline)]));
+                let path: syn::Path = syn::parse_str(&home).unwrap();
                 let doc = doc_attrs(docs, Some(doc));
-                quote!(#doc pub use #path;)
+                quote!(#doc #no_inline pub use #path;)
             }
         });
     }

@@ -22,7 +22,7 @@
 pub use crate::ext::APPS as EXTENSION_ID;
 pub use crate::generated::ext_apps::*;
 
-use crate::JsonObject;
+use crate::free_form::JsonObject;
 
 /// The MIME type of an MCP App's HTML resource.
 pub const MIME_TYPE: &str = "text/html;profile=mcp-app";

@@ -40,7 +40,8 @@ use std::marker::PhantomData;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::{JsonObject, RequestId};
+use crate::common::RequestId;
+use crate::free_form::JsonObject;
 
 /// `io.modelcontextprotocol/tasks`: asynchronous tool calls (SEP-2663).
 pub const TASKS: &str = "io.modelcontextprotocol/tasks";
@@ -62,14 +63,17 @@ pub mod apps;
 
 /// Whether `capabilities` declare the extension `id` (any settings, `{}` included).
 #[cfg(feature = "v2026_07_28")]
-pub fn declares(capabilities: &crate::ClientCapabilities, id: &str) -> bool {
+pub fn declares(capabilities: &crate::generated::v2026_07_28::ClientCapabilities, id: &str) -> bool {
     capabilities.extensions.as_ref().is_some_and(|extensions| extensions.contains_key(id))
 }
 
 /// Client capabilities that declare the extension `id` with no settings, and nothing else.
 #[cfg(feature = "v2026_07_28")]
-pub fn client_capabilities(id: &str) -> crate::ClientCapabilities {
-    crate::ClientCapabilities { extensions: Some([(id.to_owned(), JsonObject::new())].into()), ..Default::default() }
+pub fn client_capabilities(id: &str) -> crate::generated::v2026_07_28::ClientCapabilities {
+    crate::generated::v2026_07_28::ClientCapabilities {
+        extensions: Some([(id.to_owned(), JsonObject::new())].into()),
+        ..Default::default()
+    }
 }
 
 /// A JSON-RPC request of an extension method: `{"jsonrpc":"2.0","id":…,"method":M::METHOD,"params":…}`.
@@ -130,13 +134,13 @@ impl<M: ExtMethod> ExtNotification<M> {
     }
 }
 
-impl<M: ExtRequestMethod> crate::Request for ExtRequest<M> {
+impl<M: ExtRequestMethod> crate::method::Request for ExtRequest<M> {
     const METHOD: &'static str = M::METHOD;
     type Params = M::Params;
     type Result = M::Result;
 }
 
-impl<M: ExtMethod> crate::Notification for ExtNotification<M> {
+impl<M: ExtMethod> crate::method::Notification for ExtNotification<M> {
     const METHOD: &'static str = M::METHOD;
     type Params = M::Params;
 }

@@ -24,8 +24,10 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::common::ResultType;
 use crate::ext::ext_request;
-use crate::{CacheScope, JsonObject, RequestMetaObject, Resource, ResultMetaObject, ResultType};
+use crate::free_form::JsonObject;
+use crate::generated::v2026_07_28::{CacheScope, RequestMetaObject, Resource, ResultMetaObject};
 
 pub use crate::ext::SKILLS as EXTENSION_ID;
 
@@ -52,7 +54,7 @@ pub struct SkillsSettings {
 
 impl SkillsSettings {
     /// The settings read from a server's capabilities, if it declares the extension.
-    pub fn of(capabilities: &crate::ServerCapabilities) -> Option<SkillsSettings> {
+    pub fn of(capabilities: &crate::generated::v2026_07_28::ServerCapabilities) -> Option<SkillsSettings> {
         let settings = capabilities.extensions.as_ref()?.get(EXTENSION_ID)?;
         serde_json::from_value(serde_json::Value::Object(settings.clone())).ok()
     }
@@ -416,13 +418,13 @@ mod tests {
 
     #[test]
     fn settings_read_from_capabilities() {
-        let capabilities: crate::ServerCapabilities = serde_json::from_value(json!({
+        let capabilities: crate::generated::v2026_07_28::ServerCapabilities = serde_json::from_value(json!({
             "resources": {}, "extensions": {EXTENSION_ID: {"directoryRead": true}}
         }))
         .unwrap();
         let settings = SkillsSettings::of(&capabilities).unwrap();
         assert_eq!(settings.directory_read, Some(true));
         assert_eq!(settings.to_object(), json!({"directoryRead": true}).as_object().unwrap().clone());
-        assert_eq!(SkillsSettings::of(&crate::ServerCapabilities::default()), None);
+        assert_eq!(SkillsSettings::of(&crate::generated::v2026_07_28::ServerCapabilities::default()), None);
     }
 }

@@ -39,7 +39,7 @@ use serde_json::Value;
 
 pub use crate::ext::TASKS as EXTENSION_ID;
 pub use crate::generated::ext_tasks::*;
-use crate::{CallToolResult, InputRequiredResult};
+use crate::generated::v2026_07_28::{CallToolResult, InputRequiredResult};
 
 /// The `resultType` of a [`CreateTaskResult`].
 pub const RESULT_TYPE_TASK: &str = CreateTaskResult::RESULT_TYPE;
@@ -63,7 +63,7 @@ impl TaskStatus {
 }
 
 /// Milliseconds as a duration, a negative value counting as 0 and one beyond `u64` as `u64::MAX`.
-fn millis(ms: &crate::Integer) -> Duration {
+fn millis(ms: &crate::number::Integer) -> Duration {
     match ms.is_negative() {
         true => Duration::ZERO,
         false => Duration::from_millis(ms.as_u64().unwrap_or(u64::MAX)),
@@ -112,10 +112,10 @@ impl From<Task> for CreateTaskResult {
 struct Shared<'a> {
     created_at: &'a String,
     last_updated_at: &'a String,
-    poll_interval_ms: &'a Option<crate::Integer>,
+    poll_interval_ms: &'a Option<crate::number::Integer>,
     status_message: &'a Option<String>,
     task_id: &'a String,
-    ttl_ms: &'a Option<crate::Integer>,
+    ttl_ms: &'a Option<crate::number::Integer>,
     extra: &'a JsonObject,
 }
 
@@ -298,7 +298,7 @@ task_states!(
         GetTaskResultCancelled
     },
     from DetailedTask,
-    meta crate::ResultMetaObject
+    meta crate::generated::v2026_07_28::ResultMetaObject
 );
 task_states!(
     TaskStatusNotificationParams {
@@ -309,7 +309,7 @@ task_states!(
         TaskStatusNotificationParamsCancelled
     },
     from DetailedTask,
-    meta crate::NotificationMetaObject
+    meta crate::generated::v2026_07_28::NotificationMetaObject
 );
 
 impl DetailedTask {
@@ -346,7 +346,7 @@ impl TaskSubscriptionNotifications {
     /// The `taskIds` member of a `subscriptions/listen` filter (the extension's addition, carried
     /// in [`SubscriptionFilter::extra`](crate::SubscriptionFilter)), if it has one (`Err` if it
     /// is not a list of strings).
-    pub fn of(filter: &crate::SubscriptionFilter) -> Result<Self, serde_json::Error> {
+    pub fn of(filter: &crate::generated::v2026_07_28::SubscriptionFilter) -> Result<Self, serde_json::Error> {
         let task_ids = filter.extra.get("taskIds").map(Vec::<String>::deserialize).transpose()?;
         Ok(TaskSubscriptionNotifications { task_ids, extra: JsonObject::new() })
     }
@@ -452,7 +452,10 @@ mod tests {
         }));
         assert_eq!(input.status(), TaskStatus::InputRequired);
         assert_eq!(input.poll_interval(), Some(Duration::from_secs(5)));
-        assert!(matches!(input.input_requests().unwrap()["name"], crate::InputRequest::Elicit(_)));
+        assert!(matches!(
+            input.input_requests().unwrap()["name"],
+            crate::generated::v2026_07_28::InputRequest::Elicit(_)
+        ));
         assert_eq!((input.result(), input.error()), (None, None));
 
         let failed: GetTaskResult = round_trip(json!({
@@ -524,14 +527,17 @@ mod tests {
         }));
         assert_eq!(get.params.task_id, "786512e2-9e0d-44bd-8f29-789f320fe840");
         assert_eq!(GetTaskRequest::METHOD, "tasks/get");
-        assert_eq!(<CancelTaskRequest as crate::Request>::METHOD, "tasks/cancel");
+        assert_eq!(<CancelTaskRequest as crate::method::Request>::METHOD, "tasks/cancel");
 
         let update: UpdateTaskRequest = round_trip(json!({
             "jsonrpc": "2.0", "id": 6, "method": "tasks/update",
             "params": {"taskId": "786512e2", "inputResponses": {
                 "name": {"action": "accept", "content": {"input": "Luca"}}}}
         }));
-        assert!(matches!(update.params.input_responses["name"], crate::InputResponse::Elicit(_)));
+        assert!(matches!(
+            update.params.input_responses["name"],
+            crate::generated::v2026_07_28::InputResponse::Elicit(_)
+        ));
 
         let wrong = serde_json::from_value::<GetTaskRequest>(json!({
             "jsonrpc": "2.0", "id": 1, "method": "tasks/cancel", "params": {"taskId": "t"}
@@ -549,7 +555,7 @@ mod tests {
         let result: CallToolResult = note.params.result_as().unwrap().unwrap();
         assert_eq!(result.is_error, Some(false));
 
-        let ack: <UpdateTaskRequest as crate::Request>::Result = round_trip(json!({"resultType": "complete"}));
+        let ack: <UpdateTaskRequest as crate::method::Request>::Result = round_trip(json!({"resultType": "complete"}));
         assert_eq!(ack, UpdateTaskResult::default());
     }
 
@@ -569,14 +575,15 @@ mod tests {
 
     #[test]
     fn task_ids_ride_in_the_subscription_filter() {
-        let filter: crate::SubscriptionFilter =
+        let filter: crate::generated::v2026_07_28::SubscriptionFilter =
             serde_json::from_value(json!({"toolsListChanged": true, "taskIds": ["a", "b"]})).unwrap();
         let wanted = TaskSubscriptionNotifications::of(&filter).unwrap();
         assert_eq!(wanted.task_ids, Some(vec!["a".into(), "b".into()]));
-        let bad: crate::SubscriptionFilter = serde_json::from_value(json!({"taskIds": "a"})).unwrap();
+        let bad: crate::generated::v2026_07_28::SubscriptionFilter =
+            serde_json::from_value(json!({"taskIds": "a"})).unwrap();
         assert!(TaskSubscriptionNotifications::of(&bad).is_err());
         assert!(crate::ext::declares(&crate::ext::client_capabilities(EXTENSION_ID), EXTENSION_ID));
-        assert!(!crate::ext::declares(&crate::ClientCapabilities::default(), EXTENSION_ID));
+        assert!(!crate::ext::declares(&crate::generated::v2026_07_28::ClientCapabilities::default(), EXTENSION_ID));
     }
 
     #[test]

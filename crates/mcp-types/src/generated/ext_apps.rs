@@ -5,21 +5,21 @@
          //! restates are re-exported from [`crate::v2025_11_25`].
 
          /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::Annotations;
+pub use crate::generated::v2025_11_25::Annotations;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::AudioContent;
+pub use crate::generated::v2025_11_25::AudioContent;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::BlobResourceContents;
+pub use crate::generated::v2025_11_25::BlobResourceContents;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::EmbeddedResourceResource;
+pub use crate::generated::v2025_11_25::EmbeddedResourceResource;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::EmbeddedResource;
+pub use crate::generated::v2025_11_25::EmbeddedResource;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::Icon;
+pub use crate::generated::v2025_11_25::Icon;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::ImageContent;
+pub use crate::generated::v2025_11_25::ImageContent;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::Implementation;
+pub use crate::generated::v2025_11_25::Implementation;
 /// `JSONValue`: any JSON value of this shape. The schema's form admits no fractions and no `null`, which the protocol's TypeScript source allows, so plain JSON is used.
 pub type JsonValue = ::serde_json::Value;
 /// App exposes MCP-style tools that the host can call.
@@ -123,7 +123,7 @@ pub struct McpUiAppCapabilities {
     >,
     /// Experimental features keyed by identifier.
     pub experimental: ::std::option::Option<
-        ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        ::std::collections::BTreeMap<::std::string::String, crate::free_form::JsonObject>,
     >,
     /// App exposes MCP-style tools that the host can call.
     pub tools: ::std::option::Option<McpUiAppCapabilitiesTools>,
@@ -150,7 +150,10 @@ impl McpUiAppCapabilities {
     pub fn with_experimental(
         mut self,
         value: impl ::std::convert::Into<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         >,
     ) -> Self {
         self.experimental = ::std::option::Option::Some(value.into());
@@ -200,7 +203,10 @@ impl crate::private::VisitObject for McpUiAppCapabilities {
             ::std::vec::Vec<McpUiDisplayMode>,
         > = ::std::option::Option::None;
         let mut f_experimental: ::std::option::Option<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         > = ::std::option::Option::None;
         let mut f_tools: ::std::option::Option<McpUiAppCapabilitiesTools> = ::std::option::Option::None;
         while let ::std::option::Option::Some(key) = map
@@ -409,7 +415,7 @@ impl crate::private::MatchScore for McpUiClientCapabilities {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct McpUiDownloadFileRequestParamsContentsItemObject {
     /// The `_meta` member: a JSON object.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `annotations` member: [`Annotations`].
     pub annotations: ::std::option::Option<Annotations>,
     /// The `description` member: a string.
@@ -433,7 +439,7 @@ impl McpUiDownloadFileRequestParamsContentsItemObject {
     /// Sets `_meta`.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -537,7 +543,7 @@ impl crate::private::VisitObject for McpUiDownloadFileRequestParamsContentsItemO
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
@@ -1095,7 +1101,7 @@ pub struct McpUiDownloadFileResult {
     /// True if the download failed (e.g., user cancelled or host denied).
     pub is_error: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl McpUiDownloadFileResult {
     ///A `McpUiDownloadFileResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -1103,7 +1109,7 @@ impl McpUiDownloadFileResult {
     pub fn new() -> Self {
         McpUiDownloadFileResult {
             is_error: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `isError`: True if the download failed (e.g., user cancelled or host denied).
@@ -1139,7 +1145,7 @@ impl crate::private::VisitObject for McpUiDownloadFileResult {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_is_error: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1192,7 +1198,7 @@ impl crate::private::MatchScore for McpUiDownloadFileResult {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct McpUiHostCapabilitiesSampling {
     /// Host supports tool use via `tools` and `toolChoice` parameters.
-    pub tools: ::std::option::Option<crate::JsonObject>,
+    pub tools: ::std::option::Option<crate::free_form::JsonObject>,
 }
 impl McpUiHostCapabilitiesSampling {
     ///A `McpUiHostCapabilitiesSampling` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -1205,7 +1211,7 @@ impl McpUiHostCapabilitiesSampling {
     /// Sets `tools`: Host supports tool use via `tools` and `toolChoice` parameters.
     pub fn with_tools(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.tools = ::std::option::Option::Some(value.into());
         self
@@ -1232,7 +1238,7 @@ impl crate::private::VisitObject for McpUiHostCapabilitiesSampling {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_tools: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_tools: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1615,17 +1621,17 @@ impl crate::private::MatchScore for McpUiHostCapabilitiesServerTools {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct McpUiHostCapabilities {
     /// Host supports file downloads via ui/download-file.
-    pub download_file: ::std::option::Option<crate::JsonObject>,
+    pub download_file: ::std::option::Option<crate::free_form::JsonObject>,
     /// Experimental features keyed by identifier.
     pub experimental: ::std::option::Option<
-        ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        ::std::collections::BTreeMap<::std::string::String, crate::free_form::JsonObject>,
     >,
     /// Host accepts log messages.
-    pub logging: ::std::option::Option<crate::JsonObject>,
+    pub logging: ::std::option::Option<crate::free_form::JsonObject>,
     /// Host supports receiving content messages (ui/message) from the view.
     pub message: ::std::option::Option<McpUiSupportedContentBlockModalities>,
     /// Host supports opening external URLs.
-    pub open_links: ::std::option::Option<crate::JsonObject>,
+    pub open_links: ::std::option::Option<crate::free_form::JsonObject>,
     /// Host supports LLM sampling (sampling/createMessage) from the view.
     /// Mirrors the MCP `ClientCapabilities.sampling` shape so hosts can pass it through.
     pub sampling: ::std::option::Option<McpUiHostCapabilitiesSampling>,
@@ -1660,7 +1666,7 @@ impl McpUiHostCapabilities {
     /// Sets `downloadFile`: Host supports file downloads via ui/download-file.
     pub fn with_download_file(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.download_file = ::std::option::Option::Some(value.into());
         self
@@ -1669,7 +1675,10 @@ impl McpUiHostCapabilities {
     pub fn with_experimental(
         mut self,
         value: impl ::std::convert::Into<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         >,
     ) -> Self {
         self.experimental = ::std::option::Option::Some(value.into());
@@ -1678,7 +1687,7 @@ impl McpUiHostCapabilities {
     /// Sets `logging`: Host accepts log messages.
     pub fn with_logging(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.logging = ::std::option::Option::Some(value.into());
         self
@@ -1694,7 +1703,7 @@ impl McpUiHostCapabilities {
     /// Sets `openLinks`: Host supports opening external URLs.
     pub fn with_open_links(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.open_links = ::std::option::Option::Some(value.into());
         self
@@ -1799,13 +1808,16 @@ impl crate::private::VisitObject for McpUiHostCapabilities {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_download_file: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_download_file: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_experimental: ::std::option::Option<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         > = ::std::option::Option::None;
-        let mut f_logging: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_logging: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_message: ::std::option::Option<McpUiSupportedContentBlockModalities> = ::std::option::Option::None;
-        let mut f_open_links: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_open_links: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_sampling: ::std::option::Option<McpUiHostCapabilitiesSampling> = ::std::option::Option::None;
         let mut f_sandbox: ::std::option::Option<McpUiHostCapabilitiesSandbox> = ::std::option::Option::None;
         let mut f_server_resources: ::std::option::Option<
@@ -2051,7 +2063,7 @@ pub struct McpUiHostContextContainerDimensions {
     /// Fixed container width in pixels.
     pub width: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl McpUiHostContextContainerDimensions {
     ///A `McpUiHostContextContainerDimensions` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2062,7 +2074,7 @@ impl McpUiHostContextContainerDimensions {
             max_height: ::std::option::Option::None,
             max_width: ::std::option::Option::None,
             width: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `height`: Fixed container height in pixels.
@@ -2140,7 +2152,7 @@ impl crate::private::VisitObject for McpUiHostContextContainerDimensions {
         let mut f_max_height: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
         let mut f_max_width: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
         let mut f_width: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2562,7 +2574,7 @@ pub enum McpUiHostContextToolInfoId {
     /// A string.
     String(::std::string::String),
     /// An [`Integer`](crate::Integer).
-    Integer(crate::Integer),
+    Integer(crate::number::Integer),
 }
 impl ::serde::Serialize for McpUiHostContextToolInfoId {
     fn serialize<S: ::serde::Serializer>(
@@ -2590,7 +2602,9 @@ impl<'de> ::serde::Deserialize<'de> for McpUiHostContextToolInfoId {
             ),
             (
                 "Integer",
-                <crate::Integer as crate::private::MatchScore>::match_score(value),
+                <crate::number::Integer as crate::private::MatchScore>::match_score(
+                    value,
+                ),
             ),
         ];
         let mut first_error = ::std::option::Option::None;
@@ -2609,7 +2623,7 @@ impl<'de> ::serde::Deserialize<'de> for McpUiHostContextToolInfoId {
                 1usize => {
                     scored
                         .decode::<
-                            crate::Integer,
+                            crate::number::Integer,
                             D::Error,
                         >("McpUiHostContextToolInfoId", "Integer")
                         .map(Self::Integer)
@@ -2634,7 +2648,7 @@ impl crate::private::MatchScore for McpUiHostContextToolInfoId {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
         [
             <::std::string::String as crate::private::MatchScore>::match_score(value),
-            <crate::Integer as crate::private::MatchScore>::match_score(value),
+            <crate::number::Integer as crate::private::MatchScore>::match_score(value),
         ]
             .into_iter()
             .flatten()
@@ -2749,7 +2763,7 @@ pub struct McpUiHostContextToolInfoToolInputSchema {
     /// The `required` member: a list of a string.
     pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl McpUiHostContextToolInfoToolInputSchema {
     ///The `type` member every `McpUiHostContextToolInfoToolInputSchema` carries.
@@ -2760,7 +2774,7 @@ impl McpUiHostContextToolInfoToolInputSchema {
         McpUiHostContextToolInfoToolInputSchema {
             properties: ::std::option::Option::None,
             required: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `properties`.
@@ -2820,7 +2834,7 @@ impl crate::private::VisitObject for McpUiHostContextToolInfoToolInputSchema {
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2923,7 +2937,7 @@ pub struct McpUiHostContextToolInfoToolOutputSchema {
     /// The `$schema` member: a string.
     pub schema: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl McpUiHostContextToolInfoToolOutputSchema {
     ///A `McpUiHostContextToolInfoToolOutputSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2931,7 +2945,7 @@ impl McpUiHostContextToolInfoToolOutputSchema {
     pub fn new() -> Self {
         McpUiHostContextToolInfoToolOutputSchema {
             schema: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `$schema`.
@@ -2970,7 +2984,7 @@ impl crate::private::VisitObject for McpUiHostContextToolInfoToolOutputSchema {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_schema: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3025,7 +3039,7 @@ impl crate::private::MatchScore for McpUiHostContextToolInfoToolOutputSchema {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct McpUiHostContextToolInfoTool {
     /// The `_meta` member: a JSON object.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `annotations` member: [`ToolAnnotations`].
     pub annotations: ::std::option::Option<ToolAnnotations>,
     /// The `description` member: a string.
@@ -3065,7 +3079,7 @@ impl McpUiHostContextToolInfoTool {
     /// Sets `_meta`.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -3168,7 +3182,7 @@ impl crate::private::VisitObject for McpUiHostContextToolInfoTool {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<ToolAnnotations> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_execution: ::std::option::Option<
@@ -3554,7 +3568,7 @@ pub struct McpUiHostContext {
     /// Host application identifier.
     pub user_agent: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl McpUiHostContext {
     ///A `McpUiHostContext` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -3573,7 +3587,7 @@ impl McpUiHostContext {
             time_zone: ::std::option::Option::None,
             tool_info: ::std::option::Option::None,
             user_agent: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `availableDisplayModes`: Display modes the host supports.
@@ -3757,7 +3771,7 @@ impl crate::private::VisitObject for McpUiHostContext {
         let mut f_time_zone: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_tool_info: ::std::option::Option<McpUiHostContextToolInfo> = ::std::option::Option::None;
         let mut f_user_agent: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4650,7 +4664,7 @@ pub struct McpUiInitializeResult {
     /// Negotiated protocol version string (e.g., "2025-11-21").
     pub protocol_version: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl McpUiInitializeResult {
     ///A `McpUiInitializeResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -4666,7 +4680,7 @@ impl McpUiInitializeResult {
             host_context,
             host_info: host_info.into(),
             protocol_version: protocol_version.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -4697,7 +4711,7 @@ impl crate::private::VisitObject for McpUiInitializeResult {
         let mut f_host_context: ::std::option::Option<McpUiHostContext> = ::std::option::Option::None;
         let mut f_host_info: ::std::option::Option<::std::boxed::Box<Implementation>> = ::std::option::Option::None;
         let mut f_protocol_version: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4834,7 +4848,7 @@ impl crate::private::MatchScore for McpUiInitializeResult {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct McpUiInitializedNotification {
     /// The `params` member: a JSON object.
-    pub params: ::std::option::Option<crate::JsonObject>,
+    pub params: ::std::option::Option<crate::free_form::JsonObject>,
 }
 impl McpUiInitializedNotification {
     ///The `method` member every `McpUiInitializedNotification` carries.
@@ -4849,7 +4863,7 @@ impl McpUiInitializedNotification {
     /// Sets `params`.
     pub fn with_params(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.params = ::std::option::Option::Some(value.into());
         self
@@ -4877,7 +4891,7 @@ impl crate::private::VisitObject for McpUiInitializedNotification {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_params: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_params: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut seen_method = false;
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -4974,7 +4988,7 @@ impl crate::private::MatchScore for McpUiInitializedNotification {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct McpUiMessageRequestParamsContentItemObject {
     /// The `_meta` member: a JSON object.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `annotations` member: [`Annotations`].
     pub annotations: ::std::option::Option<Annotations>,
     /// The `description` member: a string.
@@ -4998,7 +5012,7 @@ impl McpUiMessageRequestParamsContentItemObject {
     /// Sets `_meta`.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -5102,7 +5116,7 @@ impl crate::private::VisitObject for McpUiMessageRequestParamsContentItemObject 
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
@@ -5715,7 +5729,7 @@ pub struct McpUiMessageResult {
     /// True if the host rejected or failed to deliver the message.
     pub is_error: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl McpUiMessageResult {
     ///A `McpUiMessageResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -5723,7 +5737,7 @@ impl McpUiMessageResult {
     pub fn new() -> Self {
         McpUiMessageResult {
             is_error: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `isError`: True if the host rejected or failed to deliver the message.
@@ -5759,7 +5773,7 @@ impl crate::private::VisitObject for McpUiMessageResult {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_is_error: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6017,7 +6031,7 @@ pub struct McpUiOpenLinkResult {
     /// True if the host failed to open the URL (e.g., due to security policy).
     pub is_error: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl McpUiOpenLinkResult {
     ///A `McpUiOpenLinkResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6025,7 +6039,7 @@ impl McpUiOpenLinkResult {
     pub fn new() -> Self {
         McpUiOpenLinkResult {
             is_error: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `isError`: True if the host failed to open the URL (e.g., due to security policy).
@@ -6061,7 +6075,7 @@ impl crate::private::VisitObject for McpUiOpenLinkResult {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_is_error: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6339,7 +6353,7 @@ pub struct McpUiRequestDisplayModeResult {
     /// The display mode that was actually set. May differ from requested if not supported.
     pub mode: McpUiDisplayMode,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl McpUiRequestDisplayModeResult {
     ///A `McpUiRequestDisplayModeResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6347,7 +6361,7 @@ impl McpUiRequestDisplayModeResult {
     pub fn new(mode: McpUiDisplayMode) -> Self {
         McpUiRequestDisplayModeResult {
             mode,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -6372,7 +6386,7 @@ impl crate::private::VisitObject for McpUiRequestDisplayModeResult {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_mode: ::std::option::Option<McpUiDisplayMode> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6437,7 +6451,7 @@ impl crate::private::MatchScore for McpUiRequestDisplayModeResult {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct McpUiRequestTeardownNotification {
     /// The `params` member: a JSON object.
-    pub params: ::std::option::Option<crate::JsonObject>,
+    pub params: ::std::option::Option<crate::free_form::JsonObject>,
 }
 impl McpUiRequestTeardownNotification {
     ///The `method` member every `McpUiRequestTeardownNotification` carries.
@@ -6452,7 +6466,7 @@ impl McpUiRequestTeardownNotification {
     /// Sets `params`.
     pub fn with_params(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.params = ::std::option::Option::Some(value.into());
         self
@@ -6480,7 +6494,7 @@ impl crate::private::VisitObject for McpUiRequestTeardownNotification {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_params: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_params: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut seen_method = false;
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -7000,19 +7014,19 @@ pub struct McpUiResourcePermissions {
     /// Request camera access.
     ///
     /// Maps to Permission Policy `camera` feature.
-    pub camera: ::std::option::Option<crate::JsonObject>,
+    pub camera: ::std::option::Option<crate::free_form::JsonObject>,
     /// Request clipboard write access.
     ///
     /// Maps to Permission Policy `clipboard-write` feature.
-    pub clipboard_write: ::std::option::Option<crate::JsonObject>,
+    pub clipboard_write: ::std::option::Option<crate::free_form::JsonObject>,
     /// Request geolocation access.
     ///
     /// Maps to Permission Policy `geolocation` feature.
-    pub geolocation: ::std::option::Option<crate::JsonObject>,
+    pub geolocation: ::std::option::Option<crate::free_form::JsonObject>,
     /// Request microphone access.
     ///
     /// Maps to Permission Policy `microphone` feature.
-    pub microphone: ::std::option::Option<crate::JsonObject>,
+    pub microphone: ::std::option::Option<crate::free_form::JsonObject>,
 }
 impl McpUiResourcePermissions {
     ///A `McpUiResourcePermissions` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7028,7 +7042,7 @@ impl McpUiResourcePermissions {
     /// Sets `camera`: Request camera access.
     pub fn with_camera(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.camera = ::std::option::Option::Some(value.into());
         self
@@ -7036,7 +7050,7 @@ impl McpUiResourcePermissions {
     /// Sets `clipboardWrite`: Request clipboard write access.
     pub fn with_clipboard_write(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.clipboard_write = ::std::option::Option::Some(value.into());
         self
@@ -7044,7 +7058,7 @@ impl McpUiResourcePermissions {
     /// Sets `geolocation`: Request geolocation access.
     pub fn with_geolocation(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.geolocation = ::std::option::Option::Some(value.into());
         self
@@ -7052,7 +7066,7 @@ impl McpUiResourcePermissions {
     /// Sets `microphone`: Request microphone access.
     pub fn with_microphone(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.microphone = ::std::option::Option::Some(value.into());
         self
@@ -7093,10 +7107,10 @@ impl crate::private::VisitObject for McpUiResourcePermissions {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_camera: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut f_clipboard_write: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut f_geolocation: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut f_microphone: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_camera: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut f_clipboard_write: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut f_geolocation: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut f_microphone: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7204,14 +7218,14 @@ impl crate::private::MatchScore for McpUiResourcePermissions {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct McpUiResourceTeardownRequest {
     /// The `params` member: a JSON object.
-    pub params: crate::JsonObject,
+    pub params: crate::free_form::JsonObject,
 }
 impl McpUiResourceTeardownRequest {
     ///The `method` member every `McpUiResourceTeardownRequest` carries.
     pub const METHOD: &'static str = "ui/resource-teardown";
     ///A `McpUiResourceTeardownRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(params: crate::JsonObject) -> Self {
+    pub fn new(params: crate::free_form::JsonObject) -> Self {
         McpUiResourceTeardownRequest {
             params,
         }
@@ -7234,7 +7248,7 @@ impl crate::private::VisitObject for McpUiResourceTeardownRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_params: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_params: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut seen_method = false;
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -7326,14 +7340,14 @@ pub type McpUiResourceTeardownResult = ::serde_json::Map<
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct McpUiSandboxProxyReadyNotification {
     /// The `params` member: a JSON object.
-    pub params: crate::JsonObject,
+    pub params: crate::free_form::JsonObject,
 }
 impl McpUiSandboxProxyReadyNotification {
     ///The `method` member every `McpUiSandboxProxyReadyNotification` carries.
     pub const METHOD: &'static str = "ui/notifications/sandbox-proxy-ready";
     ///A `McpUiSandboxProxyReadyNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(params: crate::JsonObject) -> Self {
+    pub fn new(params: crate::free_form::JsonObject) -> Self {
         McpUiSandboxProxyReadyNotification {
             params,
         }
@@ -7360,7 +7374,7 @@ impl crate::private::VisitObject for McpUiSandboxProxyReadyNotification {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_params: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_params: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut seen_method = false;
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
@@ -8059,17 +8073,17 @@ pub type McpUiStyles = ::std::collections::BTreeMap<
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct McpUiSupportedContentBlockModalities {
     /// Host supports audio content blocks.
-    pub audio: ::std::option::Option<crate::JsonObject>,
+    pub audio: ::std::option::Option<crate::free_form::JsonObject>,
     /// Host supports image content blocks.
-    pub image: ::std::option::Option<crate::JsonObject>,
+    pub image: ::std::option::Option<crate::free_form::JsonObject>,
     /// Host supports resource content blocks.
-    pub resource: ::std::option::Option<crate::JsonObject>,
+    pub resource: ::std::option::Option<crate::free_form::JsonObject>,
     /// Host supports resource link content blocks.
-    pub resource_link: ::std::option::Option<crate::JsonObject>,
+    pub resource_link: ::std::option::Option<crate::free_form::JsonObject>,
     /// Host supports structured content.
-    pub structured_content: ::std::option::Option<crate::JsonObject>,
+    pub structured_content: ::std::option::Option<crate::free_form::JsonObject>,
     /// Host supports text content blocks.
-    pub text: ::std::option::Option<crate::JsonObject>,
+    pub text: ::std::option::Option<crate::free_form::JsonObject>,
 }
 impl McpUiSupportedContentBlockModalities {
     ///A `McpUiSupportedContentBlockModalities` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -8087,7 +8101,7 @@ impl McpUiSupportedContentBlockModalities {
     /// Sets `audio`: Host supports audio content blocks.
     pub fn with_audio(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.audio = ::std::option::Option::Some(value.into());
         self
@@ -8095,7 +8109,7 @@ impl McpUiSupportedContentBlockModalities {
     /// Sets `image`: Host supports image content blocks.
     pub fn with_image(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.image = ::std::option::Option::Some(value.into());
         self
@@ -8103,7 +8117,7 @@ impl McpUiSupportedContentBlockModalities {
     /// Sets `resource`: Host supports resource content blocks.
     pub fn with_resource(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.resource = ::std::option::Option::Some(value.into());
         self
@@ -8111,7 +8125,7 @@ impl McpUiSupportedContentBlockModalities {
     /// Sets `resourceLink`: Host supports resource link content blocks.
     pub fn with_resource_link(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.resource_link = ::std::option::Option::Some(value.into());
         self
@@ -8119,7 +8133,7 @@ impl McpUiSupportedContentBlockModalities {
     /// Sets `structuredContent`: Host supports structured content.
     pub fn with_structured_content(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.structured_content = ::std::option::Option::Some(value.into());
         self
@@ -8127,7 +8141,7 @@ impl McpUiSupportedContentBlockModalities {
     /// Sets `text`: Host supports text content blocks.
     pub fn with_text(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.text = ::std::option::Option::Some(value.into());
         self
@@ -8175,12 +8189,14 @@ impl crate::private::VisitObject for McpUiSupportedContentBlockModalities {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_audio: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut f_image: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut f_resource: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut f_resource_link: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut f_structured_content: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut f_text: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_audio: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut f_image: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut f_resource: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut f_resource_link: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut f_structured_content: ::std::option::Option<
+            crate::free_form::JsonObject,
+        > = ::std::option::Option::None;
+        let mut f_text: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9155,7 +9171,7 @@ pub struct McpUiToolResultNotificationParamsMeta {
     /// The `io.modelcontextprotocol/serverInfo` member: [`Implementation`].
     pub server_info: ::std::option::Option<::std::boxed::Box<Implementation>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl McpUiToolResultNotificationParamsMeta {
     ///A `McpUiToolResultNotificationParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9163,7 +9179,7 @@ impl McpUiToolResultNotificationParamsMeta {
     pub fn new() -> Self {
         McpUiToolResultNotificationParamsMeta {
             server_info: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `io.modelcontextprotocol/serverInfo`.
@@ -9208,7 +9224,7 @@ impl crate::private::VisitObject for McpUiToolResultNotificationParamsMeta {
         let mut f_server_info: ::std::option::Option<
             ::std::boxed::Box<Implementation>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9285,7 +9301,7 @@ impl crate::private::MatchScore for McpUiToolResultNotificationParamsMeta {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct McpUiToolResultNotificationParamsContentItemObject {
     /// The `_meta` member: a JSON object.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `annotations` member: [`Annotations`].
     pub annotations: ::std::option::Option<Annotations>,
     /// The `description` member: a string.
@@ -9309,7 +9325,7 @@ impl McpUiToolResultNotificationParamsContentItemObject {
     /// Sets `_meta`.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -9413,7 +9429,7 @@ impl crate::private::VisitObject for McpUiToolResultNotificationParamsContentIte
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
@@ -9794,7 +9810,7 @@ pub struct McpUiToolResultNotificationParams {
     /// The `structuredContent` member: any JSON value.
     pub structured_content: ::std::option::Option<::serde_json::Value>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl McpUiToolResultNotificationParams {
     ///A `McpUiToolResultNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9807,7 +9823,7 @@ impl McpUiToolResultNotificationParams {
             content,
             is_error: ::std::option::Option::None,
             structured_content: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -9874,7 +9890,7 @@ impl crate::private::VisitObject for McpUiToolResultNotificationParams {
         > = ::std::option::Option::None;
         let mut f_is_error: ::std::option::Option<bool> = ::std::option::Option::None;
         let mut f_structured_content: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10128,7 +10144,7 @@ impl crate::private::MatchScore for McpUiToolResultNotification {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct McpUiUpdateModelContextRequestParamsContentItemObject {
     /// The `_meta` member: a JSON object.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `annotations` member: [`Annotations`].
     pub annotations: ::std::option::Option<Annotations>,
     /// The `description` member: a string.
@@ -10152,7 +10168,7 @@ impl McpUiUpdateModelContextRequestParamsContentItemObject {
     /// Sets `_meta`.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -10257,7 +10273,7 @@ for McpUiUpdateModelContextRequestParamsContentItemObject {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
@@ -10907,17 +10923,17 @@ impl crate::private::MatchScore for McpUiUpdateModelContextRequest {
     }
 }
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::TextContent;
+pub use crate::generated::v2025_11_25::TextContent;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::TextResourceContents;
+pub use crate::generated::v2025_11_25::TextResourceContents;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::ToolAnnotations;
+pub use crate::generated::v2025_11_25::ToolAnnotations;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::Role;
+pub use crate::generated::v2025_11_25::Role;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::TaskSupport;
+pub use crate::generated::v2025_11_25::TaskSupport;
 /// The core definition, as in [`crate::v2025_11_25`].
-pub use crate::v2025_11_25::Theme;
+pub use crate::generated::v2025_11_25::Theme;
 impl crate::private::MatchScore for McpUiDisplayMode {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
         value.as_str().and_then(|s| s.parse::<McpUiDisplayMode>().ok()).map(|_| 1)
@@ -10943,71 +10959,71 @@ impl crate::private::MatchScore for Platform {
         value.as_str().and_then(|s| s.parse::<Platform>().ok()).map(|_| 1)
     }
 }
-impl crate::Notification for McpUiDownloadFileRequest {
+impl crate::method::Notification for McpUiDownloadFileRequest {
     const METHOD: &'static str = "ui/download-file";
     type Params = McpUiDownloadFileRequestParams;
 }
-impl crate::Notification for McpUiHostContextChangedNotification {
+impl crate::method::Notification for McpUiHostContextChangedNotification {
     const METHOD: &'static str = "ui/notifications/host-context-changed";
     type Params = McpUiHostContext;
 }
-impl crate::Notification for McpUiInitializeRequest {
+impl crate::method::Notification for McpUiInitializeRequest {
     const METHOD: &'static str = "ui/initialize";
     type Params = McpUiInitializeRequestParams;
 }
-impl crate::Notification for McpUiInitializedNotification {
+impl crate::method::Notification for McpUiInitializedNotification {
     const METHOD: &'static str = "ui/notifications/initialized";
-    type Params = crate::JsonObject;
+    type Params = crate::free_form::JsonObject;
 }
-impl crate::Notification for McpUiMessageRequest {
+impl crate::method::Notification for McpUiMessageRequest {
     const METHOD: &'static str = "ui/message";
     type Params = McpUiMessageRequestParams;
 }
-impl crate::Notification for McpUiOpenLinkRequest {
+impl crate::method::Notification for McpUiOpenLinkRequest {
     const METHOD: &'static str = "ui/open-link";
     type Params = McpUiOpenLinkRequestParams;
 }
-impl crate::Notification for McpUiRequestDisplayModeRequest {
+impl crate::method::Notification for McpUiRequestDisplayModeRequest {
     const METHOD: &'static str = "ui/request-display-mode";
     type Params = McpUiRequestDisplayModeRequestParams;
 }
-impl crate::Notification for McpUiRequestTeardownNotification {
+impl crate::method::Notification for McpUiRequestTeardownNotification {
     const METHOD: &'static str = "ui/notifications/request-teardown";
-    type Params = crate::JsonObject;
+    type Params = crate::free_form::JsonObject;
 }
-impl crate::Notification for McpUiResourceTeardownRequest {
+impl crate::method::Notification for McpUiResourceTeardownRequest {
     const METHOD: &'static str = "ui/resource-teardown";
-    type Params = crate::JsonObject;
+    type Params = crate::free_form::JsonObject;
 }
-impl crate::Notification for McpUiSandboxProxyReadyNotification {
+impl crate::method::Notification for McpUiSandboxProxyReadyNotification {
     const METHOD: &'static str = "ui/notifications/sandbox-proxy-ready";
-    type Params = crate::JsonObject;
+    type Params = crate::free_form::JsonObject;
 }
-impl crate::Notification for McpUiSandboxResourceReadyNotification {
+impl crate::method::Notification for McpUiSandboxResourceReadyNotification {
     const METHOD: &'static str = "ui/notifications/sandbox-resource-ready";
     type Params = McpUiSandboxResourceReadyNotificationParams;
 }
-impl crate::Notification for McpUiSizeChangedNotification {
+impl crate::method::Notification for McpUiSizeChangedNotification {
     const METHOD: &'static str = "ui/notifications/size-changed";
     type Params = McpUiSizeChangedNotificationParams;
 }
-impl crate::Notification for McpUiToolCancelledNotification {
+impl crate::method::Notification for McpUiToolCancelledNotification {
     const METHOD: &'static str = "ui/notifications/tool-cancelled";
     type Params = McpUiToolCancelledNotificationParams;
 }
-impl crate::Notification for McpUiToolInputNotification {
+impl crate::method::Notification for McpUiToolInputNotification {
     const METHOD: &'static str = "ui/notifications/tool-input";
     type Params = McpUiToolInputNotificationParams;
 }
-impl crate::Notification for McpUiToolInputPartialNotification {
+impl crate::method::Notification for McpUiToolInputPartialNotification {
     const METHOD: &'static str = "ui/notifications/tool-input-partial";
     type Params = McpUiToolInputPartialNotificationParams;
 }
-impl crate::Notification for McpUiToolResultNotification {
+impl crate::method::Notification for McpUiToolResultNotification {
     const METHOD: &'static str = "ui/notifications/tool-result";
     type Params = McpUiToolResultNotificationParams;
 }
-impl crate::Notification for McpUiUpdateModelContextRequest {
+impl crate::method::Notification for McpUiUpdateModelContextRequest {
     const METHOD: &'static str = "ui/update-model-context";
     type Params = McpUiUpdateModelContextRequestParams;
 }

@@ -5,20 +5,20 @@
          //! restates are re-exported from [`crate::v2026_07_28`].
 
          /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Annotations;
+pub use crate::generated::v2026_07_28::Annotations;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::AudioContent;
+pub use crate::generated::v2026_07_28::AudioContent;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::BlobResourceContents;
+pub use crate::generated::v2026_07_28::BlobResourceContents;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::BooleanSchema;
+pub use crate::generated::v2026_07_28::BooleanSchema;
 /// The `params` member of [`CancelTaskRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CancelTaskRequestParams {
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CancelTaskRequestParams {
     ///A `CancelTaskRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -26,7 +26,7 @@ impl CancelTaskRequestParams {
     pub fn new(task_id: impl ::std::convert::Into<::std::string::String>) -> Self {
         CancelTaskRequestParams {
             task_id: task_id.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -51,7 +51,7 @@ impl crate::private::VisitObject for CancelTaskRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -112,22 +112,22 @@ impl crate::private::MatchScore for CancelTaskRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CancelTaskRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`CancelTaskRequestParams`].
     pub params: CancelTaskRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CancelTaskRequest {
     ///The `method` member every `CancelTaskRequest` carries.
     pub const METHOD: &'static str = "tasks/cancel";
     ///A `CancelTaskRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: CancelTaskRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: CancelTaskRequestParams) -> Self {
         CancelTaskRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -154,11 +154,11 @@ impl crate::private::VisitObject for CancelTaskRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<CancelTaskRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -286,7 +286,7 @@ pub struct CancelTaskResult {
     /// The `_meta` member: [`ResultMetaObject`].
     pub meta: ::std::option::Option<ResultMetaObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CancelTaskResult {
     ///The `resultType` member every `CancelTaskResult` carries.
@@ -296,7 +296,7 @@ impl CancelTaskResult {
     pub fn new() -> Self {
         CancelTaskResult {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -337,7 +337,7 @@ impl crate::private::VisitObject for CancelTaskResult {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut seen_result_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -433,15 +433,15 @@ pub struct CancelledTask {
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `statusMessage` member: a string.
     pub status_message: ::std::option::Option<::std::string::String>,
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CancelledTask {
     ///The `status` member every `CancelledTask` carries.
@@ -449,7 +449,7 @@ impl CancelledTask {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -500,12 +500,14 @@ impl crate::private::VisitObject for CancelledTask {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_status = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -694,17 +696,17 @@ pub struct CompletedTask {
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `result` member: a JSON object.
-    pub result: crate::JsonObject,
+    pub result: crate::free_form::JsonObject,
     /// The `statusMessage` member: a string.
     pub status_message: ::std::option::Option<::std::string::String>,
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompletedTask {
     ///The `status` member every `CompletedTask` carries.
@@ -712,7 +714,7 @@ impl CompletedTask {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -764,13 +766,15 @@ impl crate::private::VisitObject for CompletedTask {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
-        let mut f_result: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
+        let mut f_result: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_status = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -953,15 +957,15 @@ impl crate::private::MatchScore for CompletedTask {
     }
 }
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ContentBlock;
+pub use crate::generated::v2026_07_28::ContentBlock;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::CreateMessageRequest;
+pub use crate::generated::v2026_07_28::CreateMessageRequest;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::CreateMessageRequestParams;
+pub use crate::generated::v2026_07_28::CreateMessageRequestParams;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::CreateMessageResultContent;
+pub use crate::generated::v2026_07_28::CreateMessageResultContent;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::CreateMessageResult;
+pub use crate::generated::v2026_07_28::CreateMessageResult;
 /// The schema's `CreateTaskResult` object.
 ///
 /// No positional `new`: two required members of `CreateTaskResult` have the same type and
@@ -992,7 +996,7 @@ pub struct CreateTaskResult {
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `status` member: [`TaskStatus`].
     pub status: TaskStatus,
     /// The `statusMessage` member: a string.
@@ -1000,9 +1004,9 @@ pub struct CreateTaskResult {
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CreateTaskResult {
     ///The `resultType` member every `CreateTaskResult` carries.
@@ -1018,7 +1022,7 @@ impl CreateTaskResult {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -1075,13 +1079,15 @@ impl crate::private::VisitObject for CreateTaskResult {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_result_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1457,25 +1463,26 @@ impl ::std::convert::From<CancelledTask> for DetailedTask {
     }
 }
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitRequest;
+pub use crate::generated::v2026_07_28::ElicitRequest;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitRequestFormParamsRequestedSchema;
+pub use crate::generated::v2026_07_28::ElicitRequestFormParamsRequestedSchema;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitRequestFormParams;
+pub use crate::generated::v2026_07_28::ElicitRequestFormParams;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitRequestParams;
+pub use crate::generated::v2026_07_28::ElicitRequestParams;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitRequestUrlParams;
+pub use crate::generated::v2026_07_28::ElicitRequestUrlParams;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitResultContentValue;
+pub use crate::generated::v2026_07_28::ElicitResultContentValue;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitResult;
+pub use crate::generated::v2026_07_28::ElicitResult;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::EmbeddedResourceResource;
+pub use crate::generated::v2026_07_28::EmbeddedResourceResource;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::EmbeddedResource;
+pub use crate::generated::v2026_07_28::EmbeddedResource;
 /// The schema's `Error` is the shared [`crate::ErrorObject`].
-pub use crate::ErrorObject;
+#[doc(no_inline)]
+pub use crate::common::ErrorObject;
 /// The schema's `FailedTask` object.
 ///
 /// No positional `new`: two required members of `FailedTask` have the same type and
@@ -1499,19 +1506,19 @@ pub struct FailedTask {
     /// The `createdAt` member: a string.
     pub created_at: ::std::string::String,
     /// The `error` member: [`ErrorObject`](crate::ErrorObject).
-    pub error: crate::ErrorObject,
+    pub error: crate::common::ErrorObject,
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `statusMessage` member: a string.
     pub status_message: ::std::option::Option<::std::string::String>,
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl FailedTask {
     ///The `status` member every `FailedTask` carries.
@@ -1519,7 +1526,7 @@ impl FailedTask {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -1570,14 +1577,16 @@ impl crate::private::VisitObject for FailedTask {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_error: ::std::option::Option<crate::ErrorObject> = ::std::option::Option::None;
+        let mut f_error: ::std::option::Option<crate::common::ErrorObject> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_status = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1759,7 +1768,7 @@ pub struct GetTaskRequestParams {
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetTaskRequestParams {
     ///A `GetTaskRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -1767,7 +1776,7 @@ impl GetTaskRequestParams {
     pub fn new(task_id: impl ::std::convert::Into<::std::string::String>) -> Self {
         GetTaskRequestParams {
             task_id: task_id.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -1792,7 +1801,7 @@ impl crate::private::VisitObject for GetTaskRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1853,22 +1862,22 @@ impl crate::private::MatchScore for GetTaskRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GetTaskRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`GetTaskRequestParams`].
     pub params: GetTaskRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetTaskRequest {
     ///The `method` member every `GetTaskRequest` carries.
     pub const METHOD: &'static str = "tasks/get";
     ///A `GetTaskRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: GetTaskRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: GetTaskRequestParams) -> Self {
         GetTaskRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -1895,11 +1904,11 @@ impl crate::private::VisitObject for GetTaskRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<GetTaskRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2214,15 +2223,15 @@ pub struct GetTaskResultCancelled {
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `statusMessage` member: a string.
     pub status_message: ::std::option::Option<::std::string::String>,
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetTaskResultCancelled {
     ///The `resultType` member every `GetTaskResultCancelled` carries.
@@ -2240,7 +2249,7 @@ impl GetTaskResultCancelled {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -2297,13 +2306,15 @@ impl crate::private::VisitObject for GetTaskResultCancelled {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_result_type = false;
         let mut seen_status = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2549,17 +2560,17 @@ pub struct GetTaskResultCompleted {
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `result` member: a JSON object.
-    pub result: crate::JsonObject,
+    pub result: crate::free_form::JsonObject,
     /// The `statusMessage` member: a string.
     pub status_message: ::std::option::Option<::std::string::String>,
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetTaskResultCompleted {
     ///The `resultType` member every `GetTaskResultCompleted` carries.
@@ -2577,7 +2588,7 @@ impl GetTaskResultCompleted {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -2635,14 +2646,16 @@ impl crate::private::VisitObject for GetTaskResultCompleted {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
-        let mut f_result: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
+        let mut f_result: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_result_type = false;
         let mut seen_status = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2907,19 +2920,19 @@ pub struct GetTaskResultFailed {
     /// The `createdAt` member: a string.
     pub created_at: ::std::string::String,
     /// The `error` member: [`ErrorObject`](crate::ErrorObject).
-    pub error: crate::ErrorObject,
+    pub error: crate::common::ErrorObject,
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `statusMessage` member: a string.
     pub status_message: ::std::option::Option<::std::string::String>,
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetTaskResultFailed {
     ///The `resultType` member every `GetTaskResultFailed` carries.
@@ -2937,7 +2950,7 @@ impl GetTaskResultFailed {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -2994,15 +3007,17 @@ impl crate::private::VisitObject for GetTaskResultFailed {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_error: ::std::option::Option<crate::ErrorObject> = ::std::option::Option::None;
+        let mut f_error: ::std::option::Option<crate::common::ErrorObject> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_result_type = false;
         let mut seen_status = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3271,15 +3286,15 @@ pub struct GetTaskResultInputRequired {
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `statusMessage` member: a string.
     pub status_message: ::std::option::Option<::std::string::String>,
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetTaskResultInputRequired {
     ///The `resultType` member every `GetTaskResultInputRequired` carries.
@@ -3297,7 +3312,7 @@ impl GetTaskResultInputRequired {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -3356,13 +3371,15 @@ impl crate::private::VisitObject for GetTaskResultInputRequired {
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_input_requests: ::std::option::Option<InputRequests> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_result_type = false;
         let mut seen_status = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3635,15 +3652,15 @@ pub struct GetTaskResultWorking {
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `statusMessage` member: a string.
     pub status_message: ::std::option::Option<::std::string::String>,
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetTaskResultWorking {
     ///The `resultType` member every `GetTaskResultWorking` carries.
@@ -3661,7 +3678,7 @@ impl GetTaskResultWorking {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -3718,13 +3735,15 @@ impl crate::private::VisitObject for GetTaskResultWorking {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_result_type = false;
         let mut seen_status = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3944,13 +3963,13 @@ impl crate::private::MatchScore for GetTaskResultWorking {
     }
 }
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Icon;
+pub use crate::generated::v2026_07_28::Icon;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ImageContent;
+pub use crate::generated::v2026_07_28::ImageContent;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Implementation;
+pub use crate::generated::v2026_07_28::Implementation;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::InputRequest;
+pub use crate::generated::v2026_07_28::InputRequest;
 /// A map of server-initiated requests that the client must fulfill.
 /// Keys are server-assigned identifiers; values are the request objects.
 pub type InputRequests = ::std::collections::BTreeMap<
@@ -3984,15 +4003,15 @@ pub struct InputRequiredTask {
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `statusMessage` member: a string.
     pub status_message: ::std::option::Option<::std::string::String>,
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InputRequiredTask {
     ///The `status` member every `InputRequiredTask` carries.
@@ -4000,7 +4019,7 @@ impl InputRequiredTask {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -4053,12 +4072,14 @@ impl crate::private::VisitObject for InputRequiredTask {
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_input_requests: ::std::option::Option<InputRequests> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_status = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4260,7 +4281,7 @@ impl crate::private::MatchScore for InputRequiredTask {
     }
 }
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::InputResponse;
+pub use crate::generated::v2026_07_28::InputResponse;
 /// A map of client responses to server-initiated requests.
 /// Keys correspond to the keys in the [`InputRequests`] map;
 /// values are the client's result for each request.
@@ -4271,19 +4292,19 @@ pub type InputResponses = ::std::collections::BTreeMap<
 /// `JSONObject`: any JSON value of this shape. The schema's form admits no fractions and no `null`, which the protocol's TypeScript source allows, so plain JSON is used.
 pub type JsonObject = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::JsonRpcNotification;
+pub use crate::generated::v2026_07_28::JsonRpcNotification;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::JsonRpcRequest;
+pub use crate::generated::v2026_07_28::JsonRpcRequest;
 /// `JSONValue`: any JSON value of this shape. The schema's form admits no fractions and no `null`, which the protocol's TypeScript source allows, so plain JSON is used.
 pub type JsonValue = ::serde_json::Value;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::LegacyTitledEnumSchema;
+pub use crate::generated::v2026_07_28::LegacyTitledEnumSchema;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ListRootsRequestParams;
+pub use crate::generated::v2026_07_28::ListRootsRequestParams;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ListRootsRequest;
+pub use crate::generated::v2026_07_28::ListRootsRequest;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ListRootsResult;
+pub use crate::generated::v2026_07_28::ListRootsResult;
 /// Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
 ///
 /// Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
@@ -4301,35 +4322,36 @@ pub use crate::v2026_07_28::ListRootsResult;
 /// - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
 pub type MetaObject = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ModelHint;
+pub use crate::generated::v2026_07_28::ModelHint;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ModelPreferences;
+pub use crate::generated::v2026_07_28::ModelPreferences;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::NotificationMetaObject;
+pub use crate::generated::v2026_07_28::NotificationMetaObject;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::NotificationParams;
+pub use crate::generated::v2026_07_28::NotificationParams;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::NumberSchema;
+pub use crate::generated::v2026_07_28::NumberSchema;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::PrimitiveSchemaDefinition;
+pub use crate::generated::v2026_07_28::PrimitiveSchemaDefinition;
 /// The schema's `RequestId` is the shared [`crate::RequestId`].
-pub use crate::RequestId;
+#[doc(no_inline)]
+pub use crate::common::RequestId;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ResourceLink;
+pub use crate::generated::v2026_07_28::ResourceLink;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ResultBase;
+pub use crate::generated::v2026_07_28::ResultBase;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ResultMetaObject;
+pub use crate::generated::v2026_07_28::ResultMetaObject;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Root;
+pub use crate::generated::v2026_07_28::Root;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::SamplingMessageContent;
+pub use crate::generated::v2026_07_28::SamplingMessageContent;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::SamplingMessage;
+pub use crate::generated::v2026_07_28::SamplingMessage;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::SamplingMessageContentBlock;
+pub use crate::generated::v2026_07_28::SamplingMessageContentBlock;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::StringSchema;
+pub use crate::generated::v2026_07_28::StringSchema;
 /// The schema's `Task` object.
 ///
 /// No positional `new`: two required members of `Task` have the same type and
@@ -4357,7 +4379,7 @@ pub struct Task {
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `status` member: [`TaskStatus`].
     pub status: TaskStatus,
     /// The `statusMessage` member: a string.
@@ -4365,15 +4387,15 @@ pub struct Task {
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Task {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -4424,12 +4446,14 @@ impl crate::private::VisitObject for Task {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4586,7 +4610,7 @@ pub struct TaskStatusNotification {
     /// The `params` member: [`TaskStatusNotificationParams`].
     pub params: TaskStatusNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TaskStatusNotification {
     ///The `method` member every `TaskStatusNotification` carries.
@@ -4596,7 +4620,7 @@ impl TaskStatusNotification {
     pub fn new(params: TaskStatusNotificationParams) -> Self {
         TaskStatusNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -4625,7 +4649,7 @@ impl crate::private::VisitObject for TaskStatusNotification {
         let mut f_params: ::std::option::Option<TaskStatusNotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4967,15 +4991,15 @@ pub struct TaskStatusNotificationParamsCancelled {
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `statusMessage` member: a string.
     pub status_message: ::std::option::Option<::std::string::String>,
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TaskStatusNotificationParamsCancelled {
     ///The `status` member every `TaskStatusNotificationParamsCancelled` carries.
@@ -4991,7 +5015,7 @@ impl TaskStatusNotificationParamsCancelled {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -5047,12 +5071,14 @@ impl crate::private::VisitObject for TaskStatusNotificationParamsCancelled {
         let mut f_meta: ::std::option::Option<NotificationMetaObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_status = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5281,17 +5307,17 @@ pub struct TaskStatusNotificationParamsCompleted {
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `result` member: a JSON object.
-    pub result: crate::JsonObject,
+    pub result: crate::free_form::JsonObject,
     /// The `statusMessage` member: a string.
     pub status_message: ::std::option::Option<::std::string::String>,
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TaskStatusNotificationParamsCompleted {
     ///The `status` member every `TaskStatusNotificationParamsCompleted` carries.
@@ -5307,7 +5333,7 @@ impl TaskStatusNotificationParamsCompleted {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -5364,13 +5390,15 @@ impl crate::private::VisitObject for TaskStatusNotificationParamsCompleted {
         let mut f_meta: ::std::option::Option<NotificationMetaObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
-        let mut f_result: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
+        let mut f_result: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_status = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5618,19 +5646,19 @@ pub struct TaskStatusNotificationParamsFailed {
     /// The `createdAt` member: a string.
     pub created_at: ::std::string::String,
     /// The `error` member: [`ErrorObject`](crate::ErrorObject).
-    pub error: crate::ErrorObject,
+    pub error: crate::common::ErrorObject,
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `statusMessage` member: a string.
     pub status_message: ::std::option::Option<::std::string::String>,
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TaskStatusNotificationParamsFailed {
     ///The `status` member every `TaskStatusNotificationParamsFailed` carries.
@@ -5646,7 +5674,7 @@ impl TaskStatusNotificationParamsFailed {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -5702,14 +5730,16 @@ impl crate::private::VisitObject for TaskStatusNotificationParamsFailed {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<NotificationMetaObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_error: ::std::option::Option<crate::ErrorObject> = ::std::option::Option::None;
+        let mut f_error: ::std::option::Option<crate::common::ErrorObject> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_status = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5961,15 +5991,15 @@ pub struct TaskStatusNotificationParamsInputRequired {
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `statusMessage` member: a string.
     pub status_message: ::std::option::Option<::std::string::String>,
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TaskStatusNotificationParamsInputRequired {
     ///The `status` member every `TaskStatusNotificationParamsInputRequired` carries.
@@ -5985,7 +6015,7 @@ impl TaskStatusNotificationParamsInputRequired {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -6043,12 +6073,14 @@ impl crate::private::VisitObject for TaskStatusNotificationParamsInputRequired {
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_input_requests: ::std::option::Option<InputRequests> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_status = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6301,15 +6333,15 @@ pub struct TaskStatusNotificationParamsWorking {
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `statusMessage` member: a string.
     pub status_message: ::std::option::Option<::std::string::String>,
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TaskStatusNotificationParamsWorking {
     ///The `status` member every `TaskStatusNotificationParamsWorking` carries.
@@ -6325,7 +6357,7 @@ impl TaskStatusNotificationParamsWorking {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -6381,12 +6413,14 @@ impl crate::private::VisitObject for TaskStatusNotificationParamsWorking {
         let mut f_meta: ::std::option::Option<NotificationMetaObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_status = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6594,7 +6628,7 @@ pub struct TaskSubscriptionAcknowledgedNotifications {
     /// The `taskIds` member: a list of a string.
     pub task_ids: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TaskSubscriptionAcknowledgedNotifications {
     ///A `TaskSubscriptionAcknowledgedNotifications` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6602,7 +6636,7 @@ impl TaskSubscriptionAcknowledgedNotifications {
     pub fn new() -> Self {
         TaskSubscriptionAcknowledgedNotifications {
             task_ids: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `taskIds`.
@@ -6643,7 +6677,7 @@ impl crate::private::VisitObject for TaskSubscriptionAcknowledgedNotifications {
         let mut f_task_ids: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6700,7 +6734,7 @@ pub struct TaskSubscriptionNotifications {
     /// The `taskIds` member: a list of a string.
     pub task_ids: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TaskSubscriptionNotifications {
     ///A `TaskSubscriptionNotifications` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6708,7 +6742,7 @@ impl TaskSubscriptionNotifications {
     pub fn new() -> Self {
         TaskSubscriptionNotifications {
             task_ids: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `taskIds`.
@@ -6749,7 +6783,7 @@ impl crate::private::VisitObject for TaskSubscriptionNotifications {
         let mut f_task_ids: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6803,35 +6837,35 @@ pub type TasksExtensionCapability = ::serde_json::Map<
     ::serde_json::Value,
 >;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::TextContent;
+pub use crate::generated::v2026_07_28::TextContent;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::TextResourceContents;
+pub use crate::generated::v2026_07_28::TextResourceContents;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::TitledMultiSelectEnumSchemaItemsAnyOfItem;
+pub use crate::generated::v2026_07_28::TitledMultiSelectEnumSchemaItemsAnyOfItem;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::TitledMultiSelectEnumSchemaItems;
+pub use crate::generated::v2026_07_28::TitledMultiSelectEnumSchemaItems;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::TitledMultiSelectEnumSchema;
+pub use crate::generated::v2026_07_28::TitledMultiSelectEnumSchema;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::TitledSingleSelectEnumSchemaOneOfItem;
+pub use crate::generated::v2026_07_28::TitledSingleSelectEnumSchemaOneOfItem;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::TitledSingleSelectEnumSchema;
+pub use crate::generated::v2026_07_28::TitledSingleSelectEnumSchema;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Tool;
+pub use crate::generated::v2026_07_28::Tool;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ToolAnnotations;
+pub use crate::generated::v2026_07_28::ToolAnnotations;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ToolChoice;
+pub use crate::generated::v2026_07_28::ToolChoice;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ToolResultContent;
+pub use crate::generated::v2026_07_28::ToolResultContent;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ToolUseContent;
+pub use crate::generated::v2026_07_28::ToolUseContent;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::UntitledMultiSelectEnumSchemaItems;
+pub use crate::generated::v2026_07_28::UntitledMultiSelectEnumSchemaItems;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::UntitledMultiSelectEnumSchema;
+pub use crate::generated::v2026_07_28::UntitledMultiSelectEnumSchema;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::UntitledSingleSelectEnumSchema;
+pub use crate::generated::v2026_07_28::UntitledSingleSelectEnumSchema;
 /// The `params` member of [`UpdateTaskRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UpdateTaskRequestParams {
@@ -6840,7 +6874,7 @@ pub struct UpdateTaskRequestParams {
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UpdateTaskRequestParams {
     ///A `UpdateTaskRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6852,7 +6886,7 @@ impl UpdateTaskRequestParams {
         UpdateTaskRequestParams {
             input_responses,
             task_id: task_id.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -6879,7 +6913,7 @@ impl crate::private::VisitObject for UpdateTaskRequestParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_input_responses: ::std::option::Option<InputResponses> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6964,22 +6998,22 @@ impl crate::private::MatchScore for UpdateTaskRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UpdateTaskRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`UpdateTaskRequestParams`].
     pub params: UpdateTaskRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UpdateTaskRequest {
     ///The `method` member every `UpdateTaskRequest` carries.
     pub const METHOD: &'static str = "tasks/update";
     ///A `UpdateTaskRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: UpdateTaskRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: UpdateTaskRequestParams) -> Self {
         UpdateTaskRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -7006,11 +7040,11 @@ impl crate::private::VisitObject for UpdateTaskRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<UpdateTaskRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7138,7 +7172,7 @@ pub struct UpdateTaskResult {
     /// The `_meta` member: [`ResultMetaObject`].
     pub meta: ::std::option::Option<ResultMetaObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UpdateTaskResult {
     ///The `resultType` member every `UpdateTaskResult` carries.
@@ -7148,7 +7182,7 @@ impl UpdateTaskResult {
     pub fn new() -> Self {
         UpdateTaskResult {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -7189,7 +7223,7 @@ impl crate::private::VisitObject for UpdateTaskResult {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut seen_result_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7285,15 +7319,15 @@ pub struct WorkingTask {
     /// The `lastUpdatedAt` member: a string.
     pub last_updated_at: ::std::string::String,
     /// The `pollIntervalMs` member: [`Integer`](crate::Integer).
-    pub poll_interval_ms: ::std::option::Option<crate::Integer>,
+    pub poll_interval_ms: ::std::option::Option<crate::number::Integer>,
     /// The `statusMessage` member: a string.
     pub status_message: ::std::option::Option<::std::string::String>,
     /// The `taskId` member: a string.
     pub task_id: ::std::string::String,
     /// The `ttlMs` member: [`Integer`](crate::Integer).
-    pub ttl_ms: ::std::option::Option<crate::Integer>,
+    pub ttl_ms: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl WorkingTask {
     ///The `status` member every `WorkingTask` carries.
@@ -7301,7 +7335,7 @@ impl WorkingTask {
     /// Sets `pollIntervalMs`.
     pub fn with_poll_interval_ms(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval_ms = ::std::option::Option::Some(value.into());
         self
@@ -7352,12 +7386,14 @@ impl crate::private::VisitObject for WorkingTask {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval_ms: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval_ms: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
         let mut seen_status = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7519,42 +7555,42 @@ impl crate::private::MatchScore for WorkingTask {
     }
 }
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Action;
+pub use crate::generated::v2026_07_28::Action;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ElicitRequestFormParamsMode;
+pub use crate::generated::v2026_07_28::ElicitRequestFormParamsMode;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Format;
+pub use crate::generated::v2026_07_28::Format;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::IncludeContext;
+pub use crate::generated::v2026_07_28::IncludeContext;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::NumberSchemaType;
+pub use crate::generated::v2026_07_28::NumberSchemaType;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Role;
+pub use crate::generated::v2026_07_28::Role;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::Theme;
+pub use crate::generated::v2026_07_28::Theme;
 /// The core definition, as in [`crate::v2026_07_28`].
-pub use crate::v2026_07_28::ToolChoiceMode;
+pub use crate::generated::v2026_07_28::ToolChoiceMode;
 impl crate::private::MatchScore for TaskStatus {
     fn match_score(value: &::serde_json::Value) -> ::std::option::Option<usize> {
         value.as_str().and_then(|s| s.parse::<TaskStatus>().ok()).map(|_| 1)
     }
 }
-impl crate::Request for CancelTaskRequest {
+impl crate::method::Request for CancelTaskRequest {
     const METHOD: &'static str = "tasks/cancel";
     type Params = CancelTaskRequestParams;
     type Result = CancelTaskResult;
 }
-impl crate::Request for GetTaskRequest {
+impl crate::method::Request for GetTaskRequest {
     const METHOD: &'static str = "tasks/get";
     type Params = GetTaskRequestParams;
     type Result = GetTaskResult;
 }
-impl crate::Request for UpdateTaskRequest {
+impl crate::method::Request for UpdateTaskRequest {
     const METHOD: &'static str = "tasks/update";
     type Params = UpdateTaskRequestParams;
     type Result = UpdateTaskResult;
 }
-impl crate::Notification for TaskStatusNotification {
+impl crate::method::Notification for TaskStatusNotification {
     const METHOD: &'static str = "notifications/tasks";
     type Params = TaskStatusNotificationParams;
 }

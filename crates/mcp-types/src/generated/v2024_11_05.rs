@@ -20,7 +20,7 @@ pub struct AnnotatedAnnotations {
     /// the data is entirely optional.
     pub priority: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl AnnotatedAnnotations {
     ///A `AnnotatedAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -29,7 +29,7 @@ impl AnnotatedAnnotations {
         AnnotatedAnnotations {
             audience: ::std::option::Option::None,
             priority: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `audience`: Describes who the intended customer of this object or data is.
@@ -81,7 +81,7 @@ impl crate::private::VisitObject for AnnotatedAnnotations {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_audience: ::std::option::Option<::std::vec::Vec<Role>> = ::std::option::Option::None;
         let mut f_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -157,7 +157,7 @@ pub struct Annotated {
     /// The `annotations` member: [`AnnotatedAnnotations`].
     pub annotations: ::std::option::Option<AnnotatedAnnotations>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Annotated {
     ///A `Annotated` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -165,7 +165,7 @@ impl Annotated {
     pub fn new() -> Self {
         Annotated {
             annotations: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `annotations`.
@@ -204,7 +204,7 @@ impl crate::private::VisitObject for Annotated {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_annotations: ::std::option::Option<AnnotatedAnnotations> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -275,7 +275,7 @@ pub struct BlobResourceContents {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl BlobResourceContents {
     /// Sets `mimeType`: The MIME type of this resource, if known.
@@ -318,7 +318,7 @@ impl crate::private::VisitObject for BlobResourceContents {
         let mut f_blob: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -413,11 +413,11 @@ impl crate::private::MatchScore for BlobResourceContents {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallToolRequestParams {
     /// The `arguments` member: a JSON object.
-    pub arguments: ::std::option::Option<crate::JsonObject>,
+    pub arguments: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `name` member: a string.
     pub name: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CallToolRequestParams {
     ///A `CallToolRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -426,13 +426,13 @@ impl CallToolRequestParams {
         CallToolRequestParams {
             arguments: ::std::option::Option::None,
             name: name.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `arguments`.
     pub fn with_arguments(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.arguments = ::std::option::Option::Some(value.into());
         self
@@ -465,9 +465,9 @@ impl crate::private::VisitObject for CallToolRequestParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_arguments: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_arguments: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -546,7 +546,7 @@ pub struct CallToolRequest {
     /// The `params` member: [`CallToolRequestParams`].
     pub params: CallToolRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CallToolRequest {
     ///The `method` member every `CallToolRequest` carries.
@@ -556,7 +556,7 @@ impl CallToolRequest {
     pub fn new(params: CallToolRequestParams) -> Self {
         CallToolRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -583,7 +583,7 @@ impl crate::private::VisitObject for CallToolRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<CallToolRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -797,7 +797,7 @@ impl CallToolResultContentItem {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallToolResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `content` member: a list of [`CallToolResultContentItem`].
     pub content: ::std::vec::Vec<CallToolResultContentItem>,
     /// Whether the tool call ended in an error.
@@ -805,7 +805,7 @@ pub struct CallToolResult {
     /// If not set, this is assumed to be false (the call was successful).
     pub is_error: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CallToolResult {
     ///A `CallToolResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -815,13 +815,13 @@ impl CallToolResult {
             meta: ::std::option::Option::None,
             content,
             is_error: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -863,12 +863,12 @@ impl crate::private::VisitObject for CallToolResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_content: ::std::option::Option<
             ::std::vec::Vec<CallToolResultContentItem>,
         > = ::std::option::Option::None;
         let mut f_is_error: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -956,18 +956,18 @@ pub struct CancelledNotificationParams {
     /// The ID of the request to cancel.
     ///
     /// This MUST correspond to the ID of a request previously issued in the same direction.
-    pub request_id: crate::RequestId,
+    pub request_id: crate::common::RequestId,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CancelledNotificationParams {
     ///A `CancelledNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(request_id: crate::RequestId) -> Self {
+    pub fn new(request_id: crate::common::RequestId) -> Self {
         CancelledNotificationParams {
             reason: ::std::option::Option::None,
             request_id,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `reason`: An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
@@ -1007,8 +1007,8 @@ impl crate::private::VisitObject for CancelledNotificationParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_reason: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_request_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_request_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1093,7 +1093,7 @@ pub struct CancelledNotification {
     /// The `params` member: [`CancelledNotificationParams`].
     pub params: CancelledNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CancelledNotification {
     ///The `method` member every `CancelledNotification` carries.
@@ -1103,7 +1103,7 @@ impl CancelledNotification {
     pub fn new(params: CancelledNotificationParams) -> Self {
         CancelledNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -1130,7 +1130,7 @@ impl crate::private::VisitObject for CancelledNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<CancelledNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1221,7 +1221,7 @@ pub struct RootsCapability {
     /// Whether the client supports notifications for changes to the roots list.
     pub list_changed: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RootsCapability {
     ///A `RootsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -1229,7 +1229,7 @@ impl RootsCapability {
     pub fn new() -> Self {
         RootsCapability {
             list_changed: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `listChanged`: Whether the client supports notifications for changes to the roots list.
@@ -1265,7 +1265,7 @@ impl crate::private::VisitObject for RootsCapability {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1318,14 +1318,14 @@ impl crate::private::MatchScore for RootsCapability {
 pub struct ClientCapabilities {
     /// Experimental, non-standard capabilities that the client supports.
     pub experimental: ::std::option::Option<
-        ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        ::std::collections::BTreeMap<::std::string::String, crate::free_form::JsonObject>,
     >,
     /// Present if the client supports listing roots.
     pub roots: ::std::option::Option<RootsCapability>,
     /// Present if the client supports sampling from an LLM.
-    pub sampling: ::std::option::Option<crate::JsonObject>,
+    pub sampling: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ClientCapabilities {
     ///A `ClientCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -1335,14 +1335,17 @@ impl ClientCapabilities {
             experimental: ::std::option::Option::None,
             roots: ::std::option::Option::None,
             sampling: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `experimental`: Experimental, non-standard capabilities that the client supports.
     pub fn with_experimental(
         mut self,
         value: impl ::std::convert::Into<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         >,
     ) -> Self {
         self.experimental = ::std::option::Option::Some(value.into());
@@ -1359,7 +1362,7 @@ impl ClientCapabilities {
     /// Sets `sampling`: Present if the client supports sampling from an LLM.
     pub fn with_sampling(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.sampling = ::std::option::Option::Some(value.into());
         self
@@ -1400,11 +1403,14 @@ impl crate::private::VisitObject for ClientCapabilities {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_experimental: ::std::option::Option<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         > = ::std::option::Option::None;
         let mut f_roots: ::std::option::Option<RootsCapability> = ::std::option::Option::None;
-        let mut f_sampling: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_sampling: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2081,7 +2087,7 @@ pub struct CompleteRequestParamsArgument {
     /// The value of the argument to use for completion matching.
     pub value: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequestParamsArgument {}
 impl ::serde::Serialize for CompleteRequestParamsArgument {
@@ -2107,7 +2113,7 @@ impl crate::private::VisitObject for CompleteRequestParamsArgument {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_value: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2285,7 +2291,7 @@ pub struct CompleteRequestParams {
     /// The `ref` member: [`CompleteRequestParamsRef`].
     pub r#ref: CompleteRequestParamsRef,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequestParams {
     ///A `CompleteRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2297,7 +2303,7 @@ impl CompleteRequestParams {
         CompleteRequestParams {
             argument,
             r#ref,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -2324,7 +2330,7 @@ impl crate::private::VisitObject for CompleteRequestParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_argument: ::std::option::Option<CompleteRequestParamsArgument> = ::std::option::Option::None;
         let mut f_ref: ::std::option::Option<CompleteRequestParamsRef> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2419,7 +2425,7 @@ pub struct CompleteRequest {
     /// The `params` member: [`CompleteRequestParams`].
     pub params: CompleteRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequest {
     ///The `method` member every `CompleteRequest` carries.
@@ -2429,7 +2435,7 @@ impl CompleteRequest {
     pub fn new(params: CompleteRequestParams) -> Self {
         CompleteRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -2456,7 +2462,7 @@ impl crate::private::VisitObject for CompleteRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<CompleteRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2541,11 +2547,11 @@ pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     pub has_more: ::std::option::Option<bool>,
     /// The total number of completion options available. This can exceed the number of values actually sent in the response.
-    pub total: ::std::option::Option<crate::Integer>,
+    pub total: ::std::option::Option<crate::number::Integer>,
     /// An array of completion values. Must not exceed 100 items.
     pub values: ::std::vec::Vec<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteResultCompletion {
     ///A `CompleteResultCompletion` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2555,7 +2561,7 @@ impl CompleteResultCompletion {
             has_more: ::std::option::Option::None,
             total: ::std::option::Option::None,
             values,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `hasMore`: Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
@@ -2566,7 +2572,7 @@ impl CompleteResultCompletion {
     /// Sets `total`: The total number of completion options available. This can exceed the number of values actually sent in the response.
     pub fn with_total(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.total = ::std::option::Option::Some(value.into());
         self
@@ -2604,11 +2610,11 @@ impl crate::private::VisitObject for CompleteResultCompletion {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_has_more: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_total: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_total: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_values: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2701,11 +2707,11 @@ impl crate::private::MatchScore for CompleteResultCompletion {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompleteResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `completion` member: [`CompleteResultCompletion`].
     pub completion: CompleteResultCompletion,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteResult {
     ///A `CompleteResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2714,13 +2720,13 @@ impl CompleteResult {
         CompleteResult {
             meta: ::std::option::Option::None,
             completion,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -2753,9 +2759,9 @@ impl crate::private::VisitObject for CompleteResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_completion: ::std::option::Option<CompleteResultCompletion> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2837,11 +2843,11 @@ pub struct CreateMessageRequestParams {
     /// A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
     pub include_context: ::std::option::Option<IncludeContext>,
     /// The maximum number of tokens to sample, as requested by the server. The client MAY choose to sample fewer tokens than requested.
-    pub max_tokens: crate::Integer,
+    pub max_tokens: crate::number::Integer,
     /// The `messages` member: a list of [`SamplingMessage`].
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
-    pub metadata: ::std::option::Option<crate::JsonObject>,
+    pub metadata: ::std::option::Option<crate::free_form::JsonObject>,
     /// The server's preferences for which model to select. The client MAY ignore these preferences.
     pub model_preferences: ::std::option::Option<ModelPreferences>,
     /// The `stopSequences` member: a list of a string.
@@ -2851,13 +2857,13 @@ pub struct CreateMessageRequestParams {
     /// The `temperature` member: a JSON number.
     pub temperature: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CreateMessageRequestParams {
     ///A `CreateMessageRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        max_tokens: impl ::std::convert::Into<crate::Integer>,
+        max_tokens: impl ::std::convert::Into<crate::number::Integer>,
         messages: ::std::vec::Vec<SamplingMessage>,
     ) -> Self {
         CreateMessageRequestParams {
@@ -2869,7 +2875,7 @@ impl CreateMessageRequestParams {
             stop_sequences: ::std::option::Option::None,
             system_prompt: ::std::option::Option::None,
             temperature: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `includeContext`: A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
@@ -2883,7 +2889,7 @@ impl CreateMessageRequestParams {
     /// Sets `metadata`: Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub fn with_metadata(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.metadata = ::std::option::Option::Some(value.into());
         self
@@ -2970,16 +2976,16 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_include_context: ::std::option::Option<IncludeContext> = ::std::option::Option::None;
-        let mut f_max_tokens: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_max_tokens: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
-        let mut f_metadata: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_metadata: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_model_preferences: ::std::option::Option<ModelPreferences> = ::std::option::Option::None;
         let mut f_stop_sequences: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
         let mut f_system_prompt: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_temperature: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3170,7 +3176,7 @@ pub struct CreateMessageRequest {
     /// The `params` member: [`CreateMessageRequestParams`].
     pub params: CreateMessageRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CreateMessageRequest {
     ///The `method` member every `CreateMessageRequest` carries.
@@ -3180,7 +3186,7 @@ impl CreateMessageRequest {
     pub fn new(params: CreateMessageRequestParams) -> Self {
         CreateMessageRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -3207,7 +3213,7 @@ impl crate::private::VisitObject for CreateMessageRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<CreateMessageRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3395,7 +3401,7 @@ impl CreateMessageResultContent {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateMessageResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `content` member: [`CreateMessageResultContent`].
     pub content: CreateMessageResultContent,
     /// The name of the model that generated the message.
@@ -3405,7 +3411,7 @@ pub struct CreateMessageResult {
     /// The reason why sampling stopped, if known.
     pub stop_reason: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CreateMessageResult {
     ///A `CreateMessageResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -3421,13 +3427,13 @@ impl CreateMessageResult {
             model: model.into(),
             role,
             stop_reason: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -3474,12 +3480,12 @@ impl crate::private::VisitObject for CreateMessageResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_content: ::std::option::Option<CreateMessageResultContent> = ::std::option::Option::None;
         let mut f_model: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_role: ::std::option::Option<Role> = ::std::option::Option::None;
         let mut f_stop_reason: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3631,7 +3637,7 @@ pub struct EmbeddedResourceAnnotations {
     /// the data is entirely optional.
     pub priority: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl EmbeddedResourceAnnotations {
     ///A `EmbeddedResourceAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -3640,7 +3646,7 @@ impl EmbeddedResourceAnnotations {
         EmbeddedResourceAnnotations {
             audience: ::std::option::Option::None,
             priority: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `audience`: Describes who the intended customer of this object or data is.
@@ -3692,7 +3698,7 @@ impl crate::private::VisitObject for EmbeddedResourceAnnotations {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_audience: ::std::option::Option<::std::vec::Vec<Role>> = ::std::option::Option::None;
         let mut f_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3873,7 +3879,7 @@ pub struct EmbeddedResource {
     /// The `resource` member: [`EmbeddedResourceResource`].
     pub resource: EmbeddedResourceResource,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl EmbeddedResource {
     ///The `type` member every `EmbeddedResource` carries.
@@ -3884,7 +3890,7 @@ impl EmbeddedResource {
         EmbeddedResource {
             annotations: ::std::option::Option::None,
             resource,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `annotations`.
@@ -3927,7 +3933,7 @@ impl crate::private::VisitObject for EmbeddedResource {
         let mut f_annotations: ::std::option::Option<EmbeddedResourceAnnotations> = ::std::option::Option::None;
         let mut f_resource: ::std::option::Option<EmbeddedResourceResource> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4037,7 +4043,7 @@ pub struct GetPromptRequestParams {
     /// The name of the prompt or prompt template.
     pub name: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetPromptRequestParams {
     ///A `GetPromptRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -4046,7 +4052,7 @@ impl GetPromptRequestParams {
         GetPromptRequestParams {
             arguments: ::std::option::Option::None,
             name: name.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `arguments`: Arguments to use for templating the prompt.
@@ -4091,7 +4097,7 @@ impl crate::private::VisitObject for GetPromptRequestParams {
             ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         > = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4170,7 +4176,7 @@ pub struct GetPromptRequest {
     /// The `params` member: [`GetPromptRequestParams`].
     pub params: GetPromptRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetPromptRequest {
     ///The `method` member every `GetPromptRequest` carries.
@@ -4180,7 +4186,7 @@ impl GetPromptRequest {
     pub fn new(params: GetPromptRequestParams) -> Self {
         GetPromptRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -4207,7 +4213,7 @@ impl crate::private::VisitObject for GetPromptRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<GetPromptRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4290,13 +4296,13 @@ impl crate::private::MatchScore for GetPromptRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetPromptResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An optional description for the prompt.
     pub description: ::std::option::Option<::std::string::String>,
     /// The `messages` member: a list of [`PromptMessage`].
     pub messages: ::std::vec::Vec<PromptMessage>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetPromptResult {
     ///A `GetPromptResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -4306,13 +4312,13 @@ impl GetPromptResult {
             meta: ::std::option::Option::None,
             description: ::std::option::Option::None,
             messages,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -4357,10 +4363,10 @@ impl crate::private::VisitObject for GetPromptResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<PromptMessage>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4460,7 +4466,7 @@ pub struct ImageContentAnnotations {
     /// the data is entirely optional.
     pub priority: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ImageContentAnnotations {
     ///A `ImageContentAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -4469,7 +4475,7 @@ impl ImageContentAnnotations {
         ImageContentAnnotations {
             audience: ::std::option::Option::None,
             priority: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `audience`: Describes who the intended customer of this object or data is.
@@ -4521,7 +4527,7 @@ impl crate::private::VisitObject for ImageContentAnnotations {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_audience: ::std::option::Option<::std::vec::Vec<Role>> = ::std::option::Option::None;
         let mut f_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4615,7 +4621,7 @@ pub struct ImageContent {
     /// The MIME type of the image. Different providers may support different image types.
     pub mime_type: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ImageContent {
     ///The `type` member every `ImageContent` carries.
@@ -4662,7 +4668,7 @@ impl crate::private::VisitObject for ImageContent {
         let mut f_data: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4789,7 +4795,7 @@ pub struct Implementation {
     /// The `version` member: a string.
     pub version: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Implementation {}
 impl ::serde::Serialize for Implementation {
@@ -4815,7 +4821,7 @@ impl crate::private::VisitObject for Implementation {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_version: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4893,7 +4899,7 @@ pub struct InitializeRequestParams {
     /// The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
     pub protocol_version: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InitializeRequestParams {
     ///A `InitializeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -4907,7 +4913,7 @@ impl InitializeRequestParams {
             capabilities: capabilities.into(),
             client_info: client_info.into(),
             protocol_version: protocol_version.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -4940,7 +4946,7 @@ impl crate::private::VisitObject for InitializeRequestParams {
             ::std::boxed::Box<Implementation>,
         > = ::std::option::Option::None;
         let mut f_protocol_version: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5051,7 +5057,7 @@ pub struct InitializeRequest {
     /// The `params` member: [`InitializeRequestParams`].
     pub params: InitializeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InitializeRequest {
     ///The `method` member every `InitializeRequest` carries.
@@ -5061,7 +5067,7 @@ impl InitializeRequest {
     pub fn new(params: InitializeRequestParams) -> Self {
         InitializeRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -5088,7 +5094,7 @@ impl crate::private::VisitObject for InitializeRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<InitializeRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5177,7 +5183,7 @@ impl crate::private::MatchScore for InitializeRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializeResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `capabilities` member: [`ServerCapabilities`].
     pub capabilities: ::std::boxed::Box<ServerCapabilities>,
     /// Instructions describing how to use the server and its features.
@@ -5189,7 +5195,7 @@ pub struct InitializeResult {
     /// The `serverInfo` member: [`Implementation`].
     pub server_info: ::std::boxed::Box<Implementation>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InitializeResult {
     ///A `InitializeResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -5205,13 +5211,13 @@ impl InitializeResult {
             instructions: ::std::option::Option::None,
             protocol_version: protocol_version.into(),
             server_info: server_info.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -5258,7 +5264,7 @@ impl crate::private::VisitObject for InitializeResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_capabilities: ::std::option::Option<
             ::std::boxed::Box<ServerCapabilities>,
         > = ::std::option::Option::None;
@@ -5267,7 +5273,7 @@ impl crate::private::VisitObject for InitializeResult {
         let mut f_server_info: ::std::option::Option<
             ::std::boxed::Box<Implementation>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5405,9 +5411,9 @@ impl crate::private::MatchScore for InitializeResult {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializedNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InitializedNotificationParams {
     ///A `InitializedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -5415,13 +5421,13 @@ impl InitializedNotificationParams {
     pub fn new() -> Self {
         InitializedNotificationParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -5453,8 +5459,8 @@ impl crate::private::VisitObject for InitializedNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5508,7 +5514,7 @@ pub struct InitializedNotification {
     /// The `params` member: [`InitializedNotificationParams`].
     pub params: ::std::option::Option<InitializedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InitializedNotification {
     ///The `method` member every `InitializedNotification` carries.
@@ -5518,7 +5524,7 @@ impl InitializedNotification {
     pub fn new() -> Self {
         InitializedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -5559,7 +5565,7 @@ impl crate::private::VisitObject for InitializedNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<InitializedNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5640,20 +5646,20 @@ impl crate::private::MatchScore for InitializedNotification {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcError {
     /// The `error` member: [`ErrorObject`](crate::ErrorObject).
-    pub error: crate::ErrorObject,
+    pub error: crate::common::ErrorObject,
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcError {
     ///A `JSONRPCError` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(error: crate::ErrorObject, id: crate::RequestId) -> Self {
+    pub fn new(error: crate::common::ErrorObject, id: crate::common::RequestId) -> Self {
         JsonRpcError {
             error,
             id,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -5679,10 +5685,10 @@ impl crate::private::VisitObject for JsonRpcError {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_error: ::std::option::Option<crate::ErrorObject> = ::std::option::Option::None;
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_error: ::std::option::Option<crate::common::ErrorObject> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5896,9 +5902,9 @@ impl ::std::convert::From<JsonRpcError> for JsonRpcMessage {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcNotificationParams {
     ///A `JsonRpcNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -5906,13 +5912,13 @@ impl JsonRpcNotificationParams {
     pub fn new() -> Self {
         JsonRpcNotificationParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -5944,8 +5950,8 @@ impl crate::private::VisitObject for JsonRpcNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6001,7 +6007,7 @@ pub struct JsonRpcNotification {
     /// The `params` member: [`JsonRpcNotificationParams`].
     pub params: ::std::option::Option<JsonRpcNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcNotification {
     ///A `JSONRPCNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6010,7 +6016,7 @@ impl JsonRpcNotification {
         JsonRpcNotification {
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -6053,7 +6059,7 @@ impl crate::private::VisitObject for JsonRpcNotification {
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<JsonRpcNotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6154,9 +6160,9 @@ impl crate::private::MatchScore for JsonRpcNotification {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcRequestParamsMeta {
     ///A `JsonRpcRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6164,13 +6170,13 @@ impl JsonRpcRequestParamsMeta {
     pub fn new() -> Self {
         JsonRpcRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -6202,8 +6208,8 @@ impl crate::private::VisitObject for JsonRpcRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6262,7 +6268,7 @@ pub struct JsonRpcRequestParams {
     /// The `_meta` member: [`JsonRpcRequestParamsMeta`].
     pub meta: ::std::option::Option<JsonRpcRequestParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcRequestParams {
     ///A `JsonRpcRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6270,7 +6276,7 @@ impl JsonRpcRequestParams {
     pub fn new() -> Self {
         JsonRpcRequestParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -6309,7 +6315,7 @@ impl crate::private::VisitObject for JsonRpcRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<JsonRpcRequestParamsMeta> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6363,26 +6369,26 @@ impl crate::private::MatchScore for JsonRpcRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `method` member: a string.
     pub method: ::std::string::String,
     /// The `params` member: [`JsonRpcRequestParams`].
     pub params: ::std::option::Option<JsonRpcRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcRequest {
     ///A `JSONRPCRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        id: crate::RequestId,
+        id: crate::common::RequestId,
         method: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         JsonRpcRequest {
             id,
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -6423,11 +6429,11 @@ impl crate::private::VisitObject for JsonRpcRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<JsonRpcRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6531,20 +6537,23 @@ impl crate::private::MatchScore for JsonRpcRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcResponse {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `result` member: [`RawResult`](crate::RawResult).
-    pub result: crate::RawResult,
+    pub result: crate::raw_result::RawResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcResponse {
     ///A `JSONRPCResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, result: crate::RawResult) -> Self {
+    pub fn new(
+        id: crate::common::RequestId,
+        result: crate::raw_result::RawResult,
+    ) -> Self {
         JsonRpcResponse {
             id,
             result,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -6570,10 +6579,10 @@ impl crate::private::VisitObject for JsonRpcResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
-        let mut f_result: ::std::option::Option<crate::RawResult> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
+        let mut f_result: ::std::option::Option<crate::raw_result::RawResult> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6665,7 +6674,7 @@ pub struct ListPromptsRequestParams {
     /// If provided, the server should return results starting after this cursor.
     pub cursor: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListPromptsRequestParams {
     ///A `ListPromptsRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6673,7 +6682,7 @@ impl ListPromptsRequestParams {
     pub fn new() -> Self {
         ListPromptsRequestParams {
             cursor: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `cursor`: An opaque token representing the current pagination position.
@@ -6712,7 +6721,7 @@ impl crate::private::VisitObject for ListPromptsRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6766,7 +6775,7 @@ pub struct ListPromptsRequest {
     /// The `params` member: [`ListPromptsRequestParams`].
     pub params: ::std::option::Option<ListPromptsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListPromptsRequest {
     ///The `method` member every `ListPromptsRequest` carries.
@@ -6776,7 +6785,7 @@ impl ListPromptsRequest {
     pub fn new() -> Self {
         ListPromptsRequest {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -6817,7 +6826,7 @@ impl crate::private::VisitObject for ListPromptsRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ListPromptsRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6898,14 +6907,14 @@ impl crate::private::MatchScore for ListPromptsRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListPromptsResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// The `prompts` member: a list of [`Prompt`].
     pub prompts: ::std::vec::Vec<Prompt>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListPromptsResult {
     ///A `ListPromptsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6915,13 +6924,13 @@ impl ListPromptsResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
             prompts,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -6966,10 +6975,10 @@ impl crate::private::VisitObject for ListPromptsResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_prompts: ::std::option::Option<::std::vec::Vec<Prompt>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7062,7 +7071,7 @@ pub struct ListResourceTemplatesRequestParams {
     /// If provided, the server should return results starting after this cursor.
     pub cursor: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourceTemplatesRequestParams {
     ///A `ListResourceTemplatesRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7070,7 +7079,7 @@ impl ListResourceTemplatesRequestParams {
     pub fn new() -> Self {
         ListResourceTemplatesRequestParams {
             cursor: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `cursor`: An opaque token representing the current pagination position.
@@ -7109,7 +7118,7 @@ impl crate::private::VisitObject for ListResourceTemplatesRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7166,7 +7175,7 @@ pub struct ListResourceTemplatesRequest {
     /// The `params` member: [`ListResourceTemplatesRequestParams`].
     pub params: ::std::option::Option<ListResourceTemplatesRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourceTemplatesRequest {
     ///The `method` member every `ListResourceTemplatesRequest` carries.
@@ -7176,7 +7185,7 @@ impl ListResourceTemplatesRequest {
     pub fn new() -> Self {
         ListResourceTemplatesRequest {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -7217,7 +7226,7 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ListResourceTemplatesRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7298,14 +7307,14 @@ impl crate::private::MatchScore for ListResourceTemplatesRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourceTemplatesResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// The `resourceTemplates` member: a list of [`ResourceTemplate`].
     pub resource_templates: ::std::vec::Vec<ResourceTemplate>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourceTemplatesResult {
     ///A `ListResourceTemplatesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7315,13 +7324,13 @@ impl ListResourceTemplatesResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
             resource_templates,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -7366,12 +7375,12 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_resource_templates: ::std::option::Option<
             ::std::vec::Vec<ResourceTemplate>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7470,7 +7479,7 @@ pub struct ListResourcesRequestParams {
     /// If provided, the server should return results starting after this cursor.
     pub cursor: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourcesRequestParams {
     ///A `ListResourcesRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7478,7 +7487,7 @@ impl ListResourcesRequestParams {
     pub fn new() -> Self {
         ListResourcesRequestParams {
             cursor: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `cursor`: An opaque token representing the current pagination position.
@@ -7517,7 +7526,7 @@ impl crate::private::VisitObject for ListResourcesRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7571,7 +7580,7 @@ pub struct ListResourcesRequest {
     /// The `params` member: [`ListResourcesRequestParams`].
     pub params: ::std::option::Option<ListResourcesRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourcesRequest {
     ///The `method` member every `ListResourcesRequest` carries.
@@ -7581,7 +7590,7 @@ impl ListResourcesRequest {
     pub fn new() -> Self {
         ListResourcesRequest {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -7622,7 +7631,7 @@ impl crate::private::VisitObject for ListResourcesRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ListResourcesRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7703,14 +7712,14 @@ impl crate::private::MatchScore for ListResourcesRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourcesResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// The `resources` member: a list of [`Resource`].
     pub resources: ::std::vec::Vec<Resource>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourcesResult {
     ///A `ListResourcesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7720,13 +7729,13 @@ impl ListResourcesResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
             resources,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -7771,10 +7780,10 @@ impl crate::private::VisitObject for ListResourcesResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_resources: ::std::option::Option<::std::vec::Vec<Resource>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7867,9 +7876,9 @@ impl crate::private::MatchScore for ListResourcesResult {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListRootsRequestParamsMeta {
     ///A `ListRootsRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7877,13 +7886,13 @@ impl ListRootsRequestParamsMeta {
     pub fn new() -> Self {
         ListRootsRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -7915,8 +7924,8 @@ impl crate::private::VisitObject for ListRootsRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7975,7 +7984,7 @@ pub struct ListRootsRequestParams {
     /// The `_meta` member: [`ListRootsRequestParamsMeta`].
     pub meta: ::std::option::Option<ListRootsRequestParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListRootsRequestParams {
     ///A `ListRootsRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7983,7 +7992,7 @@ impl ListRootsRequestParams {
     pub fn new() -> Self {
         ListRootsRequestParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -8022,7 +8031,7 @@ impl crate::private::VisitObject for ListRootsRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<ListRootsRequestParamsMeta> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8084,7 +8093,7 @@ pub struct ListRootsRequest {
     /// The `params` member: [`ListRootsRequestParams`].
     pub params: ::std::option::Option<ListRootsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListRootsRequest {
     ///The `method` member every `ListRootsRequest` carries.
@@ -8094,7 +8103,7 @@ impl ListRootsRequest {
     pub fn new() -> Self {
         ListRootsRequest {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -8135,7 +8144,7 @@ impl crate::private::VisitObject for ListRootsRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ListRootsRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8212,11 +8221,11 @@ impl crate::private::MatchScore for ListRootsRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `roots` member: a list of [`Root`].
     pub roots: ::std::vec::Vec<Root>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListRootsResult {
     ///A `ListRootsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -8225,13 +8234,13 @@ impl ListRootsResult {
         ListRootsResult {
             meta: ::std::option::Option::None,
             roots,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -8264,9 +8273,9 @@ impl crate::private::VisitObject for ListRootsResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_roots: ::std::option::Option<::std::vec::Vec<Root>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8340,7 +8349,7 @@ pub struct ListToolsRequestParams {
     /// If provided, the server should return results starting after this cursor.
     pub cursor: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListToolsRequestParams {
     ///A `ListToolsRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -8348,7 +8357,7 @@ impl ListToolsRequestParams {
     pub fn new() -> Self {
         ListToolsRequestParams {
             cursor: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `cursor`: An opaque token representing the current pagination position.
@@ -8387,7 +8396,7 @@ impl crate::private::VisitObject for ListToolsRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8441,7 +8450,7 @@ pub struct ListToolsRequest {
     /// The `params` member: [`ListToolsRequestParams`].
     pub params: ::std::option::Option<ListToolsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListToolsRequest {
     ///The `method` member every `ListToolsRequest` carries.
@@ -8451,7 +8460,7 @@ impl ListToolsRequest {
     pub fn new() -> Self {
         ListToolsRequest {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -8492,7 +8501,7 @@ impl crate::private::VisitObject for ListToolsRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ListToolsRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8567,14 +8576,14 @@ impl crate::private::MatchScore for ListToolsRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListToolsResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// The `tools` member: a list of [`Tool`].
     pub tools: ::std::vec::Vec<Tool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListToolsResult {
     ///A `ListToolsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -8584,13 +8593,13 @@ impl ListToolsResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
             tools,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -8635,10 +8644,10 @@ impl crate::private::VisitObject for ListToolsResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_tools: ::std::option::Option<::std::vec::Vec<Tool>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8731,7 +8740,7 @@ pub struct LoggingMessageNotificationParams {
     /// An optional name of the logger issuing this message.
     pub logger: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl LoggingMessageNotificationParams {
     ///A `LoggingMessageNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -8741,7 +8750,7 @@ impl LoggingMessageNotificationParams {
             data,
             level,
             logger: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `logger`: An optional name of the logger issuing this message.
@@ -8784,7 +8793,7 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
         let mut f_data: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
         let mut f_level: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
         let mut f_logger: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8905,7 +8914,7 @@ pub struct LoggingMessageNotification {
     /// The `params` member: [`LoggingMessageNotificationParams`].
     pub params: LoggingMessageNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl LoggingMessageNotification {
     ///The `method` member every `LoggingMessageNotification` carries.
@@ -8915,7 +8924,7 @@ impl LoggingMessageNotification {
     pub fn new(params: LoggingMessageNotificationParams) -> Self {
         LoggingMessageNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -8942,7 +8951,7 @@ impl crate::private::VisitObject for LoggingMessageNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<LoggingMessageNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9044,7 +9053,7 @@ pub struct ModelHint {
     ///  - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
     pub name: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ModelHint {
     ///A `ModelHint` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9052,7 +9061,7 @@ impl ModelHint {
     pub fn new() -> Self {
         ModelHint {
             name: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `name`: A hint for a model name.
@@ -9091,7 +9100,7 @@ impl crate::private::VisitObject for ModelHint {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9167,7 +9176,7 @@ pub struct ModelPreferences {
     /// the most important factor.
     pub speed_priority: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ModelPreferences {
     ///A `ModelPreferences` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9178,7 +9187,7 @@ impl ModelPreferences {
             hints: ::std::option::Option::None,
             intelligence_priority: ::std::option::Option::None,
             speed_priority: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `costPriority`: How much to prioritize cost when selecting a model. A value of 0 means cost
@@ -9256,7 +9265,7 @@ impl crate::private::VisitObject for ModelPreferences {
         let mut f_hints: ::std::option::Option<::std::vec::Vec<ModelHint>> = ::std::option::Option::None;
         let mut f_intelligence_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
         let mut f_speed_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9364,9 +9373,9 @@ impl crate::private::MatchScore for ModelPreferences {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NotificationBaseParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl NotificationBaseParams {
     ///A `NotificationBaseParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9374,13 +9383,13 @@ impl NotificationBaseParams {
     pub fn new() -> Self {
         NotificationBaseParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -9412,8 +9421,8 @@ impl crate::private::VisitObject for NotificationBaseParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9469,7 +9478,7 @@ pub struct NotificationBase {
     /// The `params` member: [`NotificationBaseParams`].
     pub params: ::std::option::Option<NotificationBaseParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl NotificationBase {
     ///A `Notification` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9478,7 +9487,7 @@ impl NotificationBase {
         NotificationBase {
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -9519,7 +9528,7 @@ impl crate::private::VisitObject for NotificationBase {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<NotificationBaseParams> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9592,7 +9601,7 @@ pub struct PaginatedRequestParams {
     /// If provided, the server should return results starting after this cursor.
     pub cursor: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PaginatedRequestParams {
     ///A `PaginatedRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9600,7 +9609,7 @@ impl PaginatedRequestParams {
     pub fn new() -> Self {
         PaginatedRequestParams {
             cursor: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `cursor`: An opaque token representing the current pagination position.
@@ -9639,7 +9648,7 @@ impl crate::private::VisitObject for PaginatedRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9695,7 +9704,7 @@ pub struct PaginatedRequest {
     /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PaginatedRequest {
     ///A `PaginatedRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9704,7 +9713,7 @@ impl PaginatedRequest {
         PaginatedRequest {
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -9745,7 +9754,7 @@ impl crate::private::VisitObject for PaginatedRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9818,12 +9827,12 @@ impl crate::private::MatchScore for PaginatedRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PaginatedResult {
     ///A `PaginatedResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9832,13 +9841,13 @@ impl PaginatedResult {
         PaginatedResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -9882,9 +9891,9 @@ impl crate::private::VisitObject for PaginatedResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9954,9 +9963,9 @@ impl crate::private::MatchScore for PaginatedResult {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PingRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PingRequestParamsMeta {
     ///A `PingRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9964,13 +9973,13 @@ impl PingRequestParamsMeta {
     pub fn new() -> Self {
         PingRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -10002,8 +10011,8 @@ impl crate::private::VisitObject for PingRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10062,7 +10071,7 @@ pub struct PingRequestParams {
     /// The `_meta` member: [`PingRequestParamsMeta`].
     pub meta: ::std::option::Option<PingRequestParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PingRequestParams {
     ///A `PingRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -10070,7 +10079,7 @@ impl PingRequestParams {
     pub fn new() -> Self {
         PingRequestParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -10109,7 +10118,7 @@ impl crate::private::VisitObject for PingRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<PingRequestParamsMeta> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10162,7 +10171,7 @@ pub struct PingRequest {
     /// The `params` member: [`PingRequestParams`].
     pub params: ::std::option::Option<PingRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PingRequest {
     ///The `method` member every `PingRequest` carries.
@@ -10172,7 +10181,7 @@ impl PingRequest {
     pub fn new() -> Self {
         PingRequest {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -10213,7 +10222,7 @@ impl crate::private::VisitObject for PingRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<PingRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10290,24 +10299,24 @@ pub struct ProgressNotificationParams {
     /// The progress thus far. This should increase every time progress is made, even if the total is unknown.
     pub progress: ::serde_json::Number,
     /// The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
-    pub progress_token: crate::ProgressToken,
+    pub progress_token: crate::common::ProgressToken,
     /// Total number of items to process (or total progress required), if known.
     pub total: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ProgressNotificationParams {
     ///A `ProgressNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         progress: ::serde_json::Number,
-        progress_token: crate::ProgressToken,
+        progress_token: crate::common::ProgressToken,
     ) -> Self {
         ProgressNotificationParams {
             progress,
             progress_token,
             total: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `total`: Total number of items to process (or total progress required), if known.
@@ -10348,9 +10357,9 @@ impl crate::private::VisitObject for ProgressNotificationParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_progress: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
         let mut f_total: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10451,7 +10460,7 @@ pub struct ProgressNotification {
     /// The `params` member: [`ProgressNotificationParams`].
     pub params: ProgressNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ProgressNotification {
     ///The `method` member every `ProgressNotification` carries.
@@ -10461,7 +10470,7 @@ impl ProgressNotification {
     pub fn new(params: ProgressNotificationParams) -> Self {
         ProgressNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -10488,7 +10497,7 @@ impl crate::private::VisitObject for ProgressNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ProgressNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10574,7 +10583,8 @@ impl crate::private::MatchScore for ProgressNotification {
     }
 }
 /// The schema's `ProgressToken` is the shared [`crate::ProgressToken`].
-pub use crate::ProgressToken;
+#[doc(no_inline)]
+pub use crate::common::ProgressToken;
 /// A prompt or prompt template that the server offers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Prompt {
@@ -10585,7 +10595,7 @@ pub struct Prompt {
     /// The name of the prompt or prompt template.
     pub name: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Prompt {
     ///A `Prompt` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -10595,7 +10605,7 @@ impl Prompt {
             arguments: ::std::option::Option::None,
             description: ::std::option::Option::None,
             name: name.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `arguments`: A list of arguments to use for templating the prompt.
@@ -10649,7 +10659,7 @@ impl crate::private::VisitObject for Prompt {
         let mut f_arguments: ::std::option::Option<::std::vec::Vec<PromptArgument>> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10735,7 +10745,7 @@ pub struct PromptArgument {
     /// Whether this argument must be provided.
     pub required: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptArgument {
     ///A `PromptArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -10745,7 +10755,7 @@ impl PromptArgument {
             description: ::std::option::Option::None,
             name: name.into(),
             required: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `description`: A human-readable description of the argument.
@@ -10796,7 +10806,7 @@ impl crate::private::VisitObject for PromptArgument {
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_required: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10880,9 +10890,9 @@ impl crate::private::MatchScore for PromptArgument {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptListChangedNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptListChangedNotificationParams {
     ///A `PromptListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -10890,13 +10900,13 @@ impl PromptListChangedNotificationParams {
     pub fn new() -> Self {
         PromptListChangedNotificationParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -10928,8 +10938,8 @@ impl crate::private::VisitObject for PromptListChangedNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10986,7 +10996,7 @@ pub struct PromptListChangedNotification {
     /// The `params` member: [`PromptListChangedNotificationParams`].
     pub params: ::std::option::Option<PromptListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptListChangedNotification {
     ///The `method` member every `PromptListChangedNotification` carries.
@@ -10996,7 +11006,7 @@ impl PromptListChangedNotification {
     pub fn new() -> Self {
         PromptListChangedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -11041,7 +11051,7 @@ impl crate::private::VisitObject for PromptListChangedNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<PromptListChangedNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11251,7 +11261,7 @@ pub struct PromptMessage {
     /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptMessage {
     ///A `PromptMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -11260,7 +11270,7 @@ impl PromptMessage {
         PromptMessage {
             content,
             role,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -11287,7 +11297,7 @@ impl crate::private::VisitObject for PromptMessage {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_content: ::std::option::Option<PromptMessageContent> = ::std::option::Option::None;
         let mut f_role: ::std::option::Option<Role> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11368,7 +11378,7 @@ pub struct PromptReference {
     /// The name of the prompt or prompt template
     pub name: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptReference {
     ///The `type` member every `PromptReference` carries.
@@ -11378,7 +11388,7 @@ impl PromptReference {
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         PromptReference {
             name: name.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -11405,7 +11415,7 @@ impl crate::private::VisitObject for PromptReference {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11484,7 +11494,7 @@ pub struct ReadResourceRequestParams {
     /// The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ReadResourceRequestParams {
     ///A `ReadResourceRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -11492,7 +11502,7 @@ impl ReadResourceRequestParams {
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ReadResourceRequestParams {
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -11517,7 +11527,7 @@ impl crate::private::VisitObject for ReadResourceRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11573,7 +11583,7 @@ pub struct ReadResourceRequest {
     /// The `params` member: [`ReadResourceRequestParams`].
     pub params: ReadResourceRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ReadResourceRequest {
     ///The `method` member every `ReadResourceRequest` carries.
@@ -11583,7 +11593,7 @@ impl ReadResourceRequest {
     pub fn new(params: ReadResourceRequestParams) -> Self {
         ReadResourceRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -11610,7 +11620,7 @@ impl crate::private::VisitObject for ReadResourceRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ReadResourceRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11799,11 +11809,11 @@ impl ::std::convert::From<BlobResourceContents> for ReadResourceResultContentsIt
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadResourceResult {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `contents` member: a list of [`ReadResourceResultContentsItem`].
     pub contents: ::std::vec::Vec<ReadResourceResultContentsItem>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ReadResourceResult {
     ///A `ReadResourceResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -11812,13 +11822,13 @@ impl ReadResourceResult {
         ReadResourceResult {
             meta: ::std::option::Option::None,
             contents,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -11851,11 +11861,11 @@ impl crate::private::VisitObject for ReadResourceResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_contents: ::std::option::Option<
             ::std::vec::Vec<ReadResourceResultContentsItem>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11932,9 +11942,9 @@ impl crate::private::MatchScore for ReadResourceResult {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestBaseParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RequestBaseParamsMeta {
     ///A `RequestBaseParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -11942,13 +11952,13 @@ impl RequestBaseParamsMeta {
     pub fn new() -> Self {
         RequestBaseParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -11980,8 +11990,8 @@ impl crate::private::VisitObject for RequestBaseParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12040,7 +12050,7 @@ pub struct RequestBaseParams {
     /// The `_meta` member: [`RequestBaseParamsMeta`].
     pub meta: ::std::option::Option<RequestBaseParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RequestBaseParams {
     ///A `RequestBaseParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -12048,7 +12058,7 @@ impl RequestBaseParams {
     pub fn new() -> Self {
         RequestBaseParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -12087,7 +12097,7 @@ impl crate::private::VisitObject for RequestBaseParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<RequestBaseParamsMeta> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12142,7 +12152,7 @@ pub struct RequestBase {
     /// The `params` member: [`RequestBaseParams`].
     pub params: ::std::option::Option<RequestBaseParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RequestBase {
     ///A `Request` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -12151,7 +12161,7 @@ impl RequestBase {
         RequestBase {
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -12192,7 +12202,7 @@ impl crate::private::VisitObject for RequestBase {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<RequestBaseParams> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12259,7 +12269,8 @@ impl crate::private::MatchScore for RequestBase {
     }
 }
 /// The schema's `RequestId` is the shared [`crate::RequestId`].
-pub use crate::RequestId;
+#[doc(no_inline)]
+pub use crate::common::RequestId;
 /// The `annotations` member of [`Resource`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceAnnotations {
@@ -12274,7 +12285,7 @@ pub struct ResourceAnnotations {
     /// the data is entirely optional.
     pub priority: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceAnnotations {
     ///A `ResourceAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -12283,7 +12294,7 @@ impl ResourceAnnotations {
         ResourceAnnotations {
             audience: ::std::option::Option::None,
             priority: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `audience`: Describes who the intended customer of this object or data is.
@@ -12335,7 +12346,7 @@ impl crate::private::VisitObject for ResourceAnnotations {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_audience: ::std::option::Option<::std::vec::Vec<Role>> = ::std::option::Option::None;
         let mut f_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12437,11 +12448,11 @@ pub struct Resource {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<crate::Integer>,
+    pub size: ::std::option::Option<crate::number::Integer>,
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Resource {
     /// Sets `annotations`.
@@ -12471,7 +12482,7 @@ impl Resource {
     /// Sets `size`: The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     pub fn with_size(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.size = ::std::option::Option::Some(value.into());
         self
@@ -12521,9 +12532,9 @@ impl crate::private::VisitObject for Resource {
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12647,7 +12658,7 @@ pub struct ResourceContents {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceContents {
     ///A `ResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -12656,7 +12667,7 @@ impl ResourceContents {
         ResourceContents {
             mime_type: ::std::option::Option::None,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `mimeType`: The MIME type of this resource, if known.
@@ -12697,7 +12708,7 @@ impl crate::private::VisitObject for ResourceContents {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12769,9 +12780,9 @@ impl crate::private::MatchScore for ResourceContents {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceListChangedNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceListChangedNotificationParams {
     ///A `ResourceListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -12779,13 +12790,13 @@ impl ResourceListChangedNotificationParams {
     pub fn new() -> Self {
         ResourceListChangedNotificationParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -12817,8 +12828,8 @@ impl crate::private::VisitObject for ResourceListChangedNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12875,7 +12886,7 @@ pub struct ResourceListChangedNotification {
     /// The `params` member: [`ResourceListChangedNotificationParams`].
     pub params: ::std::option::Option<ResourceListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceListChangedNotification {
     ///The `method` member every `ResourceListChangedNotification` carries.
@@ -12885,7 +12896,7 @@ impl ResourceListChangedNotification {
     pub fn new() -> Self {
         ResourceListChangedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -12930,7 +12941,7 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ResourceListChangedNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13019,7 +13030,7 @@ pub struct ResourceReference {
     /// The URI or URI template of the resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceReference {
     ///The `type` member every `ResourceReference` carries.
@@ -13029,7 +13040,7 @@ impl ResourceReference {
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceReference {
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -13056,7 +13067,7 @@ impl crate::private::VisitObject for ResourceReference {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13141,7 +13152,7 @@ pub struct ResourceTemplateAnnotations {
     /// the data is entirely optional.
     pub priority: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceTemplateAnnotations {
     ///A `ResourceTemplateAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -13150,7 +13161,7 @@ impl ResourceTemplateAnnotations {
         ResourceTemplateAnnotations {
             audience: ::std::option::Option::None,
             priority: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `audience`: Describes who the intended customer of this object or data is.
@@ -13202,7 +13213,7 @@ impl crate::private::VisitObject for ResourceTemplateAnnotations {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_audience: ::std::option::Option<::std::vec::Vec<Role>> = ::std::option::Option::None;
         let mut f_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13304,7 +13315,7 @@ pub struct ResourceTemplate {
     /// A URI template (according to RFC 6570) that can be used to construct resource URIs.
     pub uri_template: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceTemplate {
     /// Sets `annotations`.
@@ -13373,7 +13384,7 @@ impl crate::private::VisitObject for ResourceTemplate {
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri_template: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13503,7 +13514,7 @@ pub struct ResourceUpdatedNotificationParams {
     /// The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceUpdatedNotificationParams {
     ///A `ResourceUpdatedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -13511,7 +13522,7 @@ impl ResourceUpdatedNotificationParams {
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceUpdatedNotificationParams {
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -13536,7 +13547,7 @@ impl crate::private::VisitObject for ResourceUpdatedNotificationParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13595,7 +13606,7 @@ pub struct ResourceUpdatedNotification {
     /// The `params` member: [`ResourceUpdatedNotificationParams`].
     pub params: ResourceUpdatedNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceUpdatedNotification {
     ///The `method` member every `ResourceUpdatedNotification` carries.
@@ -13605,7 +13616,7 @@ impl ResourceUpdatedNotification {
     pub fn new(params: ResourceUpdatedNotificationParams) -> Self {
         ResourceUpdatedNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -13632,7 +13643,7 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ResourceUpdatedNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13721,9 +13732,9 @@ impl crate::private::MatchScore for ResourceUpdatedNotification {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResultBase {
     /// This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResultBase {
     ///A `Result` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -13731,13 +13742,13 @@ impl ResultBase {
     pub fn new() -> Self {
         ResultBase {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -13769,8 +13780,8 @@ impl crate::private::VisitObject for ResultBase {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13824,7 +13835,7 @@ pub struct Root {
     /// other URI schemes.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Root {
     ///A `Root` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -13833,7 +13844,7 @@ impl Root {
         Root {
             name: ::std::option::Option::None,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `name`: An optional name for the root. This can be used to provide a human-readable
@@ -13874,7 +13885,7 @@ impl crate::private::VisitObject for Root {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13939,9 +13950,9 @@ impl crate::private::MatchScore for Root {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RootsListChangedNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RootsListChangedNotificationParams {
     ///A `RootsListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -13949,13 +13960,13 @@ impl RootsListChangedNotificationParams {
     pub fn new() -> Self {
         RootsListChangedNotificationParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -13987,8 +13998,8 @@ impl crate::private::VisitObject for RootsListChangedNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14047,7 +14058,7 @@ pub struct RootsListChangedNotification {
     /// The `params` member: [`RootsListChangedNotificationParams`].
     pub params: ::std::option::Option<RootsListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RootsListChangedNotification {
     ///The `method` member every `RootsListChangedNotification` carries.
@@ -14057,7 +14068,7 @@ impl RootsListChangedNotification {
     pub fn new() -> Self {
         RootsListChangedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -14098,7 +14109,7 @@ impl crate::private::VisitObject for RootsListChangedNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<RootsListChangedNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14282,7 +14293,7 @@ pub struct SamplingMessage {
     /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SamplingMessage {
     ///A `SamplingMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -14291,7 +14302,7 @@ impl SamplingMessage {
         SamplingMessage {
             content,
             role,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -14318,7 +14329,7 @@ impl crate::private::VisitObject for SamplingMessage {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_content: ::std::option::Option<SamplingMessageContent> = ::std::option::Option::None;
         let mut f_role: ::std::option::Option<Role> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14402,7 +14413,7 @@ pub struct PromptsCapability {
     /// Whether this server supports notifications for changes to the prompt list.
     pub list_changed: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptsCapability {
     ///A `PromptsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -14410,7 +14421,7 @@ impl PromptsCapability {
     pub fn new() -> Self {
         PromptsCapability {
             list_changed: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `listChanged`: Whether this server supports notifications for changes to the prompt list.
@@ -14446,7 +14457,7 @@ impl crate::private::VisitObject for PromptsCapability {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14502,7 +14513,7 @@ pub struct ResourcesCapability {
     /// Whether this server supports subscribing to resource updates.
     pub subscribe: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourcesCapability {
     ///A `ResourcesCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -14511,7 +14522,7 @@ impl ResourcesCapability {
         ResourcesCapability {
             list_changed: ::std::option::Option::None,
             subscribe: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `listChanged`: Whether this server supports notifications for changes to the resource list.
@@ -14557,7 +14568,7 @@ impl crate::private::VisitObject for ResourcesCapability {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
         let mut f_subscribe: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14632,7 +14643,7 @@ pub struct ToolsCapability {
     /// Whether this server supports notifications for changes to the tool list.
     pub list_changed: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolsCapability {
     ///A `ToolsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -14640,7 +14651,7 @@ impl ToolsCapability {
     pub fn new() -> Self {
         ToolsCapability {
             list_changed: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `listChanged`: Whether this server supports notifications for changes to the tool list.
@@ -14676,7 +14687,7 @@ impl crate::private::VisitObject for ToolsCapability {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14729,10 +14740,10 @@ impl crate::private::MatchScore for ToolsCapability {
 pub struct ServerCapabilities {
     /// Experimental, non-standard capabilities that the server supports.
     pub experimental: ::std::option::Option<
-        ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        ::std::collections::BTreeMap<::std::string::String, crate::free_form::JsonObject>,
     >,
     /// Present if the server supports sending log messages to the client.
-    pub logging: ::std::option::Option<crate::JsonObject>,
+    pub logging: ::std::option::Option<crate::free_form::JsonObject>,
     /// Present if the server offers any prompt templates.
     pub prompts: ::std::option::Option<PromptsCapability>,
     /// Present if the server offers any resources to read.
@@ -14740,7 +14751,7 @@ pub struct ServerCapabilities {
     /// Present if the server offers any tools to call.
     pub tools: ::std::option::Option<ToolsCapability>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ServerCapabilities {
     ///A `ServerCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -14752,14 +14763,17 @@ impl ServerCapabilities {
             prompts: ::std::option::Option::None,
             resources: ::std::option::Option::None,
             tools: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `experimental`: Experimental, non-standard capabilities that the server supports.
     pub fn with_experimental(
         mut self,
         value: impl ::std::convert::Into<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         >,
     ) -> Self {
         self.experimental = ::std::option::Option::Some(value.into());
@@ -14768,7 +14782,7 @@ impl ServerCapabilities {
     /// Sets `logging`: Present if the server supports sending log messages to the client.
     pub fn with_logging(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.logging = ::std::option::Option::Some(value.into());
         self
@@ -14841,13 +14855,16 @@ impl crate::private::VisitObject for ServerCapabilities {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_experimental: ::std::option::Option<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         > = ::std::option::Option::None;
-        let mut f_logging: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_logging: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_prompts: ::std::option::Option<PromptsCapability> = ::std::option::Option::None;
         let mut f_resources: ::std::option::Option<ResourcesCapability> = ::std::option::Option::None;
         let mut f_tools: ::std::option::Option<ToolsCapability> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15599,7 +15616,7 @@ pub struct SetLevelRequestParams {
     /// The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
     pub level: LoggingLevel,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SetLevelRequestParams {
     ///A `SetLevelRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -15607,7 +15624,7 @@ impl SetLevelRequestParams {
     pub fn new(level: LoggingLevel) -> Self {
         SetLevelRequestParams {
             level,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -15632,7 +15649,7 @@ impl crate::private::VisitObject for SetLevelRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_level: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15714,7 +15731,7 @@ pub struct SetLevelRequest {
     /// The `params` member: [`SetLevelRequestParams`].
     pub params: SetLevelRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SetLevelRequest {
     ///The `method` member every `SetLevelRequest` carries.
@@ -15724,7 +15741,7 @@ impl SetLevelRequest {
     pub fn new(params: SetLevelRequestParams) -> Self {
         SetLevelRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -15751,7 +15768,7 @@ impl crate::private::VisitObject for SetLevelRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<SetLevelRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15836,7 +15853,7 @@ pub struct SubscribeRequestParams {
     /// The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SubscribeRequestParams {
     ///A `SubscribeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -15844,7 +15861,7 @@ impl SubscribeRequestParams {
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         SubscribeRequestParams {
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -15869,7 +15886,7 @@ impl crate::private::VisitObject for SubscribeRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15925,7 +15942,7 @@ pub struct SubscribeRequest {
     /// The `params` member: [`SubscribeRequestParams`].
     pub params: SubscribeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SubscribeRequest {
     ///The `method` member every `SubscribeRequest` carries.
@@ -15935,7 +15952,7 @@ impl SubscribeRequest {
     pub fn new(params: SubscribeRequestParams) -> Self {
         SubscribeRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -15962,7 +15979,7 @@ impl crate::private::VisitObject for SubscribeRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<SubscribeRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16055,7 +16072,7 @@ pub struct TextContentAnnotations {
     /// the data is entirely optional.
     pub priority: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TextContentAnnotations {
     ///A `TextContentAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16064,7 +16081,7 @@ impl TextContentAnnotations {
         TextContentAnnotations {
             audience: ::std::option::Option::None,
             priority: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `audience`: Describes who the intended customer of this object or data is.
@@ -16116,7 +16133,7 @@ impl crate::private::VisitObject for TextContentAnnotations {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_audience: ::std::option::Option<::std::vec::Vec<Role>> = ::std::option::Option::None;
         let mut f_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16194,7 +16211,7 @@ pub struct TextContent {
     /// The text content of the message.
     pub text: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TextContent {
     ///The `type` member every `TextContent` carries.
@@ -16205,7 +16222,7 @@ impl TextContent {
         TextContent {
             annotations: ::std::option::Option::None,
             text: text.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `annotations`.
@@ -16248,7 +16265,7 @@ impl crate::private::VisitObject for TextContent {
         let mut f_annotations: ::std::option::Option<TextContentAnnotations> = ::std::option::Option::None;
         let mut f_text: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16357,7 +16374,7 @@ pub struct TextResourceContents {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TextResourceContents {
     /// Sets `mimeType`: The MIME type of this resource, if known.
@@ -16400,7 +16417,7 @@ impl crate::private::VisitObject for TextResourceContents {
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_text: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16497,24 +16514,24 @@ pub struct Tool {
     /// A human-readable description of the tool.
     pub description: ::std::option::Option<::std::string::String>,
     /// A JSON Schema object defining the expected parameters for the tool.
-    pub input_schema: crate::ObjectSchema,
+    pub input_schema: crate::schema::ObjectSchema,
     /// The name of the tool.
     pub name: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Tool {
     ///A `Tool` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        input_schema: crate::ObjectSchema,
+        input_schema: crate::schema::ObjectSchema,
         name: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Tool {
             description: ::std::option::Option::None,
             input_schema,
             name: name.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `description`: A human-readable description of the tool.
@@ -16555,9 +16572,9 @@ impl crate::private::VisitObject for Tool {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_input_schema: ::std::option::Option<crate::ObjectSchema> = ::std::option::Option::None;
+        let mut f_input_schema: ::std::option::Option<crate::schema::ObjectSchema> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16638,9 +16655,9 @@ impl crate::private::MatchScore for Tool {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolListChangedNotificationParams {
     /// This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolListChangedNotificationParams {
     ///A `ToolListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16648,13 +16665,13 @@ impl ToolListChangedNotificationParams {
     pub fn new() -> Self {
         ToolListChangedNotificationParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -16686,8 +16703,8 @@ impl crate::private::VisitObject for ToolListChangedNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16744,7 +16761,7 @@ pub struct ToolListChangedNotification {
     /// The `params` member: [`ToolListChangedNotificationParams`].
     pub params: ::std::option::Option<ToolListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolListChangedNotification {
     ///The `method` member every `ToolListChangedNotification` carries.
@@ -16754,7 +16771,7 @@ impl ToolListChangedNotification {
     pub fn new() -> Self {
         ToolListChangedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -16795,7 +16812,7 @@ impl crate::private::VisitObject for ToolListChangedNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ToolListChangedNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16878,7 +16895,7 @@ pub struct UnsubscribeRequestParams {
     /// The URI of the resource to unsubscribe from.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UnsubscribeRequestParams {
     ///A `UnsubscribeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16886,7 +16903,7 @@ impl UnsubscribeRequestParams {
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         UnsubscribeRequestParams {
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -16911,7 +16928,7 @@ impl crate::private::VisitObject for UnsubscribeRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16967,7 +16984,7 @@ pub struct UnsubscribeRequest {
     /// The `params` member: [`UnsubscribeRequestParams`].
     pub params: UnsubscribeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UnsubscribeRequest {
     ///The `method` member every `UnsubscribeRequest` carries.
@@ -16977,7 +16994,7 @@ impl UnsubscribeRequest {
     pub fn new(params: UnsubscribeRequestParams) -> Self {
         UnsubscribeRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -17004,7 +17021,7 @@ impl crate::private::VisitObject for UnsubscribeRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<UnsubscribeRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -17104,114 +17121,114 @@ impl crate::private::MatchScore for Role {
         value.as_str().and_then(|s| s.parse::<Role>().ok()).map(|_| 1)
     }
 }
-impl crate::Request for InitializeRequest {
+impl crate::method::Request for InitializeRequest {
     const METHOD: &'static str = "initialize";
     type Params = InitializeRequestParams;
     type Result = InitializeResult;
 }
-impl crate::Request for PingRequest {
+impl crate::method::Request for PingRequest {
     const METHOD: &'static str = "ping";
     type Params = PingRequestParams;
     type Result = EmptyResult;
 }
-impl crate::Request for ListResourcesRequest {
+impl crate::method::Request for ListResourcesRequest {
     const METHOD: &'static str = "resources/list";
     type Params = ListResourcesRequestParams;
     type Result = ListResourcesResult;
 }
-impl crate::Request for ListResourceTemplatesRequest {
+impl crate::method::Request for ListResourceTemplatesRequest {
     const METHOD: &'static str = "resources/templates/list";
     type Params = ListResourceTemplatesRequestParams;
     type Result = ListResourceTemplatesResult;
 }
-impl crate::Request for ReadResourceRequest {
+impl crate::method::Request for ReadResourceRequest {
     const METHOD: &'static str = "resources/read";
     type Params = ReadResourceRequestParams;
     type Result = ReadResourceResult;
 }
-impl crate::Request for SubscribeRequest {
+impl crate::method::Request for SubscribeRequest {
     const METHOD: &'static str = "resources/subscribe";
     type Params = SubscribeRequestParams;
     type Result = EmptyResult;
 }
-impl crate::Request for UnsubscribeRequest {
+impl crate::method::Request for UnsubscribeRequest {
     const METHOD: &'static str = "resources/unsubscribe";
     type Params = UnsubscribeRequestParams;
     type Result = EmptyResult;
 }
-impl crate::Request for ListPromptsRequest {
+impl crate::method::Request for ListPromptsRequest {
     const METHOD: &'static str = "prompts/list";
     type Params = ListPromptsRequestParams;
     type Result = ListPromptsResult;
 }
-impl crate::Request for GetPromptRequest {
+impl crate::method::Request for GetPromptRequest {
     const METHOD: &'static str = "prompts/get";
     type Params = GetPromptRequestParams;
     type Result = GetPromptResult;
 }
-impl crate::Request for ListToolsRequest {
+impl crate::method::Request for ListToolsRequest {
     const METHOD: &'static str = "tools/list";
     type Params = ListToolsRequestParams;
     type Result = ListToolsResult;
 }
-impl crate::Request for CallToolRequest {
+impl crate::method::Request for CallToolRequest {
     const METHOD: &'static str = "tools/call";
     type Params = CallToolRequestParams;
     type Result = CallToolResult;
 }
-impl crate::Request for SetLevelRequest {
+impl crate::method::Request for SetLevelRequest {
     const METHOD: &'static str = "logging/setLevel";
     type Params = SetLevelRequestParams;
     type Result = EmptyResult;
 }
-impl crate::Request for CompleteRequest {
+impl crate::method::Request for CompleteRequest {
     const METHOD: &'static str = "completion/complete";
     type Params = CompleteRequestParams;
     type Result = CompleteResult;
 }
-impl crate::Request for CreateMessageRequest {
+impl crate::method::Request for CreateMessageRequest {
     const METHOD: &'static str = "sampling/createMessage";
     type Params = CreateMessageRequestParams;
     type Result = CreateMessageResult;
 }
-impl crate::Request for ListRootsRequest {
+impl crate::method::Request for ListRootsRequest {
     const METHOD: &'static str = "roots/list";
     type Params = ListRootsRequestParams;
     type Result = ListRootsResult;
 }
-impl crate::Notification for CancelledNotification {
+impl crate::method::Notification for CancelledNotification {
     const METHOD: &'static str = "notifications/cancelled";
     type Params = CancelledNotificationParams;
 }
-impl crate::Notification for InitializedNotification {
+impl crate::method::Notification for InitializedNotification {
     const METHOD: &'static str = "notifications/initialized";
     type Params = InitializedNotificationParams;
 }
-impl crate::Notification for ProgressNotification {
+impl crate::method::Notification for ProgressNotification {
     const METHOD: &'static str = "notifications/progress";
     type Params = ProgressNotificationParams;
 }
-impl crate::Notification for RootsListChangedNotification {
+impl crate::method::Notification for RootsListChangedNotification {
     const METHOD: &'static str = "notifications/roots/list_changed";
     type Params = RootsListChangedNotificationParams;
 }
-impl crate::Notification for ResourceListChangedNotification {
+impl crate::method::Notification for ResourceListChangedNotification {
     const METHOD: &'static str = "notifications/resources/list_changed";
     type Params = ResourceListChangedNotificationParams;
 }
-impl crate::Notification for ResourceUpdatedNotification {
+impl crate::method::Notification for ResourceUpdatedNotification {
     const METHOD: &'static str = "notifications/resources/updated";
     type Params = ResourceUpdatedNotificationParams;
 }
-impl crate::Notification for PromptListChangedNotification {
+impl crate::method::Notification for PromptListChangedNotification {
     const METHOD: &'static str = "notifications/prompts/list_changed";
     type Params = PromptListChangedNotificationParams;
 }
-impl crate::Notification for ToolListChangedNotification {
+impl crate::method::Notification for ToolListChangedNotification {
     const METHOD: &'static str = "notifications/tools/list_changed";
     type Params = ToolListChangedNotificationParams;
 }
-impl crate::Notification for LoggingMessageNotification {
+impl crate::method::Notification for LoggingMessageNotification {
     const METHOD: &'static str = "notifications/message";
     type Params = LoggingMessageNotificationParams;
 }

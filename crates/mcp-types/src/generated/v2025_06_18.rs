@@ -27,7 +27,7 @@ pub struct Annotations {
     /// the data is entirely optional.
     pub priority: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Annotations {
     ///A `Annotations` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -37,7 +37,7 @@ impl Annotations {
             audience: ::std::option::Option::None,
             last_modified: ::std::option::Option::None,
             priority: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `audience`: Describes who the intended customer of this object or data is.
@@ -102,7 +102,7 @@ impl crate::private::VisitObject for Annotations {
         let mut f_audience: ::std::option::Option<::std::vec::Vec<Role>> = ::std::option::Option::None;
         let mut f_last_modified: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -200,7 +200,7 @@ impl crate::private::MatchScore for Annotations {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AudioContent {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
     /// The base64-encoded audio data.
@@ -208,7 +208,7 @@ pub struct AudioContent {
     /// The MIME type of the audio. Different providers may support different audio types.
     pub mime_type: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl AudioContent {
     ///The `type` member every `AudioContent` carries.
@@ -216,7 +216,7 @@ impl AudioContent {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -263,12 +263,12 @@ impl crate::private::VisitObject for AudioContent {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_data: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -399,7 +399,7 @@ pub struct BaseMetadata {
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl BaseMetadata {
     ///A `BaseMetadata` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -408,7 +408,7 @@ impl BaseMetadata {
         BaseMetadata {
             name: name.into(),
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
@@ -449,7 +449,7 @@ impl crate::private::VisitObject for BaseMetadata {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -531,7 +531,7 @@ impl crate::private::MatchScore for BaseMetadata {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BlobResourceContents {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// A base64-encoded string representing the binary data of the item.
     pub blob: ::std::string::String,
     /// The MIME type of this resource, if known.
@@ -539,13 +539,13 @@ pub struct BlobResourceContents {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl BlobResourceContents {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -591,11 +591,11 @@ impl crate::private::VisitObject for BlobResourceContents {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_blob: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -712,7 +712,7 @@ pub struct BooleanSchema {
     /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl BooleanSchema {
     ///The `type` member every `BooleanSchema` carries.
@@ -724,7 +724,7 @@ impl BooleanSchema {
             default: ::std::option::Option::None,
             description: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`.
@@ -788,7 +788,7 @@ impl crate::private::VisitObject for BooleanSchema {
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -890,11 +890,11 @@ impl crate::private::MatchScore for BooleanSchema {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallToolRequestParams {
     /// The `arguments` member: a JSON object.
-    pub arguments: ::std::option::Option<crate::JsonObject>,
+    pub arguments: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `name` member: a string.
     pub name: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CallToolRequestParams {
     ///A `CallToolRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -903,13 +903,13 @@ impl CallToolRequestParams {
         CallToolRequestParams {
             arguments: ::std::option::Option::None,
             name: name.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `arguments`.
     pub fn with_arguments(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.arguments = ::std::option::Option::Some(value.into());
         self
@@ -942,9 +942,9 @@ impl crate::private::VisitObject for CallToolRequestParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_arguments: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_arguments: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1023,7 +1023,7 @@ pub struct CallToolRequest {
     /// The `params` member: [`CallToolRequestParams`].
     pub params: CallToolRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CallToolRequest {
     ///The `method` member every `CallToolRequest` carries.
@@ -1033,7 +1033,7 @@ impl CallToolRequest {
     pub fn new(params: CallToolRequestParams) -> Self {
         CallToolRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -1060,7 +1060,7 @@ impl crate::private::VisitObject for CallToolRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<CallToolRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1143,7 +1143,7 @@ impl crate::private::MatchScore for CallToolRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallToolResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// A list of content objects that represent the unstructured result of the tool call.
     pub content: ::std::vec::Vec<ContentBlock>,
     /// Whether the tool call ended in an error.
@@ -1160,9 +1160,9 @@ pub struct CallToolResult {
     /// should be reported as an MCP error response.
     pub is_error: ::std::option::Option<bool>,
     /// An optional JSON object that represents the structured result of the tool call.
-    pub structured_content: ::std::option::Option<crate::JsonObject>,
+    pub structured_content: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CallToolResult {
     ///A `CallToolResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -1173,13 +1173,13 @@ impl CallToolResult {
             content,
             is_error: ::std::option::Option::None,
             structured_content: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -1192,7 +1192,7 @@ impl CallToolResult {
     /// Sets `structuredContent`: An optional JSON object that represents the structured result of the tool call.
     pub fn with_structured_content(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.structured_content = ::std::option::Option::Some(value.into());
         self
@@ -1234,11 +1234,13 @@ impl crate::private::VisitObject for CallToolResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_content: ::std::option::Option<::std::vec::Vec<ContentBlock>> = ::std::option::Option::None;
         let mut f_is_error: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_structured_content: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_structured_content: ::std::option::Option<
+            crate::free_form::JsonObject,
+        > = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1345,18 +1347,18 @@ pub struct CancelledNotificationParams {
     /// The ID of the request to cancel.
     ///
     /// This MUST correspond to the ID of a request previously issued in the same direction.
-    pub request_id: crate::RequestId,
+    pub request_id: crate::common::RequestId,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CancelledNotificationParams {
     ///A `CancelledNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(request_id: crate::RequestId) -> Self {
+    pub fn new(request_id: crate::common::RequestId) -> Self {
         CancelledNotificationParams {
             reason: ::std::option::Option::None,
             request_id,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `reason`: An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
@@ -1396,8 +1398,8 @@ impl crate::private::VisitObject for CancelledNotificationParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_reason: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_request_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_request_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1482,7 +1484,7 @@ pub struct CancelledNotification {
     /// The `params` member: [`CancelledNotificationParams`].
     pub params: CancelledNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CancelledNotification {
     ///The `method` member every `CancelledNotification` carries.
@@ -1492,7 +1494,7 @@ impl CancelledNotification {
     pub fn new(params: CancelledNotificationParams) -> Self {
         CancelledNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -1519,7 +1521,7 @@ impl crate::private::VisitObject for CancelledNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<CancelledNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1610,7 +1612,7 @@ pub struct RootsCapability {
     /// Whether the client supports notifications for changes to the roots list.
     pub list_changed: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RootsCapability {
     ///A `RootsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -1618,7 +1620,7 @@ impl RootsCapability {
     pub fn new() -> Self {
         RootsCapability {
             list_changed: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `listChanged`: Whether the client supports notifications for changes to the roots list.
@@ -1654,7 +1656,7 @@ impl crate::private::VisitObject for RootsCapability {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1706,17 +1708,17 @@ impl crate::private::MatchScore for RootsCapability {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ClientCapabilities {
     /// Present if the client supports elicitation from the server.
-    pub elicitation: ::std::option::Option<crate::JsonObject>,
+    pub elicitation: ::std::option::Option<crate::free_form::JsonObject>,
     /// Experimental, non-standard capabilities that the client supports.
     pub experimental: ::std::option::Option<
-        ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        ::std::collections::BTreeMap<::std::string::String, crate::free_form::JsonObject>,
     >,
     /// Present if the client supports listing roots.
     pub roots: ::std::option::Option<RootsCapability>,
     /// Present if the client supports sampling from an LLM.
-    pub sampling: ::std::option::Option<crate::JsonObject>,
+    pub sampling: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ClientCapabilities {
     ///A `ClientCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -1727,13 +1729,13 @@ impl ClientCapabilities {
             experimental: ::std::option::Option::None,
             roots: ::std::option::Option::None,
             sampling: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `elicitation`: Present if the client supports elicitation from the server.
     pub fn with_elicitation(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.elicitation = ::std::option::Option::Some(value.into());
         self
@@ -1742,7 +1744,10 @@ impl ClientCapabilities {
     pub fn with_experimental(
         mut self,
         value: impl ::std::convert::Into<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         >,
     ) -> Self {
         self.experimental = ::std::option::Option::Some(value.into());
@@ -1759,7 +1764,7 @@ impl ClientCapabilities {
     /// Sets `sampling`: Present if the client supports sampling from an LLM.
     pub fn with_sampling(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.sampling = ::std::option::Option::Some(value.into());
         self
@@ -1803,13 +1808,16 @@ impl crate::private::VisitObject for ClientCapabilities {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_elicitation: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_elicitation: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_experimental: ::std::option::Option<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         > = ::std::option::Option::None;
         let mut f_roots: ::std::option::Option<RootsCapability> = ::std::option::Option::None;
-        let mut f_sampling: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_sampling: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2520,7 +2528,7 @@ pub struct CompleteRequestParamsArgument {
     /// The value of the argument to use for completion matching.
     pub value: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequestParamsArgument {}
 impl ::serde::Serialize for CompleteRequestParamsArgument {
@@ -2546,7 +2554,7 @@ impl crate::private::VisitObject for CompleteRequestParamsArgument {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_value: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2631,7 +2639,7 @@ pub struct CompleteRequestParamsContext {
         ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     >,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequestParamsContext {
     ///A `CompleteRequestParamsContext` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2639,7 +2647,7 @@ impl CompleteRequestParamsContext {
     pub fn new() -> Self {
         CompleteRequestParamsContext {
             arguments: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `arguments`: Previously-resolved variables in a URI template or prompt.
@@ -2682,7 +2690,7 @@ impl crate::private::VisitObject for CompleteRequestParamsContext {
         let mut f_arguments: ::std::option::Option<
             ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2835,7 +2843,7 @@ pub struct CompleteRequestParams {
     /// The `ref` member: [`CompleteRequestParamsRef`].
     pub r#ref: CompleteRequestParamsRef,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequestParams {
     ///A `CompleteRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2848,7 +2856,7 @@ impl CompleteRequestParams {
             argument,
             context: ::std::option::Option::None,
             r#ref,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `context`: Additional, optional context for completions
@@ -2891,7 +2899,7 @@ impl crate::private::VisitObject for CompleteRequestParams {
         let mut f_argument: ::std::option::Option<CompleteRequestParamsArgument> = ::std::option::Option::None;
         let mut f_context: ::std::option::Option<CompleteRequestParamsContext> = ::std::option::Option::None;
         let mut f_ref: ::std::option::Option<CompleteRequestParamsRef> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3004,7 +3012,7 @@ pub struct CompleteRequest {
     /// The `params` member: [`CompleteRequestParams`].
     pub params: CompleteRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequest {
     ///The `method` member every `CompleteRequest` carries.
@@ -3014,7 +3022,7 @@ impl CompleteRequest {
     pub fn new(params: CompleteRequestParams) -> Self {
         CompleteRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -3041,7 +3049,7 @@ impl crate::private::VisitObject for CompleteRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<CompleteRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3126,11 +3134,11 @@ pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     pub has_more: ::std::option::Option<bool>,
     /// The total number of completion options available. This can exceed the number of values actually sent in the response.
-    pub total: ::std::option::Option<crate::Integer>,
+    pub total: ::std::option::Option<crate::number::Integer>,
     /// An array of completion values. Must not exceed 100 items.
     pub values: ::std::vec::Vec<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteResultCompletion {
     ///A `CompleteResultCompletion` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -3140,7 +3148,7 @@ impl CompleteResultCompletion {
             has_more: ::std::option::Option::None,
             total: ::std::option::Option::None,
             values,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `hasMore`: Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
@@ -3151,7 +3159,7 @@ impl CompleteResultCompletion {
     /// Sets `total`: The total number of completion options available. This can exceed the number of values actually sent in the response.
     pub fn with_total(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.total = ::std::option::Option::Some(value.into());
         self
@@ -3189,11 +3197,11 @@ impl crate::private::VisitObject for CompleteResultCompletion {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_has_more: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_total: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_total: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_values: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3286,11 +3294,11 @@ impl crate::private::MatchScore for CompleteResultCompletion {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompleteResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `completion` member: [`CompleteResultCompletion`].
     pub completion: CompleteResultCompletion,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteResult {
     ///A `CompleteResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -3299,13 +3307,13 @@ impl CompleteResult {
         CompleteResult {
             meta: ::std::option::Option::None,
             completion,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -3338,9 +3346,9 @@ impl crate::private::VisitObject for CompleteResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_completion: ::std::option::Option<CompleteResultCompletion> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3571,11 +3579,11 @@ pub struct CreateMessageRequestParams {
     /// The requested maximum number of tokens to sample (to prevent runaway completions).
     ///
     /// The client MAY choose to sample fewer tokens than the requested maximum.
-    pub max_tokens: crate::Integer,
+    pub max_tokens: crate::number::Integer,
     /// The `messages` member: a list of [`SamplingMessage`].
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
-    pub metadata: ::std::option::Option<crate::JsonObject>,
+    pub metadata: ::std::option::Option<crate::free_form::JsonObject>,
     /// The server's preferences for which model to select. The client MAY ignore these preferences.
     pub model_preferences: ::std::option::Option<ModelPreferences>,
     /// The `stopSequences` member: a list of a string.
@@ -3585,13 +3593,13 @@ pub struct CreateMessageRequestParams {
     /// The `temperature` member: a JSON number.
     pub temperature: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CreateMessageRequestParams {
     ///A `CreateMessageRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        max_tokens: impl ::std::convert::Into<crate::Integer>,
+        max_tokens: impl ::std::convert::Into<crate::number::Integer>,
         messages: ::std::vec::Vec<SamplingMessage>,
     ) -> Self {
         CreateMessageRequestParams {
@@ -3603,7 +3611,7 @@ impl CreateMessageRequestParams {
             stop_sequences: ::std::option::Option::None,
             system_prompt: ::std::option::Option::None,
             temperature: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `includeContext`: A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
@@ -3617,7 +3625,7 @@ impl CreateMessageRequestParams {
     /// Sets `metadata`: Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub fn with_metadata(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.metadata = ::std::option::Option::Some(value.into());
         self
@@ -3704,16 +3712,16 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_include_context: ::std::option::Option<IncludeContext> = ::std::option::Option::None;
-        let mut f_max_tokens: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_max_tokens: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
-        let mut f_metadata: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_metadata: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_model_preferences: ::std::option::Option<ModelPreferences> = ::std::option::Option::None;
         let mut f_stop_sequences: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
         let mut f_system_prompt: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_temperature: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3904,7 +3912,7 @@ pub struct CreateMessageRequest {
     /// The `params` member: [`CreateMessageRequestParams`].
     pub params: CreateMessageRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CreateMessageRequest {
     ///The `method` member every `CreateMessageRequest` carries.
@@ -3914,7 +3922,7 @@ impl CreateMessageRequest {
     pub fn new(params: CreateMessageRequestParams) -> Self {
         CreateMessageRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -3941,7 +3949,7 @@ impl crate::private::VisitObject for CreateMessageRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<CreateMessageRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4146,7 +4154,7 @@ impl CreateMessageResultContent {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateMessageResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `content` member: [`CreateMessageResultContent`].
     pub content: CreateMessageResultContent,
     /// The name of the model that generated the message.
@@ -4156,7 +4164,7 @@ pub struct CreateMessageResult {
     /// The reason why sampling stopped, if known.
     pub stop_reason: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CreateMessageResult {
     ///A `CreateMessageResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -4172,13 +4180,13 @@ impl CreateMessageResult {
             model: model.into(),
             role,
             stop_reason: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -4225,12 +4233,12 @@ impl crate::private::VisitObject for CreateMessageResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_content: ::std::option::Option<CreateMessageResultContent> = ::std::option::Option::None;
         let mut f_model: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_role: ::std::option::Option<Role> = ::std::option::Option::None;
         let mut f_stop_reason: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4380,7 +4388,7 @@ pub struct ElicitRequestParamsRequestedSchema {
     /// The `required` member: a list of a string.
     pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitRequestParamsRequestedSchema {
     ///The `type` member every `ElicitRequestParamsRequestedSchema` carries.
@@ -4396,7 +4404,7 @@ impl ElicitRequestParamsRequestedSchema {
         ElicitRequestParamsRequestedSchema {
             properties,
             required: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `required`.
@@ -4446,7 +4454,7 @@ impl crate::private::VisitObject for ElicitRequestParamsRequestedSchema {
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4556,7 +4564,7 @@ pub struct ElicitRequestParams {
     /// Only top-level properties are allowed, without nesting.
     pub requested_schema: ElicitRequestParamsRequestedSchema,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitRequestParams {
     ///A `ElicitRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -4568,7 +4576,7 @@ impl ElicitRequestParams {
         ElicitRequestParams {
             message: message.into(),
             requested_schema,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -4597,7 +4605,7 @@ impl crate::private::VisitObject for ElicitRequestParams {
         let mut f_requested_schema: ::std::option::Option<
             ElicitRequestParamsRequestedSchema,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4686,7 +4694,7 @@ pub struct ElicitRequest {
     /// The `params` member: [`ElicitRequestParams`].
     pub params: ElicitRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitRequest {
     ///The `method` member every `ElicitRequest` carries.
@@ -4696,7 +4704,7 @@ impl ElicitRequest {
     pub fn new(params: ElicitRequestParams) -> Self {
         ElicitRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -4723,7 +4731,7 @@ impl crate::private::VisitObject for ElicitRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ElicitRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4902,7 +4910,7 @@ impl crate::private::MatchScore for ElicitResultContentValue {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ElicitResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The user action in response to the elicitation.
     /// - "accept": User submitted the form/confirmed the action
     /// - "decline": User explicitly declined the action
@@ -4914,7 +4922,7 @@ pub struct ElicitResult {
         ::std::collections::BTreeMap<::std::string::String, ElicitResultContentValue>,
     >,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitResult {
     ///A `ElicitResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -4924,13 +4932,13 @@ impl ElicitResult {
             meta: ::std::option::Option::None,
             action,
             content: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -4977,12 +4985,12 @@ impl crate::private::VisitObject for ElicitResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_action: ::std::option::Option<Action> = ::std::option::Option::None;
         let mut f_content: ::std::option::Option<
             ::std::collections::BTreeMap<::std::string::String, ElicitResultContentValue>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5167,13 +5175,13 @@ impl ::std::convert::From<BlobResourceContents> for EmbeddedResourceResource {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmbeddedResource {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
     /// The `resource` member: [`EmbeddedResourceResource`].
     pub resource: EmbeddedResourceResource,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl EmbeddedResource {
     ///The `type` member every `EmbeddedResource` carries.
@@ -5185,13 +5193,13 @@ impl EmbeddedResource {
             meta: ::std::option::Option::None,
             annotations: ::std::option::Option::None,
             resource,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -5237,11 +5245,11 @@ impl crate::private::VisitObject for EmbeddedResource {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_resource: ::std::option::Option<EmbeddedResourceResource> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5366,7 +5374,7 @@ pub struct EnumSchema {
     /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl EnumSchema {
     ///The `type` member every `EnumSchema` carries.
@@ -5379,7 +5387,7 @@ impl EnumSchema {
             r#enum,
             enum_names: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `description`.
@@ -5450,7 +5458,7 @@ impl crate::private::VisitObject for EnumSchema {
         > = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5569,7 +5577,7 @@ pub struct GetPromptRequestParams {
     /// The name of the prompt or prompt template.
     pub name: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetPromptRequestParams {
     ///A `GetPromptRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -5578,7 +5586,7 @@ impl GetPromptRequestParams {
         GetPromptRequestParams {
             arguments: ::std::option::Option::None,
             name: name.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `arguments`: Arguments to use for templating the prompt.
@@ -5623,7 +5631,7 @@ impl crate::private::VisitObject for GetPromptRequestParams {
             ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         > = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5702,7 +5710,7 @@ pub struct GetPromptRequest {
     /// The `params` member: [`GetPromptRequestParams`].
     pub params: GetPromptRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetPromptRequest {
     ///The `method` member every `GetPromptRequest` carries.
@@ -5712,7 +5720,7 @@ impl GetPromptRequest {
     pub fn new(params: GetPromptRequestParams) -> Self {
         GetPromptRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -5739,7 +5747,7 @@ impl crate::private::VisitObject for GetPromptRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<GetPromptRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5822,13 +5830,13 @@ impl crate::private::MatchScore for GetPromptRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetPromptResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An optional description for the prompt.
     pub description: ::std::option::Option<::std::string::String>,
     /// The `messages` member: a list of [`PromptMessage`].
     pub messages: ::std::vec::Vec<PromptMessage>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetPromptResult {
     ///A `GetPromptResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -5838,13 +5846,13 @@ impl GetPromptResult {
             meta: ::std::option::Option::None,
             description: ::std::option::Option::None,
             messages,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -5889,10 +5897,10 @@ impl crate::private::VisitObject for GetPromptResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<PromptMessage>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5996,7 +6004,7 @@ impl crate::private::MatchScore for GetPromptResult {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ImageContent {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
     /// The base64-encoded image data.
@@ -6004,7 +6012,7 @@ pub struct ImageContent {
     /// The MIME type of the image. Different providers may support different image types.
     pub mime_type: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ImageContent {
     ///The `type` member every `ImageContent` carries.
@@ -6012,7 +6020,7 @@ impl ImageContent {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -6059,12 +6067,12 @@ impl crate::private::VisitObject for ImageContent {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_data: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6211,7 +6219,7 @@ pub struct Implementation {
     /// The `version` member: a string.
     pub version: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Implementation {
     /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
@@ -6254,7 +6262,7 @@ impl crate::private::VisitObject for Implementation {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_version: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6345,7 +6353,7 @@ pub struct InitializeRequestParams {
     /// The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
     pub protocol_version: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InitializeRequestParams {
     ///A `InitializeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6359,7 +6367,7 @@ impl InitializeRequestParams {
             capabilities: capabilities.into(),
             client_info: client_info.into(),
             protocol_version: protocol_version.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -6392,7 +6400,7 @@ impl crate::private::VisitObject for InitializeRequestParams {
             ::std::boxed::Box<Implementation>,
         > = ::std::option::Option::None;
         let mut f_protocol_version: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6503,7 +6511,7 @@ pub struct InitializeRequest {
     /// The `params` member: [`InitializeRequestParams`].
     pub params: InitializeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InitializeRequest {
     ///The `method` member every `InitializeRequest` carries.
@@ -6513,7 +6521,7 @@ impl InitializeRequest {
     pub fn new(params: InitializeRequestParams) -> Self {
         InitializeRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -6540,7 +6548,7 @@ impl crate::private::VisitObject for InitializeRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<InitializeRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6629,7 +6637,7 @@ impl crate::private::MatchScore for InitializeRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializeResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `capabilities` member: [`ServerCapabilities`].
     pub capabilities: ::std::boxed::Box<ServerCapabilities>,
     /// Instructions describing how to use the server and its features.
@@ -6641,7 +6649,7 @@ pub struct InitializeResult {
     /// The `serverInfo` member: [`Implementation`].
     pub server_info: ::std::boxed::Box<Implementation>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InitializeResult {
     ///A `InitializeResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6657,13 +6665,13 @@ impl InitializeResult {
             instructions: ::std::option::Option::None,
             protocol_version: protocol_version.into(),
             server_info: server_info.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -6710,7 +6718,7 @@ impl crate::private::VisitObject for InitializeResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_capabilities: ::std::option::Option<
             ::std::boxed::Box<ServerCapabilities>,
         > = ::std::option::Option::None;
@@ -6719,7 +6727,7 @@ impl crate::private::VisitObject for InitializeResult {
         let mut f_server_info: ::std::option::Option<
             ::std::boxed::Box<Implementation>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6857,9 +6865,9 @@ impl crate::private::MatchScore for InitializeResult {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializedNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InitializedNotificationParams {
     ///A `InitializedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6867,13 +6875,13 @@ impl InitializedNotificationParams {
     pub fn new() -> Self {
         InitializedNotificationParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -6905,8 +6913,8 @@ impl crate::private::VisitObject for InitializedNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6960,7 +6968,7 @@ pub struct InitializedNotification {
     /// The `params` member: [`InitializedNotificationParams`].
     pub params: ::std::option::Option<InitializedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InitializedNotification {
     ///The `method` member every `InitializedNotification` carries.
@@ -6970,7 +6978,7 @@ impl InitializedNotification {
     pub fn new() -> Self {
         InitializedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -7011,7 +7019,7 @@ impl crate::private::VisitObject for InitializedNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<InitializedNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7092,20 +7100,20 @@ impl crate::private::MatchScore for InitializedNotification {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcError {
     /// The `error` member: [`ErrorObject`](crate::ErrorObject).
-    pub error: crate::ErrorObject,
+    pub error: crate::common::ErrorObject,
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcError {
     ///A `JSONRPCError` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(error: crate::ErrorObject, id: crate::RequestId) -> Self {
+    pub fn new(error: crate::common::ErrorObject, id: crate::common::RequestId) -> Self {
         JsonRpcError {
             error,
             id,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -7131,10 +7139,10 @@ impl crate::private::VisitObject for JsonRpcError {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_error: ::std::option::Option<crate::ErrorObject> = ::std::option::Option::None;
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_error: ::std::option::Option<crate::common::ErrorObject> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7350,9 +7358,9 @@ impl ::std::convert::From<JsonRpcError> for JsonRpcMessage {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcNotificationParams {
     ///A `JsonRpcNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7360,13 +7368,13 @@ impl JsonRpcNotificationParams {
     pub fn new() -> Self {
         JsonRpcNotificationParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -7398,8 +7406,8 @@ impl crate::private::VisitObject for JsonRpcNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7455,7 +7463,7 @@ pub struct JsonRpcNotification {
     /// The `params` member: [`JsonRpcNotificationParams`].
     pub params: ::std::option::Option<JsonRpcNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcNotification {
     ///A `JSONRPCNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7464,7 +7472,7 @@ impl JsonRpcNotification {
         JsonRpcNotification {
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -7507,7 +7515,7 @@ impl crate::private::VisitObject for JsonRpcNotification {
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<JsonRpcNotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7608,9 +7616,9 @@ impl crate::private::MatchScore for JsonRpcNotification {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcRequestParamsMeta {
     ///A `JsonRpcRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7618,13 +7626,13 @@ impl JsonRpcRequestParamsMeta {
     pub fn new() -> Self {
         JsonRpcRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -7656,8 +7664,8 @@ impl crate::private::VisitObject for JsonRpcRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7716,7 +7724,7 @@ pub struct JsonRpcRequestParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<JsonRpcRequestParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcRequestParams {
     ///A `JsonRpcRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7724,7 +7732,7 @@ impl JsonRpcRequestParams {
     pub fn new() -> Self {
         JsonRpcRequestParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -7763,7 +7771,7 @@ impl crate::private::VisitObject for JsonRpcRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<JsonRpcRequestParamsMeta> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7817,26 +7825,26 @@ impl crate::private::MatchScore for JsonRpcRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `method` member: a string.
     pub method: ::std::string::String,
     /// The `params` member: [`JsonRpcRequestParams`].
     pub params: ::std::option::Option<JsonRpcRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcRequest {
     ///A `JSONRPCRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        id: crate::RequestId,
+        id: crate::common::RequestId,
         method: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         JsonRpcRequest {
             id,
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -7877,11 +7885,11 @@ impl crate::private::VisitObject for JsonRpcRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<JsonRpcRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7985,20 +7993,23 @@ impl crate::private::MatchScore for JsonRpcRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcResponse {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `result` member: [`RawResult`](crate::RawResult).
-    pub result: crate::RawResult,
+    pub result: crate::raw_result::RawResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcResponse {
     ///A `JSONRPCResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, result: crate::RawResult) -> Self {
+    pub fn new(
+        id: crate::common::RequestId,
+        result: crate::raw_result::RawResult,
+    ) -> Self {
         JsonRpcResponse {
             id,
             result,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -8024,10 +8035,10 @@ impl crate::private::VisitObject for JsonRpcResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
-        let mut f_result: ::std::option::Option<crate::RawResult> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
+        let mut f_result: ::std::option::Option<crate::raw_result::RawResult> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8119,7 +8130,7 @@ pub struct ListPromptsRequestParams {
     /// If provided, the server should return results starting after this cursor.
     pub cursor: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListPromptsRequestParams {
     ///A `ListPromptsRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -8127,7 +8138,7 @@ impl ListPromptsRequestParams {
     pub fn new() -> Self {
         ListPromptsRequestParams {
             cursor: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `cursor`: An opaque token representing the current pagination position.
@@ -8166,7 +8177,7 @@ impl crate::private::VisitObject for ListPromptsRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8220,7 +8231,7 @@ pub struct ListPromptsRequest {
     /// The `params` member: [`ListPromptsRequestParams`].
     pub params: ::std::option::Option<ListPromptsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListPromptsRequest {
     ///The `method` member every `ListPromptsRequest` carries.
@@ -8230,7 +8241,7 @@ impl ListPromptsRequest {
     pub fn new() -> Self {
         ListPromptsRequest {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -8271,7 +8282,7 @@ impl crate::private::VisitObject for ListPromptsRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ListPromptsRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8352,14 +8363,14 @@ impl crate::private::MatchScore for ListPromptsRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListPromptsResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// The `prompts` member: a list of [`Prompt`].
     pub prompts: ::std::vec::Vec<Prompt>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListPromptsResult {
     ///A `ListPromptsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -8369,13 +8380,13 @@ impl ListPromptsResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
             prompts,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -8420,10 +8431,10 @@ impl crate::private::VisitObject for ListPromptsResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_prompts: ::std::option::Option<::std::vec::Vec<Prompt>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8516,7 +8527,7 @@ pub struct ListResourceTemplatesRequestParams {
     /// If provided, the server should return results starting after this cursor.
     pub cursor: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourceTemplatesRequestParams {
     ///A `ListResourceTemplatesRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -8524,7 +8535,7 @@ impl ListResourceTemplatesRequestParams {
     pub fn new() -> Self {
         ListResourceTemplatesRequestParams {
             cursor: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `cursor`: An opaque token representing the current pagination position.
@@ -8563,7 +8574,7 @@ impl crate::private::VisitObject for ListResourceTemplatesRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8620,7 +8631,7 @@ pub struct ListResourceTemplatesRequest {
     /// The `params` member: [`ListResourceTemplatesRequestParams`].
     pub params: ::std::option::Option<ListResourceTemplatesRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourceTemplatesRequest {
     ///The `method` member every `ListResourceTemplatesRequest` carries.
@@ -8630,7 +8641,7 @@ impl ListResourceTemplatesRequest {
     pub fn new() -> Self {
         ListResourceTemplatesRequest {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -8671,7 +8682,7 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ListResourceTemplatesRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8752,14 +8763,14 @@ impl crate::private::MatchScore for ListResourceTemplatesRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourceTemplatesResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// The `resourceTemplates` member: a list of [`ResourceTemplate`].
     pub resource_templates: ::std::vec::Vec<ResourceTemplate>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourceTemplatesResult {
     ///A `ListResourceTemplatesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -8769,13 +8780,13 @@ impl ListResourceTemplatesResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
             resource_templates,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -8820,12 +8831,12 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_resource_templates: ::std::option::Option<
             ::std::vec::Vec<ResourceTemplate>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8924,7 +8935,7 @@ pub struct ListResourcesRequestParams {
     /// If provided, the server should return results starting after this cursor.
     pub cursor: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourcesRequestParams {
     ///A `ListResourcesRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -8932,7 +8943,7 @@ impl ListResourcesRequestParams {
     pub fn new() -> Self {
         ListResourcesRequestParams {
             cursor: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `cursor`: An opaque token representing the current pagination position.
@@ -8971,7 +8982,7 @@ impl crate::private::VisitObject for ListResourcesRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9025,7 +9036,7 @@ pub struct ListResourcesRequest {
     /// The `params` member: [`ListResourcesRequestParams`].
     pub params: ::std::option::Option<ListResourcesRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourcesRequest {
     ///The `method` member every `ListResourcesRequest` carries.
@@ -9035,7 +9046,7 @@ impl ListResourcesRequest {
     pub fn new() -> Self {
         ListResourcesRequest {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -9076,7 +9087,7 @@ impl crate::private::VisitObject for ListResourcesRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ListResourcesRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9157,14 +9168,14 @@ impl crate::private::MatchScore for ListResourcesRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourcesResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// The `resources` member: a list of [`Resource`].
     pub resources: ::std::vec::Vec<Resource>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourcesResult {
     ///A `ListResourcesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9174,13 +9185,13 @@ impl ListResourcesResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
             resources,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -9225,10 +9236,10 @@ impl crate::private::VisitObject for ListResourcesResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_resources: ::std::option::Option<::std::vec::Vec<Resource>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9321,9 +9332,9 @@ impl crate::private::MatchScore for ListResourcesResult {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListRootsRequestParamsMeta {
     ///A `ListRootsRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9331,13 +9342,13 @@ impl ListRootsRequestParamsMeta {
     pub fn new() -> Self {
         ListRootsRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -9369,8 +9380,8 @@ impl crate::private::VisitObject for ListRootsRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9429,7 +9440,7 @@ pub struct ListRootsRequestParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<ListRootsRequestParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListRootsRequestParams {
     ///A `ListRootsRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9437,7 +9448,7 @@ impl ListRootsRequestParams {
     pub fn new() -> Self {
         ListRootsRequestParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -9476,7 +9487,7 @@ impl crate::private::VisitObject for ListRootsRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<ListRootsRequestParamsMeta> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9538,7 +9549,7 @@ pub struct ListRootsRequest {
     /// The `params` member: [`ListRootsRequestParams`].
     pub params: ::std::option::Option<ListRootsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListRootsRequest {
     ///The `method` member every `ListRootsRequest` carries.
@@ -9548,7 +9559,7 @@ impl ListRootsRequest {
     pub fn new() -> Self {
         ListRootsRequest {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -9589,7 +9600,7 @@ impl crate::private::VisitObject for ListRootsRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ListRootsRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9666,11 +9677,11 @@ impl crate::private::MatchScore for ListRootsRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `roots` member: a list of [`Root`].
     pub roots: ::std::vec::Vec<Root>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListRootsResult {
     ///A `ListRootsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9679,13 +9690,13 @@ impl ListRootsResult {
         ListRootsResult {
             meta: ::std::option::Option::None,
             roots,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -9718,9 +9729,9 @@ impl crate::private::VisitObject for ListRootsResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_roots: ::std::option::Option<::std::vec::Vec<Root>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9794,7 +9805,7 @@ pub struct ListToolsRequestParams {
     /// If provided, the server should return results starting after this cursor.
     pub cursor: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListToolsRequestParams {
     ///A `ListToolsRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9802,7 +9813,7 @@ impl ListToolsRequestParams {
     pub fn new() -> Self {
         ListToolsRequestParams {
             cursor: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `cursor`: An opaque token representing the current pagination position.
@@ -9841,7 +9852,7 @@ impl crate::private::VisitObject for ListToolsRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9895,7 +9906,7 @@ pub struct ListToolsRequest {
     /// The `params` member: [`ListToolsRequestParams`].
     pub params: ::std::option::Option<ListToolsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListToolsRequest {
     ///The `method` member every `ListToolsRequest` carries.
@@ -9905,7 +9916,7 @@ impl ListToolsRequest {
     pub fn new() -> Self {
         ListToolsRequest {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -9946,7 +9957,7 @@ impl crate::private::VisitObject for ListToolsRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ListToolsRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10021,14 +10032,14 @@ impl crate::private::MatchScore for ListToolsRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListToolsResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// The `tools` member: a list of [`Tool`].
     pub tools: ::std::vec::Vec<Tool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListToolsResult {
     ///A `ListToolsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -10038,13 +10049,13 @@ impl ListToolsResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
             tools,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -10089,10 +10100,10 @@ impl crate::private::VisitObject for ListToolsResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_tools: ::std::option::Option<::std::vec::Vec<Tool>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10185,7 +10196,7 @@ pub struct LoggingMessageNotificationParams {
     /// An optional name of the logger issuing this message.
     pub logger: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl LoggingMessageNotificationParams {
     ///A `LoggingMessageNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -10195,7 +10206,7 @@ impl LoggingMessageNotificationParams {
             data,
             level,
             logger: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `logger`: An optional name of the logger issuing this message.
@@ -10238,7 +10249,7 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
         let mut f_data: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
         let mut f_level: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
         let mut f_logger: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10359,7 +10370,7 @@ pub struct LoggingMessageNotification {
     /// The `params` member: [`LoggingMessageNotificationParams`].
     pub params: LoggingMessageNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl LoggingMessageNotification {
     ///The `method` member every `LoggingMessageNotification` carries.
@@ -10369,7 +10380,7 @@ impl LoggingMessageNotification {
     pub fn new(params: LoggingMessageNotificationParams) -> Self {
         LoggingMessageNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -10396,7 +10407,7 @@ impl crate::private::VisitObject for LoggingMessageNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<LoggingMessageNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10498,7 +10509,7 @@ pub struct ModelHint {
     ///  - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
     pub name: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ModelHint {
     ///A `ModelHint` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -10506,7 +10517,7 @@ impl ModelHint {
     pub fn new() -> Self {
         ModelHint {
             name: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `name`: A hint for a model name.
@@ -10545,7 +10556,7 @@ impl crate::private::VisitObject for ModelHint {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10621,7 +10632,7 @@ pub struct ModelPreferences {
     /// the most important factor.
     pub speed_priority: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ModelPreferences {
     ///A `ModelPreferences` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -10632,7 +10643,7 @@ impl ModelPreferences {
             hints: ::std::option::Option::None,
             intelligence_priority: ::std::option::Option::None,
             speed_priority: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `costPriority`: How much to prioritize cost when selecting a model. A value of 0 means cost
@@ -10710,7 +10721,7 @@ impl crate::private::VisitObject for ModelPreferences {
         let mut f_hints: ::std::option::Option<::std::vec::Vec<ModelHint>> = ::std::option::Option::None;
         let mut f_intelligence_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
         let mut f_speed_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10818,9 +10829,9 @@ impl crate::private::MatchScore for ModelPreferences {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NotificationBaseParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl NotificationBaseParams {
     ///A `NotificationBaseParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -10828,13 +10839,13 @@ impl NotificationBaseParams {
     pub fn new() -> Self {
         NotificationBaseParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -10866,8 +10877,8 @@ impl crate::private::VisitObject for NotificationBaseParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10923,7 +10934,7 @@ pub struct NotificationBase {
     /// The `params` member: [`NotificationBaseParams`].
     pub params: ::std::option::Option<NotificationBaseParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl NotificationBase {
     ///A `Notification` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -10932,7 +10943,7 @@ impl NotificationBase {
         NotificationBase {
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -10973,7 +10984,7 @@ impl crate::private::VisitObject for NotificationBase {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<NotificationBaseParams> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11053,7 +11064,7 @@ pub struct NumberSchema {
     /// The `type` member: [`NumberSchemaType`].
     pub r#type: NumberSchemaType,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl NumberSchema {
     ///A `NumberSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -11065,7 +11076,7 @@ impl NumberSchema {
             minimum: ::std::option::Option::None,
             title: ::std::option::Option::None,
             r#type,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `description`.
@@ -11145,7 +11156,7 @@ impl crate::private::VisitObject for NumberSchema {
         let mut f_minimum: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_type: ::std::option::Option<NumberSchemaType> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11264,7 +11275,7 @@ pub struct PaginatedRequestParams {
     /// If provided, the server should return results starting after this cursor.
     pub cursor: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PaginatedRequestParams {
     ///A `PaginatedRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -11272,7 +11283,7 @@ impl PaginatedRequestParams {
     pub fn new() -> Self {
         PaginatedRequestParams {
             cursor: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `cursor`: An opaque token representing the current pagination position.
@@ -11311,7 +11322,7 @@ impl crate::private::VisitObject for PaginatedRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11367,7 +11378,7 @@ pub struct PaginatedRequest {
     /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PaginatedRequest {
     ///A `PaginatedRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -11376,7 +11387,7 @@ impl PaginatedRequest {
         PaginatedRequest {
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -11417,7 +11428,7 @@ impl crate::private::VisitObject for PaginatedRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11490,12 +11501,12 @@ impl crate::private::MatchScore for PaginatedRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PaginatedResult {
     ///A `PaginatedResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -11504,13 +11515,13 @@ impl PaginatedResult {
         PaginatedResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -11554,9 +11565,9 @@ impl crate::private::VisitObject for PaginatedResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11626,9 +11637,9 @@ impl crate::private::MatchScore for PaginatedResult {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PingRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PingRequestParamsMeta {
     ///A `PingRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -11636,13 +11647,13 @@ impl PingRequestParamsMeta {
     pub fn new() -> Self {
         PingRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -11674,8 +11685,8 @@ impl crate::private::VisitObject for PingRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11734,7 +11745,7 @@ pub struct PingRequestParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<PingRequestParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PingRequestParams {
     ///A `PingRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -11742,7 +11753,7 @@ impl PingRequestParams {
     pub fn new() -> Self {
         PingRequestParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -11781,7 +11792,7 @@ impl crate::private::VisitObject for PingRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<PingRequestParamsMeta> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11834,7 +11845,7 @@ pub struct PingRequest {
     /// The `params` member: [`PingRequestParams`].
     pub params: ::std::option::Option<PingRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PingRequest {
     ///The `method` member every `PingRequest` carries.
@@ -11844,7 +11855,7 @@ impl PingRequest {
     pub fn new() -> Self {
         PingRequest {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -11885,7 +11896,7 @@ impl crate::private::VisitObject for PingRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<PingRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12107,25 +12118,25 @@ pub struct ProgressNotificationParams {
     /// The progress thus far. This should increase every time progress is made, even if the total is unknown.
     pub progress: ::serde_json::Number,
     /// The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
-    pub progress_token: crate::ProgressToken,
+    pub progress_token: crate::common::ProgressToken,
     /// Total number of items to process (or total progress required), if known.
     pub total: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ProgressNotificationParams {
     ///A `ProgressNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         progress: ::serde_json::Number,
-        progress_token: crate::ProgressToken,
+        progress_token: crate::common::ProgressToken,
     ) -> Self {
         ProgressNotificationParams {
             message: ::std::option::Option::None,
             progress,
             progress_token,
             total: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `message`: An optional message describing the current progress.
@@ -12179,9 +12190,9 @@ impl crate::private::VisitObject for ProgressNotificationParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_progress: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
         let mut f_total: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12298,7 +12309,7 @@ pub struct ProgressNotification {
     /// The `params` member: [`ProgressNotificationParams`].
     pub params: ProgressNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ProgressNotification {
     ///The `method` member every `ProgressNotification` carries.
@@ -12308,7 +12319,7 @@ impl ProgressNotification {
     pub fn new(params: ProgressNotificationParams) -> Self {
         ProgressNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -12335,7 +12346,7 @@ impl crate::private::VisitObject for ProgressNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ProgressNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12421,12 +12432,13 @@ impl crate::private::MatchScore for ProgressNotification {
     }
 }
 /// The schema's `ProgressToken` is the shared [`crate::ProgressToken`].
-pub use crate::ProgressToken;
+#[doc(no_inline)]
+pub use crate::common::ProgressToken;
 /// A prompt or prompt template that the server offers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Prompt {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// A list of arguments to use for templating the prompt.
     pub arguments: ::std::option::Option<::std::vec::Vec<PromptArgument>>,
     /// An optional description of what this prompt provides
@@ -12441,7 +12453,7 @@ pub struct Prompt {
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Prompt {
     ///A `Prompt` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -12453,13 +12465,13 @@ impl Prompt {
             description: ::std::option::Option::None,
             name: name.into(),
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -12528,12 +12540,12 @@ impl crate::private::VisitObject for Prompt {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_arguments: ::std::option::Option<::std::vec::Vec<PromptArgument>> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12652,7 +12664,7 @@ pub struct PromptArgument {
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptArgument {
     ///A `PromptArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -12663,7 +12675,7 @@ impl PromptArgument {
             name: name.into(),
             required: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `description`: A human-readable description of the argument.
@@ -12727,7 +12739,7 @@ impl crate::private::VisitObject for PromptArgument {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_required: ::std::option::Option<bool> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12824,9 +12836,9 @@ impl crate::private::MatchScore for PromptArgument {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptListChangedNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptListChangedNotificationParams {
     ///A `PromptListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -12834,13 +12846,13 @@ impl PromptListChangedNotificationParams {
     pub fn new() -> Self {
         PromptListChangedNotificationParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -12872,8 +12884,8 @@ impl crate::private::VisitObject for PromptListChangedNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12930,7 +12942,7 @@ pub struct PromptListChangedNotification {
     /// The `params` member: [`PromptListChangedNotificationParams`].
     pub params: ::std::option::Option<PromptListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptListChangedNotification {
     ///The `method` member every `PromptListChangedNotification` carries.
@@ -12940,7 +12952,7 @@ impl PromptListChangedNotification {
     pub fn new() -> Self {
         PromptListChangedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -12985,7 +12997,7 @@ impl crate::private::VisitObject for PromptListChangedNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<PromptListChangedNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13073,7 +13085,7 @@ pub struct PromptMessage {
     /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptMessage {
     ///A `PromptMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -13082,7 +13094,7 @@ impl PromptMessage {
         PromptMessage {
             content,
             role,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -13109,7 +13121,7 @@ impl crate::private::VisitObject for PromptMessage {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_content: ::std::option::Option<ContentBlock> = ::std::option::Option::None;
         let mut f_role: ::std::option::Option<Role> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13197,7 +13209,7 @@ pub struct PromptReference {
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptReference {
     ///The `type` member every `PromptReference` carries.
@@ -13208,7 +13220,7 @@ impl PromptReference {
         PromptReference {
             name: name.into(),
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
@@ -13251,7 +13263,7 @@ impl crate::private::VisitObject for PromptReference {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13343,7 +13355,7 @@ pub struct ReadResourceRequestParams {
     /// The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ReadResourceRequestParams {
     ///A `ReadResourceRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -13351,7 +13363,7 @@ impl ReadResourceRequestParams {
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ReadResourceRequestParams {
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -13376,7 +13388,7 @@ impl crate::private::VisitObject for ReadResourceRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13432,7 +13444,7 @@ pub struct ReadResourceRequest {
     /// The `params` member: [`ReadResourceRequestParams`].
     pub params: ReadResourceRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ReadResourceRequest {
     ///The `method` member every `ReadResourceRequest` carries.
@@ -13442,7 +13454,7 @@ impl ReadResourceRequest {
     pub fn new(params: ReadResourceRequestParams) -> Self {
         ReadResourceRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -13469,7 +13481,7 @@ impl crate::private::VisitObject for ReadResourceRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ReadResourceRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13658,11 +13670,11 @@ impl ::std::convert::From<BlobResourceContents> for ReadResourceResultContentsIt
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadResourceResult {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `contents` member: a list of [`ReadResourceResultContentsItem`].
     pub contents: ::std::vec::Vec<ReadResourceResultContentsItem>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ReadResourceResult {
     ///A `ReadResourceResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -13671,13 +13683,13 @@ impl ReadResourceResult {
         ReadResourceResult {
             meta: ::std::option::Option::None,
             contents,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -13710,11 +13722,11 @@ impl crate::private::VisitObject for ReadResourceResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_contents: ::std::option::Option<
             ::std::vec::Vec<ReadResourceResultContentsItem>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13791,9 +13803,9 @@ impl crate::private::MatchScore for ReadResourceResult {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestBaseParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RequestBaseParamsMeta {
     ///A `RequestBaseParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -13801,13 +13813,13 @@ impl RequestBaseParamsMeta {
     pub fn new() -> Self {
         RequestBaseParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -13839,8 +13851,8 @@ impl crate::private::VisitObject for RequestBaseParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13899,7 +13911,7 @@ pub struct RequestBaseParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<RequestBaseParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RequestBaseParams {
     ///A `RequestBaseParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -13907,7 +13919,7 @@ impl RequestBaseParams {
     pub fn new() -> Self {
         RequestBaseParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
@@ -13946,7 +13958,7 @@ impl crate::private::VisitObject for RequestBaseParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<RequestBaseParamsMeta> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14001,7 +14013,7 @@ pub struct RequestBase {
     /// The `params` member: [`RequestBaseParams`].
     pub params: ::std::option::Option<RequestBaseParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RequestBase {
     ///A `Request` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -14010,7 +14022,7 @@ impl RequestBase {
         RequestBase {
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -14051,7 +14063,7 @@ impl crate::private::VisitObject for RequestBase {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<RequestBaseParams> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14118,7 +14130,8 @@ impl crate::private::MatchScore for RequestBase {
     }
 }
 /// The schema's `RequestId` is the shared [`crate::RequestId`].
-pub use crate::RequestId;
+#[doc(no_inline)]
+pub use crate::common::RequestId;
 /// A known resource that the server is capable of reading.
 ///
 /// No positional `new`: two required members of `Resource` have the same type and
@@ -14137,7 +14150,7 @@ pub use crate::RequestId;
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Resource {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
     /// A description of what this resource represents.
@@ -14151,7 +14164,7 @@ pub struct Resource {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<crate::Integer>,
+    pub size: ::std::option::Option<crate::number::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -14162,13 +14175,13 @@ pub struct Resource {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Resource {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -14200,7 +14213,7 @@ impl Resource {
     /// Sets `size`: The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     pub fn with_size(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.size = ::std::option::Option::Some(value.into());
         self
@@ -14262,15 +14275,15 @@ impl crate::private::VisitObject for Resource {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14425,13 +14438,13 @@ impl crate::private::MatchScore for Resource {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceContents {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The MIME type of this resource, if known.
     pub mime_type: ::std::option::Option<::std::string::String>,
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceContents {
     ///A `ResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -14441,13 +14454,13 @@ impl ResourceContents {
             meta: ::std::option::Option::None,
             mime_type: ::std::option::Option::None,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -14492,10 +14505,10 @@ impl crate::private::VisitObject for ResourceContents {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14596,7 +14609,7 @@ impl crate::private::MatchScore for ResourceContents {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceLink {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
     /// A description of what this resource represents.
@@ -14610,7 +14623,7 @@ pub struct ResourceLink {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<crate::Integer>,
+    pub size: ::std::option::Option<crate::number::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -14621,7 +14634,7 @@ pub struct ResourceLink {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceLink {
     ///The `type` member every `ResourceLink` carries.
@@ -14629,7 +14642,7 @@ impl ResourceLink {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -14661,7 +14674,7 @@ impl ResourceLink {
     /// Sets `size`: The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     pub fn with_size(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.size = ::std::option::Option::Some(value.into());
         self
@@ -14724,16 +14737,16 @@ impl crate::private::VisitObject for ResourceLink {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14915,9 +14928,9 @@ impl crate::private::MatchScore for ResourceLink {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceListChangedNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceListChangedNotificationParams {
     ///A `ResourceListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -14925,13 +14938,13 @@ impl ResourceListChangedNotificationParams {
     pub fn new() -> Self {
         ResourceListChangedNotificationParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -14963,8 +14976,8 @@ impl crate::private::VisitObject for ResourceListChangedNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15021,7 +15034,7 @@ pub struct ResourceListChangedNotification {
     /// The `params` member: [`ResourceListChangedNotificationParams`].
     pub params: ::std::option::Option<ResourceListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceListChangedNotification {
     ///The `method` member every `ResourceListChangedNotification` carries.
@@ -15031,7 +15044,7 @@ impl ResourceListChangedNotification {
     pub fn new() -> Self {
         ResourceListChangedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -15076,7 +15089,7 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ResourceListChangedNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15177,7 +15190,7 @@ impl crate::private::MatchScore for ResourceListChangedNotification {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceTemplate {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
     /// A description of what this template is for.
@@ -15198,13 +15211,13 @@ pub struct ResourceTemplate {
     /// A URI template (according to RFC 6570) that can be used to construct resource URIs.
     pub uri_template: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceTemplate {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -15286,14 +15299,14 @@ impl crate::private::VisitObject for ResourceTemplate {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri_template: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15457,7 +15470,7 @@ pub struct ResourceTemplateReference {
     /// The URI or URI template of the resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceTemplateReference {
     ///The `type` member every `ResourceTemplateReference` carries.
@@ -15467,7 +15480,7 @@ impl ResourceTemplateReference {
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceTemplateReference {
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -15494,7 +15507,7 @@ impl crate::private::VisitObject for ResourceTemplateReference {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15577,7 +15590,7 @@ pub struct ResourceUpdatedNotificationParams {
     /// The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceUpdatedNotificationParams {
     ///A `ResourceUpdatedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -15585,7 +15598,7 @@ impl ResourceUpdatedNotificationParams {
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceUpdatedNotificationParams {
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -15610,7 +15623,7 @@ impl crate::private::VisitObject for ResourceUpdatedNotificationParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15669,7 +15682,7 @@ pub struct ResourceUpdatedNotification {
     /// The `params` member: [`ResourceUpdatedNotificationParams`].
     pub params: ResourceUpdatedNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceUpdatedNotification {
     ///The `method` member every `ResourceUpdatedNotification` carries.
@@ -15679,7 +15692,7 @@ impl ResourceUpdatedNotification {
     pub fn new(params: ResourceUpdatedNotificationParams) -> Self {
         ResourceUpdatedNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -15706,7 +15719,7 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ResourceUpdatedNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15795,9 +15808,9 @@ impl crate::private::MatchScore for ResourceUpdatedNotification {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResultBase {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResultBase {
     ///A `Result` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -15805,13 +15818,13 @@ impl ResultBase {
     pub fn new() -> Self {
         ResultBase {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -15843,8 +15856,8 @@ impl crate::private::VisitObject for ResultBase {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15890,7 +15903,7 @@ impl crate::private::MatchScore for ResultBase {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Root {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An optional name for the root. This can be used to provide a human-readable
     /// identifier for the root, which may be useful for display purposes or for
     /// referencing the root in other parts of the application.
@@ -15900,7 +15913,7 @@ pub struct Root {
     /// other URI schemes.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Root {
     ///A `Root` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -15910,13 +15923,13 @@ impl Root {
             meta: ::std::option::Option::None,
             name: ::std::option::Option::None,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -15961,10 +15974,10 @@ impl crate::private::VisitObject for Root {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16042,9 +16055,9 @@ impl crate::private::MatchScore for Root {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RootsListChangedNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RootsListChangedNotificationParams {
     ///A `RootsListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16052,13 +16065,13 @@ impl RootsListChangedNotificationParams {
     pub fn new() -> Self {
         RootsListChangedNotificationParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -16090,8 +16103,8 @@ impl crate::private::VisitObject for RootsListChangedNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16150,7 +16163,7 @@ pub struct RootsListChangedNotification {
     /// The `params` member: [`RootsListChangedNotificationParams`].
     pub params: ::std::option::Option<RootsListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RootsListChangedNotification {
     ///The `method` member every `RootsListChangedNotification` carries.
@@ -16160,7 +16173,7 @@ impl RootsListChangedNotification {
     pub fn new() -> Self {
         RootsListChangedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -16201,7 +16214,7 @@ impl crate::private::VisitObject for RootsListChangedNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<RootsListChangedNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16402,7 +16415,7 @@ pub struct SamplingMessage {
     /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SamplingMessage {
     ///A `SamplingMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16411,7 +16424,7 @@ impl SamplingMessage {
         SamplingMessage {
             content,
             role,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -16438,7 +16451,7 @@ impl crate::private::VisitObject for SamplingMessage {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_content: ::std::option::Option<SamplingMessageContent> = ::std::option::Option::None;
         let mut f_role: ::std::option::Option<Role> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16522,7 +16535,7 @@ pub struct PromptsCapability {
     /// Whether this server supports notifications for changes to the prompt list.
     pub list_changed: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptsCapability {
     ///A `PromptsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16530,7 +16543,7 @@ impl PromptsCapability {
     pub fn new() -> Self {
         PromptsCapability {
             list_changed: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `listChanged`: Whether this server supports notifications for changes to the prompt list.
@@ -16566,7 +16579,7 @@ impl crate::private::VisitObject for PromptsCapability {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16622,7 +16635,7 @@ pub struct ResourcesCapability {
     /// Whether this server supports subscribing to resource updates.
     pub subscribe: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourcesCapability {
     ///A `ResourcesCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16631,7 +16644,7 @@ impl ResourcesCapability {
         ResourcesCapability {
             list_changed: ::std::option::Option::None,
             subscribe: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `listChanged`: Whether this server supports notifications for changes to the resource list.
@@ -16677,7 +16690,7 @@ impl crate::private::VisitObject for ResourcesCapability {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
         let mut f_subscribe: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16752,7 +16765,7 @@ pub struct ToolsCapability {
     /// Whether this server supports notifications for changes to the tool list.
     pub list_changed: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolsCapability {
     ///A `ToolsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16760,7 +16773,7 @@ impl ToolsCapability {
     pub fn new() -> Self {
         ToolsCapability {
             list_changed: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `listChanged`: Whether this server supports notifications for changes to the tool list.
@@ -16796,7 +16809,7 @@ impl crate::private::VisitObject for ToolsCapability {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16848,13 +16861,13 @@ impl crate::private::MatchScore for ToolsCapability {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ServerCapabilities {
     /// Present if the server supports argument autocompletion suggestions.
-    pub completions: ::std::option::Option<crate::JsonObject>,
+    pub completions: ::std::option::Option<crate::free_form::JsonObject>,
     /// Experimental, non-standard capabilities that the server supports.
     pub experimental: ::std::option::Option<
-        ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        ::std::collections::BTreeMap<::std::string::String, crate::free_form::JsonObject>,
     >,
     /// Present if the server supports sending log messages to the client.
-    pub logging: ::std::option::Option<crate::JsonObject>,
+    pub logging: ::std::option::Option<crate::free_form::JsonObject>,
     /// Present if the server offers any prompt templates.
     pub prompts: ::std::option::Option<PromptsCapability>,
     /// Present if the server offers any resources to read.
@@ -16862,7 +16875,7 @@ pub struct ServerCapabilities {
     /// Present if the server offers any tools to call.
     pub tools: ::std::option::Option<ToolsCapability>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ServerCapabilities {
     ///A `ServerCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16875,13 +16888,13 @@ impl ServerCapabilities {
             prompts: ::std::option::Option::None,
             resources: ::std::option::Option::None,
             tools: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `completions`: Present if the server supports argument autocompletion suggestions.
     pub fn with_completions(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.completions = ::std::option::Option::Some(value.into());
         self
@@ -16890,7 +16903,10 @@ impl ServerCapabilities {
     pub fn with_experimental(
         mut self,
         value: impl ::std::convert::Into<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         >,
     ) -> Self {
         self.experimental = ::std::option::Option::Some(value.into());
@@ -16899,7 +16915,7 @@ impl ServerCapabilities {
     /// Sets `logging`: Present if the server supports sending log messages to the client.
     pub fn with_logging(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.logging = ::std::option::Option::Some(value.into());
         self
@@ -16975,15 +16991,18 @@ impl crate::private::VisitObject for ServerCapabilities {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_completions: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_completions: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_experimental: ::std::option::Option<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         > = ::std::option::Option::None;
-        let mut f_logging: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_logging: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_prompts: ::std::option::Option<PromptsCapability> = ::std::option::Option::None;
         let mut f_resources: ::std::option::Option<ResourcesCapability> = ::std::option::Option::None;
         let mut f_tools: ::std::option::Option<ToolsCapability> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -17769,7 +17788,7 @@ pub struct SetLevelRequestParams {
     /// The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
     pub level: LoggingLevel,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SetLevelRequestParams {
     ///A `SetLevelRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -17777,7 +17796,7 @@ impl SetLevelRequestParams {
     pub fn new(level: LoggingLevel) -> Self {
         SetLevelRequestParams {
             level,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -17802,7 +17821,7 @@ impl crate::private::VisitObject for SetLevelRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_level: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -17884,7 +17903,7 @@ pub struct SetLevelRequest {
     /// The `params` member: [`SetLevelRequestParams`].
     pub params: SetLevelRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SetLevelRequest {
     ///The `method` member every `SetLevelRequest` carries.
@@ -17894,7 +17913,7 @@ impl SetLevelRequest {
     pub fn new(params: SetLevelRequestParams) -> Self {
         SetLevelRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -17921,7 +17940,7 @@ impl crate::private::VisitObject for SetLevelRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<SetLevelRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18008,13 +18027,13 @@ pub struct StringSchema {
     /// The `format` member: [`Format`].
     pub format: ::std::option::Option<Format>,
     /// The `maxLength` member: [`Integer`](crate::Integer).
-    pub max_length: ::std::option::Option<crate::Integer>,
+    pub max_length: ::std::option::Option<crate::number::Integer>,
     /// The `minLength` member: [`Integer`](crate::Integer).
-    pub min_length: ::std::option::Option<crate::Integer>,
+    pub min_length: ::std::option::Option<crate::number::Integer>,
     /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl StringSchema {
     ///The `type` member every `StringSchema` carries.
@@ -18028,7 +18047,7 @@ impl StringSchema {
             max_length: ::std::option::Option::None,
             min_length: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `description`.
@@ -18047,7 +18066,7 @@ impl StringSchema {
     /// Sets `maxLength`.
     pub fn with_max_length(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.max_length = ::std::option::Option::Some(value.into());
         self
@@ -18055,7 +18074,7 @@ impl StringSchema {
     /// Sets `minLength`.
     pub fn with_min_length(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.min_length = ::std::option::Option::Some(value.into());
         self
@@ -18114,11 +18133,11 @@ impl crate::private::VisitObject for StringSchema {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_format: ::std::option::Option<Format> = ::std::option::Option::None;
-        let mut f_max_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
-        let mut f_min_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_max_length: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
+        let mut f_min_length: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18248,7 +18267,7 @@ pub struct SubscribeRequestParams {
     /// The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SubscribeRequestParams {
     ///A `SubscribeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -18256,7 +18275,7 @@ impl SubscribeRequestParams {
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         SubscribeRequestParams {
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -18281,7 +18300,7 @@ impl crate::private::VisitObject for SubscribeRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18337,7 +18356,7 @@ pub struct SubscribeRequest {
     /// The `params` member: [`SubscribeRequestParams`].
     pub params: SubscribeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SubscribeRequest {
     ///The `method` member every `SubscribeRequest` carries.
@@ -18347,7 +18366,7 @@ impl SubscribeRequest {
     pub fn new(params: SubscribeRequestParams) -> Self {
         SubscribeRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -18374,7 +18393,7 @@ impl crate::private::VisitObject for SubscribeRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<SubscribeRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18457,13 +18476,13 @@ impl crate::private::MatchScore for SubscribeRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextContent {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
     /// The text content of the message.
     pub text: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TextContent {
     ///The `type` member every `TextContent` carries.
@@ -18475,13 +18494,13 @@ impl TextContent {
             meta: ::std::option::Option::None,
             annotations: ::std::option::Option::None,
             text: text.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -18527,11 +18546,11 @@ impl crate::private::VisitObject for TextContent {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_text: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18647,7 +18666,7 @@ impl crate::private::MatchScore for TextContent {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextResourceContents {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The MIME type of this resource, if known.
     pub mime_type: ::std::option::Option<::std::string::String>,
     /// The text of the item. This must only be set if the item can actually be represented as text (not binary data).
@@ -18655,13 +18674,13 @@ pub struct TextResourceContents {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TextResourceContents {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -18707,11 +18726,11 @@ impl crate::private::VisitObject for TextResourceContents {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_text: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18822,7 +18841,7 @@ impl crate::private::MatchScore for TextResourceContents {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Tool {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional additional tool information.
     ///
     /// Display name precedence order is: title, annotations.title, then name.
@@ -18832,12 +18851,12 @@ pub struct Tool {
     /// This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
     pub description: ::std::option::Option<::std::string::String>,
     /// A JSON Schema object defining the expected parameters for the tool.
-    pub input_schema: crate::ObjectSchema,
+    pub input_schema: crate::schema::ObjectSchema,
     /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
     /// An optional JSON Schema object defining the structure of the tool's output returned in
     /// the structuredContent field of a CallToolResult.
-    pub output_schema: ::std::option::Option<crate::ObjectSchema>,
+    pub output_schema: ::std::option::Option<crate::schema::ObjectSchema>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -18846,13 +18865,13 @@ pub struct Tool {
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Tool {
     ///A `Tool` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        input_schema: crate::ObjectSchema,
+        input_schema: crate::schema::ObjectSchema,
         name: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Tool {
@@ -18863,13 +18882,13 @@ impl Tool {
             name: name.into(),
             output_schema: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -18893,7 +18912,7 @@ impl Tool {
     /// Sets `outputSchema`: An optional JSON Schema object defining the structure of the tool's output returned in
     pub fn with_output_schema(
         mut self,
-        value: impl ::std::convert::Into<crate::ObjectSchema>,
+        value: impl ::std::convert::Into<crate::schema::ObjectSchema>,
     ) -> Self {
         self.output_schema = ::std::option::Option::Some(value.into());
         self
@@ -18951,14 +18970,14 @@ impl crate::private::VisitObject for Tool {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<ToolAnnotations> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_input_schema: ::std::option::Option<crate::ObjectSchema> = ::std::option::Option::None;
+        let mut f_input_schema: ::std::option::Option<crate::schema::ObjectSchema> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_output_schema: ::std::option::Option<crate::ObjectSchema> = ::std::option::Option::None;
+        let mut f_output_schema: ::std::option::Option<crate::schema::ObjectSchema> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19135,7 +19154,7 @@ pub struct ToolAnnotations {
     /// A human-readable title for the tool.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolAnnotations {
     ///A `ToolAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -19147,7 +19166,7 @@ impl ToolAnnotations {
             open_world_hint: ::std::option::Option::None,
             read_only_hint: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `destructiveHint`: If true, the tool may perform destructive updates to its environment.
@@ -19238,7 +19257,7 @@ impl crate::private::VisitObject for ToolAnnotations {
         let mut f_open_world_hint: ::std::option::Option<bool> = ::std::option::Option::None;
         let mut f_read_only_hint: ::std::option::Option<bool> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19362,9 +19381,9 @@ impl crate::private::MatchScore for ToolAnnotations {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolListChangedNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolListChangedNotificationParams {
     ///A `ToolListChangedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -19372,13 +19391,13 @@ impl ToolListChangedNotificationParams {
     pub fn new() -> Self {
         ToolListChangedNotificationParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -19410,8 +19429,8 @@ impl crate::private::VisitObject for ToolListChangedNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19468,7 +19487,7 @@ pub struct ToolListChangedNotification {
     /// The `params` member: [`ToolListChangedNotificationParams`].
     pub params: ::std::option::Option<ToolListChangedNotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolListChangedNotification {
     ///The `method` member every `ToolListChangedNotification` carries.
@@ -19478,7 +19497,7 @@ impl ToolListChangedNotification {
     pub fn new() -> Self {
         ToolListChangedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -19519,7 +19538,7 @@ impl crate::private::VisitObject for ToolListChangedNotification {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ToolListChangedNotificationParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19602,7 +19621,7 @@ pub struct UnsubscribeRequestParams {
     /// The URI of the resource to unsubscribe from.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UnsubscribeRequestParams {
     ///A `UnsubscribeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -19610,7 +19629,7 @@ impl UnsubscribeRequestParams {
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         UnsubscribeRequestParams {
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -19635,7 +19654,7 @@ impl crate::private::VisitObject for UnsubscribeRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19691,7 +19710,7 @@ pub struct UnsubscribeRequest {
     /// The `params` member: [`UnsubscribeRequestParams`].
     pub params: UnsubscribeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UnsubscribeRequest {
     ///The `method` member every `UnsubscribeRequest` carries.
@@ -19701,7 +19720,7 @@ impl UnsubscribeRequest {
     pub fn new(params: UnsubscribeRequestParams) -> Self {
         UnsubscribeRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -19728,7 +19747,7 @@ impl crate::private::VisitObject for UnsubscribeRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<UnsubscribeRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19843,119 +19862,119 @@ impl crate::private::MatchScore for Role {
         value.as_str().and_then(|s| s.parse::<Role>().ok()).map(|_| 1)
     }
 }
-impl crate::Request for InitializeRequest {
+impl crate::method::Request for InitializeRequest {
     const METHOD: &'static str = "initialize";
     type Params = InitializeRequestParams;
     type Result = InitializeResult;
 }
-impl crate::Request for PingRequest {
+impl crate::method::Request for PingRequest {
     const METHOD: &'static str = "ping";
     type Params = PingRequestParams;
     type Result = EmptyResult;
 }
-impl crate::Request for ListResourcesRequest {
+impl crate::method::Request for ListResourcesRequest {
     const METHOD: &'static str = "resources/list";
     type Params = ListResourcesRequestParams;
     type Result = ListResourcesResult;
 }
-impl crate::Request for ListResourceTemplatesRequest {
+impl crate::method::Request for ListResourceTemplatesRequest {
     const METHOD: &'static str = "resources/templates/list";
     type Params = ListResourceTemplatesRequestParams;
     type Result = ListResourceTemplatesResult;
 }
-impl crate::Request for ReadResourceRequest {
+impl crate::method::Request for ReadResourceRequest {
     const METHOD: &'static str = "resources/read";
     type Params = ReadResourceRequestParams;
     type Result = ReadResourceResult;
 }
-impl crate::Request for SubscribeRequest {
+impl crate::method::Request for SubscribeRequest {
     const METHOD: &'static str = "resources/subscribe";
     type Params = SubscribeRequestParams;
     type Result = EmptyResult;
 }
-impl crate::Request for UnsubscribeRequest {
+impl crate::method::Request for UnsubscribeRequest {
     const METHOD: &'static str = "resources/unsubscribe";
     type Params = UnsubscribeRequestParams;
     type Result = EmptyResult;
 }
-impl crate::Request for ListPromptsRequest {
+impl crate::method::Request for ListPromptsRequest {
     const METHOD: &'static str = "prompts/list";
     type Params = ListPromptsRequestParams;
     type Result = ListPromptsResult;
 }
-impl crate::Request for GetPromptRequest {
+impl crate::method::Request for GetPromptRequest {
     const METHOD: &'static str = "prompts/get";
     type Params = GetPromptRequestParams;
     type Result = GetPromptResult;
 }
-impl crate::Request for ListToolsRequest {
+impl crate::method::Request for ListToolsRequest {
     const METHOD: &'static str = "tools/list";
     type Params = ListToolsRequestParams;
     type Result = ListToolsResult;
 }
-impl crate::Request for CallToolRequest {
+impl crate::method::Request for CallToolRequest {
     const METHOD: &'static str = "tools/call";
     type Params = CallToolRequestParams;
     type Result = CallToolResult;
 }
-impl crate::Request for SetLevelRequest {
+impl crate::method::Request for SetLevelRequest {
     const METHOD: &'static str = "logging/setLevel";
     type Params = SetLevelRequestParams;
     type Result = EmptyResult;
 }
-impl crate::Request for CompleteRequest {
+impl crate::method::Request for CompleteRequest {
     const METHOD: &'static str = "completion/complete";
     type Params = CompleteRequestParams;
     type Result = CompleteResult;
 }
-impl crate::Request for CreateMessageRequest {
+impl crate::method::Request for CreateMessageRequest {
     const METHOD: &'static str = "sampling/createMessage";
     type Params = CreateMessageRequestParams;
     type Result = CreateMessageResult;
 }
-impl crate::Request for ListRootsRequest {
+impl crate::method::Request for ListRootsRequest {
     const METHOD: &'static str = "roots/list";
     type Params = ListRootsRequestParams;
     type Result = ListRootsResult;
 }
-impl crate::Request for ElicitRequest {
+impl crate::method::Request for ElicitRequest {
     const METHOD: &'static str = "elicitation/create";
     type Params = ElicitRequestParams;
     type Result = ElicitResult;
 }
-impl crate::Notification for CancelledNotification {
+impl crate::method::Notification for CancelledNotification {
     const METHOD: &'static str = "notifications/cancelled";
     type Params = CancelledNotificationParams;
 }
-impl crate::Notification for InitializedNotification {
+impl crate::method::Notification for InitializedNotification {
     const METHOD: &'static str = "notifications/initialized";
     type Params = InitializedNotificationParams;
 }
-impl crate::Notification for ProgressNotification {
+impl crate::method::Notification for ProgressNotification {
     const METHOD: &'static str = "notifications/progress";
     type Params = ProgressNotificationParams;
 }
-impl crate::Notification for RootsListChangedNotification {
+impl crate::method::Notification for RootsListChangedNotification {
     const METHOD: &'static str = "notifications/roots/list_changed";
     type Params = RootsListChangedNotificationParams;
 }
-impl crate::Notification for ResourceListChangedNotification {
+impl crate::method::Notification for ResourceListChangedNotification {
     const METHOD: &'static str = "notifications/resources/list_changed";
     type Params = ResourceListChangedNotificationParams;
 }
-impl crate::Notification for ResourceUpdatedNotification {
+impl crate::method::Notification for ResourceUpdatedNotification {
     const METHOD: &'static str = "notifications/resources/updated";
     type Params = ResourceUpdatedNotificationParams;
 }
-impl crate::Notification for PromptListChangedNotification {
+impl crate::method::Notification for PromptListChangedNotification {
     const METHOD: &'static str = "notifications/prompts/list_changed";
     type Params = PromptListChangedNotificationParams;
 }
-impl crate::Notification for ToolListChangedNotification {
+impl crate::method::Notification for ToolListChangedNotification {
     const METHOD: &'static str = "notifications/tools/list_changed";
     type Params = ToolListChangedNotificationParams;
 }
-impl crate::Notification for LoggingMessageNotification {
+impl crate::method::Notification for LoggingMessageNotification {
     const METHOD: &'static str = "notifications/message";
     type Params = LoggingMessageNotificationParams;
 }

@@ -27,7 +27,7 @@ pub struct Annotations {
     /// the data is entirely optional.
     pub priority: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Annotations {
     ///A `Annotations` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -37,7 +37,7 @@ impl Annotations {
             audience: ::std::option::Option::None,
             last_modified: ::std::option::Option::None,
             priority: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `audience`: Describes who the intended audience of this object or data is.
@@ -102,7 +102,7 @@ impl crate::private::VisitObject for Annotations {
         let mut f_audience: ::std::option::Option<::std::vec::Vec<Role>> = ::std::option::Option::None;
         let mut f_last_modified: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -200,7 +200,7 @@ impl crate::private::MatchScore for Annotations {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AudioContent {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
     /// The base64-encoded audio data.
@@ -208,7 +208,7 @@ pub struct AudioContent {
     /// The MIME type of the audio. Different providers may support different audio types.
     pub mime_type: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl AudioContent {
     ///The `type` member every `AudioContent` carries.
@@ -216,7 +216,7 @@ impl AudioContent {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -263,12 +263,12 @@ impl crate::private::VisitObject for AudioContent {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_data: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -399,7 +399,7 @@ pub struct BaseMetadata {
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl BaseMetadata {
     ///A `BaseMetadata` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -408,7 +408,7 @@ impl BaseMetadata {
         BaseMetadata {
             name: name.into(),
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
@@ -449,7 +449,7 @@ impl crate::private::VisitObject for BaseMetadata {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -531,7 +531,7 @@ impl crate::private::MatchScore for BaseMetadata {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BlobResourceContents {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// A base64-encoded string representing the binary data of the item.
     pub blob: ::std::string::String,
     /// The MIME type of this resource, if known.
@@ -539,13 +539,13 @@ pub struct BlobResourceContents {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl BlobResourceContents {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -591,11 +591,11 @@ impl crate::private::VisitObject for BlobResourceContents {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_blob: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -712,7 +712,7 @@ pub struct BooleanSchema {
     /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl BooleanSchema {
     ///The `type` member every `BooleanSchema` carries.
@@ -724,7 +724,7 @@ impl BooleanSchema {
             default: ::std::option::Option::None,
             description: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`.
@@ -788,7 +788,7 @@ impl crate::private::VisitObject for BooleanSchema {
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -890,22 +890,22 @@ impl crate::private::MatchScore for BooleanSchema {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallToolRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`CallToolRequestParams`].
     pub params: CallToolRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CallToolRequest {
     ///The `method` member every `CallToolRequest` carries.
     pub const METHOD: &'static str = "tools/call";
     ///A `CallToolRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: CallToolRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: CallToolRequestParams) -> Self {
         CallToolRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -932,11 +932,11 @@ impl crate::private::VisitObject for CallToolRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<CallToolRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1050,9 +1050,9 @@ impl crate::private::MatchScore for CallToolRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallToolRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CallToolRequestParamsMeta {
     ///A `CallToolRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -1060,13 +1060,13 @@ impl CallToolRequestParamsMeta {
     pub fn new() -> Self {
         CallToolRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -1098,8 +1098,8 @@ impl crate::private::VisitObject for CallToolRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1158,7 +1158,7 @@ pub struct CallToolRequestParams {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<CallToolRequestParamsMeta>,
     /// Arguments to use for the tool call.
-    pub arguments: ::std::option::Option<crate::JsonObject>,
+    pub arguments: ::std::option::Option<crate::free_form::JsonObject>,
     /// The name of the tool.
     pub name: ::std::string::String,
     /// If specified, the caller is requesting task-augmented execution for this request.
@@ -1169,7 +1169,7 @@ pub struct CallToolRequestParams {
     /// for task augmentation of specific request types in their capabilities.
     pub task: ::std::option::Option<TaskMetadata>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CallToolRequestParams {
     ///A `CallToolRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -1180,7 +1180,7 @@ impl CallToolRequestParams {
             arguments: ::std::option::Option::None,
             name: name.into(),
             task: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -1194,7 +1194,7 @@ impl CallToolRequestParams {
     /// Sets `arguments`: Arguments to use for the tool call.
     pub fn with_arguments(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.arguments = ::std::option::Option::Some(value.into());
         self
@@ -1241,10 +1241,10 @@ impl crate::private::VisitObject for CallToolRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<CallToolRequestParamsMeta> = ::std::option::Option::None;
-        let mut f_arguments: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_arguments: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task: ::std::option::Option<TaskMetadata> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1357,7 +1357,7 @@ impl crate::private::MatchScore for CallToolRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallToolResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// A list of content objects that represent the unstructured result of the tool call.
     pub content: ::std::vec::Vec<ContentBlock>,
     /// Whether the tool call ended in an error.
@@ -1374,9 +1374,9 @@ pub struct CallToolResult {
     /// should be reported as an MCP error response.
     pub is_error: ::std::option::Option<bool>,
     /// An optional JSON object that represents the structured result of the tool call.
-    pub structured_content: ::std::option::Option<crate::JsonObject>,
+    pub structured_content: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CallToolResult {
     ///A `CallToolResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -1387,13 +1387,13 @@ impl CallToolResult {
             content,
             is_error: ::std::option::Option::None,
             structured_content: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -1406,7 +1406,7 @@ impl CallToolResult {
     /// Sets `structuredContent`: An optional JSON object that represents the structured result of the tool call.
     pub fn with_structured_content(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.structured_content = ::std::option::Option::Some(value.into());
         self
@@ -1448,11 +1448,13 @@ impl crate::private::VisitObject for CallToolResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_content: ::std::option::Option<::std::vec::Vec<ContentBlock>> = ::std::option::Option::None;
         let mut f_is_error: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_structured_content: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_structured_content: ::std::option::Option<
+            crate::free_form::JsonObject,
+        > = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1557,7 +1559,7 @@ pub struct CancelTaskRequestParams {
     /// The task identifier to cancel.
     pub task_id: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CancelTaskRequestParams {
     ///A `CancelTaskRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -1565,7 +1567,7 @@ impl CancelTaskRequestParams {
     pub fn new(task_id: impl ::std::convert::Into<::std::string::String>) -> Self {
         CancelTaskRequestParams {
             task_id: task_id.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -1590,7 +1592,7 @@ impl crate::private::VisitObject for CancelTaskRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1651,22 +1653,22 @@ impl crate::private::MatchScore for CancelTaskRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CancelTaskRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`CancelTaskRequestParams`].
     pub params: CancelTaskRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CancelTaskRequest {
     ///The `method` member every `CancelTaskRequest` carries.
     pub const METHOD: &'static str = "tasks/cancel";
     ///A `CancelTaskRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: CancelTaskRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: CancelTaskRequestParams) -> Self {
         CancelTaskRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -1693,11 +1695,11 @@ impl crate::private::VisitObject for CancelTaskRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<CancelTaskRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1843,13 +1845,13 @@ impl crate::private::MatchScore for CancelTaskRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CancelTaskResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// ISO 8601 timestamp when the task was created.
     pub created_at: ::std::string::String,
     /// ISO 8601 timestamp when the task was last updated.
     pub last_updated_at: ::std::string::String,
     /// Suggested polling interval in milliseconds.
-    pub poll_interval: ::std::option::Option<crate::Integer>,
+    pub poll_interval: ::std::option::Option<crate::number::Integer>,
     /// Current task state.
     pub status: TaskStatus,
     /// Optional human-readable message describing the current task state.
@@ -1861,15 +1863,15 @@ pub struct CancelTaskResult {
     /// The task identifier.
     pub task_id: ::std::string::String,
     /// Actual retention duration from creation in milliseconds, null for unlimited.
-    pub ttl: ::std::option::Option<crate::Integer>,
+    pub ttl: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CancelTaskResult {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -1877,7 +1879,7 @@ impl CancelTaskResult {
     /// Sets `pollInterval`: Suggested polling interval in milliseconds.
     pub fn with_poll_interval(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval = ::std::option::Option::Some(value.into());
         self
@@ -1930,15 +1932,17 @@ impl crate::private::VisitObject for CancelTaskResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_ttl: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2142,7 +2146,7 @@ pub struct CancelledNotification {
     /// The `params` member: [`CancelledNotificationParams`].
     pub params: CancelledNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CancelledNotification {
     ///The `method` member every `CancelledNotification` carries.
@@ -2152,7 +2156,7 @@ impl CancelledNotification {
     pub fn new(params: CancelledNotificationParams) -> Self {
         CancelledNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -2181,7 +2185,7 @@ impl crate::private::VisitObject for CancelledNotification {
         let mut f_params: ::std::option::Option<CancelledNotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2295,7 +2299,7 @@ impl crate::private::MatchScore for CancelledNotification {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CancelledNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
     pub reason: ::std::option::Option<::std::string::String>,
     /// The ID of the request to cancel.
@@ -2303,9 +2307,9 @@ pub struct CancelledNotificationParams {
     /// This MUST correspond to the ID of a request previously issued in the same direction.
     /// This MUST be provided for cancelling non-task requests.
     /// This MUST NOT be used for cancelling tasks (use the `tasks/cancel` request instead).
-    pub request_id: ::std::option::Option<crate::RequestId>,
+    pub request_id: ::std::option::Option<crate::common::RequestId>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CancelledNotificationParams {
     ///A `CancelledNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2315,13 +2319,13 @@ impl CancelledNotificationParams {
             meta: ::std::option::Option::None,
             reason: ::std::option::Option::None,
             request_id: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -2337,7 +2341,7 @@ impl CancelledNotificationParams {
     /// Sets `requestId`: The ID of the request to cancel.
     pub fn with_request_id(
         mut self,
-        value: impl ::std::convert::Into<crate::RequestId>,
+        value: impl ::std::convert::Into<crate::common::RequestId>,
     ) -> Self {
         self.request_id = ::std::option::Option::Some(value.into());
         self
@@ -2376,10 +2380,10 @@ impl crate::private::VisitObject for CancelledNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_reason: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_request_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_request_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2468,11 +2472,11 @@ impl crate::private::MatchScore for CancelledNotificationParams {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitationCapability {
     /// The `form` member: a JSON object.
-    pub form: ::std::option::Option<crate::JsonObject>,
+    pub form: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `url` member: a JSON object.
-    pub url: ::std::option::Option<crate::JsonObject>,
+    pub url: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitationCapability {
     ///A `ElicitationCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2481,13 +2485,13 @@ impl ElicitationCapability {
         ElicitationCapability {
             form: ::std::option::Option::None,
             url: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `form`.
     pub fn with_form(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.form = ::std::option::Option::Some(value.into());
         self
@@ -2495,7 +2499,7 @@ impl ElicitationCapability {
     /// Sets `url`.
     pub fn with_url(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.url = ::std::option::Option::Some(value.into());
         self
@@ -2531,9 +2535,9 @@ impl crate::private::VisitObject for ElicitationCapability {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_form: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut f_url: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_form: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut f_url: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2603,7 +2607,7 @@ pub struct RootsCapability {
     /// Whether the client supports notifications for changes to the roots list.
     pub list_changed: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RootsCapability {
     ///A `RootsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2611,7 +2615,7 @@ impl RootsCapability {
     pub fn new() -> Self {
         RootsCapability {
             list_changed: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `listChanged`: Whether the client supports notifications for changes to the roots list.
@@ -2647,7 +2651,7 @@ impl crate::private::VisitObject for RootsCapability {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2700,11 +2704,11 @@ impl crate::private::MatchScore for RootsCapability {
 pub struct SamplingCapability {
     /// Whether the client supports context inclusion via includeContext parameter.
     /// If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
-    pub context: ::std::option::Option<crate::JsonObject>,
+    pub context: ::std::option::Option<crate::free_form::JsonObject>,
     /// Whether the client supports tool use via tools and toolChoice parameters.
-    pub tools: ::std::option::Option<crate::JsonObject>,
+    pub tools: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SamplingCapability {
     ///A `SamplingCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2713,13 +2717,13 @@ impl SamplingCapability {
         SamplingCapability {
             context: ::std::option::Option::None,
             tools: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `context`: Whether the client supports context inclusion via includeContext parameter.
     pub fn with_context(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.context = ::std::option::Option::Some(value.into());
         self
@@ -2727,7 +2731,7 @@ impl SamplingCapability {
     /// Sets `tools`: Whether the client supports tool use via tools and toolChoice parameters.
     pub fn with_tools(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.tools = ::std::option::Option::Some(value.into());
         self
@@ -2763,9 +2767,9 @@ impl crate::private::VisitObject for SamplingCapability {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_context: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut f_tools: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_context: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut f_tools: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2838,9 +2842,9 @@ impl crate::private::MatchScore for SamplingCapability {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ClientTasksCapabilityRequestsElicitation {
     /// Whether the client supports task-augmented elicitation/create requests.
-    pub create: ::std::option::Option<crate::JsonObject>,
+    pub create: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ClientTasksCapabilityRequestsElicitation {
     ///A `ClientTasksCapabilityRequestsElicitation` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2848,13 +2852,13 @@ impl ClientTasksCapabilityRequestsElicitation {
     pub fn new() -> Self {
         ClientTasksCapabilityRequestsElicitation {
             create: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `create`: Whether the client supports task-augmented elicitation/create requests.
     pub fn with_create(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.create = ::std::option::Option::Some(value.into());
         self
@@ -2886,8 +2890,8 @@ impl crate::private::VisitObject for ClientTasksCapabilityRequestsElicitation {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_create: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_create: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2942,9 +2946,9 @@ impl crate::private::MatchScore for ClientTasksCapabilityRequestsElicitation {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ClientTasksCapabilityRequestsSampling {
     /// Whether the client supports task-augmented sampling/createMessage requests.
-    pub create_message: ::std::option::Option<crate::JsonObject>,
+    pub create_message: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ClientTasksCapabilityRequestsSampling {
     ///A `ClientTasksCapabilityRequestsSampling` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2952,13 +2956,13 @@ impl ClientTasksCapabilityRequestsSampling {
     pub fn new() -> Self {
         ClientTasksCapabilityRequestsSampling {
             create_message: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `createMessage`: Whether the client supports task-augmented sampling/createMessage requests.
     pub fn with_create_message(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.create_message = ::std::option::Option::Some(value.into());
         self
@@ -2990,8 +2994,8 @@ impl crate::private::VisitObject for ClientTasksCapabilityRequestsSampling {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_create_message: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_create_message: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3055,7 +3059,7 @@ pub struct ClientTasksCapabilityRequests {
     /// Task support for sampling-related requests.
     pub sampling: ::std::option::Option<ClientTasksCapabilityRequestsSampling>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ClientTasksCapabilityRequests {
     ///A `ClientTasksCapabilityRequests` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -3064,7 +3068,7 @@ impl ClientTasksCapabilityRequests {
         ClientTasksCapabilityRequests {
             elicitation: ::std::option::Option::None,
             sampling: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `elicitation`: Task support for elicitation-related requests.
@@ -3120,7 +3124,7 @@ impl crate::private::VisitObject for ClientTasksCapabilityRequests {
         let mut f_sampling: ::std::option::Option<
             ClientTasksCapabilityRequestsSampling,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3197,13 +3201,13 @@ impl crate::private::MatchScore for ClientTasksCapabilityRequests {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ClientTasksCapability {
     /// Whether this client supports tasks/cancel.
-    pub cancel: ::std::option::Option<crate::JsonObject>,
+    pub cancel: ::std::option::Option<crate::free_form::JsonObject>,
     /// Whether this client supports tasks/list.
-    pub list: ::std::option::Option<crate::JsonObject>,
+    pub list: ::std::option::Option<crate::free_form::JsonObject>,
     /// Specifies which request types can be augmented with tasks.
     pub requests: ::std::option::Option<ClientTasksCapabilityRequests>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ClientTasksCapability {
     ///A `ClientTasksCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -3213,13 +3217,13 @@ impl ClientTasksCapability {
             cancel: ::std::option::Option::None,
             list: ::std::option::Option::None,
             requests: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `cancel`: Whether this client supports tasks/cancel.
     pub fn with_cancel(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.cancel = ::std::option::Option::Some(value.into());
         self
@@ -3227,7 +3231,7 @@ impl ClientTasksCapability {
     /// Sets `list`: Whether this client supports tasks/list.
     pub fn with_list(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.list = ::std::option::Option::Some(value.into());
         self
@@ -3274,10 +3278,10 @@ impl crate::private::VisitObject for ClientTasksCapability {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_cancel: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut f_list: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_cancel: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut f_list: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_requests: ::std::option::Option<ClientTasksCapabilityRequests> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3371,7 +3375,7 @@ pub struct ClientCapabilities {
     pub elicitation: ::std::option::Option<ElicitationCapability>,
     /// Experimental, non-standard capabilities that the client supports.
     pub experimental: ::std::option::Option<
-        ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        ::std::collections::BTreeMap<::std::string::String, crate::free_form::JsonObject>,
     >,
     /// Present if the client supports listing roots.
     pub roots: ::std::option::Option<RootsCapability>,
@@ -3380,7 +3384,7 @@ pub struct ClientCapabilities {
     /// Present if the client supports task-augmented requests.
     pub tasks: ::std::option::Option<ClientTasksCapability>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ClientCapabilities {
     ///A `ClientCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -3392,7 +3396,7 @@ impl ClientCapabilities {
             roots: ::std::option::Option::None,
             sampling: ::std::option::Option::None,
             tasks: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `elicitation`: Present if the client supports elicitation from the server.
@@ -3407,7 +3411,10 @@ impl ClientCapabilities {
     pub fn with_experimental(
         mut self,
         value: impl ::std::convert::Into<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         >,
     ) -> Self {
         self.experimental = ::std::option::Option::Some(value.into());
@@ -3482,12 +3489,15 @@ impl crate::private::VisitObject for ClientCapabilities {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_elicitation: ::std::option::Option<ElicitationCapability> = ::std::option::Option::None;
         let mut f_experimental: ::std::option::Option<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         > = ::std::option::Option::None;
         let mut f_roots: ::std::option::Option<RootsCapability> = ::std::option::Option::None;
         let mut f_sampling: ::std::option::Option<SamplingCapability> = ::std::option::Option::None;
         let mut f_tasks: ::std::option::Option<ClientTasksCapability> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3844,7 +3854,7 @@ impl ClientRequest {
         }
     }
     /// The JSON-RPC id of the request.
-    pub fn id(&self) -> &crate::RequestId {
+    pub fn id(&self) -> &crate::common::RequestId {
         match self {
             Self::Initialize(value) => &value.id,
             Self::Ping(value) => &value.id,
@@ -4405,22 +4415,22 @@ impl ::std::convert::From<ElicitResult> for ClientResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`CompleteRequestParams`].
     pub params: CompleteRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequest {
     ///The `method` member every `CompleteRequest` carries.
     pub const METHOD: &'static str = "completion/complete";
     ///A `CompleteRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: CompleteRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: CompleteRequestParams) -> Self {
         CompleteRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -4447,11 +4457,11 @@ impl crate::private::VisitObject for CompleteRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<CompleteRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4565,9 +4575,9 @@ impl crate::private::MatchScore for CompleteRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompleteRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequestParamsMeta {
     ///A `CompleteRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -4575,13 +4585,13 @@ impl CompleteRequestParamsMeta {
     pub fn new() -> Self {
         CompleteRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -4613,8 +4623,8 @@ impl crate::private::VisitObject for CompleteRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4689,7 +4699,7 @@ pub struct CompleteRequestParamsArgument {
     /// The value of the argument to use for completion matching.
     pub value: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequestParamsArgument {}
 impl ::serde::Serialize for CompleteRequestParamsArgument {
@@ -4715,7 +4725,7 @@ impl crate::private::VisitObject for CompleteRequestParamsArgument {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_value: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4800,7 +4810,7 @@ pub struct CompleteRequestParamsContext {
         ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     >,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequestParamsContext {
     ///A `CompleteRequestParamsContext` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -4808,7 +4818,7 @@ impl CompleteRequestParamsContext {
     pub fn new() -> Self {
         CompleteRequestParamsContext {
             arguments: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `arguments`: Previously-resolved variables in a URI template or prompt.
@@ -4851,7 +4861,7 @@ impl crate::private::VisitObject for CompleteRequestParamsContext {
         let mut f_arguments: ::std::option::Option<
             ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5006,7 +5016,7 @@ pub struct CompleteRequestParams {
     /// The `ref` member: [`CompleteRequestParamsRef`].
     pub r#ref: CompleteRequestParamsRef,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequestParams {
     ///A `CompleteRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -5020,7 +5030,7 @@ impl CompleteRequestParams {
             argument,
             context: ::std::option::Option::None,
             r#ref,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -5076,7 +5086,7 @@ impl crate::private::VisitObject for CompleteRequestParams {
         let mut f_argument: ::std::option::Option<CompleteRequestParamsArgument> = ::std::option::Option::None;
         let mut f_context: ::std::option::Option<CompleteRequestParamsContext> = ::std::option::Option::None;
         let mut f_ref: ::std::option::Option<CompleteRequestParamsRef> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5207,11 +5217,11 @@ pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     pub has_more: ::std::option::Option<bool>,
     /// The total number of completion options available. This can exceed the number of values actually sent in the response.
-    pub total: ::std::option::Option<crate::Integer>,
+    pub total: ::std::option::Option<crate::number::Integer>,
     /// An array of completion values. Must not exceed 100 items.
     pub values: ::std::vec::Vec<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteResultCompletion {
     ///A `CompleteResultCompletion` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -5221,7 +5231,7 @@ impl CompleteResultCompletion {
             has_more: ::std::option::Option::None,
             total: ::std::option::Option::None,
             values,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `hasMore`: Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
@@ -5232,7 +5242,7 @@ impl CompleteResultCompletion {
     /// Sets `total`: The total number of completion options available. This can exceed the number of values actually sent in the response.
     pub fn with_total(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.total = ::std::option::Option::Some(value.into());
         self
@@ -5270,11 +5280,11 @@ impl crate::private::VisitObject for CompleteResultCompletion {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_has_more: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_total: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_total: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_values: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5367,11 +5377,11 @@ impl crate::private::MatchScore for CompleteResultCompletion {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompleteResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `completion` member: [`CompleteResultCompletion`].
     pub completion: CompleteResultCompletion,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteResult {
     ///A `CompleteResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -5380,13 +5390,13 @@ impl CompleteResult {
         CompleteResult {
             meta: ::std::option::Option::None,
             completion,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -5419,9 +5429,9 @@ impl crate::private::VisitObject for CompleteResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_completion: ::std::option::Option<CompleteResultCompletion> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5648,22 +5658,25 @@ impl ContentBlock {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateMessageRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`CreateMessageRequestParams`].
     pub params: CreateMessageRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CreateMessageRequest {
     ///The `method` member every `CreateMessageRequest` carries.
     pub const METHOD: &'static str = "sampling/createMessage";
     ///A `CreateMessageRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: CreateMessageRequestParams) -> Self {
+    pub fn new(
+        id: crate::common::RequestId,
+        params: CreateMessageRequestParams,
+    ) -> Self {
         CreateMessageRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -5690,11 +5703,11 @@ impl crate::private::VisitObject for CreateMessageRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<CreateMessageRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5823,9 +5836,9 @@ impl crate::private::MatchScore for CreateMessageRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CreateMessageRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CreateMessageRequestParamsMeta {
     ///A `CreateMessageRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -5833,13 +5846,13 @@ impl CreateMessageRequestParamsMeta {
     pub fn new() -> Self {
         CreateMessageRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -5871,8 +5884,8 @@ impl crate::private::VisitObject for CreateMessageRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5942,11 +5955,11 @@ pub struct CreateMessageRequestParams {
     /// The requested maximum number of tokens to sample (to prevent runaway completions).
     ///
     /// The client MAY choose to sample fewer tokens than the requested maximum.
-    pub max_tokens: crate::Integer,
+    pub max_tokens: crate::number::Integer,
     /// The `messages` member: a list of [`SamplingMessage`].
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
-    pub metadata: ::std::option::Option<crate::JsonObject>,
+    pub metadata: ::std::option::Option<crate::free_form::JsonObject>,
     /// The server's preferences for which model to select. The client MAY ignore these preferences.
     pub model_preferences: ::std::option::Option<ModelPreferences>,
     /// The `stopSequences` member: a list of a string.
@@ -5970,13 +5983,13 @@ pub struct CreateMessageRequestParams {
     /// The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
     pub tools: ::std::option::Option<::std::vec::Vec<Tool>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CreateMessageRequestParams {
     ///A `CreateMessageRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        max_tokens: impl ::std::convert::Into<crate::Integer>,
+        max_tokens: impl ::std::convert::Into<crate::number::Integer>,
         messages: ::std::vec::Vec<SamplingMessage>,
     ) -> Self {
         CreateMessageRequestParams {
@@ -5992,7 +6005,7 @@ impl CreateMessageRequestParams {
             temperature: ::std::option::Option::None,
             tool_choice: ::std::option::Option::None,
             tools: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -6014,7 +6027,7 @@ impl CreateMessageRequestParams {
     /// Sets `metadata`: Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub fn with_metadata(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.metadata = ::std::option::Option::Some(value.into());
         self
@@ -6139,9 +6152,9 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<CreateMessageRequestParamsMeta> = ::std::option::Option::None;
         let mut f_include_context: ::std::option::Option<IncludeContext> = ::std::option::Option::None;
-        let mut f_max_tokens: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_max_tokens: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
-        let mut f_metadata: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_metadata: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_model_preferences: ::std::option::Option<ModelPreferences> = ::std::option::Option::None;
         let mut f_stop_sequences: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
@@ -6151,7 +6164,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
         let mut f_temperature: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
         let mut f_tool_choice: ::std::option::Option<ToolChoice> = ::std::option::Option::None;
         let mut f_tools: ::std::option::Option<::std::vec::Vec<Tool>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6605,7 +6618,7 @@ impl CreateMessageResultContent {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateMessageResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `content` member: [`CreateMessageResultContent`].
     pub content: CreateMessageResultContent,
     /// The name of the model that generated the message.
@@ -6623,7 +6636,7 @@ pub struct CreateMessageResult {
     /// This field is an open string to allow for provider-specific stop reasons.
     pub stop_reason: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CreateMessageResult {
     ///A `CreateMessageResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6639,13 +6652,13 @@ impl CreateMessageResult {
             model: model.into(),
             role,
             stop_reason: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -6692,12 +6705,12 @@ impl crate::private::VisitObject for CreateMessageResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_content: ::std::option::Option<CreateMessageResultContent> = ::std::option::Option::None;
         let mut f_model: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_role: ::std::option::Option<Role> = ::std::option::Option::None;
         let mut f_stop_reason: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6835,11 +6848,11 @@ impl crate::private::MatchScore for CreateMessageResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateTaskResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `task` member: [`Task`].
     pub task: Task,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CreateTaskResult {
     ///A `CreateTaskResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6848,13 +6861,13 @@ impl CreateTaskResult {
         CreateTaskResult {
             meta: ::std::option::Option::None,
             task,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -6887,9 +6900,9 @@ impl crate::private::VisitObject for CreateTaskResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_task: ::std::option::Option<Task> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6962,22 +6975,22 @@ pub type Cursor = ::std::string::String;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ElicitRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`ElicitRequestParams`].
     pub params: ElicitRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitRequest {
     ///The `method` member every `ElicitRequest` carries.
     pub const METHOD: &'static str = "elicitation/create";
     ///A `ElicitRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: ElicitRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: ElicitRequestParams) -> Self {
         ElicitRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -7004,11 +7017,11 @@ impl crate::private::VisitObject for ElicitRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<ElicitRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7122,9 +7135,9 @@ impl crate::private::MatchScore for ElicitRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitRequestFormParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitRequestFormParamsMeta {
     ///A `ElicitRequestFormParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7132,13 +7145,13 @@ impl ElicitRequestFormParamsMeta {
     pub fn new() -> Self {
         ElicitRequestFormParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -7170,8 +7183,8 @@ impl crate::private::VisitObject for ElicitRequestFormParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7238,7 +7251,7 @@ pub struct ElicitRequestFormParamsRequestedSchema {
     /// The `required` member: a list of a string.
     pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitRequestFormParamsRequestedSchema {
     ///The `type` member every `ElicitRequestFormParamsRequestedSchema` carries.
@@ -7255,7 +7268,7 @@ impl ElicitRequestFormParamsRequestedSchema {
             schema: ::std::option::Option::None,
             properties,
             required: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `$schema`.
@@ -7318,7 +7331,7 @@ impl crate::private::VisitObject for ElicitRequestFormParamsRequestedSchema {
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7455,7 +7468,7 @@ pub struct ElicitRequestFormParams {
     /// for task augmentation of specific request types in their capabilities.
     pub task: ::std::option::Option<TaskMetadata>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitRequestFormParams {
     ///A `ElicitRequestFormParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7470,7 +7483,7 @@ impl ElicitRequestFormParams {
             mode: ::std::option::Option::None,
             requested_schema,
             task: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -7538,7 +7551,7 @@ impl crate::private::VisitObject for ElicitRequestFormParams {
             ElicitRequestFormParamsRequestedSchema,
         > = ::std::option::Option::None;
         let mut f_task: ::std::option::Option<TaskMetadata> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7778,9 +7791,9 @@ impl ::std::convert::From<ElicitRequestFormParams> for ElicitRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitRequestUrlParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitRequestUrlParamsMeta {
     ///A `ElicitRequestUrlParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7788,13 +7801,13 @@ impl ElicitRequestUrlParamsMeta {
     pub fn new() -> Self {
         ElicitRequestUrlParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -7826,8 +7839,8 @@ impl crate::private::VisitObject for ElicitRequestUrlParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7915,7 +7928,7 @@ pub struct ElicitRequestUrlParams {
     /// The URL that the user should navigate to.
     pub url: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitRequestUrlParams {
     ///The `mode` member every `ElicitRequestURLParams` carries.
@@ -7974,7 +7987,7 @@ impl crate::private::VisitObject for ElicitRequestUrlParams {
         let mut f_task: ::std::option::Option<TaskMetadata> = ::std::option::Option::None;
         let mut f_url: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_mode = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8247,7 +8260,7 @@ impl crate::private::MatchScore for ElicitResultContentValue {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ElicitResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The user action in response to the elicitation.
     /// - "accept": User submitted the form/confirmed the action
     /// - "decline": User explicitly decline the action
@@ -8260,7 +8273,7 @@ pub struct ElicitResult {
         ::std::collections::BTreeMap<::std::string::String, ElicitResultContentValue>,
     >,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitResult {
     ///A `ElicitResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -8270,13 +8283,13 @@ impl ElicitResult {
             meta: ::std::option::Option::None,
             action,
             content: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -8323,12 +8336,12 @@ impl crate::private::VisitObject for ElicitResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_action: ::std::option::Option<Action> = ::std::option::Option::None;
         let mut f_content: ::std::option::Option<
             ::std::collections::BTreeMap<::std::string::String, ElicitResultContentValue>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8412,7 +8425,7 @@ pub struct ElicitationCompleteNotificationParams {
     /// The ID of the elicitation that completed.
     pub elicitation_id: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitationCompleteNotificationParams {
     ///A `ElicitationCompleteNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -8422,7 +8435,7 @@ impl ElicitationCompleteNotificationParams {
     ) -> Self {
         ElicitationCompleteNotificationParams {
             elicitation_id: elicitation_id.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -8447,7 +8460,7 @@ impl crate::private::VisitObject for ElicitationCompleteNotificationParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_elicitation_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8513,7 +8526,7 @@ pub struct ElicitationCompleteNotification {
     /// The `params` member: [`ElicitationCompleteNotificationParams`].
     pub params: ElicitationCompleteNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitationCompleteNotification {
     ///The `method` member every `ElicitationCompleteNotification` carries.
@@ -8523,7 +8536,7 @@ impl ElicitationCompleteNotification {
     pub fn new(params: ElicitationCompleteNotificationParams) -> Self {
         ElicitationCompleteNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -8556,7 +8569,7 @@ impl crate::private::VisitObject for ElicitationCompleteNotification {
         let mut f_params: ::std::option::Option<ElicitationCompleteNotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8782,13 +8795,13 @@ impl ::std::convert::From<BlobResourceContents> for EmbeddedResourceResource {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmbeddedResource {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
     /// The `resource` member: [`EmbeddedResourceResource`].
     pub resource: EmbeddedResourceResource,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl EmbeddedResource {
     ///The `type` member every `EmbeddedResource` carries.
@@ -8800,13 +8813,13 @@ impl EmbeddedResource {
             meta: ::std::option::Option::None,
             annotations: ::std::option::Option::None,
             resource,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -8852,11 +8865,11 @@ impl crate::private::VisitObject for EmbeddedResource {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_resource: ::std::option::Option<EmbeddedResourceResource> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9157,27 +9170,28 @@ impl ::std::convert::From<LegacyTitledEnumSchema> for EnumSchema {
     }
 }
 /// The schema's `Error` is the shared [`crate::ErrorObject`].
-pub use crate::ErrorObject;
+#[doc(no_inline)]
+pub use crate::common::ErrorObject;
 /// Used by the client to get a prompt provided by the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GetPromptRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`GetPromptRequestParams`].
     pub params: GetPromptRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetPromptRequest {
     ///The `method` member every `GetPromptRequest` carries.
     pub const METHOD: &'static str = "prompts/get";
     ///A `GetPromptRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: GetPromptRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: GetPromptRequestParams) -> Self {
         GetPromptRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -9204,11 +9218,11 @@ impl crate::private::VisitObject for GetPromptRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<GetPromptRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9325,9 +9339,9 @@ impl crate::private::MatchScore for GetPromptRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetPromptRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetPromptRequestParamsMeta {
     ///A `GetPromptRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9335,13 +9349,13 @@ impl GetPromptRequestParamsMeta {
     pub fn new() -> Self {
         GetPromptRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -9373,8 +9387,8 @@ impl crate::private::VisitObject for GetPromptRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9439,7 +9453,7 @@ pub struct GetPromptRequestParams {
     /// The name of the prompt or prompt template.
     pub name: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetPromptRequestParams {
     ///A `GetPromptRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9449,7 +9463,7 @@ impl GetPromptRequestParams {
             meta: ::std::option::Option::None,
             arguments: ::std::option::Option::None,
             name: name.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -9507,7 +9521,7 @@ impl crate::private::VisitObject for GetPromptRequestParams {
             ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         > = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9602,13 +9616,13 @@ impl crate::private::MatchScore for GetPromptRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetPromptResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An optional description for the prompt.
     pub description: ::std::option::Option<::std::string::String>,
     /// The `messages` member: a list of [`PromptMessage`].
     pub messages: ::std::vec::Vec<PromptMessage>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetPromptResult {
     ///A `GetPromptResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9618,13 +9632,13 @@ impl GetPromptResult {
             meta: ::std::option::Option::None,
             description: ::std::option::Option::None,
             messages,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -9669,10 +9683,10 @@ impl crate::private::VisitObject for GetPromptResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<PromptMessage>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9764,7 +9778,7 @@ pub struct GetTaskPayloadRequestParams {
     /// The task identifier to retrieve results for.
     pub task_id: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetTaskPayloadRequestParams {
     ///A `GetTaskPayloadRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9772,7 +9786,7 @@ impl GetTaskPayloadRequestParams {
     pub fn new(task_id: impl ::std::convert::Into<::std::string::String>) -> Self {
         GetTaskPayloadRequestParams {
             task_id: task_id.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -9797,7 +9811,7 @@ impl crate::private::VisitObject for GetTaskPayloadRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9858,22 +9872,25 @@ impl crate::private::MatchScore for GetTaskPayloadRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GetTaskPayloadRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`GetTaskPayloadRequestParams`].
     pub params: GetTaskPayloadRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetTaskPayloadRequest {
     ///The `method` member every `GetTaskPayloadRequest` carries.
     pub const METHOD: &'static str = "tasks/result";
     ///A `GetTaskPayloadRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: GetTaskPayloadRequestParams) -> Self {
+    pub fn new(
+        id: crate::common::RequestId,
+        params: GetTaskPayloadRequestParams,
+    ) -> Self {
         GetTaskPayloadRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -9900,11 +9917,11 @@ impl crate::private::VisitObject for GetTaskPayloadRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<GetTaskPayloadRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10035,9 +10052,9 @@ impl crate::private::MatchScore for GetTaskPayloadRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetTaskPayloadResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetTaskPayloadResult {
     ///A `GetTaskPayloadResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -10045,13 +10062,13 @@ impl GetTaskPayloadResult {
     pub fn new() -> Self {
         GetTaskPayloadResult {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -10083,8 +10100,8 @@ impl crate::private::VisitObject for GetTaskPayloadResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10138,7 +10155,7 @@ pub struct GetTaskRequestParams {
     /// The task identifier to query.
     pub task_id: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetTaskRequestParams {
     ///A `GetTaskRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -10146,7 +10163,7 @@ impl GetTaskRequestParams {
     pub fn new(task_id: impl ::std::convert::Into<::std::string::String>) -> Self {
         GetTaskRequestParams {
             task_id: task_id.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -10171,7 +10188,7 @@ impl crate::private::VisitObject for GetTaskRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10232,22 +10249,22 @@ impl crate::private::MatchScore for GetTaskRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GetTaskRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`GetTaskRequestParams`].
     pub params: GetTaskRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetTaskRequest {
     ///The `method` member every `GetTaskRequest` carries.
     pub const METHOD: &'static str = "tasks/get";
     ///A `GetTaskRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: GetTaskRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: GetTaskRequestParams) -> Self {
         GetTaskRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -10274,11 +10291,11 @@ impl crate::private::VisitObject for GetTaskRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<GetTaskRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10412,13 +10429,13 @@ impl crate::private::MatchScore for GetTaskRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GetTaskResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// ISO 8601 timestamp when the task was created.
     pub created_at: ::std::string::String,
     /// ISO 8601 timestamp when the task was last updated.
     pub last_updated_at: ::std::string::String,
     /// Suggested polling interval in milliseconds.
-    pub poll_interval: ::std::option::Option<crate::Integer>,
+    pub poll_interval: ::std::option::Option<crate::number::Integer>,
     /// Current task state.
     pub status: TaskStatus,
     /// Optional human-readable message describing the current task state.
@@ -10430,15 +10447,15 @@ pub struct GetTaskResult {
     /// The task identifier.
     pub task_id: ::std::string::String,
     /// Actual retention duration from creation in milliseconds, null for unlimited.
-    pub ttl: ::std::option::Option<crate::Integer>,
+    pub ttl: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetTaskResult {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -10446,7 +10463,7 @@ impl GetTaskResult {
     /// Sets `pollInterval`: Suggested polling interval in milliseconds.
     pub fn with_poll_interval(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval = ::std::option::Option::Some(value.into());
         self
@@ -10499,15 +10516,17 @@ impl crate::private::VisitObject for GetTaskResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_ttl: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10718,7 +10737,7 @@ pub struct Icon {
     /// If not provided, the client should assume the icon can be used with any theme.
     pub theme: ::std::option::Option<Theme>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Icon {
     ///A `Icon` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -10729,7 +10748,7 @@ impl Icon {
             sizes: ::std::option::Option::None,
             src: src.into(),
             theme: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `mimeType`: Optional MIME type override if the source MIME type is missing or generic.
@@ -10793,7 +10812,7 @@ impl crate::private::VisitObject for Icon {
         let mut f_sizes: ::std::option::Option<::std::vec::Vec<::std::string::String>> = ::std::option::Option::None;
         let mut f_src: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_theme: ::std::option::Option<Theme> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10894,7 +10913,7 @@ pub struct Icons {
     /// - `image/webp` - WebP images (modern, efficient format)
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Icons {
     ///A `Icons` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -10902,7 +10921,7 @@ impl Icons {
     pub fn new() -> Self {
         Icons {
             icons: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
@@ -10941,7 +10960,7 @@ impl crate::private::VisitObject for Icons {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11001,7 +11020,7 @@ impl crate::private::MatchScore for Icons {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ImageContent {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
     /// The base64-encoded image data.
@@ -11009,7 +11028,7 @@ pub struct ImageContent {
     /// The MIME type of the image. Different providers may support different image types.
     pub mime_type: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ImageContent {
     ///The `type` member every `ImageContent` carries.
@@ -11017,7 +11036,7 @@ impl ImageContent {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -11064,12 +11083,12 @@ impl crate::private::VisitObject for ImageContent {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_data: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11234,7 +11253,7 @@ pub struct Implementation {
     /// An optional URL of the website for this implementation.
     pub website_url: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Implementation {
     /// Sets `description`: An optional human-readable description of what this implementation does.
@@ -11316,7 +11335,7 @@ impl crate::private::VisitObject for Implementation {
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_version: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_website_url: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11446,22 +11465,22 @@ impl crate::private::MatchScore for Implementation {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InitializeRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`InitializeRequestParams`].
     pub params: InitializeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InitializeRequest {
     ///The `method` member every `InitializeRequest` carries.
     pub const METHOD: &'static str = "initialize";
     ///A `InitializeRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: InitializeRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: InitializeRequestParams) -> Self {
         InitializeRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -11488,11 +11507,11 @@ impl crate::private::VisitObject for InitializeRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<InitializeRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11618,9 +11637,9 @@ impl crate::private::MatchScore for InitializeRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializeRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InitializeRequestParamsMeta {
     ///A `InitializeRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -11628,13 +11647,13 @@ impl InitializeRequestParamsMeta {
     pub fn new() -> Self {
         InitializeRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -11666,8 +11685,8 @@ impl crate::private::VisitObject for InitializeRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11732,7 +11751,7 @@ pub struct InitializeRequestParams {
     /// The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
     pub protocol_version: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InitializeRequestParams {
     ///A `InitializeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -11747,7 +11766,7 @@ impl InitializeRequestParams {
             capabilities: capabilities.into(),
             client_info: client_info.into(),
             protocol_version: protocol_version.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -11796,7 +11815,7 @@ impl crate::private::VisitObject for InitializeRequestParams {
             ::std::boxed::Box<Implementation>,
         > = ::std::option::Option::None;
         let mut f_protocol_version: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11923,7 +11942,7 @@ impl crate::private::MatchScore for InitializeRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InitializeResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `capabilities` member: [`ServerCapabilities`].
     pub capabilities: ::std::boxed::Box<ServerCapabilities>,
     /// Instructions describing how to use the server and its features.
@@ -11935,7 +11954,7 @@ pub struct InitializeResult {
     /// The `serverInfo` member: [`Implementation`].
     pub server_info: ::std::boxed::Box<Implementation>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InitializeResult {
     ///A `InitializeResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -11951,13 +11970,13 @@ impl InitializeResult {
             instructions: ::std::option::Option::None,
             protocol_version: protocol_version.into(),
             server_info: server_info.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -12004,7 +12023,7 @@ impl crate::private::VisitObject for InitializeResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_capabilities: ::std::option::Option<
             ::std::boxed::Box<ServerCapabilities>,
         > = ::std::option::Option::None;
@@ -12013,7 +12032,7 @@ impl crate::private::VisitObject for InitializeResult {
         let mut f_server_info: ::std::option::Option<
             ::std::boxed::Box<Implementation>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12153,7 +12172,7 @@ pub struct InitializedNotification {
     /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InitializedNotification {
     ///The `method` member every `InitializedNotification` carries.
@@ -12163,7 +12182,7 @@ impl InitializedNotification {
     pub fn new() -> Self {
         InitializedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -12206,7 +12225,7 @@ impl crate::private::VisitObject for InitializedNotification {
         let mut f_params: ::std::option::Option<NotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12312,26 +12331,26 @@ impl crate::private::MatchScore for InitializedNotification {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcErrorResponse {
     /// The `error` member: [`ErrorObject`](crate::ErrorObject).
-    pub error: crate::ErrorObject,
+    pub error: crate::common::ErrorObject,
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: ::std::option::Option<crate::RequestId>,
+    pub id: ::std::option::Option<crate::common::RequestId>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcErrorResponse {
     ///A `JSONRPCErrorResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(error: crate::ErrorObject) -> Self {
+    pub fn new(error: crate::common::ErrorObject) -> Self {
         JsonRpcErrorResponse {
             error,
             id: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `id`.
     pub fn with_id(
         mut self,
-        value: impl ::std::convert::Into<crate::RequestId>,
+        value: impl ::std::convert::Into<crate::common::RequestId>,
     ) -> Self {
         self.id = ::std::option::Option::Some(value.into());
         self
@@ -12365,10 +12384,10 @@ impl crate::private::VisitObject for JsonRpcErrorResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_error: ::std::option::Option<crate::ErrorObject> = ::std::option::Option::None;
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_error: ::std::option::Option<crate::common::ErrorObject> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12605,9 +12624,9 @@ pub struct JsonRpcNotification {
     /// The `method` member: a string.
     pub method: ::std::string::String,
     /// The `params` member: a JSON object.
-    pub params: ::std::option::Option<crate::JsonObject>,
+    pub params: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcNotification {
     ///A `JSONRPCNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -12616,13 +12635,13 @@ impl JsonRpcNotification {
         JsonRpcNotification {
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
     pub fn with_params(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.params = ::std::option::Option::Some(value.into());
         self
@@ -12657,9 +12676,9 @@ impl crate::private::VisitObject for JsonRpcNotification {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_params: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_params: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12758,32 +12777,32 @@ impl crate::private::MatchScore for JsonRpcNotification {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `method` member: a string.
     pub method: ::std::string::String,
     /// The `params` member: a JSON object.
-    pub params: ::std::option::Option<crate::JsonObject>,
+    pub params: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcRequest {
     ///A `JSONRPCRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        id: crate::RequestId,
+        id: crate::common::RequestId,
         method: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         JsonRpcRequest {
             id,
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
     pub fn with_params(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.params = ::std::option::Option::Some(value.into());
         self
@@ -12818,11 +12837,11 @@ impl crate::private::VisitObject for JsonRpcRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_params: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_params: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13026,20 +13045,23 @@ impl ::std::convert::From<JsonRpcErrorResponse> for JsonRpcResponse {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcResultResponse {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `result` member: [`RawResult`](crate::RawResult).
-    pub result: crate::RawResult,
+    pub result: crate::raw_result::RawResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcResultResponse {
     ///A `JSONRPCResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, result: crate::RawResult) -> Self {
+    pub fn new(
+        id: crate::common::RequestId,
+        result: crate::raw_result::RawResult,
+    ) -> Self {
         JsonRpcResultResponse {
             id,
             result,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -13065,10 +13087,10 @@ impl crate::private::VisitObject for JsonRpcResultResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
-        let mut f_result: ::std::option::Option<crate::RawResult> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
+        let mut f_result: ::std::option::Option<crate::raw_result::RawResult> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13181,7 +13203,7 @@ pub struct LegacyTitledEnumSchema {
     /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl LegacyTitledEnumSchema {
     ///The `type` member every `LegacyTitledEnumSchema` carries.
@@ -13195,7 +13217,7 @@ impl LegacyTitledEnumSchema {
             r#enum,
             enum_names: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`.
@@ -13279,7 +13301,7 @@ impl crate::private::VisitObject for LegacyTitledEnumSchema {
         > = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13426,22 +13448,22 @@ impl crate::private::MatchScore for LegacyTitledEnumSchema {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListPromptsRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListPromptsRequest {
     ///The `method` member every `ListPromptsRequest` carries.
     pub const METHOD: &'static str = "prompts/list";
     ///A `ListPromptsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId) -> Self {
+    pub fn new(id: crate::common::RequestId) -> Self {
         ListPromptsRequest {
             id,
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -13482,11 +13504,11 @@ impl crate::private::VisitObject for ListPromptsRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13604,14 +13626,14 @@ impl crate::private::MatchScore for ListPromptsRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListPromptsResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// The `prompts` member: a list of [`Prompt`].
     pub prompts: ::std::vec::Vec<Prompt>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListPromptsResult {
     ///A `ListPromptsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -13621,13 +13643,13 @@ impl ListPromptsResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
             prompts,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -13672,10 +13694,10 @@ impl crate::private::VisitObject for ListPromptsResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_prompts: ::std::option::Option<::std::vec::Vec<Prompt>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13765,22 +13787,22 @@ impl crate::private::MatchScore for ListPromptsResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListResourceTemplatesRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourceTemplatesRequest {
     ///The `method` member every `ListResourceTemplatesRequest` carries.
     pub const METHOD: &'static str = "resources/templates/list";
     ///A `ListResourceTemplatesRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId) -> Self {
+    pub fn new(id: crate::common::RequestId) -> Self {
         ListResourceTemplatesRequest {
             id,
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -13821,11 +13843,11 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13949,14 +13971,14 @@ impl crate::private::MatchScore for ListResourceTemplatesRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourceTemplatesResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// The `resourceTemplates` member: a list of [`ResourceTemplate`].
     pub resource_templates: ::std::vec::Vec<ResourceTemplate>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourceTemplatesResult {
     ///A `ListResourceTemplatesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -13966,13 +13988,13 @@ impl ListResourceTemplatesResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
             resource_templates,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -14017,12 +14039,12 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_resource_templates: ::std::option::Option<
             ::std::vec::Vec<ResourceTemplate>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14118,22 +14140,22 @@ impl crate::private::MatchScore for ListResourceTemplatesResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListResourcesRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourcesRequest {
     ///The `method` member every `ListResourcesRequest` carries.
     pub const METHOD: &'static str = "resources/list";
     ///A `ListResourcesRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId) -> Self {
+    pub fn new(id: crate::common::RequestId) -> Self {
         ListResourcesRequest {
             id,
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -14174,11 +14196,11 @@ impl crate::private::VisitObject for ListResourcesRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14296,14 +14318,14 @@ impl crate::private::MatchScore for ListResourcesRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListResourcesResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// The `resources` member: a list of [`Resource`].
     pub resources: ::std::vec::Vec<Resource>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourcesResult {
     ///A `ListResourcesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -14313,13 +14335,13 @@ impl ListResourcesResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
             resources,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -14364,10 +14386,10 @@ impl crate::private::VisitObject for ListResourcesResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_resources: ::std::option::Option<::std::vec::Vec<Resource>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14466,22 +14488,22 @@ impl crate::private::MatchScore for ListResourcesResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListRootsRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`RequestParams`].
     pub params: ::std::option::Option<RequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListRootsRequest {
     ///The `method` member every `ListRootsRequest` carries.
     pub const METHOD: &'static str = "roots/list";
     ///A `ListRootsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId) -> Self {
+    pub fn new(id: crate::common::RequestId) -> Self {
         ListRootsRequest {
             id,
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -14522,11 +14544,11 @@ impl crate::private::VisitObject for ListRootsRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<RequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14637,11 +14659,11 @@ impl crate::private::MatchScore for ListRootsRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListRootsResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `roots` member: a list of [`Root`].
     pub roots: ::std::vec::Vec<Root>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListRootsResult {
     ///A `ListRootsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -14650,13 +14672,13 @@ impl ListRootsResult {
         ListRootsResult {
             meta: ::std::option::Option::None,
             roots,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -14689,9 +14711,9 @@ impl crate::private::VisitObject for ListRootsResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_roots: ::std::option::Option<::std::vec::Vec<Root>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14762,22 +14784,22 @@ impl crate::private::MatchScore for ListRootsResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListTasksRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListTasksRequest {
     ///The `method` member every `ListTasksRequest` carries.
     pub const METHOD: &'static str = "tasks/list";
     ///A `ListTasksRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId) -> Self {
+    pub fn new(id: crate::common::RequestId) -> Self {
         ListTasksRequest {
             id,
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -14818,11 +14840,11 @@ impl crate::private::VisitObject for ListTasksRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14931,14 +14953,14 @@ impl crate::private::MatchScore for ListTasksRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListTasksResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// The `tasks` member: a list of [`Task`].
     pub tasks: ::std::vec::Vec<Task>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListTasksResult {
     ///A `ListTasksResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -14948,13 +14970,13 @@ impl ListTasksResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
             tasks,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -14999,10 +15021,10 @@ impl crate::private::VisitObject for ListTasksResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_tasks: ::std::option::Option<::std::vec::Vec<Task>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15089,22 +15111,22 @@ impl crate::private::MatchScore for ListTasksResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListToolsRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListToolsRequest {
     ///The `method` member every `ListToolsRequest` carries.
     pub const METHOD: &'static str = "tools/list";
     ///A `ListToolsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId) -> Self {
+    pub fn new(id: crate::common::RequestId) -> Self {
         ListToolsRequest {
             id,
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -15145,11 +15167,11 @@ impl crate::private::VisitObject for ListToolsRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15258,14 +15280,14 @@ impl crate::private::MatchScore for ListToolsRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListToolsResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// The `tools` member: a list of [`Tool`].
     pub tools: ::std::vec::Vec<Tool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListToolsResult {
     ///A `ListToolsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -15275,13 +15297,13 @@ impl ListToolsResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
             tools,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -15326,10 +15348,10 @@ impl crate::private::VisitObject for ListToolsResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_tools: ::std::option::Option<::std::vec::Vec<Tool>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15418,7 +15440,7 @@ pub struct LoggingMessageNotification {
     /// The `params` member: [`LoggingMessageNotificationParams`].
     pub params: LoggingMessageNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl LoggingMessageNotification {
     ///The `method` member every `LoggingMessageNotification` carries.
@@ -15428,7 +15450,7 @@ impl LoggingMessageNotification {
     pub fn new(params: LoggingMessageNotificationParams) -> Self {
         LoggingMessageNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -15457,7 +15479,7 @@ impl crate::private::VisitObject for LoggingMessageNotification {
         let mut f_params: ::std::option::Option<LoggingMessageNotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15571,7 +15593,7 @@ impl crate::private::MatchScore for LoggingMessageNotification {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggingMessageNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
     pub data: ::serde_json::Value,
     /// The severity of this log message.
@@ -15579,7 +15601,7 @@ pub struct LoggingMessageNotificationParams {
     /// An optional name of the logger issuing this message.
     pub logger: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl LoggingMessageNotificationParams {
     ///A `LoggingMessageNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -15590,13 +15612,13 @@ impl LoggingMessageNotificationParams {
             data,
             level,
             logger: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -15642,11 +15664,11 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_data: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
         let mut f_level: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
         let mut f_logger: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15794,7 +15816,7 @@ pub struct ModelHint {
     ///  - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
     pub name: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ModelHint {
     ///A `ModelHint` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -15802,7 +15824,7 @@ impl ModelHint {
     pub fn new() -> Self {
         ModelHint {
             name: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `name`: A hint for a model name.
@@ -15841,7 +15863,7 @@ impl crate::private::VisitObject for ModelHint {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15917,7 +15939,7 @@ pub struct ModelPreferences {
     /// the most important factor.
     pub speed_priority: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ModelPreferences {
     ///A `ModelPreferences` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -15928,7 +15950,7 @@ impl ModelPreferences {
             hints: ::std::option::Option::None,
             intelligence_priority: ::std::option::Option::None,
             speed_priority: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `costPriority`: How much to prioritize cost when selecting a model. A value of 0 means cost
@@ -16006,7 +16028,7 @@ impl crate::private::VisitObject for ModelPreferences {
         let mut f_hints: ::std::option::Option<::std::vec::Vec<ModelHint>> = ::std::option::Option::None;
         let mut f_intelligence_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
         let mut f_speed_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16224,9 +16246,9 @@ pub struct NotificationBase {
     /// The `method` member: a string.
     pub method: ::std::string::String,
     /// The `params` member: a JSON object.
-    pub params: ::std::option::Option<crate::JsonObject>,
+    pub params: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl NotificationBase {
     ///A `Notification` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16235,13 +16257,13 @@ impl NotificationBase {
         NotificationBase {
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
     pub fn with_params(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.params = ::std::option::Option::Some(value.into());
         self
@@ -16275,8 +16297,8 @@ impl crate::private::VisitObject for NotificationBase {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_params: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_params: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16344,9 +16366,9 @@ impl crate::private::MatchScore for NotificationBase {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NotificationParams {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl NotificationParams {
     ///A `NotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16354,13 +16376,13 @@ impl NotificationParams {
     pub fn new() -> Self {
         NotificationParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -16392,8 +16414,8 @@ impl crate::private::VisitObject for NotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16457,7 +16479,7 @@ pub struct NumberSchema {
     /// The `type` member: [`NumberSchemaType`].
     pub r#type: NumberSchemaType,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl NumberSchema {
     ///A `NumberSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16470,7 +16492,7 @@ impl NumberSchema {
             minimum: ::std::option::Option::None,
             title: ::std::option::Option::None,
             r#type,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`.
@@ -16563,7 +16585,7 @@ impl crate::private::VisitObject for NumberSchema {
         let mut f_minimum: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_type: ::std::option::Option<NumberSchemaType> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16693,26 +16715,26 @@ impl crate::private::MatchScore for NumberSchema {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaginatedRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `method` member: a string.
     pub method: ::std::string::String,
     /// The `params` member: [`PaginatedRequestParams`].
     pub params: ::std::option::Option<PaginatedRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PaginatedRequest {
     ///A `PaginatedRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        id: crate::RequestId,
+        id: crate::common::RequestId,
         method: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         PaginatedRequest {
             id,
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -16753,11 +16775,11 @@ impl crate::private::VisitObject for PaginatedRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16864,9 +16886,9 @@ impl crate::private::MatchScore for PaginatedRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PaginatedRequestParamsMeta {
     ///A `PaginatedRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16874,13 +16896,13 @@ impl PaginatedRequestParamsMeta {
     pub fn new() -> Self {
         PaginatedRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -16912,8 +16934,8 @@ impl crate::private::VisitObject for PaginatedRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16975,7 +16997,7 @@ pub struct PaginatedRequestParams {
     /// If provided, the server should return results starting after this cursor.
     pub cursor: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PaginatedRequestParams {
     ///A `PaginatedRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16984,7 +17006,7 @@ impl PaginatedRequestParams {
         PaginatedRequestParams {
             meta: ::std::option::Option::None,
             cursor: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -17036,7 +17058,7 @@ impl crate::private::VisitObject for PaginatedRequestParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<PaginatedRequestParamsMeta> = ::std::option::Option::None;
         let mut f_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -17111,12 +17133,12 @@ impl crate::private::MatchScore for PaginatedRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaginatedResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PaginatedResult {
     ///A `PaginatedResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -17125,13 +17147,13 @@ impl PaginatedResult {
         PaginatedResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -17175,9 +17197,9 @@ impl crate::private::VisitObject for PaginatedResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -17247,22 +17269,22 @@ impl crate::private::MatchScore for PaginatedResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PingRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`RequestParams`].
     pub params: ::std::option::Option<RequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PingRequest {
     ///The `method` member every `PingRequest` carries.
     pub const METHOD: &'static str = "ping";
     ///A `PingRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId) -> Self {
+    pub fn new(id: crate::common::RequestId) -> Self {
         PingRequest {
             id,
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -17303,11 +17325,11 @@ impl crate::private::VisitObject for PingRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<RequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -17669,7 +17691,7 @@ pub struct ProgressNotification {
     /// The `params` member: [`ProgressNotificationParams`].
     pub params: ProgressNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ProgressNotification {
     ///The `method` member every `ProgressNotification` carries.
@@ -17679,7 +17701,7 @@ impl ProgressNotification {
     pub fn new(params: ProgressNotificationParams) -> Self {
         ProgressNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -17708,7 +17730,7 @@ impl crate::private::VisitObject for ProgressNotification {
         let mut f_params: ::std::option::Option<ProgressNotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -17822,24 +17844,24 @@ impl crate::private::MatchScore for ProgressNotification {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgressNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An optional message describing the current progress.
     pub message: ::std::option::Option<::std::string::String>,
     /// The progress thus far. This should increase every time progress is made, even if the total is unknown.
     pub progress: ::serde_json::Number,
     /// The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
-    pub progress_token: crate::ProgressToken,
+    pub progress_token: crate::common::ProgressToken,
     /// Total number of items to process (or total progress required), if known.
     pub total: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ProgressNotificationParams {
     ///A `ProgressNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         progress: ::serde_json::Number,
-        progress_token: crate::ProgressToken,
+        progress_token: crate::common::ProgressToken,
     ) -> Self {
         ProgressNotificationParams {
             meta: ::std::option::Option::None,
@@ -17847,13 +17869,13 @@ impl ProgressNotificationParams {
             progress,
             progress_token,
             total: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -17911,12 +17933,12 @@ impl crate::private::VisitObject for ProgressNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_progress: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
         let mut f_total: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18044,12 +18066,13 @@ impl crate::private::MatchScore for ProgressNotificationParams {
     }
 }
 /// The schema's `ProgressToken` is the shared [`crate::ProgressToken`].
-pub use crate::ProgressToken;
+#[doc(no_inline)]
+pub use crate::common::ProgressToken;
 /// A prompt or prompt template that the server offers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Prompt {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// A list of arguments to use for templating the prompt.
     pub arguments: ::std::option::Option<::std::vec::Vec<PromptArgument>>,
     /// An optional description of what this prompt provides
@@ -18074,7 +18097,7 @@ pub struct Prompt {
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Prompt {
     ///A `Prompt` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -18087,13 +18110,13 @@ impl Prompt {
             icons: ::std::option::Option::None,
             name: name.into(),
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -18174,13 +18197,13 @@ impl crate::private::VisitObject for Prompt {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_arguments: ::std::option::Option<::std::vec::Vec<PromptArgument>> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18312,7 +18335,7 @@ pub struct PromptArgument {
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptArgument {
     ///A `PromptArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -18323,7 +18346,7 @@ impl PromptArgument {
             name: name.into(),
             required: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `description`: A human-readable description of the argument.
@@ -18387,7 +18410,7 @@ impl crate::private::VisitObject for PromptArgument {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_required: ::std::option::Option<bool> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18486,7 +18509,7 @@ pub struct PromptListChangedNotification {
     /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptListChangedNotification {
     ///The `method` member every `PromptListChangedNotification` carries.
@@ -18496,7 +18519,7 @@ impl PromptListChangedNotification {
     pub fn new() -> Self {
         PromptListChangedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -18543,7 +18566,7 @@ impl crate::private::VisitObject for PromptListChangedNotification {
         let mut f_params: ::std::option::Option<NotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18656,7 +18679,7 @@ pub struct PromptMessage {
     /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptMessage {
     ///A `PromptMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -18665,7 +18688,7 @@ impl PromptMessage {
         PromptMessage {
             content,
             role,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -18692,7 +18715,7 @@ impl crate::private::VisitObject for PromptMessage {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_content: ::std::option::Option<ContentBlock> = ::std::option::Option::None;
         let mut f_role: ::std::option::Option<Role> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18780,7 +18803,7 @@ pub struct PromptReference {
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptReference {
     ///The `type` member every `PromptReference` carries.
@@ -18791,7 +18814,7 @@ impl PromptReference {
         PromptReference {
             name: name.into(),
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
@@ -18834,7 +18857,7 @@ impl crate::private::VisitObject for PromptReference {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18924,22 +18947,22 @@ impl crate::private::MatchScore for PromptReference {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadResourceRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`ReadResourceRequestParams`].
     pub params: ReadResourceRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ReadResourceRequest {
     ///The `method` member every `ReadResourceRequest` carries.
     pub const METHOD: &'static str = "resources/read";
     ///A `ReadResourceRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: ReadResourceRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: ReadResourceRequestParams) -> Self {
         ReadResourceRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -18966,11 +18989,11 @@ impl crate::private::VisitObject for ReadResourceRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<ReadResourceRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19096,9 +19119,9 @@ impl crate::private::MatchScore for ReadResourceRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadResourceRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ReadResourceRequestParamsMeta {
     ///A `ReadResourceRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -19106,13 +19129,13 @@ impl ReadResourceRequestParamsMeta {
     pub fn new() -> Self {
         ReadResourceRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -19144,8 +19167,8 @@ impl crate::private::VisitObject for ReadResourceRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19206,7 +19229,7 @@ pub struct ReadResourceRequestParams {
     /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ReadResourceRequestParams {
     ///A `ReadResourceRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -19215,7 +19238,7 @@ impl ReadResourceRequestParams {
         ReadResourceRequestParams {
             meta: ::std::option::Option::None,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -19256,7 +19279,7 @@ impl crate::private::VisitObject for ReadResourceRequestParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<ReadResourceRequestParamsMeta> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19433,11 +19456,11 @@ impl ::std::convert::From<BlobResourceContents> for ReadResourceResultContentsIt
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadResourceResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `contents` member: a list of [`ReadResourceResultContentsItem`].
     pub contents: ::std::vec::Vec<ReadResourceResultContentsItem>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ReadResourceResult {
     ///A `ReadResourceResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -19446,13 +19469,13 @@ impl ReadResourceResult {
         ReadResourceResult {
             meta: ::std::option::Option::None,
             contents,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -19485,11 +19508,11 @@ impl crate::private::VisitObject for ReadResourceResult {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_contents: ::std::option::Option<
             ::std::vec::Vec<ReadResourceResultContentsItem>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19569,7 +19592,7 @@ pub struct RelatedTaskMetadata {
     /// The task identifier this message is associated with.
     pub task_id: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RelatedTaskMetadata {
     ///A `RelatedTaskMetadata` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -19577,7 +19600,7 @@ impl RelatedTaskMetadata {
     pub fn new(task_id: impl ::std::convert::Into<::std::string::String>) -> Self {
         RelatedTaskMetadata {
             task_id: task_id.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -19602,7 +19625,7 @@ impl crate::private::VisitObject for RelatedTaskMetadata {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19665,9 +19688,9 @@ pub struct RequestBase {
     /// The `method` member: a string.
     pub method: ::std::string::String,
     /// The `params` member: a JSON object.
-    pub params: ::std::option::Option<crate::JsonObject>,
+    pub params: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RequestBase {
     ///A `Request` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -19676,13 +19699,13 @@ impl RequestBase {
         RequestBase {
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
     pub fn with_params(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.params = ::std::option::Option::Some(value.into());
         self
@@ -19716,8 +19739,8 @@ impl crate::private::VisitObject for RequestBase {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_params: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_params: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19782,14 +19805,15 @@ impl crate::private::MatchScore for RequestBase {
     }
 }
 /// The schema's `RequestId` is the shared [`crate::RequestId`].
-pub use crate::RequestId;
+#[doc(no_inline)]
+pub use crate::common::RequestId;
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RequestParamsMeta {
     ///A `RequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -19797,13 +19821,13 @@ impl RequestParamsMeta {
     pub fn new() -> Self {
         RequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -19835,8 +19859,8 @@ impl crate::private::VisitObject for RequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19895,7 +19919,7 @@ pub struct RequestParams {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub meta: ::std::option::Option<RequestParamsMeta>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RequestParams {
     ///A `RequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -19903,7 +19927,7 @@ impl RequestParams {
     pub fn new() -> Self {
         RequestParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -19942,7 +19966,7 @@ impl crate::private::VisitObject for RequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<RequestParamsMeta> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -20007,7 +20031,7 @@ impl crate::private::MatchScore for RequestParams {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Resource {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
     /// A description of what this resource represents.
@@ -20031,7 +20055,7 @@ pub struct Resource {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<crate::Integer>,
+    pub size: ::std::option::Option<crate::number::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -20042,13 +20066,13 @@ pub struct Resource {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Resource {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -20088,7 +20112,7 @@ impl Resource {
     /// Sets `size`: The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     pub fn with_size(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.size = ::std::option::Option::Some(value.into());
         self
@@ -20154,16 +20178,16 @@ impl crate::private::VisitObject for Resource {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -20332,13 +20356,13 @@ impl crate::private::MatchScore for Resource {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceContents {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The MIME type of this resource, if known.
     pub mime_type: ::std::option::Option<::std::string::String>,
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceContents {
     ///A `ResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -20348,13 +20372,13 @@ impl ResourceContents {
             meta: ::std::option::Option::None,
             mime_type: ::std::option::Option::None,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -20399,10 +20423,10 @@ impl crate::private::VisitObject for ResourceContents {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -20503,7 +20527,7 @@ impl crate::private::MatchScore for ResourceContents {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceLink {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
     /// A description of what this resource represents.
@@ -20527,7 +20551,7 @@ pub struct ResourceLink {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<crate::Integer>,
+    pub size: ::std::option::Option<crate::number::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -20538,7 +20562,7 @@ pub struct ResourceLink {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceLink {
     ///The `type` member every `ResourceLink` carries.
@@ -20546,7 +20570,7 @@ impl ResourceLink {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -20586,7 +20610,7 @@ impl ResourceLink {
     /// Sets `size`: The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     pub fn with_size(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.size = ::std::option::Option::Some(value.into());
         self
@@ -20653,17 +20677,17 @@ impl crate::private::VisitObject for ResourceLink {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -20861,7 +20885,7 @@ pub struct ResourceListChangedNotification {
     /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceListChangedNotification {
     ///The `method` member every `ResourceListChangedNotification` carries.
@@ -20871,7 +20895,7 @@ impl ResourceListChangedNotification {
     pub fn new() -> Self {
         ResourceListChangedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -20918,7 +20942,7 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
         let mut f_params: ::std::option::Option<NotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -21033,9 +21057,9 @@ impl crate::private::MatchScore for ResourceListChangedNotification {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceRequestParamsMeta {
     ///A `ResourceRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -21043,13 +21067,13 @@ impl ResourceRequestParamsMeta {
     pub fn new() -> Self {
         ResourceRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -21081,8 +21105,8 @@ impl crate::private::VisitObject for ResourceRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -21143,7 +21167,7 @@ pub struct ResourceRequestParams {
     /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceRequestParams {
     ///A `ResourceRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -21152,7 +21176,7 @@ impl ResourceRequestParams {
         ResourceRequestParams {
             meta: ::std::option::Option::None,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -21193,7 +21217,7 @@ impl crate::private::VisitObject for ResourceRequestParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<ResourceRequestParamsMeta> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -21284,7 +21308,7 @@ impl crate::private::MatchScore for ResourceRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceTemplate {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
     /// A description of what this template is for.
@@ -21315,13 +21339,13 @@ pub struct ResourceTemplate {
     /// A URI template (according to RFC 6570) that can be used to construct resource URIs.
     pub uri_template: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceTemplate {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -21415,7 +21439,7 @@ impl crate::private::VisitObject for ResourceTemplate {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
@@ -21423,7 +21447,7 @@ impl crate::private::VisitObject for ResourceTemplate {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri_template: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -21601,7 +21625,7 @@ pub struct ResourceTemplateReference {
     /// The URI or URI template of the resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceTemplateReference {
     ///The `type` member every `ResourceTemplateReference` carries.
@@ -21611,7 +21635,7 @@ impl ResourceTemplateReference {
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceTemplateReference {
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -21638,7 +21662,7 @@ impl crate::private::VisitObject for ResourceTemplateReference {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -21721,7 +21745,7 @@ pub struct ResourceUpdatedNotification {
     /// The `params` member: [`ResourceUpdatedNotificationParams`].
     pub params: ResourceUpdatedNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceUpdatedNotification {
     ///The `method` member every `ResourceUpdatedNotification` carries.
@@ -21731,7 +21755,7 @@ impl ResourceUpdatedNotification {
     pub fn new(params: ResourceUpdatedNotificationParams) -> Self {
         ResourceUpdatedNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -21760,7 +21784,7 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
         let mut f_params: ::std::option::Option<ResourceUpdatedNotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -21874,11 +21898,11 @@ impl crate::private::MatchScore for ResourceUpdatedNotification {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceUpdatedNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceUpdatedNotificationParams {
     ///A `ResourceUpdatedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -21887,13 +21911,13 @@ impl ResourceUpdatedNotificationParams {
         ResourceUpdatedNotificationParams {
             meta: ::std::option::Option::None,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -21926,9 +21950,9 @@ impl crate::private::VisitObject for ResourceUpdatedNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -22006,9 +22030,9 @@ impl crate::private::MatchScore for ResourceUpdatedNotificationParams {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResultBase {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResultBase {
     ///A `Result` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -22016,13 +22040,13 @@ impl ResultBase {
     pub fn new() -> Self {
         ResultBase {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -22054,8 +22078,8 @@ impl crate::private::VisitObject for ResultBase {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -22101,7 +22125,7 @@ impl crate::private::MatchScore for ResultBase {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Root {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// An optional name for the root. This can be used to provide a human-readable
     /// identifier for the root, which may be useful for display purposes or for
     /// referencing the root in other parts of the application.
@@ -22111,7 +22135,7 @@ pub struct Root {
     /// other URI schemes.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Root {
     ///A `Root` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -22121,13 +22145,13 @@ impl Root {
             meta: ::std::option::Option::None,
             name: ::std::option::Option::None,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -22172,10 +22196,10 @@ impl crate::private::VisitObject for Root {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -22257,7 +22281,7 @@ pub struct RootsListChangedNotification {
     /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RootsListChangedNotification {
     ///The `method` member every `RootsListChangedNotification` carries.
@@ -22267,7 +22291,7 @@ impl RootsListChangedNotification {
     pub fn new() -> Self {
         RootsListChangedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -22310,7 +22334,7 @@ impl crate::private::VisitObject for RootsListChangedNotification {
         let mut f_params: ::std::option::Option<NotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -22605,13 +22629,13 @@ impl SamplingMessageContent {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SamplingMessage {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `content` member: [`SamplingMessageContent`].
     pub content: SamplingMessageContent,
     /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SamplingMessage {
     ///A `SamplingMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -22621,13 +22645,13 @@ impl SamplingMessage {
             meta: ::std::option::Option::None,
             content,
             role,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -22661,10 +22685,10 @@ impl crate::private::VisitObject for SamplingMessage {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_content: ::std::option::Option<SamplingMessageContent> = ::std::option::Option::None;
         let mut f_role: ::std::option::Option<Role> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -22909,7 +22933,7 @@ pub struct PromptsCapability {
     /// Whether this server supports notifications for changes to the prompt list.
     pub list_changed: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptsCapability {
     ///A `PromptsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -22917,7 +22941,7 @@ impl PromptsCapability {
     pub fn new() -> Self {
         PromptsCapability {
             list_changed: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `listChanged`: Whether this server supports notifications for changes to the prompt list.
@@ -22953,7 +22977,7 @@ impl crate::private::VisitObject for PromptsCapability {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -23009,7 +23033,7 @@ pub struct ResourcesCapability {
     /// Whether this server supports subscribing to resource updates.
     pub subscribe: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourcesCapability {
     ///A `ResourcesCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -23018,7 +23042,7 @@ impl ResourcesCapability {
         ResourcesCapability {
             list_changed: ::std::option::Option::None,
             subscribe: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `listChanged`: Whether this server supports notifications for changes to the resource list.
@@ -23064,7 +23088,7 @@ impl crate::private::VisitObject for ResourcesCapability {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
         let mut f_subscribe: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -23137,9 +23161,9 @@ impl crate::private::MatchScore for ResourcesCapability {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ServerTasksCapabilityRequestsTools {
     /// Whether the server supports task-augmented tools/call requests.
-    pub call: ::std::option::Option<crate::JsonObject>,
+    pub call: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ServerTasksCapabilityRequestsTools {
     ///A `ServerTasksCapabilityRequestsTools` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -23147,13 +23171,13 @@ impl ServerTasksCapabilityRequestsTools {
     pub fn new() -> Self {
         ServerTasksCapabilityRequestsTools {
             call: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `call`: Whether the server supports task-augmented tools/call requests.
     pub fn with_call(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.call = ::std::option::Option::Some(value.into());
         self
@@ -23185,8 +23209,8 @@ impl crate::private::VisitObject for ServerTasksCapabilityRequestsTools {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_call: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_call: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -23243,7 +23267,7 @@ pub struct ServerTasksCapabilityRequests {
     /// Task support for tool-related requests.
     pub tools: ::std::option::Option<ServerTasksCapabilityRequestsTools>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ServerTasksCapabilityRequests {
     ///A `ServerTasksCapabilityRequests` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -23251,7 +23275,7 @@ impl ServerTasksCapabilityRequests {
     pub fn new() -> Self {
         ServerTasksCapabilityRequests {
             tools: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `tools`: Task support for tool-related requests.
@@ -23290,7 +23314,7 @@ impl crate::private::VisitObject for ServerTasksCapabilityRequests {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_tools: ::std::option::Option<ServerTasksCapabilityRequestsTools> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -23344,13 +23368,13 @@ impl crate::private::MatchScore for ServerTasksCapabilityRequests {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ServerTasksCapability {
     /// Whether this server supports tasks/cancel.
-    pub cancel: ::std::option::Option<crate::JsonObject>,
+    pub cancel: ::std::option::Option<crate::free_form::JsonObject>,
     /// Whether this server supports tasks/list.
-    pub list: ::std::option::Option<crate::JsonObject>,
+    pub list: ::std::option::Option<crate::free_form::JsonObject>,
     /// Specifies which request types can be augmented with tasks.
     pub requests: ::std::option::Option<ServerTasksCapabilityRequests>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ServerTasksCapability {
     ///A `ServerTasksCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -23360,13 +23384,13 @@ impl ServerTasksCapability {
             cancel: ::std::option::Option::None,
             list: ::std::option::Option::None,
             requests: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `cancel`: Whether this server supports tasks/cancel.
     pub fn with_cancel(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.cancel = ::std::option::Option::Some(value.into());
         self
@@ -23374,7 +23398,7 @@ impl ServerTasksCapability {
     /// Sets `list`: Whether this server supports tasks/list.
     pub fn with_list(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.list = ::std::option::Option::Some(value.into());
         self
@@ -23421,10 +23445,10 @@ impl crate::private::VisitObject for ServerTasksCapability {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_cancel: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut f_list: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_cancel: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut f_list: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_requests: ::std::option::Option<ServerTasksCapabilityRequests> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -23517,7 +23541,7 @@ pub struct ToolsCapability {
     /// Whether this server supports notifications for changes to the tool list.
     pub list_changed: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolsCapability {
     ///A `ToolsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -23525,7 +23549,7 @@ impl ToolsCapability {
     pub fn new() -> Self {
         ToolsCapability {
             list_changed: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `listChanged`: Whether this server supports notifications for changes to the tool list.
@@ -23561,7 +23585,7 @@ impl crate::private::VisitObject for ToolsCapability {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -23613,13 +23637,13 @@ impl crate::private::MatchScore for ToolsCapability {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ServerCapabilities {
     /// Present if the server supports argument autocompletion suggestions.
-    pub completions: ::std::option::Option<crate::JsonObject>,
+    pub completions: ::std::option::Option<crate::free_form::JsonObject>,
     /// Experimental, non-standard capabilities that the server supports.
     pub experimental: ::std::option::Option<
-        ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        ::std::collections::BTreeMap<::std::string::String, crate::free_form::JsonObject>,
     >,
     /// Present if the server supports sending log messages to the client.
-    pub logging: ::std::option::Option<crate::JsonObject>,
+    pub logging: ::std::option::Option<crate::free_form::JsonObject>,
     /// Present if the server offers any prompt templates.
     pub prompts: ::std::option::Option<PromptsCapability>,
     /// Present if the server offers any resources to read.
@@ -23629,7 +23653,7 @@ pub struct ServerCapabilities {
     /// Present if the server offers any tools to call.
     pub tools: ::std::option::Option<ToolsCapability>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ServerCapabilities {
     ///A `ServerCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -23643,13 +23667,13 @@ impl ServerCapabilities {
             resources: ::std::option::Option::None,
             tasks: ::std::option::Option::None,
             tools: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `completions`: Present if the server supports argument autocompletion suggestions.
     pub fn with_completions(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.completions = ::std::option::Option::Some(value.into());
         self
@@ -23658,7 +23682,10 @@ impl ServerCapabilities {
     pub fn with_experimental(
         mut self,
         value: impl ::std::convert::Into<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         >,
     ) -> Self {
         self.experimental = ::std::option::Option::Some(value.into());
@@ -23667,7 +23694,7 @@ impl ServerCapabilities {
     /// Sets `logging`: Present if the server supports sending log messages to the client.
     pub fn with_logging(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.logging = ::std::option::Option::Some(value.into());
         self
@@ -23755,16 +23782,19 @@ impl crate::private::VisitObject for ServerCapabilities {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_completions: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_completions: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_experimental: ::std::option::Option<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         > = ::std::option::Option::None;
-        let mut f_logging: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_logging: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_prompts: ::std::option::Option<PromptsCapability> = ::std::option::Option::None;
         let mut f_resources: ::std::option::Option<ResourcesCapability> = ::std::option::Option::None;
         let mut f_tasks: ::std::option::Option<ServerTasksCapability> = ::std::option::Option::None;
         let mut f_tools: ::std::option::Option<ToolsCapability> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -24234,7 +24264,7 @@ impl ServerRequest {
         }
     }
     /// The JSON-RPC id of the request.
-    pub fn id(&self) -> &crate::RequestId {
+    pub fn id(&self) -> &crate::common::RequestId {
         match self {
             Self::Ping(value) => &value.id,
             Self::GetTask(value) => &value.id,
@@ -24792,22 +24822,22 @@ impl ::std::convert::From<CompleteResult> for ServerResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetLevelRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`SetLevelRequestParams`].
     pub params: SetLevelRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SetLevelRequest {
     ///The `method` member every `SetLevelRequest` carries.
     pub const METHOD: &'static str = "logging/setLevel";
     ///A `SetLevelRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: SetLevelRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: SetLevelRequestParams) -> Self {
         SetLevelRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -24834,11 +24864,11 @@ impl crate::private::VisitObject for SetLevelRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<SetLevelRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -24952,9 +24982,9 @@ impl crate::private::MatchScore for SetLevelRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SetLevelRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SetLevelRequestParamsMeta {
     ///A `SetLevelRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -24962,13 +24992,13 @@ impl SetLevelRequestParamsMeta {
     pub fn new() -> Self {
         SetLevelRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -25000,8 +25030,8 @@ impl crate::private::VisitObject for SetLevelRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -25062,7 +25092,7 @@ pub struct SetLevelRequestParams {
     /// The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
     pub level: LoggingLevel,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SetLevelRequestParams {
     ///A `SetLevelRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -25071,7 +25101,7 @@ impl SetLevelRequestParams {
         SetLevelRequestParams {
             meta: ::std::option::Option::None,
             level,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -25112,7 +25142,7 @@ impl crate::private::VisitObject for SetLevelRequestParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<SetLevelRequestParamsMeta> = ::std::option::Option::None;
         let mut f_level: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -25324,13 +25354,13 @@ pub struct StringSchema {
     /// The `format` member: [`Format`].
     pub format: ::std::option::Option<Format>,
     /// The `maxLength` member: [`Integer`](crate::Integer).
-    pub max_length: ::std::option::Option<crate::Integer>,
+    pub max_length: ::std::option::Option<crate::number::Integer>,
     /// The `minLength` member: [`Integer`](crate::Integer).
-    pub min_length: ::std::option::Option<crate::Integer>,
+    pub min_length: ::std::option::Option<crate::number::Integer>,
     /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl StringSchema {
     ///The `type` member every `StringSchema` carries.
@@ -25345,7 +25375,7 @@ impl StringSchema {
             max_length: ::std::option::Option::None,
             min_length: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`.
@@ -25372,7 +25402,7 @@ impl StringSchema {
     /// Sets `maxLength`.
     pub fn with_max_length(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.max_length = ::std::option::Option::Some(value.into());
         self
@@ -25380,7 +25410,7 @@ impl StringSchema {
     /// Sets `minLength`.
     pub fn with_min_length(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.min_length = ::std::option::Option::Some(value.into());
         self
@@ -25444,11 +25474,11 @@ impl crate::private::VisitObject for StringSchema {
         let mut f_default: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_format: ::std::option::Option<Format> = ::std::option::Option::None;
-        let mut f_max_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
-        let mut f_min_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_max_length: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
+        let mut f_min_length: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -25597,22 +25627,22 @@ impl crate::private::MatchScore for StringSchema {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubscribeRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`SubscribeRequestParams`].
     pub params: SubscribeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SubscribeRequest {
     ///The `method` member every `SubscribeRequest` carries.
     pub const METHOD: &'static str = "resources/subscribe";
     ///A `SubscribeRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: SubscribeRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: SubscribeRequestParams) -> Self {
         SubscribeRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -25639,11 +25669,11 @@ impl crate::private::VisitObject for SubscribeRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<SubscribeRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -25760,9 +25790,9 @@ impl crate::private::MatchScore for SubscribeRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SubscribeRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SubscribeRequestParamsMeta {
     ///A `SubscribeRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -25770,13 +25800,13 @@ impl SubscribeRequestParamsMeta {
     pub fn new() -> Self {
         SubscribeRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -25808,8 +25838,8 @@ impl crate::private::VisitObject for SubscribeRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -25870,7 +25900,7 @@ pub struct SubscribeRequestParams {
     /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SubscribeRequestParams {
     ///A `SubscribeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -25879,7 +25909,7 @@ impl SubscribeRequestParams {
         SubscribeRequestParams {
             meta: ::std::option::Option::None,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -25920,7 +25950,7 @@ impl crate::private::VisitObject for SubscribeRequestParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<SubscribeRequestParamsMeta> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -26020,7 +26050,7 @@ pub struct Task {
     /// ISO 8601 timestamp when the task was last updated.
     pub last_updated_at: ::std::string::String,
     /// Suggested polling interval in milliseconds.
-    pub poll_interval: ::std::option::Option<crate::Integer>,
+    pub poll_interval: ::std::option::Option<crate::number::Integer>,
     /// Current task state.
     pub status: TaskStatus,
     /// Optional human-readable message describing the current task state.
@@ -26032,15 +26062,15 @@ pub struct Task {
     /// The task identifier.
     pub task_id: ::std::string::String,
     /// Actual retention duration from creation in milliseconds, null for unlimited.
-    pub ttl: ::std::option::Option<crate::Integer>,
+    pub ttl: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Task {
     /// Sets `pollInterval`: Suggested polling interval in milliseconds.
     pub fn with_poll_interval(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval = ::std::option::Option::Some(value.into());
         self
@@ -26091,12 +26121,14 @@ impl crate::private::VisitObject for Task {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_ttl: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -26248,9 +26280,9 @@ impl crate::private::MatchScore for Task {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TaskAugmentedRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TaskAugmentedRequestParamsMeta {
     ///A `TaskAugmentedRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -26258,13 +26290,13 @@ impl TaskAugmentedRequestParamsMeta {
     pub fn new() -> Self {
         TaskAugmentedRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -26296,8 +26328,8 @@ impl crate::private::VisitObject for TaskAugmentedRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -26366,7 +26398,7 @@ pub struct TaskAugmentedRequestParams {
     /// for task augmentation of specific request types in their capabilities.
     pub task: ::std::option::Option<TaskMetadata>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TaskAugmentedRequestParams {
     ///A `TaskAugmentedRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -26375,7 +26407,7 @@ impl TaskAugmentedRequestParams {
         TaskAugmentedRequestParams {
             meta: ::std::option::Option::None,
             task: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -26424,7 +26456,7 @@ impl crate::private::VisitObject for TaskAugmentedRequestParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<TaskAugmentedRequestParamsMeta> = ::std::option::Option::None;
         let mut f_task: ::std::option::Option<TaskMetadata> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -26502,9 +26534,9 @@ impl crate::private::MatchScore for TaskAugmentedRequestParams {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TaskMetadata {
     /// Requested duration in milliseconds to retain task from creation.
-    pub ttl: ::std::option::Option<crate::Integer>,
+    pub ttl: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TaskMetadata {
     ///A `TaskMetadata` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -26512,11 +26544,14 @@ impl TaskMetadata {
     pub fn new() -> Self {
         TaskMetadata {
             ttl: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `ttl`: Requested duration in milliseconds to retain task from creation.
-    pub fn with_ttl(mut self, value: impl ::std::convert::Into<crate::Integer>) -> Self {
+    pub fn with_ttl(
+        mut self,
+        value: impl ::std::convert::Into<crate::number::Integer>,
+    ) -> Self {
         self.ttl = ::std::option::Option::Some(value.into());
         self
     }
@@ -26547,8 +26582,8 @@ impl crate::private::VisitObject for TaskMetadata {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_ttl: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_ttl: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -26594,7 +26629,7 @@ pub struct TaskStatusNotification {
     /// The `params` member: [`TaskStatusNotificationParams`].
     pub params: TaskStatusNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TaskStatusNotification {
     ///The `method` member every `TaskStatusNotification` carries.
@@ -26604,7 +26639,7 @@ impl TaskStatusNotification {
     pub fn new(params: TaskStatusNotificationParams) -> Self {
         TaskStatusNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -26633,7 +26668,7 @@ impl crate::private::VisitObject for TaskStatusNotification {
         let mut f_params: ::std::option::Option<TaskStatusNotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -26767,13 +26802,13 @@ impl crate::private::MatchScore for TaskStatusNotification {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskStatusNotificationParams {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// ISO 8601 timestamp when the task was created.
     pub created_at: ::std::string::String,
     /// ISO 8601 timestamp when the task was last updated.
     pub last_updated_at: ::std::string::String,
     /// Suggested polling interval in milliseconds.
-    pub poll_interval: ::std::option::Option<crate::Integer>,
+    pub poll_interval: ::std::option::Option<crate::number::Integer>,
     /// Current task state.
     pub status: TaskStatus,
     /// Optional human-readable message describing the current task state.
@@ -26785,15 +26820,15 @@ pub struct TaskStatusNotificationParams {
     /// The task identifier.
     pub task_id: ::std::string::String,
     /// Actual retention duration from creation in milliseconds, null for unlimited.
-    pub ttl: ::std::option::Option<crate::Integer>,
+    pub ttl: ::std::option::Option<crate::number::Integer>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TaskStatusNotificationParams {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -26801,7 +26836,7 @@ impl TaskStatusNotificationParams {
     /// Sets `pollInterval`: Suggested polling interval in milliseconds.
     pub fn with_poll_interval(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.poll_interval = ::std::option::Option::Some(value.into());
         self
@@ -26854,15 +26889,17 @@ impl crate::private::VisitObject for TaskStatusNotificationParams {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_created_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_last_updated_at: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_poll_interval: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_poll_interval: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_status: ::std::option::Option<TaskStatus> = ::std::option::Option::None;
         let mut f_status_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_task_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_ttl: ::std::option::Option<::std::option::Option<crate::Integer>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_ttl: ::std::option::Option<
+            ::std::option::Option<crate::number::Integer>,
+        > = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -27068,13 +27105,13 @@ impl crate::private::MatchScore for TaskStatusNotificationParams {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextContent {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional annotations for the client.
     pub annotations: ::std::option::Option<Annotations>,
     /// The text content of the message.
     pub text: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TextContent {
     ///The `type` member every `TextContent` carries.
@@ -27086,13 +27123,13 @@ impl TextContent {
             meta: ::std::option::Option::None,
             annotations: ::std::option::Option::None,
             text: text.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -27138,11 +27175,11 @@ impl crate::private::VisitObject for TextContent {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_text: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -27258,7 +27295,7 @@ impl crate::private::MatchScore for TextContent {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextResourceContents {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The MIME type of this resource, if known.
     pub mime_type: ::std::option::Option<::std::string::String>,
     /// The text of the item. This must only be set if the item can actually be represented as text (not binary data).
@@ -27266,13 +27303,13 @@ pub struct TextResourceContents {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TextResourceContents {
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -27318,11 +27355,11 @@ impl crate::private::VisitObject for TextResourceContents {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_text: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -27451,7 +27488,7 @@ pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
     /// Display title for this option.
     pub title: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TitledMultiSelectEnumSchemaItemsAnyOfItem {}
 impl ::serde::Serialize for TitledMultiSelectEnumSchemaItemsAnyOfItem {
@@ -27477,7 +27514,7 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchemaItemsAnyOfItem {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_const: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -27563,7 +27600,7 @@ pub struct TitledMultiSelectEnumSchemaItems {
     /// Array of enum options with values and display labels.
     pub any_of: ::std::vec::Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TitledMultiSelectEnumSchemaItems {
     ///A `TitledMultiSelectEnumSchemaItems` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -27573,7 +27610,7 @@ impl TitledMultiSelectEnumSchemaItems {
     ) -> Self {
         TitledMultiSelectEnumSchemaItems {
             any_of,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -27600,7 +27637,7 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchemaItems {
         let mut f_any_of: ::std::option::Option<
             ::std::vec::Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -27670,13 +27707,13 @@ pub struct TitledMultiSelectEnumSchema {
     /// Schema for array items with enum options and display labels.
     pub items: TitledMultiSelectEnumSchemaItems,
     /// Maximum number of items to select.
-    pub max_items: ::std::option::Option<crate::Integer>,
+    pub max_items: ::std::option::Option<crate::number::Integer>,
     /// Minimum number of items to select.
-    pub min_items: ::std::option::Option<crate::Integer>,
+    pub min_items: ::std::option::Option<crate::number::Integer>,
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TitledMultiSelectEnumSchema {
     ///The `type` member every `TitledMultiSelectEnumSchema` carries.
@@ -27691,7 +27728,7 @@ impl TitledMultiSelectEnumSchema {
             max_items: ::std::option::Option::None,
             min_items: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`: Optional default value.
@@ -27713,7 +27750,7 @@ impl TitledMultiSelectEnumSchema {
     /// Sets `maxItems`: Maximum number of items to select.
     pub fn with_max_items(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.max_items = ::std::option::Option::Some(value.into());
         self
@@ -27721,7 +27758,7 @@ impl TitledMultiSelectEnumSchema {
     /// Sets `minItems`: Minimum number of items to select.
     pub fn with_min_items(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.min_items = ::std::option::Option::Some(value.into());
         self
@@ -27784,11 +27821,11 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchema {
         > = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_items: ::std::option::Option<TitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
-        let mut f_max_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
-        let mut f_min_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_max_items: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
+        let mut f_min_items: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -27975,7 +28012,7 @@ pub struct TitledSingleSelectEnumSchemaOneOfItem {
     /// Display label for this option.
     pub title: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TitledSingleSelectEnumSchemaOneOfItem {}
 impl ::serde::Serialize for TitledSingleSelectEnumSchemaOneOfItem {
@@ -28001,7 +28038,7 @@ impl crate::private::VisitObject for TitledSingleSelectEnumSchemaOneOfItem {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_const: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -28093,7 +28130,7 @@ pub struct TitledSingleSelectEnumSchema {
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TitledSingleSelectEnumSchema {
     ///The `type` member every `TitledSingleSelectEnumSchema` carries.
@@ -28106,7 +28143,7 @@ impl TitledSingleSelectEnumSchema {
             description: ::std::option::Option::None,
             one_of,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`: Optional default value.
@@ -28177,7 +28214,7 @@ impl crate::private::VisitObject for TitledSingleSelectEnumSchema {
         > = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -28308,7 +28345,7 @@ impl crate::private::MatchScore for TitledSingleSelectEnumSchema {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Tool {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// Optional additional tool information.
     ///
     /// Display name precedence order is: title, annotations.title, then name.
@@ -28330,7 +28367,7 @@ pub struct Tool {
     /// - `image/webp` - WebP images (modern, efficient format)
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
     /// A JSON Schema object defining the expected parameters for the tool.
-    pub input_schema: crate::ObjectSchema,
+    pub input_schema: crate::schema::ObjectSchema,
     /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
     /// An optional JSON Schema object defining the structure of the tool's output returned in
@@ -28338,7 +28375,7 @@ pub struct Tool {
     ///
     /// Defaults to JSON Schema 2020-12 when no explicit $schema is provided.
     /// Currently restricted to type: "object" at the root level.
-    pub output_schema: ::std::option::Option<crate::ObjectSchema>,
+    pub output_schema: ::std::option::Option<crate::schema::ObjectSchema>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -28347,13 +28384,13 @@ pub struct Tool {
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Tool {
     ///A `Tool` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        input_schema: crate::ObjectSchema,
+        input_schema: crate::schema::ObjectSchema,
         name: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Tool {
@@ -28366,13 +28403,13 @@ impl Tool {
             name: name.into(),
             output_schema: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -28412,7 +28449,7 @@ impl Tool {
     /// Sets `outputSchema`: An optional JSON Schema object defining the structure of the tool's output returned in
     pub fn with_output_schema(
         mut self,
-        value: impl ::std::convert::Into<crate::ObjectSchema>,
+        value: impl ::std::convert::Into<crate::schema::ObjectSchema>,
     ) -> Self {
         self.output_schema = ::std::option::Option::Some(value.into());
         self
@@ -28478,16 +28515,16 @@ impl crate::private::VisitObject for Tool {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_annotations: ::std::option::Option<ToolAnnotations> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_execution: ::std::option::Option<ToolExecution> = ::std::option::Option::None;
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
-        let mut f_input_schema: ::std::option::Option<crate::ObjectSchema> = ::std::option::Option::None;
+        let mut f_input_schema: ::std::option::Option<crate::schema::ObjectSchema> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_output_schema: ::std::option::Option<crate::ObjectSchema> = ::std::option::Option::None;
+        let mut f_output_schema: ::std::option::Option<crate::schema::ObjectSchema> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -28694,7 +28731,7 @@ pub struct ToolAnnotations {
     /// A human-readable title for the tool.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolAnnotations {
     ///A `ToolAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -28706,7 +28743,7 @@ impl ToolAnnotations {
             open_world_hint: ::std::option::Option::None,
             read_only_hint: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `destructiveHint`: If true, the tool may perform destructive updates to its environment.
@@ -28797,7 +28834,7 @@ impl crate::private::VisitObject for ToolAnnotations {
         let mut f_open_world_hint: ::std::option::Option<bool> = ::std::option::Option::None;
         let mut f_read_only_hint: ::std::option::Option<bool> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -28926,7 +28963,7 @@ pub struct ToolChoice {
     /// - "none": Model MUST NOT use any tools
     pub mode: ::std::option::Option<ToolChoiceMode>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolChoice {
     ///A `ToolChoice` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -28934,7 +28971,7 @@ impl ToolChoice {
     pub fn new() -> Self {
         ToolChoice {
             mode: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `mode`: Controls the tool use ability of the model:
@@ -28973,7 +29010,7 @@ impl crate::private::VisitObject for ToolChoice {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_mode: ::std::option::Option<ToolChoiceMode> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -29029,7 +29066,7 @@ pub struct ToolExecution {
     /// Default: "forbidden"
     pub task_support: ::std::option::Option<TaskSupport>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolExecution {
     ///A `ToolExecution` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -29037,7 +29074,7 @@ impl ToolExecution {
     pub fn new() -> Self {
         ToolExecution {
             task_support: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `taskSupport`: Indicates whether this tool supports task-augmented execution.
@@ -29076,7 +29113,7 @@ impl crate::private::VisitObject for ToolExecution {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_task_support: ::std::option::Option<TaskSupport> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -29130,7 +29167,7 @@ pub struct ToolListChangedNotification {
     /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolListChangedNotification {
     ///The `method` member every `ToolListChangedNotification` carries.
@@ -29140,7 +29177,7 @@ impl ToolListChangedNotification {
     pub fn new() -> Self {
         ToolListChangedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -29183,7 +29220,7 @@ impl crate::private::VisitObject for ToolListChangedNotification {
         let mut f_params: ::std::option::Option<NotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -29292,7 +29329,7 @@ pub struct ToolResultContent {
     /// including tool results in subsequent sampling requests to enable caching optimizations.
     ///
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// The unstructured result content of the tool use.
     ///
     /// This has the same format as CallToolResult.content and can include text, images,
@@ -29306,13 +29343,13 @@ pub struct ToolResultContent {
     /// An optional structured result object.
     ///
     /// If the tool defined an outputSchema, this SHOULD conform to that schema.
-    pub structured_content: ::std::option::Option<crate::JsonObject>,
+    pub structured_content: ::std::option::Option<crate::free_form::JsonObject>,
     /// The ID of the tool use this result corresponds to.
     ///
     /// This MUST match the ID from a previous ToolUseContent.
     pub tool_use_id: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolResultContent {
     ///The `type` member every `ToolResultContent` carries.
@@ -29329,13 +29366,13 @@ impl ToolResultContent {
             is_error: ::std::option::Option::None,
             structured_content: ::std::option::Option::None,
             tool_use_id: tool_use_id.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: Optional metadata about the tool result. Clients SHOULD preserve this field when
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -29348,7 +29385,7 @@ impl ToolResultContent {
     /// Sets `structuredContent`: An optional structured result object.
     pub fn with_structured_content(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.structured_content = ::std::option::Option::Some(value.into());
         self
@@ -29392,13 +29429,15 @@ impl crate::private::VisitObject for ToolResultContent {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_content: ::std::option::Option<::std::vec::Vec<ContentBlock>> = ::std::option::Option::None;
         let mut f_is_error: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_structured_content: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_structured_content: ::std::option::Option<
+            crate::free_form::JsonObject,
+        > = ::std::option::Option::None;
         let mut f_tool_use_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -29564,17 +29603,17 @@ pub struct ToolUseContent {
     /// including tool uses in subsequent sampling requests to enable caching optimizations.
     ///
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    pub meta: ::std::option::Option<crate::JsonObject>,
+    pub meta: ::std::option::Option<crate::free_form::JsonObject>,
     /// A unique identifier for this tool use.
     ///
     /// This ID is used to match tool results to their corresponding tool uses.
     pub id: ::std::string::String,
     /// The arguments to pass to the tool, conforming to the tool's input schema.
-    pub input: crate::JsonObject,
+    pub input: crate::free_form::JsonObject,
     /// The name of the tool to call.
     pub name: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolUseContent {
     ///The `type` member every `ToolUseContent` carries.
@@ -29582,7 +29621,7 @@ impl ToolUseContent {
     /// Sets `_meta`: Optional metadata about the tool use. Clients SHOULD preserve this field when
     pub fn with_meta(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.meta = ::std::option::Option::Some(value.into());
         self
@@ -29618,12 +29657,12 @@ impl crate::private::VisitObject for ToolUseContent {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_meta: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_meta: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_input: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_input: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -29741,7 +29780,7 @@ pub struct UrlElicitationRequiredErrorData {
     /// The `elicitations` member: a list of [`ElicitRequestUrlParams`].
     pub elicitations: ::std::vec::Vec<ElicitRequestUrlParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UrlElicitationRequiredErrorData {
     ///A `UrlElicitationRequiredErrorData` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -29749,7 +29788,7 @@ impl UrlElicitationRequiredErrorData {
     pub fn new(elicitations: ::std::vec::Vec<ElicitRequestUrlParams>) -> Self {
         UrlElicitationRequiredErrorData {
             elicitations,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -29776,7 +29815,7 @@ impl crate::private::VisitObject for UrlElicitationRequiredErrorData {
         let mut f_elicitations: ::std::option::Option<
             ::std::vec::Vec<ElicitRequestUrlParams>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -29844,7 +29883,7 @@ pub struct UrlElicitationRequiredErrorObject {
     /// A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UrlElicitationRequiredErrorObject {
     ///The `code` member every `UrlElicitationRequiredErrorObject` carries.
@@ -29858,7 +29897,7 @@ impl UrlElicitationRequiredErrorObject {
         UrlElicitationRequiredErrorObject {
             data,
             message: message.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -29887,7 +29926,7 @@ impl crate::private::VisitObject for UrlElicitationRequiredErrorObject {
         let mut f_data: ::std::option::Option<UrlElicitationRequiredErrorData> = ::std::option::Option::None;
         let mut f_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_code = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -30004,9 +30043,9 @@ pub struct UrlElicitationRequiredError {
     /// The `error` member: [`UrlElicitationRequiredErrorObject`].
     pub error: UrlElicitationRequiredErrorObject,
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: ::std::option::Option<crate::RequestId>,
+    pub id: ::std::option::Option<crate::common::RequestId>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UrlElicitationRequiredError {
     ///A `URLElicitationRequiredError` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -30015,13 +30054,13 @@ impl UrlElicitationRequiredError {
         UrlElicitationRequiredError {
             error,
             id: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `id`.
     pub fn with_id(
         mut self,
-        value: impl ::std::convert::Into<crate::RequestId>,
+        value: impl ::std::convert::Into<crate::common::RequestId>,
     ) -> Self {
         self.id = ::std::option::Option::Some(value.into());
         self
@@ -30056,9 +30095,9 @@ impl crate::private::VisitObject for UrlElicitationRequiredError {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_error: ::std::option::Option<UrlElicitationRequiredErrorObject> = ::std::option::Option::None;
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -30161,22 +30200,22 @@ impl crate::private::MatchScore for UrlElicitationRequiredError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnsubscribeRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`UnsubscribeRequestParams`].
     pub params: UnsubscribeRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UnsubscribeRequest {
     ///The `method` member every `UnsubscribeRequest` carries.
     pub const METHOD: &'static str = "resources/unsubscribe";
     ///A `UnsubscribeRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: UnsubscribeRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: UnsubscribeRequestParams) -> Self {
         UnsubscribeRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -30203,11 +30242,11 @@ impl crate::private::VisitObject for UnsubscribeRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<UnsubscribeRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -30336,9 +30375,9 @@ impl crate::private::MatchScore for UnsubscribeRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UnsubscribeRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UnsubscribeRequestParamsMeta {
     ///A `UnsubscribeRequestParamsMeta` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -30346,13 +30385,13 @@ impl UnsubscribeRequestParamsMeta {
     pub fn new() -> Self {
         UnsubscribeRequestParamsMeta {
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -30384,8 +30423,8 @@ impl crate::private::VisitObject for UnsubscribeRequestParamsMeta {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -30446,7 +30485,7 @@ pub struct UnsubscribeRequestParams {
     /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UnsubscribeRequestParams {
     ///A `UnsubscribeRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -30455,7 +30494,7 @@ impl UnsubscribeRequestParams {
         UnsubscribeRequestParams {
             meta: ::std::option::Option::None,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -30496,7 +30535,7 @@ impl crate::private::VisitObject for UnsubscribeRequestParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<UnsubscribeRequestParamsMeta> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -30575,7 +30614,7 @@ pub struct UntitledMultiSelectEnumSchemaItems {
     /// Array of enum values to choose from.
     pub r#enum: ::std::vec::Vec<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UntitledMultiSelectEnumSchemaItems {
     ///The `type` member every `UntitledMultiSelectEnumSchemaItems` carries.
@@ -30585,7 +30624,7 @@ impl UntitledMultiSelectEnumSchemaItems {
     pub fn new(r#enum: ::std::vec::Vec<::std::string::String>) -> Self {
         UntitledMultiSelectEnumSchemaItems {
             r#enum,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -30612,7 +30651,7 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchemaItems {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_enum: ::std::option::Option<::std::vec::Vec<::std::string::String>> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -30707,13 +30746,13 @@ pub struct UntitledMultiSelectEnumSchema {
     /// Schema for the array items.
     pub items: UntitledMultiSelectEnumSchemaItems,
     /// Maximum number of items to select.
-    pub max_items: ::std::option::Option<crate::Integer>,
+    pub max_items: ::std::option::Option<crate::number::Integer>,
     /// Minimum number of items to select.
-    pub min_items: ::std::option::Option<crate::Integer>,
+    pub min_items: ::std::option::Option<crate::number::Integer>,
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UntitledMultiSelectEnumSchema {
     ///The `type` member every `UntitledMultiSelectEnumSchema` carries.
@@ -30728,7 +30767,7 @@ impl UntitledMultiSelectEnumSchema {
             max_items: ::std::option::Option::None,
             min_items: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`: Optional default value.
@@ -30750,7 +30789,7 @@ impl UntitledMultiSelectEnumSchema {
     /// Sets `maxItems`: Maximum number of items to select.
     pub fn with_max_items(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.max_items = ::std::option::Option::Some(value.into());
         self
@@ -30758,7 +30797,7 @@ impl UntitledMultiSelectEnumSchema {
     /// Sets `minItems`: Minimum number of items to select.
     pub fn with_min_items(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.min_items = ::std::option::Option::Some(value.into());
         self
@@ -30821,11 +30860,11 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchema {
         > = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_items: ::std::option::Option<UntitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
-        let mut f_max_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
-        let mut f_min_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_max_items: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
+        let mut f_min_items: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -31002,7 +31041,7 @@ pub struct UntitledSingleSelectEnumSchema {
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UntitledSingleSelectEnumSchema {
     ///The `type` member every `UntitledSingleSelectEnumSchema` carries.
@@ -31015,7 +31054,7 @@ impl UntitledSingleSelectEnumSchema {
             description: ::std::option::Option::None,
             r#enum,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`: Optional default value.
@@ -31084,7 +31123,7 @@ impl crate::private::VisitObject for UntitledSingleSelectEnumSchema {
         let mut f_enum: ::std::option::Option<::std::vec::Vec<::std::string::String>> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -31351,7 +31390,7 @@ impl crate::private::VisitObject for ClientMessage {
                                 let mut probe = crate::private::IdProbe::<
                                     'de,
                                     _,
-                                    crate::RequestId,
+                                    crate::common::RequestId,
                                 >::new(rest, ::std::option::Option::Some("JSONRPCRequest"));
                                 let notification = <JsonRpcNotification as crate::private::VisitObject>::visit_object(
                                     &mut probe,
@@ -31501,7 +31540,7 @@ impl crate::private::VisitObject for ServerMessage {
                                 let mut probe = crate::private::IdProbe::<
                                     'de,
                                     _,
-                                    crate::RequestId,
+                                    crate::common::RequestId,
                                 >::new(rest, ::std::option::Option::Some("JSONRPCRequest"));
                                 let notification = <JsonRpcNotification as crate::private::VisitObject>::visit_object(
                                     &mut probe,
@@ -31572,147 +31611,147 @@ impl<'de> ::serde::Deserialize<'de> for ServerMessage {
         crate::private::deserialize_object(deserializer, "ServerMessage")
     }
 }
-impl crate::Request for InitializeRequest {
+impl crate::method::Request for InitializeRequest {
     const METHOD: &'static str = "initialize";
     type Params = InitializeRequestParams;
     type Result = InitializeResult;
 }
-impl crate::Request for PingRequest {
+impl crate::method::Request for PingRequest {
     const METHOD: &'static str = "ping";
     type Params = RequestParams;
     type Result = EmptyResult;
 }
-impl crate::Request for ListResourcesRequest {
+impl crate::method::Request for ListResourcesRequest {
     const METHOD: &'static str = "resources/list";
     type Params = PaginatedRequestParams;
     type Result = ListResourcesResult;
 }
-impl crate::Request for ListResourceTemplatesRequest {
+impl crate::method::Request for ListResourceTemplatesRequest {
     const METHOD: &'static str = "resources/templates/list";
     type Params = PaginatedRequestParams;
     type Result = ListResourceTemplatesResult;
 }
-impl crate::Request for ReadResourceRequest {
+impl crate::method::Request for ReadResourceRequest {
     const METHOD: &'static str = "resources/read";
     type Params = ReadResourceRequestParams;
     type Result = ReadResourceResult;
 }
-impl crate::Request for SubscribeRequest {
+impl crate::method::Request for SubscribeRequest {
     const METHOD: &'static str = "resources/subscribe";
     type Params = SubscribeRequestParams;
     type Result = EmptyResult;
 }
-impl crate::Request for UnsubscribeRequest {
+impl crate::method::Request for UnsubscribeRequest {
     const METHOD: &'static str = "resources/unsubscribe";
     type Params = UnsubscribeRequestParams;
     type Result = EmptyResult;
 }
-impl crate::Request for ListPromptsRequest {
+impl crate::method::Request for ListPromptsRequest {
     const METHOD: &'static str = "prompts/list";
     type Params = PaginatedRequestParams;
     type Result = ListPromptsResult;
 }
-impl crate::Request for GetPromptRequest {
+impl crate::method::Request for GetPromptRequest {
     const METHOD: &'static str = "prompts/get";
     type Params = GetPromptRequestParams;
     type Result = GetPromptResult;
 }
-impl crate::Request for ListToolsRequest {
+impl crate::method::Request for ListToolsRequest {
     const METHOD: &'static str = "tools/list";
     type Params = PaginatedRequestParams;
     type Result = ListToolsResult;
 }
-impl crate::Request for CallToolRequest {
+impl crate::method::Request for CallToolRequest {
     const METHOD: &'static str = "tools/call";
     type Params = CallToolRequestParams;
     type Result = CallToolResult;
 }
-impl crate::Request for GetTaskRequest {
+impl crate::method::Request for GetTaskRequest {
     const METHOD: &'static str = "tasks/get";
     type Params = GetTaskRequestParams;
     type Result = GetTaskResult;
 }
-impl crate::Request for GetTaskPayloadRequest {
+impl crate::method::Request for GetTaskPayloadRequest {
     const METHOD: &'static str = "tasks/result";
     type Params = GetTaskPayloadRequestParams;
     type Result = GetTaskPayloadResult;
 }
-impl crate::Request for CancelTaskRequest {
+impl crate::method::Request for CancelTaskRequest {
     const METHOD: &'static str = "tasks/cancel";
     type Params = CancelTaskRequestParams;
     type Result = CancelTaskResult;
 }
-impl crate::Request for ListTasksRequest {
+impl crate::method::Request for ListTasksRequest {
     const METHOD: &'static str = "tasks/list";
     type Params = PaginatedRequestParams;
     type Result = ListTasksResult;
 }
-impl crate::Request for SetLevelRequest {
+impl crate::method::Request for SetLevelRequest {
     const METHOD: &'static str = "logging/setLevel";
     type Params = SetLevelRequestParams;
     type Result = EmptyResult;
 }
-impl crate::Request for CompleteRequest {
+impl crate::method::Request for CompleteRequest {
     const METHOD: &'static str = "completion/complete";
     type Params = CompleteRequestParams;
     type Result = CompleteResult;
 }
-impl crate::Request for CreateMessageRequest {
+impl crate::method::Request for CreateMessageRequest {
     const METHOD: &'static str = "sampling/createMessage";
     type Params = CreateMessageRequestParams;
     type Result = CreateMessageResult;
 }
-impl crate::Request for ListRootsRequest {
+impl crate::method::Request for ListRootsRequest {
     const METHOD: &'static str = "roots/list";
     type Params = RequestParams;
     type Result = ListRootsResult;
 }
-impl crate::Request for ElicitRequest {
+impl crate::method::Request for ElicitRequest {
     const METHOD: &'static str = "elicitation/create";
     type Params = ElicitRequestParams;
     type Result = ElicitResult;
 }
-impl crate::Notification for CancelledNotification {
+impl crate::method::Notification for CancelledNotification {
     const METHOD: &'static str = "notifications/cancelled";
     type Params = CancelledNotificationParams;
 }
-impl crate::Notification for InitializedNotification {
+impl crate::method::Notification for InitializedNotification {
     const METHOD: &'static str = "notifications/initialized";
     type Params = NotificationParams;
 }
-impl crate::Notification for ProgressNotification {
+impl crate::method::Notification for ProgressNotification {
     const METHOD: &'static str = "notifications/progress";
     type Params = ProgressNotificationParams;
 }
-impl crate::Notification for TaskStatusNotification {
+impl crate::method::Notification for TaskStatusNotification {
     const METHOD: &'static str = "notifications/tasks/status";
     type Params = TaskStatusNotificationParams;
 }
-impl crate::Notification for RootsListChangedNotification {
+impl crate::method::Notification for RootsListChangedNotification {
     const METHOD: &'static str = "notifications/roots/list_changed";
     type Params = NotificationParams;
 }
-impl crate::Notification for ResourceListChangedNotification {
+impl crate::method::Notification for ResourceListChangedNotification {
     const METHOD: &'static str = "notifications/resources/list_changed";
     type Params = NotificationParams;
 }
-impl crate::Notification for ResourceUpdatedNotification {
+impl crate::method::Notification for ResourceUpdatedNotification {
     const METHOD: &'static str = "notifications/resources/updated";
     type Params = ResourceUpdatedNotificationParams;
 }
-impl crate::Notification for PromptListChangedNotification {
+impl crate::method::Notification for PromptListChangedNotification {
     const METHOD: &'static str = "notifications/prompts/list_changed";
     type Params = NotificationParams;
 }
-impl crate::Notification for ToolListChangedNotification {
+impl crate::method::Notification for ToolListChangedNotification {
     const METHOD: &'static str = "notifications/tools/list_changed";
     type Params = NotificationParams;
 }
-impl crate::Notification for LoggingMessageNotification {
+impl crate::method::Notification for LoggingMessageNotification {
     const METHOD: &'static str = "notifications/message";
     type Params = LoggingMessageNotificationParams;
 }
-impl crate::Notification for ElicitationCompleteNotification {
+impl crate::method::Notification for ElicitationCompleteNotification {
     const METHOD: &'static str = "notifications/elicitation/complete";
     type Params = ElicitationCompleteNotificationParams;
 }

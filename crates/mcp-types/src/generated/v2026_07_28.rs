@@ -27,7 +27,7 @@ pub struct Annotations {
     /// the data is entirely optional.
     pub priority: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Annotations {
     ///A `Annotations` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -37,7 +37,7 @@ impl Annotations {
             audience: ::std::option::Option::None,
             last_modified: ::std::option::Option::None,
             priority: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `audience`: Describes who the intended audience of this object or data is.
@@ -102,7 +102,7 @@ impl crate::private::VisitObject for Annotations {
         let mut f_audience: ::std::option::Option<::std::vec::Vec<Role>> = ::std::option::Option::None;
         let mut f_last_modified: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -208,7 +208,7 @@ pub struct AudioContent {
     /// The MIME type of the audio. Different providers may support different audio types.
     pub mime_type: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl AudioContent {
     ///The `type` member every `AudioContent` carries.
@@ -265,7 +265,7 @@ impl crate::private::VisitObject for AudioContent {
         let mut f_data: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -396,7 +396,7 @@ pub struct BaseMetadata {
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl BaseMetadata {
     ///A `BaseMetadata` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -405,7 +405,7 @@ impl BaseMetadata {
         BaseMetadata {
             name: name.into(),
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
@@ -446,7 +446,7 @@ impl crate::private::VisitObject for BaseMetadata {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -536,7 +536,7 @@ pub struct BlobResourceContents {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl BlobResourceContents {
     /// Sets `_meta`.
@@ -589,7 +589,7 @@ impl crate::private::VisitObject for BlobResourceContents {
         let mut f_blob: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -706,7 +706,7 @@ pub struct BooleanSchema {
     /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl BooleanSchema {
     ///The `type` member every `BooleanSchema` carries.
@@ -718,7 +718,7 @@ impl BooleanSchema {
             default: ::std::option::Option::None,
             description: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`.
@@ -782,7 +782,7 @@ impl crate::private::VisitObject for BooleanSchema {
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -908,7 +908,7 @@ pub struct CacheableResult {
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
     ///
     /// Decoded as `complete` when absent (results of servers older than 2026-07-28).
-    pub result_type: crate::ResultType,
+    pub result_type: crate::common::ResultType,
     /// A hint from the server indicating how long (in milliseconds) the
     /// client MAY cache this response before re-fetching. Semantics are
     /// analogous to HTTP Cache-Control max-age.
@@ -922,23 +922,23 @@ pub struct CacheableResult {
     /// as received, and an absent `ttlMs` (servers older than 2026-07-28) is `None`.
     /// Clients SHOULD treat absent and negative values as 0:
     /// `ttl_ms.unwrap_or_default().duration()` ([`crate::TtlMs::duration`]).
-    pub ttl_ms: ::std::option::Option<crate::TtlMs>,
+    pub ttl_ms: ::std::option::Option<crate::common::TtlMs>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CacheableResult {
     ///A `CacheableResult` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         cache_scope: impl ::std::convert::Into<CacheScope>,
-        ttl_ms: impl ::std::convert::Into<crate::TtlMs>,
+        ttl_ms: impl ::std::convert::Into<crate::common::TtlMs>,
     ) -> Self {
         CacheableResult {
             meta: ::std::option::Option::None,
             cache_scope: ::std::option::Option::Some(cache_scope.into()),
             result_type: ::std::default::Default::default(),
             ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -987,9 +987,9 @@ impl crate::private::VisitObject for CacheableResult {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_cache_scope: ::std::option::Option<CacheScope> = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<crate::common::TtlMs> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1090,22 +1090,22 @@ impl crate::private::MatchScore for CacheableResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallToolRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`CallToolRequestParams`].
     pub params: CallToolRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CallToolRequest {
     ///The `method` member every `CallToolRequest` carries.
     pub const METHOD: &'static str = "tools/call";
     ///A `CallToolRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: CallToolRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: CallToolRequestParams) -> Self {
         CallToolRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -1132,11 +1132,11 @@ impl crate::private::VisitObject for CallToolRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<CallToolRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1252,7 +1252,7 @@ pub struct CallToolRequestParams {
     /// The `_meta` member: [`RequestMetaObject`].
     pub meta: RequestMetaObject,
     /// Arguments to use for the tool call.
-    pub arguments: ::std::option::Option<crate::JsonObject>,
+    pub arguments: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `inputResponses` member: [`InputResponses`].
     pub input_responses: ::std::option::Option<InputResponses>,
     /// The name of the tool.
@@ -1260,7 +1260,7 @@ pub struct CallToolRequestParams {
     /// The `requestState` member: a string.
     pub request_state: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CallToolRequestParams {
     ///A `CallToolRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -1275,13 +1275,13 @@ impl CallToolRequestParams {
             input_responses: ::std::option::Option::None,
             name: name.into(),
             request_state: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `arguments`: Arguments to use for the tool call.
     pub fn with_arguments(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.arguments = ::std::option::Option::Some(value.into());
         self
@@ -1340,11 +1340,11 @@ impl crate::private::VisitObject for CallToolRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<RequestMetaObject> = ::std::option::Option::None;
-        let mut f_arguments: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_arguments: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_input_responses: ::std::option::Option<InputResponses> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_request_state: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1504,14 +1504,14 @@ pub struct CallToolResult {
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
     ///
     /// Decoded as `complete` when absent (results of servers older than 2026-07-28).
-    pub result_type: crate::ResultType,
+    pub result_type: crate::common::ResultType,
     /// An optional JSON value that represents the structured result of the tool call.
     ///
     /// This can be any JSON value (object, array, string, number, boolean, or null)
     /// that conforms to the tool's outputSchema if one is defined.
     pub structured_content: ::std::option::Option<::serde_json::Value>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CallToolResult {
     ///A `CallToolResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -1523,7 +1523,7 @@ impl CallToolResult {
             is_error: ::std::option::Option::None,
             result_type: ::std::default::Default::default(),
             structured_content: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -1588,9 +1588,9 @@ impl crate::private::VisitObject for CallToolResult {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_content: ::std::option::Option<::std::vec::Vec<ContentBlock>> = ::std::option::Option::None;
         let mut f_is_error: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
         let mut f_structured_content: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1701,15 +1701,15 @@ impl CallToolResult {
     fn visit_object_or_members<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<
-        ::std::result::Result<Self, crate::JsonObject>,
+        ::std::result::Result<Self, crate::free_form::JsonObject>,
         A::Error,
     > {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_content: ::std::option::Option<::std::vec::Vec<ContentBlock>> = ::std::option::Option::None;
         let mut f_is_error: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
         let mut f_structured_content: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -1861,7 +1861,7 @@ pub enum CallToolOutcome {
     /// A `resultType` this union does not define (an extension's, such as the tasks
     /// extension's `"task"`, or `""`), or a known one whose members do not fit its
     /// variant: every member as received.
-    Other(crate::JsonObject),
+    Other(crate::free_form::JsonObject),
 }
 impl CallToolOutcome {
     fn settle<E: ::serde::de::Error>(self) -> ::std::result::Result<Self, E> {
@@ -2001,20 +2001,20 @@ impl ::std::convert::From<CallToolResult> for CallToolOutcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallToolResultResponse {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `result` member: [`CallToolOutcome`].
     pub result: CallToolOutcome,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CallToolResultResponse {
     ///A `CallToolResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, result: CallToolOutcome) -> Self {
+    pub fn new(id: crate::common::RequestId, result: CallToolOutcome) -> Self {
         CallToolResultResponse {
             id,
             result,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -2040,10 +2040,10 @@ impl crate::private::VisitObject for CallToolResultResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_result: ::std::option::Option<CallToolOutcome> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2158,7 +2158,7 @@ pub struct CancelledNotification {
     /// The `params` member: [`CancelledNotificationParams`].
     pub params: CancelledNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CancelledNotification {
     ///The `method` member every `CancelledNotification` carries.
@@ -2168,7 +2168,7 @@ impl CancelledNotification {
     pub fn new(params: CancelledNotificationParams) -> Self {
         CancelledNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -2197,7 +2197,7 @@ impl crate::private::VisitObject for CancelledNotification {
         let mut f_params: ::std::option::Option<CancelledNotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2317,19 +2317,19 @@ pub struct CancelledNotificationParams {
     /// The ID of the request to cancel.
     ///
     /// This MUST correspond to the ID of a request the client previously issued.
-    pub request_id: crate::RequestId,
+    pub request_id: crate::common::RequestId,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CancelledNotificationParams {
     ///A `CancelledNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(request_id: crate::RequestId) -> Self {
+    pub fn new(request_id: crate::common::RequestId) -> Self {
         CancelledNotificationParams {
             meta: ::std::option::Option::None,
             reason: ::std::option::Option::None,
             request_id,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -2382,8 +2382,8 @@ impl crate::private::VisitObject for CancelledNotificationParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<NotificationMetaObject> = ::std::option::Option::None;
         let mut f_reason: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_request_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_request_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2478,11 +2478,11 @@ impl crate::private::MatchScore for CancelledNotificationParams {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElicitationCapability {
     /// The `form` member: a JSON object.
-    pub form: ::std::option::Option<crate::JsonObject>,
+    pub form: ::std::option::Option<crate::free_form::JsonObject>,
     /// The `url` member: a JSON object.
-    pub url: ::std::option::Option<crate::JsonObject>,
+    pub url: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitationCapability {
     ///A `ElicitationCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2491,13 +2491,13 @@ impl ElicitationCapability {
         ElicitationCapability {
             form: ::std::option::Option::None,
             url: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `form`.
     pub fn with_form(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.form = ::std::option::Option::Some(value.into());
         self
@@ -2505,7 +2505,7 @@ impl ElicitationCapability {
     /// Sets `url`.
     pub fn with_url(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.url = ::std::option::Option::Some(value.into());
         self
@@ -2541,9 +2541,9 @@ impl crate::private::VisitObject for ElicitationCapability {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_form: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut f_url: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_form: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut f_url: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2612,11 +2612,11 @@ impl crate::private::MatchScore for ElicitationCapability {
 pub struct SamplingCapability {
     /// Whether the client supports context inclusion via `includeContext` parameter.
     /// If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
-    pub context: ::std::option::Option<crate::JsonObject>,
+    pub context: ::std::option::Option<crate::free_form::JsonObject>,
     /// Whether the client supports tool use via `tools` and `toolChoice` parameters.
-    pub tools: ::std::option::Option<crate::JsonObject>,
+    pub tools: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SamplingCapability {
     ///A `SamplingCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2625,13 +2625,13 @@ impl SamplingCapability {
         SamplingCapability {
             context: ::std::option::Option::None,
             tools: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `context`: Whether the client supports context inclusion via `includeContext` parameter.
     pub fn with_context(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.context = ::std::option::Option::Some(value.into());
         self
@@ -2639,7 +2639,7 @@ impl SamplingCapability {
     /// Sets `tools`: Whether the client supports tool use via `tools` and `toolChoice` parameters.
     pub fn with_tools(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.tools = ::std::option::Option::Some(value.into());
         self
@@ -2675,9 +2675,9 @@ impl crate::private::VisitObject for SamplingCapability {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_context: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut f_tools: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_context: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut f_tools: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -2753,7 +2753,7 @@ pub struct ClientCapabilities {
     pub elicitation: ::std::option::Option<ElicitationCapability>,
     /// Experimental, non-standard capabilities that the client supports.
     pub experimental: ::std::option::Option<
-        ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        ::std::collections::BTreeMap<::std::string::String, crate::free_form::JsonObject>,
     >,
     /// Optional MCP extensions that the client supports. Keys are extension identifiers
     /// (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
@@ -2762,14 +2762,14 @@ pub struct ClientCapabilities {
     /// Keys MUST follow the [`_meta` key naming rules](MetaObject), with a
     /// mandatory prefix.
     pub extensions: ::std::option::Option<
-        ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        ::std::collections::BTreeMap<::std::string::String, crate::free_form::JsonObject>,
     >,
     /// Present if the client supports listing roots.
-    pub roots: ::std::option::Option<crate::JsonObject>,
+    pub roots: ::std::option::Option<crate::free_form::JsonObject>,
     /// Present if the client supports sampling from an LLM.
     pub sampling: ::std::option::Option<SamplingCapability>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ClientCapabilities {
     ///A `ClientCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -2781,7 +2781,7 @@ impl ClientCapabilities {
             extensions: ::std::option::Option::None,
             roots: ::std::option::Option::None,
             sampling: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `elicitation`: Present if the client supports elicitation from the server.
@@ -2796,7 +2796,10 @@ impl ClientCapabilities {
     pub fn with_experimental(
         mut self,
         value: impl ::std::convert::Into<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         >,
     ) -> Self {
         self.experimental = ::std::option::Option::Some(value.into());
@@ -2806,7 +2809,10 @@ impl ClientCapabilities {
     pub fn with_extensions(
         mut self,
         value: impl ::std::convert::Into<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         >,
     ) -> Self {
         self.extensions = ::std::option::Option::Some(value.into());
@@ -2815,7 +2821,7 @@ impl ClientCapabilities {
     /// Sets `roots`: Present if the client supports listing roots.
     pub fn with_roots(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.roots = ::std::option::Option::Some(value.into());
         self
@@ -2873,14 +2879,20 @@ impl crate::private::VisitObject for ClientCapabilities {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_elicitation: ::std::option::Option<ElicitationCapability> = ::std::option::Option::None;
         let mut f_experimental: ::std::option::Option<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         > = ::std::option::Option::None;
         let mut f_extensions: ::std::option::Option<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         > = ::std::option::Option::None;
-        let mut f_roots: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_roots: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_sampling: ::std::option::Option<SamplingCapability> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3130,7 +3142,7 @@ impl ClientRequest {
         }
     }
     /// The JSON-RPC id of the request.
-    pub fn id(&self) -> &crate::RequestId {
+    pub fn id(&self) -> &crate::common::RequestId {
         match self {
             Self::Discover(value) => &value.id,
             Self::ListResources(value) => &value.id,
@@ -3366,22 +3378,22 @@ pub type ClientResult = ResultBase;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`CompleteRequestParams`].
     pub params: CompleteRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequest {
     ///The `method` member every `CompleteRequest` carries.
     pub const METHOD: &'static str = "completion/complete";
     ///A `CompleteRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: CompleteRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: CompleteRequestParams) -> Self {
         CompleteRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -3408,11 +3420,11 @@ impl crate::private::VisitObject for CompleteRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<CompleteRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3544,7 +3556,7 @@ pub struct CompleteRequestParamsArgument {
     /// The value of the argument to use for completion matching.
     pub value: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequestParamsArgument {}
 impl ::serde::Serialize for CompleteRequestParamsArgument {
@@ -3570,7 +3582,7 @@ impl crate::private::VisitObject for CompleteRequestParamsArgument {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_value: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3655,7 +3667,7 @@ pub struct CompleteRequestParamsContext {
         ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     >,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequestParamsContext {
     ///A `CompleteRequestParamsContext` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -3663,7 +3675,7 @@ impl CompleteRequestParamsContext {
     pub fn new() -> Self {
         CompleteRequestParamsContext {
             arguments: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `arguments`: Previously-resolved variables in a URI template or prompt.
@@ -3706,7 +3718,7 @@ impl crate::private::VisitObject for CompleteRequestParamsContext {
         let mut f_arguments: ::std::option::Option<
             ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -3861,7 +3873,7 @@ pub struct CompleteRequestParams {
     /// The `ref` member: [`CompleteRequestParamsRef`].
     pub r#ref: CompleteRequestParamsRef,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteRequestParams {
     ///A `CompleteRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -3876,7 +3888,7 @@ impl CompleteRequestParams {
             argument,
             context: ::std::option::Option::None,
             r#ref,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `context`: Additional, optional context for completions
@@ -3921,7 +3933,7 @@ impl crate::private::VisitObject for CompleteRequestParams {
         let mut f_argument: ::std::option::Option<CompleteRequestParamsArgument> = ::std::option::Option::None;
         let mut f_context: ::std::option::Option<CompleteRequestParamsContext> = ::std::option::Option::None;
         let mut f_ref: ::std::option::Option<CompleteRequestParamsRef> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4060,11 +4072,11 @@ pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     pub has_more: ::std::option::Option<bool>,
     /// The total number of completion options available. This can exceed the number of values actually sent in the response.
-    pub total: ::std::option::Option<crate::Integer>,
+    pub total: ::std::option::Option<crate::number::Integer>,
     /// An array of completion values. Must not exceed 100 items.
     pub values: ::std::vec::Vec<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteResultCompletion {
     ///A `CompleteResultCompletion` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -4074,7 +4086,7 @@ impl CompleteResultCompletion {
             has_more: ::std::option::Option::None,
             total: ::std::option::Option::None,
             values,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `hasMore`: Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
@@ -4085,7 +4097,7 @@ impl CompleteResultCompletion {
     /// Sets `total`: The total number of completion options available. This can exceed the number of values actually sent in the response.
     pub fn with_total(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.total = ::std::option::Option::Some(value.into());
         self
@@ -4123,11 +4135,11 @@ impl crate::private::VisitObject for CompleteResultCompletion {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_has_more: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut f_total: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_total: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_values: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4232,9 +4244,9 @@ pub struct CompleteResult {
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
     ///
     /// Decoded as `complete` when absent (results of servers older than 2026-07-28).
-    pub result_type: crate::ResultType,
+    pub result_type: crate::common::ResultType,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteResult {
     ///A `CompleteResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -4244,7 +4256,7 @@ impl CompleteResult {
             meta: ::std::option::Option::None,
             completion,
             result_type: ::std::default::Default::default(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -4286,8 +4298,8 @@ impl crate::private::VisitObject for CompleteResult {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_completion: ::std::option::Option<CompleteResultCompletion> = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4385,20 +4397,20 @@ impl crate::private::MatchScore for CompleteResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompleteResultResponse {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `result` member: [`CompleteResult`].
     pub result: CompleteResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CompleteResultResponse {
     ///A `CompleteResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, result: CompleteResult) -> Self {
+    pub fn new(id: crate::common::RequestId, result: CompleteResult) -> Self {
         CompleteResultResponse {
             id,
             result,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -4424,10 +4436,10 @@ impl crate::private::VisitObject for CompleteResultResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_result: ::std::option::Option<CompleteResult> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4683,7 +4695,7 @@ pub struct CreateMessageRequest {
     /// The `params` member: [`CreateMessageRequestParams`].
     pub params: CreateMessageRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CreateMessageRequest {
     ///The `method` member every `CreateMessageRequest` carries.
@@ -4693,7 +4705,7 @@ impl CreateMessageRequest {
     pub fn new(params: CreateMessageRequestParams) -> Self {
         CreateMessageRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -4720,7 +4732,7 @@ impl crate::private::VisitObject for CreateMessageRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<CreateMessageRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -4818,11 +4830,11 @@ pub struct CreateMessageRequestParams {
     /// The requested maximum number of tokens to sample (to prevent runaway completions).
     ///
     /// The client MAY choose to sample fewer tokens than the requested maximum.
-    pub max_tokens: crate::Integer,
+    pub max_tokens: crate::number::Integer,
     /// The `messages` member: a list of [`SamplingMessage`].
     pub messages: ::std::vec::Vec<SamplingMessage>,
     /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
-    pub metadata: ::std::option::Option<crate::JsonObject>,
+    pub metadata: ::std::option::Option<crate::free_form::JsonObject>,
     /// The server's preferences for which model to select. The client MAY ignore these preferences.
     pub model_preferences: ::std::option::Option<ModelPreferences>,
     /// The `stopSequences` member: a list of a string.
@@ -4839,13 +4851,13 @@ pub struct CreateMessageRequestParams {
     /// The client MUST return an error if this field is provided but [`ClientCapabilities.sampling.tools`](ClientCapabilities) is not declared.
     pub tools: ::std::option::Option<::std::vec::Vec<Tool>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CreateMessageRequestParams {
     ///A `CreateMessageRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        max_tokens: impl ::std::convert::Into<crate::Integer>,
+        max_tokens: impl ::std::convert::Into<crate::number::Integer>,
         messages: ::std::vec::Vec<SamplingMessage>,
     ) -> Self {
         CreateMessageRequestParams {
@@ -4859,7 +4871,7 @@ impl CreateMessageRequestParams {
             temperature: ::std::option::Option::None,
             tool_choice: ::std::option::Option::None,
             tools: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `includeContext`: A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
@@ -4873,7 +4885,7 @@ impl CreateMessageRequestParams {
     /// Sets `metadata`: Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     pub fn with_metadata(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.metadata = ::std::option::Option::Some(value.into());
         self
@@ -4984,9 +4996,9 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_include_context: ::std::option::Option<IncludeContext> = ::std::option::Option::None;
-        let mut f_max_tokens: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_max_tokens: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<SamplingMessage>> = ::std::option::Option::None;
-        let mut f_metadata: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_metadata: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_model_preferences: ::std::option::Option<ModelPreferences> = ::std::option::Option::None;
         let mut f_stop_sequences: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
@@ -4995,7 +5007,7 @@ impl crate::private::VisitObject for CreateMessageRequestParams {
         let mut f_temperature: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
         let mut f_tool_choice: ::std::option::Option<ToolChoice> = ::std::option::Option::None;
         let mut f_tools: ::std::option::Option<::std::vec::Vec<Tool>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5429,7 +5441,7 @@ pub struct CreateMessageResult {
     /// This field is an open string to allow for provider-specific stop reasons.
     pub stop_reason: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl CreateMessageResult {
     ///A `CreateMessageResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -5445,7 +5457,7 @@ impl CreateMessageResult {
             model: model.into(),
             role,
             stop_reason: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -5500,7 +5512,7 @@ impl crate::private::VisitObject for CreateMessageResult {
         let mut f_model: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_role: ::std::option::Option<Role> = ::std::option::Option::None;
         let mut f_stop_reason: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5643,22 +5655,22 @@ pub type Cursor = ::std::string::String;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiscoverRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`RequestParams`].
     pub params: RequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl DiscoverRequest {
     ///The `method` member every `DiscoverRequest` carries.
     pub const METHOD: &'static str = "server/discover";
     ///A `DiscoverRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: RequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: RequestParams) -> Self {
         DiscoverRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -5685,11 +5697,11 @@ impl crate::private::VisitObject for DiscoverRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<RequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -5836,7 +5848,7 @@ pub struct DiscoverResult {
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
     ///
     /// Decoded as `complete` when absent (results of servers older than 2026-07-28).
-    pub result_type: crate::ResultType,
+    pub result_type: crate::common::ResultType,
     /// MCP Protocol Versions this server supports. The client should choose a
     /// version from this list for use in subsequent requests.
     pub supported_versions: ::std::vec::Vec<::std::string::String>,
@@ -5853,9 +5865,9 @@ pub struct DiscoverResult {
     /// as received, and an absent `ttlMs` (servers older than 2026-07-28) is `None`.
     /// Clients SHOULD treat absent and negative values as 0:
     /// `ttl_ms.unwrap_or_default().duration()` ([`crate::TtlMs::duration`]).
-    pub ttl_ms: ::std::option::Option<crate::TtlMs>,
+    pub ttl_ms: ::std::option::Option<crate::common::TtlMs>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl DiscoverResult {
     ///A `DiscoverResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -5864,7 +5876,7 @@ impl DiscoverResult {
         cache_scope: impl ::std::convert::Into<CacheScope>,
         capabilities: impl ::std::convert::Into<::std::boxed::Box<ServerCapabilities>>,
         supported_versions: ::std::vec::Vec<::std::string::String>,
-        ttl_ms: impl ::std::convert::Into<crate::TtlMs>,
+        ttl_ms: impl ::std::convert::Into<crate::common::TtlMs>,
     ) -> Self {
         DiscoverResult {
             meta: ::std::option::Option::None,
@@ -5874,7 +5886,7 @@ impl DiscoverResult {
             result_type: ::std::default::Default::default(),
             supported_versions,
             ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -5941,12 +5953,12 @@ impl crate::private::VisitObject for DiscoverResult {
             ::std::boxed::Box<ServerCapabilities>,
         > = ::std::option::Option::None;
         let mut f_instructions: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
         let mut f_supported_versions: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_ttl_ms: ::std::option::Option<crate::common::TtlMs> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6118,20 +6130,20 @@ impl crate::private::MatchScore for DiscoverResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiscoverResultResponse {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `result` member: [`DiscoverResult`].
     pub result: DiscoverResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl DiscoverResultResponse {
     ///A `DiscoverResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, result: DiscoverResult) -> Self {
+    pub fn new(id: crate::common::RequestId, result: DiscoverResult) -> Self {
         DiscoverResultResponse {
             id,
             result,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -6157,10 +6169,10 @@ impl crate::private::VisitObject for DiscoverResultResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_result: ::std::option::Option<DiscoverResult> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6269,7 +6281,7 @@ pub struct ElicitRequest {
     /// The `params` member: [`ElicitRequestParams`].
     pub params: ElicitRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitRequest {
     ///The `method` member every `ElicitRequest` carries.
@@ -6279,7 +6291,7 @@ impl ElicitRequest {
     pub fn new(params: ElicitRequestParams) -> Self {
         ElicitRequest {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -6306,7 +6318,7 @@ impl crate::private::VisitObject for ElicitRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ElicitRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6399,7 +6411,7 @@ pub struct ElicitRequestFormParamsRequestedSchema {
     /// The `required` member: a list of a string.
     pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitRequestFormParamsRequestedSchema {
     ///The `type` member every `ElicitRequestFormParamsRequestedSchema` carries.
@@ -6416,7 +6428,7 @@ impl ElicitRequestFormParamsRequestedSchema {
             schema: ::std::option::Option::None,
             properties,
             required: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `$schema`.
@@ -6479,7 +6491,7 @@ impl crate::private::VisitObject for ElicitRequestFormParamsRequestedSchema {
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6607,7 +6619,7 @@ pub struct ElicitRequestFormParams {
     /// Only top-level properties are allowed, without nesting.
     pub requested_schema: ElicitRequestFormParamsRequestedSchema,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitRequestFormParams {
     ///A `ElicitRequestFormParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -6620,7 +6632,7 @@ impl ElicitRequestFormParams {
             message: message.into(),
             mode: ::std::option::Option::None,
             requested_schema,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `mode`: The elicitation mode.
@@ -6665,7 +6677,7 @@ impl crate::private::VisitObject for ElicitRequestFormParams {
         let mut f_requested_schema: ::std::option::Option<
             ElicitRequestFormParamsRequestedSchema,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -6887,7 +6899,7 @@ pub struct ElicitRequestUrlParams {
     /// The URL that the user should navigate to.
     pub url: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitRequestUrlParams {
     ///The `mode` member every `ElicitRequestURLParams` carries.
@@ -6918,7 +6930,7 @@ impl crate::private::VisitObject for ElicitRequestUrlParams {
         let mut f_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_url: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_mode = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7146,7 +7158,7 @@ pub struct ElicitResult {
         ::std::collections::BTreeMap<::std::string::String, ElicitResultContentValue>,
     >,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ElicitResult {
     ///A `ElicitResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7155,7 +7167,7 @@ impl ElicitResult {
         ElicitResult {
             action,
             content: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `content`: The submitted form data, only present when action is `"accept"` and mode was `"form"`.
@@ -7200,7 +7212,7 @@ impl crate::private::VisitObject for ElicitResult {
         let mut f_content: ::std::option::Option<
             ::std::collections::BTreeMap<::std::string::String, ElicitResultContentValue>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7378,7 +7390,7 @@ pub struct EmbeddedResource {
     /// The `resource` member: [`EmbeddedResourceResource`].
     pub resource: EmbeddedResourceResource,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl EmbeddedResource {
     ///The `type` member every `EmbeddedResource` carries.
@@ -7390,7 +7402,7 @@ impl EmbeddedResource {
             meta: ::std::option::Option::None,
             annotations: ::std::option::Option::None,
             resource,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -7443,7 +7455,7 @@ impl crate::private::VisitObject for EmbeddedResource {
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_resource: ::std::option::Option<EmbeddedResourceResource> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7744,27 +7756,28 @@ impl ::std::convert::From<LegacyTitledEnumSchema> for EnumSchema {
     }
 }
 /// The schema's `Error` is the shared [`crate::ErrorObject`].
-pub use crate::ErrorObject;
+#[doc(no_inline)]
+pub use crate::common::ErrorObject;
 /// Used by the client to get a prompt provided by the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GetPromptRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`GetPromptRequestParams`].
     pub params: GetPromptRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetPromptRequest {
     ///The `method` member every `GetPromptRequest` carries.
     pub const METHOD: &'static str = "prompts/get";
     ///A `GetPromptRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: GetPromptRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: GetPromptRequestParams) -> Self {
         GetPromptRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -7791,11 +7804,11 @@ impl crate::private::VisitObject for GetPromptRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<GetPromptRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -7924,7 +7937,7 @@ pub struct GetPromptRequestParams {
     /// The `requestState` member: a string.
     pub request_state: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetPromptRequestParams {
     ///A `GetPromptRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -7939,7 +7952,7 @@ impl GetPromptRequestParams {
             input_responses: ::std::option::Option::None,
             name: name.into(),
             request_state: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `arguments`: Arguments to use for templating the prompt.
@@ -8012,7 +8025,7 @@ impl crate::private::VisitObject for GetPromptRequestParams {
         let mut f_input_responses: ::std::option::Option<InputResponses> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_request_state: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8161,9 +8174,9 @@ pub struct GetPromptResult {
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
     ///
     /// Decoded as `complete` when absent (results of servers older than 2026-07-28).
-    pub result_type: crate::ResultType,
+    pub result_type: crate::common::ResultType,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetPromptResult {
     ///A `GetPromptResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -8174,7 +8187,7 @@ impl GetPromptResult {
             description: ::std::option::Option::None,
             messages,
             result_type: ::std::default::Default::default(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -8229,8 +8242,8 @@ impl crate::private::VisitObject for GetPromptResult {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<PromptMessage>> = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8328,14 +8341,14 @@ impl GetPromptResult {
     fn visit_object_or_members<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<
-        ::std::result::Result<Self, crate::JsonObject>,
+        ::std::result::Result<Self, crate::free_form::JsonObject>,
         A::Error,
     > {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_messages: ::std::option::Option<::std::vec::Vec<PromptMessage>> = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8470,7 +8483,7 @@ pub enum GetPromptOutcome {
     /// A `resultType` this union does not define (an extension's, such as the tasks
     /// extension's `"task"`, or `""`), or a known one whose members do not fit its
     /// variant: every member as received.
-    Other(crate::JsonObject),
+    Other(crate::free_form::JsonObject),
 }
 impl GetPromptOutcome {
     fn settle<E: ::serde::de::Error>(self) -> ::std::result::Result<Self, E> {
@@ -8609,20 +8622,20 @@ impl ::std::convert::From<GetPromptResult> for GetPromptOutcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GetPromptResultResponse {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `result` member: [`GetPromptOutcome`].
     pub result: GetPromptOutcome,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl GetPromptResultResponse {
     ///A `GetPromptResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, result: GetPromptOutcome) -> Self {
+    pub fn new(id: crate::common::RequestId, result: GetPromptOutcome) -> Self {
         GetPromptResultResponse {
             id,
             result,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -8648,10 +8661,10 @@ impl crate::private::VisitObject for GetPromptResultResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_result: ::std::option::Option<GetPromptOutcome> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8762,7 +8775,7 @@ pub struct HeaderMismatchErrorObject {
     /// A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl HeaderMismatchErrorObject {
     ///The `code` member every `HeaderMismatchErrorObject` carries.
@@ -8773,7 +8786,7 @@ impl HeaderMismatchErrorObject {
         HeaderMismatchErrorObject {
             data: ::std::option::Option::None,
             message: message.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `data`: Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
@@ -8816,7 +8829,7 @@ impl crate::private::VisitObject for HeaderMismatchErrorObject {
         let mut f_data: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
         let mut f_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_code = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -8920,9 +8933,9 @@ pub struct HeaderMismatchError {
     /// The `error` member: [`HeaderMismatchErrorObject`].
     pub error: HeaderMismatchErrorObject,
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: ::std::option::Option<crate::RequestId>,
+    pub id: ::std::option::Option<crate::common::RequestId>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl HeaderMismatchError {
     ///A `HeaderMismatchError` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -8931,13 +8944,13 @@ impl HeaderMismatchError {
         HeaderMismatchError {
             error,
             id: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `id`.
     pub fn with_id(
         mut self,
-        value: impl ::std::convert::Into<crate::RequestId>,
+        value: impl ::std::convert::Into<crate::common::RequestId>,
     ) -> Self {
         self.id = ::std::option::Option::Some(value.into());
         self
@@ -8972,9 +8985,9 @@ impl crate::private::VisitObject for HeaderMismatchError {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_error: ::std::option::Option<HeaderMismatchErrorObject> = ::std::option::Option::None;
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9097,7 +9110,7 @@ pub struct Icon {
     /// If not provided, the client should assume the icon can be used with any theme.
     pub theme: ::std::option::Option<Theme>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Icon {
     ///A `Icon` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9108,7 +9121,7 @@ impl Icon {
             sizes: ::std::option::Option::None,
             src: src.into(),
             theme: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `mimeType`: Optional MIME type override if the source MIME type is missing or generic.
@@ -9172,7 +9185,7 @@ impl crate::private::VisitObject for Icon {
         let mut f_sizes: ::std::option::Option<::std::vec::Vec<::std::string::String>> = ::std::option::Option::None;
         let mut f_src: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_theme: ::std::option::Option<Theme> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9273,7 +9286,7 @@ pub struct Icons {
     /// - `image/webp` - WebP images (modern, efficient format)
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Icons {
     ///A `Icons` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9281,7 +9294,7 @@ impl Icons {
     pub fn new() -> Self {
         Icons {
             icons: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
@@ -9320,7 +9333,7 @@ impl crate::private::VisitObject for Icons {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9388,7 +9401,7 @@ pub struct ImageContent {
     /// The MIME type of the image. Different providers may support different image types.
     pub mime_type: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ImageContent {
     ///The `type` member every `ImageContent` carries.
@@ -9445,7 +9458,7 @@ impl crate::private::VisitObject for ImageContent {
         let mut f_data: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9610,7 +9623,7 @@ pub struct Implementation {
     /// An optional URL of the website for this implementation.
     pub website_url: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Implementation {
     /// Sets `description`: An optional human-readable description of what this implementation does.
@@ -9692,7 +9705,7 @@ impl crate::private::VisitObject for Implementation {
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_version: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_website_url: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -9957,9 +9970,9 @@ pub struct InputRequiredResult {
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
     ///
     /// Decoded as `complete` when absent (results of servers older than 2026-07-28).
-    pub result_type: crate::ResultType,
+    pub result_type: crate::common::ResultType,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InputRequiredResult {
     ///A `InputRequiredResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -9970,7 +9983,7 @@ impl InputRequiredResult {
             input_requests: ::std::option::Option::None,
             request_state: ::std::option::Option::None,
             result_type: ::std::default::Default::default(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -10036,8 +10049,8 @@ impl crate::private::VisitObject for InputRequiredResult {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_input_requests: ::std::option::Option<InputRequests> = ::std::option::Option::None;
         let mut f_request_state: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10263,7 +10276,7 @@ pub struct InputResponseRequestParams {
     /// The `requestState` member: a string.
     pub request_state: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InputResponseRequestParams {
     ///A `InputResponseRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -10273,7 +10286,7 @@ impl InputResponseRequestParams {
             meta,
             input_responses: ::std::option::Option::None,
             request_state: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `inputResponses`.
@@ -10327,7 +10340,7 @@ impl crate::private::VisitObject for InputResponseRequestParams {
         let mut f_meta: ::std::option::Option<RequestMetaObject> = ::std::option::Option::None;
         let mut f_input_responses: ::std::option::Option<InputResponses> = ::std::option::Option::None;
         let mut f_request_state: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10437,7 +10450,7 @@ pub struct InternalError {
     /// A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InternalError {
     ///The `code` member every `InternalError` carries.
@@ -10448,7 +10461,7 @@ impl InternalError {
         InternalError {
             data: ::std::option::Option::None,
             message: message.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `data`: Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
@@ -10491,7 +10504,7 @@ impl crate::private::VisitObject for InternalError {
         let mut f_data: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
         let mut f_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_code = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10594,7 +10607,7 @@ pub struct InvalidParamsError {
     /// A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InvalidParamsError {
     ///The `code` member every `InvalidParamsError` carries.
@@ -10605,7 +10618,7 @@ impl InvalidParamsError {
         InvalidParamsError {
             data: ::std::option::Option::None,
             message: message.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `data`: Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
@@ -10648,7 +10661,7 @@ impl crate::private::VisitObject for InvalidParamsError {
         let mut f_data: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
         let mut f_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_code = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10745,7 +10758,7 @@ pub struct InvalidRequestError {
     /// A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl InvalidRequestError {
     ///The `code` member every `InvalidRequestError` carries.
@@ -10756,7 +10769,7 @@ impl InvalidRequestError {
         InvalidRequestError {
             data: ::std::option::Option::None,
             message: message.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `data`: Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
@@ -10799,7 +10812,7 @@ impl crate::private::VisitObject for InvalidRequestError {
         let mut f_data: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
         let mut f_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_code = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -10902,26 +10915,26 @@ pub type JsonObject = ::serde_json::Map<::std::string::String, ::serde_json::Val
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonRpcErrorResponse {
     /// The `error` member: [`ErrorObject`](crate::ErrorObject).
-    pub error: crate::ErrorObject,
+    pub error: crate::common::ErrorObject,
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: ::std::option::Option<crate::RequestId>,
+    pub id: ::std::option::Option<crate::common::RequestId>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcErrorResponse {
     ///A `JSONRPCErrorResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(error: crate::ErrorObject) -> Self {
+    pub fn new(error: crate::common::ErrorObject) -> Self {
         JsonRpcErrorResponse {
             error,
             id: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `id`.
     pub fn with_id(
         mut self,
-        value: impl ::std::convert::Into<crate::RequestId>,
+        value: impl ::std::convert::Into<crate::common::RequestId>,
     ) -> Self {
         self.id = ::std::option::Option::Some(value.into());
         self
@@ -10955,10 +10968,10 @@ impl crate::private::VisitObject for JsonRpcErrorResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_error: ::std::option::Option<crate::ErrorObject> = ::std::option::Option::None;
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_error: ::std::option::Option<crate::common::ErrorObject> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11195,9 +11208,9 @@ pub struct JsonRpcNotification {
     /// The `method` member: a string.
     pub method: ::std::string::String,
     /// The `params` member: a JSON object.
-    pub params: ::std::option::Option<crate::JsonObject>,
+    pub params: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcNotification {
     ///A `JSONRPCNotification` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -11206,13 +11219,13 @@ impl JsonRpcNotification {
         JsonRpcNotification {
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
     pub fn with_params(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.params = ::std::option::Option::Some(value.into());
         self
@@ -11247,9 +11260,9 @@ impl crate::private::VisitObject for JsonRpcNotification {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_params: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_params: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11348,32 +11361,32 @@ impl crate::private::MatchScore for JsonRpcNotification {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `method` member: a string.
     pub method: ::std::string::String,
     /// The `params` member: a JSON object.
-    pub params: ::std::option::Option<crate::JsonObject>,
+    pub params: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcRequest {
     ///A `JSONRPCRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        id: crate::RequestId,
+        id: crate::common::RequestId,
         method: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         JsonRpcRequest {
             id,
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
     pub fn with_params(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.params = ::std::option::Option::Some(value.into());
         self
@@ -11408,11 +11421,11 @@ impl crate::private::VisitObject for JsonRpcRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_params: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_params: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11616,20 +11629,23 @@ impl ::std::convert::From<JsonRpcErrorResponse> for JsonRpcResponse {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonRpcResultResponse {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `result` member: [`RawResult`](crate::RawResult).
-    pub result: crate::RawResult,
+    pub result: crate::raw_result::RawResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl JsonRpcResultResponse {
     ///A `JSONRPCResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, result: crate::RawResult) -> Self {
+    pub fn new(
+        id: crate::common::RequestId,
+        result: crate::raw_result::RawResult,
+    ) -> Self {
         JsonRpcResultResponse {
             id,
             result,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -11655,10 +11671,10 @@ impl crate::private::VisitObject for JsonRpcResultResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
-        let mut f_result: ::std::option::Option<crate::RawResult> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
+        let mut f_result: ::std::option::Option<crate::raw_result::RawResult> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -11773,7 +11789,7 @@ pub struct LegacyTitledEnumSchema {
     /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl LegacyTitledEnumSchema {
     ///The `type` member every `LegacyTitledEnumSchema` carries.
@@ -11787,7 +11803,7 @@ impl LegacyTitledEnumSchema {
             r#enum,
             enum_names: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`.
@@ -11871,7 +11887,7 @@ impl crate::private::VisitObject for LegacyTitledEnumSchema {
         > = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12018,22 +12034,22 @@ impl crate::private::MatchScore for LegacyTitledEnumSchema {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListPromptsRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`PaginatedRequestParams`].
     pub params: PaginatedRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListPromptsRequest {
     ///The `method` member every `ListPromptsRequest` carries.
     pub const METHOD: &'static str = "prompts/list";
     ///A `ListPromptsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: PaginatedRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: PaginatedRequestParams) -> Self {
         ListPromptsRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -12060,11 +12076,11 @@ impl crate::private::VisitObject for ListPromptsRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12219,7 +12235,7 @@ pub struct ListPromptsResult {
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
     ///
     /// Decoded as `complete` when absent (results of servers older than 2026-07-28).
-    pub result_type: crate::ResultType,
+    pub result_type: crate::common::ResultType,
     /// A hint from the server indicating how long (in milliseconds) the
     /// client MAY cache this response before re-fetching. Semantics are
     /// analogous to HTTP Cache-Control max-age.
@@ -12233,9 +12249,9 @@ pub struct ListPromptsResult {
     /// as received, and an absent `ttlMs` (servers older than 2026-07-28) is `None`.
     /// Clients SHOULD treat absent and negative values as 0:
     /// `ttl_ms.unwrap_or_default().duration()` ([`crate::TtlMs::duration`]).
-    pub ttl_ms: ::std::option::Option<crate::TtlMs>,
+    pub ttl_ms: ::std::option::Option<crate::common::TtlMs>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListPromptsResult {
     ///A `ListPromptsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -12243,7 +12259,7 @@ impl ListPromptsResult {
     pub fn new(
         cache_scope: impl ::std::convert::Into<CacheScope>,
         prompts: ::std::vec::Vec<Prompt>,
-        ttl_ms: impl ::std::convert::Into<crate::TtlMs>,
+        ttl_ms: impl ::std::convert::Into<crate::common::TtlMs>,
     ) -> Self {
         ListPromptsResult {
             meta: ::std::option::Option::None,
@@ -12252,7 +12268,7 @@ impl ListPromptsResult {
             prompts,
             result_type: ::std::default::Default::default(),
             ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -12316,9 +12332,9 @@ impl crate::private::VisitObject for ListPromptsResult {
         let mut f_cache_scope: ::std::option::Option<CacheScope> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_prompts: ::std::option::Option<::std::vec::Vec<Prompt>> = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<crate::common::TtlMs> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12455,20 +12471,20 @@ impl crate::private::MatchScore for ListPromptsResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListPromptsResultResponse {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `result` member: [`ListPromptsResult`].
     pub result: ListPromptsResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListPromptsResultResponse {
     ///A `ListPromptsResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, result: ListPromptsResult) -> Self {
+    pub fn new(id: crate::common::RequestId, result: ListPromptsResult) -> Self {
         ListPromptsResultResponse {
             id,
             result,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -12494,10 +12510,10 @@ impl crate::private::VisitObject for ListPromptsResultResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_result: ::std::option::Option<ListPromptsResult> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12604,22 +12620,22 @@ impl crate::private::MatchScore for ListPromptsResultResponse {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListResourceTemplatesRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`PaginatedRequestParams`].
     pub params: PaginatedRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourceTemplatesRequest {
     ///The `method` member every `ListResourceTemplatesRequest` carries.
     pub const METHOD: &'static str = "resources/templates/list";
     ///A `ListResourceTemplatesRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: PaginatedRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: PaginatedRequestParams) -> Self {
         ListResourceTemplatesRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -12646,11 +12662,11 @@ impl crate::private::VisitObject for ListResourceTemplatesRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -12811,7 +12827,7 @@ pub struct ListResourceTemplatesResult {
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
     ///
     /// Decoded as `complete` when absent (results of servers older than 2026-07-28).
-    pub result_type: crate::ResultType,
+    pub result_type: crate::common::ResultType,
     /// A hint from the server indicating how long (in milliseconds) the
     /// client MAY cache this response before re-fetching. Semantics are
     /// analogous to HTTP Cache-Control max-age.
@@ -12825,9 +12841,9 @@ pub struct ListResourceTemplatesResult {
     /// as received, and an absent `ttlMs` (servers older than 2026-07-28) is `None`.
     /// Clients SHOULD treat absent and negative values as 0:
     /// `ttl_ms.unwrap_or_default().duration()` ([`crate::TtlMs::duration`]).
-    pub ttl_ms: ::std::option::Option<crate::TtlMs>,
+    pub ttl_ms: ::std::option::Option<crate::common::TtlMs>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourceTemplatesResult {
     ///A `ListResourceTemplatesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -12835,7 +12851,7 @@ impl ListResourceTemplatesResult {
     pub fn new(
         cache_scope: impl ::std::convert::Into<CacheScope>,
         resource_templates: ::std::vec::Vec<ResourceTemplate>,
-        ttl_ms: impl ::std::convert::Into<crate::TtlMs>,
+        ttl_ms: impl ::std::convert::Into<crate::common::TtlMs>,
     ) -> Self {
         ListResourceTemplatesResult {
             meta: ::std::option::Option::None,
@@ -12844,7 +12860,7 @@ impl ListResourceTemplatesResult {
             resource_templates,
             result_type: ::std::default::Default::default(),
             ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -12910,9 +12926,9 @@ impl crate::private::VisitObject for ListResourceTemplatesResult {
         let mut f_resource_templates: ::std::option::Option<
             ::std::vec::Vec<ResourceTemplate>,
         > = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<crate::common::TtlMs> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13065,20 +13081,23 @@ impl crate::private::MatchScore for ListResourceTemplatesResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListResourceTemplatesResultResponse {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `result` member: [`ListResourceTemplatesResult`].
     pub result: ListResourceTemplatesResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourceTemplatesResultResponse {
     ///A `ListResourceTemplatesResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, result: ListResourceTemplatesResult) -> Self {
+    pub fn new(
+        id: crate::common::RequestId,
+        result: ListResourceTemplatesResult,
+    ) -> Self {
         ListResourceTemplatesResultResponse {
             id,
             result,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -13104,10 +13123,10 @@ impl crate::private::VisitObject for ListResourceTemplatesResultResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_result: ::std::option::Option<ListResourceTemplatesResult> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13220,22 +13239,22 @@ impl crate::private::MatchScore for ListResourceTemplatesResultResponse {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListResourcesRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`PaginatedRequestParams`].
     pub params: PaginatedRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourcesRequest {
     ///The `method` member every `ListResourcesRequest` carries.
     pub const METHOD: &'static str = "resources/list";
     ///A `ListResourcesRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: PaginatedRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: PaginatedRequestParams) -> Self {
         ListResourcesRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -13262,11 +13281,11 @@ impl crate::private::VisitObject for ListResourcesRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13421,7 +13440,7 @@ pub struct ListResourcesResult {
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
     ///
     /// Decoded as `complete` when absent (results of servers older than 2026-07-28).
-    pub result_type: crate::ResultType,
+    pub result_type: crate::common::ResultType,
     /// A hint from the server indicating how long (in milliseconds) the
     /// client MAY cache this response before re-fetching. Semantics are
     /// analogous to HTTP Cache-Control max-age.
@@ -13435,9 +13454,9 @@ pub struct ListResourcesResult {
     /// as received, and an absent `ttlMs` (servers older than 2026-07-28) is `None`.
     /// Clients SHOULD treat absent and negative values as 0:
     /// `ttl_ms.unwrap_or_default().duration()` ([`crate::TtlMs::duration`]).
-    pub ttl_ms: ::std::option::Option<crate::TtlMs>,
+    pub ttl_ms: ::std::option::Option<crate::common::TtlMs>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourcesResult {
     ///A `ListResourcesResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -13445,7 +13464,7 @@ impl ListResourcesResult {
     pub fn new(
         cache_scope: impl ::std::convert::Into<CacheScope>,
         resources: ::std::vec::Vec<Resource>,
-        ttl_ms: impl ::std::convert::Into<crate::TtlMs>,
+        ttl_ms: impl ::std::convert::Into<crate::common::TtlMs>,
     ) -> Self {
         ListResourcesResult {
             meta: ::std::option::Option::None,
@@ -13454,7 +13473,7 @@ impl ListResourcesResult {
             resources,
             result_type: ::std::default::Default::default(),
             ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -13518,9 +13537,9 @@ impl crate::private::VisitObject for ListResourcesResult {
         let mut f_cache_scope: ::std::option::Option<CacheScope> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_resources: ::std::option::Option<::std::vec::Vec<Resource>> = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<crate::common::TtlMs> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13663,20 +13682,20 @@ impl crate::private::MatchScore for ListResourcesResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListResourcesResultResponse {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `result` member: [`ListResourcesResult`].
     pub result: ListResourcesResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListResourcesResultResponse {
     ///A `ListResourcesResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, result: ListResourcesResult) -> Self {
+    pub fn new(id: crate::common::RequestId, result: ListResourcesResult) -> Self {
         ListResourcesResultResponse {
             id,
             result,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -13702,10 +13721,10 @@ impl crate::private::VisitObject for ListResourcesResultResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_result: ::std::option::Option<ListResourcesResult> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13814,7 +13833,7 @@ pub struct ListRootsRequestParams {
     /// The `_meta` member: [`MetaObject`].
     pub meta: ::std::option::Option<MetaObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListRootsRequestParams {
     ///A `ListRootsRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -13822,7 +13841,7 @@ impl ListRootsRequestParams {
     pub fn new() -> Self {
         ListRootsRequestParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -13858,7 +13877,7 @@ impl crate::private::VisitObject for ListRootsRequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<MetaObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -13918,7 +13937,7 @@ pub struct ListRootsRequest {
     /// The `params` member: [`ListRootsRequestParams`].
     pub params: ::std::option::Option<ListRootsRequestParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListRootsRequest {
     ///The `method` member every `ListRootsRequest` carries.
@@ -13928,7 +13947,7 @@ impl ListRootsRequest {
     pub fn new() -> Self {
         ListRootsRequest {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -13969,7 +13988,7 @@ impl crate::private::VisitObject for ListRootsRequest {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_params: ::std::option::Option<ListRootsRequestParams> = ::std::option::Option::None;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14048,7 +14067,7 @@ pub struct ListRootsResult {
     /// The `roots` member: a list of [`Root`].
     pub roots: ::std::vec::Vec<Root>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListRootsResult {
     ///A `ListRootsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -14056,7 +14075,7 @@ impl ListRootsResult {
     pub fn new(roots: ::std::vec::Vec<Root>) -> Self {
         ListRootsResult {
             roots,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -14081,7 +14100,7 @@ impl crate::private::VisitObject for ListRootsResult {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_roots: ::std::option::Option<::std::vec::Vec<Root>> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14139,22 +14158,22 @@ impl crate::private::MatchScore for ListRootsResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListToolsRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`PaginatedRequestParams`].
     pub params: PaginatedRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListToolsRequest {
     ///The `method` member every `ListToolsRequest` carries.
     pub const METHOD: &'static str = "tools/list";
     ///A `ListToolsRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: PaginatedRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: PaginatedRequestParams) -> Self {
         ListToolsRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -14181,11 +14200,11 @@ impl crate::private::VisitObject for ListToolsRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14329,7 +14348,7 @@ pub struct ListToolsResult {
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
     ///
     /// Decoded as `complete` when absent (results of servers older than 2026-07-28).
-    pub result_type: crate::ResultType,
+    pub result_type: crate::common::ResultType,
     /// The `tools` member: a list of [`Tool`].
     pub tools: ::std::vec::Vec<Tool>,
     /// A hint from the server indicating how long (in milliseconds) the
@@ -14345,9 +14364,9 @@ pub struct ListToolsResult {
     /// as received, and an absent `ttlMs` (servers older than 2026-07-28) is `None`.
     /// Clients SHOULD treat absent and negative values as 0:
     /// `ttl_ms.unwrap_or_default().duration()` ([`crate::TtlMs::duration`]).
-    pub ttl_ms: ::std::option::Option<crate::TtlMs>,
+    pub ttl_ms: ::std::option::Option<crate::common::TtlMs>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListToolsResult {
     ///A `ListToolsResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -14355,7 +14374,7 @@ impl ListToolsResult {
     pub fn new(
         cache_scope: impl ::std::convert::Into<CacheScope>,
         tools: ::std::vec::Vec<Tool>,
-        ttl_ms: impl ::std::convert::Into<crate::TtlMs>,
+        ttl_ms: impl ::std::convert::Into<crate::common::TtlMs>,
     ) -> Self {
         ListToolsResult {
             meta: ::std::option::Option::None,
@@ -14364,7 +14383,7 @@ impl ListToolsResult {
             result_type: ::std::default::Default::default(),
             tools,
             ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -14427,10 +14446,10 @@ impl crate::private::VisitObject for ListToolsResult {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_cache_scope: ::std::option::Option<CacheScope> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
         let mut f_tools: ::std::option::Option<::std::vec::Vec<Tool>> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_ttl_ms: ::std::option::Option<crate::common::TtlMs> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14564,20 +14583,20 @@ impl crate::private::MatchScore for ListToolsResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListToolsResultResponse {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `result` member: [`ListToolsResult`].
     pub result: ListToolsResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ListToolsResultResponse {
     ///A `ListToolsResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, result: ListToolsResult) -> Self {
+    pub fn new(id: crate::common::RequestId, result: ListToolsResult) -> Self {
         ListToolsResultResponse {
             id,
             result,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -14603,10 +14622,10 @@ impl crate::private::VisitObject for ListToolsResultResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_result: ::std::option::Option<ListToolsResult> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14715,7 +14734,7 @@ pub struct LoggingMessageNotification {
     /// The `params` member: [`LoggingMessageNotificationParams`].
     pub params: LoggingMessageNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl LoggingMessageNotification {
     ///The `method` member every `LoggingMessageNotification` carries.
@@ -14725,7 +14744,7 @@ impl LoggingMessageNotification {
     pub fn new(params: LoggingMessageNotificationParams) -> Self {
         LoggingMessageNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -14754,7 +14773,7 @@ impl crate::private::VisitObject for LoggingMessageNotification {
         let mut f_params: ::std::option::Option<LoggingMessageNotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -14876,7 +14895,7 @@ pub struct LoggingMessageNotificationParams {
     /// An optional name of the logger issuing this message.
     pub logger: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl LoggingMessageNotificationParams {
     ///A `LoggingMessageNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -14887,7 +14906,7 @@ impl LoggingMessageNotificationParams {
             data,
             level,
             logger: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -14943,7 +14962,7 @@ impl crate::private::VisitObject for LoggingMessageNotificationParams {
         let mut f_data: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
         let mut f_level: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
         let mut f_logger: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15104,7 +15123,7 @@ pub struct MethodNotFoundError {
     /// A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl MethodNotFoundError {
     ///The `code` member every `MethodNotFoundError` carries.
@@ -15115,7 +15134,7 @@ impl MethodNotFoundError {
         MethodNotFoundError {
             data: ::std::option::Option::None,
             message: message.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `data`: Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
@@ -15158,7 +15177,7 @@ impl crate::private::VisitObject for MethodNotFoundError {
         let mut f_data: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
         let mut f_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_code = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15259,7 +15278,7 @@ pub struct MissingRequiredClientCapabilityErrorData {
     /// The capabilities the server requires from the client to process this request.
     pub required_capabilities: ::std::boxed::Box<ClientCapabilities>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl MissingRequiredClientCapabilityErrorData {
     ///A `MissingRequiredClientCapabilityErrorData` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -15271,7 +15290,7 @@ impl MissingRequiredClientCapabilityErrorData {
     ) -> Self {
         MissingRequiredClientCapabilityErrorData {
             required_capabilities: required_capabilities.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -15302,7 +15321,7 @@ impl crate::private::VisitObject for MissingRequiredClientCapabilityErrorData {
         let mut f_required_capabilities: ::std::option::Option<
             ::std::boxed::Box<ClientCapabilities>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15379,7 +15398,7 @@ pub struct MissingRequiredClientCapabilityErrorObject {
     /// A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl MissingRequiredClientCapabilityErrorObject {
     ///The `code` member every `MissingRequiredClientCapabilityErrorObject` carries.
@@ -15393,7 +15412,7 @@ impl MissingRequiredClientCapabilityErrorObject {
         MissingRequiredClientCapabilityErrorObject {
             data,
             message: message.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -15424,7 +15443,7 @@ impl crate::private::VisitObject for MissingRequiredClientCapabilityErrorObject 
         > = ::std::option::Option::None;
         let mut f_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_code = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15543,9 +15562,9 @@ pub struct MissingRequiredClientCapabilityError {
     /// The `error` member: [`MissingRequiredClientCapabilityErrorObject`].
     pub error: MissingRequiredClientCapabilityErrorObject,
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: ::std::option::Option<crate::RequestId>,
+    pub id: ::std::option::Option<crate::common::RequestId>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl MissingRequiredClientCapabilityError {
     ///A `MissingRequiredClientCapabilityError` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -15554,13 +15573,13 @@ impl MissingRequiredClientCapabilityError {
         MissingRequiredClientCapabilityError {
             error,
             id: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `id`.
     pub fn with_id(
         mut self,
-        value: impl ::std::convert::Into<crate::RequestId>,
+        value: impl ::std::convert::Into<crate::common::RequestId>,
     ) -> Self {
         self.id = ::std::option::Option::Some(value.into());
         self
@@ -15597,9 +15616,9 @@ impl crate::private::VisitObject for MissingRequiredClientCapabilityError {
         let mut f_error: ::std::option::Option<
             MissingRequiredClientCapabilityErrorObject,
         > = ::std::option::Option::None;
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15721,7 +15740,7 @@ pub struct ModelHint {
     ///  - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
     pub name: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ModelHint {
     ///A `ModelHint` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -15729,7 +15748,7 @@ impl ModelHint {
     pub fn new() -> Self {
         ModelHint {
             name: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `name`: A hint for a model name.
@@ -15768,7 +15787,7 @@ impl crate::private::VisitObject for ModelHint {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -15844,7 +15863,7 @@ pub struct ModelPreferences {
     /// the most important factor.
     pub speed_priority: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ModelPreferences {
     ///A `ModelPreferences` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -15855,7 +15874,7 @@ impl ModelPreferences {
             hints: ::std::option::Option::None,
             intelligence_priority: ::std::option::Option::None,
             speed_priority: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `costPriority`: How much to prioritize cost when selecting a model. A value of 0 means cost
@@ -15933,7 +15952,7 @@ impl crate::private::VisitObject for ModelPreferences {
         let mut f_hints: ::std::option::Option<::std::vec::Vec<ModelHint>> = ::std::option::Option::None;
         let mut f_intelligence_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
         let mut f_speed_priority: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16151,9 +16170,9 @@ pub struct NotificationBase {
     /// The `method` member: a string.
     pub method: ::std::string::String,
     /// The `params` member: a JSON object.
-    pub params: ::std::option::Option<crate::JsonObject>,
+    pub params: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl NotificationBase {
     ///A `Notification` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16162,13 +16181,13 @@ impl NotificationBase {
         NotificationBase {
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
     pub fn with_params(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.params = ::std::option::Option::Some(value.into());
         self
@@ -16202,8 +16221,8 @@ impl crate::private::VisitObject for NotificationBase {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_params: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_params: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16280,9 +16299,9 @@ pub struct NotificationMetaObject {
     ///
     /// The value is the JSON-RPC ID of the `subscriptions/listen` request that
     /// opened the stream.
-    pub subscription_id: ::std::option::Option<crate::RequestId>,
+    pub subscription_id: ::std::option::Option<crate::common::RequestId>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl NotificationMetaObject {
     ///A `NotificationMetaObject` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16290,13 +16309,13 @@ impl NotificationMetaObject {
     pub fn new() -> Self {
         NotificationMetaObject {
             subscription_id: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `io.modelcontextprotocol/subscriptionId`: Identifies the subscription stream a notification was delivered on. The
     pub fn with_subscription_id(
         mut self,
-        value: impl ::std::convert::Into<crate::RequestId>,
+        value: impl ::std::convert::Into<crate::common::RequestId>,
     ) -> Self {
         self.subscription_id = ::std::option::Option::Some(value.into());
         self
@@ -16332,8 +16351,8 @@ impl crate::private::VisitObject for NotificationMetaObject {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_subscription_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_subscription_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16395,7 +16414,7 @@ pub struct NotificationParams {
     /// The `_meta` member: [`NotificationMetaObject`].
     pub meta: ::std::option::Option<NotificationMetaObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl NotificationParams {
     ///A `NotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16403,7 +16422,7 @@ impl NotificationParams {
     pub fn new() -> Self {
         NotificationParams {
             meta: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -16442,7 +16461,7 @@ impl crate::private::VisitObject for NotificationParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<NotificationMetaObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16508,7 +16527,7 @@ pub struct NumberSchema {
     /// The `type` member: [`NumberSchemaType`].
     pub r#type: NumberSchemaType,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl NumberSchema {
     ///A `NumberSchema` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16521,7 +16540,7 @@ impl NumberSchema {
             minimum: ::std::option::Option::None,
             title: ::std::option::Option::None,
             r#type,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`.
@@ -16614,7 +16633,7 @@ impl crate::private::VisitObject for NumberSchema {
         let mut f_minimum: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_type: ::std::option::Option<NumberSchemaType> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16744,19 +16763,19 @@ impl crate::private::MatchScore for NumberSchema {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaginatedRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `method` member: a string.
     pub method: ::std::string::String,
     /// The `params` member: [`PaginatedRequestParams`].
     pub params: PaginatedRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PaginatedRequest {
     ///A `PaginatedRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        id: crate::RequestId,
+        id: crate::common::RequestId,
         method: impl ::std::convert::Into<::std::string::String>,
         params: PaginatedRequestParams,
     ) -> Self {
@@ -16764,7 +16783,7 @@ impl PaginatedRequest {
             id,
             method: method.into(),
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -16791,11 +16810,11 @@ impl crate::private::VisitObject for PaginatedRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<PaginatedRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -16915,7 +16934,7 @@ pub struct PaginatedRequestParams {
     /// If provided, the server should return results starting after this cursor.
     pub cursor: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PaginatedRequestParams {
     ///A `PaginatedRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -16924,7 +16943,7 @@ impl PaginatedRequestParams {
         PaginatedRequestParams {
             meta,
             cursor: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `cursor`: An opaque token representing the current pagination position.
@@ -16965,7 +16984,7 @@ impl crate::private::VisitObject for PaginatedRequestParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<RequestMetaObject> = ::std::option::Option::None;
         let mut f_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -17061,9 +17080,9 @@ pub struct PaginatedResult {
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
     ///
     /// Decoded as `complete` when absent (results of servers older than 2026-07-28).
-    pub result_type: crate::ResultType,
+    pub result_type: crate::common::ResultType,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PaginatedResult {
     ///A `PaginatedResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -17073,7 +17092,7 @@ impl PaginatedResult {
             meta: ::std::option::Option::None,
             next_cursor: ::std::option::Option::None,
             result_type: ::std::default::Default::default(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -17126,8 +17145,8 @@ impl crate::private::VisitObject for PaginatedResult {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
         let mut f_next_cursor: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -17219,7 +17238,7 @@ pub struct ParseError {
     /// A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ParseError {
     ///The `code` member every `ParseError` carries.
@@ -17230,7 +17249,7 @@ impl ParseError {
         ParseError {
             data: ::std::option::Option::None,
             message: message.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `data`: Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
@@ -17273,7 +17292,7 @@ impl crate::private::VisitObject for ParseError {
         let mut f_data: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
         let mut f_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_code = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -17617,7 +17636,7 @@ pub struct ProgressNotification {
     /// The `params` member: [`ProgressNotificationParams`].
     pub params: ProgressNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ProgressNotification {
     ///The `method` member every `ProgressNotification` carries.
@@ -17627,7 +17646,7 @@ impl ProgressNotification {
     pub fn new(params: ProgressNotificationParams) -> Self {
         ProgressNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -17656,7 +17675,7 @@ impl crate::private::VisitObject for ProgressNotification {
         let mut f_params: ::std::option::Option<ProgressNotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -17776,18 +17795,18 @@ pub struct ProgressNotificationParams {
     /// The progress thus far. This should increase every time progress is made, even if the total is unknown.
     pub progress: ::serde_json::Number,
     /// The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
-    pub progress_token: crate::ProgressToken,
+    pub progress_token: crate::common::ProgressToken,
     /// Total number of items to process (or total progress required), if known.
     pub total: ::std::option::Option<::serde_json::Number>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ProgressNotificationParams {
     ///A `ProgressNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         progress: ::serde_json::Number,
-        progress_token: crate::ProgressToken,
+        progress_token: crate::common::ProgressToken,
     ) -> Self {
         ProgressNotificationParams {
             meta: ::std::option::Option::None,
@@ -17795,7 +17814,7 @@ impl ProgressNotificationParams {
             progress,
             progress_token,
             total: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -17862,9 +17881,9 @@ impl crate::private::VisitObject for ProgressNotificationParams {
         let mut f_meta: ::std::option::Option<NotificationMetaObject> = ::std::option::Option::None;
         let mut f_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_progress: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
         let mut f_total: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -17994,7 +18013,8 @@ impl crate::private::MatchScore for ProgressNotificationParams {
     }
 }
 /// The schema's `ProgressToken` is the shared [`crate::ProgressToken`].
-pub use crate::ProgressToken;
+#[doc(no_inline)]
+pub use crate::common::ProgressToken;
 /// A prompt or prompt template that the server offers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Prompt {
@@ -18024,7 +18044,7 @@ pub struct Prompt {
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Prompt {
     ///A `Prompt` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -18037,7 +18057,7 @@ impl Prompt {
             icons: ::std::option::Option::None,
             name: name.into(),
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -18127,7 +18147,7 @@ impl crate::private::VisitObject for Prompt {
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18259,7 +18279,7 @@ pub struct PromptArgument {
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptArgument {
     ///A `PromptArgument` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -18270,7 +18290,7 @@ impl PromptArgument {
             name: name.into(),
             required: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `description`: A human-readable description of the argument.
@@ -18334,7 +18354,7 @@ impl crate::private::VisitObject for PromptArgument {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_required: ::std::option::Option<bool> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18433,7 +18453,7 @@ pub struct PromptListChangedNotification {
     /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptListChangedNotification {
     ///The `method` member every `PromptListChangedNotification` carries.
@@ -18443,7 +18463,7 @@ impl PromptListChangedNotification {
     pub fn new() -> Self {
         PromptListChangedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -18490,7 +18510,7 @@ impl crate::private::VisitObject for PromptListChangedNotification {
         let mut f_params: ::std::option::Option<NotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18603,7 +18623,7 @@ pub struct PromptMessage {
     /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptMessage {
     ///A `PromptMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -18612,7 +18632,7 @@ impl PromptMessage {
         PromptMessage {
             content,
             role,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -18639,7 +18659,7 @@ impl crate::private::VisitObject for PromptMessage {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_content: ::std::option::Option<ContentBlock> = ::std::option::Option::None;
         let mut f_role: ::std::option::Option<Role> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18727,7 +18747,7 @@ pub struct PromptReference {
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptReference {
     ///The `type` member every `PromptReference` carries.
@@ -18738,7 +18758,7 @@ impl PromptReference {
         PromptReference {
             name: name.into(),
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `title`: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
@@ -18781,7 +18801,7 @@ impl crate::private::VisitObject for PromptReference {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -18871,22 +18891,22 @@ impl crate::private::MatchScore for PromptReference {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadResourceRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`ReadResourceRequestParams`].
     pub params: ReadResourceRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ReadResourceRequest {
     ///The `method` member every `ReadResourceRequest` carries.
     pub const METHOD: &'static str = "resources/read";
     ///A `ReadResourceRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: ReadResourceRequestParams) -> Self {
+    pub fn new(id: crate::common::RequestId, params: ReadResourceRequestParams) -> Self {
         ReadResourceRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -18913,11 +18933,11 @@ impl crate::private::VisitObject for ReadResourceRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<ReadResourceRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19051,7 +19071,7 @@ pub struct ReadResourceRequestParams {
     /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ReadResourceRequestParams {
     ///A `ReadResourceRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -19065,7 +19085,7 @@ impl ReadResourceRequestParams {
             input_responses: ::std::option::Option::None,
             request_state: ::std::option::Option::None,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `inputResponses`.
@@ -19121,7 +19141,7 @@ impl crate::private::VisitObject for ReadResourceRequestParams {
         let mut f_input_responses: ::std::option::Option<InputResponses> = ::std::option::Option::None;
         let mut f_request_state: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19364,7 +19384,7 @@ pub struct ReadResourceResult {
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
     ///
     /// Decoded as `complete` when absent (results of servers older than 2026-07-28).
-    pub result_type: crate::ResultType,
+    pub result_type: crate::common::ResultType,
     /// A hint from the server indicating how long (in milliseconds) the
     /// client MAY cache this response before re-fetching. Semantics are
     /// analogous to HTTP Cache-Control max-age.
@@ -19378,9 +19398,9 @@ pub struct ReadResourceResult {
     /// as received, and an absent `ttlMs` (servers older than 2026-07-28) is `None`.
     /// Clients SHOULD treat absent and negative values as 0:
     /// `ttl_ms.unwrap_or_default().duration()` ([`crate::TtlMs::duration`]).
-    pub ttl_ms: ::std::option::Option<crate::TtlMs>,
+    pub ttl_ms: ::std::option::Option<crate::common::TtlMs>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ReadResourceResult {
     ///A `ReadResourceResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -19388,7 +19408,7 @@ impl ReadResourceResult {
     pub fn new(
         cache_scope: impl ::std::convert::Into<CacheScope>,
         contents: ::std::vec::Vec<ReadResourceResultContentsItem>,
-        ttl_ms: impl ::std::convert::Into<crate::TtlMs>,
+        ttl_ms: impl ::std::convert::Into<crate::common::TtlMs>,
     ) -> Self {
         ReadResourceResult {
             meta: ::std::option::Option::None,
@@ -19396,7 +19416,7 @@ impl ReadResourceResult {
             contents,
             result_type: ::std::default::Default::default(),
             ttl_ms: ::std::option::Option::Some(ttl_ms.into()),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -19449,9 +19469,9 @@ impl crate::private::VisitObject for ReadResourceResult {
         let mut f_contents: ::std::option::Option<
             ::std::vec::Vec<ReadResourceResultContentsItem>,
         > = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<crate::common::TtlMs> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19568,7 +19588,7 @@ impl ReadResourceResult {
     fn visit_object_or_members<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<
-        ::std::result::Result<Self, crate::JsonObject>,
+        ::std::result::Result<Self, crate::free_form::JsonObject>,
         A::Error,
     > {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
@@ -19576,9 +19596,9 @@ impl ReadResourceResult {
         let mut f_contents: ::std::option::Option<
             ::std::vec::Vec<ReadResourceResultContentsItem>,
         > = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut f_ttl_ms: ::std::option::Option<crate::TtlMs> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
+        let mut f_ttl_ms: ::std::option::Option<crate::common::TtlMs> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -19735,7 +19755,7 @@ pub enum ReadResourceOutcome {
     /// A `resultType` this union does not define (an extension's, such as the tasks
     /// extension's `"task"`, or `""`), or a known one whose members do not fit its
     /// variant: every member as received.
-    Other(crate::JsonObject),
+    Other(crate::free_form::JsonObject),
 }
 impl ReadResourceOutcome {
     fn settle<E: ::serde::de::Error>(self) -> ::std::result::Result<Self, E> {
@@ -19877,20 +19897,20 @@ impl ::std::convert::From<ReadResourceResult> for ReadResourceOutcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadResourceResultResponse {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `result` member: [`ReadResourceOutcome`].
     pub result: ReadResourceOutcome,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ReadResourceResultResponse {
     ///A `ReadResourceResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, result: ReadResourceOutcome) -> Self {
+    pub fn new(id: crate::common::RequestId, result: ReadResourceOutcome) -> Self {
         ReadResourceResultResponse {
             id,
             result,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -19916,10 +19936,10 @@ impl crate::private::VisitObject for ReadResourceResultResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_result: ::std::option::Option<ReadResourceOutcome> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -20028,9 +20048,9 @@ pub struct RequestBase {
     /// The `method` member: a string.
     pub method: ::std::string::String,
     /// The `params` member: a JSON object.
-    pub params: ::std::option::Option<crate::JsonObject>,
+    pub params: ::std::option::Option<crate::free_form::JsonObject>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RequestBase {
     ///A `Request` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -20039,13 +20059,13 @@ impl RequestBase {
         RequestBase {
             method: method.into(),
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
     pub fn with_params(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.params = ::std::option::Option::Some(value.into());
         self
@@ -20079,8 +20099,8 @@ impl crate::private::VisitObject for RequestBase {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_method: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_params: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_params: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -20145,7 +20165,8 @@ impl crate::private::MatchScore for RequestBase {
     }
 }
 /// The schema's `RequestId` is the shared [`crate::RequestId`].
-pub use crate::RequestId;
+#[doc(no_inline)]
+pub use crate::common::RequestId;
 /// Extends [`MetaObject`] with additional request-specific fields. All key naming rules from `MetaObject` apply.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestMetaObject {
@@ -20181,9 +20202,9 @@ pub struct RequestMetaObject {
     /// [`UnsupportedProtocolVersionError`].
     pub protocol_version: ::std::string::String,
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by [`notifications/progress`](ProgressNotification)). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<crate::ProgressToken>,
+    pub progress_token: ::std::option::Option<crate::common::ProgressToken>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RequestMetaObject {
     ///A `RequestMetaObject` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -20200,7 +20221,7 @@ impl RequestMetaObject {
             log_level: ::std::option::Option::None,
             protocol_version: protocol_version.into(),
             progress_token: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `io.modelcontextprotocol/clientInfo`: Identifies the client software making the request. Clients SHOULD
@@ -20222,7 +20243,7 @@ impl RequestMetaObject {
     /// Sets `progressToken`: If specified, the caller is requesting out-of-band progress notifications for this request (as represented by [`notifications/progress`](ProgressNotification)). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     pub fn with_progress_token(
         mut self,
-        value: impl ::std::convert::Into<crate::ProgressToken>,
+        value: impl ::std::convert::Into<crate::common::ProgressToken>,
     ) -> Self {
         self.progress_token = ::std::option::Option::Some(value.into());
         self
@@ -20284,8 +20305,8 @@ impl crate::private::VisitObject for RequestMetaObject {
         > = ::std::option::Option::None;
         let mut f_log_level: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
         let mut f_protocol_version: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_progress_token: ::std::option::Option<crate::ProgressToken> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_progress_token: ::std::option::Option<crate::common::ProgressToken> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -20443,7 +20464,7 @@ pub struct RequestParams {
     /// The `_meta` member: [`RequestMetaObject`].
     pub meta: RequestMetaObject,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl RequestParams {
     ///A `RequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -20451,7 +20472,7 @@ impl RequestParams {
     pub fn new(meta: RequestMetaObject) -> Self {
         RequestParams {
             meta,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -20476,7 +20497,7 @@ impl crate::private::VisitObject for RequestParams {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<RequestMetaObject> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -20575,7 +20596,7 @@ pub struct Resource {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<crate::Integer>,
+    pub size: ::std::option::Option<crate::number::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -20586,7 +20607,7 @@ pub struct Resource {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Resource {
     /// Sets `_meta`.
@@ -20629,7 +20650,7 @@ impl Resource {
     /// Sets `size`: The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     pub fn with_size(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.size = ::std::option::Option::Some(value.into());
         self
@@ -20701,10 +20722,10 @@ impl crate::private::VisitObject for Resource {
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -20879,7 +20900,7 @@ pub struct ResourceContents {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceContents {
     ///A `ResourceContents` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -20889,7 +20910,7 @@ impl ResourceContents {
             meta: ::std::option::Option::None,
             mime_type: ::std::option::Option::None,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -20940,7 +20961,7 @@ impl crate::private::VisitObject for ResourceContents {
         let mut f_meta: ::std::option::Option<MetaObject> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -21065,7 +21086,7 @@ pub struct ResourceLink {
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
-    pub size: ::std::option::Option<crate::Integer>,
+    pub size: ::std::option::Option<crate::number::Integer>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -21076,7 +21097,7 @@ pub struct ResourceLink {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceLink {
     ///The `type` member every `ResourceLink` carries.
@@ -21121,7 +21142,7 @@ impl ResourceLink {
     /// Sets `size`: The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     pub fn with_size(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.size = ::std::option::Option::Some(value.into());
         self
@@ -21194,11 +21215,11 @@ impl crate::private::VisitObject for ResourceLink {
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_size: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_size: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -21396,7 +21417,7 @@ pub struct ResourceListChangedNotification {
     /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceListChangedNotification {
     ///The `method` member every `ResourceListChangedNotification` carries.
@@ -21406,7 +21427,7 @@ impl ResourceListChangedNotification {
     pub fn new() -> Self {
         ResourceListChangedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -21453,7 +21474,7 @@ impl crate::private::VisitObject for ResourceListChangedNotification {
         let mut f_params: ::std::option::Option<NotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -21572,7 +21593,7 @@ pub struct ResourceRequestParams {
     /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceRequestParams {
     ///A `ResourceRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -21584,7 +21605,7 @@ impl ResourceRequestParams {
         ResourceRequestParams {
             meta,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -21611,7 +21632,7 @@ impl crate::private::VisitObject for ResourceRequestParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<RequestMetaObject> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -21741,7 +21762,7 @@ pub struct ResourceTemplate {
     /// A URI template (according to RFC 6570) that can be used to construct resource URIs.
     pub uri_template: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceTemplate {
     /// Sets `_meta`.
@@ -21846,7 +21867,7 @@ impl crate::private::VisitObject for ResourceTemplate {
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri_template: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -22024,7 +22045,7 @@ pub struct ResourceTemplateReference {
     /// The URI or URI template of the resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceTemplateReference {
     ///The `type` member every `ResourceTemplateReference` carries.
@@ -22034,7 +22055,7 @@ impl ResourceTemplateReference {
     pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
         ResourceTemplateReference {
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -22061,7 +22082,7 @@ impl crate::private::VisitObject for ResourceTemplateReference {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -22144,7 +22165,7 @@ pub struct ResourceUpdatedNotification {
     /// The `params` member: [`ResourceUpdatedNotificationParams`].
     pub params: ResourceUpdatedNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceUpdatedNotification {
     ///The `method` member every `ResourceUpdatedNotification` carries.
@@ -22154,7 +22175,7 @@ impl ResourceUpdatedNotification {
     pub fn new(params: ResourceUpdatedNotificationParams) -> Self {
         ResourceUpdatedNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -22183,7 +22204,7 @@ impl crate::private::VisitObject for ResourceUpdatedNotification {
         let mut f_params: ::std::option::Option<ResourceUpdatedNotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -22301,7 +22322,7 @@ pub struct ResourceUpdatedNotificationParams {
     /// The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourceUpdatedNotificationParams {
     ///A `ResourceUpdatedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -22310,7 +22331,7 @@ impl ResourceUpdatedNotificationParams {
         ResourceUpdatedNotificationParams {
             meta: ::std::option::Option::None,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -22351,7 +22372,7 @@ impl crate::private::VisitObject for ResourceUpdatedNotificationParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<NotificationMetaObject> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -22441,9 +22462,9 @@ pub struct ResultBase {
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
     ///
     /// Decoded as `complete` when absent (results of servers older than 2026-07-28).
-    pub result_type: crate::ResultType,
+    pub result_type: crate::common::ResultType,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResultBase {
     ///A `Result` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -22452,7 +22473,7 @@ impl ResultBase {
         ResultBase {
             meta: ::std::option::Option::None,
             result_type: ::std::default::Default::default(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -22492,8 +22513,8 @@ impl crate::private::VisitObject for ResultBase {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<ResultMetaObject> = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -22574,7 +22595,7 @@ pub struct ResultMetaObject {
     /// security decisions.
     pub server_info: ::std::option::Option<::std::boxed::Box<Implementation>>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResultMetaObject {
     ///A `ResultMetaObject` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -22582,7 +22603,7 @@ impl ResultMetaObject {
     pub fn new() -> Self {
         ResultMetaObject {
             server_info: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `io.modelcontextprotocol/serverInfo`: Identifies the server software producing the response. Servers SHOULD
@@ -22627,7 +22648,7 @@ impl crate::private::VisitObject for ResultMetaObject {
         let mut f_server_info: ::std::option::Option<
             ::std::boxed::Box<Implementation>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -22684,7 +22705,8 @@ impl crate::private::MatchScore for ResultMetaObject {
     }
 }
 /// The schema's `ResultType` is the shared [`crate::ResultType`].
-pub use crate::ResultType;
+#[doc(no_inline)]
+pub use crate::common::ResultType;
 /// Represents a root directory or file that the server can operate on.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Root {
@@ -22699,7 +22721,7 @@ pub struct Root {
     /// other URI schemes.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Root {
     ///A `Root` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -22709,7 +22731,7 @@ impl Root {
             meta: ::std::option::Option::None,
             name: ::std::option::Option::None,
             uri: uri.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -22760,7 +22782,7 @@ impl crate::private::VisitObject for Root {
         let mut f_meta: ::std::option::Option<MetaObject> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -23033,7 +23055,7 @@ pub struct SamplingMessage {
     /// The `role` member: [`Role`].
     pub role: Role,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SamplingMessage {
     ///A `SamplingMessage` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -23043,7 +23065,7 @@ impl SamplingMessage {
             meta: ::std::option::Option::None,
             content,
             role,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -23083,7 +23105,7 @@ impl crate::private::VisitObject for SamplingMessage {
         let mut f_meta: ::std::option::Option<MetaObject> = ::std::option::Option::None;
         let mut f_content: ::std::option::Option<SamplingMessageContent> = ::std::option::Option::None;
         let mut f_role: ::std::option::Option<Role> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -23328,7 +23350,7 @@ pub struct PromptsCapability {
     /// Whether this server supports notifications for changes to the prompt list.
     pub list_changed: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl PromptsCapability {
     ///A `PromptsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -23336,7 +23358,7 @@ impl PromptsCapability {
     pub fn new() -> Self {
         PromptsCapability {
             list_changed: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `listChanged`: Whether this server supports notifications for changes to the prompt list.
@@ -23372,7 +23394,7 @@ impl crate::private::VisitObject for PromptsCapability {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -23428,7 +23450,7 @@ pub struct ResourcesCapability {
     /// Whether this server supports subscribing to resource updates.
     pub subscribe: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ResourcesCapability {
     ///A `ResourcesCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -23437,7 +23459,7 @@ impl ResourcesCapability {
         ResourcesCapability {
             list_changed: ::std::option::Option::None,
             subscribe: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `listChanged`: Whether this server supports notifications for changes to the resource list.
@@ -23483,7 +23505,7 @@ impl crate::private::VisitObject for ResourcesCapability {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
         let mut f_subscribe: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -23558,7 +23580,7 @@ pub struct ToolsCapability {
     /// Whether this server supports notifications for changes to the tool list.
     pub list_changed: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolsCapability {
     ///A `ToolsCapability` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -23566,7 +23588,7 @@ impl ToolsCapability {
     pub fn new() -> Self {
         ToolsCapability {
             list_changed: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `listChanged`: Whether this server supports notifications for changes to the tool list.
@@ -23602,7 +23624,7 @@ impl crate::private::VisitObject for ToolsCapability {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -23654,10 +23676,10 @@ impl crate::private::MatchScore for ToolsCapability {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ServerCapabilities {
     /// Present if the server supports argument autocompletion suggestions.
-    pub completions: ::std::option::Option<crate::JsonObject>,
+    pub completions: ::std::option::Option<crate::free_form::JsonObject>,
     /// Experimental, non-standard capabilities that the server supports.
     pub experimental: ::std::option::Option<
-        ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        ::std::collections::BTreeMap<::std::string::String, crate::free_form::JsonObject>,
     >,
     /// Optional MCP extensions that the server supports. Keys are extension identifiers
     /// (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
@@ -23666,10 +23688,10 @@ pub struct ServerCapabilities {
     /// Keys MUST follow the [`_meta` key naming rules](MetaObject), with a
     /// mandatory prefix.
     pub extensions: ::std::option::Option<
-        ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+        ::std::collections::BTreeMap<::std::string::String, crate::free_form::JsonObject>,
     >,
     /// Present if the server supports sending log messages to the client.
-    pub logging: ::std::option::Option<crate::JsonObject>,
+    pub logging: ::std::option::Option<crate::free_form::JsonObject>,
     /// Present if the server offers any prompt templates.
     pub prompts: ::std::option::Option<PromptsCapability>,
     /// Present if the server offers any resources to read.
@@ -23677,7 +23699,7 @@ pub struct ServerCapabilities {
     /// Present if the server offers any tools to call.
     pub tools: ::std::option::Option<ToolsCapability>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ServerCapabilities {
     ///A `ServerCapabilities` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -23691,13 +23713,13 @@ impl ServerCapabilities {
             prompts: ::std::option::Option::None,
             resources: ::std::option::Option::None,
             tools: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `completions`: Present if the server supports argument autocompletion suggestions.
     pub fn with_completions(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.completions = ::std::option::Option::Some(value.into());
         self
@@ -23706,7 +23728,10 @@ impl ServerCapabilities {
     pub fn with_experimental(
         mut self,
         value: impl ::std::convert::Into<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         >,
     ) -> Self {
         self.experimental = ::std::option::Option::Some(value.into());
@@ -23716,7 +23741,10 @@ impl ServerCapabilities {
     pub fn with_extensions(
         mut self,
         value: impl ::std::convert::Into<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         >,
     ) -> Self {
         self.extensions = ::std::option::Option::Some(value.into());
@@ -23725,7 +23753,7 @@ impl ServerCapabilities {
     /// Sets `logging`: Present if the server supports sending log messages to the client.
     pub fn with_logging(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonObject>,
+        value: impl ::std::convert::Into<crate::free_form::JsonObject>,
     ) -> Self {
         self.logging = ::std::option::Option::Some(value.into());
         self
@@ -23805,18 +23833,24 @@ impl crate::private::VisitObject for ServerCapabilities {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_completions: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_completions: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_experimental: ::std::option::Option<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         > = ::std::option::Option::None;
         let mut f_extensions: ::std::option::Option<
-            ::std::collections::BTreeMap<::std::string::String, crate::JsonObject>,
+            ::std::collections::BTreeMap<
+                ::std::string::String,
+                crate::free_form::JsonObject,
+            >,
         > = ::std::option::Option::None;
-        let mut f_logging: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_logging: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_prompts: ::std::option::Option<PromptsCapability> = ::std::option::Option::None;
         let mut f_resources: ::std::option::Option<ResourcesCapability> = ::std::option::Option::None;
         let mut f_tools: ::std::option::Option<ToolsCapability> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -24678,13 +24712,13 @@ pub struct StringSchema {
     /// The `format` member: [`Format`].
     pub format: ::std::option::Option<Format>,
     /// The `maxLength` member: [`Integer`](crate::Integer).
-    pub max_length: ::std::option::Option<crate::Integer>,
+    pub max_length: ::std::option::Option<crate::number::Integer>,
     /// The `minLength` member: [`Integer`](crate::Integer).
-    pub min_length: ::std::option::Option<crate::Integer>,
+    pub min_length: ::std::option::Option<crate::number::Integer>,
     /// The `title` member: a string.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl StringSchema {
     ///The `type` member every `StringSchema` carries.
@@ -24699,7 +24733,7 @@ impl StringSchema {
             max_length: ::std::option::Option::None,
             min_length: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`.
@@ -24726,7 +24760,7 @@ impl StringSchema {
     /// Sets `maxLength`.
     pub fn with_max_length(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.max_length = ::std::option::Option::Some(value.into());
         self
@@ -24734,7 +24768,7 @@ impl StringSchema {
     /// Sets `minLength`.
     pub fn with_min_length(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.min_length = ::std::option::Option::Some(value.into());
         self
@@ -24798,11 +24832,11 @@ impl crate::private::VisitObject for StringSchema {
         let mut f_default: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_format: ::std::option::Option<Format> = ::std::option::Option::None;
-        let mut f_max_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
-        let mut f_min_length: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_max_length: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
+        let mut f_min_length: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -24966,7 +25000,7 @@ pub struct SubscriptionFilter {
     /// If true, receive [`notifications/tools/list_changed`](ToolListChangedNotification).
     pub tools_list_changed: ::std::option::Option<bool>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SubscriptionFilter {
     ///A `SubscriptionFilter` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -24977,7 +25011,7 @@ impl SubscriptionFilter {
             resource_subscriptions: ::std::option::Option::None,
             resources_list_changed: ::std::option::Option::None,
             tools_list_changed: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `promptsListChanged`: If true, receive [`notifications/prompts/list_changed`](PromptListChangedNotification).
@@ -25058,7 +25092,7 @@ impl crate::private::VisitObject for SubscriptionFilter {
         > = ::std::option::Option::None;
         let mut f_resources_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
         let mut f_tools_list_changed: ::std::option::Option<bool> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -25191,7 +25225,7 @@ pub struct SubscriptionsAcknowledgedNotification {
     /// The `params` member: [`SubscriptionsAcknowledgedNotificationParams`].
     pub params: SubscriptionsAcknowledgedNotificationParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SubscriptionsAcknowledgedNotification {
     ///The `method` member every `SubscriptionsAcknowledgedNotification` carries.
@@ -25201,7 +25235,7 @@ impl SubscriptionsAcknowledgedNotification {
     pub fn new(params: SubscriptionsAcknowledgedNotificationParams) -> Self {
         SubscriptionsAcknowledgedNotification {
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -25236,7 +25270,7 @@ impl crate::private::VisitObject for SubscriptionsAcknowledgedNotification {
         > = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -25366,7 +25400,7 @@ pub struct SubscriptionsAcknowledgedNotificationParams {
     /// the server has no prompts), it is omitted from this set.
     pub notifications: SubscriptionFilter,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SubscriptionsAcknowledgedNotificationParams {
     ///A `SubscriptionsAcknowledgedNotificationParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -25375,7 +25409,7 @@ impl SubscriptionsAcknowledgedNotificationParams {
         SubscriptionsAcknowledgedNotificationParams {
             meta: ::std::option::Option::None,
             notifications,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -25416,7 +25450,7 @@ impl crate::private::VisitObject for SubscriptionsAcknowledgedNotificationParams
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<NotificationMetaObject> = ::std::option::Option::None;
         let mut f_notifications: ::std::option::Option<SubscriptionFilter> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -25506,22 +25540,25 @@ impl crate::private::MatchScore for SubscriptionsAcknowledgedNotificationParams 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubscriptionsListenRequest {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `params` member: [`SubscriptionsListenRequestParams`].
     pub params: SubscriptionsListenRequestParams,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SubscriptionsListenRequest {
     ///The `method` member every `SubscriptionsListenRequest` carries.
     pub const METHOD: &'static str = "subscriptions/listen";
     ///A `SubscriptionsListenRequest` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, params: SubscriptionsListenRequestParams) -> Self {
+    pub fn new(
+        id: crate::common::RequestId,
+        params: SubscriptionsListenRequestParams,
+    ) -> Self {
         SubscriptionsListenRequest {
             id,
             params,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -25548,11 +25585,11 @@ impl crate::private::VisitObject for SubscriptionsListenRequest {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_params: ::std::option::Option<SubscriptionsListenRequestParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -25690,7 +25727,7 @@ pub struct SubscriptionsListenRequestParams {
     /// requested.
     pub notifications: SubscriptionFilter,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SubscriptionsListenRequestParams {
     ///A `SubscriptionsListenRequestParams` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -25699,7 +25736,7 @@ impl SubscriptionsListenRequestParams {
         SubscriptionsListenRequestParams {
             meta,
             notifications,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -25726,7 +25763,7 @@ impl crate::private::VisitObject for SubscriptionsListenRequestParams {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<RequestMetaObject> = ::std::option::Option::None;
         let mut f_notifications: ::std::option::Option<SubscriptionFilter> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -25836,9 +25873,9 @@ pub struct SubscriptionsListenResult {
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
     ///
     /// Decoded as `complete` when absent (results of servers older than 2026-07-28).
-    pub result_type: crate::ResultType,
+    pub result_type: crate::common::ResultType,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SubscriptionsListenResult {
     ///A `SubscriptionsListenResult` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -25847,7 +25884,7 @@ impl SubscriptionsListenResult {
         SubscriptionsListenResult {
             meta,
             result_type: ::std::default::Default::default(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -25873,8 +25910,8 @@ impl crate::private::VisitObject for SubscriptionsListenResult {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<SubscriptionsListenResultMetaObject> = ::std::option::Option::None;
-        let mut f_result_type: ::std::option::Option<crate::ResultType> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_result_type: ::std::option::Option<crate::common::ResultType> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -25974,18 +26011,18 @@ pub struct SubscriptionsListenResultMetaObject {
     /// the stream's notifications. The value is the JSON-RPC ID of the
     /// `subscriptions/listen` request that opened the stream (and equals this
     /// response's `id`).
-    pub subscription_id: crate::RequestId,
+    pub subscription_id: crate::common::RequestId,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SubscriptionsListenResultMetaObject {
     ///A `SubscriptionsListenResultMetaObject` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(subscription_id: crate::RequestId) -> Self {
+    pub fn new(subscription_id: crate::common::RequestId) -> Self {
         SubscriptionsListenResultMetaObject {
             server_info: ::std::option::Option::None,
             subscription_id,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `io.modelcontextprotocol/serverInfo`: Identifies the server software producing the response. Servers SHOULD
@@ -26035,8 +26072,8 @@ impl crate::private::VisitObject for SubscriptionsListenResultMetaObject {
         let mut f_server_info: ::std::option::Option<
             ::std::boxed::Box<Implementation>,
         > = ::std::option::Option::None;
-        let mut f_subscription_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut f_subscription_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -26126,20 +26163,20 @@ impl crate::private::MatchScore for SubscriptionsListenResultMetaObject {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubscriptionsListenResultResponse {
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: crate::RequestId,
+    pub id: crate::common::RequestId,
     /// The `result` member: [`SubscriptionsListenResult`].
     pub result: SubscriptionsListenResult,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl SubscriptionsListenResultResponse {
     ///A `SubscriptionsListenResultResponse` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: crate::RequestId, result: SubscriptionsListenResult) -> Self {
+    pub fn new(id: crate::common::RequestId, result: SubscriptionsListenResult) -> Self {
         SubscriptionsListenResultResponse {
             id,
             result,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -26165,10 +26202,10 @@ impl crate::private::VisitObject for SubscriptionsListenResultResponse {
     fn visit_object<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut f_result: ::std::option::Option<SubscriptionsListenResult> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -26287,7 +26324,7 @@ pub struct TextContent {
     /// The text content of the message.
     pub text: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TextContent {
     ///The `type` member every `TextContent` carries.
@@ -26299,7 +26336,7 @@ impl TextContent {
             meta: ::std::option::Option::None,
             annotations: ::std::option::Option::None,
             text: text.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -26352,7 +26389,7 @@ impl crate::private::VisitObject for TextContent {
         let mut f_annotations: ::std::option::Option<Annotations> = ::std::option::Option::None;
         let mut f_text: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -26476,7 +26513,7 @@ pub struct TextResourceContents {
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TextResourceContents {
     /// Sets `_meta`.
@@ -26529,7 +26566,7 @@ impl crate::private::VisitObject for TextResourceContents {
         let mut f_mime_type: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_text: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_uri: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -26658,7 +26695,7 @@ pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
     /// Display title for this option.
     pub title: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TitledMultiSelectEnumSchemaItemsAnyOfItem {}
 impl ::serde::Serialize for TitledMultiSelectEnumSchemaItemsAnyOfItem {
@@ -26684,7 +26721,7 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchemaItemsAnyOfItem {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_const: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -26770,7 +26807,7 @@ pub struct TitledMultiSelectEnumSchemaItems {
     /// Array of enum options with values and display labels.
     pub any_of: ::std::vec::Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TitledMultiSelectEnumSchemaItems {
     ///A `TitledMultiSelectEnumSchemaItems` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -26780,7 +26817,7 @@ impl TitledMultiSelectEnumSchemaItems {
     ) -> Self {
         TitledMultiSelectEnumSchemaItems {
             any_of,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -26807,7 +26844,7 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchemaItems {
         let mut f_any_of: ::std::option::Option<
             ::std::vec::Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -26877,13 +26914,13 @@ pub struct TitledMultiSelectEnumSchema {
     /// Schema for array items with enum options and display labels.
     pub items: TitledMultiSelectEnumSchemaItems,
     /// Maximum number of items to select.
-    pub max_items: ::std::option::Option<crate::Integer>,
+    pub max_items: ::std::option::Option<crate::number::Integer>,
     /// Minimum number of items to select.
-    pub min_items: ::std::option::Option<crate::Integer>,
+    pub min_items: ::std::option::Option<crate::number::Integer>,
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TitledMultiSelectEnumSchema {
     ///The `type` member every `TitledMultiSelectEnumSchema` carries.
@@ -26898,7 +26935,7 @@ impl TitledMultiSelectEnumSchema {
             max_items: ::std::option::Option::None,
             min_items: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`: Optional default value.
@@ -26920,7 +26957,7 @@ impl TitledMultiSelectEnumSchema {
     /// Sets `maxItems`: Maximum number of items to select.
     pub fn with_max_items(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.max_items = ::std::option::Option::Some(value.into());
         self
@@ -26928,7 +26965,7 @@ impl TitledMultiSelectEnumSchema {
     /// Sets `minItems`: Minimum number of items to select.
     pub fn with_min_items(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.min_items = ::std::option::Option::Some(value.into());
         self
@@ -26991,11 +27028,11 @@ impl crate::private::VisitObject for TitledMultiSelectEnumSchema {
         > = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_items: ::std::option::Option<TitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
-        let mut f_max_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
-        let mut f_min_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_max_items: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
+        let mut f_min_items: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -27182,7 +27219,7 @@ pub struct TitledSingleSelectEnumSchemaOneOfItem {
     /// Display label for this option.
     pub title: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TitledSingleSelectEnumSchemaOneOfItem {}
 impl ::serde::Serialize for TitledSingleSelectEnumSchemaOneOfItem {
@@ -27208,7 +27245,7 @@ impl crate::private::VisitObject for TitledSingleSelectEnumSchemaOneOfItem {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_const: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -27300,7 +27337,7 @@ pub struct TitledSingleSelectEnumSchema {
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl TitledSingleSelectEnumSchema {
     ///The `type` member every `TitledSingleSelectEnumSchema` carries.
@@ -27313,7 +27350,7 @@ impl TitledSingleSelectEnumSchema {
             description: ::std::option::Option::None,
             one_of,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`: Optional default value.
@@ -27384,7 +27421,7 @@ impl crate::private::VisitObject for TitledSingleSelectEnumSchema {
         > = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -27548,14 +27585,14 @@ pub struct Tool {
     /// extraction rules.
     ///
     /// Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
-    pub input_schema: crate::ObjectSchema,
+    pub input_schema: crate::schema::ObjectSchema,
     /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
     /// An optional JSON Schema object defining the structure of the tool's output returned in
     /// the structuredContent field of a [`CallToolResult`]. This can be any valid JSON Schema 2020-12.
     ///
     /// Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
-    pub output_schema: ::std::option::Option<crate::JsonSchema>,
+    pub output_schema: ::std::option::Option<crate::schema::JsonSchema>,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -27564,13 +27601,13 @@ pub struct Tool {
     /// if present).
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl Tool {
     ///A `Tool` with the given required members (in the schema's alphabetical order) and no optional ones.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        input_schema: crate::ObjectSchema,
+        input_schema: crate::schema::ObjectSchema,
         name: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Tool {
@@ -27582,7 +27619,7 @@ impl Tool {
             name: name.into(),
             output_schema: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`.
@@ -27617,7 +27654,7 @@ impl Tool {
     /// Sets `outputSchema`: An optional JSON Schema object defining the structure of the tool's output returned in
     pub fn with_output_schema(
         mut self,
-        value: impl ::std::convert::Into<crate::JsonSchema>,
+        value: impl ::std::convert::Into<crate::schema::JsonSchema>,
     ) -> Self {
         self.output_schema = ::std::option::Option::Some(value.into());
         self
@@ -27683,11 +27720,11 @@ impl crate::private::VisitObject for Tool {
         let mut f_annotations: ::std::option::Option<ToolAnnotations> = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_icons: ::std::option::Option<::std::vec::Vec<Icon>> = ::std::option::Option::None;
-        let mut f_input_schema: ::std::option::Option<crate::ObjectSchema> = ::std::option::Option::None;
+        let mut f_input_schema: ::std::option::Option<crate::schema::ObjectSchema> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_output_schema: ::std::option::Option<crate::JsonSchema> = ::std::option::Option::None;
+        let mut f_output_schema: ::std::option::Option<crate::schema::JsonSchema> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -27878,7 +27915,7 @@ pub struct ToolAnnotations {
     /// A human-readable title for the tool.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolAnnotations {
     ///A `ToolAnnotations` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -27890,7 +27927,7 @@ impl ToolAnnotations {
             open_world_hint: ::std::option::Option::None,
             read_only_hint: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `destructiveHint`: If true, the tool may perform destructive updates to its environment.
@@ -27981,7 +28018,7 @@ impl crate::private::VisitObject for ToolAnnotations {
         let mut f_open_world_hint: ::std::option::Option<bool> = ::std::option::Option::None;
         let mut f_read_only_hint: ::std::option::Option<bool> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -28110,7 +28147,7 @@ pub struct ToolChoice {
     /// - `"none"`: Model MUST NOT use any tools
     pub mode: ::std::option::Option<ToolChoiceMode>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolChoice {
     ///A `ToolChoice` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -28118,7 +28155,7 @@ impl ToolChoice {
     pub fn new() -> Self {
         ToolChoice {
             mode: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `mode`: Controls the tool use ability of the model:
@@ -28157,7 +28194,7 @@ impl crate::private::VisitObject for ToolChoice {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_mode: ::std::option::Option<ToolChoiceMode> = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -28205,7 +28242,7 @@ pub struct ToolListChangedNotification {
     /// The `params` member: [`NotificationParams`].
     pub params: ::std::option::Option<NotificationParams>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolListChangedNotification {
     ///The `method` member every `ToolListChangedNotification` carries.
@@ -28215,7 +28252,7 @@ impl ToolListChangedNotification {
     pub fn new() -> Self {
         ToolListChangedNotification {
             params: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `params`.
@@ -28258,7 +28295,7 @@ impl crate::private::VisitObject for ToolListChangedNotification {
         let mut f_params: ::std::option::Option<NotificationParams> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
         let mut seen_method = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -28386,7 +28423,7 @@ pub struct ToolResultContent {
     /// This MUST match the ID from a previous [`ToolUseContent`].
     pub tool_use_id: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolResultContent {
     ///The `type` member every `ToolResultContent` carries.
@@ -28403,7 +28440,7 @@ impl ToolResultContent {
             is_error: ::std::option::Option::None,
             structured_content: ::std::option::Option::None,
             tool_use_id: tool_use_id.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `_meta`: Optional metadata about the tool result. Clients SHOULD preserve this field when
@@ -28469,7 +28506,7 @@ impl crate::private::VisitObject for ToolResultContent {
         let mut f_structured_content: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
         let mut f_tool_use_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -28639,11 +28676,11 @@ pub struct ToolUseContent {
     /// This ID is used to match tool results to their corresponding tool uses.
     pub id: ::std::string::String,
     /// The arguments to pass to the tool, conforming to the tool's input schema.
-    pub input: crate::JsonObject,
+    pub input: crate::free_form::JsonObject,
     /// The name of the tool to call.
     pub name: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl ToolUseContent {
     ///The `type` member every `ToolUseContent` carries.
@@ -28686,10 +28723,10 @@ impl crate::private::VisitObject for ToolUseContent {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_meta: ::std::option::Option<MetaObject> = ::std::option::Option::None;
         let mut f_id: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
-        let mut f_input: ::std::option::Option<crate::JsonObject> = ::std::option::Option::None;
+        let mut f_input: ::std::option::Option<crate::free_form::JsonObject> = ::std::option::Option::None;
         let mut f_name: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -28810,7 +28847,7 @@ pub struct UnsupportedProtocolVersionErrorData {
     /// mutually supported version from this list and retry.
     pub supported: ::std::vec::Vec<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UnsupportedProtocolVersionErrorData {
     ///A `UnsupportedProtocolVersionErrorData` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -28822,7 +28859,7 @@ impl UnsupportedProtocolVersionErrorData {
         UnsupportedProtocolVersionErrorData {
             requested: requested.into(),
             supported,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -28851,7 +28888,7 @@ impl crate::private::VisitObject for UnsupportedProtocolVersionErrorData {
         let mut f_supported: ::std::option::Option<
             ::std::vec::Vec<::std::string::String>,
         > = ::std::option::Option::None;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -28939,7 +28976,7 @@ pub struct UnsupportedProtocolVersionErrorObject {
     /// A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UnsupportedProtocolVersionErrorObject {
     ///The `code` member every `UnsupportedProtocolVersionErrorObject` carries.
@@ -28953,7 +28990,7 @@ impl UnsupportedProtocolVersionErrorObject {
         UnsupportedProtocolVersionErrorObject {
             data,
             message: message.into(),
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -28982,7 +29019,7 @@ impl crate::private::VisitObject for UnsupportedProtocolVersionErrorObject {
         let mut f_data: ::std::option::Option<UnsupportedProtocolVersionErrorData> = ::std::option::Option::None;
         let mut f_message: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_code = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -29102,9 +29139,9 @@ pub struct UnsupportedProtocolVersionError {
     /// The `error` member: [`UnsupportedProtocolVersionErrorObject`].
     pub error: UnsupportedProtocolVersionErrorObject,
     /// The `id` member: [`RequestId`](crate::RequestId).
-    pub id: ::std::option::Option<crate::RequestId>,
+    pub id: ::std::option::Option<crate::common::RequestId>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UnsupportedProtocolVersionError {
     ///A `UnsupportedProtocolVersionError` with the given required members (in the schema's alphabetical order) and no optional ones.
@@ -29113,13 +29150,13 @@ impl UnsupportedProtocolVersionError {
         UnsupportedProtocolVersionError {
             error,
             id: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `id`.
     pub fn with_id(
         mut self,
-        value: impl ::std::convert::Into<crate::RequestId>,
+        value: impl ::std::convert::Into<crate::common::RequestId>,
     ) -> Self {
         self.id = ::std::option::Option::Some(value.into());
         self
@@ -29154,9 +29191,9 @@ impl crate::private::VisitObject for UnsupportedProtocolVersionError {
         mut map: A,
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_error: ::std::option::Option<UnsupportedProtocolVersionErrorObject> = ::std::option::Option::None;
-        let mut f_id: ::std::option::Option<crate::RequestId> = ::std::option::Option::None;
+        let mut f_id: ::std::option::Option<crate::common::RequestId> = ::std::option::Option::None;
         let mut seen_jsonrpc = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -29267,7 +29304,7 @@ pub struct UntitledMultiSelectEnumSchemaItems {
     /// Array of enum values to choose from.
     pub r#enum: ::std::vec::Vec<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UntitledMultiSelectEnumSchemaItems {
     ///The `type` member every `UntitledMultiSelectEnumSchemaItems` carries.
@@ -29277,7 +29314,7 @@ impl UntitledMultiSelectEnumSchemaItems {
     pub fn new(r#enum: ::std::vec::Vec<::std::string::String>) -> Self {
         UntitledMultiSelectEnumSchemaItems {
             r#enum,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
 }
@@ -29304,7 +29341,7 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchemaItems {
     ) -> ::std::result::Result<Self, A::Error> {
         let mut f_enum: ::std::option::Option<::std::vec::Vec<::std::string::String>> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -29399,13 +29436,13 @@ pub struct UntitledMultiSelectEnumSchema {
     /// Schema for the array items.
     pub items: UntitledMultiSelectEnumSchemaItems,
     /// Maximum number of items to select.
-    pub max_items: ::std::option::Option<crate::Integer>,
+    pub max_items: ::std::option::Option<crate::number::Integer>,
     /// Minimum number of items to select.
-    pub min_items: ::std::option::Option<crate::Integer>,
+    pub min_items: ::std::option::Option<crate::number::Integer>,
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UntitledMultiSelectEnumSchema {
     ///The `type` member every `UntitledMultiSelectEnumSchema` carries.
@@ -29420,7 +29457,7 @@ impl UntitledMultiSelectEnumSchema {
             max_items: ::std::option::Option::None,
             min_items: ::std::option::Option::None,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`: Optional default value.
@@ -29442,7 +29479,7 @@ impl UntitledMultiSelectEnumSchema {
     /// Sets `maxItems`: Maximum number of items to select.
     pub fn with_max_items(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.max_items = ::std::option::Option::Some(value.into());
         self
@@ -29450,7 +29487,7 @@ impl UntitledMultiSelectEnumSchema {
     /// Sets `minItems`: Minimum number of items to select.
     pub fn with_min_items(
         mut self,
-        value: impl ::std::convert::Into<crate::Integer>,
+        value: impl ::std::convert::Into<crate::number::Integer>,
     ) -> Self {
         self.min_items = ::std::option::Option::Some(value.into());
         self
@@ -29513,11 +29550,11 @@ impl crate::private::VisitObject for UntitledMultiSelectEnumSchema {
         > = ::std::option::Option::None;
         let mut f_description: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut f_items: ::std::option::Option<UntitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
-        let mut f_max_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
-        let mut f_min_items: ::std::option::Option<crate::Integer> = ::std::option::Option::None;
+        let mut f_max_items: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
+        let mut f_min_items: ::std::option::Option<crate::number::Integer> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -29694,7 +29731,7 @@ pub struct UntitledSingleSelectEnumSchema {
     /// Optional title for the enum field.
     pub title: ::std::option::Option<::std::string::String>,
     /// Members the schema does not define, kept so that re-encoding loses nothing.
-    pub extra: crate::JsonObject,
+    pub extra: crate::free_form::JsonObject,
 }
 impl UntitledSingleSelectEnumSchema {
     ///The `type` member every `UntitledSingleSelectEnumSchema` carries.
@@ -29707,7 +29744,7 @@ impl UntitledSingleSelectEnumSchema {
             description: ::std::option::Option::None,
             r#enum,
             title: ::std::option::Option::None,
-            extra: crate::JsonObject::new(),
+            extra: crate::free_form::JsonObject::new(),
         }
     }
     /// Sets `default`: Optional default value.
@@ -29776,7 +29813,7 @@ impl crate::private::VisitObject for UntitledSingleSelectEnumSchema {
         let mut f_enum: ::std::option::Option<::std::vec::Vec<::std::string::String>> = ::std::option::Option::None;
         let mut f_title: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
         let mut seen_type = false;
-        let mut extra = crate::JsonObject::new();
+        let mut extra = crate::free_form::JsonObject::new();
         while let ::std::option::Option::Some(key) = map
             .next_key::<crate::private::Key>()?
         {
@@ -30027,7 +30064,7 @@ impl crate::private::VisitObject for ClientMessage {
                                 let mut probe = crate::private::IdProbe::<
                                     'de,
                                     _,
-                                    crate::RequestId,
+                                    crate::common::RequestId,
                                 >::new(rest, ::std::option::Option::Some("JSONRPCRequest"));
                                 let notification = <JsonRpcNotification as crate::private::VisitObject>::visit_object(
                                     &mut probe,
@@ -30217,100 +30254,100 @@ impl<'de> ::serde::Deserialize<'de> for ServerMessage {
         crate::private::deserialize_object(deserializer, "ServerMessage")
     }
 }
-impl crate::Request for DiscoverRequest {
+impl crate::method::Request for DiscoverRequest {
     const METHOD: &'static str = "server/discover";
     type Params = RequestParams;
     type Result = DiscoverResult;
 }
-impl crate::Request for ListResourcesRequest {
+impl crate::method::Request for ListResourcesRequest {
     const METHOD: &'static str = "resources/list";
     type Params = PaginatedRequestParams;
     type Result = ListResourcesResult;
 }
-impl crate::Request for ListResourceTemplatesRequest {
+impl crate::method::Request for ListResourceTemplatesRequest {
     const METHOD: &'static str = "resources/templates/list";
     type Params = PaginatedRequestParams;
     type Result = ListResourceTemplatesResult;
 }
-impl crate::Request for ReadResourceRequest {
+impl crate::method::Request for ReadResourceRequest {
     const METHOD: &'static str = "resources/read";
     type Params = ReadResourceRequestParams;
     type Result = ReadResourceOutcome;
 }
-impl crate::Request for SubscriptionsListenRequest {
+impl crate::method::Request for SubscriptionsListenRequest {
     const METHOD: &'static str = "subscriptions/listen";
     type Params = SubscriptionsListenRequestParams;
     type Result = SubscriptionsListenResult;
 }
-impl crate::Request for ListPromptsRequest {
+impl crate::method::Request for ListPromptsRequest {
     const METHOD: &'static str = "prompts/list";
     type Params = PaginatedRequestParams;
     type Result = ListPromptsResult;
 }
-impl crate::Request for GetPromptRequest {
+impl crate::method::Request for GetPromptRequest {
     const METHOD: &'static str = "prompts/get";
     type Params = GetPromptRequestParams;
     type Result = GetPromptOutcome;
 }
-impl crate::Request for ListToolsRequest {
+impl crate::method::Request for ListToolsRequest {
     const METHOD: &'static str = "tools/list";
     type Params = PaginatedRequestParams;
     type Result = ListToolsResult;
 }
-impl crate::Request for CallToolRequest {
+impl crate::method::Request for CallToolRequest {
     const METHOD: &'static str = "tools/call";
     type Params = CallToolRequestParams;
     type Result = CallToolOutcome;
 }
-impl crate::Request for CompleteRequest {
+impl crate::method::Request for CompleteRequest {
     const METHOD: &'static str = "completion/complete";
     type Params = CompleteRequestParams;
     type Result = CompleteResult;
 }
-impl crate::Request for CreateMessageRequest {
+impl crate::method::Request for CreateMessageRequest {
     const METHOD: &'static str = "sampling/createMessage";
     type Params = CreateMessageRequestParams;
     type Result = CreateMessageResult;
 }
-impl crate::Request for ListRootsRequest {
+impl crate::method::Request for ListRootsRequest {
     const METHOD: &'static str = "roots/list";
     type Params = ListRootsRequestParams;
     type Result = ListRootsResult;
 }
-impl crate::Request for ElicitRequest {
+impl crate::method::Request for ElicitRequest {
     const METHOD: &'static str = "elicitation/create";
     type Params = ElicitRequestParams;
     type Result = ElicitResult;
 }
-impl crate::Notification for CancelledNotification {
+impl crate::method::Notification for CancelledNotification {
     const METHOD: &'static str = "notifications/cancelled";
     type Params = CancelledNotificationParams;
 }
-impl crate::Notification for ProgressNotification {
+impl crate::method::Notification for ProgressNotification {
     const METHOD: &'static str = "notifications/progress";
     type Params = ProgressNotificationParams;
 }
-impl crate::Notification for ResourceListChangedNotification {
+impl crate::method::Notification for ResourceListChangedNotification {
     const METHOD: &'static str = "notifications/resources/list_changed";
     type Params = NotificationParams;
 }
-impl crate::Notification for SubscriptionsAcknowledgedNotification {
+impl crate::method::Notification for SubscriptionsAcknowledgedNotification {
     const METHOD: &'static str = "notifications/subscriptions/acknowledged";
     type Params = SubscriptionsAcknowledgedNotificationParams;
 }
-impl crate::Notification for ResourceUpdatedNotification {
+impl crate::method::Notification for ResourceUpdatedNotification {
     const METHOD: &'static str = "notifications/resources/updated";
     type Params = ResourceUpdatedNotificationParams;
 }
-impl crate::Notification for PromptListChangedNotification {
+impl crate::method::Notification for PromptListChangedNotification {
     const METHOD: &'static str = "notifications/prompts/list_changed";
     type Params = NotificationParams;
 }
-impl crate::Notification for ToolListChangedNotification {
+impl crate::method::Notification for ToolListChangedNotification {
     const METHOD: &'static str = "notifications/tools/list_changed";
     type Params = NotificationParams;
 }
-impl crate::Notification for LoggingMessageNotification {
+impl crate::method::Notification for LoggingMessageNotification {
     const METHOD: &'static str = "notifications/message";
     type Params = LoggingMessageNotificationParams;
 }

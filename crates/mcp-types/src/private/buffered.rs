@@ -2,7 +2,14 @@
 //! replayed to the variant's decoder: [`Buffered`], [`Entries`], [`Resumed`], and the raw-text
 //! access ([`FromRaw`]) that numbers and shapes are read through.
 
-use super::*;
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserialize as _, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+
+use super::text::{CowStr, Key};
 
 /// A member value read ahead of a discriminator. Strings stay borrowed from the input; numbers,
 /// objects and arrays are kept as their exact JSON text when serde_json provides it (see

@@ -2,11 +2,19 @@
 //! members checked as they are read ([`FreeForm`]), numbers kept exactly ([`ExactNumber`]), and
 //! the value a union decoded by shape is scored on ([`Scored`]).
 
-use super::*;
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserialize as _, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde_json::{Map, Value};
+
+use super::buffered::{FromRaw, deserialize_raw, json_string};
+use super::text::strip_position;
 
 /// A free-form member (`serde_json::Value`, a JSON object, a list of values), decoded from its
 /// exact text so that every number is decided by its value, never changed silently (an error
-/// names the member through [`in_field`]). serde_json gives every integer within 64 bits as an
+/// names the member through [`in_field`](super::in_field)). serde_json gives every integer within 64 bits as an
 /// integer and any other number as an `f64` without its text: the member is first built in one
 /// pass from its text, and only when a number is ambiguous (an `f64` of magnitude 2^63 or more,
 /// which may have been an integer literal beyond 64 bits, or a negative zero, which may have been
@@ -144,7 +152,7 @@ fn value_from_text(text: &str) -> Result<Value, serde_json::Error> {
     match ExactBuilder::CHECKED.deserialize(&mut deserializer).and_then(|v| deserializer.end().map(|()| v)) {
         Ok(value) => Ok(value),
         Err(_) => {
-            let literals = Literals { all: crate::number::number_literals(text), next: std::cell::Cell::new(0) };
+            let literals = Literals { all: crate::literal::number_literals(text), next: std::cell::Cell::new(0) };
             let mut deserializer = serde_json::Deserializer::from_str(text);
             let value = ExactBuilder { literals: Some(&literals) }.deserialize(&mut deserializer)?;
             deserializer.end()?;
@@ -217,7 +225,7 @@ impl<'de> Visitor<'de> for ExactBuilder<'_> {
     #[inline]
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
         if let Some(literals) = self.literals {
-            return crate::number::exact_free_form_number(literals.take(), v).map_err(E::custom);
+            return crate::literal::exact_free_form_number(literals.take(), v).map_err(E::custom);
         }
         if v.abs() >= 9_223_372_036_854_775_808.0 || (v == 0.0 && v.is_sign_negative()) {
             return Err(E::custom(format_args!(
@@ -274,7 +282,7 @@ impl<'de> FromRaw<'de> for ExactNumber {
 
     #[inline]
     fn from_raw<E: de::Error>(raw: Cow<'de, str>) -> Result<Self, E> {
-        use crate::number::{Literal, classify};
+        use crate::literal::{Literal, classify};
         // Most numbers are small integers: no classification needed.
         if let Ok(n) = raw.parse::<i64>() {
             return Ok(ExactNumber(n.into()));

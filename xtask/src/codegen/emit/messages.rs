@@ -210,7 +210,7 @@ pub(super) fn method_impls(m: &Module) -> TokenStream {
         let params = ty_tokens(&r.params);
         let result = ty_tokens(r.result.as_ref().expect("requests have results"));
         out.extend(quote! {
-            impl crate::Request for #ty {
+            impl crate::method::Request for #ty {
                 const METHOD: &'static str = #method;
                 type Params = #params;
                 type Result = #result;
@@ -222,7 +222,7 @@ pub(super) fn method_impls(m: &Module) -> TokenStream {
         let method = &n.method;
         let params = ty_tokens(&n.params);
         out.extend(quote! {
-            impl crate::Notification for #ty {
+            impl crate::method::Notification for #ty {
                 const METHOD: &'static str = #method;
                 type Params = #params;
             }

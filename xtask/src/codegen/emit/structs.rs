@@ -51,7 +51,7 @@ pub(super) fn struct_tokens(
     let extra_def = s.open.then(|| {
         quote! {
             /// Members the schema does not define, kept so that re-encoding loses nothing.
-            pub extra: crate::JsonObject,
+            pub extra: crate::free_form::JsonObject,
         }
     });
 
@@ -94,7 +94,7 @@ pub(super) fn struct_tokens(
             quote!(#id: ::std::option::Option::None,)
         }
     });
-    let extra_init = s.open.then(|| quote!(extra: crate::JsonObject::new(),));
+    let extra_init = s.open.then(|| quote!(extra: crate::free_form::JsonObject::new(),));
     let constructor = if has_positional_new(s) {
         let new_doc = format!(
             "A `{name_str}` with the given required members (in the schema's alphabetical order) and no optional ones."
@@ -252,7 +252,7 @@ pub(super) fn struct_tokens(
             }
         }
     };
-    let extra_decl = s.open.then(|| quote!(let mut extra = crate::JsonObject::new();));
+    let extra_decl = s.open.then(|| quote!(let mut extra = crate::free_form::JsonObject::new();));
     let const_checks: Vec<TokenStream> = s
         .consts
         .iter()
@@ -306,7 +306,7 @@ pub(super) fn struct_tokens(
             let value = const_tokens(&c.value);
             quote!(members.insert(#key.to_owned(), ::serde_json::Value::from(#value));)
         });
-        let members_init = if s.open { quote!(let mut members = extra;) } else { quote!(let mut members = crate::JsonObject::new();) };
+        let members_init = if s.open { quote!(let mut members = extra;) } else { quote!(let mut members = crate::free_form::JsonObject::new();) };
         let slots = s.fields.iter().map(|f| {
             let slot = format_ident!("f_{}", f.ident.trim_start_matches("r#"));
             let ty = ty_tokens(&f.ty);
@@ -317,7 +317,7 @@ pub(super) fn struct_tokens(
             let flag = format_ident!("seen_{}", crate::codegen::model::field_ident(&c.json));
             quote!(let mut #flag = false;)
         });
-        let extra_decl = s.open.then(|| quote!(let mut extra = crate::JsonObject::new();));
+        let extra_decl = s.open.then(|| quote!(let mut extra = crate::free_form::JsonObject::new();));
         let const_checks = const_checks.clone();
         let finish = finish.clone();
         let extra_finish = extra_finish.clone();
@@ -327,7 +327,7 @@ pub(super) fn struct_tokens(
             impl #name {
                 /// Like `visit_object`, but an object that lacks a required member gives back its
                 /// members (`Err`) instead of failing.
-                fn visit_object_or_members<'de, A: ::serde::de::MapAccess<'de>>(#map_binding: A) -> ::std::result::Result<::std::result::Result<Self, crate::JsonObject>, A::Error> {
+                fn visit_object_or_members<'de, A: ::serde::de::MapAccess<'de>>(#map_binding: A) -> ::std::result::Result<::std::result::Result<Self, crate::free_form::JsonObject>, A::Error> {
                     #(#slots)*
                     #(#seen)*
                     #extra_decl

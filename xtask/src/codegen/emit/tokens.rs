@@ -26,7 +26,7 @@ pub fn ty_tokens(ty: &Ty) -> TokenStream {
         Ty::Bool => quote!(bool),
         Ty::Number => quote!(::serde_json::Number),
         Ty::Value => quote!(::serde_json::Value),
-        Ty::Object => quote!(crate::JsonObject),
+        Ty::Object => quote!(crate::free_form::JsonObject),
         Ty::Vec(inner) => {
             let inner = ty_tokens(inner);
             quote!(::std::vec::Vec<#inner>)
@@ -39,12 +39,34 @@ pub fn ty_tokens(ty: &Ty) -> TokenStream {
             let n = ident(n);
             quote!(#n)
         }
-        Ty::Path(p) => syn::parse_str::<syn::Type>(p).map(|t| quote!(#t)).expect("valid path"),
+        Ty::Path(p) => syn::parse_str::<syn::Type>(&home(p)).map(|t| quote!(#t)).expect("valid path"),
         Ty::Boxed(inner) => {
             let inner = ty_tokens(inner);
             quote!(::std::boxed::Box<#inner>)
         }
     }
+}
+
+/// Where the generated code finds a type the model names by its public path: a hand-written
+/// one (`crate::RequestId`) in its own module, one of a revision (`crate::v2026_07_28::Tool`, which
+/// the extensions restate) in `generated`; never through the crate root, which stands above the
+/// revisions it re-exports (`cargo xtask imports`).
+pub fn home(path: &str) -> String {
+    let rest = path.trim_start_matches("crate::");
+    let first = rest.split("::").next().unwrap_or_default();
+    let module = match rest {
+        "RequestId" | "ProgressToken" | "ErrorObject" | "ResultType" | "TtlMs" => "common",
+        "Integer" => "number",
+        "RawResult" => "raw_result",
+        "JsonSchema" | "ObjectSchema" => "schema",
+        _ if first == "draft"
+            || (first.starts_with('v') && first[1..].bytes().all(|b| b.is_ascii_digit() || b == b'_')) =>
+        {
+            "generated"
+        }
+        _ => return path.to_owned(),
+    };
+    path.replacen("crate::", &format!("crate::{module}::"), 1)
 }
 
 /// Free-form JSON (`Value`, objects, lists or maps of them): decoded through

@@ -75,7 +75,7 @@ pub(super) fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
             /// A `resultType` this union does not define (an extension's, such as the tasks
             /// extension's `"task"`, or `""`), or a known one whose members do not fit its
             /// variant: every member as received.
-            Other(crate::JsonObject),
+            Other(crate::free_form::JsonObject),
         ));
         ser_arms.push(quote!(Self::Other(value) => ::serde::Serialize::serialize(value, serializer),));
     }
@@ -105,7 +105,7 @@ pub(super) fn union_tokens(u: &UnionDef, docs: &Docs) -> TokenStream {
                     });
                     quote! {
                         /// The JSON-RPC id of the request.
-                        pub fn id(&self) -> &crate::RequestId {
+                        pub fn id(&self) -> &crate::common::RequestId {
                             match self {
                                 #(#id_arms)*
                                 Self::Other(value) => &value.id,
