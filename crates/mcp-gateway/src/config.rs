@@ -17,6 +17,8 @@
 //! rename = { search = "notes_search" }
 //! era = "legacy"                     # "auto" (the default), "modern" or "legacy"
 //! timeout_secs = 30                  # each request (default 60)
+//! idle_connection_secs = 4           # an idle connection is reused this long (default; keep it
+//!                                    # below the upstream's own idle timeout)
 //! max_concurrent_requests = 8        # at once; more wait…
 //! queue_timeout_secs = 2             # …this long, then fail naming the upstream
 //! health_interval_secs = 10          # `ping` / `server/discover` while connected
@@ -188,6 +190,11 @@ pub struct UpstreamConfig {
     /// Seconds a call may take before it fails naming the upstream. Default 60.
     #[serde(default)]
     pub timeout_secs: Option<f64>,
+    /// Seconds an idle connection to an HTTP upstream is kept for the next request. Default 4:
+    /// below the idle timeouts servers commonly close them at (Node's and uvicorn's 5 s,
+    /// mcp-server's 10 s), so that no request is sent on a connection the upstream is closing.
+    #[serde(default)]
+    pub idle_connection_secs: Option<f64>,
     /// How many requests the gateway sends the upstream at once; more wait for one to finish,
     /// up to `queue_timeout_secs`. Default: no limit.
     #[serde(default)]
@@ -278,9 +285,20 @@ impl Config {
     /// Every upstream has one target and a unique name.
     pub fn check(&self) -> Result<(), String> {
         let mut names = std::collections::BTreeSet::new();
+        check_seconds("task_after_secs", self.task_after_secs)?;
         for upstream in &self.upstreams {
             if upstream.name.is_empty() {
                 return Err("an upstream has an empty `name`".into());
+            }
+            let seconds = [
+                ("health_interval_secs", upstream.health_interval_secs),
+                ("timeout_secs", upstream.timeout_secs),
+                ("idle_connection_secs", upstream.idle_connection_secs),
+                ("queue_timeout_secs", upstream.queue_timeout_secs),
+                ("relist_delay_secs", upstream.relist_delay_secs),
+            ];
+            for (field, value) in seconds {
+                check_seconds(field, value).map_err(|e| format!("upstream `{}`: {e}", upstream.name))?;
             }
             if !names.insert(upstream.name.as_str()) {
                 return Err(format!("two upstreams are named `{}`", upstream.name));
@@ -350,6 +368,16 @@ impl Config {
     }
 }
 
+/// A number of seconds is finite and not negative (a `Duration` holds nothing else).
+fn check_seconds(field: &str, value: Option<f64>) -> Result<(), String> {
+    match value {
+        Some(secs) if !secs.is_finite() || secs < 0.0 => {
+            Err(format!("`{field}` must be a finite number of seconds, at least 0 (got {secs})"))
+        }
+        _ => Ok(()),
+    }
+}
+
 impl UpstreamConfig {
     /// Whether some callers may not see or use all of this upstream.
     pub fn restricts_callers(&self) -> bool {
@@ -378,6 +406,10 @@ impl UpstreamConfig {
 
     pub(crate) fn timeout(&self) -> Duration {
         Duration::from_secs_f64(self.timeout_secs.unwrap_or(60.0).max(0.001))
+    }
+
+    pub(crate) fn idle_connection(&self) -> Duration {
+        Duration::from_secs_f64(self.idle_connection_secs.unwrap_or(4.0))
     }
 
     pub(crate) fn max_entries(&self) -> usize {
@@ -465,6 +497,13 @@ mod tests {
         );
         let negative = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nmax_list_bytes = -1\n";
         assert!(refused(negative).contains("max_list_bytes"), "{}", refused(negative));
+        // A `Duration` holds no infinity, NaN or negative: said at load, not a panic at start.
+        for (field, value) in [("timeout_secs", "inf"), ("idle_connection_secs", "nan"), ("relist_delay_secs", "-1")] {
+            let toml = format!("[[upstream]]\nname = \"a\"\nurl = \"http://x\"\n{field} = {value}\n");
+            let expected = format!("upstream `a`: `{field}` must be a finite number of seconds, at least 0");
+            assert!(refused(&toml).contains(&expected), "{}", refused(&toml));
+        }
+        assert!(refused("task_after_secs = inf\n").contains("`task_after_secs` must be a finite number"));
     }
 
     #[test]

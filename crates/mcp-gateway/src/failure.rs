@@ -47,7 +47,8 @@ pub(crate) fn kind(error: &mcp_client::Error) -> String {
     }
 }
 
-fn error_chain(error: &dyn std::error::Error) -> String {
+/// The error and its sources, `: `-joined (reqwest's `error sending request` says why only there).
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -221,7 +221,7 @@ impl Upstream {
     /// request id; returned as what a caller may read (the kind of failure and that id).
     pub(crate) fn failure(&self, what: &str, error: &mcp_client::Error) -> String {
         let id = crate::failure::request_id();
-        let detail = crate::failure::redact(&error.to_string(), &self.secrets());
+        let detail = crate::failure::redact(&crate::failure::error_chain(error), &self.secrets());
         // Debug-formatted: an error page's line breaks stay escaped, inside one log line.
         tracing::warn!(upstream = self.name(), request_id = %id, error = ?detail, "upstream failed {what}");
         format!("{} (request id {id})", crate::failure::kind(error))
@@ -329,7 +329,11 @@ impl Upstream {
                 if let Some(oauth) = &self.oauth {
                     builder = builder.oauth(oauth.clone());
                 }
-                builder.connect_http(url).await
+                let http = reqwest::Client::builder()
+                    .pool_idle_timeout(self.config.idle_connection())
+                    .build()
+                    .map_err(|e| mcp_client::Error::Protocol(format!("the HTTP client could not be built: {e}")))?;
+                builder.http_client(http).connect_http(url).await
             }
             (None, None) => unreachable!("the configuration was checked"),
         }

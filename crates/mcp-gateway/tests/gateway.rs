@@ -586,3 +586,64 @@ async fn a_stdio_pool_spreads_calls_over_its_processes_and_outlives_one_that_die
     drop(gateway);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A loopback relay to `upstream` that plays a server closing idle connections just as a request
+/// arrives (the race a keep-alive pool loses): bytes from the gateway on a connection idle for
+/// `idle` or longer close it instead of being forwarded.
+async fn closing_when_idle(upstream: u16, idle: Duration) -> u16 {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut gateway, _)) = listener.accept().await {
+            let Ok(server) = tokio::net::TcpStream::connect(("127.0.0.1", upstream)).await else { continue };
+            tokio::spawn(async move {
+                let (mut from_gateway, mut to_gateway) = gateway.split();
+                let (mut from_server, mut to_server) = tokio::io::split(server);
+                let mut last = tokio::time::Instant::now();
+                let (mut up, mut down) = ([0u8; 16384], [0u8; 16384]);
+                loop {
+                    tokio::select! {
+                        read = from_gateway.read(&mut up) => match read {
+                            Ok(n) if n > 0 && last.elapsed() < idle => {
+                                if to_server.write_all(&up[..n]).await.is_err() { return }
+                            }
+                            _ => return,
+                        },
+                        read = from_server.read(&mut down) => match read {
+                            Ok(n) if n > 0 => if to_gateway.write_all(&down[..n]).await.is_err() { return },
+                            _ => return,
+                        },
+                    }
+                    last = tokio::time::Instant::now();
+                }
+            });
+        }
+    });
+    port
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_upstream_connection_is_not_reused_past_idle_connection_secs() {
+    let upstream = Upstream::start(adder(), 0);
+    let relay = closing_when_idle(upstream.port(), Duration::from_millis(1000)).await;
+    let config = |idle_connection_secs: f64| {
+        config(&format!(
+            "[[upstream]]\nname = \"a\"\nurl = \"http://127.0.0.1:{relay}/mcp\"\nera = \"legacy\"\n\
+             idle_connection_secs = {idle_connection_secs}\nhealth_interval_secs = 600\n"
+        ))
+    };
+    // Kept past the upstream's own idle timeout, the pooled connection takes the next call with it.
+    let keeping = Gateway::start(&config(60.0)).await.unwrap();
+    let caller = client(&serve(&keeping).await, EraPreference::Legacy).await;
+    assert_eq!(text(&caller, "a_add", json!({"a": 1, "b": 2})).await, "3");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let lost = caller.call_tool("a_add", json!({"a": 2, "b": 2})).await.unwrap_err().to_string();
+    assert!(lost.contains("connection failed"), "{lost}");
+    // Dropped after 0.3 s idle, it is not there to be reused: the call goes on a new one.
+    let dropping = Gateway::start(&config(0.3)).await.unwrap();
+    let caller = client(&serve(&dropping).await, EraPreference::Legacy).await;
+    assert_eq!(text(&caller, "a_add", json!({"a": 1, "b": 2})).await, "3");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(text(&caller, "a_add", json!({"a": 2, "b": 2})).await, "4");
+}
