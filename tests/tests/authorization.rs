@@ -399,8 +399,13 @@ struct CountingIssuer {
 }
 
 async fn counting_issuer(jwks: Value) -> CountingIssuer {
+    counting_issuer_named(jwks, "").await
+}
+
+/// A counting issuer whose identifier ends with `suffix` (its metadata at the origin).
+async fn counting_issuer_named(jwks: Value, suffix: &str) -> CountingIssuer {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let issuer = format!("http://{}", listener.local_addr().unwrap());
+    let issuer = format!("http://{}{suffix}", listener.local_addr().unwrap());
     let fetches = Arc::new(AtomicUsize::new(0));
     let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let metadata = json!({ "issuer": issuer, "jwks_uri": format!("{issuer}/jwks") });
@@ -481,6 +486,65 @@ async fn the_issuer_unreachable_gives_503_not_401() {
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert!(challenge.is_empty());
     assert!(description.contains("cannot be verified now"), "{description}");
+}
+
+/// Figures (issue 44): an issuer configured as `http://host:port/` whose metadata says
+/// `http://host:port` was answered 503 `temporarily_unavailable` forever, logged nowhere. Now
+/// `check()` names both strings and the fix before serving, and a request gets 500.
+#[tokio::test]
+async fn an_issuer_configured_with_a_trailing_slash_is_named_with_the_fix() {
+    let issuer = counting_issuer(json!({ "keys": [] })).await;
+    let configured = format!("{}/", issuer.issuer);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let authorization =
+        ResourceServer::builder(&url, JwtVerifier::new(&configured, &url)).authorization_server(&configured).build();
+    let error = authorization.check().await.unwrap_err();
+    assert!(matches!(error, mcp_server::auth::VerifyError::Misconfigured(_)), "{error:?}");
+    let text = error.to_string();
+    let named =
+        format!("names the issuer \"{}\", not \"{configured}\" as configured: drop the trailing `/`", issuer.issuer);
+    assert!(text.contains(&named), "{text}");
+    // The other way round: the metadata has the slash, the configuration not.
+    let slashed = counting_issuer_named(json!({ "keys": [] }), "/").await;
+    let bare = slashed.issuer.trim_end_matches('/').to_owned();
+    let error = JwtVerifier::new(&bare, &url).check().await.unwrap_err().to_string();
+    assert!(error.contains("add the trailing `/`"), "{error}");
+    // Served anyway, every token is refused with 500 `server_error` naming the same.
+    let mut config = HttpConfig::default();
+    config.authorization = Some(authorization);
+    tokio::spawn(mcp_server::http::serve(listener, server(), config));
+    let http = reqwest::Client::new();
+    let header = B64URL.encode(json!({"alg": "ES256", "typ": "at+jwt", "kid": "k"}).to_string());
+    let token = format!("{header}.{}.c2ln", B64URL.encode("{}"));
+    let response = modern_call_at(&http, &url, "whoami").bearer_auth(token).send().await.unwrap();
+    let (status, _, description) = refusal(response).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert!(description.contains(&named), "{description}");
+}
+
+/// `scopes_supported` lists every scope a route needs after the configured ones, so that a
+/// client registering with them can step up; `hide_scopes` leaves some out.
+#[tokio::test]
+async fn the_metadata_lists_the_scopes_every_route_needs_but_the_hidden_ones() {
+    for (hidden, expected) in
+        [(vec![], json!(["notes:read", "admin", "notes:write"])), (vec!["admin"], json!(["notes:read", "notes:write"]))]
+    {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let issuer = "http://127.0.0.1:9";
+        let authorization = ResourceServer::builder(&url, JwtVerifier::new(issuer, &url))
+            .authorization_server(issuer)
+            .required_scopes(["notes:read"])
+            .hide_scopes(hidden)
+            .build();
+        let mut config = HttpConfig::default();
+        config.authorization = Some(authorization);
+        tokio::spawn(mcp_server::http::serve(listener, server(), config));
+        let metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+        let metadata: Value = reqwest::get(metadata_url).await.unwrap().json().await.unwrap();
+        assert_eq!(metadata["scopes_supported"], expected);
+    }
 }
 
 #[tokio::test]

@@ -350,3 +350,20 @@ async fn a_subscription_takes_the_same_decision_as_a_read() {
     assert!(bob.read_resource("notes://today").await.is_ok());
     assert!(bob.listen(filter).await.is_ok());
 }
+
+/// Issue 44: an `[authorization]` issuer that differs from its own metadata's by a slash was a
+/// gateway answering 503 to every caller; now it does not start, and says both and the fix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_issuer_whose_metadata_names_another_is_a_start_error_naming_both() {
+    let (issuer, _) = counting_authorization_server().await;
+    let open = serve(server("open", &["hello"]), None).await;
+    let config = Config::from_toml(&format!(
+        "[authorization]\nresource = \"http://127.0.0.1:9/mcp\"\nissuer = \"{issuer}/\"\n\
+         [[upstream]]\nname = \"open\"\nurl = \"{open}\"\n"
+    ))
+    .unwrap();
+    let error = Gateway::start(&config).await.err().expect("refused").to_string();
+    let named = format!("names the issuer \"{issuer}\", not \"{issuer}/\" as configured: drop the trailing `/`");
+    assert!(error.starts_with("invalid configuration: [authorization] issuer: "), "{error}");
+    assert!(error.contains(&named), "{error}");
+}

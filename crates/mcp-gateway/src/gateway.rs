@@ -120,7 +120,11 @@ impl Gateway {
             .build()
             .map_err(|e| StartError::Server(e.to_string()))?;
         let _ = catalogue.server.set(server.clone());
-        Ok(Gateway { server, catalogue, supervisors, authorization: config.authorization.clone(), redis })
+        let gateway = Gateway { server, catalogue, supervisors, authorization: config.authorization.clone(), redis };
+        if let Some(authorization) = gateway.http_config().authorization {
+            check_authorization(&authorization).await?;
+        }
+        Ok(gateway)
     }
 
     /// The downstream server: serve it with `mcp_server::http::serve` or `mcp_server::stdio`.
@@ -136,6 +140,13 @@ impl Gateway {
     /// Each upstream, in configuration order, and why it is not connected (`Ok` when it is).
     pub fn upstreams(&self) -> Vec<(String, Result<(), String>)> {
         self.catalogue.upstreams.iter().map(|u| (u.name().to_owned(), u.up())).collect()
+    }
+
+    /// Each upstream's connection attempts finished so far (for tests: the log says an
+    /// upstream that stays down only once a minute).
+    #[doc(hidden)]
+    pub fn connection_attempts(&self) -> Vec<(String, u64)> {
+        self.catalogue.upstreams.iter().map(|u| (u.name().to_owned(), u.attempts())).collect()
     }
 
     /// How many names the index records now: owners of every kind, template literal starts and
@@ -216,6 +227,21 @@ impl Gateway {
             .route("/healthz", axum::routing::get(move || std::future::ready(health(false))))
             .route("/readyz", axum::routing::get(move || std::future::ready(states(true))))
     }
+}
+
+/// Whether callers' tokens can be verified as configured: an issuer whose metadata names
+/// another issuer is a start error (it would not pass by itself); one that is not up yet is
+/// said in the log, and its tokens are verified once it is.
+async fn check_authorization(authorization: &mcp_server::auth::ResourceServer) -> Result<(), StartError> {
+    use mcp_server::auth::VerifyError;
+    match authorization.check().await {
+        Ok(()) => tracing::info!("[authorization]: access tokens can be verified"),
+        Err(VerifyError::Misconfigured(why)) => {
+            return Err(StartError::Config(format!("[authorization] issuer: {why}")));
+        }
+        Err(error) => tracing::warn!(%error, "[authorization]: access tokens cannot be verified yet"),
+    }
+    Ok(())
 }
 
 impl Drop for Gateway {

@@ -231,6 +231,20 @@ impl Upstream {
         &self.config.name
     }
 
+    /// Connection attempts finished, of every process.
+    pub(crate) fn attempts(&self) -> u64 {
+        self.members.iter().map(|member| *member.attempts.borrow()).sum()
+    }
+
+    /// Where the upstream is: its URL, or the program it runs.
+    fn target(&self) -> &str {
+        match (&self.config.url, &self.config.command) {
+            (Some(url), _) => url,
+            (None, Some(command)) => &command[0],
+            (None, None) => "",
+        }
+    }
+
     /// `Ok` while a connection is up, else why none is (the first one's reason).
     pub(crate) fn up(&self) -> Result<(), String> {
         match self.primary() {
@@ -427,6 +441,7 @@ async fn supervise_member(upstream: &Upstream, at: usize, report: &Report) {
     };
     let member = &upstream.members[at];
     let mut backoff = FIRST_BACKOFF;
+    let mut unavailable = Unavailable::default();
     loop {
         let connected = match upstream.connect().await {
             Ok(client) => match Lists::of(&client, &upstream.config).await {
@@ -436,19 +451,21 @@ async fn supervise_member(upstream: &Upstream, at: usize, report: &Report) {
                     Err(listing_failed(upstream, &error))
                 }
             },
-            Err(error) => Err(format!("connecting failed: {}", upstream.failure("connecting", &error))),
+            Err(error) => Err(Attempt::failed(upstream, "connecting failed", &error)),
         };
         let (client, lists) = match connected {
             Ok(up) => up,
-            Err(why) => {
-                tracing::warn!(upstream = %name, %why, retry_in = ?backoff, "upstream unavailable");
-                member.set_down(why);
+            Err(failure) => {
+                if let Some(unsaid) = unavailable.due(&failure.told) {
+                    member.set_down(failure.say(upstream, &name, unsaid, backoff));
+                }
                 member.attempts.send_modify(|n| *n += 1);
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(LAST_BACKOFF);
                 continue;
             }
         };
+        unavailable = Unavailable::default();
         tracing::info!(
             upstream = %name, tools = lists.tools.len(), prompts = lists.prompts.len(),
             resources = lists.resources.len(), templates = lists.templates.len(), skills = lists.skills.len(),
@@ -492,6 +509,9 @@ async fn watch_connection(
     let member = &upstream.members[at];
     let mut health = tokio::time::interval(upstream.config.health_interval());
     health.tick().await;
+    // A modern subscription starts when first polled, here: a list that changed between the
+    // listing and the upstream's acknowledgement would go unseen, so the first one re-lists.
+    let mut acknowledged = false;
     loop {
         let check = tokio::select! {
             notification = next_change(changes) => match notification {
@@ -501,8 +521,9 @@ async fn watch_connection(
                     }
                     false
                 }
-                Some(Ok(ServerNotification::SubscriptionsAcknowledged(_))) => false,
-                Some(Ok(_)) => {
+                Some(Ok(ServerNotification::SubscriptionsAcknowledged(_))) if acknowledged => false,
+                Some(Ok(notification)) => {
+                    acknowledged |= matches!(notification, ServerNotification::SubscriptionsAcknowledged(_));
                     // A burst of list changes is one re-list: the ones that come meanwhile are
                     // taken in by it (resource updates still pass on).
                     settle(upstream, at, changes, report).await;
@@ -513,11 +534,12 @@ async fn watch_connection(
                             if now != wanted {
                                 *changes = client.listen(now.clone()).await.ok();
                                 wanted = now;
+                                acknowledged = false;
                             }
                             member.set_lists(lists);
                             report(Change::Lists);
                         }
-                        Err(error) => return listing_failed(upstream, &error),
+                        Err(error) => return listing_failed(upstream, &error).say(upstream, upstream.name(), 0, Duration::ZERO),
                     }
                     false
                 }
@@ -561,15 +583,75 @@ async fn settle(upstream: &Upstream, at: usize, changes: &mut Option<Subscriptio
     }
 }
 
-/// Why listing what `upstream` serves failed: over a bound it is degraded (said plainly, once
-/// per attempt); any other failure is logged under a request id.
-fn listing_failed(upstream: &Upstream, error: &ListError) -> String {
+/// Why listing what `upstream` serves failed: over a bound it is degraded (said plainly);
+/// any other failure is said under a request id.
+fn listing_failed(upstream: &Upstream, error: &ListError) -> Attempt {
     match error {
-        ListError::OverBound(why) => {
-            tracing::error!(upstream = upstream.name(), %why, "upstream degraded: its entries are left out");
-            format!("degraded: {why}")
+        ListError::OverBound(why) => Attempt { told: format!("degraded: {why}"), detail: why.clone(), degraded: true },
+        ListError::Client(error) => Attempt::failed(upstream, "listing what it serves failed", error),
+    }
+}
+
+/// Why an attempt to bring an upstream up failed: what a caller is told (no text of the
+/// upstream's), and what the log keeps (its error chain, credentials redacted).
+struct Attempt {
+    told: String,
+    detail: String,
+    /// Over a bound: up, but left out.
+    degraded: bool,
+}
+
+impl Attempt {
+    fn failed(upstream: &Upstream, what: &str, error: &mcp_client::Error) -> Attempt {
+        Attempt {
+            told: format!("{what}: {}", crate::failure::kind(error)),
+            detail: crate::failure::redact(&crate::failure::error_chain(error), &upstream.secrets()),
+            degraded: false,
         }
-        ListError::Client(error) => format!("listing what it serves failed: {}", upstream.failure("listing", error)),
+    }
+
+    /// Says the failure in the log (under a new request id, or as degraded); what a caller is
+    /// told of it.
+    fn say(self, upstream: &Upstream, name: &str, unsaid: u64, retry_in: Duration) -> String {
+        let target = upstream.target();
+        let (told, detail) = (self.told, self.detail);
+        if self.degraded {
+            tracing::error!(upstream = %name, %target, %detail, unsaid, "upstream degraded: its entries are left out");
+            return told;
+        }
+        let id = crate::failure::request_id();
+        tracing::warn!(
+            upstream = %name, %target, request_id = %id, %told, error = ?detail, ?retry_in, unsaid,
+            "upstream unavailable (said again at most once a minute while it stays so)"
+        );
+        format!("{told} (request id {id})")
+    }
+}
+
+/// When an upstream that stays unavailable is said in the log: at its first failure, when the
+/// failure changes, and at most once a minute otherwise (an upstream down for a day is not a
+/// line per retry).
+#[derive(Default)]
+struct Unavailable {
+    said: Option<(std::time::Instant, String)>,
+    unsaid: u64,
+}
+
+impl Unavailable {
+    const EVERY: Duration = Duration::from_secs(60);
+
+    /// `Some(attempts left unsaid since the last line)` when this failure is to be said.
+    fn due(&mut self, told: &str) -> Option<u64> {
+        match &self.said {
+            Some((at, said)) if said == told && at.elapsed() < Self::EVERY => {
+                self.unsaid += 1;
+                None
+            }
+            _ => {
+                self.said = Some((std::time::Instant::now(), told.to_owned()));
+                Some(std::mem::take(&mut self.unsaid))
+            }
+        }
     }
 }
 
@@ -577,5 +659,22 @@ async fn next_change(changes: &mut Option<Subscription>) -> Option<<Subscription
     match changes {
         Some(changes) => changes.next().await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_is_said_first_when_it_changes_and_not_again_within_a_minute() {
+        let mut unavailable = Unavailable::default();
+        let said: Vec<Option<u64>> = ["refused", "refused", "refused", "timeout", "timeout", "refused"]
+            .into_iter()
+            .map(|told| unavailable.due(told))
+            .collect();
+        assert_eq!(said, [Some(0), None, None, Some(2), None, Some(1)]);
+        unavailable.said.as_mut().unwrap().0 -= Unavailable::EVERY;
+        assert_eq!(unavailable.due("refused"), Some(0));
     }
 }

@@ -127,7 +127,7 @@ async fn an_upstream_listing_megabytes_is_read_no_further_than_the_page_that_pas
     // bound (before: all 50, and the upstream served). The gateway retries with backoff, so
     // the pages read are compared with the attempts ended (read after them) plus one running.
     let pages = huge.tool_lists.load(Ordering::SeqCst);
-    let attempts = events(&["upstream unavailable", "huge_pages", "`max_list_bytes`"]).len();
+    let attempts = gateway.connection_attempts()[0].1 as usize;
     eprintln!("{pages} pages read in {attempts} attempts");
     assert!(attempts >= 1 && pages <= 2 * (attempts + 1), "{pages} pages read in {attempts} attempts");
 }
@@ -281,4 +281,24 @@ async fn an_owner_keeps_its_names_while_down_and_those_it_drops_once_up_go_to_an
     assert_eq!((taker.reads.load(Ordering::SeqCst), renamer.reads.load(Ordering::SeqCst)), (5, 0));
     assert_eq!(tool_names(&client).await.len(), 22);
     assert_eq!(gateway.recorded_names(), 27);
+}
+
+/// An upstream that stays down is said at its first failure, then at most once a minute (it
+/// was a warning per retry, two with the failure's own line), with where it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_stays_down_is_said_once_with_its_url() {
+    events(&[]);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", closed.local_addr().unwrap());
+    drop(closed);
+    let gateway = Gateway::start(&config(&format!("[[upstream]]\nname = \"gone\"\nurl = \"{url}\"\n"))).await.unwrap();
+    let why = gateway.upstreams()[0].1.clone().expect_err("down");
+    assert!(why.starts_with("connecting failed: connection refused (request id gw-"), "{why}");
+    // Retried after 0.1, 0.2, 0.4, 0.8 and 1.6 s: five more attempts, none said.
+    eventually("five more attempts", async || gateway.connection_attempts()[0].1 >= 6).await;
+    let said = events(&["upstream=gone ", "upstream unavailable"]);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].1.contains(&format!("target={url}")), "{}", said[0].1);
+    assert_eq!(events(&["upstream=gone ", "failed connecting"]).len(), 0);
+    assert_eq!(gateway.upstreams()[0].1.clone().unwrap_err(), why, "callers are told the said attempt");
 }

@@ -67,7 +67,7 @@ use crate::store::StoreError;
 use crate::{principal::Principal, principal::VerifiedToken};
 use cache::TokenCache;
 use dpop::ReplayCache;
-use limit::FailureLimiter;
+use limit::{FailureLimiter, LogLimit};
 
 /// Where the `jti`s of the DPoP proofs already used are recorded, so that a proof is accepted
 /// once: in memory by default (one instance), or in a store every instance of a deployment
@@ -105,6 +105,13 @@ pub trait TokenVerifier: Send + Sync + 'static {
     fn reuse_for(&self) -> Duration {
         Duration::ZERO
     }
+
+    /// Whether tokens can be verified as configured: what [`ResourceServer::check`] reports
+    /// before serving (for instance: the issuer's metadata found, naming that issuer, its keys
+    /// fetched). Default: nothing to check.
+    fn check(&self) -> BoxFuture<'_, Result<(), VerifyError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// Why a token was not accepted.
@@ -117,6 +124,9 @@ pub enum VerifyError {
     /// The token could not be checked now (the issuer's keys or introspection endpoint could
     /// not be reached): 503, the client may retry.
     Unavailable(String),
+    /// No token can be checked until the configuration is fixed (the issuer's metadata names
+    /// another issuer, or lacks the endpoint needed): 500 `server_error`, said in the log.
+    Misconfigured(String),
 }
 
 impl fmt::Display for VerifyError {
@@ -124,6 +134,7 @@ impl fmt::Display for VerifyError {
         match self {
             VerifyError::Invalid(why) => write!(f, "invalid token: {why}"),
             VerifyError::Unavailable(why) => write!(f, "the token cannot be verified now: {why}"),
+            VerifyError::Misconfigured(why) => write!(f, "no token can be verified as configured: {why}"),
         }
     }
 }
@@ -135,6 +146,19 @@ impl std::error::Error for VerifyError {}
 #[derive(Clone)]
 pub struct ResourceServer {
     inner: Arc<Inner>,
+    /// The Protected Resource Metadata document, encoded once (again with the scopes of the
+    /// server it protects: [`with_route_scopes`](Self::with_route_scopes)).
+    metadata: Arc<str>,
+}
+
+/// The parts of the Protected Resource Metadata document.
+struct Document {
+    authorization_servers: Vec<String>,
+    /// `scopes_supported` as configured (default: the required scopes).
+    scopes_supported: Vec<String>,
+    /// Scopes never listed, though a route needs them.
+    hidden_scopes: Vec<String>,
+    resource_name: Option<String>,
 }
 
 struct Inner {
@@ -150,8 +174,10 @@ struct Inner {
     failures: FailureLimiter,
     /// Verified tokens, by hash: a client's next request costs no verification.
     tokens: TokenCache,
-    /// The Protected Resource Metadata document, encoded once.
-    metadata: String,
+    /// What the metadata document is made of.
+    document: Document,
+    /// Verifications that could not be made: logged at the first, then at most once a minute.
+    failure_log: LogLimit,
 }
 
 impl fmt::Debug for ResourceServer {
@@ -169,6 +195,7 @@ pub struct ResourceServerBuilder {
     resource: String,
     authorization_servers: Vec<String>,
     scopes_supported: Option<Vec<String>>,
+    hidden_scopes: Vec<String>,
     required_scopes: Vec<String>,
     resource_name: Option<String>,
     metadata_max_age: Duration,
@@ -191,6 +218,7 @@ impl ResourceServer {
             resource: resource.into(),
             authorization_servers: Vec::new(),
             scopes_supported: None,
+            hidden_scopes: Vec::new(),
             required_scopes: Vec::new(),
             resource_name: None,
             metadata_max_age: Duration::from_secs(3600),
@@ -227,9 +255,27 @@ impl ResourceServer {
         (
             StatusCode::OK,
             [(header::CONTENT_TYPE, "application/json".to_owned()), (header::CACHE_CONTROL, cache)],
-            self.inner.metadata.clone(),
+            self.metadata.to_string(),
         )
             .into_response()
+    }
+
+    /// Whether tokens can be verified as configured, asked of the verifier before any token
+    /// arrives (a [`JwtVerifier`] finds the issuer's metadata and fetches its keys). Call it at
+    /// start: [`VerifyError::Misconfigured`] will not pass by itself (an issuer configured as
+    /// `https://auth.example/` whose metadata says `https://auth.example` is named, both strings
+    /// and the fix); [`VerifyError::Unavailable`] may (the issuer is not up yet).
+    /// [`http::serve`](crate::http::serve) logs its outcome.
+    pub async fn check(&self) -> Result<(), VerifyError> {
+        self.inner.verifier.check().await
+    }
+
+    /// This resource server with `scopes` (those a server's routes need) in its metadata's
+    /// `scopes_supported` too, but for the hidden ones. [`http::router`](crate::http::router)
+    /// adds those of the server it serves.
+    pub fn with_route_scopes(&self, scopes: &[String]) -> ResourceServer {
+        let metadata = self.inner.document.render(&self.inner.resource, scopes);
+        ResourceServer { inner: Arc::clone(&self.inner), metadata }
     }
 
     /// The scopes every request needs.
@@ -298,7 +344,18 @@ impl ResourceServer {
                         }
                         return Err(self.invalid(&why));
                     }
-                    Err(VerifyError::Unavailable(why)) => return Err(Challenge::unavailable(&why)),
+                    Err(VerifyError::Unavailable(why)) => {
+                        self.inner.failure_log.warn(|suppressed| {
+                            tracing::warn!(%why, suppressed, "access tokens cannot be verified now: answered 503");
+                        });
+                        return Err(Challenge::unavailable(&why));
+                    }
+                    Err(VerifyError::Misconfigured(why)) => {
+                        self.inner.failure_log.warn(|suppressed| {
+                            tracing::error!(%why, suppressed, "no access token can be verified as configured: answered 500");
+                        });
+                        return Err(Challenge::misconfigured(&why));
+                    }
                 };
                 let reuse = self.inner.verifier.reuse_for();
                 if !reuse.is_zero() {
@@ -426,8 +483,19 @@ impl ResourceServerBuilder {
     }
 
     /// The scopes listed in the metadata's `scopes_supported` (default: the required scopes).
+    /// Served by [`http::serve`](crate::http::serve), the list also has every scope a tool,
+    /// resource, template or prompt needs ([`Server::route_scopes`](crate::Server::route_scopes)):
+    /// a client that registers with the scopes it may be challenged for can then step up to
+    /// them. [`hide_scopes`](Self::hide_scopes) leaves some out.
     pub fn scopes_supported<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
         self.scopes_supported = Some(scopes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Scopes never listed in `scopes_supported`, though a route needs them (a client learns
+    /// of them from the 403 challenge of a call that needs them).
+    pub fn hide_scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
+        self.hidden_scopes.extend(scopes.into_iter().map(Into::into));
         self
     }
 
@@ -512,14 +580,15 @@ impl ResourceServerBuilder {
                 tracing::error!(scope = %scope.escape_debug(), "a configured scope name is not an RFC 6749 scope-token");
             }
         }
-        let scopes_supported = self.scopes_supported.unwrap_or_else(|| self.required_scopes.clone());
-        let metadata = metadata::document(
-            &self.resource,
-            &self.authorization_servers,
-            &scopes_supported,
-            self.resource_name.as_deref(),
-        );
+        let document = Document {
+            authorization_servers: self.authorization_servers.clone(),
+            scopes_supported: self.scopes_supported.unwrap_or_else(|| self.required_scopes.clone()),
+            hidden_scopes: self.hidden_scopes,
+            resource_name: self.resource_name,
+        };
+        let metadata = document.render(&self.resource, &[]);
         ResourceServer {
+            metadata,
             inner: Arc::new(Inner {
                 resource: self.resource,
                 authorization_servers: self.authorization_servers,
@@ -533,7 +602,8 @@ impl ResourceServerBuilder {
                     .unwrap_or_else(|| Arc::new(ReplayCache::new(self.dpop_replay_capacity))),
                 failures: FailureLimiter::new(self.failure_burst, self.failure_refill),
                 tokens: TokenCache::new(self.token_cache),
-                metadata,
+                document,
+                failure_log: LogLimit::new(Duration::from_secs(60)),
             }),
         }
     }
@@ -586,6 +656,16 @@ impl Challenge {
         }
     }
 
+    fn misconfigured(why: &str) -> Challenge {
+        Challenge {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            www_authenticate: String::new(),
+            error: "server_error",
+            description: format!("the server cannot verify access tokens as configured: {why}"),
+            retry_after: None,
+        }
+    }
+
     fn too_many_failures(retry_after: Duration) -> Challenge {
         Challenge {
             status: StatusCode::TOO_MANY_REQUESTS,
@@ -612,6 +692,20 @@ impl IntoResponse for Challenge {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
         }
         response
+    }
+}
+
+impl Document {
+    /// The document: `scopes_supported` as configured, then the routes' own scopes, each once,
+    /// but for the hidden ones.
+    fn render(&self, resource: &str, route_scopes: &[String]) -> Arc<str> {
+        let mut scopes: Vec<String> = Vec::new();
+        for scope in self.scopes_supported.iter().chain(route_scopes) {
+            if !scopes.contains(scope) && !self.hidden_scopes.contains(scope) {
+                scopes.push(scope.clone());
+            }
+        }
+        metadata::document(resource, &self.authorization_servers, &scopes, self.resource_name.as_deref()).into()
     }
 }
 

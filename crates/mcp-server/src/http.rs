@@ -190,6 +190,12 @@ struct Entry {
 /// budget; [`serve`] adds the connection cap and the header read timeout.
 pub fn router(server: Server, config: HttpConfig) -> Router {
     let path = config.path.clone();
+    // The metadata lists the scopes the routes need: a client registers for them.
+    #[cfg(feature = "auth")]
+    let config = HttpConfig {
+        authorization: config.authorization.map(|a| a.with_route_scopes(server.route_scopes())),
+        ..config
+    };
     #[cfg(feature = "auth")]
     let authorization = config.authorization.clone();
     let shared = Arc::new(Shared {
@@ -229,8 +235,28 @@ pub async fn serve_with_shutdown(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let limits = ConnectionLimits::from(&config);
+    #[cfg(feature = "auth")]
+    if let Some(authorization) = config.authorization.clone() {
+        tokio::spawn(log_authorization_check(authorization));
+    }
     let app = router(server, config);
     serve_router(listener, app, limits, shutdown).await
+}
+
+/// Says once, at start, whether access tokens can be verified as configured (the issuer's
+/// metadata found and naming that issuer, its keys fetched), beside serving: an issuer that is
+/// not up yet is no reason to wait.
+#[cfg(feature = "auth")]
+async fn log_authorization_check(authorization: crate::auth::ResourceServer) {
+    use crate::auth::VerifyError;
+    let resource = authorization.resource().to_owned();
+    match authorization.check().await {
+        Ok(()) => tracing::info!(%resource, "access tokens can be verified"),
+        Err(VerifyError::Misconfigured(why)) => {
+            tracing::error!(%resource, %why, "no access token can be verified as configured; fix the configuration")
+        }
+        Err(error) => tracing::warn!(%resource, %error, "access tokens cannot be verified yet"),
+    }
 }
 
 /// Who makes the request: the verified token's subject when the endpoint is a resource server

@@ -123,8 +123,8 @@ struct ServerInner {
     changes: Arc<dyn ChangeBus>,
     has_tasks: bool,
     running_tasks: Arc<crate::tasks::RunningTasks>,
-    /// Some tool, resource, template or prompt needs OAuth scopes of its own.
-    has_route_scopes: bool,
+    /// Every scope some tool, resource, template or prompt needs of its own (sorted).
+    route_scopes: crate::routes::Scopes,
     task_store: Arc<dyn TaskStore>,
     session_store: Arc<dyn SessionStore>,
     skills: Vec<SkillRoute>,
@@ -601,7 +601,14 @@ impl Server {
     /// Whether any tool, resource, template or prompt declares OAuth scopes of its own (when
     /// none does, an authorization layer need not read the body for [`Server::scopes_for`]).
     pub fn has_route_scopes(&self) -> bool {
-        self.inner.has_route_scopes
+        !self.inner.route_scopes.0.is_empty()
+    }
+
+    /// Every scope some tool, resource, template or prompt needs of its own, sorted: a
+    /// resource server lists them in its metadata's `scopes_supported`, so that a client can
+    /// register for the scopes it will be asked to step up to.
+    pub fn route_scopes(&self) -> &[String] {
+        &self.inner.route_scopes.0
     }
 
     pub(crate) fn running_tasks(&self) -> &Arc<crate::tasks::RunningTasks> {

@@ -133,7 +133,7 @@ impl IntrospectionVerifier {
             .get_or_try_init(|| async {
                 let metadata = issuer_metadata(&self.http, &self.issuer).await?;
                 metadata.get("introspection_endpoint").and_then(Value::as_str).map(str::to_owned).ok_or_else(|| {
-                    VerifyError::Unavailable(format!("the metadata of {} has no introspection_endpoint", self.issuer))
+                    VerifyError::Misconfigured(format!("the metadata of {} has no introspection_endpoint", self.issuer))
                 })
             })
             .await
@@ -192,6 +192,11 @@ impl IntrospectionVerifier {
 impl TokenVerifier for IntrospectionVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<VerifiedToken, VerifyError>> {
         Box::pin(self.introspect(token))
+    }
+
+    /// Finds the introspection endpoint (in the issuer's metadata, unless configured).
+    fn check(&self) -> BoxFuture<'_, Result<(), VerifyError>> {
+        Box::pin(async move { self.endpoint_url().await.map(drop) })
     }
 
     fn reuse_for(&self) -> Duration {

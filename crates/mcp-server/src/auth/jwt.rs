@@ -269,15 +269,15 @@ impl JwtVerifier {
 
     /// The issuer's keys, and the JWKS response's `max-age`.
     async fn fetch_keys(&self) -> Result<(Keys, Option<Duration>), VerifyError> {
-        let jwks_uri =
-            self.jwks_uri
-                .get_or_try_init(|| async {
-                    let metadata = issuer_metadata(&self.http, &self.issuer).await?;
-                    metadata.get("jwks_uri").and_then(Value::as_str).map(str::to_owned).ok_or_else(|| {
-                        VerifyError::Unavailable(format!("the metadata of {} has no jwks_uri", self.issuer))
-                    })
+        let jwks_uri = self
+            .jwks_uri
+            .get_or_try_init(|| async {
+                let metadata = issuer_metadata(&self.http, &self.issuer).await?;
+                metadata.get("jwks_uri").and_then(Value::as_str).map(str::to_owned).ok_or_else(|| {
+                    VerifyError::Misconfigured(format!("the metadata of {} has no jwks_uri", self.issuer))
                 })
-                .await?;
+            })
+            .await?;
         let (set, max_age): (JwkSet, _) = get_json_capped(&self.http, jwks_uri, self.max_jwks_bytes).await?;
         let mut keys = HashMap::new();
         for jwk in set.keys {
@@ -299,6 +299,17 @@ impl JwtVerifier {
 impl TokenVerifier for JwtVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<VerifiedToken, VerifyError>> {
         Box::pin(self.verify_uncached(token))
+    }
+
+    /// Finds the issuer's metadata and fetches its keys (kept for the first tokens).
+    fn check(&self) -> BoxFuture<'_, Result<(), VerifyError>> {
+        Box::pin(async move {
+            let (keys, max_age) = self.fetch_keys().await?;
+            let max_age = max_age.unwrap_or(self.max_max_age).clamp(self.min_max_age, self.max_max_age);
+            let fresh_until = Instant::now().checked_add(max_age);
+            *self.keys.write().expect("not poisoned") = KeySet { keys, fresh_until };
+            Ok(())
+        })
     }
 
     /// A signed token says the same until it expires, but its key may be removed: reused
@@ -450,11 +461,29 @@ pub(super) async fn issuer_metadata(http: &reqwest::Client, issuer: &str) -> Res
     for url in candidates {
         match get_json::<Map<String, Value>>(http, &url).await {
             Ok(document) if document.get("issuer").and_then(Value::as_str) == Some(issuer) => return Ok(document),
-            Ok(_) => last = Some(VerifyError::Unavailable(format!("{url} names another issuer than {issuer}"))),
+            Ok(document) => {
+                let named = document.get("issuer").map_or_else(|| "no issuer".to_owned(), Value::to_string);
+                last = Some(VerifyError::Misconfigured(format!(
+                    "the metadata at {url} names the issuer {named}, not {issuer:?} as configured{}",
+                    issuer_fix(issuer, document.get("issuer").and_then(Value::as_str))
+                )));
+            }
+            // A document naming another issuer says more than the other candidate's absence.
+            Err(_) if matches!(last, Some(VerifyError::Misconfigured(_))) => {}
             Err(error) => last = Some(error),
         }
     }
     Err(last.expect("two candidates were tried"))
+}
+
+/// The one-character fix for an issuer configured with or without the trailing slash its
+/// metadata has (RFC 8414 compares issuer identifiers exactly).
+fn issuer_fix(configured: &str, named: Option<&str>) -> &'static str {
+    match named {
+        Some(named) if configured.strip_suffix('/') == Some(named) => ": drop the trailing `/`",
+        Some(named) if named.strip_suffix('/') == Some(configured) => ": add the trailing `/`",
+        _ => ": configure the issuer exactly as its metadata writes it",
+    }
 }
 
 #[cfg(test)]

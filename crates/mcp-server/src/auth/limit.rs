@@ -1,7 +1,7 @@
 //! Failed verifications per remote address: a bad token costs a signature check (or an
 //! introspection call), so one address may cause only so many before its new tokens are
 //! refused unverified. A token bucket per address (kept as the instant it is full again),
-//! in a bounded map.
+//! in a bounded map. And a log line said at most once a minute.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -54,6 +54,31 @@ impl FailureLimiter {
     }
 }
 
+/// A log line said at the first occurrence, then at most once per `every` with the count of
+/// those left unsaid: an issuer that stays down is one line a minute, not one per request.
+pub(super) struct LogLimit {
+    every: Duration,
+    state: Mutex<(Option<Instant>, u64)>,
+}
+
+impl LogLimit {
+    pub(super) fn new(every: Duration) -> Self {
+        LogLimit { every, state: Mutex::new((None, 0)) }
+    }
+
+    /// Calls `log` with how many occurrences went unsaid since the last line, if one is due.
+    pub(super) fn warn(&self, log: impl FnOnce(u64)) {
+        let mut state = self.state.lock().expect("not poisoned");
+        let (last, suppressed) = &mut *state;
+        if last.is_some_and(|at| at.elapsed() < self.every) {
+            *suppressed += 1;
+            return;
+        }
+        *last = Some(Instant::now());
+        log(std::mem::take(suppressed));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +97,22 @@ mod tests {
         let unlimited = FailureLimiter::new(0, Duration::from_secs(1));
         unlimited.failed(one);
         assert_eq!(unlimited.exhausted(one), None);
+    }
+
+    #[test]
+    fn a_limited_line_is_said_first_then_at_most_once_per_interval_with_the_unsaid_count() {
+        let limit = LogLimit::new(Duration::from_secs(3600));
+        let mut said = Vec::new();
+        for _ in 0..1000 {
+            limit.warn(|suppressed| said.push(suppressed));
+        }
+        assert_eq!(said, [0]);
+        let every_time = LogLimit::new(Duration::ZERO);
+        limit.state.lock().unwrap().0 = None;
+        for _ in 0..3 {
+            every_time.warn(|suppressed| said.push(suppressed));
+        }
+        limit.warn(|suppressed| said.push(suppressed));
+        assert_eq!(said, [0, 0, 0, 0, 999]);
     }
 }

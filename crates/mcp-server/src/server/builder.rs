@@ -406,10 +406,13 @@ impl ServerBuilder {
                 .insert(SKILLS.to_owned(), settings.to_object());
         }
         let changes = self.change_bus.unwrap_or_else(|| Arc::new(InMemoryChangeBus::new()));
-        let has_route_scopes = tools.iter().any(|t| !t.route.scopes.0.is_empty())
-            || self.resources.iter().any(|r| !r.scopes.0.is_empty())
-            || self.templates.iter().any(|t| !t.scopes.0.is_empty())
-            || self.prompts.iter().any(|p| !p.scopes.0.is_empty());
+        let route_scopes: crate::routes::Scopes = (tools.iter().map(|t| &t.route.scopes))
+            .chain(self.resources.iter().map(|r| &r.scopes))
+            .chain(self.templates.iter().map(|t| &t.scopes))
+            .chain(self.prompts.iter().map(|p| &p.scopes))
+            .flat_map(|scopes| scopes.0.iter().cloned())
+            .collect();
+        let has_route_scopes = !route_scopes.0.is_empty();
         let has_route_layers = tools.iter().any(|t| t.route.service.is_some())
             || self.resources.iter().any(|r| r.service.is_some())
             || self.templates.iter().any(|t| t.service.is_some())
@@ -457,7 +460,7 @@ impl ServerBuilder {
                 changes,
                 has_tasks,
                 running_tasks: Default::default(),
-                has_route_scopes,
+                route_scopes,
                 task_store: self.task_store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::new())),
                 session_store: self.session_store.unwrap_or_else(|| Arc::new(InMemorySessionStore::new())),
                 skills: self.skills,

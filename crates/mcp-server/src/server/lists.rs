@@ -74,7 +74,7 @@ impl Server {
     /// from one caller to the next (entries left out by scope, or a source that says its lists
     /// depend on the caller), so that no shared cache hands one caller's list to another.
     pub(super) fn list_scope(&self, source_depends_on_caller: bool) -> CacheScope {
-        let by_scopes = self.inner.options.list_only_permitted && self.inner.has_route_scopes;
+        let by_scopes = self.inner.options.list_only_permitted && self.has_route_scopes();
         if by_scopes || source_depends_on_caller { CacheScope::Private } else { self.inner.options.list_cache.scope }
     }
 
@@ -111,7 +111,7 @@ impl Server {
         scopes: impl Fn(&T) -> &Scopes,
         item: impl Fn(&T) -> U,
     ) -> Result<(Vec<U>, Option<String>), ErrorObject> {
-        if !self.inner.options.list_only_permitted || !self.inner.has_route_scopes {
+        if !self.inner.options.list_only_permitted || !self.has_route_scopes() {
             return self.page(cursor, items, item);
         }
         let permitted = self.permitted(principal, items, scopes);
@@ -126,7 +126,7 @@ impl Server {
         items: &'a [T],
         scopes: impl Fn(&T) -> &Scopes,
     ) -> Vec<&'a T> {
-        if !self.inner.options.list_only_permitted || !self.inner.has_route_scopes {
+        if !self.inner.options.list_only_permitted || !self.has_route_scopes() {
             return items.iter().collect();
         }
         let principal = principal();
