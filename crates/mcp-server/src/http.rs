@@ -265,7 +265,7 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
     // A POST carries a request: its span opens now, so that the authorization check runs in it
     // and a refusal before the server sees the message is recorded in it.
     let mut arrival = (parts.method == Method::POST)
-        .then(|| Arrival::open(header_str(&parts.headers, &METHOD_HEADER), trace_headers(&parts.headers)));
+        .then(|| Arrival::open(header_str(&parts.headers, &METHOD_HEADER), || trace_headers(&parts.headers)));
     let response = serve_endpoint(shared, parts, body, arrival.as_mut()).await;
     // Refused before the server served the message (unless recorded already): by the JSON-RPC
     // error the body carries, else by the HTTP status.

@@ -195,16 +195,16 @@ pub(crate) struct Arrival {
 
 impl Arrival {
     /// `mcp_method`: the `Mcp-Method` header; `trace`: the W3C trace context headers
-    /// (`traceparent`, `tracestate`, `baggage`), the span's parent until the message's `_meta`
-    /// gives one.
-    pub(crate) fn open(mcp_method: Option<&str>, trace: Option<JsonObject>) -> Self {
+    /// (`traceparent`, `tracestate`, `baggage`), read only when the span records: the span's
+    /// parent until the message's `_meta` gives one.
+    pub(crate) fn open(mcp_method: Option<&str>, trace: impl FnOnce() -> Option<JsonObject>) -> Self {
         let span = new_request_span();
         if !span.is_disabled() {
             span.record("network.transport", Transport::Http.network());
             span.record("network.protocol.name", "http");
             #[cfg(feature = "otel")]
-            if let Some(trace) = &trace {
-                otel::adopt_parent(&span, trace);
+            if let Some(trace) = trace() {
+                otel::adopt_parent(&span, &trace);
             }
         }
         #[cfg(not(feature = "otel"))]

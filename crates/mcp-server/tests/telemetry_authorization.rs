@@ -1,7 +1,8 @@
 //! The authorization check in the request's telemetry, read back through the SDK's in-memory
 //! exporters: its span is a child of the request's span; a request it refuses still has a
 //! request span; and a refusal, by the check or for a route's scope, carries the HTTP status the
-//! caller saw as `error.type`, in the span and in `mcp.server.operation.duration`. One test: the
+//! caller saw as `error.type`, in the span and in `mcp.server.operation.duration`; the span's
+//! parent is the HTTP `traceparent` header's context, `_meta`'s a link. One test: the
 //! meter provider must be the process's global one before the server records anything.
 #![cfg(all(feature = "otel", feature = "auth"))]
 
@@ -16,9 +17,17 @@ use opentelemetry::KeyValue;
 use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::json;
 use tracing_subscriber::layer::SubscriberExt as _;
+
+/// The caller's context in the HTTP `traceparent` header.
+const HEADER_TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const HEADER_PARENT_ID: &str = "00f067aa0ba902b7";
+/// Another in `_meta`.
+const META_TRACE_ID: &str = "0af7651916cd43dd8448eb211c80319c";
+const META_PARENT_ID: &str = "b7ad6b7169203331";
 
 /// Accepts the token `reader` (scope `read`); refuses any other.
 struct Tokens;
@@ -65,15 +74,20 @@ async fn the_authorization_check_is_a_child_of_the_request_and_refusals_carry_th
     let mut config = HttpConfig::default();
     config.authorization = Some(ResourceServer::builder(&url, Tokens).required_scopes(["read"]).build());
     tokio::spawn(mcp_server::http::serve(listener, server, config));
+    opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
     let post = |token: Option<&str>, tool: &str, id: i64| {
-        let body = request(id, "tools/call", json!({ "name": tool, "arguments": { "text": "hi" }, "_meta": meta() }));
+        let mut meta = meta();
+        // The caller's context in `_meta`: read only after the check ran in the request's span.
+        meta["traceparent"] = json!(format!("00-{META_TRACE_ID}-{META_PARENT_ID}-01"));
+        let body = request(id, "tools/call", json!({ "name": tool, "arguments": { "text": "hi" }, "_meta": meta }));
         let mut request = reqwest::Client::new()
             .post(&url)
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
             .header("mcp-protocol-version", MODERN)
             .header("mcp-method", "tools/call")
-            .header("mcp-name", tool);
+            .header("mcp-name", tool)
+            .header("traceparent", format!("00-{HEADER_TRACE_ID}-{HEADER_PARENT_ID}-01"));
         if let Some(token) = token {
             request = request.header("authorization", format!("Bearer {token}"));
         }
@@ -106,6 +120,11 @@ async fn the_authorization_check_is_a_child_of_the_request_and_refusals_carry_th
 
     let served = requests.iter().find(|span| span.name == "tools/call echo").expect("the served call's span");
     assert_eq!(attribute(served, "error.type"), None);
+    // Behind the check, the request span's parent is the header's context, and `_meta`'s a link.
+    assert_eq!(served.span_context.trace_id().to_string(), HEADER_TRACE_ID);
+    assert_eq!(served.parent_span_id.to_string(), HEADER_PARENT_ID);
+    let linked: Vec<String> = served.links.iter().map(|link| link.span_context.trace_id().to_string()).collect();
+    assert_eq!(linked, [META_TRACE_ID]);
     // Refused by the check: a request span all the same, with the status the caller got.
     let refused = requests.iter().find(|span| attribute(span, "error.type").as_deref() == Some("401"));
     let refused = refused.unwrap_or_else(|| panic!("a request span with error.type 401: {requests:#?}"));
