@@ -1,8 +1,9 @@
 //! The `observed` example (mcp-server's, features `http` and `otel`) with its metrics exported for
 //! Prometheus (`OTEL_METRICS_EXPORTER=prometheus`), scraped by a real Prometheus every second:
 //! every `tools/call` made through mcp-client, in both eras, must reach Prometheus as
-//! `mcp.server.operation.duration` with the conventions' labels and bucket boundaries. Prometheus
-//! comes from `cargo xtask test` (`MCP_TEST_PROMETHEUS`).
+//! `mcp.server.operation.duration` with the conventions' labels and bucket boundaries; calls of
+//! invented tool names add one series (`_OTHER`), not one per name. Prometheus comes from
+//! `cargo xtask test` (`MCP_TEST_PROMETHEUS`).
 
 use std::io::{BufRead as _, BufReader};
 use std::path::PathBuf;
@@ -16,6 +17,9 @@ use serde_json::json;
 
 const MODERN_CALLS: usize = 5;
 const LEGACY_CALLS: usize = 3;
+/// Calls of tool names the server does not serve, each name different (below the example's rate
+/// limit of 600 calls a minute, so that each is refused as an unknown tool).
+const INVENTED_CALLS: usize = 500;
 
 /// How long the count may take to reach Prometheus: scrapes are 1 s apart, so this is only a
 /// bound on a stuck test, not a timing assertion.
@@ -110,6 +114,10 @@ async fn call_tools(url: &str) -> (String, String) {
         let result = legacy.call_tool("add", &json!({ "a": i, "b": 1 })).await.unwrap();
         assert_eq!(result.structured_content, Some(json!({ "sum": i + 1 })), "{result:?}");
     }
+    for i in 0..INVENTED_CALLS {
+        let refused = modern.call_tool(&format!("invented_{i:05}"), &json!({})).await;
+        assert!(refused.is_err(), "invented_{i:05}: {refused:?}");
+    }
     let versions = (modern.protocol_version(), legacy.protocol_version());
     modern.close().await;
     legacy.close().await;
@@ -140,7 +148,8 @@ fn tool_calls_of_both_eras_reach_prometheus_as_operation_durations() {
     // The target is scraped at all (else every count below would stay empty).
     assert_eq!(wait_for_value(&prometheus, r#"up{job="target"}"#, 1.0), Some(1.0), "observed is not scraped");
 
-    let calls = r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call"}"#;
+    let calls =
+        r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name!="_OTHER"}"#;
     let total = (MODERN_CALLS + LEGACY_CALLS) as f64;
     let counted = wait_for_value(&prometheus, &format!("sum({calls})"), total);
     assert_eq!(counted, Some(total), "tools/call operations counted; series: {}", prometheus.query(calls));
@@ -165,6 +174,17 @@ fn tool_calls_of_both_eras_reach_prometheus_as_operation_durations() {
         ],
         "{by_tool}"
     );
+
+    // The invented names: one series, whatever the number of names.
+    let invented =
+        r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="_OTHER"}"#;
+    let counted = wait_for_value(&prometheus, &format!("sum({invented})"), INVENTED_CALLS as f64);
+    assert_eq!(counted, Some(INVENTED_CALLS as f64), "{}", prometheus.query(invented));
+    let all_calls = r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call"}"#;
+    let tool_names = prometheus.value(&format!("count(count by (gen_ai_tool_name) ({all_calls}))"));
+    assert_eq!(tool_names, Some(3.0), "add, echo and _OTHER: {}", prometheus.query(all_calls));
+    let series = prometheus.value(&format!("count({all_calls})"));
+    assert_eq!(series, Some(3.0), "{}", prometheus.query(all_calls));
 
     // The conventions' bucket boundaries, and +Inf.
     let buckets = prometheus

@@ -46,6 +46,10 @@ async fn main() -> std::process::ExitCode {
         },
         false => {
             log_to_stderr();
+            // Said once, so that an operator who expected telemetry sees why there is none.
+            tracing::info!(
+                "OpenTelemetry is off: set OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER or OTEL_EXPORTER_OTLP_ENDPOINT to export spans and metrics"
+            );
             None
         }
     };

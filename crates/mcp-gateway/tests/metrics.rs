@@ -56,6 +56,8 @@ async fn every_upstream_request_is_timed_by_upstream_method_and_outcome() {
     client.call_tool("e_echo", json!({"text": "hi again"})).await.unwrap();
     let refused = client.call_tool("e_echo", json!({"text": "refuse"})).await.unwrap_err().to_string();
     assert!(refused.contains("refused on purpose"), "{refused}");
+    // A name no upstream serves: the gateway's own request metrics record it as `_OTHER`.
+    client.call_tool("e_invented_7f3a", json!({})).await.unwrap_err();
     provider.force_flush().unwrap();
 
     let upstream_attribute = KeyValue::new("mcp.gateway.upstream", "e");
@@ -67,6 +69,7 @@ async fn every_upstream_request_is_timed_by_upstream_method_and_outcome() {
     let exports = exporter.get_finished_metrics().unwrap();
     let last = exports.last().expect("an export");
     let (mut ok, mut failed, mut up, mut refused) = (0, 0, None, 0);
+    let mut served_tool_names = std::collections::BTreeSet::new();
     for scope in last.scope_metrics() {
         for metric in scope.metrics() {
             match (metric.name(), metric.data()) {
@@ -82,6 +85,12 @@ async fn every_upstream_request_is_timed_by_upstream_method_and_outcome() {
                         {
                             ok += point.count();
                         }
+                    }
+                }
+                ("mcp.server.operation.duration", AggregatedMetrics::F64(MetricData::Histogram(histogram))) => {
+                    for point in histogram.data_points() {
+                        let name = point.attributes().find(|kv| kv.key.as_str() == "gen_ai.tool.name");
+                        served_tool_names.extend(name.map(|kv| kv.value.to_string()));
                     }
                 }
                 ("mcp.gateway.ownership.refused", AggregatedMetrics::U64(MetricData::Sum(sum))) => {
@@ -104,6 +113,9 @@ async fn every_upstream_request_is_timed_by_upstream_method_and_outcome() {
         }
     }
     assert_eq!((ok, failed), (2, 1), "two calls answered, one refused by the upstream");
+    // The gateway's `e_echo` and, in this process too, the upstream's `echo`; never the invented name.
+    let expected = ["_OTHER", "e_echo", "echo"].map(str::to_owned);
+    assert_eq!(served_tool_names, std::collections::BTreeSet::from(expected));
     assert_eq!(up, Some(1), "the upstream is up");
     // Figure: one tool refused once, however many re-lists see it again.
     assert_eq!(refused, 1, "`late`'s `e_echo` refused and counted once");

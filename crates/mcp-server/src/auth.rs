@@ -646,6 +646,16 @@ pub(crate) struct Challenge {
 }
 
 impl Challenge {
+    /// The HTTP status the caller gets.
+    pub(crate) fn status(&self) -> u16 {
+        self.status.as_u16()
+    }
+
+    /// The OAuth error and its description, for a span's status (never the token).
+    pub(crate) fn summary(&self) -> String {
+        format!("{}: {}", self.error, self.description)
+    }
+
     fn unavailable(why: &str) -> Challenge {
         Challenge {
             status: StatusCode::SERVICE_UNAVAILABLE,

@@ -30,6 +30,7 @@ use crate::events::EventStore;
 use crate::message::{Disposition, Outgoing, OutgoingKind};
 use crate::session_table::{ClientKey, SessionTable, ShareFull};
 use crate::store::StoreError;
+use crate::telemetry::Arrival;
 use crate::{
     headers::Mirrors, principal::Principal, server::LEGACY_VERSIONS, server::Server, session::Session,
     session::SessionRecord,
@@ -261,19 +262,60 @@ async fn log_authorization_check(authorization: crate::auth::ResourceServer) {
 
 /// Who makes the request: the verified token's subject when the endpoint is a resource server
 /// (else its challenge), or what an auth layer in front of the router inserted, or anonymous.
-async fn caller(shared: &Shared, parts: &axum::http::request::Parts) -> Result<Principal, Response> {
+async fn caller(
+    shared: &Shared,
+    parts: &axum::http::request::Parts,
+    arrival: Option<&mut Arrival>,
+) -> Result<Principal, Response> {
     #[cfg(feature = "auth")]
     if let Some(authorization) = &shared.config.authorization {
-        return authorization::authenticate(authorization, parts).await;
+        return authorization::authenticate(authorization, parts, arrival).await;
     }
     #[cfg(not(feature = "auth"))]
-    let _ = shared;
+    let _ = (shared, arrival);
     Ok(parts.extensions.get::<Principal>().cloned().unwrap_or_default())
+}
+
+/// The W3C trace context headers of a request, as `_meta` would carry them.
+fn trace_headers(headers: &HeaderMap) -> Option<mcp_types::JsonObject> {
+    let trace: mcp_types::JsonObject = ["traceparent", "tracestate", "baggage"]
+        .into_iter()
+        .filter_map(|name| Some((name.to_owned(), Value::from(headers.get(name)?.to_str().ok()?))))
+        .collect();
+    (!trace.is_empty()).then_some(trace)
 }
 
 async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     shared.start_sweeper();
     let (parts, body) = request.into_parts();
+    // A POST carries a request: its span opens now, so that the authorization check runs in it
+    // and a refusal before the server sees the message is recorded in it.
+    let mut arrival = (parts.method == Method::POST)
+        .then(|| Arrival::open(header_str(&parts.headers, &METHOD_HEADER), || trace_headers(&parts.headers)));
+    let response = serve_endpoint(shared, parts, body, arrival.as_mut()).await;
+    // Refused before the server served the message (unless recorded already): by the JSON-RPC
+    // error the body carries, else by the HTTP status.
+    if let Some(arrival) = &mut arrival {
+        if let Some(RefusedWith(code)) = response.extensions().get::<RefusedWith>() {
+            arrival.refused_rpc(*code);
+        } else if response.status().is_client_error() || response.status().is_server_error() {
+            let status = response.status();
+            arrival.refused_http(status.as_u16(), status.canonical_reason().unwrap_or("refused"));
+        }
+    }
+    response
+}
+
+/// The JSON-RPC error code of a response the transport wrote, for the request's span.
+#[derive(Clone, Copy)]
+struct RefusedWith(i64);
+
+async fn serve_endpoint(
+    shared: Arc<Shared>,
+    parts: axum::http::request::Parts,
+    body: Body,
+    mut arrival: Option<&mut Arrival>,
+) -> Response {
     if let Some(name) = repeated_single(&parts.headers) {
         let message = format!("The {name} header appears more than once; send it exactly once");
         return error(StatusCode::BAD_REQUEST, None, &message);
@@ -281,7 +323,7 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
     if let Some(refusal) = host_refusal(&shared.config.host_check, &parts.headers) {
         return refusal;
     }
-    let principal = match caller(&shared, &parts).await {
+    let principal = match caller(&shared, &parts, arrival.as_deref_mut()).await {
         Ok(principal) => principal,
         Err(refusal) => return refusal,
     };
@@ -295,10 +337,12 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
             Err(()) => return streams::share_full(shared.config.max_streams_per_client),
         },
     };
-    let response = match parts.method {
-        Method::POST => post(Arc::clone(&shared), parts.headers, body, principal, client).await,
-        Method::GET => get(Arc::clone(&shared), &parts.headers, &principal).await,
-        Method::DELETE => delete(Arc::clone(&shared), &parts.headers, &principal).await,
+    let response = match (parts.method, arrival) {
+        (Method::POST, Some(arrival)) => {
+            post(Arc::clone(&shared), parts.headers, body, principal, client, arrival).await
+        }
+        (Method::GET, _) => get(Arc::clone(&shared), &parts.headers, &principal).await,
+        (Method::DELETE, _) => delete(Arc::clone(&shared), &parts.headers, &principal).await,
         _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
     };
     if !long_lived {
@@ -313,6 +357,7 @@ async fn post(
     body: Body,
     principal: Principal,
     client: ClientKey,
+    arrival: &mut Arrival,
 ) -> Response {
     let headers = &headers;
     if let Some(accept) = header_str(headers, &header::ACCEPT)
@@ -456,7 +501,13 @@ async fn post(
         Some((id, before)) => shared.persist(id, session, before).await,
         None => Ok(()),
     };
-    let Some(mut reply) = shared.server.handle_measured_bytes(&session, &bytes, Some(&mirrors)) else {
+    // A batch's requests open spans of their own.
+    let handled = match bytes.trim_ascii_start().starts_with(b"[") {
+        true => shared.server.handle_measured_bytes(&session, &bytes, Some(&mirrors)),
+        false => arrival.serve(|| shared.server.handle_measured_bytes(&session, &bytes, Some(&mirrors))),
+    };
+    let Some(mut reply) = handled else {
+        arrival.name_unserved(|| method_of(&bytes));
         if let Err(e) = persist(&session).await {
             return json_response(StatusCode::OK, &Outgoing::error(None, &store_error(&e)));
         }
@@ -466,6 +517,11 @@ async fn post(
         // Cancelled before it answered (a legacy `notifications/cancelled`).
         return StatusCode::NO_CONTENT.into_response();
     };
+    // Refused before a handler was reached (when a handler's request took the span, a no-op).
+    arrival.name_unserved(|| method_of(&bytes));
+    if first.is_response() {
+        arrival.refused_with(&first);
+    }
     if let Err(e) = persist(&session).await {
         let id = peek().ok().as_ref().and_then(request_id);
         return json_response(StatusCode::OK, &Outgoing::error(id.as_ref(), &store_error(&e)));
@@ -678,14 +734,29 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> 
 }
 
 fn json_response(status: StatusCode, message: &Outgoing) -> Response {
-    json_body(status, message.json.clone())
+    let mut response = json_body(status, message.json.clone());
+    if let crate::message::Outcome::Error(code) = message.outcome {
+        response.extensions_mut().insert(RefusedWith(code));
+    }
+    response
+}
+
+/// The `method` of a message, for the span of one no handler served (a notification, a legacy
+/// `initialize`).
+fn method_of(bytes: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Method {
+        method: Option<String>,
+    }
+    serde_json::from_slice::<Method>(bytes).ok()?.method
 }
 
 fn json_body(status: StatusCode, json: String) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], json).into_response()
 }
 
+/// A refusal by the transport: recorded by its HTTP status, the body's JSON-RPC error aside.
 fn error(status: StatusCode, id: Option<&mcp_types::RequestId>, message: &str) -> Response {
     let error = ErrorObject::invalid_request(message);
-    json_response(status, &Outgoing::error_as(id, &error, Disposition::BadRequest))
+    json_body(status, Outgoing::error_as(id, &error, Disposition::BadRequest).json)
 }

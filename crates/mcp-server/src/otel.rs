@@ -28,8 +28,15 @@
 //! | `OTEL_EXPORTER_PROMETHEUS_HOST`, `OTEL_EXPORTER_PROMETHEUS_PORT` | where `prometheus` serves `/metrics` (`localhost`, `9464`; port `0` picks a free one, see [`Telemetry::prometheus_addr`]) |
 //! | `OTEL_PROPAGATORS` | `tracecontext,baggage` (default), `none`, or a list of those two |
 //!
+//! | `MCP_OTEL_SPAN_DETAILS` | `true`: spans also carry their code location (`code.file.path`, the build machine's absolute path; `code.line.number`, `code.module.name`), `thread.id`, `thread.name` and `busy_ns`/`idle_ns`; off by default ([`Builder::span_details`]) |
+//!
 //! `console` writes one line per span or metric to stderr (not stdout, which is a stdio server's
 //! protocol). [`Builder`] takes exporters of your own instead and can leave the subscriber to you.
+//!
+//! `init` logs once (target `mcp_server::otel`, level info) where each signal goes, e.g.
+//! `traces: OTLP http/protobuf to http://localhost:4318/v1/traces` (the default with no variable
+//! set); when an OTLP export fails it warns once, with the endpoint and the error, and says so
+//! again only after an export succeeded in between.
 
 use std::io::{IsTerminal as _, Read as _, Write as _};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -40,6 +47,7 @@ use std::time::Duration;
 
 use opentelemetry::propagation::{TextMapCompositePropagator, TextMapPropagator};
 use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::WithExportConfig as _;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::metrics::data::ResourceMetrics;
@@ -56,6 +64,12 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// The instrumentation scope of the spans bridged from `tracing`.
 const TRACER_NAME: &str = "mcp-server";
+
+/// The `tracing` target of what `init` and the exporters log.
+const LOG_TARGET: &str = "mcp_server::otel";
+
+/// Where OTLP over HTTP goes when no variable says (the specification's default).
+const OTLP_DEFAULT_ENDPOINT: &str = "http://localhost:4318";
 
 /// Installs OpenTelemetry for this process as the `OTEL_*` variables say (see the [module
 /// docs](self)); [`Builder::new().init()`](Builder::init).
@@ -78,6 +92,8 @@ pub struct Builder {
     /// Likewise for `OTEL_METRICS_EXPORTER`.
     metrics: Option<MeterProviderBuilder>,
     install_subscriber: bool,
+    /// Code locations, threads and busy/idle times on spans (`None`: `MCP_OTEL_SPAN_DETAILS`).
+    span_details: Option<bool>,
     /// How the `OTEL_*` variables are read: the environment, or a table in this module's tests.
     var: Box<Vars>,
 }
@@ -98,6 +114,7 @@ impl Builder {
             traces: None,
             metrics: None,
             install_subscriber: true,
+            span_details: None,
             var: Box::new(|name| std::env::var(name).ok()),
         }
     }
@@ -125,13 +142,30 @@ impl Builder {
         self
     }
 
+    /// Whether spans carry what the tracing-opentelemetry layer can add besides the server's own
+    /// attributes: the code location (`code.file.path`, an absolute path on the build machine,
+    /// `code.line.number`, `code.module.name`), `thread.id`, `thread.name`, and `busy_ns` and
+    /// `idle_ns`. Default off (`MCP_OTEL_SPAN_DETAILS=true` turns it on when this is not called).
+    pub fn span_details(mut self, details: bool) -> Self {
+        self.span_details = Some(details);
+        self
+    }
+
     /// Builds the exporters, sets the global providers and propagator and (unless told not to)
     /// installs the `tracing` subscriber. Every variable is checked before anything is installed.
     pub fn init(self) -> Result<Telemetry, OtelError> {
         let var = |name: &str| (self.var)(name).filter(|value| !value.trim().is_empty());
         let disabled = var("OTEL_SDK_DISABLED").is_some_and(|value| value.trim().eq_ignore_ascii_case("true"));
-        let mut telemetry = Telemetry { tracer_provider: None, meter_provider: None, prometheus: None };
-        if !disabled {
+        let span_details = self.span_details.unwrap_or_else(|| {
+            var("MCP_OTEL_SPAN_DETAILS").is_some_and(|value| value.trim().eq_ignore_ascii_case("true"))
+        });
+        let mut telemetry = Telemetry { tracer_provider: None, meter_provider: None, prometheus: None, span_details };
+        // What init logs once it is done: where each signal goes.
+        let mut destinations = Vec::new();
+        if disabled {
+            destinations
+                .push("OpenTelemetry is off (OTEL_SDK_DISABLED=true): no spans or metrics are exported".to_owned());
+        } else {
             // The lists are checked before any exporter is built.
             let trace_exporters = match self.traces {
                 None => list(&var, "OTEL_TRACES_EXPORTER", "otlp", TRACES_EXPORTERS)?,
@@ -144,13 +178,19 @@ impl Builder {
             let propagators = list(&var, "OTEL_PROPAGATORS", "tracecontext,baggage", PROPAGATORS)?;
 
             let traces = match self.traces {
-                Some(traces) => traces,
-                None => traces_from(&trace_exporters)?,
+                Some(traces) => {
+                    destinations.push("traces: the exporters given to otel::Builder::span_exporter".to_owned());
+                    traces
+                }
+                None => traces_from(&trace_exporters, &var, &mut destinations)?,
             };
             let metrics = match self.metrics {
-                Some(metrics) => metrics,
+                Some(metrics) => {
+                    destinations.push("metrics: the readers given to otel::Builder::metric_reader".to_owned());
+                    metrics
+                }
                 None => {
-                    let (metrics, prometheus) = metrics_from(&metric_exporters, &var)?;
+                    let (metrics, prometheus) = metrics_from(&metric_exporters, &var, &mut destinations)?;
                     telemetry.prometheus = prometheus;
                     metrics
                 }
@@ -180,6 +220,11 @@ impl Builder {
                 .try_init()
                 .map_err(OtelError::Subscriber)?;
         }
+        // Once, at start, so that an operator sees where the telemetry goes (or that it goes
+        // nowhere) before anything fails.
+        for destination in &destinations {
+            tracing::info!(target: LOG_TARGET, "{destination}");
+        }
         Ok(telemetry)
     }
 }
@@ -190,6 +235,8 @@ pub struct Telemetry {
     tracer_provider: Option<SdkTracerProvider>,
     meter_provider: Option<SdkMeterProvider>,
     prometheus: Option<PrometheusListener>,
+    /// See [`Builder::span_details`].
+    span_details: bool,
 }
 
 impl Telemetry {
@@ -207,7 +254,14 @@ impl Telemetry {
         S: tracing::Subscriber + for<'span> LookupSpan<'span>,
     {
         let provider = self.tracer_provider.as_ref()?;
-        Some(tracing_opentelemetry::layer().with_tracer(provider.tracer(TRACER_NAME)))
+        let details = self.span_details;
+        Some(
+            tracing_opentelemetry::layer()
+                .with_tracer(provider.tracer(TRACER_NAME))
+                .with_location(details)
+                .with_threads(details)
+                .with_tracked_inactivity(details),
+        )
     }
 
     /// Exports the spans and metrics recorded so far (Prometheus is read when scraped instead).
@@ -350,19 +404,44 @@ fn list(
     Ok(items)
 }
 
-fn traces_from(exporters: &[&str]) -> Result<TracerProviderBuilder, OtelError> {
+/// The URL OTLP over HTTP sends `signal` to, as opentelemetry-otlp resolves it: the signal's
+/// own variable as it is, else `OTEL_EXPORTER_OTLP_ENDPOINT` with the signal's path, else
+/// localhost.
+fn otlp_endpoint(var: &impl Fn(&str) -> Option<String>, signal_variable: &str, path: &str) -> String {
+    if let Some(endpoint) = var(signal_variable) {
+        return endpoint.trim().to_owned();
+    }
+    let base = var("OTEL_EXPORTER_OTLP_ENDPOINT").unwrap_or_else(|| OTLP_DEFAULT_ENDPOINT.to_owned());
+    format!("{}/{path}", base.trim().trim_end_matches('/'))
+}
+
+fn traces_from(
+    exporters: &[&str],
+    var: &impl Fn(&str) -> Option<String>,
+    destinations: &mut Vec<String>,
+) -> Result<TracerProviderBuilder, OtelError> {
     let mut traces = SdkTracerProvider::builder();
     for exporter in exporters {
         traces = match *exporter {
-            "otlp" => traces.with_batch_exporter(
-                opentelemetry_otlp::SpanExporter::builder()
+            "otlp" => {
+                let endpoint = otlp_endpoint(var, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "v1/traces");
+                let exporter = opentelemetry_otlp::SpanExporter::builder()
                     .with_http()
+                    .with_endpoint(endpoint.clone())
                     .build()
-                    .map_err(|error| OtelError::Exporter(error.into()))?,
-            ),
+                    .map_err(|error| OtelError::Exporter(error.into()))?;
+                destinations.push(format!("traces: OTLP http/protobuf to {endpoint}"));
+                traces.with_batch_exporter(Reported::new(exporter, "traces", endpoint))
+            }
             // One line per span, written as each span ends.
-            _ => traces.with_simple_exporter(ConsoleSpans),
+            _ => {
+                destinations.push("traces: console (stderr)".to_owned());
+                traces.with_simple_exporter(ConsoleSpans)
+            }
         };
+    }
+    if exporters.is_empty() {
+        destinations.push("traces: not exported (OTEL_TRACES_EXPORTER=none)".to_owned());
     }
     Ok(traces)
 }
@@ -384,17 +463,22 @@ fn prometheus_address(var: &impl Fn(&str) -> Option<String>) -> Result<(String, 
 fn metrics_from(
     exporters: &[&str],
     var: &impl Fn(&str) -> Option<String>,
+    destinations: &mut Vec<String>,
 ) -> Result<(MeterProviderBuilder, Option<PrometheusListener>), OtelError> {
     let mut metrics = SdkMeterProvider::builder();
     let mut prometheus = None;
     for exporter in exporters {
         metrics = match *exporter {
-            "otlp" => metrics.with_periodic_exporter(
-                opentelemetry_otlp::MetricExporter::builder()
+            "otlp" => {
+                let endpoint = otlp_endpoint(var, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "v1/metrics");
+                let exporter = opentelemetry_otlp::MetricExporter::builder()
                     .with_http()
+                    .with_endpoint(endpoint.clone())
                     .build()
-                    .map_err(|error| OtelError::Exporter(error.into()))?,
-            ),
+                    .map_err(|error| OtelError::Exporter(error.into()))?;
+                destinations.push(format!("metrics: OTLP http/protobuf to {endpoint}"));
+                metrics.with_periodic_exporter(Reported::new(exporter, "metrics", endpoint))
+            }
             "prometheus" => {
                 let registry = prometheus::Registry::new();
                 let reader = opentelemetry_prometheus::exporter()
@@ -402,14 +486,92 @@ fn metrics_from(
                     .build()
                     .map_err(|error| OtelError::Exporter(error.into()))?;
                 let (host, port) = prometheus_address(var)?;
-                prometheus = Some(PrometheusListener::start(&host, port, registry)?);
+                let listener = PrometheusListener::start(&host, port, registry)?;
+                destinations.push(format!("metrics: Prometheus scrapes http://{}/metrics", listener.addr));
+                prometheus = Some(listener);
                 metrics.with_reader(reader)
             }
             // Every 60 s (OTEL_METRIC_EXPORT_INTERVAL) and at shutdown.
-            _ => metrics.with_periodic_exporter(ConsoleMetrics),
+            _ => {
+                destinations.push("metrics: console (stderr)".to_owned());
+                metrics.with_periodic_exporter(ConsoleMetrics)
+            }
         };
     }
+    if exporters.is_empty() {
+        destinations.push("metrics: not exported (OTEL_METRICS_EXPORTER=none)".to_owned());
+    }
     Ok((metrics, prometheus))
+}
+
+/// An exporter whose failures are logged: a warning at the first failure (with where it
+/// exports and why), none for the failures after it, and a line when an export succeeds again.
+#[derive(Debug)]
+struct Reported<E> {
+    inner: E,
+    signal: &'static str,
+    endpoint: String,
+    failing: AtomicBool,
+}
+
+impl<E> Reported<E> {
+    fn new(inner: E, signal: &'static str, endpoint: String) -> Self {
+        Reported { inner, signal, endpoint, failing: AtomicBool::new(false) }
+    }
+
+    fn report(&self, result: &OTelSdkResult) {
+        let (signal, endpoint) = (self.signal, &self.endpoint);
+        match result {
+            Err(error) if !self.failing.swap(true, Ordering::AcqRel) => tracing::warn!(
+                target: LOG_TARGET,
+                "exporting {signal} to {endpoint} failed: {error}; further failures are not logged until an export succeeds"
+            ),
+            Ok(()) if self.failing.swap(false, Ordering::AcqRel) => {
+                tracing::info!(target: LOG_TARGET, "exporting {signal} to {endpoint} works again")
+            }
+            _ => {}
+        }
+    }
+}
+
+impl<E: SpanExporter> SpanExporter for Reported<E> {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        let result = self.inner.export(batch).await;
+        self.report(&result);
+        result
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.inner.set_resource(resource);
+    }
+}
+
+impl<E: PushMetricExporter> PushMetricExporter for Reported<E> {
+    async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
+        let result = self.inner.export(metrics).await;
+        self.report(&result);
+        result
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn temporality(&self) -> Temporality {
+        self.inner.temporality()
+    }
 }
 
 fn propagator_from(propagators: &[&str]) -> TextMapCompositePropagator {
@@ -631,10 +793,109 @@ mod tests {
         assert!(telemetry.layer::<tracing_subscriber::Registry>().is_none());
     }
 
-    /// The only test that sets the global providers: a histogram recorded through the global meter
-    /// is served at `/metrics`, with the boundaries the instrument was given.
+    /// Held by the tests that set the global providers (`init` does), one at a time.
+    static GLOBALS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn globals() -> std::sync::MutexGuard<'static, ()> {
+        GLOBALS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// What the process's `tracing` logs, installed once as the global subscriber (an exporter
+    /// logs on the SDK's own threads).
+    fn logs() -> Arc<std::sync::Mutex<Vec<u8>>> {
+        static LOGS: std::sync::OnceLock<Arc<std::sync::Mutex<Vec<u8>>>> = std::sync::OnceLock::new();
+        Arc::clone(LOGS.get_or_init(|| {
+            let logs = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let writer = Arc::clone(&logs);
+            let fmt =
+                tracing_subscriber::fmt::layer().with_ansi(false).with_writer(move || LogWriter(Arc::clone(&writer)));
+            tracing_subscriber::registry().with(fmt).try_init().expect("no other global subscriber");
+            logs
+        }))
+    }
+
+    struct LogWriter(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for LogWriter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn lines_containing(logs: &std::sync::Mutex<Vec<u8>>, needle: &str) -> Vec<String> {
+        let logs = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+        logs.lines().filter(|line| line.contains(needle)).map(str::to_owned).collect()
+    }
+
+    /// Ends one span through `telemetry`'s layer and exports it.
+    fn export_one_span(telemetry: &Telemetry) {
+        let subscriber = tracing_subscriber::registry().with(telemetry.layer());
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::info_span!("exported", otel.name = "exported").in_scope(|| {});
+        });
+        let _ = telemetry.flush();
+    }
+
+    #[test]
+    fn init_says_where_it_exports_and_warns_once_while_exports_fail() {
+        let _globals = globals();
+        let logs = logs();
+        // Nothing listens on port 1.
+        let telemetry =
+            builder(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1/"), ("OTEL_METRICS_EXPORTER", "none")])
+                .init()
+                .unwrap();
+        let said = lines_containing(&logs, "traces: OTLP http/protobuf to http://127.0.0.1:1/v1/traces");
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].contains("INFO") && said[0].contains("mcp_server::otel"), "{said:?}");
+        assert_eq!(lines_containing(&logs, "metrics: not exported (OTEL_METRICS_EXPORTER=none)").len(), 1);
+
+        for _ in 0..3 {
+            export_one_span(&telemetry);
+        }
+        let warned = lines_containing(&logs, "exporting traces to http://127.0.0.1:1/v1/traces failed");
+        assert_eq!(warned.len(), 1, "one warning for three failed exports: {warned:?}");
+        assert!(warned[0].contains("WARN"), "{warned:?}");
+        drop(telemetry);
+
+        // With no variable set, the default is said too.
+        let telemetry = builder(&[("OTEL_METRICS_EXPORTER", "none")]).init().unwrap();
+        assert_eq!(lines_containing(&logs, "traces: OTLP http/protobuf to http://localhost:4318/v1/traces").len(), 1);
+        drop(telemetry);
+    }
+
+    #[test]
+    fn spans_carry_no_code_location_thread_or_timings_unless_asked() {
+        let _globals = globals();
+        let attribute_keys = |details: Option<bool>| {
+            let exporter = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+            let mut builder = builder(&[("OTEL_METRICS_EXPORTER", "none")]).span_exporter(exporter.clone());
+            if let Some(details) = details {
+                builder = builder.span_details(details);
+            }
+            let telemetry = builder.init().unwrap();
+            export_one_span(&telemetry);
+            let spans = exporter.get_finished_spans().unwrap();
+            assert_eq!(spans.len(), 1);
+            spans[0].attributes.iter().map(|kv| kv.key.to_string()).collect::<Vec<_>>()
+        };
+        let details = ["code.file.path", "code.line.number", "thread.id", "busy_ns", "idle_ns"];
+        let plain = attribute_keys(None);
+        assert!(details.iter().all(|key| !plain.iter().any(|k| k == key)), "{plain:?}");
+        let detailed = attribute_keys(Some(true));
+        assert!(details.iter().all(|key| detailed.iter().any(|k| k == key)), "{detailed:?}");
+    }
+
+    /// A histogram recorded through the global meter is served at `/metrics`, with the boundaries
+    /// the instrument was given.
     #[test]
     fn prometheus_serves_what_the_global_meter_records() {
+        let _globals = globals();
         let telemetry = builder(&[
             ("OTEL_TRACES_EXPORTER", "none"),
             ("OTEL_METRICS_EXPORTER", "prometheus"),

@@ -481,10 +481,10 @@ impl Server {
             method: call.method(),
             id: &id,
             version: &version,
-            target: call.target(),
+            target: self.target_label(&call, session.principal()),
             meta: Some(&meta.extra),
             transport: session.transport(),
-            session_id: session.http_id(),
+            session_id: session.http_id().filter(|_| era == Era::Legacy),
         };
         let mut operation = Some(Operation::start(&labels));
         let span = operation.as_ref().map(|op| op.span().clone()).unwrap_or_else(tracing::Span::none);

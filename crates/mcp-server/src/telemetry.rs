@@ -4,21 +4,66 @@
 //! trace context read from `_meta` (`traceparent`, `tracestate`, `baggage`) as the span's parent,
 //! and the conventions' metrics.
 
+use std::cell::RefCell;
+
 use mcp_types::{JsonObject, RequestId};
 use tracing::Span;
 use tracing::field::Empty;
 
-use crate::message::{Outcome, Outgoing};
+use crate::message::{Disposition, Outcome, Outgoing, OutgoingKind};
 
 /// The `tracing` target of the server's spans and events.
 pub(crate) const TARGET: &str = "mcp_server";
+
+/// What an unknown method or entry name is recorded as: one series and one attribute value for
+/// whatever names a client sends, as the conventions record an unknown HTTP method.
+pub(crate) const OTHER: &str = "_OTHER";
+
+/// The MCP methods recorded by their names (both eras, the extensions this crate serves, and the
+/// newer registry's `server/discover` and `subscriptions/listen`); any other is [`OTHER`].
+const KNOWN_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "subscriptions/listen",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "resources/directory/read",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "tasks/get",
+    "tasks/cancel",
+    "tasks/update",
+    "tasks/list",
+    "tasks/result",
+    "skills/list",
+    "skills/get",
+    "health",
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/roots/list_changed",
+];
+
+/// `method` as a label: itself when it is an MCP method, else [`OTHER`].
+pub(crate) fn method_label(method: &str) -> &'static str {
+    KNOWN_METHODS.iter().find(|known| **known == method).copied().unwrap_or(OTHER)
+}
 
 /// What a span needs to know of a request.
 pub(crate) struct RequestLabels<'a> {
     pub method: &'static str,
     pub id: &'a RequestId,
     pub version: &'a str,
-    /// The tool or prompt name, or the resource URI.
+    /// The tool or prompt name, or the resource URI, when the server serves it to the caller;
+    /// [`OTHER`] when it does not (a client may send any name).
     pub target: Option<&'a str>,
     /// `params._meta`'s members the protocol does not define (the trace context among them,
     /// read with `otel`).
@@ -26,21 +71,90 @@ pub(crate) struct RequestLabels<'a> {
     pub meta: Option<&'a JsonObject>,
     /// How the request came (none: in process).
     pub transport: Option<Transport>,
-    /// The legacy HTTP session's id.
+    /// The legacy HTTP session's id (a 2026-07-28 request has no session).
     pub session_id: Option<&'a str>,
+}
+
+thread_local! {
+    /// The request span the HTTP transport opened before it read the message (so that the
+    /// authorization check is its child), for the request it carries to adopt.
+    static ARRIVED: RefCell<Option<Span>> = const { RefCell::new(None) };
 }
 
 /// One request being served: its span and (with `otel`) what its duration is recorded with.
 pub(crate) struct Operation {
     span: Span,
+    /// Served over HTTP, where a scope refusal is an HTTP 403.
+    http: bool,
     #[cfg(feature = "otel")]
     metrics: otel::Timer,
+}
+
+/// How a request failed, as its caller saw it.
+struct Failure {
+    /// `error.type`: a JSON-RPC code, an HTTP status code, or `tool_error`.
+    error_type: String,
+    /// The span's status description, naming the error.
+    description: String,
+    /// The JSON-RPC error code, when the caller received one.
+    rpc_code: Option<i64>,
+    /// The HTTP status code, when that is what refused the request.
+    http_status: Option<u16>,
+}
+
+impl Failure {
+    fn of(response: Option<&Outgoing>, http: bool) -> Option<Failure> {
+        let response = response?;
+        match response.outcome {
+            Outcome::Ok => None,
+            Outcome::ToolError => Some(Failure {
+                error_type: "tool_error".to_owned(),
+                description: "tool_error: the tool's result is an error (isError)".to_owned(),
+                rpc_code: None,
+                http_status: None,
+            }),
+            // Over HTTP a scope refusal is answered 403 with a challenge: that is what the caller saw.
+            Outcome::Error(_) if http && response.kind == OutgoingKind::Response(Disposition::Forbidden) => {
+                Some(Failure::http(403, "insufficient_scope"))
+            }
+            Outcome::Error(code) => Some(Failure {
+                error_type: code.to_string(),
+                description: error_description(code),
+                rpc_code: Some(code),
+                http_status: None,
+            }),
+        }
+    }
+
+    fn http(status: u16, why: &str) -> Failure {
+        Failure {
+            error_type: status.to_string(),
+            description: format!("HTTP {status}: {why}"),
+            rpc_code: None,
+            http_status: Some(status),
+        }
+    }
+
+    fn record(&self, span: &Span) {
+        if span.is_disabled() {
+            return;
+        }
+        span.record("error.type", self.error_type.as_str());
+        span.record("otel.status_description", self.description.as_str());
+        if let Some(code) = self.rpc_code {
+            span.record("rpc.response.status_code", code);
+        }
+        if let Some(status) = self.http_status {
+            span.record("http.response.status_code", status);
+        }
+    }
 }
 
 impl Operation {
     pub(crate) fn start(labels: &RequestLabels<'_>) -> Self {
         let span = request_span(labels);
         Operation {
+            http: labels.transport == Some(Transport::Http),
             #[cfg(feature = "otel")]
             metrics: otel::Timer::start(labels, &span),
             span,
@@ -54,35 +168,169 @@ impl Operation {
     /// The request was answered with `response` (`None`: no response, such as a subscription's
     /// acknowledgement or a handler that panicked).
     pub(crate) fn finish(self, response: Option<&Outgoing>) {
-        let outcome = response.map_or(Outcome::Ok, |response| response.outcome);
-        if !self.span.is_disabled() {
-            match outcome {
-                Outcome::Ok => {}
-                Outcome::ToolError => {
-                    self.span.record("error.type", "tool_error");
-                    self.span.record("otel.status_code", "ERROR");
-                }
-                Outcome::Error(code) => {
-                    self.span.record("error.type", code);
-                    self.span.record("rpc.response.status_code", code);
-                    self.span.record("otel.status_code", "ERROR");
-                }
-            }
+        let failure = Failure::of(response, self.http);
+        if let Some(failure) = &failure {
+            failure.record(&self.span);
         }
         #[cfg(feature = "otel")]
-        self.metrics.finish(outcome);
+        {
+            let rpc_code = failure.as_ref().and_then(|failure| failure.rpc_code);
+            self.metrics.finish(failure.as_ref().map(|failure| failure.error_type.as_str()), rpc_code);
+        }
     }
 }
 
-fn request_span(labels: &RequestLabels<'_>) -> Span {
-    let span = tracing::info_span!(
+/// The span of a request that came over HTTP, opened before its message is read: the
+/// authorization check runs in it, the request it carries adopts it, and a refusal before the
+/// server served anything is recorded in it (so that every request has a request span).
+pub(crate) struct Arrival {
+    span: Span,
+    /// The method the `Mcp-Method` header names, as a label.
+    method: Option<&'static str>,
+    /// Adopted by the request, or its refusal recorded: nothing is left to record here.
+    settled: bool,
+    #[cfg(feature = "otel")]
+    start: std::time::Instant,
+}
+
+impl Arrival {
+    /// `mcp_method`: the `Mcp-Method` header; `trace`: the W3C trace context headers
+    /// (`traceparent`, `tracestate`, `baggage`), read only when the span records: the span's
+    /// parent until the message's `_meta` gives one.
+    pub(crate) fn open(mcp_method: Option<&str>, trace: impl FnOnce() -> Option<JsonObject>) -> Self {
+        let span = new_request_span();
+        if !span.is_disabled() {
+            span.record("network.transport", Transport::Http.network());
+            span.record("network.protocol.name", "http");
+            #[cfg(feature = "otel")]
+            if let Some(trace) = trace() {
+                otel::adopt_parent(&span, &trace);
+            }
+        }
+        #[cfg(not(feature = "otel"))]
+        let _ = trace;
+        Arrival {
+            span,
+            method: mcp_method.map(method_label),
+            settled: false,
+            #[cfg(feature = "otel")]
+            start: std::time::Instant::now(),
+        }
+    }
+
+    pub(crate) fn span(&self) -> &Span {
+        &self.span
+    }
+
+    /// Runs `serve`, which decodes and dispatches one message (synchronously up to its handler's
+    /// first step), with this span for its request to adopt.
+    pub(crate) fn serve<R>(&mut self, serve: impl FnOnce() -> R) -> R {
+        if self.span.is_disabled() {
+            return serve();
+        }
+        ARRIVED.with(|arrived| *arrived.borrow_mut() = Some(self.span.clone()));
+        let served = serve();
+        let unadopted = ARRIVED.with(|arrived| arrived.borrow_mut().take());
+        self.settled |= unadopted.is_none();
+        served
+    }
+
+    /// Refused with an HTTP status before the server saw the message (`why`: the reason, for the
+    /// span's description).
+    pub(crate) fn refused_http(&mut self, status: u16, why: &str) {
+        self.refused(Failure::http(status, why));
+    }
+
+    /// Refused with `response` (a JSON-RPC error) before a handler was reached.
+    pub(crate) fn refused_with(&mut self, response: &Outgoing) {
+        if let Some(failure) = Failure::of(Some(response), true) {
+            self.refused(failure);
+        }
+    }
+
+    /// Refused with the JSON-RPC error `code` before the server served the message.
+    pub(crate) fn refused_rpc(&mut self, code: i64) {
+        self.refused(Failure {
+            error_type: code.to_string(),
+            description: error_description(code),
+            rpc_code: Some(code),
+            http_status: None,
+        });
+    }
+
+    /// Served without a request span of its own (a notification, a legacy `initialize`): the span
+    /// is named by the message's method (`method`, read only when the span records).
+    pub(crate) fn name_unserved(&mut self, method: impl FnOnce() -> Option<String>) {
+        if self.settled || self.span.is_disabled() {
+            return;
+        }
+        self.method = Some(method().as_deref().map_or(OTHER, method_label));
+    }
+
+    fn name(&self, method: &'static str) {
+        self.span.record("mcp.method.name", method);
+        self.span.record("otel.name", method);
+        // The span may have begun (the authorization check is its child): a name recorded then
+        // is not read, so it is set on the OpenTelemetry span too.
+        #[cfg(feature = "otel")]
+        otel::rename(&self.span, method.to_owned());
+    }
+
+    fn refused(&mut self, failure: Failure) {
+        if self.settled {
+            return;
+        }
+        self.settled = true;
+        let method = self.method.unwrap_or(OTHER);
+        if !self.span.is_disabled() {
+            self.name(method);
+            failure.record(&self.span);
+        }
+        #[cfg(feature = "otel")]
+        otel::record_refusal(self.start, method, &failure.error_type);
+    }
+}
+
+impl Drop for Arrival {
+    fn drop(&mut self) {
+        // A notification or a batch: named by the header, when it names a method.
+        if !self.settled && !self.span.is_disabled() {
+            self.name(self.method.unwrap_or(OTHER));
+        }
+    }
+}
+
+/// A JSON-RPC error code's meaning, for a span's status description.
+pub(crate) fn error_description(code: i64) -> String {
+    use mcp_types::error_codes as codes;
+    let name = match code {
+        codes::PARSE_ERROR => "parse error",
+        codes::INVALID_REQUEST => "invalid request",
+        codes::METHOD_NOT_FOUND => "method not found",
+        codes::INVALID_PARAMS => "invalid params",
+        codes::INTERNAL_ERROR => "internal error",
+        codes::HEADER_MISMATCH => "header mismatch",
+        codes::MISSING_REQUIRED_CLIENT_CAPABILITY => "missing required client capability",
+        codes::UNSUPPORTED_PROTOCOL_VERSION => "unsupported protocol version",
+        codes::RESOURCE_NOT_FOUND_LEGACY => "resource not found",
+        codes::URL_ELICITATION_REQUIRED_LEGACY => "URL elicitation required",
+        -32099..=-32000 => "server error",
+        _ => "error",
+    };
+    format!("{code}: {name}")
+}
+
+/// An `mcp.request` span, its method not yet known (the HTTP transport opens one before it reads
+/// the message).
+fn new_request_span() -> Span {
+    tracing::info_span!(
         target: TARGET,
         "mcp.request",
         otel.name = Empty,
         otel.kind = "server",
-        otel.status_code = Empty,
-        mcp.method.name = labels.method,
-        mcp.protocol.version = labels.version,
+        otel.status_description = Empty,
+        mcp.method.name = Empty,
+        mcp.protocol.version = Empty,
         mcp.session.id = Empty,
         mcp.resource.uri = Empty,
         jsonrpc.request.id = Empty,
@@ -93,27 +341,40 @@ fn request_span(labels: &RequestLabels<'_>) -> Span {
         network.protocol.name = Empty,
         error.type = Empty,
         rpc.response.status_code = Empty,
-    );
+        http.response.status_code = Empty,
+    )
+}
+
+fn request_span(labels: &RequestLabels<'_>) -> Span {
+    let arrived = ARRIVED.with(|arrived| arrived.borrow_mut().take());
+    let adopted = arrived.is_some();
+    let span = arrived.unwrap_or_else(new_request_span);
     if span.is_disabled() {
         return span;
     }
+    span.record("mcp.method.name", labels.method);
+    span.record("mcp.protocol.version", labels.version);
     match (labels.method, labels.target) {
         ("tools/call", Some(tool)) => {
-            span.record("otel.name", format!("tools/call {tool}"));
             span.record("gen_ai.tool.name", tool);
             span.record("gen_ai.operation.name", "execute_tool");
         }
         ("prompts/get", Some(prompt)) => {
-            span.record("otel.name", format!("prompts/get {prompt}"));
             span.record("gen_ai.prompt.name", prompt);
         }
-        (method, target) => {
-            span.record("otel.name", method);
-            if let Some(uri) = target.filter(|_| method.starts_with("resources/")) {
-                span.record("mcp.resource.uri", uri);
-            }
+        (method, Some(uri)) if method.starts_with("resources/") => {
+            span.record("mcp.resource.uri", uri);
         }
+        _ => {}
     }
+    let name = match labels
+        .target
+        .filter(|target| *target != OTHER && matches!(labels.method, "tools/call" | "prompts/get"))
+    {
+        Some(name) => format!("{} {name}", labels.method),
+        None => labels.method.to_owned(),
+    };
+    span.record("otel.name", name.as_str());
     span.record("jsonrpc.request.id", tracing::field::display(labels.id));
     if let Some(transport) = labels.transport {
         span.record("network.transport", transport.network());
@@ -127,6 +388,10 @@ fn request_span(labels: &RequestLabels<'_>) -> Span {
     #[cfg(feature = "otel")]
     if let Some(meta) = labels.meta {
         otel::adopt_parent(&span, meta);
+    }
+    #[cfg(feature = "otel")]
+    if adopted {
+        otel::rename(&span, name);
     }
     span
 }
@@ -375,17 +640,27 @@ pub(crate) mod otel {
             Timer { start: Instant::now(), attributes }
         }
 
-        pub(crate) fn finish(mut self, outcome: Outcome) {
-            match outcome {
-                Outcome::Ok => {}
-                Outcome::ToolError => self.attributes.push(KeyValue::new("error.type", "tool_error")),
-                Outcome::Error(code) => {
-                    self.attributes.push(KeyValue::new("error.type", code.to_string()));
-                    self.attributes.push(KeyValue::new("rpc.response.status_code", code.to_string()));
-                }
+        pub(crate) fn finish(mut self, error_type: Option<&str>, rpc_code: Option<i64>) {
+            if let Some(error_type) = error_type {
+                self.attributes.push(KeyValue::new("error.type", error_type.to_owned()));
+            }
+            if let Some(code) = rpc_code {
+                self.attributes.push(KeyValue::new("rpc.response.status_code", code.to_string()));
             }
             instruments().operation_duration.record(self.start.elapsed().as_secs_f64(), &self.attributes);
         }
+    }
+
+    /// The duration of a request refused before the server served it, by the method its header
+    /// named and the `error.type` the caller saw.
+    pub(crate) fn record_refusal(start: Instant, method: &'static str, error_type: &str) {
+        let attributes = [
+            KeyValue::new("mcp.method.name", method),
+            KeyValue::new("error.type", error_type.to_owned()),
+            KeyValue::new("network.transport", Transport::Http.network()),
+            KeyValue::new("network.protocol.name", "http"),
+        ];
+        instruments().operation_duration.record(start.elapsed().as_secs_f64(), &attributes);
     }
 
     /// Counts a request refused before it was served (`reason`: a JSON-RPC code, or a word).
@@ -400,7 +675,21 @@ pub(crate) mod otel {
         }
         let parent =
             opentelemetry::global::get_text_map_propagator(|propagator| propagator.extract(&MetaCarrier(meta)));
-        let _ = span.set_parent(parent);
+        // A span the HTTP transport opened has begun already (the authorization check is its
+        // child): the caller's context is then a link, not the parent.
+        if span.set_parent(parent.clone()).is_err() {
+            use opentelemetry::trace::TraceContextExt as _;
+            let caller = parent.span().span_context().clone();
+            if caller.is_valid() {
+                span.add_link(caller);
+            }
+        }
+    }
+
+    /// Names the OpenTelemetry span of `span`, which may have begun already.
+    pub(crate) fn rename(span: &Span, name: String) {
+        use opentelemetry::trace::TraceContextExt as _;
+        span.context().span().update_name(name);
     }
 
     /// Writes the span's trace context into `params._meta`, keeping what is already there.

@@ -155,9 +155,32 @@ async fn failures_carry_error_type_and_the_status_code() {
 
     let span = spans.named("tools/call fail");
     assert_attributes(&span, &[("error.type", "tool_error")]);
-    assert_eq!(span.status, opentelemetry::trace::Status::error(""));
-    let span = spans.named("tools/call nope");
-    assert_attributes(&span, &[("error.type", "-32602"), ("rpc.response.status_code", "-32602")]);
+    assert_eq!(span.status, opentelemetry::trace::Status::error("tool_error: the tool's result is an error (isError)"));
+    // A name the server does not serve is recorded as `_OTHER`, and the span is named by the method.
+    let span = spans.named("tools/call");
+    assert_attributes(
+        &span,
+        &[("gen_ai.tool.name", "_OTHER"), ("error.type", "-32602"), ("rpc.response.status_code", "-32602")],
+    );
+    assert_eq!(span.status, opentelemetry::trace::Status::error("-32602: invalid params"));
+}
+
+#[tokio::test]
+async fn unknown_prompts_and_resources_are_recorded_as_other() {
+    let spans = Spans::record();
+    let server = Server::builder("telemetry", "1")
+        .prompt(mcp_server::PromptRoute::new("greet", |_ctx: Context, _: NoArguments| async {
+            Ok::<_, Error>("hello".to_owned())
+        }))
+        .build()
+        .unwrap();
+    let mut client = MemoryClient::start(&server);
+    let greeted = client.ask(request(1, "prompts/get", json!({ "name": "greet", "_meta": meta() }))).await;
+    assert!(greeted.get("result").is_some(), "{greeted}");
+    let _ = client.ask(request(2, "prompts/get", json!({ "name": "random-8d1f", "_meta": meta() }))).await;
+
+    assert_attributes(&spans.named("prompts/get greet"), &[("gen_ai.prompt.name", "greet")]);
+    assert_attributes(&spans.named("prompts/get"), &[("gen_ai.prompt.name", "_OTHER")]);
 }
 
 #[tokio::test]
@@ -291,4 +314,87 @@ async fn a_server_to_client_request_carries_the_trace_back() {
         spans.finished().into_iter().find(|s| s.name == "handler" && s.parent_span_id == call.span_context.span_id());
     let handler = handler.expect("the handler's span under the call");
     assert_eq!(outgoing.parent_span_id, handler.span_context.span_id());
+}
+
+/// A server over HTTP on a free port; its URL.
+async fn serve_http(server: Server, config: HttpConfig) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let app = mcp_server::http::router(server, config);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{address}/mcp")
+}
+
+/// POSTs `body` as a correct 2026-07-28 client would, but for the headers `changed`.
+async fn post_modern(url: &str, body: &Value, changed: &[(&'static str, &str)]) -> reqwest::Response {
+    use reqwest::header::{HeaderMap, HeaderValue};
+    let mut headers = HeaderMap::new();
+    headers.insert("accept", HeaderValue::from_static("application/json, text/event-stream"));
+    headers.insert("content-type", HeaderValue::from_static("application/json"));
+    headers.insert("mcp-protocol-version", HeaderValue::from_static(MODERN));
+    headers.insert("mcp-method", HeaderValue::from_str(body["method"].as_str().unwrap()).unwrap());
+    if let Some(name) = body["params"]["name"].as_str() {
+        headers.insert("mcp-name", HeaderValue::from_str(name).unwrap());
+    }
+    for (name, value) in changed {
+        headers.insert(*name, HeaderValue::from_str(value).unwrap());
+    }
+    reqwest::Client::new().post(url).headers(headers).body(body.to_string()).send().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_modern_request_over_http_has_no_session_and_keeps_the_callers_context() {
+    let spans = Spans::record();
+    let url = serve_http(server(), HttpConfig::default()).await;
+    let answer = post_modern(&url, &echo_call(1, with_trace(meta())), &[]).await.text().await.unwrap();
+    assert!(answer.contains("\"hi\""), "{answer}");
+
+    let span = spans.named("tools/call echo");
+    assert_eq!(span.span_kind, SpanKind::Server);
+    assert_eq!(span.span_context.trace_id().to_string(), TRACE_ID);
+    assert_eq!(span.parent_span_id.to_string(), PARENT_ID);
+    assert_attributes(
+        &span,
+        &[("mcp.protocol.version", MODERN), ("network.transport", "tcp"), ("network.protocol.name", "http")],
+    );
+    // 2026-07-28 has no sessions.
+    assert_eq!(attribute(&span, "mcp.session.id"), None, "{span:#?}");
+}
+
+#[tokio::test]
+async fn a_request_refused_before_its_handler_has_a_request_span_with_what_the_caller_saw() {
+    let spans = Spans::record();
+    let url = serve_http(server(), HttpConfig::default()).await;
+    // A JSON-RPC refusal before dispatch: `_meta` lacks the client capabilities.
+    let bare_meta = json!({ "io.modelcontextprotocol/protocolVersion": MODERN });
+    let refused = post_modern(&url, &request(1, "tools/list", json!({ "_meta": bare_meta })), &[]).await;
+    assert_eq!(refused.status(), 400);
+    let body: Value = refused.json().await.unwrap();
+    assert_error(&body, 1, -32602);
+    // An HTTP refusal before the message is read: an Accept the server cannot answer.
+    let not_acceptable = post_modern(&url, &echo_call(2, meta()), &[("accept", "text/plain")]).await;
+    assert_eq!(not_acceptable.status(), 406);
+
+    let span = spans.named("tools/list");
+    assert_eq!(span.span_kind, SpanKind::Server);
+    assert_attributes(&span, &[("mcp.method.name", "tools/list"), ("error.type", "-32602")]);
+    assert_eq!(span.status, opentelemetry::trace::Status::error("-32602: invalid params"));
+    let span = spans.named("tools/call");
+    assert_attributes(
+        &span,
+        &[("mcp.method.name", "tools/call"), ("error.type", "406"), ("http.response.status_code", "406")],
+    );
+    assert_eq!(span.status, opentelemetry::trace::Status::error("HTTP 406: Not Acceptable"));
+}
+
+#[tokio::test]
+async fn an_unknown_method_is_recorded_as_other() {
+    let spans = Spans::record();
+    let url = serve_http(server(), HttpConfig::default()).await;
+    let refused = post_modern(&url, &request(1, "tools/frobnicate-4711", json!({ "_meta": meta() })), &[]).await;
+    assert_eq!(refused.status(), 404);
+
+    let names: Vec<String> = spans.finished().iter().map(|span| span.name.to_string()).collect();
+    assert!(!names.iter().any(|name| name.contains("frobnicate")), "{names:?}");
+    assert_attributes(&spans.named("_OTHER"), &[("mcp.method.name", "_OTHER"), ("error.type", "-32601")]);
 }

@@ -94,6 +94,8 @@ async fn operation_durations_are_recorded_with_the_conventions_attributes() {
     assert_eq!(*count, 5);
     assert_eq!(*bounds, [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0]);
     assert!(!attributes.iter().any(|kv| kv.key.as_str() == "error.type"), "{attributes:?}");
-    let failed = points(&[KeyValue::new("gen_ai.tool.name", "nope"), KeyValue::new("error.type", "-32602")]);
+    // A tool the server does not serve is recorded as `_OTHER`, never by the name the client sent.
+    let failed = points(&[KeyValue::new("gen_ai.tool.name", "_OTHER"), KeyValue::new("error.type", "-32602")]);
     assert_eq!(failed.last().expect("a data point for the unknown tool").0, 1);
+    assert!(points(&[KeyValue::new("gen_ai.tool.name", "nope")]).is_empty());
 }

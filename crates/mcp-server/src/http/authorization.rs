@@ -3,23 +3,37 @@
 
 use super::*;
 
-/// The caller's principal from its token, in a span of its own; a refusal is counted.
+/// The caller's principal from its token, in a span of its own (a child of the request's span,
+/// when the request is a POST that has one); a refusal is counted, and recorded in both spans
+/// with the HTTP status the caller gets.
 pub(super) async fn authenticate(
     authorization: &crate::auth::ResourceServer,
     parts: &axum::http::request::Parts,
+    arrival: Option<&mut Arrival>,
 ) -> Result<Principal, Response> {
+    let parent = arrival.as_ref().map_or_else(|| tracing::Span::current().id(), |arrival| arrival.span().id());
     let span = tracing::info_span!(
         target: crate::telemetry::TARGET,
+        parent: parent,
         "mcp.authorization",
         otel.name = "authorization",
         otel.kind = "internal",
+        otel.status_description = tracing::field::Empty,
         error.type = tracing::field::Empty,
+        http.response.status_code = tracing::field::Empty,
     );
     let remote = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|info| info.0.ip());
     let checked = authorization.authenticate(&parts.method, &parts.headers, remote);
     let checked = tracing::Instrument::instrument(checked, span.clone()).await;
-    if checked.is_err() {
-        span.record("error.type", "unauthorized");
+    if let Err(challenge) = &checked {
+        let status = challenge.status();
+        let why = challenge.summary();
+        span.record("error.type", status.to_string());
+        span.record("http.response.status_code", status);
+        span.record("otel.status_description", format!("HTTP {status}: {why}"));
+        if let Some(arrival) = arrival {
+            arrival.refused_http(status, &why);
+        }
         crate::telemetry::refused("unauthorized");
     }
     checked.map_err(IntoResponse::into_response)

@@ -67,6 +67,33 @@ impl Server {
         Some(Outgoing::error_as(Some(id), &refusal.into_error_object(), disposition))
     }
 
+    /// The entry a request names, as its spans and metrics record it: the name (or URI) when the
+    /// server serves that entry to the caller, else `_OTHER`, so that names a client invents
+    /// make no series of their own.
+    pub(super) fn target_label<'a>(&self, call: &'a Decoded, caller: &Principal) -> Option<&'a str> {
+        let target = call.target()?;
+        let exists =
+            match call {
+                Decoded::CallTool(params) => {
+                    self.tool(&params.name).is_some()
+                        || self.inner.tool_source.as_ref().is_some_and(|source| {
+                            // Not `ToolSource::tool`, which clones the tool it finds.
+                            source.tools(caller).iter().any(|tool| tool.name == params.name)
+                        })
+                }
+                Decoded::GetPrompt(params) => {
+                    self.inner.prompt_index.contains_key(&params.name)
+                        || self.inner.prompt_source.as_ref().is_some_and(|source| {
+                            source.prompts(caller).iter().any(|prompt| prompt.name == params.name)
+                        })
+                }
+                Decoded::GetSkill(uri) => self.skill(uri, || caller.clone()).is_some(),
+                Decoded::ReadDirectory(params) => self.inner.directories.contains_key(&params.uri),
+                _ => self.knows_resource(target, caller),
+            };
+        Some(if exists { target } else { crate::telemetry::OTHER })
+    }
+
     pub(super) fn knows_resource(&self, uri: &str, caller: &Principal) -> bool {
         self.inner.resource_index.contains_key(uri)
             || self.inner.templates.iter().any(|t| t.pattern.matches(uri).is_some())
