@@ -21,6 +21,8 @@ pub(crate) const OTHER: &str = "_OTHER";
 
 /// The MCP methods recorded by their names (both eras, the extensions this crate serves, and the
 /// newer registry's `server/discover` and `subscriptions/listen`); any other is [`OTHER`].
+/// (Over HTTP, where a request is labelled before it is decoded.)
+#[cfg(feature = "http")]
 const KNOWN_METHODS: &[&str] = &[
     "initialize",
     "ping",
@@ -53,6 +55,7 @@ const KNOWN_METHODS: &[&str] = &[
 ];
 
 /// `method` as a label: itself when it is an MCP method, else [`OTHER`].
+#[cfg(feature = "http")]
 pub(crate) fn method_label(method: &str) -> &'static str {
     KNOWN_METHODS.iter().find(|known| **known == method).copied().unwrap_or(OTHER)
 }
@@ -183,6 +186,7 @@ impl Operation {
 /// The span of a request that came over HTTP, opened before its message is read: the
 /// authorization check runs in it, the request it carries adopts it, and a refusal before the
 /// server served anything is recorded in it (so that every request has a request span).
+#[cfg(feature = "http")]
 pub(crate) struct Arrival {
     span: Span,
     /// The method the `Mcp-Method` header names, as a label.
@@ -193,6 +197,7 @@ pub(crate) struct Arrival {
     start: std::time::Instant,
 }
 
+#[cfg(feature = "http")]
 impl Arrival {
     /// `mcp_method`: the `Mcp-Method` header; `trace`: the W3C trace context headers
     /// (`traceparent`, `tracestate`, `baggage`), read only when the span records: the span's
@@ -218,6 +223,7 @@ impl Arrival {
         }
     }
 
+    #[cfg(feature = "auth")]
     pub(crate) fn span(&self) -> &Span {
         &self.span
     }
@@ -291,6 +297,7 @@ impl Arrival {
     }
 }
 
+#[cfg(feature = "http")]
 impl Drop for Arrival {
     fn drop(&mut self) {
         // A notification or a batch: named by the header, when it names a method.
@@ -347,6 +354,7 @@ fn new_request_span() -> Span {
 
 fn request_span(labels: &RequestLabels<'_>) -> Span {
     let arrived = ARRIVED.with(|arrived| arrived.borrow_mut().take());
+    #[cfg(feature = "otel")]
     let adopted = arrived.is_some();
     let span = arrived.unwrap_or_else(new_request_span);
     if span.is_disabled() {
