@@ -25,9 +25,9 @@
 //! | `OTEL_TRACES_EXPORTER` | `otlp` (default), `console`, `none`, or a comma-separated list |
 //! | `OTEL_METRICS_EXPORTER` | `otlp` (default), `prometheus`, `console`, `none`, or a list |
 //! | `OTEL_EXPORTER_OTLP_ENDPOINT` and the other `OTEL_EXPORTER_OTLP_*` | read by opentelemetry-otlp (HTTP, protobuf) |
+//! | `OTEL_EXPORTER_OTLP_PROTOCOL`, `…_TRACES_PROTOCOL`, `…_METRICS_PROTOCOL` | `http/protobuf` (the default, and the only one built in: another is an error at `init`) |
 //! | `OTEL_EXPORTER_PROMETHEUS_HOST`, `OTEL_EXPORTER_PROMETHEUS_PORT` | where `prometheus` serves `/metrics` (`localhost`, `9464`; port `0` picks a free one, see [`Telemetry::prometheus_addr`]) |
 //! | `OTEL_PROPAGATORS` | `tracecontext,baggage` (default), `none`, or a list of those two |
-//!
 //! | `MCP_OTEL_SPAN_DETAILS` | `true`: spans also carry their code location (`code.file.path`, the build machine's absolute path; `code.line.number`, `code.module.name`), `thread.id`, `thread.name` and `busy_ns`/`idle_ns`; off by default ([`Builder::span_details`]) |
 //!
 //! `console` writes one line per span or metric to stderr (not stdout, which is a stdio server's
@@ -415,6 +415,25 @@ fn otlp_endpoint(var: &impl Fn(&str) -> Option<String>, signal_variable: &str, p
     format!("{}/{path}", base.trim().trim_end_matches('/'))
 }
 
+/// OTLP is exported over HTTP with protobuf bodies only (opentelemetry-otlp's `http-proto`): a
+/// `grpc` or `http/json` asked for in `OTEL_EXPORTER_OTLP_PROTOCOL` or the signal's own variable
+/// is an error at start, not data that silently goes elsewhere.
+fn check_otlp_protocol(var: &impl Fn(&str) -> Option<String>, signal_variable: &'static str) -> Result<(), OtelError> {
+    for name in [signal_variable, "OTEL_EXPORTER_OTLP_PROTOCOL"] {
+        if let Some(value) = var(name) {
+            if value.trim() == "http/protobuf" {
+                return Ok(());
+            }
+            return Err(OtelError::Variable {
+                name,
+                value,
+                expected: "expected http/protobuf, the only OTLP protocol built in",
+            });
+        }
+    }
+    Ok(())
+}
+
 fn traces_from(
     exporters: &[&str],
     var: &impl Fn(&str) -> Option<String>,
@@ -424,6 +443,7 @@ fn traces_from(
     for exporter in exporters {
         traces = match *exporter {
             "otlp" => {
+                check_otlp_protocol(var, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")?;
                 let endpoint = otlp_endpoint(var, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "v1/traces");
                 let exporter = opentelemetry_otlp::SpanExporter::builder()
                     .with_http()
@@ -470,6 +490,7 @@ fn metrics_from(
     for exporter in exporters {
         metrics = match *exporter {
             "otlp" => {
+                check_otlp_protocol(var, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")?;
                 let endpoint = otlp_endpoint(var, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "v1/metrics");
                 let exporter = opentelemetry_otlp::MetricExporter::builder()
                     .with_http()
@@ -774,6 +795,21 @@ mod tests {
         .init()
         .unwrap_err();
         assert!(error.to_string().starts_with(r#"OTEL_EXPORTER_PROMETHEUS_PORT="http""#), "{error}");
+        // Only OTLP over HTTP with protobuf is built in: grpc is said at start, not sent nowhere.
+        let error =
+            builder(&[("OTEL_METRICS_EXPORTER", "none"), ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]).init().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            r#"OTEL_EXPORTER_OTLP_PROTOCOL="grpc" is not supported (expected http/protobuf, the only OTLP protocol built in)"#
+        );
+        let error = builder(&[
+            ("OTEL_TRACES_EXPORTER", "none"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+            ("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/json"),
+        ])
+        .init()
+        .unwrap_err();
+        assert!(error.to_string().starts_with(r#"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL="http/json""#), "{error}");
     }
 
     #[test]
