@@ -44,6 +44,7 @@
 //! and the specification says stdio servers take credentials from their environment instead.
 
 mod cache;
+mod challenge;
 mod dpop;
 mod introspection;
 mod jwt;
@@ -55,7 +56,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::future::BoxFuture;
 
@@ -68,6 +69,10 @@ use crate::{principal::Principal, principal::VerifiedToken};
 use cache::TokenCache;
 use dpop::ReplayCache;
 use limit::{FailureLimiter, LogLimit};
+use metadata::Document;
+
+pub(crate) use challenge::Challenge;
+use challenge::{quoted, scope_list};
 
 /// Where the `jti`s of the DPoP proofs already used are recorded, so that a proof is accepted
 /// once: in memory by default (one instance), or in a store every instance of a deployment
@@ -149,16 +154,6 @@ pub struct ResourceServer {
     /// The Protected Resource Metadata document, encoded once (again with the scopes of the
     /// server it protects: [`with_route_scopes`](Self::with_route_scopes)).
     metadata: Arc<str>,
-}
-
-/// The parts of the Protected Resource Metadata document.
-struct Document {
-    authorization_servers: Vec<String>,
-    /// `scopes_supported` as configured (default: the required scopes).
-    scopes_supported: Vec<String>,
-    /// Scopes never listed, though a route needs them.
-    hidden_scopes: Vec<String>,
-    resource_name: Option<String>,
 }
 
 struct Inner {
@@ -635,104 +630,7 @@ impl fmt::Display for InvalidScope {
 
 impl std::error::Error for InvalidScope {}
 
-/// A refused request: its status, `WWW-Authenticate` and OAuth error body.
-#[derive(Debug)]
-pub(crate) struct Challenge {
-    status: StatusCode,
-    www_authenticate: String,
-    error: &'static str,
-    description: String,
-    retry_after: Option<Duration>,
-}
-
-impl Challenge {
-    /// The HTTP status the caller gets.
-    pub(crate) fn status(&self) -> u16 {
-        self.status.as_u16()
-    }
-
-    /// The OAuth error and its description, for a span's status (never the token).
-    pub(crate) fn summary(&self) -> String {
-        format!("{}: {}", self.error, self.description)
-    }
-
-    fn unavailable(why: &str) -> Challenge {
-        Challenge {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            www_authenticate: String::new(),
-            error: "temporarily_unavailable",
-            description: format!("the access token cannot be verified now: {why}"),
-            retry_after: None,
-        }
-    }
-
-    fn misconfigured(why: &str) -> Challenge {
-        Challenge {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            www_authenticate: String::new(),
-            error: "server_error",
-            description: format!("the server cannot verify access tokens as configured: {why}"),
-            retry_after: None,
-        }
-    }
-
-    fn too_many_failures(retry_after: Duration) -> Challenge {
-        Challenge {
-            status: StatusCode::TOO_MANY_REQUESTS,
-            www_authenticate: String::new(),
-            error: "too_many_failed_verifications",
-            description: "too many refused tokens from this address; retry later".to_owned(),
-            retry_after: Some(retry_after),
-        }
-    }
-}
-
-impl IntoResponse for Challenge {
-    fn into_response(self) -> Response {
-        let body = serde_json::json!({ "error": self.error, "error_description": self.description }).to_string();
-        let mut response = (self.status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
-        if let Some(retry_after) = self.retry_after {
-            // Whole seconds, rounded up: never an invitation to retry too early.
-            let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-        }
-        if let Ok(value) = HeaderValue::from_str(&self.www_authenticate)
-            && !self.www_authenticate.is_empty()
-        {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
-        }
-        response
-    }
-}
-
-impl Document {
-    /// The document: `scopes_supported` as configured, then the routes' own scopes, each once,
-    /// but for the hidden ones.
-    fn render(&self, resource: &str, route_scopes: &[String]) -> Arc<str> {
-        let mut scopes: Vec<String> = Vec::new();
-        for scope in self.scopes_supported.iter().chain(route_scopes) {
-            if !scopes.contains(scope) && !self.hidden_scopes.contains(scope) {
-                scopes.push(scope.clone());
-            }
-        }
-        metadata::document(resource, &self.authorization_servers, &scopes, self.resource_name.as_deref()).into()
-    }
-}
-
 /// The characters of an RFC 6750 `b64token` (token68).
 fn is_token68(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'=')
-}
-
-/// The scope-tokens of `scopes`, space-separated, for a challenge's `scope`. `try_build` and
-/// `Server::build` refuse any other name; one that got past `build` is left out here rather
-/// than break out of the quoted string.
-fn scope_list<S: AsRef<str>>(scopes: &[S]) -> String {
-    let valid = scopes.iter().map(AsRef::as_ref).filter(|scope| is_scope_token(scope));
-    valid.collect::<Vec<&str>>().join(" ")
-}
-
-/// `text` made safe inside a quoted-string of a header.
-fn quoted(text: &str) -> String {
-    text.chars().filter(|c| *c != '"' && *c != '\\' && (' '..='~').contains(c)).collect()
 }

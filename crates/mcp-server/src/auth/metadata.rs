@@ -1,5 +1,7 @@
 //! Protected Resource Metadata (RFC 9728): the document and where it is served.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
 /// The document, with `resource` exactly as configured (no slash added or removed).
@@ -22,6 +24,30 @@ pub(super) fn document(
     }
     document["dpop_signing_alg_values_supported"] = json!(super::dpop::ALGORITHMS);
     document.to_string()
+}
+
+/// The parts of the Protected Resource Metadata document.
+pub(super) struct Document {
+    pub(super) authorization_servers: Vec<String>,
+    /// `scopes_supported` as configured (default: the required scopes).
+    pub(super) scopes_supported: Vec<String>,
+    /// Scopes never listed, though a route needs them.
+    pub(super) hidden_scopes: Vec<String>,
+    pub(super) resource_name: Option<String>,
+}
+
+impl Document {
+    /// The document: `scopes_supported` as configured, then the routes' own scopes, each once,
+    /// but for the hidden ones.
+    pub(super) fn render(&self, resource: &str, route_scopes: &[String]) -> Arc<str> {
+        let mut scopes: Vec<String> = Vec::new();
+        for scope in self.scopes_supported.iter().chain(route_scopes) {
+            if !scopes.contains(scope) && !self.hidden_scopes.contains(scope) {
+                scopes.push(scope.clone());
+            }
+        }
+        document(resource, &self.authorization_servers, &scopes, self.resource_name.as_deref()).into()
+    }
 }
 
 /// `(origin, path)` of an absolute URL; the path without query or fragment.
