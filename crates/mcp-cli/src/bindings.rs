@@ -1,0 +1,1 @@
+//! Typed Rust bindings generated from a server's contract (being built).

@@ -1,0 +1,1 @@
+//! What a server offers that bindings are generated from (being built).

@@ -1,0 +1,1 @@
+//! Which server to talk to (being built).
